@@ -1,0 +1,31 @@
+# Every external dependency, found once. All come from Debian 12 packages
+# (scripts/install-deps.sh); CUDA is optional and libcuda is never linked.
+find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
+find_package(TBB REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(SQLite3 REQUIRED)
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+
+if(KILN_WITH_LLVM)
+  find_package(LLVM 19.1 CONFIG REQUIRED HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+  message(STATUS "Kiln: LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+endif()
+
+if(KILN_BUILD_GUI)
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Test Concurrent Svg Sql)
+  pkg_check_modules(GRAPHVIZ REQUIRED IMPORTED_TARGET libgvc libcgraph)
+else()
+  find_package(Qt6 6.4 QUIET COMPONENTS Core Test)
+endif()
+
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND AND TARGET CUDA::nvrtc)
+  set(KILN_HAVE_CUDA ON)
+  message(STATUS "Kiln: CUDA ${CUDAToolkit_VERSION} found; GPU backend on (NVRTC linked, libcuda dlopen'ed)")
+else()
+  set(KILN_HAVE_CUDA OFF)
+  message(STATUS "Kiln: CUDA not found; GPU backend off")
+endif()

@@ -1,0 +1,20 @@
+#pragma once
+// The eager kernels' thread pool (TBB). Work below `grain` elements stays on the
+// calling thread: spawning costs more than it saves for small tensors.
+#include <cstdint>
+#include <functional>
+
+namespace kiln {
+
+inline constexpr int64_t kParallelGrain = 32768;
+
+// Limits eager kernels to n threads (n <= 0: all hardware threads). Process-wide.
+void set_num_threads(int n);
+int num_threads();
+
+// Calls fn(b, e) over disjoint subranges covering [begin, end), in parallel when
+// the range is longer than grain.
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace kiln

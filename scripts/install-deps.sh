@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Kiln builds against. Idempotent: only what is
+# missing is installed, so the README commands can call it every time.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  qt6-base-dev qt6-svg-dev libqt6sql6-sqlite
+  libgraphviz-dev
+  llvm-19-dev libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev
+  clang-19 libclang-rt-19-dev
+  libopenblas-dev libtbb-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libsqlite3-dev
+  xvfb xauth
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
