@@ -3,19 +3,78 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
 
 #include "core/tensor/loops.h"
 
 namespace kiln {
 
+namespace {
+// Eager graphs allocate and free the same large buffers op after op. Fresh
+// large allocations come from mmap and pay a page fault per 4 KiB on first
+// touch, which halves the bandwidth of a streaming kernel. Freed blocks of
+// 1 MiB and more are kept (up to kMaxCachedBytes) and handed out again for an
+// equal rounded size.
+class LargeBlockCache {
+ public:
+  static constexpr size_t kMinBlock = size_t(1) << 20;
+  static constexpr size_t kGranule = size_t(2) << 20;
+  static constexpr size_t kMaxCachedBytes = size_t(1) << 30;
+
+  static size_t round(size_t nbytes) {
+    if (nbytes < kMinBlock) return (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
+    return (nbytes + kGranule - 1) / kGranule * kGranule;
+  }
+  void* take(size_t rounded) {
+    if (rounded < kMinBlock) return nullptr;
+    std::lock_guard lock(mutex_);
+    auto it = blocks_.find(rounded);
+    if (it == blocks_.end()) return nullptr;
+    void* p = it->second;
+    blocks_.erase(it);
+    cached_ -= rounded;
+    return p;
+  }
+  bool give(void* p, size_t rounded) {
+    if (rounded < kMinBlock) return false;
+    std::lock_guard lock(mutex_);
+    if (cached_ + rounded > kMaxCachedBytes) return false;
+    blocks_.emplace(rounded, p);
+    cached_ += rounded;
+    return true;
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    for (auto& [_, p] : blocks_) std::free(p);
+    blocks_.clear();
+    cached_ = 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::multimap<size_t, void*> blocks_;
+  size_t cached_ = 0;
+};
+
+LargeBlockCache& block_cache() {
+  static LargeBlockCache* cache = new LargeBlockCache;  // outlives static tensors
+  return *cache;
+}
+}  // namespace
+
+void release_cached_memory() { block_cache().release(); }
+
 Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
-  // 64-byte alignment keeps vector loads aligned and rows off shared cache lines.
-  size_t rounded = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
-  data_ = std::aligned_alloc(64, rounded);
+  size_t rounded = LargeBlockCache::round(nbytes);
+  data_ = block_cache().take(rounded);
+  if (!data_) data_ = std::aligned_alloc(64, rounded);  // 64: aligned vectors, no shared lines
   if (!data_) throw std::bad_alloc();
 }
-Storage::~Storage() { std::free(data_); }
+Storage::~Storage() {
+  if (!block_cache().give(data_, LargeBlockCache::round(nbytes_))) std::free(data_);
+}
 
 Shape contiguous_strides(std::span<const int64_t> sizes) {
   Shape strides(sizes.size());

@@ -29,6 +29,9 @@ class Storage {
   size_t nbytes_ = 0;
 };
 
+// Returns the cached large blocks of freed tensors to the system.
+void release_cached_memory();
+
 enum class Device : uint8_t { CPU, Meta };
 
 // Contiguous (row-major) strides for `sizes`.

@@ -1,0 +1,20 @@
+#pragma once
+// kiln-cli subcommands. Each registers its options on the CLI11 app and returns
+// an exit code per CLI.md: 0 ok, 1 the check found failures, 2 usage, 3 bad input.
+namespace CLI {
+class App;
+}
+
+namespace kiln::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailures = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitBadInput = 3;
+
+
+// Adds the subcommand to `app`; `run` is set to the function CLI::App calls.
+void add_conformance_command(CLI::App& app, int& exit_code);
+void add_bench_command(CLI::App& app, int& exit_code);
+
+}  // namespace kiln::cli

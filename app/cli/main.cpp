@@ -1,0 +1,25 @@
+// kiln-cli: the headless entry point (CLI.md is the contract). Links no Qt Widgets.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "app/cli/commands.h"
+#include "app/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Kiln: a workbench for debugging tensor-graph compilers (headless)", "kiln-cli"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kiln-cli ") + kiln::version_string());
+  int exit_code = kiln::cli::kExitOk;
+  kiln::cli::add_conformance_command(app, exit_code);
+  kiln::cli::add_bench_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kiln::cli::kExitUsage;
+  }
+  return exit_code;
+}

@@ -1,0 +1,41 @@
+#include "minifier/ddmin.h"
+
+#include <algorithm>
+
+namespace kiln {
+
+std::vector<size_t> ddmin(size_t n, const std::function<bool(const std::vector<size_t>&)>& interesting,
+                          DdminStats* stats, const std::function<bool()>& cancelled) {
+  std::vector<size_t> kept(n);
+  for (size_t i = 0; i < n; ++i) kept[i] = i;
+  DdminStats local;
+  DdminStats& st = stats ? *stats : local;
+  size_t chunk = 1;
+  while (chunk * 2 <= n) chunk *= 2;
+  // Repeat a pass at chunk size 1 until nothing more goes: a later removal can
+  // make an earlier element removable.
+  while (!kept.empty()) {
+    bool removed_any = false;
+    for (size_t begin = 0; begin < kept.size();) {
+      if (cancelled && cancelled()) return kept;
+      size_t end = std::min(begin + chunk, kept.size());
+      std::vector<size_t> candidate;
+      candidate.reserve(kept.size() - (end - begin));
+      candidate.insert(candidate.end(), kept.begin(), kept.begin() + std::ptrdiff_t(begin));
+      candidate.insert(candidate.end(), kept.begin() + std::ptrdiff_t(end), kept.end());
+      ++st.tests;
+      if (interesting(candidate)) {
+        kept = std::move(candidate);
+        ++st.accepted;
+        removed_any = true;
+      } else {
+        begin = end;
+      }
+    }
+    if (chunk > 1) chunk /= 2;
+    else if (!removed_any) break;
+  }
+  return kept;
+}
+
+}  // namespace kiln

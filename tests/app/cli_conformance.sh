@@ -1,0 +1,25 @@
+#!/bin/sh
+# kiln-cli conformance over the reference corpus: the last line is the summary,
+# at least 98% of cases pass, and bad input exits 3 naming the file.
+set -u
+ref="$1"
+out=$(mktemp)
+"$KILN_CLI" conformance --corpus "$ref/opcorpus" > "$out"
+code=$?
+tail -1 "$out"
+grep '^FAIL' "$out"
+summary=$(tail -1 "$out")
+passed=$(echo "$summary" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1/p')
+failed=$(echo "$summary" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2/p')
+rm -f "$out"
+[ -n "$passed" ] || { echo "no summary line"; exit 1; }
+total=$((passed + failed))
+[ "$total" -gt 100 ] || { echo "only $total cases ran"; exit 1; }
+[ $((passed * 100)) -ge $((total * 98)) ] || { echo "pass rate below 98%"; exit 1; }
+if [ "$failed" -gt 0 ] && [ "$code" -ne 1 ]; then echo "exit code $code with failures, expected 1"; exit 1; fi
+
+err=$("$KILN_CLI" conformance --corpus /nonexistent/corpus 2>&1)
+code=$?
+[ "$code" -eq 3 ] || { echo "missing corpus: exit $code, expected 3"; exit 1; }
+echo "$err" | grep -q '/nonexistent/corpus' || { echo "message does not name the folder: $err"; exit 1; }
+echo "cli conformance checks passed"
