@@ -16,5 +16,6 @@ inline constexpr int kExitBadInput = 3;
 // Adds the subcommand to `app`; `run` is set to the function CLI::App calls.
 void add_conformance_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
+void add_trace_command(CLI::App& app, int& exit_code);
 
 }  // namespace kiln::cli

@@ -23,7 +23,7 @@ struct CorpusCase {
   std::vector<Tensor> grad_outputs;
   // input tensor name -> expected gradient, for differentiable cases
   std::vector<std::pair<std::string, Tensor>> grad_inputs;
-  int line = 0;  // line in ops.json where the case starts, for messages
+  int line = 0;  // line of the case's "id" in ops.json, for messages
 };
 
 struct Corpus {

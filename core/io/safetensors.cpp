@@ -41,13 +41,13 @@ struct Header {
 };
 
 // Names and values come from the file: keep a hostile 50 MB name out of messages.
-std::string quoted(std::string_view s) {
+std::string in_quotes(std::string_view s) {
   constexpr size_t kMax = 200;
   if (s.size() <= kMax) return "'" + std::string(s) + "'";
   return "'" + std::string(s.substr(0, kMax)) + "...'";
 }
 
-std::string entry_str(std::string_view name) { return "entry " + quoted(name); }
+std::string entry_str(std::string_view name) { return "entry " + in_quotes(name); }
 
 // data_offsets as the header writes them.
 std::string range_str(uint64_t begin, uint64_t end) {
@@ -76,6 +76,10 @@ uint64_t header_length(const std::byte* prefix, uint64_t file_size) {
 // nlohmann keeps the last of duplicate keys without a word; the reference
 // rejects them, and silently dropping a tensor would hide a broken writer.
 json parse_json(std::string_view text) {
+  // nlohmann stops at a NUL as if the text ended there; JSON never holds a raw
+  // one, and the reference rejects it.
+  if (auto p = text.find('\0'); p != text.npos)
+    KILN_FAIL("header is not valid JSON: NUL byte at offset ", p);
   std::vector<std::set<std::string>> open;  // keys seen, per object being parsed
   std::string entry, duplicate;             // current top-level key; first duplicate
   auto note = [&](int, json::parse_event_t event, json& value) {
@@ -87,8 +91,8 @@ json parse_json(std::string_view text) {
       const auto& key = value.get_ref<const std::string&>();
       if (open.size() == 1) entry = key;
       if (!open.back().insert(key).second && duplicate.empty())
-        duplicate = open.size() == 1 ? "duplicate tensor name " + quoted(key)
-                                     : entry_str(entry) + ": duplicate key " + quoted(key);
+        duplicate = open.size() == 1 ? "duplicate tensor name " + in_quotes(key)
+                                     : entry_str(entry) + ": duplicate key " + in_quotes(key);
     }
     return true;
   };
@@ -98,7 +102,8 @@ json parse_json(std::string_view text) {
   } catch (const json::parse_error& e) {
     std::string_view what = e.what();  // "[json.exception.parse_error.101] parse error at ..."
     if (auto p = what.find("] "); p != what.npos) what.remove_prefix(p + 2);
-    KILN_FAIL("header is not valid JSON: ", what);
+    // The message quotes the last token read, which a hostile file can make huge.
+    KILN_FAIL("header is not valid JSON: ", what.substr(0, 300), what.size() > 300 ? "..." : "");
   }
   KILN_USER_CHECK(duplicate.empty(), duplicate);
   return j;
@@ -115,7 +120,7 @@ DType parse_dtype(const json& v, const std::string& name) {
                   v.type_name());
   const auto& s = v.get_ref<const std::string&>();
   auto dtype = dtype_from_safetensors(s);
-  KILN_USER_CHECK(dtype, entry_str(name), ": unknown dtype ", quoted(s),
+  KILN_USER_CHECK(dtype, entry_str(name), ": unknown dtype ", in_quotes(s),
                   " (supported: F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)");
   return *dtype;
 }
@@ -175,7 +180,7 @@ std::map<std::string, std::string> parse_metadata(const json& v) {
   KILN_USER_CHECK(v.is_object(), "\"__metadata__\" must be an object of strings, got ",
                   v.type_name());
   for (const auto& [key, value] : v.items()) {
-    KILN_USER_CHECK(value.is_string(), "\"__metadata__\" value for ", quoted(key),
+    KILN_USER_CHECK(value.is_string(), "\"__metadata__\" value for ", in_quotes(key),
                     " must be a string, got ", value.type_name());
     out.emplace(key, value.get<std::string>());
   }
@@ -301,8 +306,8 @@ Layout plan(const NamedTensors& tensors, const std::map<std::string, std::string
   std::set<std::string_view> names;
   for (const auto& [name, t] : tensors) {
     KILN_USER_CHECK(name != kMetadataKey, "a tensor cannot be named \"__metadata__\"");
-    KILN_USER_CHECK(names.insert(name).second, "duplicate tensor name ", quoted(name));
-    KILN_USER_CHECK(!t.is_meta(), "tensor ", quoted(name), " has no data (",
+    KILN_USER_CHECK(names.insert(name).second, "duplicate tensor name ", in_quotes(name));
+    KILN_USER_CHECK(!t.is_meta(), "tensor ", in_quotes(name), " has no data (",
                     t.defined() ? "a meta tensor" : "undefined", ")");
     l.order.emplace_back(&name, &t);
   }
@@ -322,7 +327,10 @@ Layout plan(const NamedTensors& tensors, const std::map<std::string, std::string
   for (const auto& [name, t] : l.order) {
     uint64_t nbytes = uint64_t(t->numel()) * t->itemsize();
     std::string shape;
-    for (int64_t s : t->sizes()) shape += (shape.empty() ? "" : ",") + std::to_string(s);
+    for (int64_t s : t->sizes()) {
+      if (!shape.empty()) shape += ',';
+      shape += std::to_string(s);
+    }
     if (h.size() > 1) h += ',';
     h += json_string(*name) + ":{\"dtype\":\"" + std::string(safetensors_name(t->dtype())) +
          "\",\"shape\":[" + shape + "],\"data_offsets\":[" + std::to_string(l.data_size) + "," +
@@ -416,7 +424,7 @@ Status write_safetensors(const std::string& path, const NamedTensors& tensors,
     Layout l = plan(tensors, metadata);
     TempFile tmp{path + ".tmp"};
     File f(std::fopen(tmp.path.c_str(), "wb"));
-    KILN_USER_CHECK(f, "cannot create ", quoted(tmp.path), ": ", std::strerror(errno));
+    KILN_USER_CHECK(f, "cannot create ", in_quotes(tmp.path), ": ", std::strerror(errno));
     emit(l, [&](const void* p, size_t n) {
       KILN_USER_CHECK(std::fwrite(p, 1, n, f.get()) == n, "write failed: ", std::strerror(errno));
     });
@@ -426,7 +434,7 @@ Status write_safetensors(const std::string& path, const NamedTensors& tensors,
     KILN_USER_CHECK(std::fclose(f.release()) == 0, "write failed: ", std::strerror(errno));
     std::error_code ec;
     std::filesystem::rename(tmp.path, path, ec);
-    KILN_USER_CHECK(!ec, "cannot rename ", quoted(tmp.path), " to the file: ", ec.message());
+    KILN_USER_CHECK(!ec, "cannot rename ", in_quotes(tmp.path), " to the file: ", ec.message());
     tmp.keep = true;
     return true;
   });

@@ -38,7 +38,8 @@ Expected<SafetensorsFile> parse_safetensors(std::span<const std::byte> bytes,
 
 // Lays tensors out as the reference implementation does (by descending dtype
 // alignment, then by name), so every tensor's bytes are aligned to its itemsize
-// and our files are byte-identical to Python's `save_file` for the same input.
+// and our files are byte-identical to Python's `save_file` for the same input
+// (except the order of several metadata keys, which the reference hashes).
 // Non-contiguous tensors are written contiguous; empty metadata writes no
 // "__metadata__" entry.
 Expected<std::vector<std::byte>> serialize_safetensors(

@@ -86,7 +86,7 @@ template <class T>
 void loop_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatRef<T> a, MatRef<T> b, T beta, T* c,
                int64_t ldc) {
   using Acc = acc_t<T>;
-  std::vector<Acc> acc(size_t(n));
+  std::vector<Acc> acc(static_cast<size_t>(n));
   for (int64_t i = 0; i < m; ++i) {
     std::fill(acc.begin(), acc.end(), Acc(0));
     for (int64_t p = 0; p < k; ++p) {

@@ -54,7 +54,7 @@ class TestCorpus : public QObject {
     QCOMPARE(first.op, std::string("aten::abs.default"));
     QCOMPARE(first.outputs.size(), size_t(1));
     QCOMPARE(first.args.at(0).to_tensor().sizes(), first.outputs[0].sizes());
-    QCOMPARE(first.line, 4);
+    QCOMPARE(first.line, 5);  // the line of its "id"
     for (const CorpusCase& k : c->cases)  // every case names its op and expected outputs
       QVERIFY(!k.op.empty() && !k.outputs.empty());
   }

@@ -1,0 +1,262 @@
+// `kiln-cli trace summary TRACE [--json]` and
+// `kiln-cli trace graph TRACE --compile-id ID --stage S [--raw]` (CLI.md).
+//
+// Exit codes: 3 when TRACE cannot be opened (missing, unreadable, not a dump
+// Kiln knows), or, for `graph`, when the compile id or stage does not exist or
+// the stage does not parse. A trace that opens but has damaged lines still
+// exits 0: its diagnostics are printed after the summary (and listed under
+// "diagnostics" with --json), so one bad line does not hide a whole log.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "core/graph/printer.h"
+#include "core/trace/reader.h"
+#include "core/trace/summary.h"
+
+namespace kiln::cli {
+namespace {
+
+using trace::CompileEntry;
+using trace::Trace;
+
+struct Options {
+  std::string path;
+  std::string compile_id;
+  std::string stage;
+  bool json = false;
+  bool raw = false;
+};
+
+std::string_view kind_name(trace::TraceKind k) {
+  switch (k) {
+    case trace::TraceKind::TraceLog: return "trace_log";
+    case trace::TraceKind::CompileDebug: return "compile_debug";
+    case trace::TraceKind::Minifier: return "minifier";
+  }
+  return "";
+}
+
+Expected<Trace> open(const Options& o) {
+  auto t = trace::open_trace(o.path);
+  if (!t) std::fprintf(stderr, "kiln-cli: %s\n", t.status().to_string().c_str());
+  return t;
+}
+
+// The metrics object without the configuration dumps, which are most of its bytes.
+nlohmann::json metrics_json(const Trace& t, const CompileEntry& e) {
+  nlohmann::json m = nlohmann::json::object();
+  if (!e.metrics) return m;
+  std::string text = t.metrics_json(e);
+  m = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (m.is_discarded()) {  // NaN and Infinity are Python's, not JSON's; keep what Kiln read
+    const trace::CompilationMetrics& cm = *e.metrics;
+    m = {{"compile_id", cm.compile_id}, {"co_name", cm.co_name}, {"co_filename", cm.co_filename}};
+    if (cm.graph_op_count) m["graph_op_count"] = *cm.graph_op_count;
+    if (cm.graph_node_count) m["graph_node_count"] = *cm.graph_node_count;
+    if (cm.guard_count) m["guard_count"] = *cm.guard_count;
+    if (cm.fail_type) m["fail_type"] = *cm.fail_type;
+    if (cm.fail_reason) m["fail_reason"] = *cm.fail_reason;
+    m["restart_reasons"] = cm.restart_reasons;
+  }
+  for (const char* big : {"dynamo_config", "inductor_config", "compiler_config"}) m.erase(big);
+  return m;
+}
+
+nlohmann::json entry_json(const Trace& t, const CompileEntry& e) {
+  nlohmann::json stages = nlohmann::json::object();
+  nlohmann::json artifacts = nlohmann::json::array();
+  for (const trace::StageSummary& s : trace::stage_summaries(t, e)) {
+    if (!s.graph) {
+      artifacts.push_back(s.name);
+      continue;
+    }
+    nlohmann::json st = {{"nodes", s.nodes}, {"ops", s.ops}};
+    if (!s.error.empty()) st["parse_error"] = s.error;
+    stages[s.name] = st;
+  }
+  nlohmann::json breaks = nlohmann::json::array();
+  for (const trace::GraphBreak& gb : e.graph_breaks)
+    breaks.push_back({{"reason", gb.reason}, {"file", gb.file}, {"line", gb.line}, {"detail", gb.detail},
+                      {"failure", gb.failure}, {"log_line", gb.record_line}});
+  nlohmann::json j = {{"id", e.id.known() ? e.id.str() : e.label},
+                      {"label", e.label},
+                      {"occurrence", e.occurrence},
+                      {"attempt", e.attempt},
+                      {"function", e.function()},
+                      {"file", e.function_file()},
+                      {"line", e.function_line()},
+                      {"status", trace::entry_status(e)},
+                      {"log", t.files.empty() ? std::string() : t.files[e.file].path},
+                      {"log_line", e.first_line},
+                      {"stages", stages},
+                      {"artifacts", artifacts},
+                      {"graph_breaks", breaks},
+                      {"recompile_reasons", e.recompile_reasons},
+                      {"metrics", metrics_json(t, e)}};
+  auto guards = trace::guard_count(t, e);
+  j["guard_count"] = guards ? nlohmann::json(*guards) : nlohmann::json(nullptr);
+  if (e.rank) j["rank"] = *e.rank;
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const trace::ShapeEvent& ev : e.shape_events) {
+    nlohmann::json x = {{"kind", ev.kind}, {"log_line", ev.line}};
+    for (auto [key, value] : {std::pair{"symbol", &ev.symbol}, {"value", &ev.value}, {"range", &ev.range},
+                              {"source", &ev.source}, {"expr", &ev.expr}, {"reason", &ev.reason}, {"user_file", &ev.user_file}})
+      if (!value->empty()) x[key] = *value;
+    if (ev.user_line) x["user_line"] = ev.user_line;
+    shapes.push_back(x);
+  }
+  j["shape_events"] = shapes;
+  j["chromium_events"] = e.chromium_events.size();
+  if (!e.inputs.empty()) {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const trace::ReproInput& in : e.inputs)
+      inputs.push_back({{"name", in.name}, {"kind", in.kind}, {"shape", in.shape}, {"stride", in.stride},
+                        {"dtype", in.dtype}, {"device", in.device}, {"value", in.value}});
+    j["inputs"] = inputs;
+  }
+  return j;
+}
+
+std::string seconds(const std::optional<double>& s) {
+  if (!s) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f s", *s);
+  return buf;
+}
+
+// The first line of a possibly long, multi-line text.
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+void print_entry(const Trace& t, const CompileEntry& e) {
+  std::string where = e.function_file().empty() ? "" : "  " + e.function_file() + ":" + std::to_string(e.function_line());
+  std::string heading = e.id.known() ? trace::display_id(e.id, e.attempt) : "[" + e.label + "]";
+  std::printf("%s %s%s  status=%s\n", heading.c_str(),
+              e.function().empty() ? "-" : e.function().c_str(), where.c_str(), trace::entry_status(e).c_str());
+  if (e.id.known() && (e.label != e.id.str() || t.files.size() > 1))
+    std::printf("  label %s  log %s:%d\n", e.label.c_str(), t.files[e.file].path.c_str(), e.first_line);
+  std::string artifacts;
+  for (const trace::StageSummary& s : trace::stage_summaries(t, e)) {
+    if (s.graph)
+      std::printf("  stage %-28s %5d nodes %5d ops%s\n", s.name.c_str(), s.nodes, s.ops,
+                  s.error.empty() ? "" : ("  (does not parse: " + s.error + ")").c_str());
+    else
+      artifacts += (artifacts.empty() ? "" : ", ") + s.name;
+  }
+  if (!artifacts.empty()) std::printf("  artifacts: %s\n", artifacts.c_str());
+  if (e.artifacts.empty() && !e.tag_counts.empty()) {
+    std::string records;
+    for (const auto& [tag, n] : e.tag_counts) records += (records.empty() ? "" : ", ") + tag + " " + std::to_string(n);
+    std::printf("  records: %s\n", records.c_str());
+  }
+  for (const trace::GraphBreak& gb : e.graph_breaks)
+    std::printf("  %s: %s at %s:%d\n", gb.failure ? "compile failure" : "graph break", first_line(gb.reason).c_str(),
+                gb.file.c_str(), gb.line);
+  for (const std::string& r : e.recompile_reasons) std::printf("  recompile reason: %s\n", first_line(r).c_str());
+  for (const trace::ShapeEvent& ev : e.shape_events)
+    if (ev.kind == "create_symbol")
+      std::printf("  symbol %s = %s (%s) at %s:%d\n", ev.symbol.c_str(), ev.source.c_str(), ev.value.c_str(),
+                  ev.user_file.c_str(), ev.user_line);
+  if (auto g = trace::guard_count(t, e)) std::printf("  guards: %lld\n", static_cast<long long>(*g));
+  if (e.metrics) {
+    const trace::CompilationMetrics& m = *e.metrics;
+    std::printf("  compile time: %s (backend %s, inductor %s, code gen %s)\n", seconds(m.entire_frame_compile_time_s).c_str(),
+                seconds(m.backend_compile_time_s).c_str(), seconds(m.inductor_compile_time_s).c_str(),
+                seconds(m.code_gen_time_s).c_str());
+  }
+  for (const trace::ReproInput& in : e.inputs) {
+    std::string shape;
+    for (const std::string& d : in.shape) shape += (shape.empty() ? "" : ", ") + d;
+    std::printf("  input %s: %s %s[%s] %s\n", in.name.c_str(), in.kind.c_str(), in.dtype.c_str(), shape.c_str(), in.device.c_str());
+  }
+}
+
+int run_summary(const Options& o) {
+  auto t = open(o);
+  if (!t) return kExitBadInput;
+  int breaks = 0, failures = 0, recompiles = 0, graphs = 0;
+  for (const CompileEntry& e : t->entries) {
+    for (const trace::GraphBreak& gb : e.graph_breaks) (gb.failure ? failures : breaks)++;
+    recompiles += !e.recompile_reasons.empty();
+    graphs += e.artifact("dynamo_output_graph") != nullptr;
+  }
+  if (o.json) {
+    nlohmann::json ids = nlohmann::json::array();
+    for (const CompileEntry& e : t->entries) ids.push_back(entry_json(*t, e));
+    nlohmann::json diags = nlohmann::json::array();
+    for (const trace::Diagnostic& d : t->diagnostics) diags.push_back({{"file", d.file}, {"line", d.line}, {"message", d.message}});
+    nlohmann::json doc = {{"trace", t->path},
+                          {"kind", kind_name(t->kind)},
+                          {"compile_ids", ids},
+                          {"totals", {{"compile_ids", t->entries.size()}, {"graphs", graphs}, {"graph_breaks", breaks},
+                                      {"compile_failures", failures}, {"recompiles", recompiles}, {"records", t->records},
+                                      {"bytes", t->bytes}}},
+                          {"unknown_tags", t->unknown_tags},
+                          {"diagnostics", diags}};
+    std::cout << doc.dump(1) << "\n";
+    return kExitOk;
+  }
+  for (const CompileEntry& e : t->entries) print_entry(*t, e);
+  std::printf("%zu compile ids, %d graphs, %d graph breaks, %d compile failures, %d recompiles, %lld records\n",
+              t->entries.size(), graphs, breaks, failures, recompiles, static_cast<long long>(t->records));
+  for (const auto& [tag, n] : t->unknown_tags) std::printf("unknown tag %s: %lld records\n", tag.c_str(), static_cast<long long>(n));
+  for (const trace::Diagnostic& d : t->diagnostics) std::printf("%s:%d: %s\n", d.file.c_str(), d.line, d.message.c_str());
+  std::printf("%zu diagnostics\n", t->diagnostics.size());
+  return kExitOk;
+}
+
+int run_graph(const Options& o) {
+  auto t = open(o);
+  if (!t) return kExitBadInput;
+  const CompileEntry* e = t->find(o.compile_id);
+  if (!e) {
+    std::string have;
+    for (const CompileEntry& x : t->entries) have += (have.empty() ? "" : ", ") + x.label;
+    std::fprintf(stderr, "kiln-cli: %s: no compile id '%s' (it has: %s)\n", o.path.c_str(), o.compile_id.c_str(), have.c_str());
+    return kExitBadInput;
+  }
+  const trace::Artifact* a = e->artifact(o.stage);
+  if (o.raw || (a && !trace::is_graph_stage(a->base))) {
+    auto text = t->payload_text(*e, o.stage);
+    if (!text) {
+      std::fprintf(stderr, "kiln-cli: %s: %s\n", o.path.c_str(), text.status().to_string().c_str());
+      return kExitBadInput;
+    }
+    std::fwrite(text->data(), 1, text->size(), stdout);
+    if (!text->empty() && text->back() != '\n') std::fputc('\n', stdout);
+    return kExitOk;
+  }
+  auto g = t->graph(*e, o.stage);
+  if (!g) {
+    std::fprintf(stderr, "kiln-cli: %s\n", g.status().to_string().c_str());
+    return kExitBadInput;
+  }
+  std::fputs(print_graph_module(**g).c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_trace_command(CLI::App& app, int& exit_code) {
+  CLI::App* trace_cmd = app.add_subcommand("trace", "Read a TORCH_TRACE log, TORCH_COMPILE_DEBUG folder or minifier repro");
+  trace_cmd->require_subcommand(1);
+
+  auto so = std::make_shared<Options>();
+  CLI::App* summary = trace_cmd->add_subcommand("summary", "Per compile id: function, status, stage graphs, breaks, recompiles");
+  summary->add_option("TRACE", so->path, "log file, folder of logs, debug folder or repro.py")->required();
+  summary->add_flag("--json", so->json, "print one JSON document");
+  summary->callback([so, &exit_code] { exit_code = run_summary(*so); });
+
+  auto go = std::make_shared<Options>();
+  CLI::App* graph = trace_cmd->add_subcommand("graph", "Print one stage graph of a compile id in print_readable form");
+  graph->add_option("TRACE", go->path, "log file, folder of logs, debug folder or repro.py")->required();
+  graph->add_option("--compile-id", go->compile_id, "compile id (\"0/0\", \"[0/1_1]\") or label (\"0/0#2\", \"model__0\")")->required();
+  graph->add_option("--stage", go->stage, "dynamo_output_graph, aot_forward_graph, inductor_post_grad_graph, ...")->required();
+  graph->add_flag("--raw", go->raw, "print the payload as the dump has it instead of re-printing the parsed graph");
+  graph->callback([go, &exit_code] { exit_code = run_graph(*go); });
+}
+
+}  // namespace kiln::cli

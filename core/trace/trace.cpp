@@ -1,0 +1,197 @@
+#include "core/trace/trace.h"
+
+#include <mutex>
+
+#include "core/graph/parser.h"
+#include "core/trace/file_data.h"
+#include "core/trace/json_scan.h"
+#include "core/trace/text_util.h"
+
+namespace kiln::trace {
+
+// File contents, mapped on first use and shared by copies of a Trace.
+struct TraceCache {
+  std::mutex mu;
+  std::vector<std::shared_ptr<const FileData>> data;
+  // Parsed stage graphs by "<entry label>\n<stage>"; a failed parse is kept as its status.
+  std::map<std::string, Expected<std::shared_ptr<const Graph>>, std::less<>> graphs;
+};
+
+std::string CompileId::str() const {
+  std::string s;
+  if (compiled_autograd_id) {
+    s = "!";
+    s += std::to_string(*compiled_autograd_id);
+    if (frame_id) s += "/";
+  }
+  if (frame_id) s += std::to_string(*frame_id) + "/" + (frame_compile_id ? std::to_string(*frame_compile_id) : "-");
+  return s.empty() ? "unknown" : s;
+}
+
+std::string display_id(const CompileId& id, int attempt) {
+  if (!id.known()) return "[unknown]";
+  std::string s = "[";
+  s += id.str();
+  if (attempt != 0) {
+    s += '_';
+    s += std::to_string(attempt);
+  }
+  s += ']';
+  return s;
+}
+
+bool is_graph_stage(std::string_view base) {
+  static constexpr std::string_view kStages[] = {
+      "dynamo_output_graph",    "aot_inference_graph",      "aot_joint_graph",
+      "aot_forward_graph",      "aot_backward_graph",       "before_pre_grad_graph",
+      "after_pre_grad_graph",   "before_joint_graph",       "after_joint_graph",
+      "before_post_grad_graph", "inductor_post_grad_graph", "inductor_pre_grad_graph",
+      "fx_graph_runnable",      "compiled_autograd_graph",  "optimize_ddp_split_graph",
+      "optimize_ddp_split_child", "fx_graph_readable",      "fx_graph_transformed",
+      "repro"};
+  for (std::string_view s : kStages)
+    if (s == base) return true;
+  return false;
+}
+
+const Artifact* CompileEntry::artifact(std::string_view name) const {
+  for (const Artifact& a : artifacts)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+std::string CompileEntry::function() const {
+  if (!stack.empty()) return stack.back().function;
+  return metrics ? metrics->co_name : std::string();
+}
+std::string CompileEntry::function_file() const {
+  if (!stack.empty()) return stack.back().file;
+  return metrics ? metrics->co_filename : std::string();
+}
+int CompileEntry::function_line() const {
+  if (!stack.empty()) return stack.back().line;
+  return metrics && metrics->co_firstlineno ? int(*metrics->co_firstlineno) : 0;
+}
+
+Trace::Trace() : cache_(std::make_shared<TraceCache>()) {}
+
+namespace {
+// "[0/1_2]" -> "0/1": the forms tlparse prints are accepted too.
+std::string_view strip_display(std::string_view id) {
+  if (id.size() >= 2 && id.front() == '[' && id.back() == ']') {
+    id = id.substr(1, id.size() - 2);
+    size_t us = id.rfind('_');
+    if (us != std::string_view::npos && id.find('/') != std::string_view::npos && us > id.rfind('/')) id = id.substr(0, us);
+  }
+  return id;
+}
+}  // namespace
+
+const CompileEntry* Trace::find(std::string_view id) const {
+  for (const CompileEntry& e : entries)
+    if (e.label == id) return &e;
+  std::string_view plain = strip_display(id);
+  for (const CompileEntry& e : entries)
+    if (e.label == plain || e.id.str() == plain) return &e;
+  return nullptr;
+}
+
+void Trace::keep_file_data(uint32_t file, std::shared_ptr<const FileData> data) {
+  std::lock_guard<std::mutex> lock(cache_->mu);
+  if (cache_->data.size() <= file) cache_->data.resize(file + 1);
+  cache_->data[file] = std::move(data);
+}
+
+Expected<std::shared_ptr<const FileData>> Trace::file_data(uint32_t file) const {
+  if (file >= files.size()) return Status::error("payload refers to file #" + std::to_string(file) + ", which the trace does not have");
+  std::lock_guard<std::mutex> lock(cache_->mu);
+  if (cache_->data.size() <= file) cache_->data.resize(file + 1);
+  if (!cache_->data[file]) {
+    auto mapped = FileData::map(files[file].path);
+    if (!mapped) return mapped.status();
+    cache_->data[file] = *mapped;
+  }
+  return cache_->data[file];
+}
+
+Expected<std::string> Trace::text(const PayloadRef& ref) const {
+  auto data = file_data(ref.file);
+  if (!data) return data.status();
+  std::string_view all = (*data)->text();
+  if (ref.offset > all.size() || ref.length > all.size() - ref.offset)
+    return Status::error("the file changed since it was indexed (payload lies past its end)",
+                         {files[ref.file].path, ref.first_line});
+  std::string_view region = all.substr(ref.offset, ref.length);
+  if (ref.encoding == PayloadEncoding::Plain) return std::string(region);
+  std::string out;
+  out.reserve(region.size());
+  bool first = true;
+  for_each_payload_line(region, [&](std::string_view line) {
+    if (!first) out += '\n';
+    first = false;
+    out.append(line);
+  });
+  return out;
+}
+
+Expected<std::string> Trace::payload_text(const CompileEntry& entry, std::string_view stage) const {
+  if (const Artifact* a = entry.artifact(stage)) return text(a->payload);
+  std::string have;
+  for (const Artifact& a : entry.artifacts) have += (have.empty() ? "" : ", ") + a.name;
+  return Status::error(entry.label + " has no stage '" + std::string(stage) + "'" +
+                       (have.empty() ? std::string(" (it has no payloads)") : "; it has: " + have));
+}
+
+std::string Trace::metrics_json(const CompileEntry& entry) const {
+  if (!entry.metrics) return {};
+  auto t = text(entry.metrics->json);
+  return t ? *t : std::string();
+}
+
+Expected<std::shared_ptr<const Graph>> Trace::graph(const CompileEntry& entry, std::string_view stage) const {
+  std::string key = entry.label + "\n" + std::string(stage);
+  {
+    std::lock_guard<std::mutex> lock(cache_->mu);
+    auto it = cache_->graphs.find(key);
+    if (it != cache_->graphs.end()) return it->second;
+  }
+  const Artifact* a = entry.artifact(stage);
+  Expected<std::shared_ptr<const Graph>> result = Status::error("");
+  if (!a) {
+    result = payload_text(entry, stage).status();
+  } else if (auto text = this->text(a->payload); !text) {
+    result = text.status();
+  } else {
+    auto g = parse_graph_module(*text, files[a->payload.file].path, a->payload.first_line);
+    if (g) result = std::shared_ptr<const Graph>(std::make_shared<Graph>(std::move(*g)));
+    else result = g.status();
+  }
+  std::lock_guard<std::mutex> lock(cache_->mu);
+  return cache_->graphs.emplace(std::move(key), std::move(result)).first->second;
+}
+
+std::vector<ChromiumEvent> Trace::chromium_events(const CompileEntry& entry) const {
+  std::vector<ChromiumEvent> out;
+  std::vector<json::Member> ms, args;
+  json::ParseError err;
+  for (const PayloadRef& ref : entry.chromium_events) {
+    auto t = text(ref);
+    if (!t || !json::parse_object(*t, ms, err)) continue;
+    ChromiumEvent ev;
+    ev.line = ref.first_line - 1;
+    if (const auto* v = json::find(ms, "name")) ev.name = json::to_string(*v);
+    if (const auto* v = json::find(ms, "ph")) ev.phase = json::to_string(*v);
+    if (const auto* v = json::find(ms, "cat")) ev.category = json::to_string(*v);
+    if (const auto* v = json::find(ms, "ts")) json::to_double(*v, ev.ts_us);
+    double dur = 0;
+    if (const auto* v = json::find(ms, "dur"); v && json::to_double(*v, dur)) ev.dur_us = dur;
+    if (const auto* v = json::find(ms, "args")) {
+      json::members(*v, args);
+      if (const auto* f = json::find(args, "fn_name")) ev.fn_name = json::to_string(*f);
+    }
+    out.push_back(std::move(ev));
+  }
+  return out;
+}
+
+}  // namespace kiln::trace

@@ -1,0 +1,172 @@
+// `kiln-cli trace summary` and `kiln-cli trace graph` end to end (CLI.md):
+// JSON field names, text output, exit codes.
+#include "test_support.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <fstream>
+
+#include "core/trace/reader.h"
+
+namespace {
+
+struct Run {
+  int code = -1;
+  QByteArray out, err;
+};
+
+Run cli(const QStringList& args) {
+  QString exe = QString::fromUtf8(KILN_CLI_PATH);
+  if (!QFileInfo::exists(exe)) qFatal("kiln-cli not built at %s", qPrintable(exe));
+  QProcess p;
+  p.start(exe, args);
+  if (!p.waitForFinished(120000)) qFatal("kiln-cli %s did not finish", qPrintable(args.join(' ')));
+  return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+QString ref(const char* sub) { return QString::fromStdString(kiln::test::reference_dir()) + "/" + sub; }
+
+QJsonObject entry(const QJsonArray& ids, const QString& label) {
+  for (const auto& v : ids)
+    if (v.toObject()["label"].toString() == label) return v.toObject();
+  qFatal("no entry %s", qPrintable(label));
+}
+
+}  // namespace
+
+class TestTraceCli : public QObject {
+  Q_OBJECT
+ private slots:
+  void summary_json_contract() {
+    Run r = cli({"trace", "summary", ref("traces/s03_graph_breaks"), "--json"});
+    QCOMPARE(r.code, 0);
+    QJsonParseError perr;
+    QJsonDocument doc = QJsonDocument::fromJson(r.out, &perr);
+    QVERIFY2(!doc.isNull(), qPrintable(perr.errorString()));
+    QJsonObject root = doc.object();
+    QVERIFY(root["diagnostics"].isArray());
+    QCOMPARE(root["diagnostics"].toArray().size(), 0);
+    QJsonArray ids = root["compile_ids"].toArray();
+    QCOMPARE(ids.size(), 23);
+    for (const auto& v : ids)
+      for (const char* key : {"id", "attempt", "function", "file", "line", "status", "stages", "graph_breaks",
+                              "recompile_reasons", "guard_count", "metrics"})
+        QVERIFY2(v.toObject().contains(key), key);
+    QJsonObject e = entry(ids, "0/0");
+    QCOMPARE(e["id"].toString(), QString("0/0"));
+    QCOMPARE(e["attempt"].toInt(), 1);
+    QCOMPARE(e["function"].toString(), QString("f_print"));
+    QCOMPARE(e["file"].toString(), QString("/home/dev/models/s03_graph_breaks.py"));
+    QCOMPARE(e["line"].toInt(), 2);
+    QCOMPARE(e["status"].toString(), QString("break"));
+    QCOMPARE(e["guard_count"].toInt(), 9);
+    QJsonObject st = e["stages"].toObject()["dynamo_output_graph"].toObject();
+    QCOMPARE(st["nodes"].toInt(), 3);
+    QCOMPARE(st["ops"].toInt(), 1);
+    QJsonObject gb = e["graph_breaks"].toArray()[0].toObject();
+    QCOMPARE(gb["reason"].toString(), QString("Failed to trace builtin operator"));
+    QCOMPARE(gb["file"].toString(), QString("/home/dev/models/s03_graph_breaks.py"));
+    QCOMPARE(gb["line"].toInt(), 4);
+    QJsonObject m = e["metrics"].toObject();
+    QCOMPARE(m["graph_op_count"].toInt(), 1);
+    QCOMPARE(m["co_name"].toString(), QString("f_print"));
+    QVERIFY(!m.contains("dynamo_config"));  // the configuration dump is left out
+    QCOMPARE(entry(ids, "0/0#2")["id"].toString(), QString("0/0"));
+    QCOMPARE(root["totals"].toObject()["graph_breaks"].toInt(), 12);
+
+    Run s04 = cli({"trace", "summary", ref("traces/s04_recompiles"), "--json"});
+    QJsonArray ids4 = QJsonDocument::fromJson(s04.out).object()["compile_ids"].toArray();
+    QJsonArray reasons = entry(ids4, "0/2")["recompile_reasons"].toArray();
+    QCOMPARE(reasons.size(), 2);
+    QCOMPARE(reasons[0].toString(), QString("0/1: tensor 'x' dtype mismatch. expected Float, actual Double"));
+  }
+
+  void summary_text() {
+    Run r = cli({"trace", "summary", ref("traces/s04_recompiles")});
+    QCOMPARE(r.code, 0);
+    QString out = QString::fromUtf8(r.out);
+    QVERIFY(out.startsWith("[0/0] g  /home/dev/models/s04_recompiles.py:2  status=ok\n"));
+    QVERIFY(out.contains("  stage dynamo_output_graph"));
+    QVERIFY(out.contains("  recompile reason: 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6\n"));
+    QVERIFY(out.contains("9 compile ids, 8 graphs, 0 graph breaks, 0 compile failures, 6 recompiles"));
+    QVERIFY(out.endsWith("0 diagnostics\n"));
+  }
+
+  void other_dumps_summarize() {
+    Run d = cli({"trace", "summary", ref("compile_debug/s02_linear_relu"), "--json"});
+    QCOMPARE(d.code, 0);
+    QJsonObject root = QJsonDocument::fromJson(d.out).object();
+    QCOMPARE(root["kind"].toString(), QString("compile_debug"));
+    QJsonObject e = root["compile_ids"].toArray()[0].toObject();
+    QCOMPARE(e["id"].toString(), QString("model__0"));
+    QCOMPARE(e["stages"].toObject()["fx_graph_readable"].toObject()["ops"].toInt(), 4);
+    QCOMPARE(e["inputs"].toArray().size(), 3);
+    Run m = cli({"trace", "summary", ref("minifier/accuracy_cuda/repro.py")});
+    QCOMPARE(m.code, 0);
+    QVERIFY(QString::fromUtf8(m.out).contains("  input addmm_1: tensor float32[8, 64] cuda:0\n"));
+  }
+
+  void damaged_trace_still_summarizes() {
+    std::string log = kiln::test::reference_dir() + "/traces/s02_linear_relu/dedicated_log_torch_trace_31md1peq.log";
+    std::ifstream in(log, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t at = text.find("\nV1122", 10) + 1;
+    text.insert(at, "this line is not a record\n");
+    int line = int(std::count(text.begin(), text.begin() + long(at), '\n')) + 1;
+    QTemporaryDir tmp;
+    std::string path = tmp.path().toStdString() + "/damaged.log";
+    std::ofstream(path, std::ios::binary) << text;
+    Run r = cli({"trace", "summary", QString::fromStdString(path)});
+    QCOMPARE(r.code, 0);
+    QString out = QString::fromUtf8(r.out);
+    QVERIFY(out.contains(QString::fromStdString(path) + QString(":%1: not a TORCH_TRACE record: expected a glog prefix").arg(line)));
+    QVERIFY(out.endsWith("1 diagnostics\n"));
+    Run j = cli({"trace", "summary", QString::fromStdString(path), "--json"});
+    QJsonObject d = QJsonDocument::fromJson(j.out).object()["diagnostics"].toArray()[0].toObject();
+    QCOMPARE(d["file"].toString(), QString::fromStdString(path));
+    QCOMPARE(d["line"].toInt(), line);
+    QVERIFY(d["message"].toString().startsWith("not a TORCH_TRACE record"));
+  }
+
+  void graph_prints_a_stage() {
+    Run r = cli({"trace", "graph", ref("traces/s02_linear_relu"), "--compile-id", "0/0", "--stage", "aot_forward_graph"});
+    QCOMPARE(r.code, 0);
+    QString out = QString::fromUtf8(r.out);
+    QVERIFY(out.startsWith("class "));
+    QVERIFY(out.contains("torch.ops.aten.addmm.default("));
+    // --raw gives the payload exactly.
+    Run raw = cli({"trace", "graph", ref("traces/s02_linear_relu"), "--compile-id", "[0/0]", "--stage", "aot_forward_graph", "--raw"});
+    QCOMPARE(raw.code, 0);
+    auto t = kiln::trace::open_trace(ref("traces/s02_linear_relu").toStdString());
+    std::string payload = *t->payload_text(*t->find("0/0"), "aot_forward_graph");
+    QCOMPARE(raw.out.toStdString(), payload.back() == '\n' ? payload : payload + "\n");
+    // Non-graph stages print as they are.
+    Run code = cli({"trace", "graph", ref("traces/s02_linear_relu"), "--compile-id", "0/0", "--stage", "inductor_output_code"});
+    QCOMPARE(code.code, 0);
+    QVERIFY(code.out.startsWith("# AOT ID: ['0_forward']"));
+    Run repro = cli({"trace", "graph", ref("minifier/accuracy_cuda/repro.py"), "--compile-id", "repro", "--stage", "repro"});
+    QCOMPARE(repro.code, 0);
+    QVERIFY(QString::fromUtf8(repro.out).contains("torch.ops.aten.relu.default("));
+  }
+
+  void bad_input_exits_3_naming_it() {
+    Run missing = cli({"trace", "summary", "/nonexistent/trace_dir"});
+    QCOMPARE(missing.code, 3);
+    QVERIFY(QString::fromUtf8(missing.err).contains("/nonexistent/trace_dir"));
+    Run no_id = cli({"trace", "graph", ref("traces/s02_linear_relu"), "--compile-id", "5/0", "--stage", "aot_forward_graph"});
+    QCOMPARE(no_id.code, 3);
+    QVERIFY(QString::fromUtf8(no_id.err).contains("no compile id '5/0' (it has: 0/0, unknown)"));
+    Run no_stage = cli({"trace", "graph", ref("traces/s02_linear_relu"), "--compile-id", "0/0", "--stage", "nope"});
+    QCOMPARE(no_stage.code, 3);
+    QVERIFY(QString::fromUtf8(no_stage.err).contains("0/0 has no stage 'nope'; it has: "));
+    Run usage = cli({"trace", "graph", ref("traces/s02_linear_relu")});
+    QCOMPARE(usage.code, 2);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTraceCli)
+#include "test_trace_cli.moc"
