@@ -14,6 +14,8 @@
 
 #include "app/cli/commands.h"
 #include "core/graph/printer.h"
+#include "core/store/workspace.h"
+#include "core/trace/indexed_open.h"
 #include "core/trace/reader.h"
 #include "core/trace/summary.h"
 
@@ -29,6 +31,7 @@ struct Options {
   std::string stage;
   bool json = false;
   bool raw = false;
+  std::string workspace;  // reopen from (and store into) this workspace
 };
 
 std::string_view kind_name(trace::TraceKind k) {
@@ -41,7 +44,14 @@ std::string_view kind_name(trace::TraceKind k) {
 }
 
 Expected<Trace> open(const Options& o) {
-  auto t = trace::open_trace(o.path);
+  Expected<Trace> t = Status::error("");
+  if (o.workspace.empty()) {
+    t = trace::open_trace(o.path);
+  } else if (auto ws = Workspace::open(o.workspace); !ws) {
+    t = ws.status();
+  } else {
+    t = trace::open_trace_cached(o.path, ws->get());
+  }
   if (!t) std::fprintf(stderr, "kiln-cli: %s\n", t.status().to_string().c_str());
   return t;
 }
@@ -248,6 +258,7 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   CLI::App* summary = trace_cmd->add_subcommand("summary", "Per compile id: function, status, stage graphs, breaks, recompiles");
   summary->add_option("TRACE", so->path, "log file, folder of logs, debug folder or repro.py")->required();
   summary->add_flag("--json", so->json, "print one JSON document");
+  summary->add_option("--workspace", so->workspace, "workspace file: a trace indexed once reopens from it");
   summary->callback([so, &exit_code] { exit_code = run_summary(*so); });
 
   auto go = std::make_shared<Options>();
@@ -255,6 +266,7 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   graph->add_option("TRACE", go->path, "log file, folder of logs, debug folder or repro.py")->required();
   graph->add_option("--compile-id", go->compile_id, "compile id (\"0/0\", \"[0/1_1]\") or label (\"0/0#2\", \"model__0\")")->required();
   graph->add_option("--stage", go->stage, "dynamo_output_graph, aot_forward_graph, inductor_post_grad_graph, ...")->required();
+  graph->add_option("--workspace", go->workspace, "workspace file: a trace indexed once reopens from it");
   graph->add_flag("--raw", go->raw, "print the payload as the dump has it instead of re-printing the parsed graph");
   graph->callback([go, &exit_code] { exit_code = run_graph(*go); });
 }

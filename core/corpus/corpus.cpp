@@ -151,6 +151,8 @@ Expected<Corpus> load_corpus(const std::string& dir) {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     return Status::error(std::string("invalid JSON: ") + e.what(), {json_path, line_of(text, e.byte)});
+  } catch (const json::exception& e) {  // out_of_range: a number too large for a double
+    return Status::error(std::string("invalid JSON: ") + e.what(), {json_path, 0});
   }
   if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
     return Status::error("expected an object with a \"cases\" array", {json_path, 1});

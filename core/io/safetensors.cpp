@@ -99,7 +99,7 @@ json parse_json(std::string_view text) {
   json j;
   try {
     j = json::parse(text.begin(), text.end(), note);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers
     std::string_view what = e.what();  // "[json.exception.parse_error.101] parse error at ..."
     if (auto p = what.find("] "); p != what.npos) what.remove_prefix(p + 2);
     // The message quotes the last token read, which a hostile file can make huge.

@@ -32,10 +32,14 @@ MatRef<T> canonical(MatRef<T> x, int64_t rows, int64_t cols) {
   return x;
 }
 
+constexpr int64_t kBlasIntMax = 0x7fffffff;
+
 // The BLAS view of a strided rows x cols matrix, or nothing when neither
-// row-major nor column-major layout fits (then the caller copies).
+// row-major nor column-major layout fits, or the leading dimension overflows
+// BLAS's int (then the caller copies).
 template <class T>
 bool blas_layout(MatRef<T> x, int64_t rows, int64_t cols, BlasOperand& out) {
+  if (x.rs > kBlasIntMax || x.cs > kBlasIntMax) return false;
   if (x.cs == 1 && x.rs >= std::max<int64_t>(cols, 1)) {
     out = {CblasNoTrans, x.rs};
     return true;
@@ -108,7 +112,7 @@ void loop_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatRef<T> a, MatRef<T> 
 
 // 64-bit sizes reach BLAS as int; larger matrices are rejected rather than truncated.
 void check_blas_sizes(int64_t m, int64_t n, int64_t k, int64_t ldc) {
-  constexpr int64_t kMax = 0x7fffffff;
+  constexpr int64_t kMax = kBlasIntMax;
   KILN_USER_CHECK(m <= kMax && n <= kMax && k <= kMax && ldc <= kMax,
                   "matrix multiply: dimensions too large for BLAS (", m, " x ", k, " x ", n, ")");
 }

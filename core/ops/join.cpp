@@ -3,6 +3,7 @@
 // inputs and computes otherwise (registered through add_meta_aware_op).
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "core/ops/kernel_util.h"
 #include "core/ops/layout_util.h"
@@ -104,6 +105,8 @@ Tensor repeat(const Tensor& t, const std::vector<int64_t>& repeats) {
   Shape split_sizes, src_strides;
   for (size_t i = 0; i < nd; ++i) {
     int64_t s = i < lead ? 1 : t.sizes()[i - lead];
+    KILN_USER_CHECK(repeats[i] <= 0 || s <= std::numeric_limits<int64_t>::max() / repeats[i],
+                    "repeat: the result size overflows int64");
     target[i] = s * repeats[i];
     split_sizes.insert(split_sizes.end(), {repeats[i], s});
     src_strides.insert(src_strides.end(), {0, i < lead ? 0 : t.strides()[i - lead]});

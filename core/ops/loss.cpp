@@ -7,9 +7,6 @@
 #include "core/ops/kernel_util.h"
 #include "core/ops/reduce_util.h"
 
-// Schemas write `int reduction=1` where native_functions.yaml has `=Mean`: the
-// schema parser reads an enum-like default as a string, which an int argument
-// rejects. at::Reduction::Mean is 1, so the meaning is the same.
 namespace kiln {
 namespace {
 
@@ -158,19 +155,19 @@ ValueList mse_backward(const OpArgs& a) {
 }
 
 void register_pointwise_losses(OpRegistry& r) {
-  add_pointwise_loss(r, "aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+  add_pointwise_loss(r, "aten::mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
                      {"mse_loss", 2}, mse_formula);
-  add_pointwise_loss(r, "aten::l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+  add_pointwise_loss(r, "aten::l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
                      {"l1_loss", 2}, l1_formula);
-  add_pointwise_loss(r, "aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
+  add_pointwise_loss(r, "aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor",
                      {"smooth_l1_loss", 2}, smooth_l1_formula);
-  add_pointwise_loss(r, "aten::huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor",
+  add_pointwise_loss(r, "aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor",
                      {"huber_loss", 2}, huber_formula);
-  add_pointwise_loss(r, "aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
+  add_pointwise_loss(r, "aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor",
                      {"binary_cross_entropy", 3}, bce_formula);
-  add_pointwise_loss(r, "aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
+  add_pointwise_loss(r, "aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor",
                      {"binary_cross_entropy_with_logits", 4}, bce_logits_formula);
-  add_pointwise_loss(r, "aten::kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor",
+  add_pointwise_loss(r, "aten::kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor",
                      {"kl_div", 2}, kl_div_formula);
   r.add("aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
         mse_backward_meta, mse_backward);
@@ -462,12 +459,12 @@ void register_nll(OpRegistry& r) {
     std::string fwd = name + "_forward";
     auto composite = [fwd](const OpArgs& a) { return ValueList{invoke(fwd, a.values())[0]}; };
     auto composite_meta = [fwd](const OpArgs& a) { return ValueList{reduction::meta_of(fwd, a.values())[0]}; };
-    r.add(name + "(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor",
+    r.add(name + "(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor",
           composite_meta, composite);
   }
-  r.add("aten::nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor",
+  r.add("aten::nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor",
         [](const OpArgs& a) { return nll_nd(a, true); }, [](const OpArgs& a) { return nll_nd(a, false); });
-  r.add("aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor",
+  r.add("aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor",
         cross_entropy_meta, cross_entropy);
 }
 

@@ -67,7 +67,7 @@ void register_arithmetic(OpRegistry& r) {
   binary_overloads<kNumeric>(r,
                              {"aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
                               "aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"},
-                             {.compute = sub_dtype}, add_make<-1, true>());
+                             sub, add_make<-1, true>());
   binary_overloads<kAllKinds>(r,
                               {"aten::mul.Tensor(Tensor self, Tensor other) -> Tensor",
                                "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor"},

@@ -201,30 +201,44 @@ DType int64_dtype(const ReduceCall&) { return DType::Int64; }
 
 // ----- kernels
 
-// Runs Op<T> over the input and writes fin(acc) into `out`.
+// Runs `op` over an input of element type T and writes fin(acc) into `out`.
+template <class T, class Op, class Fin>
+void reduce_with(const Tensor& x, const DimMask& mask, const Tensor& out, const Op& op, Fin fin) {
+  auto acc = accumulate<T>(x, mask, op);
+  write_outputs(out, [&](int64_t i) { return fin(acc[size_t(i)]); });
+}
+
+// The same with a stateless Op<T> for whatever dtype x has.
 template <template <class> class Op, class Fin>
 void reduce_into(const Tensor& x, const DimMask& mask, const Tensor& out, Fin fin) {
-  dispatch_all(x.dtype(), [&]<class T>() {
-    auto acc = accumulate<T>(x, mask, Op<T>{});
-    write_outputs(out, [&](int64_t i) { return fin(acc[size_t(i)]); });
-  });
+  dispatch_all(x.dtype(), [&]<class T>() { reduce_with<T>(x, mask, out, Op<T>{}, fin); });
 }
 
 auto identity_fin = [](auto v) { return v; };
 
+// ATen casts the input to the output dtype before summing. Where that cast is
+// exact (integers into int64, a float into a wider float) the accumulators see
+// the same values without it, so the copy is skipped.
+Tensor as_sum_input(const Tensor& x, DType out) {
+  DType in = x.dtype();
+  bool exact = in == out || (is_integral(in, true) && out == DType::Int64) ||
+               (is_floating(in) && is_floating(out) && element_size(out) > element_size(in));
+  return exact ? x : x.to(out);
+}
+
 void sum_compute(const ReduceCall& c, const Tensor& out) {
-  reduce_into<SumOp>(c.x.to(out.dtype()), c.mask, out, identity_fin);
+  reduce_into<SumOp>(as_sum_input(c.x, out.dtype()), c.mask, out, identity_fin);
 }
 
 void prod_compute(const ReduceCall& c, const Tensor& out) {
-  reduce_into<ProdOp>(c.x.to(out.dtype()), c.mask, out, identity_fin);
+  reduce_into<ProdOp>(as_sum_input(c.x, out.dtype()), c.mask, out, identity_fin);
 }
 
 void mean_compute(const ReduceCall& c, const Tensor& out) {
   // As ATen on CPU: the sum, rounded to float unless double, divided by the count.
   const int64_t n = reduced_count(c.x.sizes(), c.mask);
   const bool f64 = out.dtype() == DType::Float64;
-  reduce_into<SumOp>(c.x.to(out.dtype()), c.mask, out, [&](double s) {
+  reduce_into<SumOp>(as_sum_input(c.x, out.dtype()), c.mask, out, [&](double s) {
     return f64 ? s / double(n) : double(float(s) / float(n));
   });
 }
@@ -256,7 +270,7 @@ void logsumexp_compute(const ReduceCall& c, const Tensor& out) {
   dispatch_any_float(x.dtype(), "logsumexp", [&]<class T>() {
     std::vector<double> shift;
     if (x.numel() != 0) {
-      auto maxes = accumulate<T>(x, c.mask, ExtremeOp<T, true>{});
+      auto maxes = accumulate<T>(x, c.mask, MaxOp<T>{});
       for (auto m : maxes) shift.push_back(std::isinf(double(m)) ? 0.0 : double(m));
     } else {
       shift.assign(size_t(shape_numel(out.sizes())), 0.0);
@@ -277,10 +291,7 @@ void norm_compute(const ReduceCall& c, const Tensor& out) {
                     " norm on an empty tensor because the operation does not have an identity");
   dispatch_any_float(c.x.dtype(), "norm", [&]<class T>() {
     NormOp<T> op{typename NormOp<T>::Kind(int(kind)), p};
-    Plan plan = make_plan(c.x, c.mask);
-    std::vector<double> acc(size_t(plan.num_out), op.identity());
-    run<T>(plan, c.x.data<T>(), acc.data(), op);
-    write_outputs(out, [&](int64_t i) { return op.finish(acc[size_t(i)]); });
+    reduce_with<T>(c.x, c.mask, out, op, [&](double a) { return op.finish(a); });
   });
 }
 

@@ -142,6 +142,9 @@ class SchemaParser {
 
   Value literal(const std::string& text, const ArgType& t) {
     if (text == "None") return Value();
+    // at::Reduction's enumerators, as native_functions.yaml writes loss defaults.
+    if (t.base == ArgType::Base::Int && text == "Mean") return Value(int64_t{1});
+    if (t.base == ArgType::Base::Int && text == "Sum") return Value(int64_t{2});
     if (text == "True") return Value(true);
     if (text == "False") return Value(false);
     if (t.is_list) {

@@ -226,7 +226,7 @@ std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
   int64_t d = wrap_dim(dim, t.dim()), n = t.sizes()[d];
   KILN_USER_CHECK(split_size > 0 || n == 0,
                   "split_size can only be 0 if dimension size is 0, but got dimension size of ", n);
-  int64_t count = split_size == 0 ? 1 : std::max<int64_t>((n + split_size - 1) / split_size, 1);
+  int64_t count = split_size == 0 || n == 0 ? 1 : (n - 1) / split_size + 1;  // ceil without overflow
   std::vector<int64_t> sizes(size_t(count), split_size);
   sizes.back() = split_size - (split_size * count - n);
   return split_with_sizes(t, sizes, d);
@@ -236,7 +236,7 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
   require_dims(t, "chunk expects at least a 1-dimensional tensor");
   KILN_USER_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
   int64_t d = wrap_dim(dim, t.dim()), n = t.sizes()[d];
-  int64_t split_size = (n + chunks - 1) / chunks;
+  int64_t split_size = n == 0 ? 0 : (n - 1) / chunks + 1;  // ceil(n / chunks) without overflow
   // With both zero, split() would lose the number of chunks.
   if (split_size == 0 && n == 0) return split_with_sizes(t, std::vector<int64_t>(size_t(chunks), 0), d);
   return split(t, split_size, d);

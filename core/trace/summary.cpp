@@ -1,5 +1,7 @@
 #include "core/trace/summary.h"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "core/graph/graph.h"

@@ -162,9 +162,13 @@ Expected<std::shared_ptr<const Graph>> Trace::graph(const CompileEntry& entry, s
   } else if (auto text = this->text(a->payload); !text) {
     result = text.status();
   } else {
-    auto g = parse_graph_module(*text, files[a->payload.file].path, a->payload.first_line);
-    if (g) result = std::shared_ptr<const Graph>(std::make_shared<Graph>(std::move(*g)));
-    else result = g.status();
+    try {
+      auto g = parse_graph_module(*text, files[a->payload.file].path, a->payload.first_line);
+      if (g) result = std::shared_ptr<const Graph>(std::make_shared<Graph>(std::move(*g)));
+      else result = g.status();
+    } catch (const Error& e) {  // bad input must not escape as an exception
+      result = e.to_status();
+    }
   }
   std::lock_guard<std::mutex> lock(cache_->mu);
   return cache_->graphs.emplace(std::move(key), std::move(result)).first->second;

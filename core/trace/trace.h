@@ -11,6 +11,17 @@
 // shape events and chromium timings. Compile ids repeat (after
 // torch._dynamo.reset(), and in every file of a multi-process folder), so each
 // entry also has an occurrence number and a unique label: "0/0", then "0/0#2".
+// Records without a compile id (torch.export, repro runs) go to an entry
+// labelled "unknown". A stage logged twice in one entry is named "name#2" the
+// second time: in training, Inductor compiles the backward graph under the
+// forward's compile id, so "inductor_post_grad_graph#2" is the backward's.
+//
+// A TORCH_COMPILE_DEBUG folder gives one entry per AOT compile ("model__0",
+// its forward and backward graph folders together, stages named after the
+// files: fx_graph_readable, fx_graph_transformed, ir_pre_fusion,
+// ir_post_fusion, output_code, fx_graph_runnable). A minifier file gives one
+// entry named after the file, with the Repro class as the stage "repro" and
+// its load_args() as the inputs.
 //
 // Payloads are not parsed by the index: an Artifact holds where its text lies
 // (file, byte range, first line) and the text is read on demand.

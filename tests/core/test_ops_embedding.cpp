@@ -50,6 +50,10 @@ class TestOpsEmbedding : public QObject {
     Tensor gh = call1("aten::embedding_dense_backward", {g.to(DType::BFloat16), idx, int64_t(5), int64_t(-1), false});
     QCOMPARE(gh.dtype(), DType::BFloat16);
     KILN_COMPARE_VALUES(gh, {7, 8, 6, 8, 0, 0, 3, 4, 0, 0});
+    // Like PyTorch's add_ per index, float16 rounds after every row: 1 + 2^-11 + 2^-11 stays 1.
+    Tensor small = Tensor::from_vector<float>({1.f, 1.f / 2048, 1.f / 2048}, {3, 1}).to(DType::Float16);
+    Tensor same = Tensor::from_vector<int64_t>({0, 0, 0}, {3});
+    KILN_COMPARE_VALUES(call1("aten::embedding_dense_backward", {small, same, int64_t(1), int64_t(-1), false}), {1});
     KILN_EXPECT_ERROR(error_of("aten::embedding_dense_backward", {g, idx, int64_t(3), int64_t(-1), false}),
                       "index out of range in self");
   }

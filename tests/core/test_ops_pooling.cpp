@@ -44,6 +44,40 @@ int check_corpus_grads(const std::string& op, Fn backward) {
   return checked;
 }
 
+// Max pooling written out over kernel offsets, for [N, C, D, H, W] (unused dims 1).
+struct PoolRef {
+  std::vector<double> values;
+  std::vector<double> indices;
+};
+PoolRef ref_max_pool(const Tensor& x5, const Shape& out5, const Shape& k, const Shape& s, const Shape& p, const Shape& d) {
+  std::vector<double> xv = values(x5);
+  PoolRef r;
+  int64_t planes = out5[0] * out5[1];
+  const Shape& in = x5.sizes();
+  for (int64_t c = 0; c < planes; ++c)
+    for (int64_t a = 0; a < out5[2]; ++a)
+      for (int64_t b = 0; b < out5[3]; ++b)
+        for (int64_t e = 0; e < out5[4]; ++e) {
+          double best = -INFINITY;
+          int64_t best_i = -1;
+          for (int64_t i = 0; i < k[0]; ++i)
+            for (int64_t j = 0; j < k[1]; ++j)
+              for (int64_t l = 0; l < k[2]; ++l) {
+                int64_t z = a * s[0] - p[0] + i * d[0], y = b * s[1] - p[1] + j * d[1], w = e * s[2] - p[2] + l * d[2];
+                if (z < 0 || z >= in[2] || y < 0 || y >= in[3] || w < 0 || w >= in[4]) continue;
+                int64_t flat = (z * in[3] + y) * in[4] + w;
+                double v = xv[size_t(c * in[2] * in[3] * in[4] + flat)];
+                if (v > best) {
+                  best = v;
+                  best_i = flat;
+                }
+              }
+          r.values.push_back(best);
+          r.indices.push_back(double(best_i));
+        }
+  return r;
+}
+
 }  // namespace
 
 class TestOpsPooling : public QObject {
@@ -83,6 +117,37 @@ class TestOpsPooling : public QObject {
     KILN_COMPARE_VALUES(ri[0].to_tensor(), {-5});
     Tensor mp = call1("aten::max_pool2d", {y, ints({3, 3}), ints({}), ints({1, 1})});
     KILN_EXPECT_CLOSE(mp, values(max_pool2d(y, {3, 3}, {3, 3}, {1, 1})[0].to_tensor()), 0, 0);
+  }
+
+  void max_pool_matches_reference() {
+    struct Case {
+      Shape xs, k, s, p, d;
+      bool ceil;
+    };
+    std::vector<Case> cases = {
+        {{2, 3, 9, 8}, {3, 2}, {2, 3}, {1, 1}, {1, 2}, true},
+        {{1, 2, 7, 7}, {2, 2}, {3, 3}, {1, 0}, {2, 2}, true},
+        {{2, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {1, 1, 0}, {2, 1, 3}, false},
+        {{1, 3, 6, 5, 4}, {3, 2, 2}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, true},
+    };
+    uint64_t seed = 50;
+    for (const Case& c : cases) {
+      Tensor x = random_tensor(c.xs, seed++);
+      bool three = c.xs.size() == 5;
+      ValueList r = call(three ? "aten::max_pool3d_with_indices" : "aten::max_pool2d_with_indices",
+                         {x, ints(c.k), ints(c.s), ints(c.p), ints(c.d), c.ceil});
+      Tensor y = r[0].to_tensor();
+      auto pad3 = [&](const Shape& v, int64_t fill) {
+        Shape o(3 - v.size(), fill);
+        o.insert(o.end(), v.begin(), v.end());
+        return o;
+      };
+      Tensor x5 = three ? x : x.unsqueeze(2);
+      Shape o5 = three ? y.sizes() : y.unsqueeze(2).sizes();
+      PoolRef want = ref_max_pool(x5, o5, pad3(c.k, 1), pad3(c.s, 1), pad3(c.p, 0), pad3(c.d, 1));
+      KILN_EXPECT_CLOSE(y, want.values, 0, 0);
+      KILN_EXPECT_CLOSE(r[1].to_tensor(), want.indices, 0, 0);
+    }
   }
 
   void max_pool_1d_3d() {

@@ -299,6 +299,13 @@ class TestSafetensors : public QObject {
     QVERIFY(long_token.status().message().size() < 400);
   }
 
+  void damage_number_too_large() {
+    // Found by fuzz_safetensors: JSON's number overflow is not a parse_error.
+    expect_damage(file_bytes("[627900E47900E67]", 0), "header is not valid JSON");
+    expect_damage(file_bytes(R"({"a":{"dtype":"F32","shape":[1E400],"data_offsets":[0,4]}})", 4),
+                  "header is not valid JSON");
+  }
+
   void damage_not_an_object() {
     expect_damage(file_bytes("[1, 2]", 0), "header is not a JSON object (got array)");
     expect_damage(file_bytes("\"x\"", 0), "header is not a JSON object (got string)");

@@ -10,66 +10,20 @@
 
 #include <ctime>
 
-#include <filesystem>
-#include <fstream>
-
 #include "core/trace/reader.h"
+#include "core/trace/synthetic_log.h"
 
 using namespace kiln;
-namespace fs = std::filesystem;
-
-namespace {
-
-// Adds `offset` to every "frame_id" of the envelopes (payload lines are left alone).
-std::string renumber(const std::string& log, int64_t offset) {
-  static const std::string kKey = "\"frame_id\": ";
-  std::string out;
-  out.reserve(log.size() + log.size() / 64);
-  size_t pos = 0;
-  while (pos < log.size()) {
-    size_t eol = log.find('\n', pos);
-    if (eol == std::string::npos) eol = log.size() - 1;
-    std::string_view line(log.data() + pos, eol + 1 - pos);
-    size_t k = line[0] == '\t' ? std::string_view::npos : line.find(kKey);
-    if (k == std::string_view::npos) {
-      out.append(line);
-    } else {
-      size_t d = k + kKey.size(), e = d;
-      while (e < line.size() && std::isdigit(static_cast<unsigned char>(line[e]))) ++e;
-      out.append(line.substr(0, d));
-      out += std::to_string(std::stoll(std::string(line.substr(d, e - d))) + offset);
-      out.append(line.substr(e));
-    }
-    pos = eol + 1;
-  }
-  return out;
-}
-
-}  // namespace
 
 class TestTraceSpeed : public QObject {
   Q_OBJECT
  private slots:
   void index_100mb() {
-    std::vector<std::string> logs;
-    for (const auto& dir : fs::directory_iterator(test::reference_dir() + "/traces"))
-      for (const auto& f : fs::directory_iterator(dir.path())) {
-        std::ifstream in(f.path(), std::ios::binary);
-        logs.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-      }
-    QVERIFY(!logs.empty());
     QTemporaryDir tmp;
     std::string path = tmp.path().toStdString() + "/big.log";
     uint64_t written = 0;
-    {
-      std::ofstream out(path, std::ios::binary);
-      for (int64_t round = 0; written < (uint64_t(100) << 20); ++round)
-        for (const std::string& log : logs) {
-          std::string part = renumber(log, round * 1000);
-          out << part;
-          written += part.size();
-        }
-    }
+    Status made = trace::write_concatenated_log(test::reference_dir(), path, uint64_t(100) << 20, &written);
+    QVERIFY2(made.ok(), made.message().c_str());
     auto cpu_seconds = [] {
       timespec ts{};
       clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);

@@ -1,0 +1,69 @@
+#include "core/trace/synthetic_log.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+namespace kiln::trace {
+
+std::string renumber_frame_ids(std::string_view log, int64_t offset) {
+  static constexpr std::string_view kKey = "\"frame_id\": ";
+  std::string out;
+  out.reserve(log.size() + log.size() / 64);
+  size_t pos = 0;
+  while (pos < log.size()) {
+    size_t eol = log.find('\n', pos);
+    if (eol == std::string_view::npos) eol = log.size() - 1;
+    std::string_view line = log.substr(pos, eol + 1 - pos);
+    size_t k = line[0] == '\t' ? std::string_view::npos : line.find(kKey);
+    size_t d = k == std::string_view::npos ? 0 : k + kKey.size(), e = d;
+    while (k != std::string_view::npos && e < line.size() && std::isdigit(static_cast<unsigned char>(line[e]))) ++e;
+    if (k == std::string_view::npos || e == d) {
+      out.append(line);
+    } else {
+      out.append(line.substr(0, d));
+      out += std::to_string(std::stoll(std::string(line.substr(d, e - d))) + offset);
+      out.append(line.substr(e));
+    }
+    pos = eol + 1;
+  }
+  return out;
+}
+
+Status write_concatenated_log(const std::string& reference_dir, const std::string& out_path, uint64_t target_bytes,
+                              uint64_t* written) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> paths;
+  for (const auto& dir : fs::directory_iterator(reference_dir + "/traces", ec))
+    for (const auto& f : fs::directory_iterator(dir.path(), ec))
+      if (f.path().extension() == ".log") paths.push_back(f.path());
+  if (ec) return Status::error("cannot list reference traces: " + ec.message(), {reference_dir + "/traces", 0});
+  std::sort(paths.begin(), paths.end());  // the same log on every machine
+  std::vector<std::string> logs;
+  for (const fs::path& p : paths) {
+    std::ifstream in(p, std::ios::binary);
+    logs.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (logs.back().empty()) logs.pop_back();
+  }
+  if (logs.empty()) return Status::error("no reference TORCH_TRACE logs", {reference_dir + "/traces", 0});
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+  if (!out) return Status::error("cannot create file", {out_path, 0});
+  uint64_t total = 0;
+  for (int64_t round = 0; total < target_bytes; ++round)
+    for (const std::string& log : logs) {
+      std::string part = renumber_frame_ids(log, round * 1000);
+      if (part.back() != '\n') part += '\n';  // the next log's first record starts a line
+      out.write(part.data(), std::streamsize(part.size()));
+      total += part.size();
+    }
+  out.close();
+  if (!out) return Status::error("cannot write file", {out_path, 0});
+  if (written) *written = total;
+  return {};
+}
+
+}  // namespace kiln::trace
