@@ -49,7 +49,6 @@ inline double dot_all(const Tensor& a, const Tensor& b) {
   return s;
 }
 
-inline Value ints(std::vector<int64_t> v) { return Value::int_list(v); }
 
 }  // namespace kiln::test
 

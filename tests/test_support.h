@@ -28,6 +28,8 @@ inline std::vector<double> values(const Tensor& t) {
   return std::vector<double>(p, p + c.numel());
 }
 
+inline Value ints(const std::vector<int64_t>& v) { return Value::int_list(v); }
+
 inline Tensor arange_f32(Shape sizes, float start = 0.f, float step = 1.f) {
   std::vector<float> v(size_t(shape_numel(sizes)));
   for (size_t i = 0; i < v.size(); ++i) v[i] = start + step * float(i);
@@ -56,4 +58,13 @@ inline Tensor call1(std::string_view op, const ValueList& args, const KwargList&
             (std::isnan(got_[i_]) && std::isnan(want_[i_]))))                       \
         QFAIL(qPrintable(QString("element %1: got %2, want %3")                      \
                              .arg(i_).arg(got_[i_], 0, 'g', 10).arg(want_[i_], 0, 'g', 10))); \
+  } while (0)
+
+// `expected` (an Expected<...>) must be an error whose message contains `needle`.
+#define KILN_EXPECT_OP_ERROR(expected, needle)                                   \
+  do {                                                                           \
+    const auto& r_ = (expected);                                                 \
+    QVERIFY2(!r_.ok(), "expected an error");                                     \
+    QVERIFY2(r_.status().message().find(needle) != std::string::npos,           \
+             qPrintable(QString::fromStdString(r_.status().message())));         \
   } while (0)

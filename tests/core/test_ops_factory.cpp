@@ -11,16 +11,8 @@ using kiln::test::arange_f32;
 using kiln::test::call1;
 using kiln::test::values;
 
-#define KILN_EXPECT_ERROR(expected, needle)                                                 \
-  do {                                                                                      \
-    const auto& r_ = (expected);                                                            \
-    QVERIFY2(!r_.ok(), "expected an error");                                                \
-    QVERIFY2(r_.status().message().find(needle) != std::string::npos,                      \
-             qPrintable(QString::fromStdString(r_.status().message())));                    \
-  } while (0)
-
 namespace {
-Value ints(std::vector<int64_t> v) { return Value::int_list(v); }
+using kiln::test::ints;
 
 std::vector<int32_t> float_bits(const Tensor& t) {
   std::vector<int32_t> out;
@@ -47,16 +39,16 @@ class TestOpsFactory : public QObject {
     QCOMPARE(call1("aten::full", {ints({}), 2}).dim(), int64_t(0));
     // c10's checked Scalar conversion: out-of-range fills are errors, negative
     // ints wrap into unsigned types, infinities suit float types.
-    KILN_EXPECT_ERROR(call_op("aten::full", {ints({2}), 1e5}, {{"dtype", Value(DType::Float16)}}),
+    KILN_EXPECT_OP_ERROR(call_op("aten::full", {ints({2}), 1e5}, {{"dtype", Value(DType::Float16)}}),
                       "cannot be converted to type float16 without overflow");
-    KILN_EXPECT_ERROR(call_op("aten::full", {ints({2}), 300}, {{"dtype", Value(DType::UInt8)}}), "without overflow");
-    KILN_EXPECT_ERROR(call_op("aten::full", {ints({2}), 1e10}, {{"dtype", Value(DType::Int32)}}), "without overflow");
+    KILN_EXPECT_OP_ERROR(call_op("aten::full", {ints({2}), 300}, {{"dtype", Value(DType::UInt8)}}), "without overflow");
+    KILN_EXPECT_OP_ERROR(call_op("aten::full", {ints({2}), 1e10}, {{"dtype", Value(DType::Int32)}}), "without overflow");
     KILN_COMPARE_VALUES(call1("aten::full", {ints({2}), -1}, {{"dtype", Value(DType::UInt8)}}), {255, 255});
     QVERIFY(std::isinf(values(call1("aten::full", {ints({1}), INFINITY}, {{"dtype", Value(DType::Float16)}}))[0]));
     KILN_COMPARE_VALUES(call1("aten::full", {ints({1}), 2.5}, {{"dtype", Value(DType::Bool)}}), {1});
-    KILN_EXPECT_ERROR(call_op("aten::full", {ints({-1, 2}), 1.0}), "negative dimension");
-    KILN_EXPECT_ERROR(call_op("aten::full", {ints({2}), 1.0}, {{"device", Value("cuda")}}), "not supported");
-    KILN_EXPECT_ERROR(call_op("aten::full", {ints({2}), 1.0}, {{"layout", Value("torch.sparse_coo")}}), "strided");
+    KILN_EXPECT_OP_ERROR(call_op("aten::full", {ints({-1, 2}), 1.0}), "negative dimension");
+    KILN_EXPECT_OP_ERROR(call_op("aten::full", {ints({2}), 1.0}, {{"device", Value("cuda")}}), "not supported");
+    KILN_EXPECT_OP_ERROR(call_op("aten::full", {ints({2}), 1.0}, {{"layout", Value("torch.sparse_coo")}}), "strided");
     QCOMPARE(call1("aten::full", {ints({2}), 1.0}, {{"device", Value("cpu")}, {"pin_memory", Value(false)}}).numel(),
              int64_t(2));
     Tensor m = call1("aten::full", {ints({2, 3}), 1.0}, {{"device", Value("meta")}});
@@ -79,7 +71,7 @@ class TestOpsFactory : public QObject {
     Tensor es = call1("aten::empty_strided", {ints({2, 3}), ints({1, 2})}, {{"dtype", Value(DType::Float64)}});
     QCOMPARE(es.strides(), (Shape{1, 2}));
     QCOMPARE(es.dtype(), DType::Float64);
-    KILN_EXPECT_ERROR(call_op("aten::empty_strided", {ints({2, 3}), ints({1})}), "mismatch in length");
+    KILN_EXPECT_OP_ERROR(call_op("aten::empty_strided", {ints({2, 3}), ints({1})}), "mismatch in length");
     Tensor st = call1("aten::scalar_tensor", {3});
     QCOMPARE(st.dtype(), DType::Float32);  // scalar_tensor defaults to float whatever the value
     QCOMPARE(st.dim(), int64_t(0));
@@ -87,7 +79,7 @@ class TestOpsFactory : public QObject {
     Tensor eye = call1("aten::eye.m", {2, 3});
     KILN_COMPARE_VALUES(eye, {1, 0, 0, 0, 1, 0});
     KILN_COMPARE_VALUES(call1("aten::eye", {2}, {{"dtype", Value(DType::Int64)}}), {1, 0, 0, 1});
-    KILN_EXPECT_ERROR(call_op("aten::eye", {-1}), "n must be greater or equal to 0, got -1");
+    KILN_EXPECT_OP_ERROR(call_op("aten::eye", {-1}), "n must be greater or equal to 0, got -1");
   }
 
   void like_and_new() {
@@ -127,9 +119,9 @@ class TestOpsFactory : public QObject {
     // Float bounds with an integer dtype truncate first, as ATen does.
     KILN_COMPARE_VALUES(call1("aten::arange.start_step", {0.5, 5.5, 1}, {{"dtype", Value(DType::Int64)}}), {0, 1, 2, 3, 4});
     KILN_COMPARE_VALUES(call1("aten::arange.start_step", {0.5, 5.5, 1}, {{"dtype", Value(DType::Int32)}}), {0, 1, 2, 3, 4});
-    KILN_EXPECT_ERROR(call_op("aten::arange.start_step", {0, 5, -1}), "upper bound and lower bound inconsistent");
-    KILN_EXPECT_ERROR(call_op("aten::arange.start_step", {0, 5, 0}), "step must be nonzero");
-    KILN_EXPECT_ERROR(call_op("aten::arange.start_step", {0, 5, 0.5}, {{"dtype", Value(DType::Int64)}}), "step must be nonzero");
+    KILN_EXPECT_OP_ERROR(call_op("aten::arange.start_step", {0, 5, -1}), "upper bound and lower bound inconsistent");
+    KILN_EXPECT_OP_ERROR(call_op("aten::arange.start_step", {0, 5, 0}), "step must be nonzero");
+    KILN_EXPECT_OP_ERROR(call_op("aten::arange.start_step", {0, 5, 0.5}, {{"dtype", Value(DType::Int64)}}), "step must be nonzero");
     QCOMPARE(call1("aten::arange.start_step", {0, 1, 0.1}).numel(), int64_t(10));
     QCOMPARE(call1("aten::arange.start_step", {0, 1, 0.1}, {{"dtype", Value(DType::Float64)}}).numel(), int64_t(10));
     // Bit-exact with PyTorch's vectorized float32 loop (base rounded per 8-lane vector).
@@ -181,7 +173,7 @@ class TestOpsFactory : public QObject {
     KILN_COMPARE_VALUES(call1("aten::linspace", {0, 10, 4}, {{"dtype", Value(DType::Int64)}}), {0, 3, 6, 10});
     KILN_COMPARE_VALUES(call1("aten::linspace", {3, 10, 1}), {3});
     QCOMPARE(call1("aten::linspace", {3, 10, 0}).numel(), int64_t(0));
-    KILN_EXPECT_ERROR(call_op("aten::linspace", {0, 1, -1}), "non-negative");
+    KILN_EXPECT_OP_ERROR(call_op("aten::linspace", {0, 1, -1}), "non-negative");
   }
 };
 

@@ -23,7 +23,7 @@ Tensor randn(Shape sizes, uint32_t seed, DType dtype = DType::Float32) {
   return Tensor::from_vector(v, std::move(sizes)).to(dtype);
 }
 
-Value ints(std::vector<int64_t> v) { return Value::int_list(v); }
+using kiln::test::ints;
 
 QString error_of(std::string_view op, const ValueList& args) {
   auto r = call_op(op, args);

@@ -31,7 +31,7 @@ Tensor randn(Shape sizes, uint32_t seed, DType dtype = DType::Float32) {
   return Tensor::from_vector(v, std::move(sizes)).to(dtype);
 }
 
-Value ints(std::vector<int64_t> v) { return Value::int_list(v); }
+using kiln::test::ints;
 
 // The expected reduction of x over `dims` (all when empty) computed naively in long double.
 std::vector<double> naive_sum(const Tensor& x, const std::vector<int64_t>& dims) {
