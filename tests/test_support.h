@@ -54,7 +54,8 @@ inline Tensor call1(std::string_view op, const ValueList& args, const KwargList&
     std::vector<double> want_ = __VA_ARGS__;                                        \
     QCOMPARE(got_.size(), want_.size());                                            \
     for (size_t i_ = 0; i_ < got_.size(); ++i_)                                     \
-      if (!(std::abs(got_[i_] - want_[i_]) <= 1e-5 + 1e-5 * std::abs(want_[i_]) ||  \
+      if (!(got_[i_] == want_[i_] ||                                                \
+            std::abs(got_[i_] - want_[i_]) <= 1e-5 + 1e-5 * std::abs(want_[i_]) ||  \
             (std::isnan(got_[i_]) && std::isnan(want_[i_]))))                       \
         QFAIL(qPrintable(QString("element %1: got %2, want %3")                      \
                              .arg(i_).arg(got_[i_], 0, 'g', 10).arg(want_[i_], 0, 'g', 10))); \

@@ -183,6 +183,8 @@ void register_misc(OpRegistry& r) {
           if constexpr (std::is_floating_point_v<C>) {
             if (x != x) return nan;
             if (std::isinf(x)) return x > 0 ? pos : neg;
+          } else {
+            (void)nan, (void)pos, (void)neg;  // integers have nothing to replace
           }
           return x;
         };

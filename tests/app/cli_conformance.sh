@@ -2,7 +2,7 @@
 # kiln-cli conformance over the reference corpus: the last line is the summary,
 # at least 98% of cases pass, and bad input exits 3 naming the file.
 set -u
-ref="$1"
+ref="${KILN_REFERENCE_DIR:-$1}"
 out=$(mktemp)
 "$KILN_CLI" conformance --corpus "$ref/opcorpus" > "$out"
 code=$?
@@ -22,4 +22,18 @@ err=$("$KILN_CLI" conformance --corpus /nonexistent/corpus 2>&1)
 code=$?
 [ "$code" -eq 3 ] || { echo "missing corpus: exit $code, expected 3"; exit 1; }
 echo "$err" | grep -q '/nonexistent/corpus' || { echo "message does not name the folder: $err"; exit 1; }
+# A truncated ops.safetensors and a broken ops.json: exit 3, naming the file.
+bad=$(mktemp -d)
+cp "$ref/opcorpus/ops.json" "$bad/ops.json"
+head -c 5000 "$ref/opcorpus/ops.safetensors" > "$bad/ops.safetensors"
+err=$("$KILN_CLI" conformance --corpus "$bad" 2>&1)
+code=$?
+[ "$code" -eq 3 ] || { echo "truncated safetensors: exit $code, expected 3"; rm -rf "$bad"; exit 1; }
+echo "$err" | grep -q 'ops.safetensors' || { echo "message does not name the file: $err"; rm -rf "$bad"; exit 1; }
+printf '{\n "cases": [\n  {"id": ]\n}\n' > "$bad/ops.json"
+err=$("$KILN_CLI" conformance --corpus "$bad" 2>&1)
+code=$?
+rm -rf "$bad"
+[ "$code" -eq 3 ] || { echo "broken ops.json: exit $code, expected 3"; exit 1; }
+echo "$err" | grep -q 'ops.json:3:' || { echo "message does not name file and line: $err"; exit 1; }
 echo "cli conformance checks passed"
