@@ -28,6 +28,20 @@ inline std::vector<double> values(const Tensor& t) {
   return std::vector<double>(p, p + c.numel());
 }
 
+// kiln-cli run as a child process; a missing binary or a hang fails the test.
+struct CliRun {
+  int code = -1;
+  QByteArray out, err;
+};
+inline CliRun run_cli(const QStringList& args, int timeout_ms = 300000) {
+  QString exe = QString::fromUtf8(KILN_CLI_PATH);
+  if (!QFileInfo::exists(exe)) qFatal("kiln-cli not built at %s", qPrintable(exe));
+  QProcess p;
+  p.start(exe, args);
+  if (!p.waitForFinished(timeout_ms)) qFatal("kiln-cli %s did not finish", qPrintable(args.join(' ')));
+  return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
 inline Value ints(const std::vector<int64_t>& v) { return Value::int_list(v); }
 
 inline Tensor arange_f32(Shape sizes, float start = 0.f, float step = 1.f) {

@@ -63,19 +63,8 @@ QStringList observable(const Trace& t) {
   return out;
 }
 
-struct Run {
-  int code = -1;
-  QByteArray out, err;
-};
-
-Run cli(const QStringList& args) {
-  QString exe = QString::fromUtf8(KILN_CLI_PATH);
-  if (!QFileInfo::exists(exe)) qFatal("kiln-cli not built at %s", qPrintable(exe));
-  QProcess p;
-  p.start(exe, args);
-  if (!p.waitForFinished(300000)) qFatal("kiln-cli %s did not finish", qPrintable(args.join(' ')));
-  return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
-}
+using Run = kiln::test::CliRun;
+Run cli(const QStringList& args) { return kiln::test::run_cli(args, 300000); }
 
 }  // namespace
 
