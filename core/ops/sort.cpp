@@ -97,6 +97,16 @@ Tensor as_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
 
 // ---------------------------------------------------------------- sort
 
+// Writes the first `count` entries of a ranked row (pairs of key and input
+// index) as values and indices, for sort and topk alike.
+template <class T, class Ranked>
+void write_ranked(const Ranked& q, int64_t count, const T* row, T* vo, int64_t* xo, const Rows& rows) {
+  for (int64_t j = 0; j < count; ++j) {
+    vo[j * rows.dim_stride(1)] = row[q[size_t(j)].second * rows.dim_stride(0)];
+    xo[j * rows.dim_stride(2)] = q[size_t(j)].second;
+  }
+}
+
 void sort_kernel(const Tensor& self, const Tensor& values, const Tensor& indices, int64_t dim, bool descending,
                  bool stable) {
   Tensor in = as_1d(self), v = as_1d(values), ix = as_1d(indices);
@@ -125,12 +135,7 @@ void sort_kernel(const Tensor& self, const Tensor& values, const Tensor& indices
           else std::sort(q.begin(), q.end(), LessNanLast<K>());
         }
       }
-      T* vo = vp + rows.offset(r, 1);
-      int64_t* xo = xp + rows.offset(r, 2);
-      for (int64_t j = 0; j < n; ++j) {
-        vo[j * rows.dim_stride(1)] = row[q[size_t(j)].second * rows.dim_stride(0)];
-        xo[j * rows.dim_stride(2)] = q[size_t(j)].second;
-      }
+      write_ranked(q, n, row, vp + rows.offset(r, 1), xp + rows.offset(r, 2), rows);
     });
   });
 }
@@ -168,12 +173,7 @@ void topk_kernel(const Tensor& self, const Tensor& values, const Tensor& indices
       };
       if (largest) run(GreaterNanFirst<K>());
       else run(LessNanLast<K>());
-      T* vo = vp + rows.offset(r, 1);
-      int64_t* xo = xp + rows.offset(r, 2);
-      for (int64_t j = 0; j < k; ++j) {
-        vo[j * rows.dim_stride(1)] = row[q[size_t(j)].second * rows.dim_stride(0)];
-        xo[j * rows.dim_stride(2)] = q[size_t(j)].second;
-      }
+      write_ranked(q, k, row, vp + rows.offset(r, 1), xp + rows.offset(r, 2), rows);
     });
   });
 }
