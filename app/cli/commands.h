@@ -17,5 +17,6 @@ inline constexpr int kExitBadInput = 3;
 void add_conformance_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
 void add_trace_command(CLI::App& app, int& exit_code);
+void add_run_command(CLI::App& app, int& exit_code);  // run and explain
 
 }  // namespace kiln::cli

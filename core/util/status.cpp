@@ -8,6 +8,8 @@ namespace kiln {
 std::string Status::to_string() const {
   if (ok()) return "ok";
   if (where_.file.empty()) return message_;
+  if (where_.line > 0 && where_.column > 0)
+    return where_.file + ":" + std::to_string(where_.line) + ":" + std::to_string(where_.column) + ": " + message_;
   if (where_.line > 0) return where_.file + ":" + std::to_string(where_.line) + ": " + message_;
   return where_.file + ": " + message_;
 }

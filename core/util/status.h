@@ -16,6 +16,7 @@ namespace kiln {
 struct SourceLocation {
   std::string file;
   int line = 0;
+  int column = 0;  // 1-based; 0 when the input has no columns
 };
 
 class Status {

@@ -1,0 +1,405 @@
+// The cache of compiled regions per frame and the torch.compile family.
+#include <chrono>
+#include <map>
+#include <sstream>
+
+#include "compiler/capture/capture.h"
+#include "compiler/capture/region_tracer.h"
+#include "core/graph/printer.h"
+
+namespace kiln::capture {
+
+using py::ObjKind;
+using py::Value;
+
+namespace {
+
+struct CacheEntry {
+  std::string compile_id;
+  RegionResult region;
+};
+
+// A frame in Dynamo's sense: a code object entered at one instruction (pc 0, or
+// the resume point after a break).
+struct FrameInfo {
+  int frame_id = -1;
+  std::string name;
+  std::vector<CacheEntry> entries;  // most recent last
+  int compiles = 0;
+  TraceSettings settings;
+  bool over_limit = false;
+};
+
+struct Callable {
+  Value target;         // the function or module given to torch.compile
+  std::string name;
+  bool fullgraph = false;
+  std::optional<bool> dynamic;
+  std::string backend = "eager";
+  std::string mode = "default";
+  CallableReport report;
+};
+
+struct State : py::FrameHook {
+  CaptureOptions options;
+  std::map<std::pair<const py::Code*, int>, FrameInfo> frames;
+  int next_frame_id = 0;
+  std::vector<std::shared_ptr<Callable>> callables;
+  std::vector<Callable*> active;  // compiled calls in progress, innermost last
+
+  bool run_frame(py::VM& vm, py::Frame& frame, Value& result) override;
+  Value execute(py::VM& vm, py::Frame& frame);
+  void log(py::VM& vm, const std::string& compile_id, const char* category, const std::string& text) {
+    std::istringstream lines(text);
+    std::string line;
+    std::string out;
+    while (std::getline(lines, line)) out += "[" + compile_id + "] [__" + category + "] " + line + "\n";
+    vm.write_err(out);
+  }
+};
+
+State& state_of(py::VM& vm) { return *std::static_pointer_cast<State>(vm.extensions.at("capture")); }
+
+std::string frame_name(const py::Frame& frame) {
+  return frame.pc == 0 ? frame.code->name
+                       : "torch_dynamo_resume_in_" + frame.code->name + "_at_" +
+                             std::to_string(frame.code->code[size_t(frame.pc - 1 >= 0 ? frame.pc - 1 : 0)].line);
+}
+
+Value eval_template(py::VM& vm, const StateTemplate& t, const py::Frame& start, const std::vector<Value>& outputs) {
+  switch (t.kind) {
+    case StateTemplate::Kind::Const: return t.value;
+    case StateTemplate::Kind::Output: return outputs.at(size_t(t.output));
+    case StateTemplate::Kind::Source: {
+      Value v;
+      if (!t.source->eval(vm, start, v)) throw py::PyError("RuntimeError", "capture lost " + t.source->str());
+      return v;
+    }
+    case StateTemplate::Kind::Tuple:
+    case StateTemplate::Kind::List: {
+      py::ValueVec items;
+      for (const StateTemplate& x : t.items) items.push_back(eval_template(vm, x, start, outputs));
+      if (t.kind == StateTemplate::Kind::List) return py::list_value(std::move(items));
+      return Value(py::make<py::Tuple>(std::move(items), t.value.is(ObjKind::Tuple) && t.value.as<py::Tuple>()->is_size));
+    }
+    case StateTemplate::Kind::Unbound: return py::unbound();
+    case StateTemplate::Kind::Range: return Value();
+  }
+  return Value();
+}
+
+// Runs a cached region on the real frame: the graph on inputs fetched through
+// their sources, then the frame rebuilt as the region left it.
+bool run_entry(py::VM& vm, py::Frame& frame, const RegionResult& r, Value& result) {
+  std::vector<Value> inputs;
+  for (const SourcePtr& s : r.inputs) {
+    Value v;
+    if (!s->eval(vm, frame, v)) throw py::PyError("RuntimeError", "capture lost graph input " + s->str());
+    inputs.push_back(v);
+  }
+  std::vector<Value> outputs = run_graph(vm, r, inputs);
+  py::ValueVec stack, locals;
+  for (const StateTemplate& t : r.stack_after) stack.push_back(eval_template(vm, t, frame, outputs));
+  for (const StateTemplate& t : r.locals_after) locals.push_back(eval_template(vm, t, frame, outputs));
+  if (r.returned) result = eval_template(vm, r.return_value, frame, outputs);
+  frame.stack = std::move(stack);
+  frame.locals = std::move(locals);
+  frame.pc = r.exit_pc;
+  return r.returned;
+}
+
+}  // namespace
+
+bool State::run_frame(py::VM& vm, py::Frame& frame, Value& result) {
+  if (inline_traced_call(vm, frame, result)) return true;
+  if (active.empty() || vm.tracer) return false;
+  // Kiln's own torch.nn code runs as library code, as Dynamo skips torch/ files;
+  // the user frames it calls are still compiled.
+  if (frame.code->filename.starts_with("torch/")) return false;
+  result = execute(vm, frame);
+  return true;
+}
+
+Value State::execute(py::VM& vm, py::Frame& frame) {
+  Callable& owner = *active.back();
+  frame.parent = vm.current_frame;
+  for (;;) {
+    FrameInfo& info = frames[{frame.code, frame.pc}];
+    if (info.name.empty()) info.name = frame_name(frame);
+    // Iterators carried into a resume point cannot be copied or guarded yet: run the rest eagerly.
+    bool has_iterator = false;
+    for (const Value& v : frame.stack) has_iterator |= v.is(ObjKind::Iterator) || v.is(ObjKind::Range);
+    Value result;
+    if (has_iterator || info.over_limit) {
+      vm.current_frame = frame.parent;
+      return vm.run_frame(frame);
+    }
+    const CacheEntry* hit = nullptr;
+    std::vector<std::string> failures;
+    for (auto it = info.entries.rbegin(); it != info.entries.rend(); ++it) {
+      std::string why;
+      if (it->region.reusable && check_guards(vm, frame, it->region.guards, &why)) {
+        hit = &*it;
+        break;
+      }
+      failures.push_back(it->compile_id + ": " + (it->region.reusable ? why : "not reusable (" + it->region.not_reusable_why + ")"));
+    }
+    bool returned;
+    if (hit) {
+      returned = run_entry(vm, frame, hit->region, result);
+    } else {
+      if (int(info.entries.size()) >= options.cache_size_limit) {
+        info.over_limit = true;
+        vm.write_err("W kiln capture: hit the recompile limit (" + std::to_string(options.cache_size_limit) + ")\n   function: '" +
+                     info.name + "' (" + frame.code->filename + ":" + std::to_string(frame.code->firstlineno) + ")\n   last reason: " +
+                     (failures.empty() ? "" : failures.front()) + "\n");
+        continue;
+      }
+      if (info.frame_id < 0) info.frame_id = next_frame_id++;
+      // Automatic dynamic shapes: a size that changed since the last compile becomes symbolic.
+      for (const std::string& f : failures) {
+        size_t at = f.find("size mismatch at index ");
+        size_t q1 = f.find("tensor '");
+        if (at == std::string::npos || q1 == std::string::npos) continue;
+        std::string name = f.substr(q1 + 8, f.find('\'', q1 + 8) - q1 - 8);
+        int dim = std::stoi(f.substr(at + 23));
+        std::string src = name.starts_with("L[") || name.starts_with("G[") ? name : "L['" + name + "']";
+        if (std::find(info.settings.dynamic_dims.begin(), info.settings.dynamic_dims.end(), std::make_pair(src, dim)) ==
+            info.settings.dynamic_dims.end())
+          info.settings.dynamic_dims.emplace_back(src, dim);
+      }
+      info.settings.all_dynamic = owner.dynamic.value_or(false);
+      std::string cid = std::to_string(info.frame_id) + "/" + std::to_string(info.compiles++);
+      if (!failures.empty()) {
+        owner.report.recompiles.push_back({cid, info.name, failures});
+        if (options.logs.recompiles) {
+          std::string text = "Recompiling function " + info.name + " in " + frame.code->filename + ":" +
+                             std::to_string(frame.code->firstlineno) + "\n    triggered by the following guard failure(s):\n";
+          for (const std::string& f : failures) text += "    - " + f + "\n";
+          log(vm, cid, "recompiles", text);
+        }
+      }
+      RegionResult region = trace_region(vm, frame, info.settings);
+      if (region.break_info && owner.fullgraph) {
+        throw py::PyError("torch._dynamo.exc.Unsupported", region.break_info->reason + "\n" + region.break_info->explanation);
+      }
+      if (region.restarted) cid += "_1";
+      returned = region.returned;
+      if (returned) {
+        result = frame.stack.back();
+        frame.stack.pop_back();
+      }
+      if (region.op_count > 0) {
+        owner.report.graphs.push_back(region.graph);
+        std::vector<std::string> guard_texts;
+        for (const Guard& g : region.guards) guard_texts.push_back(g.kind_name() + ": " + g.text());
+        owner.report.guards.push_back(guard_texts);
+        if (options.logs.graph_code)
+          log(vm, cid, "graph_code", "TRACED GRAPH\n ===== __compiled_fn =====\n" + print_graph_module(region.graph));
+        if (options.logs.guards) {
+          std::string text = "GUARDS:\n";
+          for (const std::string& g : guard_texts) text += "| +- " + g + "\n";
+          log(vm, cid, "guards", text);
+        }
+      }
+      if (region.break_info) {
+        owner.report.breaks.push_back(region.break_record);
+        if (options.logs.graph_breaks)
+          log(vm, cid, "graph_breaks", "Graph break in user code at " + region.break_record.file + ":" +
+                                           std::to_string(region.break_record.line) + "\nGraph Break Reason: " +
+                                           region.break_info->reason + "\n" + region.break_info->explanation);
+      }
+      info.entries.push_back({cid, std::move(region)});
+    }
+    if (returned) return result;
+    // The breaking instruction runs eagerly; calls it makes are compiled as frames of their own.
+    vm.current_frame = &frame;
+    bool done = false;
+    try {
+      done = vm.step(frame, result);
+    } catch (...) {
+      vm.current_frame = frame.parent;
+      throw;
+    }
+    vm.current_frame = frame.parent;
+    if (done) return result;
+  }
+}
+
+int CallableReport::op_count() const {
+  int n = 0;
+  for (const Graph& g : graphs) n += int(count_nodes(g, OpKind::CallFunction));
+  return n;
+}
+
+LogConfig LogConfig::parse(std::string_view spec) {
+  LogConfig c;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    std::string_view item = spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    while (!item.empty() && (item.front() == '+' || item.front() == ' ')) item.remove_prefix(1);
+    if (item == "graph_breaks") c.graph_breaks = true;
+    if (item == "guards") c.guards = true;
+    if (item == "recompiles" || item == "recompiles_verbose") c.recompiles = true;
+    if (item == "graph_code" || item == "graph") c.graph_code = true;
+    if (item == "dynamic") c.dynamic = true;
+    if (item == "dynamo") c.graph_breaks = c.guards = c.recompiles = c.graph_code = true;
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return c;
+}
+
+namespace {
+
+const char* const kModes[] = {"default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"};
+const char* const kBackends[] = {"eager", "aot_eager", "inductor", "kiln", "kiln-cuda"};
+
+std::string callable_name(py::VM& vm, const Value& fn) {
+  Value n;
+  if (vm.try_getattr(fn, "__name__", n) && n.is(ObjKind::Str)) return n.as<py::Str>()->s;
+  return py::type_name(fn);
+}
+
+Value wrap_compiled(py::VM& vm, std::shared_ptr<Callable> c) {
+  State& st = state_of(vm);
+  st.callables.push_back(c);
+  Callable* raw = c.get();
+  auto b = py::make<py::Builtin>("torch._dynamo.OptimizedFunction", [raw](py::VM& vm, const py::CallArgs& a) -> Value {
+    State& st = state_of(vm);
+    if (vm.tracer) return vm.call(raw->target, a);  // compiled code called from a traced region is inlined
+    Value fn = raw->target;
+    if (fn.is(ObjKind::Instance)) fn = vm.getattr(fn, "forward");
+    st.active.push_back(raw);
+    try {
+      Value r = vm.call(fn, a);
+      st.active.pop_back();
+      return r;
+    } catch (...) {
+      st.active.pop_back();
+      throw;
+    }
+  });
+  b->tag = raw;
+  return Value(b);
+}
+
+Value torch_compile(py::VM& vm, const py::CallArgs& a) {
+  auto c = std::make_shared<Callable>();
+  c->backend = state_of(vm).options.default_backend;
+  bool disable = false;
+  if (a.kw) {
+    for (const auto& [k, v] : *a.kw) {
+      if (k == "fullgraph") c->fullgraph = vm.truth(v);
+      else if (k == "dynamic") { if (!v.is_none()) c->dynamic = vm.truth(v); }
+      else if (k == "backend") {
+        if (!v.is(ObjKind::Str)) throw py::PyError("NotImplementedError", "custom backend callables are outside Kiln's subset", true);
+        c->backend = v.as<py::Str>()->s;
+        if (std::find(std::begin(kBackends), std::end(kBackends), c->backend) == std::end(kBackends))
+          throw py::PyError("torch._dynamo.exc.InvalidBackend", "Invalid backend: '" + c->backend + "', see `torch._dynamo.list_backends()` for available backends.");
+      } else if (k == "mode") {
+        if (v.is_none()) continue;
+        c->mode = py::as_str(v);
+        if (std::find(std::begin(kModes), std::end(kModes), c->mode) == std::end(kModes))
+          throw py::PyError("RuntimeError", "Unrecognized mode=" + c->mode + ", should be one of: default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs");
+      } else if (k == "options") {
+        if (!v.is_none() && !v.is(ObjKind::Dict)) throw py::PyError("TypeError", "options must be a dict");
+      } else if (k == "disable") disable = vm.truth(v);
+      else throw py::PyError("TypeError", "compile() got an unexpected keyword argument '" + k + "'");
+    }
+  }
+  if (a.npos > 1) throw py::PyError("TypeError", "compile() takes 1 positional argument but " + std::to_string(a.npos) + " were given");
+  if (a.npos == 0) {
+    // Decorator form: torch.compile(fullgraph=True)(fn).
+    std::vector<std::pair<std::string, Value>> kw = a.kw ? *a.kw : std::vector<std::pair<std::string, Value>>{};
+    return py::make_builtin("torch.compile.<decorator>", [kw](py::VM& vm, const py::CallArgs& inner) {
+      auto k = kw;
+      return torch_compile(vm, py::CallArgs{inner.pos, inner.npos, &k});
+    });
+  }
+  if (disable) return a[0];
+  c->target = a[0];
+  c->name = callable_name(vm, a[0]);
+  return wrap_compiled(vm, c);
+}
+
+std::string explain_text(const CallableReport& r) {
+  std::ostringstream o;
+  o << "Graph Count: " << r.graphs.size() << "\n";
+  o << "Graph Break Count: " << r.breaks.size() << "\n";
+  o << "Op Count: " << r.op_count() << "\n";
+  o << "Break Reasons:\n";
+  for (size_t i = 0; i < r.breaks.size(); ++i) {
+    const BreakRecord& b = r.breaks[i];
+    o << "  Break Reason " << i + 1 << ":\n    Reason: " << b.reason << "\n";
+    if (!b.explanation.empty()) o << b.explanation;
+    o << "    User Stack:\n      <FrameSummary file " << b.file << ", line " << b.line << " in " << b.function << ">\n";
+  }
+  o << "Ops per Graph:\n";
+  for (size_t i = 0; i < r.graphs.size(); ++i) {
+    o << "  Ops " << i + 1 << ":\n";
+    for (const Node& n : r.graphs[i].nodes)
+      if (n.op == OpKind::CallFunction) o << "    <" << n.target << ">\n";
+  }
+  o << "Out Guards:\n";
+  int k = 0;
+  for (const auto& entry : r.guards)
+    for (const std::string& g : entry) o << "  Guard " << ++k << ": " << g << "\n";
+  return o.str();
+}
+
+}  // namespace
+
+void install_capture(py::VM& vm, CaptureOptions options) {
+  auto st = std::make_shared<State>();
+  st->options = std::move(options);
+  vm.extensions["capture"] = st;
+  vm.frame_hook = st.get();
+  auto hook = [&vm](const char* name, py::BuiltinFn fn) {
+    vm.extensions[name] = std::make_shared<py::BuiltinFn>(std::move(fn));
+  };
+  hook("torch.compile", torch_compile);
+  hook("torch._dynamo.reset", [](py::VM& vm, const py::CallArgs&) {
+    State& st = state_of(vm);
+    st.frames.clear();
+    st.next_frame_id = 0;
+    return Value();
+  });
+  hook("torch._dynamo.list_backends", [](py::VM&, const py::CallArgs&) {
+    return py::list_value({py::str_value("inductor"), py::str_value("kiln")});
+  });
+  hook("torch._dynamo.explain", [](py::VM&, const py::CallArgs& a) {
+    if (a.npos != 1) throw py::PyError("TypeError", "explain() takes the function to explain");
+    Value target = a[0];
+    return py::make_builtin("torch._dynamo.explain.<runner>", [target](py::VM& vm, const py::CallArgs& args) {
+      auto c = std::make_shared<Callable>();
+      c->target = target;
+      c->name = callable_name(vm, target);
+      Value compiled = wrap_compiled(vm, c);
+      vm.call(compiled, args);
+      auto cls = py::make<py::Class>("ExplainOutput", py::Ref<py::Class>());
+      std::string text = explain_text(c->report);
+      cls->dict->set(py::str_value("__str__"), py::make_builtin("ExplainOutput.__str__", [text](py::VM&, const py::CallArgs&) {
+        return py::str_value(text);
+      }));
+      auto out = py::make<py::Instance>(cls);
+      out->dict->set(py::str_value("graph_count"), Value(int64_t(c->report.graphs.size())));
+      out->dict->set(py::str_value("graph_break_count"), Value(int64_t(c->report.breaks.size())));
+      out->dict->set(py::str_value("op_count"), Value(int64_t(c->report.op_count())));
+      return Value(out);
+    });
+  });
+}
+
+std::vector<CallableReport> capture_reports(py::VM& vm) {
+  std::vector<CallableReport> out;
+  for (const auto& c : state_of(vm).callables) {
+    CallableReport r = c->report;
+    r.name = c->name;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace kiln::capture

@@ -1,0 +1,43 @@
+#pragma once
+// Guards: the assumptions a captured graph was built on, checked before each
+// reuse. Failure texts follow TorchDynamo's so recompile reasons read the same.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/capture/source.h"
+#include "core/tensor/dtype.h"
+
+namespace kiln::capture {
+
+struct Guard {
+  enum class Kind { TensorMatch, EqualsMatch, TypeMatch, IdMatch, LengthCheck, GradMode };
+  Kind kind = Kind::EqualsMatch;
+  SourcePtr source;
+  // TensorMatch
+  DType dtype = DType::Float32;
+  std::vector<int64_t> sizes, strides;
+  std::vector<bool> dynamic;  // per dim: size and stride not checked (automatic dynamic)
+  bool requires_grad = false;
+  // EqualsMatch: the value; IdMatch: the object; TypeMatch: the class.
+  py::Value expected;
+  int64_t length = 0;  // LengthCheck
+  bool grad_mode = true;
+  // The user line that made the guard, for messages ("# for _ in range(n):  # f.py:3 in g").
+  std::string user_code, user_file, user_function;
+  int user_line = 0;
+
+  std::string kind_name() const;  // TENSOR_MATCH, EQUALS_MATCH, ...
+  // The guard as Dynamo writes it: "L['n'] == 2", "check_tensor(L['x'], ...)".
+  std::string text() const;
+  // Passes, or sets `why` to Dynamo's failure text ("tensor 'x' size mismatch at index 0. expected 4, actual 6").
+  bool check(py::VM& vm, const py::Frame& frame, std::string* why) const;
+};
+
+// Checks tensor guards first, then the others, as Dynamo reports the first failure that way.
+bool check_guards(py::VM& vm, const py::Frame& frame, const std::vector<Guard>& guards, std::string* why);
+
+// c10's scalar type names used in guard messages: Float, Double, Long, Half, BFloat16, Bool.
+std::string scalar_type_name(DType d);
+
+}  // namespace kiln::capture

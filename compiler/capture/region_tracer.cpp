@@ -1,0 +1,986 @@
+#include "compiler/capture/region_tracer.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+
+#include "core/python/torch_bridge.h"
+#include "core/python/torch_convert.h"
+#include "core/python/vm.h"
+
+namespace kiln::capture {
+
+using py::ObjKind;
+using py::Op;
+using py::Value;
+using py::Ref;
+
+namespace {
+
+struct FakeInfo : py::FakeTensorInfo {
+  NodeId node = kNoNode;    // internal id (see RegionTracer::ids)
+  NodeId parent = kNoNode;  // element `index` of a multi-output node, getitem made on first use
+  int index = 0;
+};
+
+struct ShadowEntry {
+  SourcePtr src;
+  SourcePtr iter_base = nullptr;
+  int64_t iter_pos = 0;
+};
+
+ShadowEntry shadow(SourcePtr src) {
+  ShadowEntry e;
+  e.src = std::move(src);
+  return e;
+}
+
+struct TracedFrame {
+  py::Frame* frame = nullptr;
+  std::vector<ShadowEntry> stack;
+  std::vector<SourcePtr> locals;
+  bool user_code = true;  // false for Kiln's own torch.nn prelude
+};
+
+bool is_library(const py::Code* code) { return code->filename.starts_with("torch/"); }
+
+bool is_scalar_constant(const Value& v) {
+  return v.is_none() || v.is_bool() || v.is_int() || v.is_float() || v.is(ObjKind::Str);
+}
+
+// Values popped by an instruction (the VM's stack effect, see code.h).
+size_t stack_pops(const py::Instr& in) {
+  switch (in.op) {
+    case Op::PopTop: case Op::StoreFast: case Op::StoreDeref: case Op::StoreGlobal: case Op::StoreName:
+    case Op::LoadAttr: case Op::UnaryOp: case Op::PopJumpIfFalse: case Op::PopJumpIfTrue: case Op::GetIter:
+    case Op::ListAppend: case Op::ListExtend: case Op::ListToTuple: case Op::DictUpdate: case Op::UnpackSequence:
+    case Op::UnpackEx: case Op::ReturnValue: case Op::WithEnter: case Op::WithExit:
+      return 1;
+    case Op::StoreAttr: case Op::BinarySubscr: case Op::DeleteSubscr: case Op::BinaryOp: case Op::InplaceOp:
+    case Op::CompareOp: case Op::MapAdd:
+      return 2;
+    case Op::StoreSubscr: return 3;
+    case Op::BuildSlice: case Op::BuildTuple: case Op::BuildList: case Op::BuildString: return size_t(in.arg);
+    case Op::BuildMap: return size_t(2 * in.arg);
+    case Op::FormatValue: return (in.arg & 4) ? 2 : 1;
+    case Op::Call: return size_t(in.arg) + 1;
+    case Op::CallKw: return size_t(in.arg) + 2;
+    case Op::CallEx: return (in.arg & 1) ? 3 : 2;
+    case Op::MakeFunction: return 1 + ((in.arg & 1) ? 1 : 0) + ((in.arg & 2) ? 1 : 0) + ((in.arg & 8) ? 1 : 0);
+    case Op::BuildClass: return size_t(in.arg) + 2;
+    default: return 0;
+  }
+}
+
+// FX's names: the callee's last dotted part, "_1" after names that shadow Python builtins.
+class Namer {
+ public:
+  std::string make(std::string base) {
+    static const std::set<std::string> reserved = {
+        "sum", "abs", "max", "min", "pow", "round", "all", "any", "len", "list", "tuple", "dict", "int", "float", "bool",
+        "str", "type", "input", "id", "hash", "iter", "next", "map", "filter", "zip", "range", "slice", "sorted", "divmod",
+        "format", "print", "object", "property", "super", "vars", "open", "eval", "exec", "and", "or", "not", "is", "in",
+        "if", "else", "for", "while", "def", "class", "return", "lambda", "None", "True", "False", "getattr", "setattr"};
+    for (char& c : base)
+      if (!isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    if (base.empty() || isdigit(static_cast<unsigned char>(base[0]))) base = "_" + base;
+    std::string candidate = base;
+    if (reserved.count(candidate)) candidate = base + "_1";
+    int n = 1;
+    while (used_.count(candidate)) candidate = base + "_" + std::to_string(++n - (reserved.count(base) ? 0 : 1));
+    used_.insert(candidate);
+    return candidate;
+  }
+  void release(const std::string& name) { used_.erase(name); }
+
+ private:
+  std::set<std::string> used_;
+};
+
+std::string last_part(const std::string& dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+}
+
+}  // namespace
+
+class RegionTracer : public py::Tracer {
+ public:
+  RegionTracer(py::VM& vm, const TraceSettings& settings, RegionResult& out)
+      : vm_(vm), settings_(settings), out_(out), epoch_(py::next_object_serial()) {}
+
+  // ---- py::Tracer ----
+  Value record(py::VM& vm, const py::TorchCall& call, const std::function<Value(const py::CallArgs&)>& run_meta) override;
+  bool is_traced_tensor(const Value& v) const override { return v.is(ObjKind::Tensor); }
+  Value inspect_tensor(py::VM& vm, const Value& v) override;
+  [[noreturn]] void graph_break(py::VM&, py::BreakInfo info) override { throw py::GraphBreakSignal{std::move(info)}; }
+  void note_mutation(py::VM&, const Value& obj) override {
+    if (obj.is_obj() && obj.obj()->serial < epoch_ && out_.reusable) {
+      out_.reusable = false;
+      out_.not_reusable_why = "the region changes a " + py::type_name(obj) + " that existed before it";
+    }
+  }
+
+  // ---- stepping ----
+  bool step(TracedFrame& tf, Value& result);
+  Value run_inlined(py::Frame& frame);
+  void init_root(TracedFrame& tf);
+  void push_root(TracedFrame* tf) { frames_.push_back(tf); }
+  void finalize(py::Frame& frame, const Value* returned);
+  size_t op_count() const { return ops_.size(); }
+  size_t placeholder_count() const { return phs_.size(); }
+  void truncate(size_t ops, size_t phs);
+
+ private:
+  struct Placeholder {
+    SourcePtr source;
+    Node node;
+    Value real;
+    Ref<py::TensorObj> fake;
+  };
+  struct OpNode {
+    Node node;
+    GraphStep step;
+    bool renamed = false;
+  };
+
+  static NodeId ph_id(size_t p) { return -NodeId(p) - 2; }
+  NodeId resolve(py::TensorObj* t);
+  NodeId lift(py::TensorObj* t);
+  SourcePtr source_of(const Value& v) const;
+  void on_pushed(TracedFrame& tf, size_t slot);
+  void add_constant_guard(const Value& v, const SourcePtr& src);
+  void add_tensor_guard(py::TensorObj* t, const SourcePtr& src, bool specialize);
+  bool to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl);
+  Val val_of(const Value& v, const std::vector<bool>* dynamic = nullptr) const;
+  std::vector<StackFrame> user_stack() const;
+  void rename_on_store(TracedFrame& tf, const Value& v, const std::string& name);
+  StateTemplate make_template(const Value& v, const SourcePtr& src, const std::vector<py::TensorObj*>& outputs);
+  Ref<py::TensorObj> make_fake(Tensor meta, NodeId node);
+  bool is_dynamic(const SourcePtr& src, size_t dim, int64_t size) const;
+
+  py::VM& vm_;
+  const TraceSettings& settings_;
+  RegionResult& out_;
+  uint64_t epoch_;
+  Namer namer_;
+  std::vector<Placeholder> phs_;
+  std::vector<OpNode> ops_;
+  std::vector<Ref<py::TensorObj>> fakes_;
+  std::unordered_map<const py::Object*, SourcePtr> sources_;   // objects seen with a source
+  std::unordered_map<const py::TensorObj*, size_t> lifted_;    // real tensor -> placeholder
+  std::set<std::string> guarded_;                              // guard dedupe by text
+  std::vector<TracedFrame*> frames_;                           // root first
+};
+
+namespace {
+thread_local RegionTracer* active_tracer = nullptr;
+}
+
+// ---- sources and guards ----
+
+SourcePtr RegionTracer::source_of(const Value& v) const {
+  if (!v.is_obj()) return nullptr;
+  auto it = sources_.find(v.obj());
+  return it == sources_.end() ? nullptr : it->second;
+}
+
+void RegionTracer::add_constant_guard(const Value& v, const SourcePtr& src) {
+  Guard g;
+  g.kind = Guard::Kind::EqualsMatch;
+  g.source = src;
+  g.expected = v;
+  if (!guarded_.insert(g.text()).second) return;
+  if (!frames_.empty()) {
+    const py::Frame& f = *frames_.back()->frame;
+    const py::Instr& in = f.code->code[size_t(f.pc)];
+    g.user_file = f.code->filename;
+    g.user_line = in.line;
+    g.user_function = f.code->name;
+    if (f.code->source_lines && in.line >= 1 && size_t(in.line) <= f.code->source_lines->size()) {
+      std::string text = (*f.code->source_lines)[size_t(in.line) - 1];
+      size_t b = text.find_first_not_of(" \t");
+      g.user_code = b == std::string::npos ? "" : text.substr(b);
+    }
+  }
+  out_.guards.push_back(std::move(g));
+}
+
+bool RegionTracer::is_dynamic(const SourcePtr& src, size_t dim, int64_t size) const {
+  if (size < 2) return false;
+  if (settings_.all_dynamic) return true;
+  std::string text = src->str();
+  for (const auto& [s, d] : settings_.dynamic_dims)
+    if (s == text && size_t(d) == dim) return true;
+  return false;
+}
+
+void RegionTracer::add_tensor_guard(py::TensorObj* t, const SourcePtr& src, bool specialize) {
+  Guard g;
+  g.kind = Guard::Kind::TensorMatch;
+  g.source = src;
+  g.dtype = t->t.dtype();
+  g.sizes = t->t.sizes();
+  g.strides = t->t.strides();
+  g.requires_grad = t->requires_grad;
+  for (size_t d = 0; d < g.sizes.size(); ++d) g.dynamic.push_back(!specialize && is_dynamic(src, d, g.sizes[d]));
+  // A later specializing read replaces the dynamic guard of the same tensor.
+  for (Guard& old : out_.guards)
+    if (old.kind == Guard::Kind::TensorMatch && old.source->str() == src->str()) {
+      if (specialize) old = g;
+      return;
+    }
+  out_.guards.push_back(std::move(g));
+}
+
+void RegionTracer::on_pushed(TracedFrame& tf, size_t slot) {
+  ShadowEntry& e = tf.stack[slot];
+  const Value& v = tf.frame->stack[slot];
+  if (!e.src) {
+    e.src = source_of(v);
+    return;
+  }
+  if (is_scalar_constant(v)) {
+    add_constant_guard(v, e.src);
+    return;
+  }
+  if (v.is_obj() && !sources_.count(v.obj())) {
+    sources_[v.obj()] = e.src;
+    if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
+      Guard g;
+      g.kind = Guard::Kind::LengthCheck;
+      g.source = e.src;
+      g.length = vm_.len(v);
+      if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
+    } else if (v.is(ObjKind::Instance)) {
+      Guard g;
+      g.kind = Guard::Kind::TypeMatch;
+      g.source = e.src;
+      g.expected = Value(v.as<py::Instance>()->cls);
+      if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
+    }
+  }
+}
+
+// ---- graph values ----
+
+Ref<py::TensorObj> RegionTracer::make_fake(Tensor meta, NodeId node) {
+  auto obj = py::make<py::TensorObj>(std::move(meta));
+  auto info = std::make_shared<FakeInfo>();
+  info->node = node;
+  obj->fake = info;
+  fakes_.push_back(obj);
+  return obj;
+}
+
+NodeId RegionTracer::lift(py::TensorObj* t) {
+  auto it = lifted_.find(t);
+  if (it != lifted_.end()) return ph_id(it->second);
+  SourcePtr src = source_of(Value(t));
+  if (!src) {
+    py::BreakInfo info;
+    info.kind = py::BreakKind::UnsupportedCall;
+    info.reason = "Kiln cannot name where this tensor comes from";
+    info.explanation = "  Explanation: the tensor was not reached from the frame's locals, globals or module attributes.\n";
+    throw py::GraphBreakSignal{info};
+  }
+  add_tensor_guard(t, src, false);
+  Placeholder p;
+  p.source = src;
+  p.real = Value(t);
+  p.node.op = OpKind::Placeholder;
+  p.node.target = src->graph_name();
+  std::string name = p.node.target;
+  if (!name.empty()) name[0] = char(tolower(static_cast<unsigned char>(name[0])));
+  p.node.name = namer_.make(name);
+  std::vector<bool> dynamic;
+  for (size_t d = 0; d < t->t.sizes().size(); ++d) dynamic.push_back(is_dynamic(src, d, t->t.sizes()[d]));
+  p.node.meta.val = val_of(Value(t), &dynamic);
+  size_t index = phs_.size();
+  p.fake = make_fake(Tensor::meta_strided(t->t.sizes(), t->t.strides(), t->t.dtype()), ph_id(index));
+  p.fake->requires_grad = t->requires_grad;
+  phs_.push_back(std::move(p));
+  lifted_[t] = index;
+  return ph_id(index);
+}
+
+NodeId RegionTracer::resolve(py::TensorObj* t) {
+  auto* info = static_cast<FakeInfo*>(t->fake.get());
+  if (!info) return lift(t);
+  if (info->node != kNoNode) return info->node;
+  // First use of one element of a multi-output op: Dynamo's getitem node.
+  OpNode op;
+  op.node.op = OpKind::CallFunction;
+  op.node.target = "operator.getitem";
+  op.node.name = namer_.make("getitem");
+  op.node.args = {Arg::node(info->parent), Arg::integer(info->index)};
+  op.node.meta.val = val_of(Value(t));
+  op.node.meta.stack = user_stack();
+  op.step.kind = GraphStep::Kind::GetItem;
+  op.step.index = info->index;
+  ArgTemplate parent;
+  parent.kind = ArgTemplate::Kind::Node;
+  parent.node = info->parent;
+  op.step.args = {parent};
+  info->node = NodeId(ops_.size());
+  ops_.push_back(std::move(op));
+  return info->node;
+}
+
+Val RegionTracer::val_of(const Value& v, const std::vector<bool>* dynamic) const {
+  if (v.is(ObjKind::Tensor)) {
+    const Tensor& t = v.as<py::TensorObj>()->t;
+    TensorMeta m;
+    m.dtype = std::string(dtype_name(t.dtype()));
+    m.device = "cpu";
+    std::vector<SymInt> strides;
+    int sym = 0;
+    for (size_t d = 0; d < t.sizes().size(); ++d) {
+      if (dynamic && (*dynamic)[d]) m.sizes.push_back(SymInt::symbol("s" + std::to_string(sym++)));
+      else m.sizes.push_back(SymInt::of(t.sizes()[d]));
+      strides.push_back(SymInt::of(t.strides()[d]));
+    }
+    m.strides = strides;
+    return Val::of_tensor(std::move(m));
+  }
+  if (v.is(ObjKind::Tuple) || v.is(ObjKind::List)) {
+    std::vector<Val> items;
+    for (const Value& x : v.is(ObjKind::Tuple) ? v.as<py::Tuple>()->items : v.as<py::List>()->items) items.push_back(val_of(x));
+    return Val::tuple(std::move(items));
+  }
+  if (v.is_int()) return Val::of_scalar(Arg::integer(v.as_int()));
+  if (v.is_float()) return Val::of_scalar(Arg::real(v.as_float()));
+  if (v.is_bool()) return Val::of_scalar(Arg::boolean(v.as_bool()));
+  return Val{};
+}
+
+bool RegionTracer::to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl) {
+  tmpl.value = v;
+  switch (v.tag()) {
+    case Value::Tag::None: arg = Arg::none(); return true;
+    case Value::Tag::Bool: arg = Arg::boolean(v.as_bool()); return true;
+    case Value::Tag::Int: arg = Arg::integer(v.as_int()); return true;
+    case Value::Tag::Float: arg = Arg::real(v.as_float()); return true;
+    case Value::Tag::Obj: break;
+  }
+  switch (v.obj()->kind) {
+    case ObjKind::Str: arg = Arg::str(v.as<py::Str>()->s); return true;
+    case ObjKind::Tensor: {
+      NodeId id = resolve(v.as<py::TensorObj>());
+      arg = Arg::node(id);
+      tmpl.kind = ArgTemplate::Kind::Node;
+      tmpl.node = id;
+      tmpl.value = Value();
+      return true;
+    }
+    case ObjKind::Tuple:
+    case ObjKind::List: {
+      const py::ValueVec& items = v.is(ObjKind::Tuple) ? v.as<py::Tuple>()->items : v.as<py::List>()->items;
+      std::vector<Arg> args;
+      tmpl.kind = v.is(ObjKind::Tuple) ? ArgTemplate::Kind::Tuple : ArgTemplate::Kind::List;
+      for (const Value& x : items) {
+        Arg a;
+        ArgTemplate t;
+        if (!to_arg(x, a, t)) return false;
+        args.push_back(std::move(a));
+        tmpl.items.push_back(std::move(t));
+      }
+      arg = v.is(ObjKind::Tuple) ? Arg::tuple(std::move(args)) : Arg::list(std::move(args));
+      return true;
+    }
+    case ObjKind::DType: arg = Arg::dtype(std::string(dtype_name(v.as<py::DTypeObj>()->dtype))); return true;
+    case ObjKind::Device: arg = Arg::device(v.as<py::DeviceObj>()->str()); return true;
+    case ObjKind::Ellipsis: arg = Arg::ellipsis(); return true;
+    case ObjKind::Slice: {
+      auto* s = v.as<py::SliceObj>();
+      Arg a, b, c;
+      ArgTemplate ta, tb, tc;
+      if (!to_arg(s->start, a, ta) || !to_arg(s->stop, b, tb) || !to_arg(s->step, c, tc)) return false;
+      arg = Arg::slice(a, b, c);
+      tmpl.kind = ArgTemplate::Kind::Slice;
+      tmpl.items = {ta, tb, tc};
+      return true;
+    }
+    default: return false;
+  }
+}
+
+std::vector<StackFrame> RegionTracer::user_stack() const {
+  // The innermost frame of user code, as Dynamo's "# File:" lines show it.
+  for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+    if (!(*it)->user_code) continue;
+    const py::Frame& f = *(*it)->frame;
+    const py::Instr& in = f.code->code[size_t(std::min<int>(f.pc, int(f.code->code.size()) - 1))];
+    StackFrame sf;
+    sf.file = f.code->filename;
+    sf.line = in.line;
+    sf.function = f.code->name;
+    if (f.code->source_lines && in.line >= 1 && size_t(in.line) <= f.code->source_lines->size()) {
+      std::string text = (*f.code->source_lines)[size_t(in.line) - 1];
+      size_t b = text.find_first_not_of(" \t");
+      size_t e = text.find_last_not_of(" \t\r");
+      sf.code = b == std::string::npos ? "" : text.substr(b, e - b + 1);
+    }
+    return {sf};
+  }
+  return {};
+}
+
+Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::function<Value(const py::CallArgs&)>& run_meta) {
+  OpNode op;
+  op.node.op = call.is_method ? OpKind::CallMethod : OpKind::CallFunction;
+  op.node.target = call.graph_target;
+  py::ValueVec subst;
+  for (size_t i = 0; i < call.args.npos; ++i) {
+    const Value& a = call.args[i];
+    Arg arg;
+    ArgTemplate tmpl;
+    if (!to_arg(a, arg, tmpl)) {
+      py::BreakInfo info;
+      info.kind = py::BreakKind::UnsupportedCall;
+      info.reason = "Kiln cannot put a " + py::type_name(a) + " into a graph";
+      info.explanation = "  Explanation: argument " + std::to_string(i) + " of " + call.graph_target + " is a " + py::type_name(a) + "\n";
+      throw py::GraphBreakSignal{info};
+    }
+    op.node.args.push_back(std::move(arg));
+    op.step.args.push_back(std::move(tmpl));
+    // Meta functions read the fake (placeholder) standing for a real input.
+    if (a.is(ObjKind::Tensor) && !a.as<py::TensorObj>()->fake) subst.push_back(Value(phs_[lifted_[a.as<py::TensorObj>()]].fake));
+    else subst.push_back(a);
+  }
+  std::vector<std::pair<std::string, Value>> kw_subst;
+  if (call.args.kw) {
+    for (const auto& [k, a] : *call.args.kw) {
+      Arg arg;
+      ArgTemplate tmpl;
+      if (!to_arg(a, arg, tmpl)) {
+        py::BreakInfo info;
+        info.reason = "Kiln cannot put a " + py::type_name(a) + " into a graph";
+        throw py::GraphBreakSignal{info};
+      }
+      op.node.kwargs.emplace_back(k, std::move(arg));
+      op.step.kwargs.emplace_back(k, std::move(tmpl));
+      if (a.is(ObjKind::Tensor) && !a.as<py::TensorObj>()->fake) kw_subst.emplace_back(k, Value(phs_[lifted_[a.as<py::TensorObj>()]].fake));
+      else kw_subst.emplace_back(k, a);
+    }
+  }
+  Value result = run_meta(py::CallArgs{subst.data(), subst.size(), kw_subst.empty() ? nullptr : &kw_subst});
+  if (call.is_method) {
+    op.step.kind = GraphStep::Kind::Method;
+    op.step.name = call.graph_target;
+  } else if (call.graph_target.starts_with("operator.")) {
+    op.step.kind = GraphStep::Kind::Operator;
+    op.step.name = call.graph_target;
+  } else {
+    op.step.kind = GraphStep::Kind::Call;
+    op.step.callable = call.callable;
+  }
+  op.node.name = namer_.make(last_part(call.graph_target));
+  op.node.meta.val = val_of(result);
+  op.node.meta.stack = user_stack();
+  NodeId id = NodeId(ops_.size());
+  op.step.node = id;
+  ops_.push_back(std::move(op));
+  // Tensor results become fakes tied to the node.
+  if (result.is(ObjKind::Tensor)) {
+    auto* t = result.as<py::TensorObj>();
+    auto info = std::make_shared<FakeInfo>();
+    info->node = id;
+    t->fake = info;
+    fakes_.push_back(Ref<py::TensorObj>(t));
+  } else if (result.is(ObjKind::Tuple) || result.is(ObjKind::List)) {
+    const py::ValueVec& items = result.is(ObjKind::Tuple) ? result.as<py::Tuple>()->items : result.as<py::List>()->items;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (!items[i].is(ObjKind::Tensor)) continue;
+      auto* t = items[i].as<py::TensorObj>();
+      auto info = std::make_shared<FakeInfo>();
+      info->parent = id;
+      info->index = int(i);
+      t->fake = info;
+      fakes_.push_back(Ref<py::TensorObj>(t));
+    }
+  }
+  return result;
+}
+
+Value RegionTracer::inspect_tensor(py::VM&, const Value& v) {
+  if (v.is(ObjKind::Tensor) && !v.as<py::TensorObj>()->fake) {
+    SourcePtr src = source_of(v);
+    if (src) add_tensor_guard(v.as<py::TensorObj>(), src, true);
+  }
+  return v;
+}
+
+void RegionTracer::truncate(size_t nops, size_t nphs) {
+  while (ops_.size() > nops) {
+    namer_.release(ops_.back().node.name);
+    ops_.pop_back();
+  }
+  while (phs_.size() > nphs) {
+    namer_.release(phs_.back().node.name);
+    lifted_.erase(phs_.back().real.as<py::TensorObj>());
+    phs_.pop_back();
+  }
+}
+
+void RegionTracer::rename_on_store(TracedFrame& tf, const Value& v, const std::string& name) {
+  if (!tf.user_code || !v.is(ObjKind::Tensor) || !v.as<py::TensorObj>()->fake) return;
+  auto* info = static_cast<FakeInfo*>(v.as<py::TensorObj>()->fake.get());
+  if (info->node < 0 || size_t(info->node) >= ops_.size()) return;
+  OpNode& op = ops_[size_t(info->node)];
+  if (op.renamed) return;
+  op.renamed = true;
+  namer_.release(op.node.name);
+  op.node.name = namer_.make(name);
+}
+
+// ---- stepping ----
+
+void RegionTracer::init_root(TracedFrame& tf) {
+  const py::Frame& f = *tf.frame;
+  tf.user_code = !is_library(f.code);
+  tf.locals.resize(f.locals.size());
+  for (size_t i = 0; i < f.locals.size(); ++i)
+    if (!py::is_unbound(f.locals[i])) tf.locals[i] = Source::local(f.code->varnames[i], int(i));
+  tf.stack.resize(f.stack.size());
+  for (size_t i = 0; i < f.stack.size(); ++i) tf.stack[i].src = Source::stack(int(i));
+}
+
+bool RegionTracer::step(TracedFrame& tf, Value& result) {
+  py::Frame& f = *tf.frame;
+  const py::Instr in = f.code->code[size_t(f.pc)];
+  const size_t before = f.stack.size();
+  Value key;  // BinarySubscr's key, read before the step pops it
+  if (in.op == Op::BinarySubscr) key = f.stack.back();
+  ShadowEntry top_before = tf.stack.empty() ? ShadowEntry{} : tf.stack.back();
+  if (vm_.step(f, result)) return true;
+  const size_t after = f.stack.size();
+  auto& sh = tf.stack;
+  switch (in.op) {
+    case Op::LoadFast:
+      sh.push_back(shadow(tf.locals[size_t(in.arg)]));
+      on_pushed(tf, after - 1);
+      return false;
+    case Op::LoadGlobal: {
+      const std::string& n = f.code->names[size_t(in.arg)];
+      SourcePtr src;
+      if (frames_.front()->frame->globals.get() == f.globals.get() && f.globals->find_str(n)) src = Source::global(n);
+      sh.push_back(shadow(src));
+      on_pushed(tf, after - 1);
+      return false;
+    }
+    case Op::LoadAttr:
+      sh.back() = shadow(top_before.src ? Source::attr(top_before.src, f.code->names[size_t(in.arg)]) : nullptr);
+      on_pushed(tf, after - 1);
+      return false;
+    case Op::BinarySubscr: {
+      SourcePtr base = sh[sh.size() - 2].src;
+      sh.resize(sh.size() - 2);
+      SourcePtr src = base && (key.is_int() || key.is(ObjKind::Str)) ? Source::item(base, key) : nullptr;
+      sh.push_back(shadow(src));
+      on_pushed(tf, after - 1);
+      return false;
+    }
+    case Op::StoreFast:
+      tf.locals[size_t(in.arg)] = top_before.src;
+      sh.pop_back();
+      rename_on_store(tf, f.locals[size_t(in.arg)], f.code->varnames[size_t(in.arg)]);
+      return false;
+    case Op::DeleteFast:
+      tf.locals[size_t(in.arg)] = nullptr;
+      return false;
+    case Op::DupTop: sh.push_back(sh.back()); return false;
+    case Op::DupTopTwo: {
+      ShadowEntry a = sh[sh.size() - 2], b = sh.back();
+      sh.push_back(a);
+      sh.push_back(b);
+      return false;
+    }
+    case Op::RotTwo: std::swap(sh[sh.size() - 1], sh[sh.size() - 2]); return false;
+    case Op::RotThree: std::rotate(sh.end() - 3, sh.end() - 1, sh.end()); return false;
+    case Op::RotFour: std::rotate(sh.end() - 4, sh.end() - 1, sh.end()); return false;
+    case Op::GetIter:
+      sh.back() = ShadowEntry{nullptr, top_before.src, 0};
+      return false;
+    case Op::ForIter:
+      if (after == before + 1) {
+        ShadowEntry& it = sh.back();
+        SourcePtr src = it.iter_base ? Source::item(it.iter_base, Value(it.iter_pos)) : nullptr;
+        ++it.iter_pos;
+        sh.push_back(shadow(src));
+        on_pushed(tf, after - 1);
+      } else {
+        sh.pop_back();
+      }
+      return false;
+    case Op::JumpIfFalseOrPop:
+    case Op::JumpIfTrueOrPop:
+      if (after < before) sh.pop_back();
+      return false;
+    case Op::UnpackSequence: {
+      sh.pop_back();
+      for (size_t i = size_t(in.arg); i-- > 0;) {
+        sh.push_back(shadow(top_before.src ? Source::item(top_before.src, Value(int64_t(i))) : nullptr));
+        on_pushed(tf, sh.size() - 1);
+      }
+      return false;
+    }
+    default: break;
+  }
+  size_t pops = stack_pops(in);
+  sh.resize(before - std::min(before, pops));
+  while (sh.size() < after) {
+    sh.push_back(ShadowEntry{});
+    on_pushed(tf, sh.size() - 1);
+  }
+  return false;
+}
+
+Value RegionTracer::run_inlined(py::Frame& frame) {
+  TracedFrame tf;
+  tf.frame = &frame;
+  tf.user_code = !is_library(frame.code);
+  tf.locals.resize(frame.locals.size());
+  for (size_t i = 0; i < frame.locals.size(); ++i) tf.locals[i] = source_of(frame.locals[i]);
+  frames_.push_back(&tf);
+  frame.parent = vm_.current_frame;
+  vm_.current_frame = &frame;
+  struct Restore {
+    RegionTracer* t;
+    py::VM& vm;
+    py::Frame& f;
+    ~Restore() {
+      t->frames_.pop_back();
+      vm.current_frame = f.parent;
+    }
+  } restore{this, vm_, frame};
+  if (frames_.size() > 64) {
+    py::BreakInfo info;
+    info.reason = "inlining depth exceeded";
+    throw py::GraphBreakSignal{info};
+  }
+  Value result;
+  while (!step(tf, result)) {
+  }
+  return result;
+}
+
+StateTemplate RegionTracer::make_template(const Value& v, const SourcePtr& src, const std::vector<py::TensorObj*>& outputs) {
+  StateTemplate t;
+  if (py::is_unbound(v)) {
+    t.kind = StateTemplate::Kind::Unbound;
+    return t;
+  }
+  if (v.is(ObjKind::Tensor)) {
+    auto it = std::find(outputs.begin(), outputs.end(), v.as<py::TensorObj>());
+    if (it != outputs.end()) {
+      t.kind = StateTemplate::Kind::Output;
+      t.output = int(it - outputs.begin());
+      return t;
+    }
+  }
+  SourcePtr s = src ? src : source_of(v);
+  if (s && (!v.is_obj() || v.obj()->serial < epoch_ || v.is(ObjKind::Tensor))) {
+    t.kind = StateTemplate::Kind::Source;
+    t.source = s;
+    return t;
+  }
+  if (is_scalar_constant(v) || v.is(ObjKind::DType) || v.is(ObjKind::Device)) {
+    t.value = v;
+    return t;
+  }
+  if (v.is(ObjKind::Tuple) || v.is(ObjKind::List)) {
+    t.kind = v.is(ObjKind::Tuple) ? StateTemplate::Kind::Tuple : StateTemplate::Kind::List;
+    t.value = v;  // keeps is_size for tuples
+    for (const Value& x : v.is(ObjKind::Tuple) ? v.as<py::Tuple>()->items : v.as<py::List>()->items)
+      t.items.push_back(make_template(x, nullptr, outputs));
+    return t;
+  }
+  if (v.is_obj() && v.obj()->serial < epoch_ && !v.is(ObjKind::Iterator)) {
+    t.value = v;  // an object from before the region, reached without a source: the same object again
+    return t;
+  }
+  if (out_.reusable) {
+    out_.reusable = false;
+    out_.not_reusable_why = "the state after the region holds a " + py::type_name(v) + " made inside it";
+  }
+  return t;
+}
+
+void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
+  // Graph outputs: every fake still referenced outside the tracer, those in the
+  // frame first (return value, stack, locals), as Dynamo orders them.
+  std::vector<py::TensorObj*> outputs;
+  std::unordered_set<py::TensorObj*> seen;
+  std::function<void(const Value&, int)> walk = [&](const Value& v, int depth) {
+    if (depth > 8 || !v.is_obj()) return;
+    if (v.is(ObjKind::Tensor)) {
+      auto* t = v.as<py::TensorObj>();
+      if (t->fake && seen.insert(t).second) outputs.push_back(t);
+    } else if (v.is(ObjKind::Tuple) || v.is(ObjKind::List)) {
+      for (const Value& x : v.is(ObjKind::Tuple) ? v.as<py::Tuple>()->items : v.as<py::List>()->items) walk(x, depth + 1);
+    } else if (v.is(ObjKind::Dict)) {
+      v.as<py::Dict>()->for_each([&](const Value&, const Value& x) { walk(x, depth + 1); });
+    }
+  };
+  if (returned) walk(*returned, 0);
+  for (const Value& v : frame.stack) walk(v, 0);
+  for (const Value& v : frame.locals) walk(v, 0);
+  for (auto& f : fakes_) {
+    if (!f->fake || seen.count(f.get())) continue;
+    bool is_placeholder = static_cast<FakeInfo*>(f->fake.get())->node < -1;
+    if (!is_placeholder && f->refs > 1) {
+      seen.insert(f.get());
+      outputs.push_back(f.get());
+      if (out_.reusable) {
+        out_.reusable = false;
+        out_.not_reusable_why = "a tensor made in the region is kept outside the frame";
+      }
+    }
+  }
+  // Placeholders of module parameters and buffers first, as Dynamo lifts them.
+  std::vector<size_t> order;
+  for (size_t p = 0; p < phs_.size(); ++p)
+    if (phs_[p].source->is_module_state()) order.push_back(p);
+  for (size_t p = 0; p < phs_.size(); ++p)
+    if (!phs_[p].source->is_module_state()) order.push_back(p);
+  std::vector<NodeId> ph_final(phs_.size());
+  for (size_t i = 0; i < order.size(); ++i) ph_final[order[i]] = NodeId(i);
+  const NodeId nph = NodeId(phs_.size());
+  auto remap = [&](NodeId id) { return id < -1 ? ph_final[size_t(-id - 2)] : id + nph; };
+  std::function<void(Arg&)> remap_arg = [&](Arg& a) {
+    if (a.kind == Arg::Kind::Node) a.i = remap(NodeId(a.i));
+    for (Arg& x : a.items) remap_arg(x);
+  };
+  std::function<void(ArgTemplate&)> remap_tmpl = [&](ArgTemplate& a) {
+    if (a.kind == ArgTemplate::Kind::Node) a.node = remap(a.node);
+    for (ArgTemplate& x : a.items) remap_tmpl(x);
+  };
+  Graph& g = out_.graph;
+  for (size_t p : order) {
+    g.add(phs_[p].node);
+    out_.inputs.push_back(phs_[p].source);
+    out_.input_values.push_back(phs_[p].real);
+  }
+  for (OpNode& op : ops_) {
+    for (Arg& a : op.node.args) remap_arg(a);
+    for (auto& kv : op.node.kwargs) remap_arg(kv.second);
+    for (ArgTemplate& a : op.step.args) remap_tmpl(a);
+    for (auto& kv : op.step.kwargs) remap_tmpl(kv.second);
+    op.step.node = remap(op.step.node);
+    g.add(op.node);
+    out_.steps.push_back(op.step);
+  }
+  out_.op_count = int(ops_.size());
+  std::vector<Arg> outs;
+  for (py::TensorObj* t : outputs) outs.push_back(Arg::node(remap(resolve(t))));
+  // resolve() may have added getitem nodes for outputs never used inside the region.
+  for (size_t i = g.size() - size_t(nph); i < ops_.size(); ++i) {
+    OpNode& op = ops_[i];
+    for (Arg& a : op.node.args) remap_arg(a);
+    for (ArgTemplate& a : op.step.args) remap_tmpl(a);
+    op.step.node = remap(op.step.node);
+    g.add(op.node);
+    out_.steps.push_back(op.step);
+  }
+  Node out_node;
+  out_node.op = OpKind::Output;
+  out_node.name = "output";
+  out_node.target = "output";
+  out_node.args = {Arg::tuple(std::move(outs))};
+  g.add(std::move(out_node));
+
+  // Run the graph once on the real inputs and turn the fakes real in place.
+  std::vector<Value> real = run_graph(vm_, out_, out_.input_values);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    outputs[i]->t = real[i].as<py::TensorObj>()->t;
+    outputs[i]->fake.reset();
+  }
+  for (auto& f : fakes_) f->fake.reset();  // dead ones too, so nothing fake outlives the region
+
+  if (out_.reusable) {
+    TracedFrame& root = *frames_.front();
+    for (size_t i = 0; i < frame.stack.size(); ++i)
+      out_.stack_after.push_back(make_template(frame.stack[i], i < root.stack.size() ? root.stack[i].src : nullptr, outputs));
+    for (size_t i = 0; i < frame.locals.size(); ++i)
+      out_.locals_after.push_back(make_template(frame.locals[i], root.locals[i], outputs));
+    if (returned) out_.return_value = make_template(*returned, nullptr, outputs);
+  }
+}
+
+// ---- entry points ----
+
+RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& settings) {
+  RegionResult out;
+  RegionTracer tracer(vm, settings, out);
+  TracedFrame root;
+  root.frame = &frame;
+  tracer.init_root(root);
+  Guard grad;
+  grad.kind = Guard::Kind::GradMode;
+  grad.source = Source::global("torch");
+  grad.grad_mode = vm.grad_enabled;
+  out.guards.push_back(grad);
+
+  RegionTracer* saved_active = active_tracer;
+  py::Tracer* saved = vm.tracer;
+  active_tracer = &tracer;
+  vm.tracer = &tracer;
+  struct Restore {
+    py::VM& vm;
+    py::Tracer* saved;
+    RegionTracer* saved_active;
+    ~Restore() {
+      vm.tracer = saved;
+      active_tracer = saved_active;
+    }
+  } restore{vm, saved, saved_active};
+
+  Value result;
+  bool returned = false;
+  tracer.push_root(&root);
+  py::Frame* outer = vm.current_frame;
+  frame.parent = outer;
+  vm.current_frame = &frame;
+  try {
+    for (;;) {
+      size_t nops = tracer.op_count(), nphs = tracer.placeholder_count();
+      try {
+        if (tracer.step(root, result)) {
+          returned = true;
+          break;
+        }
+      } catch (py::GraphBreakSignal& s) {
+        tracer.truncate(nops, nphs);
+        out.break_info = s.info;
+        break;
+      }
+    }
+  } catch (...) {
+    vm.current_frame = outer;
+    throw;
+  }
+  vm.current_frame = outer;
+  vm.tracer = saved;
+  active_tracer = saved_active;
+  out.returned = returned;
+  out.exit_pc = frame.pc;
+  if (out.break_info) {
+    const py::Instr& in = frame.code->code[size_t(frame.pc)];
+    out.restarted = out.break_info->kind != py::BreakKind::DataDependentJump;
+    out.break_record.reason = out.break_info->reason;
+    out.break_record.explanation = out.break_info->explanation;
+    out.break_record.file = frame.code->filename;
+    out.break_record.line = in.line;
+    out.break_record.function = frame.code->name;
+    if (frame.code->source_lines && in.line >= 1 && size_t(in.line) <= frame.code->source_lines->size()) {
+      std::string text = (*frame.code->source_lines)[size_t(in.line) - 1];
+      size_t b = text.find_first_not_of(" \t");
+      out.break_record.code = b == std::string::npos ? "" : text.substr(b);
+    }
+  }
+  tracer.finalize(frame, returned ? &result : nullptr);
+  if (returned) frame.stack.push_back(result);  // the engine pops it as the frame's return value
+  return out;
+}
+
+bool inline_traced_call(py::VM& vm, py::Frame& frame, Value& result) {
+  if (!active_tracer || vm.tracer != active_tracer) return false;
+  result = active_tracer->run_inlined(frame);
+  return true;
+}
+
+// ---- running graphs ----
+
+namespace {
+
+Value build_arg(const ArgTemplate& a, const std::vector<Value>& env) {
+  switch (a.kind) {
+    case ArgTemplate::Kind::Const: return a.value;
+    case ArgTemplate::Kind::Node: return env[size_t(a.node)];
+    case ArgTemplate::Kind::Tuple:
+    case ArgTemplate::Kind::List: {
+      py::ValueVec items;
+      for (const ArgTemplate& x : a.items) items.push_back(build_arg(x, env));
+      if (a.kind == ArgTemplate::Kind::List) return py::list_value(std::move(items));
+      bool size = a.value.is(ObjKind::Tuple) && a.value.as<py::Tuple>()->is_size;
+      return Value(py::make<py::Tuple>(std::move(items), size));
+    }
+    case ArgTemplate::Kind::Slice:
+      return Value(py::make<py::SliceObj>(build_arg(a.items[0], env), build_arg(a.items[1], env), build_arg(a.items[2], env)));
+    case ArgTemplate::Kind::Dict: {
+      auto d = py::make<py::Dict>();
+      for (size_t i = 0; i + 1 < a.items.size(); i += 2) d->set(build_arg(a.items[i], env), build_arg(a.items[i + 1], env));
+      return Value(d);
+    }
+  }
+  return Value();
+}
+
+Value run_operator(py::VM& vm, const std::string& name, const py::ValueVec& args) {
+  using py::BinaryOpKind;
+  using py::CompareKind;
+  static const std::vector<std::pair<std::string, BinaryOpKind>> binary = {
+      {"add", BinaryOpKind::Add}, {"sub", BinaryOpKind::Sub}, {"mul", BinaryOpKind::Mul}, {"truediv", BinaryOpKind::TrueDiv},
+      {"floordiv", BinaryOpKind::FloorDiv}, {"mod", BinaryOpKind::Mod}, {"pow", BinaryOpKind::Pow}, {"matmul", BinaryOpKind::MatMul},
+      {"lshift", BinaryOpKind::LShift}, {"rshift", BinaryOpKind::RShift}, {"and_", BinaryOpKind::And}, {"or_", BinaryOpKind::Or},
+      {"xor", BinaryOpKind::Xor}};
+  static const std::vector<std::pair<std::string, CompareKind>> compare = {
+      {"lt", CompareKind::Lt}, {"le", CompareKind::Le}, {"eq", CompareKind::Eq}, {"ne", CompareKind::Ne}, {"gt", CompareKind::Gt}, {"ge", CompareKind::Ge}};
+  std::string op = name.substr(name.find('.') + 1);
+  for (const auto& [n, k] : binary) {
+    if (op == n) return vm.binary(k, args.at(0), args.at(1));
+    if (op == "i" + n || (n == "and_" && op == "iand") || (n == "or_" && op == "ior")) return vm.binary(k, args.at(0), args.at(1), true);
+  }
+  for (const auto& [n, k] : compare)
+    if (op == n) return vm.compare(k, args.at(0), args.at(1));
+  if (op == "neg") return vm.unary(py::UnaryOpKind::Neg, args.at(0));
+  if (op == "pos") return vm.unary(py::UnaryOpKind::Pos, args.at(0));
+  if (op == "invert" || op == "inv") return vm.unary(py::UnaryOpKind::Invert, args.at(0));
+  if (op == "getitem") return vm.getitem(args.at(0), args.at(1));
+  if (op == "setitem") {
+    vm.setitem(args.at(0), args.at(1), args.at(2));
+    return Value();
+  }
+  throw py::PyError("RuntimeError", "captured graph has an operator Kiln cannot run: " + name);
+}
+
+}  // namespace
+
+std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<Value>& inputs) {
+  std::vector<Value> env(region.graph.size());
+  for (size_t i = 0; i < inputs.size(); ++i) env[i] = inputs[i];
+  for (const GraphStep& s : region.steps) {
+    py::ValueVec args;
+    for (const ArgTemplate& a : s.args) args.push_back(build_arg(a, env));
+    std::vector<std::pair<std::string, Value>> kwargs;
+    for (const auto& [k, a] : s.kwargs) kwargs.emplace_back(k, build_arg(a, env));
+    Value r;
+    switch (s.kind) {
+      case GraphStep::Kind::Call: {
+        py::CallArgs ca{args.data(), args.size(), kwargs.empty() ? nullptr : &kwargs};
+        r = py::call_torch(vm, *s.callable, ca);
+        break;
+      }
+      case GraphStep::Kind::Method: {
+        Value self = args.at(0);
+        args.erase(args.begin());
+        r = vm.call(vm.getattr(self, s.name), std::move(args), std::move(kwargs));
+        break;
+      }
+      case GraphStep::Kind::Operator: r = run_operator(vm, s.name, args); break;
+      case GraphStep::Kind::GetItem: {
+        const Value& parent = args.at(0);
+        r = parent.is(ObjKind::Tuple) ? parent.as<py::Tuple>()->items.at(size_t(s.index)) : parent.as<py::List>()->items.at(size_t(s.index));
+        break;
+      }
+    }
+    env[size_t(s.node)] = std::move(r);
+  }
+  std::vector<Value> outs;
+  const Node* out = region.graph.output();
+  for (const Arg& a : out->args[0].items) outs.push_back(env[size_t(a.node_id())]);
+  return outs;
+}
+
+}  // namespace kiln::capture

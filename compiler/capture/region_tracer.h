@@ -1,0 +1,88 @@
+#pragma once
+// Traces one region of a frame: from the frame's pc to its return or to the
+// first graph break. Runs on the real frame, stepping the interpreter one
+// instruction at a time with VM::tracer set, and keeps a shadow of the value
+// stack and locals holding the source of each value, so that what the trace
+// reads becomes guards and graph inputs. Calls into Python functions are
+// inlined (traced in the same region).
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/capture/capture.h"
+#include "compiler/capture/guard.h"
+#include "compiler/capture/source.h"
+#include "core/graph/graph.h"
+#include "core/python/torch_api.h"
+
+namespace kiln::capture {
+
+// An argument of a captured call, with graph values by node id.
+struct ArgTemplate {
+  enum class Kind { Const, Node, Tuple, List, Dict, Slice };
+  Kind kind = Kind::Const;
+  py::Value value;
+  NodeId node = kNoNode;
+  std::vector<ArgTemplate> items;  // Dict: key, value, key, value
+};
+
+// How to run one call_function / call_method node again with real values.
+struct GraphStep {
+  NodeId node = kNoNode;
+  enum class Kind { Call, Method, Operator, GetItem } kind = Kind::Call;
+  const torchapi::Callable* callable = nullptr;  // Call: the torch function
+  std::string name;         // Method: the method; Operator: "operator.add", ...
+  std::vector<ArgTemplate> args;
+  std::vector<std::pair<std::string, ArgTemplate>> kwargs;
+  int index = 0;            // GetItem
+};
+
+// How a value of the frame's state after the region is rebuilt on a cache hit.
+struct StateTemplate {
+  enum class Kind { Const, Output, Source, Tuple, List, Unbound, Range };
+  Kind kind = Kind::Const;
+  py::Value value;
+  int output = 0;
+  SourcePtr source;
+  std::vector<StateTemplate> items;
+  int64_t range[3] = {0, 0, 0};  // Range iterator: cur, stop, step
+};
+
+struct RegionResult {
+  Graph graph;                          // placeholders, ops, output
+  std::vector<GraphStep> steps;         // one per op node, in order
+  std::vector<SourcePtr> inputs;        // one per placeholder
+  std::vector<py::Value> input_values;  // the values the inputs had during the trace
+  std::vector<Guard> guards;
+  int exit_pc = 0;
+  bool returned = false;
+  std::optional<py::BreakInfo> break_info;
+  BreakRecord break_record;
+  bool restarted = false;    // a break Dynamo handles by restarting analysis (compile id "_1")
+  bool reusable = true;      // false: effects a cache hit could not replay; re-trace every call
+  std::string not_reusable_why;
+  // Set when reusable: how to rebuild the frame after the region.
+  std::vector<StateTemplate> stack_after, locals_after;
+  StateTemplate return_value;
+  int op_count = 0;          // call_function + call_method nodes
+};
+
+struct TraceSettings {
+  std::vector<std::pair<std::string, int>> dynamic_dims;  // (source text, dim) sizes that vary
+  bool all_dynamic = false;                               // dynamic=True
+};
+
+// Traces from frame.pc. On return the frame holds the real state after the
+// region (the graph has run, fake tensors became real); when the region ended at
+// a break, frame.pc is the breaking instruction, not yet executed.
+RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& settings);
+
+// While a region is traced, the engine's frame hook hands calls of Python
+// functions here to be inlined; false when no trace is running.
+bool inline_traced_call(py::VM& vm, py::Frame& frame, py::Value& result);
+
+// Runs a region's graph on the values of its inputs.
+std::vector<py::Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<py::Value>& inputs);
+
+}  // namespace kiln::capture

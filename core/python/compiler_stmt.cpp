@@ -1,0 +1,263 @@
+// Statements to bytecode, following CPython 3.10's code generator (the
+// instruction set of code.h is its close cousin).
+#include "core/python/compiler_impl.h"
+
+namespace kiln::py::detail {
+
+void Compiler::statements(const Body& body) {
+  for (const StmtPtr& s : body) statement(*s);
+}
+
+void Compiler::statement(const Stmt& s) {
+  switch (s.kind) {
+    case StmtKind::FunctionDef: compile_function_def(static_cast<const FunctionDef&>(s)); return;
+    case StmtKind::ClassDef: compile_class_def(static_cast<const ClassDef&>(s)); return;
+    case StmtKind::Return: compile_return(static_cast<const Return&>(s)); return;
+    case StmtKind::Delete:
+      for (const ExprPtr& t : static_cast<const Delete&>(s).targets) compile_delete(*t);
+      return;
+    case StmtKind::Assign: compile_assign(static_cast<const Assign&>(s)); return;
+    case StmtKind::AugAssign: compile_aug_assign(static_cast<const AugAssign&>(s)); return;
+    case StmtKind::AnnAssign: {
+      // The annotation is not evaluated (as under `from __future__ import annotations`).
+      const auto& a = static_cast<const AnnAssign&>(s);
+      if (a.value) {
+        expr(*a.value);
+        store_target(*a.target);
+      }
+      return;
+    }
+    case StmtKind::For: compile_for(static_cast<const For&>(s)); return;
+    case StmtKind::While: compile_while(static_cast<const While&>(s)); return;
+    case StmtKind::If: compile_if(static_cast<const If&>(s)); return;
+    case StmtKind::With: compile_with(static_cast<const With&>(s), 0); return;
+    case StmtKind::Raise: unsupported(s.pos, "raise", "the subset has no exceptions");
+    case StmtKind::Try: unsupported(s.pos, "try", "the subset has no exceptions");
+    case StmtKind::Assert: {
+      const auto& a = static_cast<const Assert&>(s);
+      Label end;
+      jump_if(*a.test, true, end);
+      if (a.msg) expr(*a.msg);
+      emit(Op::RaiseAssert, a.msg ? 1 : 0, s.pos);
+      bind(end);
+      return;
+    }
+    case StmtKind::Import: compile_import(static_cast<const Import&>(s)); return;
+    case StmtKind::ImportFrom: compile_import_from(static_cast<const ImportFrom&>(s)); return;
+    case StmtKind::Expr: {
+      const Expr& e = *static_cast<const ExprStmt&>(s).value;
+      if (e.kind == ExprKind::Constant) return;  // a lone string, `...`: nothing to run
+      expr(e);
+      emit(Op::PopTop, 0, s.pos);
+      return;
+    }
+    case StmtKind::Pass: return;
+    case StmtKind::Break: compile_break_continue(s, true); return;
+    case StmtKind::Continue: compile_break_continue(s, false); return;
+  }
+}
+
+// The value is computed first, then every open with-block exits and every
+// loop iterator is dropped, innermost first, keeping the value on top.
+void Compiler::compile_return(const Return& r) {
+  if (unit_->scope->kind != Scope::Kind::Function) fail(r.pos, "'return' outside function");
+  if (r.value) expr(*r.value);
+  else load_none(r.pos);
+  for (auto it = unit_->blocks.rbegin(); it != unit_->blocks.rend(); ++it) {
+    if (it->kind == Block::Kind::While) continue;
+    emit(Op::RotTwo, 0, r.pos);
+    emit(it->kind == Block::Kind::With ? Op::WithExit : Op::PopTop, 0, r.pos);
+  }
+  emit(Op::ReturnValue, 0, r.pos);
+}
+
+void Compiler::compile_break_continue(const Stmt& s, bool is_break) {
+  auto loop = unit_->blocks.rbegin();
+  while (loop != unit_->blocks.rend() && loop->kind == Block::Kind::With) ++loop;
+  if (loop == unit_->blocks.rend()) fail(s.pos, is_break ? "'break' outside loop" : "'continue' not properly in loop");
+  for (auto it = unit_->blocks.rbegin(); it != loop; ++it) emit(Op::WithExit, 0, s.pos);
+  if (is_break) {
+    if (loop->kind == Block::Kind::For) emit(Op::PopTop, 0, s.pos);  // the iterator
+    emit_jump(Op::Jump, *loop->break_label, s.pos);
+  } else {
+    emit_jump(Op::Jump, *loop->continue_label, s.pos);
+  }
+}
+
+void Compiler::compile_if(const If& s) {
+  Label end;
+  for (size_t i = 0; i < s.branches.size(); ++i) {
+    const If::Branch& b = s.branches[i];
+    Label next;
+    jump_if(*b.test, false, next);
+    statements(b.body);
+    if (i + 1 < s.branches.size() || !s.orelse.empty()) emit_jump(Op::Jump, end, b.pos);
+    bind(next);
+  }
+  statements(s.orelse);
+  bind(end);
+}
+
+void Compiler::compile_while(const While& s) {
+  Label top, orelse, end;
+  bind(top);
+  jump_if(*s.test, false, orelse);
+  unit_->blocks.push_back({Block::Kind::While, &end, &top});
+  statements(s.body);
+  unit_->blocks.pop_back();
+  emit_jump(Op::Jump, top, s.pos);
+  bind(orelse);
+  statements(s.orelse);
+  bind(end);
+}
+
+void Compiler::compile_for(const For& s) {
+  Label top, orelse, end;
+  expr(*s.iter);
+  emit(Op::GetIter, 0, s.iter->pos);
+  bind(top);
+  emit_jump(Op::ForIter, orelse, s.pos);
+  store_target(*s.target);
+  unit_->blocks.push_back({Block::Kind::For, &end, &top});
+  statements(s.body);
+  unit_->blocks.pop_back();
+  emit_jump(Op::Jump, top, s.pos);
+  bind(orelse);
+  statements(s.orelse);
+  bind(end);
+}
+
+// `with a as x, b:` is `with a as x: with b:`.
+void Compiler::compile_with(const With& s, size_t item) {
+  const WithItem& w = s.items[item];
+  expr(*w.context_expr);
+  emit(Op::WithEnter, 0, w.context_expr->pos);
+  if (w.optional_vars) store_target(*w.optional_vars);
+  else emit(Op::PopTop, 0, w.context_expr->pos);
+  unit_->blocks.push_back({Block::Kind::With, nullptr, nullptr});
+  if (item + 1 < s.items.size()) compile_with(s, item + 1);
+  else statements(s.body);
+  unit_->blocks.pop_back();
+  emit(Op::WithExit, 0, s.pos);
+}
+
+void Compiler::compile_assign(const Assign& s) {
+  expr(*s.value);
+  for (size_t i = 0; i < s.targets.size(); ++i) {
+    if (i + 1 < s.targets.size()) emit(Op::DupTop, 0, s.targets[i]->pos);
+    store_target(*s.targets[i]);
+  }
+}
+
+// x.a += v and x[k] += v evaluate x (and k) once, as CPython does.
+void Compiler::compile_aug_assign(const AugAssign& s) {
+  const Expr& t = *s.target;
+  int op = int(s.op);
+  if (const auto* n = t.as<Name>()) {
+    load_name(n->id, t.pos);
+    expr(*s.value);
+    emit(Op::InplaceOp, op, s.pos);
+    store_name(n->id, t.pos);
+  } else if (const auto* a = t.as<Attribute>()) {
+    expr(*a->value);
+    emit(Op::DupTop, 0, t.pos);
+    emit(Op::LoadAttr, add_name(a->attr), t.pos);
+    expr(*s.value);
+    emit(Op::InplaceOp, op, s.pos);
+    emit(Op::RotTwo, 0, t.pos);
+    emit(Op::StoreAttr, add_name(a->attr), t.pos);
+  } else if (const auto* sub = t.as<Subscript>()) {
+    expr(*sub->value);
+    expr(*sub->slice);
+    emit(Op::DupTopTwo, 0, t.pos);
+    emit(Op::BinarySubscr, 0, t.pos);
+    expr(*s.value);
+    emit(Op::InplaceOp, op, s.pos);
+    emit(Op::RotThree, 0, t.pos);
+    emit(Op::StoreSubscr, 0, t.pos);
+  } else {
+    fail(t.pos, "illegal expression for augmented assignment");
+  }
+}
+
+void Compiler::compile_delete(const Expr& t) {
+  switch (t.kind) {
+    case ExprKind::Name: delete_name(static_cast<const Name&>(t).id, t.pos); return;
+    case ExprKind::Subscript: {
+      const auto& s = static_cast<const Subscript&>(t);
+      expr(*s.value);
+      expr(*s.slice);
+      emit(Op::DeleteSubscr, 0, t.pos);
+      return;
+    }
+    case ExprKind::Attribute: unsupported(t.pos, "del of an attribute", "assign None to it instead");
+    case ExprKind::Tuple:
+      for (const ExprPtr& e : static_cast<const Tuple&>(t).elts) compile_delete(*e);
+      return;
+    case ExprKind::List:
+      for (const ExprPtr& e : static_cast<const List&>(t).elts) compile_delete(*e);
+      return;
+    default: fail(t.pos, "cannot delete expression");
+  }
+}
+
+void Compiler::compile_import(const Import& s) {
+  for (const Alias& a : s.names) {
+    if (a.asname.empty()) {
+      emit(Op::ImportName, add_name(a.name), a.pos);  // binds the top package
+      store_name(a.name.substr(0, a.name.find('.')), a.pos);
+    } else {
+      emit(Op::ImportModule, add_name(a.name), a.pos);
+      store_name(a.asname, a.pos);
+    }
+  }
+}
+
+void Compiler::compile_import_from(const ImportFrom& s) {
+  emit(Op::ImportModule, add_name(s.module), s.pos);
+  for (const Alias& a : s.names) {
+    emit(Op::ImportFrom, add_name(a.name), a.pos);
+    store_name(a.asname.empty() ? a.name : a.asname, a.pos);
+  }
+  emit(Op::PopTop, 0, s.pos);
+}
+
+void Compiler::store_target(const Expr& t) {
+  switch (t.kind) {
+    case ExprKind::Name: store_name(static_cast<const Name&>(t).id, t.pos); return;
+    case ExprKind::Attribute: {
+      const auto& a = static_cast<const Attribute&>(t);
+      expr(*a.value);
+      emit(Op::StoreAttr, add_name(a.attr), t.pos);
+      return;
+    }
+    case ExprKind::Subscript: {
+      const auto& s = static_cast<const Subscript&>(t);
+      expr(*s.value);
+      expr(*s.slice);
+      emit(Op::StoreSubscr, 0, t.pos);
+      return;
+    }
+    case ExprKind::Tuple:
+    case ExprKind::List: {
+      const auto& elts = t.kind == ExprKind::Tuple ? static_cast<const Tuple&>(t).elts : static_cast<const List&>(t).elts;
+      size_t star = elts.size();
+      for (size_t i = 0; i < elts.size(); ++i)
+        if (elts[i]->kind == ExprKind::Starred) star = i;
+      if (star == elts.size()) {
+        emit(Op::UnpackSequence, int(elts.size()), t.pos);
+      } else {
+        size_t before = star, after = elts.size() - star - 1;
+        if (before > 255 || after > (1u << 23))
+          fail(t.pos, "too many expressions in star-unpacking assignment");
+        emit(Op::UnpackEx, int(before | (after << 8)), t.pos);
+      }
+      for (const ExprPtr& e : elts)
+        store_target(e->kind == ExprKind::Starred ? *static_cast<const Starred&>(*e).value : *e);
+      return;
+    }
+    default: fail(t.pos, "cannot assign to expression");
+  }
+}
+
+}  // namespace kiln::py::detail

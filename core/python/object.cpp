@@ -1,0 +1,372 @@
+#include "core/python/object.h"
+
+#include <cmath>
+#include <functional>
+
+#include "core/tensor/tensor_repr.h"
+#include "core/util/pyformat.h"
+
+namespace kiln::py {
+
+Value::Value(Object* o) {
+  if (!o) return;
+  tag_ = Tag::Obj;
+  u_.o = o;
+  ++o->refs;
+}
+
+bool Value::same(const Value& o) const {
+  if (tag_ != o.tag_) return false;
+  switch (tag_) {
+    case Tag::None: return true;
+    case Tag::Bool: return u_.b == o.u_.b;
+    case Tag::Int: return u_.i == o.u_.i;
+    case Tag::Float: return u_.f == o.u_.f;
+    case Tag::Obj: return u_.o == o.u_.o;
+  }
+  return false;
+}
+
+void throw_type_error(const std::string& msg) { throw PyError("TypeError", msg); }
+void throw_error(const std::string& type, const std::string& msg) { throw PyError(type, msg); }
+void throw_unsupported(const std::string& msg) { throw PyError("NotImplementedError", msg, true); }
+
+const Value* CallArgs::kwarg(std::string_view name) const {
+  if (!kw) return nullptr;
+  for (const auto& [k, v] : *kw)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+// ---- hashing and key equality (dict keys) ----
+
+size_t ValueHash::operator()(const Value& v) const {
+  switch (v.tag()) {
+    case Value::Tag::None: return 0x9e3779b9;
+    case Value::Tag::Bool: return std::hash<int64_t>()(v.as_bool() ? 1 : 0);
+    case Value::Tag::Int: return std::hash<int64_t>()(v.as_int());
+    case Value::Tag::Float: {
+      double d = v.as_float();
+      // Equal numbers hash equal across int and float, as Python's hash.
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return std::hash<int64_t>()(int64_t(d));
+      return std::hash<double>()(d);
+    }
+    case Value::Tag::Obj: break;
+  }
+  Object* o = v.obj();
+  switch (o->kind) {
+    case ObjKind::Str: {
+      auto* s = static_cast<Str*>(o);
+      if (!s->hash) s->hash = std::hash<std::string>()(s->s) | 1;
+      return s->hash;
+    }
+    case ObjKind::Tuple: {
+      size_t h = 0x345678;
+      for (const Value& item : static_cast<Tuple*>(o)->items) h = (h ^ ValueHash()(item)) * 1000003;
+      return h;
+    }
+    case ObjKind::List:
+    case ObjKind::Dict:
+      throw_type_error("unhashable type: '" + type_name(v) + "'");
+    default:
+      return std::hash<const void*>()(o);
+  }
+}
+
+bool ValueKeyEq::operator()(const Value& a, const Value& b) const { return equal(a, b); }
+
+const Value* Dict::find(const Value& key) const {
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : &entries[it->second].value;
+}
+
+Value* Dict::find(const Value& key) {
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : &entries[it->second].value;
+}
+
+const Value* Dict::find_str(std::string_view key) const {
+  // Attribute lookups are the hot path; avoid allocating a Str for small dicts.
+  if (entries.size() <= 8) {
+    for (const auto& e : entries)
+      if (e.live && e.key.is(ObjKind::Str) && e.key.as<Str>()->s == key) return &e.value;
+    return nullptr;
+  }
+  return find(str_value(std::string(key)));
+}
+
+void Dict::set(const Value& key, Value value) {
+  auto it = index.find(key);
+  if (it != index.end()) {
+    entries[it->second].value = std::move(value);
+    return;
+  }
+  index.emplace(key, entries.size());
+  entries.push_back({key, std::move(value), true});
+}
+
+bool Dict::erase(const Value& key) {
+  auto it = index.find(key);
+  if (it == index.end()) return false;
+  entries[it->second].live = false;
+  entries[it->second].key = Value();
+  entries[it->second].value = Value();
+  index.erase(it);
+  // Compact once tombstones dominate, so iteration stays proportional to size.
+  if (entries.size() > 16 && index.size() * 2 < entries.size()) {
+    std::vector<Entry> live;
+    live.reserve(index.size());
+    for (auto& e : entries)
+      if (e.live) live.push_back(std::move(e));
+    entries = std::move(live);
+    index.clear();
+    for (size_t i = 0; i < entries.size(); ++i) index.emplace(entries[i].key, i);
+  }
+  return true;
+}
+
+std::vector<std::pair<Value, Value>> Dict::items() const {
+  std::vector<std::pair<Value, Value>> out;
+  out.reserve(index.size());
+  for_each([&](const Value& k, const Value& v) { out.emplace_back(k, v); });
+  return out;
+}
+
+const Value* Class::lookup(std::string_view name) const {
+  for (const Class* c = this; c; c = c->base.get())
+    if (const Value* v = c->dict->find_str(name)) return v;
+  return nullptr;
+}
+
+bool Class::is_subclass_of(const Class* other) const {
+  for (const Class* c = this; c; c = c->base.get())
+    if (c == other) return true;
+  return false;
+}
+
+int64_t RangeObj::length() const {
+  if (step > 0) return start < stop ? (stop - start + step - 1) / step : 0;
+  return start > stop ? (start - stop - step - 1) / (-step) : 0;
+}
+
+// ---- constructors ----
+
+Value str_value(std::string s) { return Value(make<Str>(std::move(s))); }
+Value tuple_value(ValueVec v) { return Value(make<Tuple>(std::move(v))); }
+Value list_value(ValueVec v) { return Value(make<List>(std::move(v))); }
+Value none() { return Value(); }
+Value ellipsis() {
+  static Value e = Value(make<EllipsisObj>());
+  return e;
+}
+const Value& unbound() {
+  static const Value marker = Value(make<Cell>());
+  return marker;
+}
+
+Value tensor_value(Tensor t) { return Value(make<TensorObj>(std::move(t))); }
+
+const std::string& as_str(const Value& v) {
+  if (!v.is(ObjKind::Str)) throw_type_error("expected str, got " + type_name(v));
+  return v.as<Str>()->s;
+}
+
+std::string type_name(const Value& v) {
+  switch (v.tag()) {
+    case Value::Tag::None: return "NoneType";
+    case Value::Tag::Bool: return "bool";
+    case Value::Tag::Int: return "int";
+    case Value::Tag::Float: return "float";
+    case Value::Tag::Obj: break;
+  }
+  switch (v.obj()->kind) {
+    case ObjKind::Str: return "str";
+    case ObjKind::Tuple: return v.as<Tuple>()->is_size ? "Size" : "tuple";
+    case ObjKind::List: return "list";
+    case ObjKind::Dict: return "dict";
+    case ObjKind::Function: return "function";
+    case ObjKind::BoundMethod: return "method";
+    case ObjKind::Builtin: return "builtin_function_or_method";
+    case ObjKind::Class: return "type";
+    case ObjKind::Instance: return v.as<Instance>()->cls->name;
+    case ObjKind::Module: return "module";
+    case ObjKind::Tensor: return v.as<TensorObj>()->is_parameter ? "Parameter" : "Tensor";
+    case ObjKind::DType: return "dtype";
+    case ObjKind::Device: return "device";
+    case ObjKind::Slice: return "slice";
+    case ObjKind::Ellipsis: return "ellipsis";
+    case ObjKind::Range: return "range";
+    case ObjKind::Iterator: return "iterator";
+    case ObjKind::Cell: return "cell";
+    case ObjKind::NoGrad: return "no_grad";
+    case ObjKind::Super: return "super";
+    case ObjKind::Code: return "code";
+  }
+  return "object";
+}
+
+bool truthy(const Value& v) {
+  switch (v.tag()) {
+    case Value::Tag::None: return false;
+    case Value::Tag::Bool: return v.as_bool();
+    case Value::Tag::Int: return v.as_int() != 0;
+    case Value::Tag::Float: return v.as_float() != 0.0;
+    case Value::Tag::Obj: break;
+  }
+  switch (v.obj()->kind) {
+    case ObjKind::Str: return !v.as<Str>()->s.empty();
+    case ObjKind::Tuple: return !v.as<Tuple>()->items.empty();
+    case ObjKind::List: return !v.as<List>()->items.empty();
+    case ObjKind::Dict: return v.as<Dict>()->size() != 0;
+    case ObjKind::Range: return v.as<RangeObj>()->length() != 0;
+    case ObjKind::Tensor: {
+      const Tensor& t = v.as<TensorObj>()->t;
+      if (t.numel() != 1)
+        throw_error("RuntimeError", t.numel() == 0 ? "Boolean value of Tensor with no values is ambiguous"
+                                                   : "Boolean value of Tensor with more than one value is ambiguous");
+      if (t.is_meta()) throw_error("RuntimeError", "cannot read the value of a fake tensor");
+      Scalar s = t.item();
+      return s.to_double() != 0.0;
+    }
+    default: return true;
+  }
+}
+
+bool equal(const Value& a, const Value& b) {
+  using T = Value::Tag;
+  auto numeric = [](const Value& v) { return v.tag() == T::Bool || v.tag() == T::Int || v.tag() == T::Float; };
+  if (numeric(a) && numeric(b)) {
+    if (a.tag() != T::Float && b.tag() != T::Float) {
+      int64_t x = a.is_bool() ? a.as_bool() : a.as_int();
+      int64_t y = b.is_bool() ? b.as_bool() : b.as_int();
+      return x == y;
+    }
+    double x = a.is_float() ? a.as_float() : double(a.is_bool() ? a.as_bool() : a.as_int());
+    double y = b.is_float() ? b.as_float() : double(b.is_bool() ? b.as_bool() : b.as_int());
+    return x == y;
+  }
+  if (a.tag() != b.tag()) return false;
+  if (a.is_none()) return true;
+  Object* x = a.obj();
+  Object* y = b.obj();
+  if (x == y) return true;
+  if (x->kind != y->kind) return false;
+  switch (x->kind) {
+    case ObjKind::Str: return static_cast<Str*>(x)->s == static_cast<Str*>(y)->s;
+    case ObjKind::Tuple:
+    case ObjKind::List: {
+      const ValueVec& p = x->kind == ObjKind::Tuple ? static_cast<Tuple*>(x)->items : static_cast<List*>(x)->items;
+      const ValueVec& q = y->kind == ObjKind::Tuple ? static_cast<Tuple*>(y)->items : static_cast<List*>(y)->items;
+      if (p.size() != q.size()) return false;
+      for (size_t i = 0; i < p.size(); ++i)
+        if (!equal(p[i], q[i])) return false;
+      return true;
+    }
+    case ObjKind::Dict: {
+      auto* p = static_cast<Dict*>(x);
+      auto* q = static_cast<Dict*>(y);
+      if (p->size() != q->size()) return false;
+      bool same = true;
+      p->for_each([&](const Value& k, const Value& v) {
+        const Value* w = q->find(k);
+        if (!w || !equal(v, *w)) same = false;
+      });
+      return same;
+    }
+    case ObjKind::DType: return static_cast<DTypeObj*>(x)->dtype == static_cast<DTypeObj*>(y)->dtype;
+    case ObjKind::Device: return static_cast<DeviceObj*>(x)->str() == static_cast<DeviceObj*>(y)->str();
+    case ObjKind::Range: {
+      auto* p = static_cast<RangeObj*>(x);
+      auto* q = static_cast<RangeObj*>(y);
+      return p->start == q->start && p->stop == q->stop && p->step == q->step;
+    }
+    default: return false;
+  }
+}
+
+static std::string seq_repr(const ValueVec& items, const char* open, const char* close, bool one_tuple,
+                            const std::function<std::string(const Value&)>& item_repr) {
+  std::string out = open;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ", ";
+    out += item_repr(items[i]);
+  }
+  if (one_tuple && items.size() == 1) out += ",";
+  return out + close;
+}
+
+std::string repr_with(const Value& v, const std::function<std::string(const Value&)>& item_repr) {
+  switch (v.tag()) {
+    case Value::Tag::None: return "None";
+    case Value::Tag::Bool: return v.as_bool() ? "True" : "False";
+    case Value::Tag::Int: return std::to_string(v.as_int());
+    case Value::Tag::Float: return py_float_repr(v.as_float());
+    case Value::Tag::Obj: break;
+  }
+  Object* o = v.obj();
+  switch (o->kind) {
+    case ObjKind::Str: return py_str_repr(static_cast<Str*>(o)->s);
+    case ObjKind::Tuple: {
+      auto* t = static_cast<Tuple*>(o);
+      if (t->is_size) return seq_repr(t->items, "torch.Size([", "])", false, item_repr);
+      return seq_repr(t->items, "(", ")", true, item_repr);
+    }
+    case ObjKind::List: return seq_repr(static_cast<List*>(o)->items, "[", "]", false, item_repr);
+    case ObjKind::Dict: {
+      std::string out = "{";
+      bool first = true;
+      static_cast<Dict*>(o)->for_each([&](const Value& k, const Value& val) {
+        if (!first) out += ", ";
+        first = false;
+        out += item_repr(k) + ": " + item_repr(val);
+      });
+      return out + "}";
+    }
+    case ObjKind::Function: return "<function " + static_cast<Function*>(o)->qualname + ">";
+    case ObjKind::BoundMethod: return "<bound method>";
+    case ObjKind::Builtin: return "<built-in function " + static_cast<Builtin*>(o)->name + ">";
+    case ObjKind::Class: {
+      auto* c = static_cast<Class*>(o);
+      return "<class '" + (c->module.empty() || c->module == "builtins" ? c->name : c->module + "." + c->name) + "'>";
+    }
+    case ObjKind::Instance: return "<" + static_cast<Instance*>(o)->cls->name + " object>";
+    case ObjKind::Module: return "<module '" + static_cast<Module*>(o)->name + "'>";
+    case ObjKind::Tensor: {
+      auto* t = static_cast<TensorObj*>(o);
+      if (t->t.is_meta()) return "FakeTensor(" + t->t.type_str() + ")";
+      TensorReprExtras extras;
+      extras.requires_grad = t->requires_grad && t->grad_fn.empty();
+      extras.grad_fn = t->grad_fn;
+      extras.is_parameter = t->is_parameter;
+      return tensor_repr(t->t, extras);
+    }
+    case ObjKind::DType: return dtype_repr(static_cast<DTypeObj*>(o)->dtype);
+    case ObjKind::Device: return "device(type='" + static_cast<DeviceObj*>(o)->type + "'" +
+                                 (static_cast<DeviceObj*>(o)->index >= 0 ? ", index=" + std::to_string(static_cast<DeviceObj*>(o)->index) : "") + ")";
+    case ObjKind::Slice: {
+      auto* s = static_cast<SliceObj*>(o);
+      return "slice(" + item_repr(s->start) + ", " + item_repr(s->stop) + ", " + item_repr(s->step) + ")";
+    }
+    case ObjKind::Ellipsis: return "Ellipsis";
+    case ObjKind::Range: {
+      auto* r = static_cast<RangeObj*>(o);
+      return "range(" + std::to_string(r->start) + ", " + std::to_string(r->stop) +
+             (r->step != 1 ? ", " + std::to_string(r->step) : "") + ")";
+    }
+    case ObjKind::Iterator: return "<iterator object>";
+    case ObjKind::Cell: return "<cell>";
+    case ObjKind::NoGrad: return "<torch.autograd.grad_mode.no_grad object>";
+    case ObjKind::Super: return "<super object>";
+    case ObjKind::Code: return "<code object " + static_cast<CodeObj*>(o)->code->name + ">";
+  }
+  return "<object>";
+}
+
+std::string repr(const Value& v) { return repr_with(v, [](const Value& x) { return repr(x); }); }
+
+std::string str(const Value& v) {
+  if (v.is(ObjKind::Str)) return v.as<Str>()->s;
+  return repr(v);
+}
+
+}  // namespace kiln::py

@@ -1,0 +1,339 @@
+#pragma once
+// The interpreter's object model. A Value is 16 bytes: None, bool, int and
+// float are held inline; everything else is a reference-counted Object. The
+// kinds are a closed set (the subset has no metaclasses or C extensions), so
+// dispatch is a switch on Object::kind rather than virtual calls.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/python/code.h"
+#include "core/tensor/tensor.h"
+#include "core/util/status.h"
+
+namespace kiln::py {
+
+enum class ObjKind : uint8_t {
+  Str, Tuple, List, Dict, Function, BoundMethod, Builtin, Class, Instance, Module,
+  Tensor, DType, Device, Slice, Ellipsis, Range, Iterator, Cell, NoGrad, Super, Code,
+};
+
+class VM;
+
+// Objects are numbered as they are created, so capture can tell an object made
+// inside a traced region from one that existed before it.
+inline uint64_t next_object_serial() {
+  static uint64_t counter = 0;
+  return ++counter;
+}
+
+struct Object {
+  explicit Object(ObjKind k) : kind(k), serial(next_object_serial()) {}
+  virtual ~Object() = default;
+  Object(const Object&) = delete;
+  Object& operator=(const Object&) = delete;
+  mutable int64_t refs = 0;
+  const ObjKind kind;
+  const uint64_t serial;
+};
+
+// Intrusive reference to an Object subtype.
+template <class T>
+class Ref {
+ public:
+  Ref() = default;
+  Ref(T* p) : p_(p) { if (p_) ++p_->refs; }  // NOLINT
+  Ref(const Ref& o) : p_(o.p_) { if (p_) ++p_->refs; }
+  Ref(Ref&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  template <class U>
+  Ref(const Ref<U>& o) : Ref(static_cast<T*>(o.get())) {}  // NOLINT
+  ~Ref() { release(); }
+  Ref& operator=(Ref o) noexcept { std::swap(p_, o.p_); return *this; }
+  T* get() const { return p_; }
+  T* operator->() const { return p_; }
+  T& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+
+ private:
+  void release() { if (p_ && --p_->refs == 0) delete p_; }
+  T* p_ = nullptr;
+};
+
+template <class T, class... A>
+Ref<T> make(A&&... a) { return Ref<T>(new T(std::forward<A>(a)...)); }
+
+class Value {
+ public:
+  enum class Tag : uint8_t { None, Bool, Int, Float, Obj };
+  Value() = default;
+  Value(bool b) : tag_(Tag::Bool) { u_.b = b; }          // NOLINT
+  Value(int v) : tag_(Tag::Int) { u_.i = v; }            // NOLINT
+  Value(int64_t v) : tag_(Tag::Int) { u_.i = v; }        // NOLINT
+  Value(double v) : tag_(Tag::Float) { u_.f = v; }       // NOLINT
+  Value(Object* o);                                      // NOLINT
+  template <class T>
+  Value(const Ref<T>& r) : Value(static_cast<Object*>(r.get())) {}  // NOLINT
+  Value(const Value& o) : tag_(o.tag_), u_(o.u_) { if (tag_ == Tag::Obj) ++u_.o->refs; }
+  Value(Value&& o) noexcept : tag_(o.tag_), u_(o.u_) { o.tag_ = Tag::None; }
+  Value& operator=(Value o) noexcept { std::swap(tag_, o.tag_); std::swap(u_, o.u_); return *this; }
+  ~Value() { if (tag_ == Tag::Obj && --u_.o->refs == 0) delete u_.o; }
+
+  Tag tag() const { return tag_; }
+  bool is_none() const { return tag_ == Tag::None; }
+  bool is_bool() const { return tag_ == Tag::Bool; }
+  bool is_int() const { return tag_ == Tag::Int; }      // not bool
+  bool is_float() const { return tag_ == Tag::Float; }
+  bool is_obj() const { return tag_ == Tag::Obj; }
+  bool is(ObjKind k) const { return tag_ == Tag::Obj && u_.o->kind == k; }
+  bool as_bool() const { return u_.b; }
+  int64_t as_int() const { return u_.i; }
+  double as_float() const { return u_.f; }
+  Object* obj() const { return u_.o; }
+  template <class T>
+  T* as() const { return static_cast<T*>(u_.o); }
+  // Identity, as Python's `is`.
+  bool same(const Value& o) const;
+
+ private:
+  Tag tag_ = Tag::None;
+  union U { bool b; int64_t i; double f; Object* o; } u_{};
+};
+
+using ValueVec = std::vector<Value>;
+
+// A Python-level exception. The subset has no try/except, so every one ends the
+// program; `unsupported` marks what lies outside the subset (exit code 3).
+class PyError : public std::runtime_error {
+ public:
+  PyError(std::string type, std::string message, bool unsupported = false)
+      : std::runtime_error(type + ": " + message), type_(std::move(type)),
+        message_(std::move(message)), unsupported_(unsupported) {}
+  const std::string& type() const { return type_; }
+  const std::string& message() const { return message_; }
+  bool unsupported() const { return unsupported_; }
+  // Filled by the VM as the error unwinds: innermost frame last, as Python prints it.
+  std::vector<std::string> traceback;
+  SourceLocation where;  // innermost user location
+
+ private:
+  std::string type_, message_;
+  bool unsupported_;
+};
+
+[[noreturn]] void throw_type_error(const std::string& msg);
+[[noreturn]] void throw_error(const std::string& type, const std::string& msg);
+[[noreturn]] void throw_unsupported(const std::string& msg);
+
+struct Str : Object {
+  explicit Str(std::string s) : Object(ObjKind::Str), s(std::move(s)) {}
+  std::string s;
+  size_t hash = 0;  // 0 = not computed
+};
+
+struct Tuple : Object {
+  Tuple() : Object(ObjKind::Tuple) {}
+  explicit Tuple(ValueVec v, bool size = false) : Object(ObjKind::Tuple), items(std::move(v)), is_size(size) {}
+  ValueVec items;
+  bool is_size = false;  // torch.Size: a tuple of ints that prints as torch.Size([...])
+};
+
+struct List : Object {
+  List() : Object(ObjKind::List) {}
+  explicit List(ValueVec v) : Object(ObjKind::List), items(std::move(v)) {}
+  ValueVec items;
+};
+
+struct ValueHash { size_t operator()(const Value& v) const; };
+struct ValueKeyEq { bool operator()(const Value& a, const Value& b) const; };
+
+// Insertion-ordered, as Python's dict.
+struct Dict : Object {
+  Dict() : Object(ObjKind::Dict) {}
+  const Value* find(const Value& key) const;
+  Value* find(const Value& key);
+  const Value* find_str(std::string_view key) const;
+  void set(const Value& key, Value value);
+  bool erase(const Value& key);
+  size_t size() const { return index.size(); }
+  // Live entries in insertion order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& e : entries) if (e.live) f(e.key, e.value);
+  }
+  std::vector<std::pair<Value, Value>> items() const;
+  struct Entry { Value key, value; bool live = true; };
+  std::vector<Entry> entries;
+  std::unordered_map<Value, size_t, ValueHash, ValueKeyEq> index;
+};
+
+struct Cell : Object {
+  Cell() : Object(ObjKind::Cell) {}
+  Value value;
+  bool bound = false;
+};
+
+struct Class;
+
+struct Function : Object {
+  Function() : Object(ObjKind::Function) {}
+  CodePtr code;
+  Ref<Dict> globals;
+  ValueVec defaults;                 // for the last len(defaults) positional parameters
+  Ref<Dict> kwdefaults;              // may be null
+  std::vector<Ref<Cell>> closure;    // one per code->freevars
+  std::string name, qualname;
+  Class* owner = nullptr;            // set when defined in a class body (for zero-argument super())
+  Ref<Dict> attrs;                   // function attributes (__name__ is computed)
+  // Consts converted to Values, once per function object.
+  std::shared_ptr<ValueVec> consts;
+};
+
+struct BoundMethod : Object {
+  BoundMethod(Value s, Value f) : Object(ObjKind::BoundMethod), self(std::move(s)), func(std::move(f)) {}
+  Value self, func;
+};
+
+// Positional and keyword arguments of one call, without copies of the caller's stack.
+struct CallArgs {
+  const Value* pos = nullptr;
+  size_t npos = 0;
+  const std::vector<std::pair<std::string, Value>>* kw = nullptr;
+  size_t size() const { return npos; }
+  const Value& operator[](size_t i) const { return pos[i]; }
+  bool has_kwargs() const { return kw && !kw->empty(); }
+  const Value* kwarg(std::string_view name) const;
+};
+
+using BuiltinFn = std::function<Value(VM&, const CallArgs&)>;
+
+struct Builtin : Object {
+  Builtin(std::string n, BuiltinFn f) : Object(ObjKind::Builtin), name(std::move(n)), fn(std::move(f)) {}
+  std::string name;      // qualified, as Python shows it: "print", "torch.sin", "list.append"
+  BuiltinFn fn;
+  Value self;            // bound receiver for methods of builtin types (None otherwise)
+  bool has_self = false;
+  const void* tag = nullptr;  // identity for capture (e.g. the torch callable it wraps)
+};
+
+// Classes: user classes from `class` statements and the builtin types (int,
+// list, torch.Tensor, ...), which have `builtin` set and no user methods.
+struct Class : Object {
+  Class(std::string n, Ref<Class> b) : Object(ObjKind::Class), name(std::move(n)), base(std::move(b)) {}
+  std::string name, qualname, module = "__main__";
+  Ref<Class> base;
+  Ref<Dict> dict = make<Dict>();
+  int builtin = -1;  // a BuiltinType value for builtin types
+  // Looks `name` up along the base chain.
+  const Value* lookup(std::string_view name) const;
+  bool is_subclass_of(const Class* other) const;
+};
+
+struct Instance : Object {
+  explicit Instance(Ref<Class> c) : Object(ObjKind::Instance), cls(std::move(c)) {}
+  Ref<Class> cls;
+  Ref<Dict> dict = make<Dict>();
+};
+
+struct Module : Object {
+  explicit Module(std::string n) : Object(ObjKind::Module), name(std::move(n)) {}
+  std::string name;
+  Ref<Dict> dict = make<Dict>();
+};
+
+// What capture attaches to a tensor it traces: the graph value it stands for.
+struct FakeTensorInfo {
+  virtual ~FakeTensorInfo() = default;
+};
+
+struct TensorObj : Object {
+  explicit TensorObj(Tensor t) : Object(ObjKind::Tensor), t(std::move(t)) {}
+  Tensor t;                  // real data, or a meta tensor while it is fake
+  bool requires_grad = false;
+  bool is_parameter = false;
+  std::string grad_fn;       // name shown in repr ("AddBackward0"); empty for leaves
+  Value grad;
+  std::string device = "cpu";
+  std::shared_ptr<FakeTensorInfo> fake;  // set while the tensor is a capture-time fake
+};
+
+struct DTypeObj : Object {
+  explicit DTypeObj(DType d) : Object(ObjKind::DType), dtype(d) {}
+  DType dtype;
+};
+
+struct DeviceObj : Object {
+  DeviceObj(std::string t, int idx) : Object(ObjKind::Device), type(std::move(t)), index(idx) {}
+  std::string type;
+  int index = -1;
+  std::string str() const { return index < 0 ? type : type + ":" + std::to_string(index); }
+};
+
+struct SliceObj : Object {
+  SliceObj(Value a, Value b, Value c) : Object(ObjKind::Slice), start(std::move(a)), stop(std::move(b)), step(std::move(c)) {}
+  Value start, stop, step;
+};
+
+struct EllipsisObj : Object {
+  EllipsisObj() : Object(ObjKind::Ellipsis) {}
+};
+
+struct RangeObj : Object {
+  RangeObj(int64_t a, int64_t b, int64_t s) : Object(ObjKind::Range), start(a), stop(b), step(s) {}
+  int64_t start, stop, step;
+  int64_t length() const;
+};
+
+// One iterator kind with a `next` closure; the subset has no generators.
+struct IteratorObj : Object {
+  explicit IteratorObj(std::function<bool(Value&)> n) : Object(ObjKind::Iterator), next(std::move(n)) {}
+  std::function<bool(Value&)> next;  // false when exhausted
+};
+
+struct NoGradObj : Object {
+  explicit NoGradObj(bool enable) : Object(ObjKind::NoGrad), enable_grad(enable) {}
+  bool enable_grad;     // torch.enable_grad() vs torch.no_grad()
+  bool saved = true;    // grad mode before __enter__
+};
+
+struct CodeObj : Object {
+  explicit CodeObj(CodePtr c) : Object(ObjKind::Code), code(std::move(c)) {}
+  CodePtr code;
+};
+
+struct SuperObj : Object {
+  SuperObj(Ref<Class> c, Value s) : Object(ObjKind::Super), cls(std::move(c)), self(std::move(s)) {}
+  Ref<Class> cls;  // lookups start after this class
+  Value self;
+};
+
+// ---- constructors and accessors ----
+Value str_value(std::string s);
+Value tuple_value(ValueVec v);
+Value list_value(ValueVec v);
+Value none();
+Value ellipsis();
+Value tensor_value(Tensor t);
+const std::string& as_str(const Value& v);  // TypeError unless str
+
+// The type name Python shows in messages: "int", "list", "Tensor", "Net".
+std::string type_name(const Value& v);
+bool truthy(const Value& v);  // tensors: only one-element ones, else RuntimeError as PyTorch
+
+// repr() and str() of any value, as CPython and PyTorch print them.
+std::string repr(const Value& v);
+std::string str(const Value& v);
+// repr() with a caller-chosen repr for contained items (user classes' __repr__).
+std::string repr_with(const Value& v, const std::function<std::string(const Value&)>& item_repr);
+// The marker held by unbound locals.
+const Value& unbound();
+inline bool is_unbound(const Value& v) { return v.is_obj() && v.obj() == unbound().obj(); }
+
+// ==, as Python (1 == 1.0 == True; containers element-wise; tensors are not handled here).
+bool equal(const Value& a, const Value& b);
+
+}  // namespace kiln::py

@@ -1,0 +1,57 @@
+#pragma once
+// Name resolution for the compiler, as CPython's symtable: which names of a
+// function are fast locals, cells (captured by nested functions), free
+// variables (captured from enclosing functions) or globals. Class bodies and
+// the module use the name table; functions nested in a class do not see the
+// class's names.
+//
+// Comprehensions are compiled inline (no frame of their own), so their
+// iteration variables are renamed in the AST to hidden names "<comp>.x.N" that
+// no program can spell; they then resolve like any other local.
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/python/ast.h"
+
+namespace kiln::py::detail {
+
+struct Scope {
+  enum class Kind : uint8_t { Module, Class, Function };
+  Kind kind = Kind::Module;
+  std::string name, qualname;
+  Pos pos;
+  Scope* parent = nullptr;
+  std::vector<std::string> params;       // in code.h's order: positional, kw-only, *args, **kwargs
+  std::vector<std::string> bound_order;  // every name bound here, in order of first binding
+  std::unordered_set<std::string> bound;
+  std::unordered_set<std::string> used;  // names read here
+  std::set<std::string> cells, frees;    // sorted, as CPython orders co_cellvars / co_freevars
+  std::vector<std::unique_ptr<Scope>> children;
+};
+
+enum class NameAccess : uint8_t { Fast, Deref, Global, Name };
+
+class ScopeTable {
+ public:
+  // Renames comprehension variables in `module` in place, then resolves every scope.
+  explicit ScopeTable(ast::Module& module);
+  Scope* module_scope() const { return module_.get(); }
+  // The scope a FunctionDef, Lambda or ClassDef node opens.
+  Scope* scope_of(const void* node) const;
+
+ private:
+  friend class ScopeBuilder;
+  std::unique_ptr<Scope> module_;
+  std::unordered_map<const void*, Scope*> by_node_;
+};
+
+// How code in scope `s` reads and writes `name`.
+NameAccess resolve(const Scope& s, const std::string& name);
+
+inline bool is_hidden_comprehension_name(const std::string& name) { return name.rfind("<comp>.", 0) == 0; }
+
+}  // namespace kiln::py::detail

@@ -1,0 +1,413 @@
+#include "core/python/torch_convert.h"
+
+#include <array>
+#include <cctype>
+#include <map>
+#include <unordered_map>
+
+#include "core/python/vm.h"
+
+namespace kiln::py {
+
+using torchapi::CallInfo;
+using torchapi::Callable;
+using torchapi::Mode;
+using torchapi::ResultKind;
+
+namespace {
+
+// Objects the bindings create once per VM, so that `x.dtype is torch.float32`
+// holds and named-tuple classes are shared by every result of one kind.
+struct TorchState {
+  std::array<Value, kNumDTypes> dtypes;
+  std::map<std::string, Ref<Class>, std::less<>> named_tuples;
+};
+
+TorchState& torch_state(VM& vm) {
+  auto& slot = vm.extensions["torch.state"];
+  if (!slot) slot = std::make_shared<TorchState>();
+  return *static_cast<TorchState*>(slot.get());
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+// Tensors among the arguments, lists and tuples included (torch.cat([a, b])).
+template <class F>
+void for_each_tensor(const Value& v, F&& f) {
+  if (v.is(ObjKind::Tensor)) {
+    f(v.as<TensorObj>());
+  } else if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
+    for (const Value& x : v.is(ObjKind::List) ? v.as<List>()->items : v.as<Tuple>()->items) for_each_tensor(x, f);
+  }
+}
+
+// Calls whose results never require grad, whatever their inputs.
+bool non_differentiable(std::string_view name) {
+  static const char* const names[] = {
+      "detach", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+      "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "argmax", "argmin", "argsort",
+      "bernoulli", "multinomial", "numel", "size", "dim", "one_hot"};
+  for (const char* n : names)
+    if (name == n) return true;
+  return false;
+}
+
+// Calls that give back their input object itself when nothing needs changing
+// (x.contiguous() on a contiguous tensor, x.float() on a float tensor).
+bool may_return_self(std::string_view name) {
+  static const char* const names[] = {"contiguous", "to", "float", "double", "half", "bfloat16", "int", "long",
+                                      "short", "bool", "byte", "char", "type", "type_as", "cpu", "dropout"};
+  for (const char* n : names)
+    if (name == n) return true;
+  return false;
+}
+
+bool same_view(const Tensor& a, const Tensor& b) {
+  return a.storage() == b.storage() && a.storage_offset() == b.storage_offset() && a.sizes() == b.sizes() &&
+         a.strides() == b.strides() && a.dtype() == b.dtype() && (a.storage() || a.is_meta());
+}
+
+int64_t arg_dim(const CallArgs& a, size_t i) {
+  return i < a.npos && a[i].is(ObjKind::Tensor) ? a[i].as<TensorObj>()->t.dim() : -1;
+}
+
+// True when a reduction got a `dim` (positionally after self, or by keyword).
+bool has_dim_arg(const CallArgs& a) {
+  if (const Value* d = a.kwarg("dim")) return !d->is_none();
+  return a.npos > 1 && !a[1].is(ObjKind::DType) && !a[1].is_none();
+}
+
+std::string camel(std::string_view name) {
+  std::string out;
+  bool up = true;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    bool after_digit = i > 0 && std::isdigit(static_cast<unsigned char>(name[i - 1])) && c == 'd';
+    out += (up || after_digit) ? char(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  return out;
+}
+
+std::string matmul_node(int64_t a, int64_t b) {
+  if (a == 1 && b == 1) return "DotBackward0";
+  if (a == 2 && b == 1) return "MvBackward0";
+  if (a == 1 && b == 2) return "SqueezeBackward4";
+  if (a == 2 && b == 2) return "MmBackward0";
+  if (a == 3 && b == 3) return "BmmBackward0";
+  return "UnsafeViewBackward0";
+}
+
+Ref<Class> named_tuple_class(VM& vm, const std::string& type_name, const std::vector<std::string>& fields) {
+  TorchState& st = torch_state(vm);
+  auto it = st.named_tuples.find(type_name);
+  if (it != st.named_tuples.end()) return it->second;
+  size_t dot = type_name.rfind('.');
+  auto cls = make<Class>(type_name.substr(dot + 1), Ref<Class>());
+  cls->module = dot == std::string::npos ? "torch.return_types" : type_name.substr(0, dot);
+  ValueVec names;
+  for (const std::string& f : fields) names.push_back(str_value(f));
+  Value field_names = tuple_value(names);
+  auto items = [field_names](const Value& self) {
+    ValueVec out;
+    for (const Value& f : field_names.as<Tuple>()->items) out.push_back(*self.as<Instance>()->dict->find(f));
+    return out;
+  };
+  set_attr_builtin(cls->dict, type_name + ".__getitem__", "__getitem__", [items](VM& vm, const CallArgs& a) {
+    return vm.getitem(tuple_value(items(a[0])), a[1]);
+  });
+  set_attr_builtin(cls->dict, type_name + ".__iter__", "__iter__", [items](VM& vm, const CallArgs& a) {
+    return vm.iter(tuple_value(items(a[0])));
+  });
+  set_attr_builtin(cls->dict, type_name + ".__len__", "__len__",
+                   [items](VM&, const CallArgs& a) { return Value(int64_t(items(a[0]).size())); });
+  set_attr_builtin(cls->dict, type_name + ".__repr__", "__repr__", [type_name, field_names, items](VM& vm, const CallArgs& a) {
+    // structseq's repr, as PyTorch prints torch.return_types: one field per line.
+    std::string out = type_name + "(";
+    ValueVec vals = items(a[0]);
+    const ValueVec& names = field_names.as<Tuple>()->items;
+    for (size_t i = 0; i < vals.size(); ++i) out += "\n" + as_str(names[i]) + "=" + vm.repr_of(vals[i]) + (i + 1 < vals.size() ? "," : "");
+    return str_value(out + ")");
+  });
+  st.named_tuples[type_name] = cls;
+  return cls;
+}
+
+}  // namespace
+
+// ---- py -> ops ----
+
+kiln::Value to_ops(const Value& v, std::string_view what) {
+  switch (v.tag()) {
+    case Value::Tag::None: return kiln::Value();
+    case Value::Tag::Bool: return kiln::Value(v.as_bool());
+    case Value::Tag::Int: return kiln::Value(v.as_int());
+    case Value::Tag::Float: return kiln::Value(v.as_float());
+    case Value::Tag::Obj: break;
+  }
+  switch (v.obj()->kind) {
+    case ObjKind::Str: return kiln::Value(v.as<Str>()->s);
+    case ObjKind::DType: return kiln::Value(v.as<DTypeObj>()->dtype);
+    case ObjKind::Device: return kiln::Value(v.as<DeviceObj>()->str());
+    case ObjKind::Tensor: return kiln::Value(v.as<TensorObj>()->t);
+    case ObjKind::List:
+    case ObjKind::Tuple: {
+      const ValueVec& items = v.is(ObjKind::List) ? v.as<List>()->items : v.as<Tuple>()->items;
+      kiln::ValueList out;
+      out.reserve(items.size());
+      for (const Value& x : items) out.push_back(to_ops(x, what));
+      return kiln::Value(std::move(out));
+    }
+    default: break;
+  }
+  throw_type_error(std::string(what) + "(): unsupported argument of type '" + type_name(v) + "'");
+}
+
+kiln::ValueList to_ops_args(const CallArgs& a, std::string_view what) {
+  kiln::ValueList out;
+  out.reserve(a.npos);
+  for (size_t i = 0; i < a.npos; ++i) out.push_back(to_ops(a[i], what));
+  return out;
+}
+
+kiln::KwargList to_ops_kwargs(const CallArgs& a, std::string_view what) {
+  kiln::KwargList out;
+  if (a.kw)
+    for (const auto& [k, v] : *a.kw) out.emplace_back(k, to_ops(v, what));
+  return out;
+}
+
+// ---- ops -> py ----
+
+Value from_ops(const kiln::Value& v, bool as_list) {
+  switch (v.kind()) {
+    case kiln::Value::Kind::None: return Value();
+    case kiln::Value::Kind::Bool: return Value(v.to_bool());
+    case kiln::Value::Kind::Int: return Value(v.to_int());
+    case kiln::Value::Kind::Float: return Value(v.to_double());
+    case kiln::Value::Kind::String: return str_value(v.to_string());
+    case kiln::Value::Kind::DType: return Value(make<DTypeObj>(v.to_dtype()));
+    case kiln::Value::Kind::Tensor: return tensor_value(v.to_tensor());
+    case kiln::Value::Kind::List: {
+      ValueVec items;
+      for (const kiln::Value& x : v.to_list()) items.push_back(from_ops(x, as_list));
+      return as_list ? list_value(std::move(items)) : tuple_value(std::move(items));
+    }
+  }
+  return Value();
+}
+
+void raise_status(const Status& s) {
+  const std::string& m = s.message();
+  if (contains(m, "received an invalid combination of arguments") || contains(m, "(): argument '") ||
+      contains(m, "got an unexpected keyword argument") || contains(m, "missing required argument") ||
+      contains(m, "missing 1 required") || contains(m, "positional argument") || m.starts_with("descriptor '") ||
+      contains(m, "got multiple values for argument"))
+    throw PyError("TypeError", m);
+  if (contains(m, "Dimension out of range") || contains(m, "out of bounds for dimension") ||
+      contains(m, "index out of range"))
+    throw PyError("IndexError", m);
+  if (contains(m, "is not available in this build") || contains(m, "not supported by Kiln") ||
+      contains(m, "outside Kiln's subset"))
+    throw PyError("RuntimeError", m, /*unsupported=*/true);
+  throw PyError("RuntimeError", m);
+}
+
+TensorObj* tensor_obj(const Value& v) { return v.is(ObjKind::Tensor) ? v.as<TensorObj>() : nullptr; }
+
+const Tensor& tensor_of(const Value& v, std::string_view what) {
+  if (!v.is(ObjKind::Tensor)) throw_type_error(std::string(what) + ": expected Tensor, got " + type_name(v));
+  return v.as<TensorObj>()->t;
+}
+
+// ---- autograd bookkeeping ----
+
+bool any_requires_grad(VM& vm, const CallArgs& args) {
+  if (!vm.grad_enabled) return false;
+  bool any = false;
+  auto visit = [&](const TensorObj* t) { any = any || t->requires_grad; };
+  for (size_t i = 0; i < args.npos; ++i) for_each_tensor(args[i], visit);
+  if (args.kw)
+    for (const auto& kv : *args.kw) for_each_tensor(kv.second, visit);
+  return any;
+}
+
+void check_inplace_allowed(VM& vm, const Value& target) {
+  const TensorObj* t = tensor_obj(target);
+  if (t && vm.grad_enabled && t->requires_grad && t->grad_fn.empty())
+    throw PyError("RuntimeError", "a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+void mark_grad(TensorObj* t, const std::string& grad_fn) {
+  if (!t || !is_floating(t->t.dtype())) return;
+  t->requires_grad = true;
+  t->grad_fn = grad_fn;
+}
+
+std::string grad_fn_for(std::string_view name, const CallArgs& a) {
+  static const std::unordered_map<std::string_view, const char*> fixed = {
+      {"t", "TBackward0"}, {"view", "ViewBackward0"}, {"view_as", "ViewBackward0"}, {"reshape", "ViewBackward0"},
+      {"reshape_as", "ViewBackward0"}, {"flatten", "ViewBackward0"}, {"unflatten", "ViewBackward0"},
+      {"contiguous", "CloneBackward0"}, {"clone", "CloneBackward0"}, {"cat", "CatBackward0"},
+      {"concat", "CatBackward0"}, {"concatenate", "CatBackward0"}, {"split", "SplitBackward0"},
+      {"chunk", "SplitBackward0"}, {"narrow", "SliceBackward0"}, {"clamp", "ClampBackward1"},
+      {"clip", "ClampBackward1"}, {"square", "PowBackward0"}, {"norm", "LinalgVectorNormBackward0"},
+      {"cross_entropy", "NllLossBackward0"}, {"l1_loss", "MeanBackward0"}, {"conv1d", "ConvolutionBackward0"},
+      {"conv2d", "ConvolutionBackward0"}, {"conv3d", "ConvolutionBackward0"},
+      {"conv_transpose2d", "ConvolutionBackward0"}, {"batch_norm", "NativeBatchNormBackward0"},
+      {"layer_norm", "NativeLayerNormBackward0"}, {"group_norm", "NativeGroupNormBackward0"},
+      {"max_pool2d", "MaxPool2DWithIndicesBackward0"}, {"max_pool1d", "SqueezeBackward1"},
+      {"dropout", "MulBackward0"}, {"to", "ToCopyBackward0"}, {"float", "ToCopyBackward0"},
+      {"double", "ToCopyBackward0"}, {"half", "ToCopyBackward0"}, {"bfloat16", "ToCopyBackward0"},
+      {"type", "ToCopyBackward0"}, {"type_as", "ToCopyBackward0"}, {"true_divide", "DivBackward0"},
+      {"divide", "DivBackward0"}, {"multiply", "MulBackward0"}, {"subtract", "SubBackward0"},
+      {"absolute", "AbsBackward0"}, {"negative", "NegBackward0"}, {"unbind", "UnbindBackward0"},
+      {"softmax", "SoftmaxBackward0"}, {"log_softmax", "LogSoftmaxBackward0"}, {"relu", "ReluBackward0"},
+      {"relu_", "ReluBackward0"}, {"linalg_vector_norm", "LinalgVectorNormBackward0"}};
+  if (auto it = fixed.find(name); it != fixed.end()) return it->second;
+  if (name == "linear") {
+    bool bias = (a.npos > 2 && !a[2].is_none()) || (a.kwarg("bias") && !a.kwarg("bias")->is_none());
+    int64_t d = arg_dim(a, 0);
+    if (bias) return d == 2 ? "AddmmBackward0" : "ViewBackward0";
+    return matmul_node(d, 2);
+  }
+  if (name == "matmul" || name == "mm" || name == "bmm" || name == "mv" || name == "dot")
+    return matmul_node(arg_dim(a, 0), arg_dim(a, 1));
+  if (name == "sum" || name == "mean" || name == "nansum")
+    return camel(name) + (has_dim_arg(a) ? "Backward1" : "Backward0");
+  if (name == "max" || name == "min") {
+    if (a.npos > 1 && a[1].is(ObjKind::Tensor)) return name == "max" ? "MaximumBackward0" : "MinimumBackward0";
+    return camel(name) + (has_dim_arg(a) ? "Backward0" : "Backward1");
+  }
+  if (name == "squeeze") return has_dim_arg(a) ? "SqueezeBackward1" : "SqueezeBackward0";
+  if (name == "pow") return a.npos > 1 && a[1].is(ObjKind::Tensor) ? "PowBackward1" : "PowBackward0";
+  if (name == "rsub") return a.npos > 1 && a[1].is(ObjKind::Tensor) ? "RsubBackward0" : "RsubBackward1";
+  if (name == "adaptive_avg_pool2d") {
+    // An output size of 1 is a mean over the spatial dims.
+    const Value* size = a.npos > 1 ? &a[1] : a.kwarg("output_size");
+    bool ones = size != nullptr;
+    if (size && (size->is(ObjKind::Tuple) || size->is(ObjKind::List))) {
+      for (const Value& v : size->is(ObjKind::Tuple) ? size->as<Tuple>()->items : size->as<List>()->items)
+        ones = ones && v.is_int() && v.as_int() == 1;
+    } else if (size) {
+      ones = size->is_int() && size->as_int() == 1;
+    }
+    return ones ? "MeanBackward1" : "AdaptiveAvgPool2DBackward0";
+  }
+  if (name == "avg_pool2d") return "AvgPool2DBackward0";
+  std::string base(name);
+  if (base.ends_with("_") && !base.ends_with("__")) base.pop_back();  // add_ -> AddBackward0
+  return camel(base) + "Backward0";
+}
+
+// ---- running torch callables ----
+
+Value run_torch(VM& vm, const Callable& c, const CallArgs& a, Mode mode) {
+  if (c.inplace && a.npos > 0) check_inplace_allowed(vm, a[0]);
+  // Factories take requires_grad=, which makes a leaf; torchapi leaves it to us.
+  const Value* requires_grad = c.is_method ? nullptr : a.kwarg("requires_grad");
+  kiln::ValueList args = to_ops_args(a, c.name);
+  kiln::KwargList kwargs = to_ops_kwargs(a, c.name);
+  if (requires_grad) std::erase_if(kwargs, [](const auto& kv) { return kv.first == "requires_grad"; });
+  CallInfo info;
+  Expected<kiln::ValueList> r = torchapi::call(c, args, kwargs, mode, &info);
+  if (!r.ok()) raise_status(r.status());
+  kiln::ValueList& values = r.value();
+  bool grad = !non_differentiable(c.name) && any_requires_grad(vm, a);
+  std::string grad_fn = grad ? grad_fn_for(c.name, a) : std::string();
+
+  if (info.returns_arg >= 0 && size_t(info.returns_arg) < a.npos) {
+    const Value& self = a[size_t(info.returns_arg)];
+    if (grad) mark_grad(tensor_obj(self), grad_fn);
+    return self;
+  }
+  if (may_return_self(c.name) && a.npos > 0 && a[0].is(ObjKind::Tensor) && values.size() == 1 &&
+      values[0].is_tensor() && same_view(values[0].to_tensor(), a[0].as<TensorObj>()->t))
+    return a[0];
+
+  Value out;
+  switch (info.kind) {
+    case ResultKind::Single: out = values.empty() ? Value() : from_ops(values[0]); break;
+    case ResultKind::Tuple: {
+      ValueVec items;
+      for (const kiln::Value& v : values) items.push_back(from_ops(v));
+      out = tuple_value(std::move(items));
+      break;
+    }
+    case ResultKind::NamedTuple: {
+      ValueVec items;
+      for (const kiln::Value& v : values) items.push_back(from_ops(v));
+      out = make_named_tuple(vm, info.type_name, info.fields, std::move(items));
+      break;
+    }
+    case ResultKind::Size: out = make_size(values.at(0).to_int_list()); break;
+    case ResultKind::PyList: out = from_ops(values.at(0), /*as_list=*/true); break;
+  }
+  if (requires_grad && vm.truth(*requires_grad))
+    if (TensorObj* t = tensor_obj(out)) {
+      if (!is_floating(t->t.dtype()))
+        throw PyError("RuntimeError", "Only Tensors of floating point and complex dtype can require gradients");
+      t->requires_grad = true;
+    }
+  if (grad) {
+    if (out.is(ObjKind::Tuple)) {
+      for (const Value& v : out.as<Tuple>()->items) mark_grad(tensor_obj(v), grad_fn);
+    } else if (out.is(ObjKind::Instance)) {
+      // Named tuples: only the first field (values) is differentiable.
+      Value first = vm.getitem(out, Value(int64_t(0)));
+      mark_grad(tensor_obj(first), grad_fn);
+    } else {
+      mark_grad(tensor_obj(out), grad_fn);
+    }
+  }
+  return out;
+}
+
+Value call_traced(VM& vm, const Callable* callable, std::string graph_target, bool is_method, const CallArgs& args,
+                  const std::function<Value(const CallArgs&, Mode)>& run) {
+  if (vm.tracer) {
+    TorchCall call{callable, std::move(graph_target), is_method, args};
+    return vm.tracer->record(vm, call, [&run](const CallArgs& a) { return run(a, Mode::Meta); });
+  }
+  return run(args, Mode::Eager);
+}
+
+Value call_torch(VM& vm, const Callable& c, const CallArgs& args) {
+  return call_traced(vm, &c, c.graph_target, c.is_method, args,
+                     [&vm, &c](const CallArgs& a, Mode mode) { return run_torch(vm, c, a, mode); });
+}
+
+// ---- misc ----
+
+Value make_size(const Shape& sizes) {
+  ValueVec items;
+  items.reserve(sizes.size());
+  for (int64_t s : sizes) items.push_back(Value(s));
+  return Value(make<Tuple>(std::move(items), /*size=*/true));
+}
+
+Value make_dtype(VM& vm, DType d) {
+  Value& slot = torch_state(vm).dtypes[size_t(d)];
+  if (slot.is_none()) slot = Value(make<DTypeObj>(d));
+  return slot;
+}
+
+std::optional<DType> dtype_arg(const Value& v) {
+  if (v.is(ObjKind::DType)) return v.as<DTypeObj>()->dtype;
+  return std::nullopt;
+}
+
+Value make_named_tuple(VM& vm, const std::string& type_name, const std::vector<std::string>& fields, ValueVec values) {
+  Ref<Class> cls = named_tuple_class(vm, type_name, fields);
+  auto inst = make<Instance>(cls);
+  for (size_t i = 0; i < fields.size() && i < values.size(); ++i) inst->dict->set(str_value(fields[i]), values[i]);
+  return Value(inst);
+}
+
+}  // namespace kiln::py

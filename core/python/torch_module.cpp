@@ -1,0 +1,350 @@
+// The module tree a program imports: torch (its callables, dtypes, Tensor,
+// Size, device, grad mode, RNG seeding, torch.compile), torch.nn (from the
+// prelude), torch.nn.functional, torch._dynamo, torch.cuda and safetensors.
+// The math module lives in torch_math.cpp.
+#include <algorithm>
+
+#include "core/io/safetensors.h"
+#include "core/python/torch_convert.h"
+#include "core/python/vm.h"
+#include "core/tensor/generator.h"
+
+namespace kiln::py {
+
+void install_math(VM& vm);
+
+namespace {
+
+Ref<Module> new_module(VM& vm, const std::string& name) {
+  auto m = make<Module>(name);
+  vm.add_module(m);
+  return m;
+}
+
+void def(const Ref<Module>& m, const std::string& name, BuiltinFn fn) {
+  set_attr_builtin(m->dict, m->name + "." + name, name, std::move(fn));
+}
+
+void add_callables(const Ref<Module>& m, std::string_view module) {
+  for (const torchapi::Callable* c : torchapi::callables_of(module)) {
+    Value fn = make_builtin(c->python_name, [c](VM& vm, const CallArgs& a) { return call_torch(vm, *c, a); });
+    fn.as<Builtin>()->tag = c;
+    m->dict->set(str_value(c->name), fn);
+  }
+}
+
+// A hook capture registered in vm.extensions under the callable's dotted name.
+const BuiltinFn* hook(VM& vm, const std::string& name) {
+  auto it = vm.extensions.find(name);
+  return it == vm.extensions.end() || !it->second ? nullptr : static_cast<const BuiltinFn*>(it->second.get());
+}
+
+// A builtin that defers to capture's hook when there is one.
+void def_hooked(const Ref<Module>& m, const std::string& name, BuiltinFn fallback) {
+  std::string qualified = m->name + "." + name;
+  def(m, name, [qualified, fallback](VM& vm, const CallArgs& a) {
+    if (const BuiltinFn* h = hook(vm, qualified)) return (*h)(vm, a);
+    return fallback(vm, a);
+  });
+}
+
+Ref<Class> new_class(VM& vm, const std::string& name, const std::string& module, Ref<Class> base = {}) {
+  auto cls = make<Class>(name, std::move(base));
+  cls->module = module;
+  cls->builtin = 1;
+  vm.register_type(cls);
+  return cls;
+}
+
+// ---- grad mode ----
+
+void set_grad_mode(VM& vm, bool enabled) {
+  if (vm.grad_enabled == enabled) return;
+  ValueVec args{Value(enabled)};
+  call_traced(vm, nullptr, "torch._C._set_grad_enabled", false, CallArgs{args.data(), 1, nullptr},
+              [&vm](const CallArgs& a, torchapi::Mode) {
+                vm.grad_enabled = a[0].as_bool();
+                return Value();
+              });
+}
+
+void install_grad_mode(VM& vm, const Ref<Module>& torch, const Ref<Module>& c_module) {
+  auto no_grad = new_class(vm, "no_grad", "torch.autograd.grad_mode");
+  set_attr_builtin(no_grad->dict, "no_grad", "__new__", [](VM&, const CallArgs&) { return Value(make<NoGradObj>(false)); });
+  set_attr_builtin(no_grad->dict, "no_grad.__enter__", "__enter__", [](VM& vm, const CallArgs& a) {
+    auto* ng = a[0].as<NoGradObj>();
+    ng->saved = vm.grad_enabled;
+    set_grad_mode(vm, ng->enable_grad);
+    return Value();
+  });
+  set_attr_builtin(no_grad->dict, "no_grad.__exit__", "__exit__", [](VM& vm, const CallArgs& a) {
+    set_grad_mode(vm, a[0].as<NoGradObj>()->saved);
+    return Value(false);
+  });
+  torch->dict->set(str_value("no_grad"), Value(no_grad));
+  def(torch, "enable_grad", [](VM&, const CallArgs&) { return Value(make<NoGradObj>(true)); });
+  def(torch, "inference_mode", [](VM& vm, const CallArgs& a) {
+    bool mode = a.npos > 0 ? vm.truth(a[0]) : true;
+    return Value(make<NoGradObj>(!mode));
+  });
+  def(torch, "is_grad_enabled", [](VM& vm, const CallArgs&) { return Value(vm.grad_enabled); });
+  def(torch, "set_grad_enabled", [](VM& vm, const CallArgs& a) {
+    if (a.npos != 1) throw_type_error("set_grad_enabled() takes 1 argument");
+    set_grad_mode(vm, vm.truth(a[0]));
+    return Value();
+  });
+  def(c_module, "_set_grad_enabled", [](VM& vm, const CallArgs& a) {
+    if (a.npos != 1 || !a[0].is_bool()) throw_type_error("_set_grad_enabled(): argument 'mode' must be bool");
+    set_grad_mode(vm, a[0].as_bool());
+    return Value();
+  });
+}
+
+// ---- dtype, device, Size ----
+
+void install_value_types(VM& vm, const Ref<Module>& torch) {
+  static const std::pair<const char*, DType> names[] = {
+      {"float32", DType::Float32}, {"float", DType::Float32},    {"float64", DType::Float64},
+      {"double", DType::Float64},  {"float16", DType::Float16},  {"half", DType::Float16},
+      {"bfloat16", DType::BFloat16}, {"int64", DType::Int64},    {"long", DType::Int64},
+      {"int32", DType::Int32},     {"int", DType::Int32},        {"int16", DType::Int16},
+      {"short", DType::Int16},     {"int8", DType::Int8},        {"uint8", DType::UInt8},
+      {"bool", DType::Bool}};
+  for (const auto& [name, d] : names) torch->dict->set(str_value(name), make_dtype(vm, d));
+
+  auto dtype = new_class(vm, "dtype", "torch");
+  auto prop = [&](const char* name, std::function<Value(DType)> f) {
+    dtype->dict->set(str_value(name), make_builtin(std::string("@") + name, [f](VM&, const CallArgs& a) {
+      return f(a[0].as<DTypeObj>()->dtype);
+    }));
+  };
+  prop("is_floating_point", [](DType d) { return Value(is_floating(d)); });
+  prop("is_complex", [](DType) { return Value(false); });
+  prop("is_signed", [](DType d) { return Value(d != DType::Bool && d != DType::UInt8); });
+  prop("itemsize", [](DType d) { return Value(int64_t(element_size(d))); });
+  torch->dict->set(str_value("dtype"), Value(dtype));
+
+  auto device = new_class(vm, "device", "torch");
+  set_attr_builtin(device->dict, "device", "__new__", [](VM&, const CallArgs& a) {
+    if (a.npos < 1 || a.npos > 2) throw_type_error("device() takes 1 or 2 arguments");
+    if (a[0].is(ObjKind::Device)) return a[0];
+    if (a[0].is_int()) return Value(make<DeviceObj>("cuda", int(a[0].as_int())));
+    std::string s = as_str(a[0]);
+    std::string type = s.substr(0, s.find(':'));
+    int index = -1;
+    if (s.find(':') != std::string::npos) {
+      std::string digits = s.substr(s.find(':') + 1);
+      if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit))
+        throw PyError("RuntimeError", "Invalid device string: '" + s + "'");
+      index = std::stoi(digits);
+    }
+    if (a.npos == 2 && !a[1].is_none()) index = int(to_index(a[1], "index"));
+    static const char* const known[] = {"cpu", "cuda", "meta", "mps", "xpu", "xla", "hip", "mtia"};
+    if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return type == k; }))
+      throw PyError("RuntimeError", "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
+                                    "maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start "
+                                    "of device string: " + s);
+    return Value(make<DeviceObj>(type, index));
+  });
+  torch->dict->set(str_value("device"), Value(device));
+
+  auto size = new_class(vm, "Size", "torch", vm.builtin_type("tuple"));
+  set_attr_builtin(size->dict, "Size", "__new__", [](VM& vm, const CallArgs& a) {
+    Shape s;
+    if (a.npos > 0)
+      for (const Value& v : vm.to_vector(a[0])) s.push_back(to_index(v, "torch.Size() element"));
+    return make_size(s);
+  });
+  set_attr_builtin(size->dict, "Size.numel", "numel", [](VM&, const CallArgs& a) {
+    int64_t n = 1;
+    for (const Value& v : a[0].as<Tuple>()->items) n *= v.as_int();
+    return Value(n);
+  });
+  torch->dict->set(str_value("Size"), Value(size));
+}
+
+// ---- torch.compile and torch._dynamo without capture ----
+
+Value compile_fallback(VM& vm, const CallArgs& a) {
+  if (a.npos > 1) throw_type_error("compile() takes from 0 to 1 positional arguments but " + std::to_string(a.npos) + " were given");
+  const Value* mode = a.kwarg("mode");
+  const Value* options = a.kwarg("options");
+  if (mode && !mode->is_none() && options && !options->is_none())
+    throw PyError("RuntimeError", "Either mode or options can be specified, but both can't be specified at the same time.");
+  if (mode && !mode->is_none()) {
+    static const char* const modes[] = {"default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune"};
+    std::string m = vm.str_of(*mode);
+    if (std::none_of(std::begin(modes), std::end(modes), [&](const char* k) { return m == k; }))
+      throw PyError("RuntimeError", "Unrecognized mode=" + m +
+                                        ", should be one of: default, lite, reduce-overhead, max-autotune-no-cudagraphs, max-autotune");
+  }
+  if (const Value* backend = a.kwarg("backend"); backend && backend->is(ObjKind::Str)) {
+    static const char* const backends[] = {"inductor", "eager", "aot_eager", "aot_eager_decomp_partition", "cudagraphs",
+                                           "onnxrt", "openxla", "tvm"};
+    const std::string& b = backend->as<Str>()->s;
+    if (std::none_of(std::begin(backends), std::end(backends), [&](const char* k) { return b == k; }))
+      throw PyError("torch._dynamo.exc.InvalidBackend",
+                    "Invalid backend: '" + b + "', see `torch._dynamo.list_backends()` for available backends.");
+  }
+  if (a.npos == 0 || a[0].is_none()) {
+    // torch.compile(fullgraph=True)(fn): the options were checked; the decorator returns fn.
+    return make_builtin("torch.compile.<locals>.fn", [](VM& vm, const CallArgs& b) -> Value {
+      if (b.npos != 1) throw_type_error("fn() takes 1 positional argument");
+      if (b[0].is_none()) throw PyError("RuntimeError", "Model can't be None");
+      return compile_fallback(vm, b);
+    });
+  }
+  if (!vm.truth(vm.call(*vm.builtins()->find_str("callable"), ValueVec{a[0]})))
+    throw PyError("AssertionError", "A callable function is expected, but <class '" + type_name(a[0]) + "'> is provided.");
+  return a[0];
+}
+
+void install_dynamo(VM& vm, const Ref<Module>& torch) {
+  def_hooked(torch, "compile", compile_fallback);
+  auto dynamo = new_module(vm, "torch._dynamo");
+  def_hooked(dynamo, "reset", [](VM&, const CallArgs&) { return Value(); });
+  def_hooked(dynamo, "list_backends", [](VM&, const CallArgs&) {
+    return list_value({str_value("cudagraphs"), str_value("inductor"), str_value("openxla"), str_value("tvm")});
+  });
+  def_hooked(dynamo, "explain", [](VM&, const CallArgs&) -> Value {
+    throw_unsupported("torch._dynamo.explain needs Kiln's capture, which is not installed in this interpreter");
+  });
+  def_hooked(dynamo, "graph_break", [](VM& vm, const CallArgs&) {
+    if (vm.tracer) {
+      BreakInfo info;
+      info.kind = BreakKind::Explicit;
+      info.reason = "Call to `torch._dynamo.graph_break()`";
+      info.explanation =
+          "  Explanation: User-inserted graph break. Message: None\n"
+          "  Hint: Remove the `torch._dynamo.graph_break()` call.\n\n"
+          "  Developer debug context: Called `torch._dynamo.graph_break()` with args `[]`, kwargs `{}`\n";
+      vm.tracer->graph_break(vm, info);
+    }
+    return Value();
+  });
+  // Settings programs assign (torch._dynamo.config.capture_scalar_outputs = True); capture reads them.
+  auto config = new_module(vm, "torch._dynamo.config");
+  config->dict->set(str_value("capture_scalar_outputs"), Value(false));
+  config->dict->set(str_value("capture_dynamic_output_shape_ops"), Value(false));
+  config->dict->set(str_value("cache_size_limit"), Value(int64_t(8)));
+  config->dict->set(str_value("recompile_limit"), Value(int64_t(8)));
+  config->dict->set(str_value("verbose"), Value(false));
+  config->dict->set(str_value("suppress_errors"), Value(false));
+}
+
+// ---- safetensors ----
+
+void install_safetensors(VM& vm) {
+  new_module(vm, "safetensors");
+  auto st = new_module(vm, "safetensors.torch");
+  def(st, "load_file", [](VM& vm, const CallArgs& a) {
+    const Value* path = a.npos > 0 ? &a[0] : a.kwarg("filename");
+    if (!path) throw_type_error("load_file() missing 1 required positional argument: 'filename'");
+    const Value* device = a.npos > 1 ? &a[1] : a.kwarg("device");
+    if (device && vm.str_of(*device) != "cpu") throw_unsupported("safetensors load_file(device=" + vm.repr_of(*device) + "): Kiln tensors live on the CPU");
+    Expected<SafetensorsFile> f = read_safetensors(as_str(*path));
+    if (!f.ok()) throw PyError("SafetensorError", f.status().to_string());
+    NamedTensors tensors = f.value().tensors;
+    // safe_open.keys() lists names sorted, so load_file's dict is in name order.
+    std::sort(tensors.begin(), tensors.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    auto d = make<Dict>();
+    for (auto& [name, t] : tensors) d->set(str_value(name), tensor_value(t));
+    return Value(d);
+  });
+  def(st, "save_file", [](VM& vm, const CallArgs& a) {
+    const Value* tensors = a.npos > 0 ? &a[0] : a.kwarg("tensors");
+    const Value* path = a.npos > 1 ? &a[1] : a.kwarg("filename");
+    if (!tensors || !path) throw_type_error("save_file() missing required arguments: 'tensors' and 'filename'");
+    if (!tensors->is(ObjKind::Dict)) throw_type_error("save_file(): tensors must be a dict, not " + type_name(*tensors));
+    NamedTensors named;
+    tensors->as<Dict>()->for_each([&](const Value& k, const Value& v) {
+      const std::string& name = as_str(k);
+      const Tensor& t = tensor_of(v, "save_file");
+      if (!t.is_contiguous())
+        throw PyError("ValueError", "You are trying to save a non contiguous tensor: `" + name +
+                                        "` which is not allowed. It either means you are trying to save tensors which "
+                                        "are reference of each other in which case it's recommended to save only the "
+                                        "full tensors, and reslice at load time, or simply call `.contiguous()` on your "
+                                        "tensor to pack it before saving.");
+      named.emplace_back(name, t);
+    });
+    std::map<std::string, std::string> metadata;
+    const Value* meta = a.npos > 2 ? &a[2] : a.kwarg("metadata");
+    if (meta && meta->is(ObjKind::Dict))
+      meta->as<Dict>()->for_each([&](const Value& k, const Value& v) { metadata[as_str(k)] = as_str(v); });
+    Status s = write_safetensors(as_str(*path), named, metadata);
+    if (!s.ok()) throw PyError("SafetensorError", s.to_string());
+    (void)vm;
+    return Value();
+  });
+}
+
+// Helpers the nn prelude needs and the subset lacks (it has no `raise` and no __dict__).
+void install_prelude_helpers(VM& vm) {
+  auto k = new_module(vm, "torch._kiln");
+  def(k, "raise_error", [](VM&, const CallArgs& a) -> Value { throw PyError(as_str(a[0]), as_str(a[1])); });
+  def(k, "instance_dict", [](VM&, const CallArgs& a) -> Value {
+    if (!a[0].is(ObjKind::Instance)) throw_type_error("instance_dict() expects an instance");
+    return Value(a[0].as<Instance>()->dict);
+  });
+  // Identity as a dict key: memo tables of modules and parameters (the subset has no set or id()).
+  def(k, "identity", [](VM&, const CallArgs& a) {
+    return Value(int64_t(reinterpret_cast<intptr_t>(a[0].is_obj() ? a[0].obj() : nullptr)));
+  });
+}
+
+}  // namespace
+
+void install_torch(VM& vm) {
+  auto torch = new_module(vm, "torch");
+  add_callables(torch, "torch");
+  torch->dict->set(str_value("__version__"), str_value("2.11.0"));
+  torch->dict->set(str_value("Tensor"), Value(install_tensor_types(vm)));
+  auto c_module = new_module(vm, "torch._C");
+  install_value_types(vm, torch);
+  install_grad_mode(vm, torch, c_module);
+
+  def(torch, "manual_seed", [](VM&, const CallArgs& a) {
+    if (a.npos != 1) throw_type_error("manual_seed() takes 1 positional argument but " + std::to_string(a.npos) + " were given");
+    default_cpu_generator().manual_seed(uint64_t(to_index(a[0], "seed")));
+    return Value();
+  });
+  def(torch, "initial_seed", [](VM&, const CallArgs&) { return Value(int64_t(default_cpu_generator().initial_seed())); });
+  def(torch, "get_default_dtype", [](VM& vm, const CallArgs&) { return make_dtype(vm, DType::Float32); });
+  def(torch, "set_default_dtype", [](VM&, const CallArgs& a) {
+    if (a.npos != 1 || !a[0].is(ObjKind::DType) || a[0].as<DTypeObj>()->dtype != DType::Float32)
+      throw_unsupported("torch.set_default_dtype to anything but torch.float32");
+    return Value();
+  });
+  def(torch, "is_tensor", [](VM&, const CallArgs& a) { return Value(a.npos == 1 && a[0].is(ObjKind::Tensor)); });
+  if (!torchapi::find("torch.numel"))
+    def(torch, "numel", [](VM& vm, const CallArgs& a) { return vm.call(vm.getattr(a[0], "numel"), ValueVec{}); });
+  def(torch, "typename", [](VM& vm, const CallArgs& a) {
+    if (a[0].is(ObjKind::Tensor)) return vm.call(vm.getattr(a[0], "type"), ValueVec{});
+    return str_value(type_name(a[0]));
+  });
+  install_dynamo(vm, torch);
+
+  auto cuda = new_module(vm, "torch.cuda");
+  def(cuda, "is_available", [](VM&, const CallArgs&) { return Value(false); });
+  def(cuda, "device_count", [](VM&, const CallArgs&) { return Value(int64_t(0)); });
+  def(cuda, "manual_seed", [](VM&, const CallArgs&) { return Value(); });
+  def(cuda, "manual_seed_all", [](VM&, const CallArgs&) { return Value(); });
+
+  auto nn = new_module(vm, "torch.nn");
+  nn->dict->set(str_value("Parameter"), Value(vm.builtin_type("Parameter")));
+  add_callables(new_module(vm, "torch.nn.functional"), "torch.nn.functional");
+  for (const std::string& m : torchapi::modules())
+    if (m != "torch" && m != "Tensor" && m != "torch.nn.functional" && !vm.module(m)) add_callables(new_module(vm, m), m);
+  // torch._C._nn.<name>: the spelling Dynamo's graphs use for the C-implemented functionals.
+  auto c_nn = new_module(vm, "torch._C._nn");
+  for (const torchapi::Callable* c : torchapi::callables_of("torch.nn.functional"))
+    if (c->graph_target.starts_with("torch._C._nn.")) c_nn->dict->set(str_value(c->graph_target.substr(13)), *vm.module("torch.nn.functional")->dict->find_str(c->name));
+  new_module(vm, "torch.nn.init");
+  install_prelude_helpers(vm);
+  install_safetensors(vm);
+  install_math(vm);
+  install_nn_prelude(vm);
+}
+
+}  // namespace kiln::py

@@ -1,0 +1,284 @@
+// The builtin classes torch.Tensor and torch.nn.Parameter. Methods are the
+// torchapi "Tensor" callables, except those that read metadata or values
+// (size, item, tolist, ...) or touch Kiln's autograd bookkeeping, which are
+// written here: metadata reads go through Tracer::inspect_tensor while
+// tracing, value reads break the graph first, as under TorchDynamo.
+#include <cmath>
+
+#include "core/python/torch_bridge.h"
+#include "core/python/torch_convert.h"
+#include "core/python/vm.h"
+
+namespace kiln::py {
+
+using torchapi::Mode;
+
+namespace {
+
+Value metadata_view(VM& vm, const Value& t) { return vm.tracer ? vm.tracer->inspect_tensor(vm, t) : t; }
+
+void check_args(const CallArgs& a, size_t max_extra, const char* name) {
+  if (a.npos > max_extra + 1)
+    throw_type_error(std::string(name) + "() takes at most " + std::to_string(max_extra) + " argument" +
+                     (max_extra == 1 ? "" : "s") + " (" + std::to_string(a.npos - 1) + " given)");
+}
+
+// An optional `dim` argument given positionally or by keyword.
+const Value* dim_arg(const CallArgs& a) {
+  if (a.npos > 1) return &a[1];
+  return a.kwarg("dim");
+}
+
+std::string dim_range_error(int64_t dim, int64_t ndim) {
+  int64_t n = std::max<int64_t>(ndim, 1);
+  return "Dimension out of range (expected to be in range of [" + std::to_string(-n) + ", " + std::to_string(n - 1) +
+         "], but got " + std::to_string(dim) + ")";
+}
+
+Value scalar_of(const Tensor& t) {
+  Scalar s = t.item();
+  if (t.dtype() == DType::Bool) return Value(s.to_bool());
+  if (is_floating(t.dtype())) return Value(s.to_double());
+  return Value(s.to_int());
+}
+
+Value nested_list(const Tensor& t) {
+  if (t.dim() == 0) return scalar_of(t);
+  ValueVec items;
+  items.reserve(size_t(t.size(0)));
+  for (int64_t i = 0; i < t.size(0); ++i) items.push_back(nested_list(t.select(0, i)));
+  return list_value(std::move(items));
+}
+
+// int(t), float(t): one-element tensors only, as PyTorch.
+Value one_element(VM& vm, const Value& self, const char* what) {
+  if (vm.tracer) break_on_item(vm);
+  const Tensor& t = tensor_of(self, what);
+  if (t.numel() != 1) throw PyError("ValueError", "only one element tensors can be converted to Python scalars");
+  return tensor_item(vm, self);
+}
+
+void add_method(const Ref<Class>& cls, const std::string& name, BuiltinFn fn) {
+  set_attr_builtin(cls->dict, "Tensor." + name, name, std::move(fn));
+}
+
+void add_metadata_methods(const Ref<Class>& cls) {
+  add_method(cls, "size", [](VM& vm, const CallArgs& a) {
+    check_args(a, 1, "size");
+    Value m = metadata_view(vm, a[0]);
+    const Tensor& t = tensor_of(m, "size");
+    const Value* d = dim_arg(a);
+    if (!d || d->is_none()) return make_size(t.sizes());
+    int64_t dim = to_index(*d, "dim");
+    if (dim < -std::max<int64_t>(t.dim(), 1) || dim >= std::max<int64_t>(t.dim(), 1))
+      throw PyError("IndexError", dim_range_error(dim, t.dim()));
+    return Value(t.dim() == 0 ? int64_t(1) : t.size(dim));
+  });
+  add_method(cls, "stride", [](VM& vm, const CallArgs& a) {
+    check_args(a, 1, "stride");
+    Value m = metadata_view(vm, a[0]);
+    const Tensor& t = tensor_of(m, "stride");
+    const Value* d = dim_arg(a);
+    if (!d || d->is_none()) {
+      ValueVec items;
+      for (int64_t s : t.strides()) items.push_back(Value(s));
+      return tuple_value(std::move(items));
+    }
+    int64_t dim = to_index(*d, "dim");
+    if (dim < -std::max<int64_t>(t.dim(), 1) || dim >= std::max<int64_t>(t.dim(), 1))
+      throw PyError("IndexError", dim_range_error(dim, t.dim()));
+    return Value(t.dim() == 0 ? int64_t(1) : t.stride(dim));
+  });
+  auto dim = [](VM& vm, const CallArgs& a) {
+    check_args(a, 0, "dim");
+    Value m = metadata_view(vm, a[0]);
+    return Value(tensor_of(m, "dim").dim());
+  };
+  add_method(cls, "dim", dim);
+  add_method(cls, "ndimension", dim);
+  auto numel = [](VM& vm, const CallArgs& a) {
+    check_args(a, 0, "numel");
+    Value m = metadata_view(vm, a[0]);
+    return Value(tensor_of(m, "numel").numel());
+  };
+  add_method(cls, "numel", numel);
+  add_method(cls, "nelement", numel);
+  add_method(cls, "is_contiguous", [](VM& vm, const CallArgs& a) {
+    Value m = metadata_view(vm, a[0]);
+    return Value(tensor_of(m, "is_contiguous").is_contiguous());
+  });
+  add_method(cls, "element_size", [](VM& vm, const CallArgs& a) {
+    Value m = metadata_view(vm, a[0]);
+    return Value(int64_t(element_size(tensor_of(m, "element_size").dtype())));
+  });
+  add_method(cls, "is_floating_point", [](VM& vm, const CallArgs& a) {
+    Value m = metadata_view(vm, a[0]);
+    return Value(is_floating(tensor_of(m, "is_floating_point").dtype()));
+  });
+  add_method(cls, "storage_offset", [](VM& vm, const CallArgs& a) {
+    Value m = metadata_view(vm, a[0]);
+    return Value(tensor_of(m, "storage_offset").storage_offset());
+  });
+  add_method(cls, "get_device", [](VM&, const CallArgs&) { return Value(int64_t(-1)); });
+  add_method(cls, "type", [](VM& vm, const CallArgs& a) -> Value {
+    if (a.npos == 1 && !a.has_kwargs()) {
+      Value m = metadata_view(vm, a[0]);
+      static const char* const names[] = {"torch.BoolTensor", "torch.ByteTensor", "torch.CharTensor",
+                                          "torch.ShortTensor", "torch.IntTensor", "torch.LongTensor",
+                                          "torch.HalfTensor", "torch.BFloat16Tensor", "torch.FloatTensor",
+                                          "torch.DoubleTensor"};
+      return str_value(names[size_t(tensor_of(m, "type").dtype())]);
+    }
+    const torchapi::Callable* to = torchapi::find("Tensor.to");
+    if (!to || a.npos != 2 || !a[1].is(ObjKind::DType))
+      throw_unsupported("Tensor.type() with arguments other than a torch.dtype");
+    return call_torch(vm, *to, a);
+  });
+}
+
+Value tolist(VM& vm, const CallArgs& a) {
+  check_args(a, 0, "tolist");
+  if (vm.tracer) {
+    BreakInfo info;
+    info.kind = BreakKind::ListOutput;
+    // Dynamo 2.11 turns tolist() into one item() per element; the first stops the graph.
+    info.reason = "Data dependent operator";
+    info.explanation =
+        "  Explanation: Operator `aten._local_scalar_dense.default` has a non-Tensor output whose value is "
+        "dependent on the data of Tensor inputs.\n"
+        "  Hint: Enable tracing of data-dependent output operators with "
+        "`torch._dynamo.config.capture_scalar_outputs = True`\n\n"
+        "  Developer debug context: aten._local_scalar_dense.default\n";
+    vm.tracer->graph_break(vm, info);
+  }
+  const Tensor& t = tensor_of(a[0], "tolist");
+  if (t.is_meta()) throw PyError("RuntimeError", "Tensor.tolist() cannot be called on meta tensors");
+  return nested_list(t);
+}
+
+void add_value_methods(const Ref<Class>& cls) {
+  add_method(cls, "item", [](VM& vm, const CallArgs& a) {
+    check_args(a, 0, "item");
+    return tensor_item(vm, a[0]);
+  });
+  add_method(cls, "tolist", tolist);
+  add_method(cls, "__int__", [](VM& vm, const CallArgs& a) {
+    Value v = one_element(vm, a[0], "__int__");
+    if (v.is_float()) {
+      double d = v.as_float();
+      if (std::isnan(d)) throw PyError("ValueError", "cannot convert float NaN to integer");
+      if (std::isinf(d)) throw PyError("OverflowError", "cannot convert float infinity to integer");
+      return Value(int64_t(d));
+    }
+    return v.is_bool() ? Value(int64_t(v.as_bool())) : v;
+  });
+  add_method(cls, "__float__", [](VM& vm, const CallArgs& a) {
+    Value v = one_element(vm, a[0], "__float__");
+    return Value(v.is_float() ? v.as_float() : v.is_bool() ? double(v.as_bool()) : double(v.as_int()));
+  });
+  add_method(cls, "__index__", [](VM& vm, const CallArgs& a) {
+    Value v = one_element(vm, a[0], "__index__");
+    if (v.is_float()) throw_type_error("only integer tensors of a single element can be converted to an index");
+    return v;
+  });
+  add_method(cls, "__bool__", [](VM& vm, const CallArgs& a) { return Value(vm.truth(a[0])); });
+  add_method(cls, "__len__", [](VM& vm, const CallArgs& a) { return Value(vm.len(a[0])); });
+  add_method(cls, "__format__", [](VM& vm, const CallArgs& a) {
+    return str_value(tensor_format(vm, a[0], a.npos > 1 ? as_str(a[1]) : std::string()));
+  });
+}
+
+void add_grad_methods(const Ref<Class>& cls) {
+  add_method(cls, "requires_grad_", [](VM& vm, const CallArgs& a) {
+    const Value* flag = a.npos > 1 ? &a[1] : a.kwarg("requires_grad");
+    vm.setattr(a[0], "requires_grad", flag ? Value(vm.truth(*flag)) : Value(true));
+    return a[0];
+  });
+  if (!torchapi::find("Tensor.detach"))
+    add_method(cls, "detach", [](VM& vm, const CallArgs& a) {
+      return call_traced(vm, nullptr, "detach", true, a,
+                         [](const CallArgs& x, Mode) { return tensor_value(tensor_of(x[0], "detach")); });
+    });
+  add_method(cls, "detach_", [](VM&, const CallArgs& a) {
+    TensorObj* t = tensor_obj(a[0]);
+    t->requires_grad = false;
+    t->grad_fn.clear();
+    return a[0];
+  });
+  add_method(cls, "retain_grad", [](VM&, const CallArgs&) { return Value(); });
+  add_method(cls, "backward", [](VM&, const CallArgs&) -> Value {
+    throw_unsupported("Tensor.backward() (Kiln's interpreter computes no gradients)");
+  });
+}
+
+void add_device_methods(const Ref<Class>& cls) {
+  add_method(cls, "cpu", [](VM& vm, const CallArgs& a) {
+    return call_traced(vm, nullptr, "cpu", true, a, [](const CallArgs& x, Mode) { return x[0]; });
+  });
+  add_method(cls, "cuda", [](VM&, const CallArgs&) -> Value {
+    throw PyError("AssertionError", "Torch not compiled with CUDA enabled", /*unsupported=*/true);
+  });
+  add_method(cls, "numpy", [](VM&, const CallArgs&) -> Value {
+    throw_unsupported("Tensor.numpy() (NumPy is not part of Kiln's Python subset)");
+  });
+  add_method(cls, "data_ptr", [](VM&, const CallArgs&) -> Value {
+    throw_unsupported("Tensor.data_ptr() (memory addresses are not part of Kiln's Python subset)");
+  });
+}
+
+Value new_parameter(VM& vm, const CallArgs& a) {
+  const Value* data = a.npos > 0 ? &a[0] : a.kwarg("data");
+  const Value* rg = a.npos > 1 ? &a[1] : a.kwarg("requires_grad");
+  Tensor t = data && !data->is_none() ? tensor_of(*data, "Parameter") : Tensor::empty({0}, DType::Float32);
+  auto p = make<TensorObj>(t);
+  p->is_parameter = true;
+  p->requires_grad = rg ? vm.truth(*rg) : true;
+  if (p->requires_grad && !is_floating(t.dtype()))
+    throw PyError("RuntimeError", "Only Tensors of floating point and complex dtype can require gradients");
+  return Value(p);
+}
+
+// torch.Tensor(data) / torch.Tensor(*sizes): the legacy float32 constructor.
+Value new_tensor(VM&, const CallArgs& a) {
+  bool sizes = a.npos == 0 || a[0].is_int() || (a[0].is(ObjKind::Tuple) && a[0].as<Tuple>()->is_size);
+  if (sizes) {
+    Shape shape;
+    if (a.npos == 1 && a[0].is(ObjKind::Tuple)) {
+      for (const Value& v : a[0].as<Tuple>()->items) shape.push_back(to_index(v, "size"));
+    } else {
+      for (size_t i = 0; i < a.npos; ++i) shape.push_back(to_index(a[i], "size"));
+    }
+    return tensor_value(Tensor::zeros(shape, DType::Float32));
+  }
+  Expected<Tensor> t = torchapi::tensor_from_data(to_ops(a[0], "Tensor"), DType::Float32, Mode::Eager);
+  if (!t.ok()) raise_status(t.status());
+  return tensor_value(t.value());
+}
+
+}  // namespace
+
+Ref<Class> install_tensor_types(VM& vm) {
+  auto tensor = make<Class>("Tensor", Ref<Class>());
+  tensor->module = "torch";
+  tensor->builtin = 1;
+  for (const torchapi::Callable* c : torchapi::callables_of("Tensor")) {
+    Value fn = make_builtin("Tensor." + c->name, [c](VM& vm, const CallArgs& a) { return call_torch(vm, *c, a); });
+    fn.as<Builtin>()->tag = c;
+    tensor->dict->set(str_value(c->name), fn);
+  }
+  add_metadata_methods(tensor);
+  add_value_methods(tensor);
+  add_grad_methods(tensor);
+  add_device_methods(tensor);
+  tensor->dict->set(str_value("__new__"), make_builtin("Tensor", new_tensor));
+  vm.register_type(tensor);
+
+  auto parameter = make<Class>("Parameter", tensor);
+  parameter->module = "torch.nn.parameter";
+  parameter->builtin = 1;
+  parameter->dict->set(str_value("__new__"), make_builtin("Parameter", new_parameter));
+  vm.register_type(parameter);
+  return tensor;
+}
+
+}  // namespace kiln::py

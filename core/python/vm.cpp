@@ -1,0 +1,753 @@
+#include "core/python/vm.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/python/compiler.h"
+#include "core/python/torch_bridge.h"
+#include "core/util/pyformat.h"
+
+namespace kiln::py {
+
+namespace {
+
+// Keyword arguments of one call instruction; kept off the heap for calls without them.
+using KwVec = std::vector<std::pair<std::string, Value>>;
+
+Value& top(Frame& f, size_t depth = 0) { return f.stack[f.stack.size() - 1 - depth]; }
+
+void pop_n(Frame& f, size_t n) { f.stack.resize(f.stack.size() - n); }
+
+Value pop(Frame& f) {
+  Value v = std::move(f.stack.back());
+  f.stack.pop_back();
+  return v;
+}
+
+[[noreturn]] void name_error(const std::string& name) {
+  throw PyError("NameError", "name '" + name + "' is not defined");
+}
+
+ValueVec unpack_items(VM& vm, const Value& seq) {
+  if (seq.is(ObjKind::Tuple)) return seq.as<Tuple>()->items;
+  if (seq.is(ObjKind::List)) return seq.as<List>()->items;
+  return vm.to_vector(seq);
+}
+
+std::string format_value(VM& vm, const Value& v, const std::string& spec) {
+  if (v.is(ObjKind::Tensor)) return tensor_format(vm, v, spec);
+  if (spec.empty()) return vm.str_of(v);
+  Expected<std::string> r = Status::error("");
+  if (v.is_float()) r = py_format_float(v.as_float(), spec);
+  else if (v.is_int()) r = py_format_int(v.as_int(), spec);
+  else if (v.is_bool()) r = py_format_bool(v.as_bool(), spec);
+  else if (v.is(ObjKind::Str)) r = py_format_str(v.as<Str>()->s, spec);
+  else r = py_format_str(vm.str_of(v), spec);
+  if (!r.ok()) throw PyError("ValueError", r.status().message());
+  return r.value();
+}
+
+}  // namespace
+
+int Frame::line() const {
+  if (!code || code->code.empty()) return 0;
+  int i = pc < int(code->code.size()) ? pc : int(code->code.size()) - 1;
+  return code->code[i].line;
+}
+
+VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()) {
+  install_builtins(*this);
+  install_torch(*this);
+}
+
+VM::~VM() = default;
+
+void VM::write_out(std::string_view text) {
+  if (options_.out) options_.out(text);
+  else std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+void VM::write_err(std::string_view text) {
+  if (options_.err) options_.err(text);
+  else std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
+Ref<Module> VM::module(std::string_view dotted) {
+  auto it = modules_.find(dotted);
+  return it == modules_.end() ? Ref<Module>() : it->second;
+}
+
+void VM::add_module(Ref<Module> m) { modules_[m->name] = m; }
+
+Ref<Class> VM::builtin_type(std::string_view name) const {
+  auto it = builtin_types_.find(name);
+  return it == builtin_types_.end() ? Ref<Class>() : it->second;
+}
+
+std::shared_ptr<ValueVec> VM::consts_of(const CodePtr& code) {
+  auto it = consts_cache_.find(code.get());
+  if (it != consts_cache_.end()) return it->second;
+  std::function<Value(const Const&)> convert = [&](const Const& c) -> Value {
+    switch (c.kind) {
+      case Const::Kind::None: return Value();
+      case Const::Kind::Bool: return Value(c.b);
+      case Const::Kind::Int: return Value(c.i);
+      case Const::Kind::Float: return Value(c.f);
+      case Const::Kind::Str: return str_value(c.s);
+      case Const::Kind::Ellipsis: return ellipsis();
+      case Const::Kind::Code: return Value(make<CodeObj>(c.code));
+      case Const::Kind::Tuple: {
+        ValueVec items;
+        for (const Const& x : c.items) items.push_back(convert(x));
+        return tuple_value(std::move(items));
+      }
+    }
+    return Value();
+  };
+  auto values = std::make_shared<ValueVec>();
+  for (const Const& c : code->consts) values->push_back(convert(c));
+  consts_cache_[code.get()] = values;
+  return values;
+}
+
+// ---- running programs ----
+
+Status VM::run_file(const std::string& path, int* exit_code) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (exit_code) *exit_code = 3;
+    return Status::error("cannot open program file", {path, 0});
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return run_source(buf.str(), path, exit_code);
+}
+
+Status VM::run_source(std::string_view source, const std::string& filename, int* exit_code) {
+  if (exit_code) *exit_code = 0;
+  Expected<CodePtr> code = compile_module(source, filename);
+  if (!code.ok()) {
+    if (exit_code) *exit_code = 3;
+    return code.status();
+  }
+  auto main = make<Module>("__main__");
+  main->dict->set(str_value("__name__"), str_value("__main__"));
+  main->dict->set(str_value("__file__"), str_value(filename));
+  add_module(main);
+  Frame frame;
+  frame.code = code.value().get();
+  frame.consts = consts_of(code.value()).get();
+  frame.globals = main->dict;
+  frame.ns = main->dict;
+  try {
+    run_frame(frame);
+  } catch (PyError& e) {
+    std::string text = "Traceback (most recent call last):\n";
+    for (const std::string& line : e.traceback) text += line;
+    text += e.type() + ": " + e.message() + "\n";
+    write_err(text);
+    if (exit_code) *exit_code = e.unsupported() ? 3 : 1;
+    return Status::error(e.type() + ": " + e.message(), e.where);
+  }
+  return {};
+}
+
+// ---- frames ----
+
+void VM::bind_frame(Frame& frame, Function* fn, const CallArgs& args) {
+  const Code& code = *fn->code;
+  frame.func = fn;
+  frame.code = &code;
+  if (!fn->consts) fn->consts = consts_of(fn->code);
+  frame.consts = fn->consts.get();
+  frame.globals = fn->globals;
+  frame.locals.assign(code.varnames.size(), unbound());
+  frame.stack.reserve(16);
+  const size_t nparams = size_t(code.argcount);
+  const std::string& name = fn->name;
+  size_t npos = std::min(args.npos, nparams);
+  for (size_t i = 0; i < npos; ++i) frame.locals[i] = args.pos[i];
+  size_t slot = nparams + size_t(code.kwonlyargcount);
+  if (code.has_varargs) {
+    ValueVec extra;
+    for (size_t i = npos; i < args.npos; ++i) extra.push_back(args.pos[i]);
+    frame.locals[slot++] = tuple_value(std::move(extra));
+  } else if (args.npos > nparams) {
+    throw_type_error(name + "() takes " + std::to_string(nparams) + " positional argument" + (nparams == 1 ? "" : "s") +
+                     " but " + std::to_string(args.npos) + (args.npos == 1 ? " was" : " were") + " given");
+  }
+  Ref<Dict> varkw;
+  if (code.has_varkw) {
+    varkw = make<Dict>();
+    frame.locals[slot] = Value(varkw);
+  }
+  if (args.kw) {
+    for (const auto& [key, value] : *args.kw) {
+      size_t nnamed = nparams + size_t(code.kwonlyargcount);
+      size_t i = 0;
+      for (; i < nnamed; ++i)
+        if (code.varnames[i] == key) break;
+      if (i == nnamed) {
+        if (!varkw) throw_type_error(name + "() got an unexpected keyword argument '" + key + "'");
+        varkw->set(str_value(key), value);
+        continue;
+      }
+      if (!is_unbound(frame.locals[i])) throw_type_error(name + "() got multiple values for argument '" + key + "'");
+      frame.locals[i] = value;
+    }
+  }
+  size_t ndefaults = fn->defaults.size();
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < nparams; ++i) {
+    if (!is_unbound(frame.locals[i])) continue;
+    if (i + ndefaults >= nparams) frame.locals[i] = fn->defaults[i + ndefaults - nparams];
+    else missing.push_back(code.varnames[i]);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size(); ++i) {
+      if (i) list += i + 1 == missing.size() ? (missing.size() > 2 ? ", and " : " and ") : ", ";
+      list += "'" + missing[i] + "'";
+    }
+    throw_type_error(name + "() missing " + std::to_string(missing.size()) + " required positional argument" +
+                     (missing.size() == 1 ? "" : "s") + ": " + list);
+  }
+  for (size_t i = nparams; i < nparams + size_t(code.kwonlyargcount); ++i) {
+    if (!is_unbound(frame.locals[i])) continue;
+    const Value* d = fn->kwdefaults ? fn->kwdefaults->find_str(code.varnames[i]) : nullptr;
+    if (!d) throw_type_error(name + "() missing 1 required keyword-only argument: '" + code.varnames[i] + "'");
+    frame.locals[i] = *d;
+  }
+  frame.cells.clear();
+  for (const std::string& cv : code.cellvars) {
+    auto cell = make<Cell>();
+    for (size_t i = 0; i < code.varnames.size(); ++i)
+      if (code.varnames[i] == cv && !is_unbound(frame.locals[i])) {
+        cell->value = frame.locals[i];
+        cell->bound = true;
+      }
+    frame.cells.push_back(cell);
+  }
+  for (const Ref<Cell>& c : fn->closure) frame.cells.push_back(c);
+}
+
+Value VM::run_frame(Frame& frame) {
+  if (depth_ >= options_.max_depth) throw PyError("RecursionError", "maximum recursion depth exceeded");
+  ++depth_;
+  frame.parent = current_frame;
+  current_frame = &frame;
+  Value result;
+  try {
+    while (!step(frame, result)) {
+    }
+  } catch (PyError& e) {
+    --depth_;
+    current_frame = frame.parent;
+    rethrow_with_location(e, frame);
+  } catch (...) {
+    --depth_;
+    current_frame = frame.parent;
+    throw;
+  }
+  --depth_;
+  current_frame = frame.parent;
+  return result;
+}
+
+void VM::rethrow_with_location(PyError& e, Frame& frame) {
+  int pc = std::min<int>(frame.pc, int(frame.code->code.size()) - 1);
+  const Instr& in = frame.code->code[std::max(pc, 0)];
+  std::string where = "  File \"" + frame.code->filename + "\", line " + std::to_string(in.line) + ", in " +
+                      frame.code->name + "\n";
+  if (frame.code->source_lines && in.line >= 1 && size_t(in.line) <= frame.code->source_lines->size()) {
+    std::string text = (*frame.code->source_lines)[in.line - 1];
+    size_t b = text.find_first_not_of(" \t");
+    if (b != std::string::npos) where += "    " + text.substr(b) + "\n";
+  }
+  e.traceback.insert(e.traceback.begin(), where);
+  if (e.where.file.empty()) e.where = SourceLocation{frame.code->filename, in.line, in.col};
+  throw;
+}
+
+Value VM::call_function(Function* fn, const CallArgs& args) {
+  Frame frame;
+  bind_frame(frame, fn, args);
+  Value result;
+  if (frame_hook && frame_hook->run_frame(*this, frame, result)) return result;
+  return run_frame(frame);
+}
+
+Value VM::call(const Value& callable, ValueVec args, KwVec kwargs) {
+  CallArgs a{args.data(), args.size(), kwargs.empty() ? nullptr : &kwargs};
+  return call(callable, a);
+}
+
+Value VM::call(const Value& callable, const CallArgs& args) {
+  if (!callable.is_obj()) throw_type_error("'" + type_name(callable) + "' object is not callable");
+  switch (callable.obj()->kind) {
+    case ObjKind::Function: return call_function(callable.as<Function>(), args);
+    case ObjKind::Builtin: {
+      Builtin* b = callable.as<Builtin>();
+      if (!b->has_self) return b->fn(*this, args);
+      ValueVec with_self;
+      with_self.reserve(args.npos + 1);
+      with_self.push_back(b->self);
+      for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
+      return b->fn(*this, CallArgs{with_self.data(), with_self.size(), args.kw});
+    }
+    case ObjKind::BoundMethod: {
+      BoundMethod* m = callable.as<BoundMethod>();
+      ValueVec with_self;
+      with_self.reserve(args.npos + 1);
+      with_self.push_back(m->self);
+      for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
+      return call(m->func, CallArgs{with_self.data(), with_self.size(), args.kw});
+    }
+    case ObjKind::Class: {
+      Class* cls = callable.as<Class>();
+      // Builtin types construct through their "__new__" builtin; user classes
+      // through an Instance and __init__.
+      if (cls->builtin >= 0 || cls->dict->find_str("__new__")) {
+        const Value* ctor = cls->lookup("__new__");
+        if (!ctor) throw_type_error("cannot create '" + cls->name + "' instances");
+        return call(*ctor, args);
+      }
+      for (const Class* c = cls; c; c = c->base.get())
+        if (c->builtin >= 0) throw_unsupported("classes derived from builtin type '" + c->name + "'");
+      auto inst = make<Instance>(Ref<Class>(cls));
+      Value self(inst);
+      if (const Value* init = cls->lookup("__init__")) {
+        ValueVec with_self;
+        with_self.reserve(args.npos + 1);
+        with_self.push_back(self);
+        for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
+        Value r = call(*init, CallArgs{with_self.data(), with_self.size(), args.kw});
+        if (!r.is_none()) throw_type_error("__init__() should return None, not '" + type_name(r) + "'");
+      } else if (args.npos || args.has_kwargs()) {
+        throw_type_error(cls->name + "() takes no arguments");
+      }
+      return self;
+    }
+    case ObjKind::Instance: {
+      Instance* inst = callable.as<Instance>();
+      const Value* fn = inst->cls->lookup("__call__");
+      if (!fn) break;
+      ValueVec with_self;
+      with_self.reserve(args.npos + 1);
+      with_self.push_back(callable);
+      for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
+      return call(*fn, CallArgs{with_self.data(), with_self.size(), args.kw});
+    }
+    default: break;
+  }
+  throw_type_error("'" + type_name(callable) + "' object is not callable");
+}
+
+Value VM::build_class(const Value& body, const std::string& name, ValueVec bases) {
+  if (bases.size() > 1) throw_unsupported("multiple inheritance (class " + name + ")");
+  Ref<Class> base;
+  if (!bases.empty()) {
+    if (!bases[0].is(ObjKind::Class)) throw_type_error("class " + name + ": base is not a class but " + type_name(bases[0]));
+    base = Ref<Class>(bases[0].as<Class>());
+  }
+  auto cls = make<Class>(name, base);
+  Function* fn = body.as<Function>();
+  cls->qualname = fn->qualname;
+  Frame frame;
+  bind_frame(frame, fn, CallArgs{});
+  frame.ns = cls->dict;
+  run_frame(frame);
+  cls->dict->for_each([&](const Value&, const Value& v) {
+    if (v.is(ObjKind::Function)) v.as<Function>()->owner = cls.get();
+  });
+  return Value(cls);
+}
+
+// ---- the instruction loop ----
+
+bool VM::step(Frame& f, Value& result) {
+  if (options_.max_steps && ++steps_ > options_.max_steps)
+    throw PyError("RuntimeError", "step budget exhausted", true);
+  const Instr& in = f.code->code[size_t(f.pc)];
+  const int arg = in.arg;
+  switch (in.op) {
+    case Op::Nop: break;
+    case Op::PopTop: f.stack.pop_back(); break;
+    case Op::DupTop: f.stack.push_back(top(f)); break;
+    case Op::DupTopTwo: {
+      Value a = top(f, 1), b = top(f);
+      f.stack.push_back(std::move(a));
+      f.stack.push_back(std::move(b));
+      break;
+    }
+    case Op::RotTwo: std::swap(top(f), top(f, 1)); break;
+    case Op::RotThree: {
+      Value t = std::move(top(f));
+      top(f) = std::move(top(f, 1));
+      top(f, 1) = std::move(top(f, 2));
+      top(f, 2) = std::move(t);
+      break;
+    }
+    case Op::RotFour: {
+      Value t = std::move(top(f));
+      top(f) = std::move(top(f, 1));
+      top(f, 1) = std::move(top(f, 2));
+      top(f, 2) = std::move(top(f, 3));
+      top(f, 3) = std::move(t);
+      break;
+    }
+    case Op::LoadConst: f.stack.push_back((*f.consts)[size_t(arg)]); break;
+    case Op::LoadFast: {
+      const Value& v = f.locals[size_t(arg)];
+      if (is_unbound(v))
+        throw PyError("UnboundLocalError", "cannot access local variable '" + f.code->varnames[size_t(arg)] +
+                                               "' where it is not associated with a value");
+      f.stack.push_back(v);
+      break;
+    }
+    case Op::StoreFast: f.locals[size_t(arg)] = pop(f); break;
+    case Op::DeleteFast: {
+      if (is_unbound(f.locals[size_t(arg)])) name_error(f.code->varnames[size_t(arg)]);
+      f.locals[size_t(arg)] = unbound();
+      break;
+    }
+    case Op::LoadDeref: {
+      Cell* c = f.cells[size_t(arg)].get();
+      if (!c->bound) {
+        size_t ncell = f.code->cellvars.size();
+        const std::string& n = size_t(arg) < ncell ? f.code->cellvars[size_t(arg)] : f.code->freevars[size_t(arg) - ncell];
+        throw PyError("NameError", "cannot access free variable '" + n + "' where it is not associated with a value in enclosing scope");
+      }
+      f.stack.push_back(c->value);
+      break;
+    }
+    case Op::StoreDeref: {
+      Cell* c = f.cells[size_t(arg)].get();
+      c->value = pop(f);
+      c->bound = true;
+      break;
+    }
+    case Op::LoadClosure: f.stack.push_back(Value(f.cells[size_t(arg)])); break;
+    case Op::LoadGlobal: {
+      const std::string& n = f.code->names[size_t(arg)];
+      const Value* v = f.globals->find_str(n);
+      if (!v) v = builtins_->find_str(n);
+      if (!v) name_error(n);
+      f.stack.push_back(*v);
+      break;
+    }
+    case Op::StoreGlobal: note_mutation(*this, Value(f.globals)); f.globals->set(str_value(f.code->names[size_t(arg)]), pop(f)); break;
+    case Op::LoadName: {
+      const std::string& n = f.code->names[size_t(arg)];
+      const Value* v = f.ns ? f.ns->find_str(n) : nullptr;
+      if (!v) v = f.globals->find_str(n);
+      if (!v) v = builtins_->find_str(n);
+      if (!v) name_error(n);
+      f.stack.push_back(*v);
+      break;
+    }
+    case Op::StoreName: {
+      Value v = pop(f);
+      (f.ns ? f.ns : f.globals)->set(str_value(f.code->names[size_t(arg)]), std::move(v));
+      break;
+    }
+    case Op::LoadAttr: {
+      Value v = getattr(top(f), f.code->names[size_t(arg)]);
+      top(f) = std::move(v);
+      break;
+    }
+    case Op::StoreAttr: {
+      setattr(top(f), f.code->names[size_t(arg)], top(f, 1));
+      pop_n(f, 2);
+      break;
+    }
+    case Op::BinarySubscr: {
+      Value v = getitem(top(f, 1), top(f));
+      pop_n(f, 2);
+      f.stack.push_back(std::move(v));
+      break;
+    }
+    case Op::StoreSubscr: {
+      setitem(top(f, 1), top(f), top(f, 2));
+      pop_n(f, 3);
+      break;
+    }
+    case Op::DeleteSubscr: {
+      delitem(top(f, 1), top(f));
+      pop_n(f, 2);
+      break;
+    }
+    case Op::BuildSlice: {
+      Value step = arg == 3 ? top(f) : Value();
+      Value stop = top(f, arg == 3 ? 1 : 0);
+      Value start = top(f, arg == 3 ? 2 : 1);
+      pop_n(f, size_t(arg));
+      f.stack.push_back(Value(make<SliceObj>(std::move(start), std::move(stop), std::move(step))));
+      break;
+    }
+    case Op::BinaryOp:
+    case Op::InplaceOp: {
+      Value v = binary(BinaryOpKind(arg), top(f, 1), top(f), in.op == Op::InplaceOp);
+      pop_n(f, 2);
+      f.stack.push_back(std::move(v));
+      break;
+    }
+    case Op::UnaryOp: {
+      Value v = UnaryOpKind(arg) == UnaryOpKind::Not ? Value(!truth(top(f))) : unary(UnaryOpKind(arg), top(f));
+      top(f) = std::move(v);
+      break;
+    }
+    case Op::CompareOp: {
+      Value v = compare(CompareKind(arg), top(f, 1), top(f));
+      pop_n(f, 2);
+      f.stack.push_back(std::move(v));
+      break;
+    }
+    case Op::Jump: f.pc = arg; return false;
+    case Op::PopJumpIfFalse:
+    case Op::PopJumpIfTrue: {
+      bool t = truth(top(f));
+      f.stack.pop_back();
+      if (t == (in.op == Op::PopJumpIfTrue)) {
+        f.pc = arg;
+        return false;
+      }
+      break;
+    }
+    case Op::JumpIfFalseOrPop:
+    case Op::JumpIfTrueOrPop: {
+      bool t = truth(top(f));
+      if (t == (in.op == Op::JumpIfTrueOrPop)) {
+        f.pc = arg;
+        return false;
+      }
+      f.stack.pop_back();
+      break;
+    }
+    case Op::GetIter: {
+      Value it = iter(top(f));
+      top(f) = std::move(it);
+      break;
+    }
+    case Op::ForIter: {
+      Value v;
+      if (next(top(f), v)) {
+        f.stack.push_back(std::move(v));
+      } else {
+        f.stack.pop_back();
+        f.pc = arg;
+        return false;
+      }
+      break;
+    }
+    case Op::BuildTuple:
+    case Op::BuildList: {
+      ValueVec items(std::make_move_iterator(f.stack.end() - arg), std::make_move_iterator(f.stack.end()));
+      pop_n(f, size_t(arg));
+      f.stack.push_back(in.op == Op::BuildTuple ? tuple_value(std::move(items)) : list_value(std::move(items)));
+      break;
+    }
+    case Op::BuildMap: {
+      auto d = make<Dict>();
+      for (size_t i = f.stack.size() - size_t(2 * arg); i < f.stack.size(); i += 2) d->set(f.stack[i], f.stack[i + 1]);
+      pop_n(f, size_t(2 * arg));
+      f.stack.push_back(Value(d));
+      break;
+    }
+    case Op::BuildString: {
+      std::string s;
+      for (size_t i = f.stack.size() - size_t(arg); i < f.stack.size(); ++i) s += as_str(f.stack[i]);
+      pop_n(f, size_t(arg));
+      f.stack.push_back(str_value(std::move(s)));
+      break;
+    }
+    case Op::ListAppend: {
+      Value v = pop(f);
+      top(f, size_t(arg) - 1).as<List>()->items.push_back(std::move(v));
+      break;
+    }
+    case Op::ListExtend: {
+      ValueVec items = unpack_items(*this, top(f));
+      f.stack.pop_back();
+      auto& list = top(f, size_t(arg) - 1).as<List>()->items;
+      list.insert(list.end(), items.begin(), items.end());
+      break;
+    }
+    case Op::ListToTuple: {
+      Value t = tuple_value(top(f).as<List>()->items);
+      top(f) = std::move(t);
+      break;
+    }
+    case Op::DictUpdate: {
+      Value m = top(f);
+      Dict* target = top(f, size_t(arg)).as<Dict>();
+      if (!m.is(ObjKind::Dict)) throw_type_error("argument after ** must be a mapping, not " + type_name(m));
+      m.as<Dict>()->for_each([&](const Value& k, const Value& v) { target->set(k, v); });
+      f.stack.pop_back();
+      break;
+    }
+    case Op::MapAdd: {
+      Value value = pop(f);
+      Value key = pop(f);
+      top(f, size_t(arg) - 1).as<Dict>()->set(key, std::move(value));
+      break;
+    }
+    case Op::UnpackSequence: {
+      ValueVec items = unpack_items(*this, top(f));
+      if (items.size() != size_t(arg)) {
+        if (items.size() < size_t(arg))
+          throw PyError("ValueError", "not enough values to unpack (expected " + std::to_string(arg) + ", got " +
+                                          std::to_string(items.size()) + ")");
+        throw PyError("ValueError", "too many values to unpack (expected " + std::to_string(arg) + ")");
+      }
+      f.stack.pop_back();
+      for (size_t i = items.size(); i-- > 0;) f.stack.push_back(std::move(items[i]));
+      break;
+    }
+    case Op::UnpackEx: {
+      size_t before = size_t(arg & 0xff), after = size_t(arg >> 8);
+      ValueVec items = unpack_items(*this, top(f));
+      if (items.size() < before + after)
+        throw PyError("ValueError", "not enough values to unpack (expected at least " + std::to_string(before + after) +
+                                        ", got " + std::to_string(items.size()) + ")");
+      f.stack.pop_back();
+      for (size_t i = 0; i < after; ++i) f.stack.push_back(items[items.size() - 1 - i]);
+      f.stack.push_back(list_value(ValueVec(items.begin() + long(before), items.end() - long(after))));
+      for (size_t i = before; i-- > 0;) f.stack.push_back(items[i]);
+      break;
+    }
+    case Op::FormatValue: {
+      std::string spec = (arg & 4) ? as_str(top(f)) : std::string();
+      const Value& v = top(f, (arg & 4) ? 1 : 0);
+      std::string s;
+      int conv = arg & 3;
+      if (conv == 1) s = format_value(*this, str_value(str_of(v)), spec);
+      else if (conv == 2) s = format_value(*this, str_value(repr_of(v)), spec);
+      else s = format_value(*this, v, spec);
+      pop_n(f, (arg & 4) ? 2 : 1);
+      f.stack.push_back(str_value(std::move(s)));
+      break;
+    }
+    case Op::Call: {
+      size_t n = size_t(arg);
+      const Value& fn = top(f, n);
+      Value r = call(fn, CallArgs{f.stack.data() + f.stack.size() - n, n, nullptr});
+      pop_n(f, n + 1);
+      f.stack.push_back(std::move(r));
+      break;
+    }
+    case Op::CallKw: {
+      const ValueVec& names = top(f).as<Tuple>()->items;
+      size_t n = size_t(arg), nkw = names.size();
+      KwVec kw;
+      kw.reserve(nkw);
+      size_t base = f.stack.size() - 1 - n;
+      for (size_t i = 0; i < nkw; ++i) kw.emplace_back(as_str(names[i]), f.stack[base + (n - nkw) + i]);
+      Value r = call(f.stack[base - 1], CallArgs{f.stack.data() + base, n - nkw, &kw});
+      pop_n(f, n + 2);
+      f.stack.push_back(std::move(r));
+      break;
+    }
+    case Op::CallEx: {
+      bool has_kw = arg & 1;
+      KwVec kw;
+      if (has_kw) {
+        const Value& d = top(f);
+        if (!d.is(ObjKind::Dict)) throw_type_error("argument after ** must be a mapping, not " + type_name(d));
+        d.as<Dict>()->for_each([&](const Value& k, const Value& v) {
+          if (!k.is(ObjKind::Str)) throw_type_error("keywords must be strings");
+          kw.emplace_back(k.as<Str>()->s, v);
+        });
+      }
+      const Value& posv = top(f, has_kw ? 1 : 0);
+      ValueVec pos = unpack_items(*this, posv);
+      const Value& fn = top(f, has_kw ? 2 : 1);
+      Value r = call(fn, CallArgs{pos.data(), pos.size(), &kw});
+      pop_n(f, has_kw ? 3 : 2);
+      f.stack.push_back(std::move(r));
+      break;
+    }
+    case Op::MakeFunction: {
+      auto fn = make<Function>();
+      size_t d = 0;
+      fn->code = top(f).as<CodeObj>()->code;
+      ++d;
+      if (arg & 8) {
+        for (const Value& c : top(f, d).as<Tuple>()->items) fn->closure.push_back(Ref<Cell>(c.as<Cell>()));
+        ++d;
+      }
+      if (arg & 2) {
+        fn->kwdefaults = Ref<Dict>(top(f, d).as<Dict>());
+        ++d;
+      }
+      if (arg & 1) {
+        fn->defaults = top(f, d).as<Tuple>()->items;
+        ++d;
+      }
+      fn->globals = f.globals;
+      fn->name = fn->code->name;
+      fn->qualname = fn->code->qualname;
+      fn->consts = consts_of(fn->code);
+      pop_n(f, d);
+      f.stack.push_back(Value(fn));
+      break;
+    }
+    case Op::BuildClass: {
+      size_t n = size_t(arg);
+      ValueVec bases(f.stack.end() - long(n), f.stack.end());
+      Value cls = build_class(top(f, n + 1), as_str(top(f, n)), std::move(bases));
+      pop_n(f, n + 2);
+      f.stack.push_back(std::move(cls));
+      break;
+    }
+    case Op::ReturnValue:
+      result = pop(f);
+      return true;
+    case Op::ImportName:
+    case Op::ImportModule: {
+      const std::string& dotted = f.code->names[size_t(arg)];
+      Ref<Module> m = module(dotted);
+      if (!m)
+        throw PyError("ModuleNotFoundError", "No module named '" + dotted +
+                                                 "' (Kiln's Python subset has only torch, torch.nn, "
+                                                 "torch.nn.functional, torch._dynamo and math)", true);
+      if (in.op == Op::ImportName) m = module(dotted.substr(0, dotted.find('.')));
+      f.stack.push_back(Value(m));
+      break;
+    }
+    case Op::ImportFrom: {
+      const std::string& n = f.code->names[size_t(arg)];
+      Module* m = top(f).as<Module>();
+      const Value* v = m->dict->find_str(n);
+      Value out;
+      if (v) out = *v;
+      else if (Ref<Module> sub = module(m->name + "." + n)) out = Value(sub);
+      else throw PyError("ImportError", "cannot import name '" + n + "' from '" + m->name + "'", true);
+      f.stack.push_back(std::move(out));
+      break;
+    }
+    case Op::WithEnter: {
+      Value ctx = top(f);
+      Value exit = getattr(ctx, "__exit__");
+      Value entered = call(getattr(ctx, "__enter__"), ValueVec{});
+      top(f) = std::move(exit);
+      f.stack.push_back(std::move(entered));
+      break;
+    }
+    case Op::WithExit: {
+      call(top(f), ValueVec{Value(), Value(), Value()});
+      f.stack.pop_back();
+      break;
+    }
+    case Op::RaiseAssert: {
+      std::string msg = arg ? str_of(top(f)) : std::string();
+      throw PyError("AssertionError", msg);
+    }
+  }
+  ++f.pc;
+  return false;
+}
+
+}  // namespace kiln::py

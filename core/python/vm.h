@@ -1,0 +1,146 @@
+#pragma once
+// The interpreter: runs compiled code objects (code.h) over the object model
+// (object.h). Frames are plain data (pc, value stack, locals, cells), so the
+// capture in compiler/capture can stop a frame at any instruction, run a graph
+// in its place, rebuild the frame's state and continue - TorchDynamo's
+// "resume at the next instruction" without generating new bytecode.
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/python/code.h"
+#include "core/python/object.h"
+#include "core/python/tracer.h"
+
+namespace kiln::py {
+
+struct Frame {
+  Function* func = nullptr;        // null for module code
+  const Code* code = nullptr;
+  const ValueVec* consts = nullptr;
+  ValueVec locals;                 // varnames
+  std::vector<Ref<Cell>> cells;    // cellvars then freevars
+  ValueVec stack;
+  int pc = 0;
+  Ref<Dict> globals;
+  Ref<Dict> ns;                    // LoadName/StoreName namespace (module or class body)
+  Frame* parent = nullptr;         // the calling frame, for tracebacks
+  int line() const;                // line of the instruction at pc (or the last one)
+};
+
+// Intercepts calls into Python functions: what TorchDynamo's eval-frame hook is to
+// CPython. Returns true and sets `result` when it ran the frame itself.
+class FrameHook {
+ public:
+  virtual ~FrameHook() = default;
+  virtual bool run_frame(VM& vm, Frame& frame, Value& result) = 0;
+};
+
+struct VMOptions {
+  std::function<void(std::string_view)> out;  // where print() writes; stdout when empty
+  std::function<void(std::string_view)> err;  // warnings; stderr when empty
+  int64_t max_steps = 0;                      // 0 = unlimited (the fuzzer sets a budget)
+  int max_depth = 200;                        // Python frames before RecursionError
+};
+
+class VM {
+ public:
+  explicit VM(VMOptions options = {});
+  ~VM();
+  VM(const VM&) = delete;
+  VM& operator=(const VM&) = delete;
+
+  // Compiles and runs a program as __main__. Python exceptions come back as a
+  // Status whose location is the innermost user line; `exit_code` is 1 for an
+  // error the program raised (as python3 exits) and 3 for a syntax error or a
+  // construct outside the subset.
+  Status run_source(std::string_view source, const std::string& filename, int* exit_code = nullptr);
+  Status run_file(const std::string& path, int* exit_code = nullptr);
+
+  // ---- calling ----
+  Value call(const Value& callable, const CallArgs& args);
+  Value call(const Value& callable, ValueVec args, std::vector<std::pair<std::string, Value>> kwargs = {});
+  // Sets up a frame for a Python function call (binds arguments, defaults, cells).
+  void bind_frame(Frame& frame, Function* fn, const CallArgs& args);
+  // Runs a frame from frame.pc until it returns.
+  Value run_frame(Frame& frame);
+  // Executes the instruction at frame.pc. Returns true when the frame returned
+  // (its value in `result`). On an exception the frame is left as it was before
+  // the instruction for every instruction that can fail after reading operands
+  // (capture relies on this to resume at the failing instruction).
+  bool step(Frame& frame, Value& result);
+
+  // ---- the operations of the language, for the builtins and for capture ----
+  Value getattr(const Value& obj, std::string_view name);
+  bool try_getattr(const Value& obj, std::string_view name, Value& out);
+  void setattr(const Value& obj, std::string_view name, Value value);
+  Value getitem(const Value& obj, const Value& key);
+  void setitem(const Value& obj, const Value& key, Value value);
+  void delitem(const Value& obj, const Value& key);
+  Value binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace = false);
+  Value unary(UnaryOpKind op, const Value& a);
+  Value compare(CompareKind op, const Value& a, const Value& b);
+  Value iter(const Value& v);
+  bool next(const Value& iterator, Value& out);
+  ValueVec to_vector(const Value& iterable);  // list(iterable)
+  bool contains(const Value& container, const Value& item);
+  bool is_instance(const Value& v, const Value& cls_or_tuple);
+  Ref<Class> type_of(const Value& v);
+  int64_t len(const Value& v);
+  std::string str_of(const Value& v);   // str(v), honouring __str__/__repr__ of user classes
+  std::string repr_of(const Value& v);
+  bool truth(const Value& v);           // truthiness, honouring __bool__/__len__
+
+  // ---- modules and builtins ----
+  Ref<Module> module(std::string_view dotted);  // nullptr if the subset has no such module
+  void add_module(Ref<Module> m);
+  Ref<Dict> builtins() const { return builtins_; }
+  Ref<Class> builtin_type(std::string_view name) const;
+  void register_type(const Ref<Class>& cls) { builtin_types_[cls->name] = cls; }
+  void write_out(std::string_view text);
+  void write_err(std::string_view text);
+
+  // ---- state ----
+  bool grad_enabled = true;
+  FrameHook* frame_hook = nullptr;
+  Tracer* tracer = nullptr;            // set while a frame is being captured
+  Frame* current_frame = nullptr;      // innermost running frame
+  const VMOptions& options() const { return options_; }
+  // Converts a code object's constants to Values once.
+  std::shared_ptr<ValueVec> consts_of(const CodePtr& code);
+  // Arbitrary per-VM extension state (capture keeps its caches here).
+  std::map<std::string, std::shared_ptr<void>> extensions;
+
+ private:
+  friend struct VMInternals;
+  Value call_function(Function* fn, const CallArgs& args);
+  Value build_class(const Value& body, const std::string& name, ValueVec bases);
+  [[noreturn]] void rethrow_with_location(PyError& e, Frame& frame);
+  VMOptions options_;
+  Ref<Dict> builtins_;
+  std::map<std::string, Ref<Module>, std::less<>> modules_;
+  std::map<std::string, Ref<Class>, std::less<>> builtin_types_;
+  std::map<const Code*, std::shared_ptr<ValueVec>> consts_cache_;
+  int depth_ = 0;
+  int64_t steps_ = 0;
+};
+
+// Registration of the builtin namespace and of the torch modules (builtins.cpp,
+// torch_module.cpp, nn prelude); called by the VM constructor.
+void install_builtins(VM& vm);
+void install_torch(VM& vm);
+
+// Tells capture an object is about to change (it cannot replay such effects).
+inline void note_mutation(VM& vm, const Value& obj) {
+  if (vm.tracer) vm.tracer->note_mutation(vm, obj);
+}
+
+// Helpers shared by builtins and the torch bindings.
+Value make_builtin(std::string name, BuiltinFn fn);
+void set_attr_builtin(const Ref<Dict>& dict, const std::string& qualified, const std::string& name, BuiltinFn fn);
+int64_t to_index(const Value& v, const char* what);   // int or bool, else TypeError
+double to_double(const Value& v, const char* what);   // int, float or bool
+
+}  // namespace kiln::py

@@ -1,0 +1,710 @@
+// The operations of the language on Python values: attributes, subscripts,
+// arithmetic, comparison, iteration. Tensors are handed to torch_bridge.h.
+#include <cmath>
+
+#include "core/python/torch_bridge.h"
+#include "core/python/vm.h"
+#include "core/util/pyformat.h"
+
+namespace kiln::py {
+
+namespace {
+
+bool is_number(const Value& v) { return v.is_int() || v.is_bool() || v.is_float(); }
+int64_t int_of(const Value& v) { return v.is_bool() ? int64_t(v.as_bool()) : v.as_int(); }
+double float_of(const Value& v) { return v.is_float() ? v.as_float() : double(int_of(v)); }
+
+[[noreturn]] void overflow() { throw PyError("OverflowError", "integer result does not fit in 64 bits", true); }
+
+int64_t floor_div(int64_t a, int64_t b) {
+  if (b == 0) throw PyError("ZeroDivisionError", "integer division or modulo by zero");
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) {
+  if (b == 0) throw PyError("ZeroDivisionError", "integer division or modulo by zero");
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+double float_mod(double a, double b) {
+  if (b == 0) throw PyError("ZeroDivisionError", "float modulo");
+  double r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  if (r == 0) r = std::copysign(0.0, b);
+  return r;
+}
+
+Value int_pow(int64_t base, int64_t exp) {
+  if (exp < 0) {
+    if (base == 0) throw PyError("ZeroDivisionError", "0.0 cannot be raised to a negative power");
+    return Value(std::pow(double(base), double(exp)));
+  }
+  int64_t result = 1;
+  while (exp) {
+    if (exp & 1)
+      if (__builtin_mul_overflow(result, base, &result)) overflow();
+    exp >>= 1;
+    if (exp && __builtin_mul_overflow(base, base, &base)) overflow();
+  }
+  return Value(result);
+}
+
+Value number_binary(BinaryOpKind op, const Value& a, const Value& b) {
+  bool floats = a.is_float() || b.is_float();
+  if (!floats) {
+    int64_t x = int_of(a), y = int_of(b), r = 0;
+    switch (op) {
+      case BinaryOpKind::Add: if (__builtin_add_overflow(x, y, &r)) overflow(); return Value(r);
+      case BinaryOpKind::Sub: if (__builtin_sub_overflow(x, y, &r)) overflow(); return Value(r);
+      case BinaryOpKind::Mul: if (__builtin_mul_overflow(x, y, &r)) overflow(); return Value(r);
+      case BinaryOpKind::TrueDiv:
+        if (y == 0) throw PyError("ZeroDivisionError", "division by zero");
+        return Value(double(x) / double(y));
+      case BinaryOpKind::FloorDiv: return Value(floor_div(x, y));
+      case BinaryOpKind::Mod: return Value(floor_mod(x, y));
+      case BinaryOpKind::Pow: return int_pow(x, y);
+      case BinaryOpKind::LShift:
+        if (y < 0) throw PyError("ValueError", "negative shift count");
+        if (y >= 63 || (x != 0 && (x << y) >> y != x)) overflow();
+        return Value(x << y);
+      case BinaryOpKind::RShift:
+        if (y < 0) throw PyError("ValueError", "negative shift count");
+        return Value(y >= 63 ? (x < 0 ? -1 : 0) : x >> y);
+      case BinaryOpKind::And: return a.is_bool() && b.is_bool() ? Value(bool(x & y)) : Value(x & y);
+      case BinaryOpKind::Or: return a.is_bool() && b.is_bool() ? Value(bool(x | y)) : Value(x | y);
+      case BinaryOpKind::Xor: return a.is_bool() && b.is_bool() ? Value(bool(x ^ y)) : Value(x ^ y);
+      case BinaryOpKind::MatMul: break;
+    }
+  } else {
+    double x = float_of(a), y = float_of(b);
+    switch (op) {
+      case BinaryOpKind::Add: return Value(x + y);
+      case BinaryOpKind::Sub: return Value(x - y);
+      case BinaryOpKind::Mul: return Value(x * y);
+      case BinaryOpKind::TrueDiv:
+        if (y == 0) throw PyError("ZeroDivisionError", "float division by zero");
+        return Value(x / y);
+      case BinaryOpKind::FloorDiv:
+        if (y == 0) throw PyError("ZeroDivisionError", "float floor division by zero");
+        return Value(std::floor(x / y));
+      case BinaryOpKind::Mod: return Value(float_mod(x, y));
+      case BinaryOpKind::Pow:
+        if (x == 0 && y < 0) throw PyError("ZeroDivisionError", "0.0 cannot be raised to a negative power");
+        if (x < 0 && y != std::floor(y)) throw_unsupported("complex result of a fractional power of a negative number");
+        return Value(std::pow(x, y));
+      default: break;
+    }
+  }
+  throw_type_error(std::string("unsupported operand type(s) for ") + binary_op_symbol(op) + ": '" + type_name(a) +
+                   "' and '" + type_name(b) + "'");
+}
+
+ValueVec repeat(const ValueVec& items, int64_t n) {
+  ValueVec out;
+  for (int64_t i = 0; i < n; ++i) out.insert(out.end(), items.begin(), items.end());
+  return out;
+}
+
+int three_way(VM& vm, const Value& a, const Value& b, CompareKind op);
+
+// Python's ordering for numbers, strings and sequences.
+int three_way(VM& vm, const Value& a, const Value& b, CompareKind op) {
+  if (is_number(a) && is_number(b)) {
+    if (!a.is_float() && !b.is_float()) return int_of(a) < int_of(b) ? -1 : int_of(a) > int_of(b) ? 1 : 0;
+    double x = float_of(a), y = float_of(b);
+    if (std::isnan(x) || std::isnan(y)) return 2;  // unordered: every comparison false
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (a.is(ObjKind::Str) && b.is(ObjKind::Str)) {
+    int c = a.as<Str>()->s.compare(b.as<Str>()->s);
+    return c < 0 ? -1 : c > 0 ? 1 : 0;
+  }
+  bool seq_a = a.is(ObjKind::List) || a.is(ObjKind::Tuple), seq_b = b.is(ObjKind::List) || b.is(ObjKind::Tuple);
+  if (seq_a && seq_b && a.obj()->kind == b.obj()->kind) {
+    const ValueVec& p = a.is(ObjKind::List) ? a.as<List>()->items : a.as<Tuple>()->items;
+    const ValueVec& q = b.is(ObjKind::List) ? b.as<List>()->items : b.as<Tuple>()->items;
+    for (size_t i = 0; i < p.size() && i < q.size(); ++i)
+      if (!equal(p[i], q[i])) return three_way(vm, p[i], q[i], op);
+    return p.size() < q.size() ? -1 : p.size() > q.size() ? 1 : 0;
+  }
+  throw_type_error(std::string("'") + compare_symbol(op) + "' not supported between instances of '" + type_name(a) +
+                   "' and '" + type_name(b) + "'");
+}
+
+Value bind_if_function(const Value& self, const Value& attr) {
+  if (attr.is(ObjKind::Function)) return Value(make<BoundMethod>(self, attr));
+  if (attr.is(ObjKind::Builtin)) {
+    Builtin* b = attr.as<Builtin>();
+    auto bound = make<Builtin>(b->name, b->fn);
+    bound->self = self;
+    bound->has_self = true;
+    bound->tag = b->tag;
+    return Value(bound);
+  }
+  return attr;
+}
+
+int64_t normalize_index(int64_t i, int64_t n, const char* what) {
+  if (i < 0) i += n;
+  if (i < 0 || i >= n) throw PyError("IndexError", std::string(what) + " index out of range");
+  return i;
+}
+
+// Python's slice.indices(): clamps start/stop for a sequence of length n.
+void slice_indices(const SliceObj& s, int64_t n, int64_t& start, int64_t& stop, int64_t& step) {
+  step = s.step.is_none() ? 1 : to_index(s.step, "slice step");
+  if (step == 0) throw PyError("ValueError", "slice step cannot be zero");
+  auto clamp = [&](const Value& v, int64_t dflt) {
+    if (v.is_none()) return dflt;
+    int64_t i = to_index(v, "slice index");
+    if (i < 0) i = std::max<int64_t>(i + n, step < 0 ? -1 : 0);
+    else i = std::min<int64_t>(i, step < 0 ? n - 1 : n);
+    return i;
+  };
+  start = clamp(s.start, step < 0 ? n - 1 : 0);
+  stop = clamp(s.stop, step < 0 ? -1 : n);
+}
+
+ValueVec slice_items(const ValueVec& items, const SliceObj& s) {
+  int64_t start, stop, step;
+  slice_indices(s, int64_t(items.size()), start, stop, step);
+  ValueVec out;
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(items[size_t(i)]);
+  return out;
+}
+
+}  // namespace
+
+int64_t to_index(const Value& v, const char* what) {
+  if (v.is_int()) return v.as_int();
+  if (v.is_bool()) return v.as_bool();
+  if (v.is(ObjKind::Tensor)) {
+    const Tensor& t = v.as<TensorObj>()->t;
+    if (t.numel() == 1 && !t.is_meta() && !is_floating(t.dtype())) return t.item().to_int();
+  }
+  throw_type_error(std::string(what) + " must be an integer, not " + type_name(v));
+}
+
+double to_double(const Value& v, const char* what) {
+  if (is_number(v)) return float_of(v);
+  if (v.is(ObjKind::Tensor)) {
+    const Tensor& t = v.as<TensorObj>()->t;
+    if (t.numel() == 1 && !t.is_meta()) return t.item().to_double();
+  }
+  throw_type_error(std::string(what) + " must be a real number, not " + type_name(v));
+}
+
+// ---- attributes ----
+
+bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
+  if (obj.is_obj()) {
+    Object* o = obj.obj();
+    switch (o->kind) {
+      case ObjKind::Instance: {
+        auto* inst = static_cast<Instance*>(o);
+        if (const Value* v = inst->dict->find_str(name)) {
+          out = *v;
+          return true;
+        }
+        if (name == "__class__") {
+          out = Value(inst->cls);
+          return true;
+        }
+        if (const Value* v = inst->cls->lookup(name)) {
+          out = bind_if_function(obj, *v);
+          return true;
+        }
+        if (const Value* ga = inst->cls->lookup("__getattr__")) {
+          // User __getattr__ signals "absent" by raising AttributeError.
+          try {
+            out = call(*ga, ValueVec{obj, str_value(std::string(name))});
+            return true;
+          } catch (PyError& e) {
+            if (e.type() == "AttributeError") return false;
+            throw;
+          }
+        }
+        return false;
+      }
+      case ObjKind::Class: {
+        auto* cls = static_cast<Class*>(o);
+        if (name == "__name__") { out = str_value(cls->name); return true; }
+        if (name == "__qualname__") { out = str_value(cls->qualname.empty() ? cls->name : cls->qualname); return true; }
+        if (name == "__module__") { out = str_value(cls->module); return true; }
+        if (const Value* v = cls->lookup(name)) { out = *v; return true; }
+        return false;
+      }
+      case ObjKind::Module: {
+        auto* m = static_cast<Module*>(o);
+        if (const Value* v = m->dict->find_str(name)) { out = *v; return true; }
+        if (name == "__name__") { out = str_value(m->name); return true; }
+        if (Ref<Module> sub = module(m->name + "." + std::string(name))) { out = Value(sub); return true; }
+        return false;
+      }
+      case ObjKind::Function: {
+        auto* fn = static_cast<Function*>(o);
+        if (name == "__name__") { out = str_value(fn->name); return true; }
+        if (name == "__qualname__") { out = str_value(fn->qualname); return true; }
+        if (name == "__module__") { out = str_value("__main__"); return true; }
+        if (fn->attrs)
+          if (const Value* v = fn->attrs->find_str(name)) { out = *v; return true; }
+        break;
+      }
+      case ObjKind::Builtin: {
+        auto* b = static_cast<Builtin*>(o);
+        if (name == "__name__") {
+          size_t dot = b->name.rfind('.');
+          out = str_value(dot == std::string::npos ? b->name : b->name.substr(dot + 1));
+          return true;
+        }
+        break;
+      }
+      case ObjKind::BoundMethod: {
+        auto* m = static_cast<BoundMethod*>(o);
+        if (name == "__self__") { out = m->self; return true; }
+        if (name == "__func__") { out = m->func; return true; }
+        return try_getattr(m->func, name, out);
+      }
+      case ObjKind::Super: {
+        auto* s = static_cast<SuperObj*>(o);
+        const Class* start = s->cls->base.get();
+        if (start)
+          if (const Value* v = start->lookup(name)) { out = bind_if_function(s->self, *v); return true; }
+        return false;
+      }
+      case ObjKind::Tensor:
+        if (tensor_getattr(*this, obj, name, out)) return true;
+        break;
+      case ObjKind::Slice: {
+        auto* s = static_cast<SliceObj*>(o);
+        if (name == "start") { out = s->start; return true; }
+        if (name == "stop") { out = s->stop; return true; }
+        if (name == "step") { out = s->step; return true; }
+        break;
+      }
+      case ObjKind::Device: {
+        auto* d = static_cast<DeviceObj*>(o);
+        if (name == "type") { out = str_value(d->type); return true; }
+        if (name == "index") { out = d->index < 0 ? Value() : Value(int64_t(d->index)); return true; }
+        break;
+      }
+      default: break;
+    }
+  }
+  // Methods and attributes of builtin types (list.append, str.join, dtype.is_floating_point, ...).
+  Ref<Class> cls = type_of(obj);
+  if (cls) {
+    if (name == "__class__") { out = Value(cls); return true; }
+    if (const Value* v = cls->lookup(name)) {
+      // A builtin registered as "@property" computes the attribute from self.
+      if (v->is(ObjKind::Builtin) && v->as<Builtin>()->name.starts_with("@")) {
+        out = v->as<Builtin>()->fn(*this, CallArgs{&obj, 1, nullptr});
+        return true;
+      }
+      out = bind_if_function(obj, *v);
+      return true;
+    }
+  }
+  return false;
+}
+
+Value VM::getattr(const Value& obj, std::string_view name) {
+  Value out;
+  if (try_getattr(obj, name, out)) return out;
+  if (obj.is(ObjKind::Module)) {
+    const std::string& m = obj.as<Module>()->name;
+    throw PyError("AttributeError", "module '" + m + "' has no attribute '" + std::string(name) + "'" +
+                                        (m.starts_with("torch") || m == "math" ? " (not in Kiln's subset)" : ""),
+                  m.starts_with("torch") || m == "math");
+  }
+  if (obj.is(ObjKind::Class))
+    throw PyError("AttributeError", "type object '" + obj.as<Class>()->name + "' has no attribute '" + std::string(name) + "'");
+  throw PyError("AttributeError", "'" + type_name(obj) + "' object has no attribute '" + std::string(name) + "'");
+}
+
+void VM::setattr(const Value& obj, std::string_view name, Value value) {
+  note_mutation(*this, obj);
+  if (obj.is(ObjKind::Instance)) {
+    auto* inst = obj.as<Instance>();
+    if (const Value* sa = inst->cls->lookup("__setattr__")) {
+      call(*sa, ValueVec{obj, str_value(std::string(name)), std::move(value)});
+      return;
+    }
+    inst->dict->set(str_value(std::string(name)), std::move(value));
+    return;
+  }
+  if (obj.is(ObjKind::Tensor)) return tensor_setattr(*this, obj, name, value);
+  if (obj.is(ObjKind::Class)) return obj.as<Class>()->dict->set(str_value(std::string(name)), std::move(value));
+  if (obj.is(ObjKind::Module)) return obj.as<Module>()->dict->set(str_value(std::string(name)), std::move(value));
+  if (obj.is(ObjKind::Function)) {
+    auto* fn = obj.as<Function>();
+    if (!fn->attrs) fn->attrs = make<Dict>();
+    fn->attrs->set(str_value(std::string(name)), std::move(value));
+    return;
+  }
+  throw PyError("AttributeError", "'" + type_name(obj) + "' object has no attribute '" + std::string(name) +
+                                      "' and no __dict__ for setting new attributes");
+}
+
+// ---- subscripts ----
+
+Value VM::getitem(const Value& obj, const Value& key) {
+  if (obj.is(ObjKind::Tensor)) return tensor_getitem(*this, obj, key);
+  if (obj.is(ObjKind::List) || obj.is(ObjKind::Tuple)) {
+    const ValueVec& items = obj.is(ObjKind::List) ? obj.as<List>()->items : obj.as<Tuple>()->items;
+    const char* what = obj.is(ObjKind::List) ? "list" : "tuple";
+    if (key.is(ObjKind::Slice)) {
+      ValueVec out = slice_items(items, *key.as<SliceObj>());
+      if (obj.is(ObjKind::List)) return list_value(std::move(out));
+      return Value(make<Tuple>(std::move(out), obj.as<Tuple>()->is_size));
+    }
+    if (!key.is_int() && !key.is_bool() && !key.is(ObjKind::Tensor))
+      throw_type_error(std::string(what) + " indices must be integers or slices, not " + type_name(key));
+    return items[size_t(normalize_index(to_index(key, "index"), int64_t(items.size()), what))];
+  }
+  if (obj.is(ObjKind::Str)) {
+    const std::string& s = obj.as<Str>()->s;
+    if (key.is(ObjKind::Slice)) {
+      int64_t start, stop, step;
+      slice_indices(*key.as<SliceObj>(), int64_t(s.size()), start, stop, step);
+      std::string out;
+      for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out += s[size_t(i)];
+      return str_value(std::move(out));
+    }
+    return str_value(std::string(1, s[size_t(normalize_index(to_index(key, "string index"), int64_t(s.size()), "string"))]));
+  }
+  if (obj.is(ObjKind::Dict)) {
+    const Value* v = obj.as<Dict>()->find(key);
+    if (!v) throw PyError("KeyError", repr_of(key));
+    return *v;
+  }
+  if (obj.is(ObjKind::Range)) {
+    auto* r = obj.as<RangeObj>();
+    int64_t i = normalize_index(to_index(key, "range index"), r->length(), "range object");
+    return Value(r->start + i * r->step);
+  }
+  if (obj.is(ObjKind::Instance)) {
+    if (const Value* gi = obj.as<Instance>()->cls->lookup("__getitem__")) return call(*gi, ValueVec{obj, key});
+  }
+  throw_type_error("'" + type_name(obj) + "' object is not subscriptable");
+}
+
+void VM::setitem(const Value& obj, const Value& key, Value value) {
+  if (!obj.is(ObjKind::Tensor)) note_mutation(*this, obj);
+  if (obj.is(ObjKind::Tensor)) return tensor_setitem(*this, obj, key, value);
+  if (obj.is(ObjKind::List)) {
+    auto& items = obj.as<List>()->items;
+    if (key.is(ObjKind::Slice)) {
+      int64_t start, stop, step;
+      slice_indices(*key.as<SliceObj>(), int64_t(items.size()), start, stop, step);
+      if (step != 1) throw_unsupported("extended slice assignment");
+      ValueVec repl = to_vector(value);
+      stop = std::max(stop, start);
+      items.erase(items.begin() + start, items.begin() + stop);
+      items.insert(items.begin() + start, repl.begin(), repl.end());
+      return;
+    }
+    items[size_t(normalize_index(to_index(key, "list index"), int64_t(items.size()), "list assignment"))] = std::move(value);
+    return;
+  }
+  if (obj.is(ObjKind::Dict)) return obj.as<Dict>()->set(key, std::move(value));
+  if (obj.is(ObjKind::Instance)) {
+    if (const Value* si = obj.as<Instance>()->cls->lookup("__setitem__")) {
+      call(*si, ValueVec{obj, key, std::move(value)});
+      return;
+    }
+  }
+  throw_type_error("'" + type_name(obj) + "' object does not support item assignment");
+}
+
+void VM::delitem(const Value& obj, const Value& key) {
+  note_mutation(*this, obj);
+  if (obj.is(ObjKind::List)) {
+    auto& items = obj.as<List>()->items;
+    items.erase(items.begin() + normalize_index(to_index(key, "list index"), int64_t(items.size()), "list assignment"));
+    return;
+  }
+  if (obj.is(ObjKind::Dict)) {
+    if (!obj.as<Dict>()->erase(key)) throw PyError("KeyError", repr_of(key));
+    return;
+  }
+  throw_type_error("'" + type_name(obj) + "' object doesn't support item deletion");
+}
+
+// ---- operators ----
+
+Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) {
+  Value out;
+  if (tensor_binary(*this, op, a, b, inplace, out)) return out;
+  if (is_number(a) && is_number(b)) return number_binary(op, a, b);
+  if (op == BinaryOpKind::Add) {
+    if (a.is(ObjKind::Str) && b.is(ObjKind::Str)) return str_value(a.as<Str>()->s + b.as<Str>()->s);
+    if (a.is(ObjKind::List) && b.is(ObjKind::List)) {
+      if (inplace) {
+        auto& items = a.as<List>()->items;
+        ValueVec extra = b.as<List>()->items;
+        items.insert(items.end(), extra.begin(), extra.end());
+        return a;
+      }
+      ValueVec items = a.as<List>()->items;
+      items.insert(items.end(), b.as<List>()->items.begin(), b.as<List>()->items.end());
+      return list_value(std::move(items));
+    }
+    if (a.is(ObjKind::List) && inplace) {
+      ValueVec extra = to_vector(b);
+      a.as<List>()->items.insert(a.as<List>()->items.end(), extra.begin(), extra.end());
+      return a;
+    }
+    if (a.is(ObjKind::Tuple) && b.is(ObjKind::Tuple)) {
+      ValueVec items = a.as<Tuple>()->items;
+      items.insert(items.end(), b.as<Tuple>()->items.begin(), b.as<Tuple>()->items.end());
+      return Value(make<Tuple>(std::move(items), a.as<Tuple>()->is_size && b.as<Tuple>()->is_size));
+    }
+  }
+  if (op == BinaryOpKind::Mul) {
+    const Value& seq = is_number(a) ? b : a;
+    const Value& n = is_number(a) ? a : b;
+    if ((n.is_int() || n.is_bool()) && seq.is_obj()) {
+      int64_t k = std::max<int64_t>(0, int_of(n));
+      if (seq.is(ObjKind::Str)) {
+        std::string out_s;
+        for (int64_t i = 0; i < k; ++i) out_s += seq.as<Str>()->s;
+        return str_value(std::move(out_s));
+      }
+      if (seq.is(ObjKind::List)) return list_value(repeat(seq.as<List>()->items, k));
+      if (seq.is(ObjKind::Tuple)) return tuple_value(repeat(seq.as<Tuple>()->items, k));
+    }
+  }
+  if (op == BinaryOpKind::Mod && a.is(ObjKind::Str)) throw_unsupported("printf-style '%' string formatting (use f-strings)");
+  // User classes may define the operator.
+  static const char* const names[] = {"__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
+                                      "__matmul__", "__lshift__", "__rshift__", "__and__", "__or__", "__xor__"};
+  if (a.is(ObjKind::Instance))
+    if (const Value* fn = a.as<Instance>()->cls->lookup(names[int(op)])) return call(*fn, ValueVec{a, b});
+  throw_type_error(std::string("unsupported operand type(s) for ") + binary_op_symbol(op) + (inplace ? "=" : "") + ": '" +
+                   type_name(a) + "' and '" + type_name(b) + "'");
+}
+
+Value VM::unary(UnaryOpKind op, const Value& a) {
+  Value out;
+  if (tensor_unary(*this, op, a, out)) return out;
+  switch (op) {
+    case UnaryOpKind::Not: return Value(!truth(a));
+    case UnaryOpKind::Neg:
+      if (a.is_float()) return Value(-a.as_float());
+      if (a.is_int() || a.is_bool()) {
+        int64_t r;
+        if (__builtin_sub_overflow(int64_t(0), int_of(a), &r)) overflow();
+        return Value(r);
+      }
+      break;
+    case UnaryOpKind::Pos:
+      if (a.is_float()) return a;
+      if (a.is_int() || a.is_bool()) return Value(int_of(a));
+      break;
+    case UnaryOpKind::Invert:
+      if (a.is_int() || a.is_bool()) return Value(~int_of(a));
+      break;
+  }
+  static const char* const sym[] = {"-", "+", "not ", "~"};
+  throw_type_error(std::string("bad operand type for unary ") + sym[int(op)] + ": '" + type_name(a) + "'");
+}
+
+Value VM::compare(CompareKind op, const Value& a, const Value& b) {
+  switch (op) {
+    case CompareKind::Is: return Value(a.same(b));
+    case CompareKind::IsNot: return Value(!a.same(b));
+    case CompareKind::In: return Value(contains(b, a));
+    case CompareKind::NotIn: return Value(!contains(b, a));
+    default: break;
+  }
+  Value out;
+  if (tensor_compare(*this, op, a, b, out)) return out;
+  if (op == CompareKind::Eq || op == CompareKind::Ne) {
+    bool eq;
+    if (a.is(ObjKind::Instance) && a.as<Instance>()->cls->lookup("__eq__"))
+      eq = truth(call(*a.as<Instance>()->cls->lookup("__eq__"), ValueVec{a, b}));
+    else
+      eq = equal(a, b);
+    return Value(op == CompareKind::Eq ? eq : !eq);
+  }
+  int c = three_way(*this, a, b, op);
+  if (c == 2) return Value(false);
+  switch (op) {
+    case CompareKind::Lt: return Value(c < 0);
+    case CompareKind::Le: return Value(c <= 0);
+    case CompareKind::Gt: return Value(c > 0);
+    case CompareKind::Ge: return Value(c >= 0);
+    default: return Value(false);
+  }
+}
+
+// ---- iteration and containers ----
+
+Value VM::iter(const Value& v) {
+  if (v.is(ObjKind::Iterator)) return v;
+  if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
+    // Index-based, as CPython's list iterator: appends during the loop are seen.
+    Value keep = v;
+    size_t i = 0;
+    return Value(make<IteratorObj>([keep, i](Value& out) mutable {
+      const ValueVec& items = keep.is(ObjKind::List) ? keep.as<List>()->items : keep.as<Tuple>()->items;
+      if (i >= items.size()) return false;
+      out = items[i++];
+      return true;
+    }));
+  }
+  if (v.is(ObjKind::Range)) {
+    auto* r = v.as<RangeObj>();
+    int64_t cur = r->start, stop = r->stop, step = r->step;
+    return Value(make<IteratorObj>([cur, stop, step](Value& out) mutable {
+      if (step > 0 ? cur >= stop : cur <= stop) return false;
+      out = Value(cur);
+      cur += step;
+      return true;
+    }));
+  }
+  if (v.is(ObjKind::Dict)) {
+    ValueVec keys;
+    v.as<Dict>()->for_each([&](const Value& k, const Value&) { keys.push_back(k); });
+    return iter(list_value(std::move(keys)));
+  }
+  if (v.is(ObjKind::Str)) {
+    ValueVec chars;
+    for (char c : v.as<Str>()->s) chars.push_back(str_value(std::string(1, c)));
+    return iter(list_value(std::move(chars)));
+  }
+  if (v.is(ObjKind::Tensor)) return tensor_iter(*this, v);
+  if (v.is(ObjKind::Instance)) {
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__iter__")) return iter(call(*fn, ValueVec{v}));
+  }
+  throw_type_error("'" + type_name(v) + "' object is not iterable");
+}
+
+bool VM::next(const Value& iterator, Value& out) {
+  if (!iterator.is(ObjKind::Iterator)) throw_type_error("'" + type_name(iterator) + "' object is not an iterator");
+  return iterator.as<IteratorObj>()->next(out);
+}
+
+ValueVec VM::to_vector(const Value& iterable) {
+  if (iterable.is(ObjKind::List)) return iterable.as<List>()->items;
+  if (iterable.is(ObjKind::Tuple)) return iterable.as<Tuple>()->items;
+  ValueVec out;
+  Value it = iter(iterable);
+  Value v;
+  while (next(it, v)) out.push_back(v);
+  return out;
+}
+
+bool VM::contains(const Value& container, const Value& item) {
+  if (container.is(ObjKind::Dict)) return container.as<Dict>()->find(item) != nullptr;
+  if (container.is(ObjKind::Str)) {
+    if (!item.is(ObjKind::Str)) throw_type_error("'in <string>' requires string as left operand, not " + type_name(item));
+    return container.as<Str>()->s.find(item.as<Str>()->s) != std::string::npos;
+  }
+  if (container.is(ObjKind::Range) && (item.is_int() || item.is_bool())) {
+    auto* r = container.as<RangeObj>();
+    int64_t x = int_of(item);
+    if (r->step > 0 ? (x < r->start || x >= r->stop) : (x > r->start || x <= r->stop)) return false;
+    return (x - r->start) % r->step == 0;
+  }
+  if (container.is(ObjKind::Instance))
+    if (const Value* fn = container.as<Instance>()->cls->lookup("__contains__"))
+      return truth(call(*fn, ValueVec{container, item}));
+  Value it = iter(container);
+  Value v;
+  while (next(it, v))
+    if (v.same(item) || truth(compare(CompareKind::Eq, v, item))) return true;
+  return false;
+}
+
+int64_t VM::len(const Value& v) {
+  if (v.is(ObjKind::Str)) return int64_t(v.as<Str>()->s.size());
+  if (v.is(ObjKind::List)) return int64_t(v.as<List>()->items.size());
+  if (v.is(ObjKind::Tuple)) return int64_t(v.as<Tuple>()->items.size());
+  if (v.is(ObjKind::Dict)) return int64_t(v.as<Dict>()->size());
+  if (v.is(ObjKind::Range)) return v.as<RangeObj>()->length();
+  if (v.is(ObjKind::Tensor)) return tensor_len(*this, v);
+  if (v.is(ObjKind::Instance))
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__len__")) return to_index(call(*fn, ValueVec{v}), "__len__()");
+  throw_type_error("object of type '" + type_name(v) + "' has no len()");
+}
+
+bool VM::truth(const Value& v) {
+  if (v.is(ObjKind::Tensor)) return tensor_truth(*this, v);
+  if (v.is(ObjKind::Instance)) {
+    auto* cls = v.as<Instance>()->cls.get();
+    if (const Value* fn = cls->lookup("__bool__")) return truthy(call(*fn, ValueVec{v}));
+    if (cls->lookup("__len__")) return len(v) != 0;
+    return true;
+  }
+  return truthy(v);
+}
+
+std::string VM::repr_of(const Value& v) {
+  if (v.is(ObjKind::Instance)) {
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__repr__")) return as_str(call(*fn, ValueVec{v}));
+    return "<__main__." + v.as<Instance>()->cls->name + " object>";
+  }
+  return repr_with(v, [this](const Value& x) { return repr_of(x); });
+}
+
+std::string VM::str_of(const Value& v) {
+  if (v.is(ObjKind::Str)) return v.as<Str>()->s;
+  if (v.is(ObjKind::Instance)) {
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__str__")) return as_str(call(*fn, ValueVec{v}));
+  }
+  if (v.is_float()) return py_float_repr(v.as_float());
+  return repr_of(v);
+}
+
+Ref<Class> VM::type_of(const Value& v) {
+  if (v.is(ObjKind::Instance)) return v.as<Instance>()->cls;
+  const char* name = nullptr;
+  switch (v.tag()) {
+    case Value::Tag::None: name = "NoneType"; break;
+    case Value::Tag::Bool: name = "bool"; break;
+    case Value::Tag::Int: name = "int"; break;
+    case Value::Tag::Float: name = "float"; break;
+    case Value::Tag::Obj:
+      switch (v.obj()->kind) {
+        case ObjKind::Str: name = "str"; break;
+        case ObjKind::Tuple: name = v.as<Tuple>()->is_size ? "Size" : "tuple"; break;
+        case ObjKind::List: name = "list"; break;
+        case ObjKind::Dict: name = "dict"; break;
+        case ObjKind::Tensor: name = v.as<TensorObj>()->is_parameter ? "Parameter" : "Tensor"; break;
+        case ObjKind::DType: name = "dtype"; break;
+        case ObjKind::Device: name = "device"; break;
+        case ObjKind::Range: name = "range"; break;
+        case ObjKind::Function: name = "function"; break;
+        case ObjKind::Builtin: name = "builtin_function_or_method"; break;
+        case ObjKind::Class: name = "type"; break;
+        case ObjKind::Module: name = "module"; break;
+        case ObjKind::NoGrad: name = "no_grad"; break;
+        case ObjKind::Slice: name = "slice"; break;
+        default: name = "object"; break;
+      }
+  }
+  return builtin_type(name);
+}
+
+bool VM::is_instance(const Value& v, const Value& cls_or_tuple) {
+  if (cls_or_tuple.is(ObjKind::Tuple)) {
+    for (const Value& c : cls_or_tuple.as<Tuple>()->items)
+      if (is_instance(v, c)) return true;
+    return false;
+  }
+  if (!cls_or_tuple.is(ObjKind::Class)) throw_type_error("isinstance() arg 2 must be a type or tuple of types");
+  const Class* target = cls_or_tuple.as<Class>();
+  Ref<Class> t = type_of(v);
+  if (!t) return false;
+  if (t->is_subclass_of(target)) return true;
+  // bool is an int, as in Python.
+  return v.is_bool() && target->name == "int" && target->builtin >= 0;
+}
+
+}  // namespace kiln::py

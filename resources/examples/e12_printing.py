@@ -1,0 +1,36 @@
+# Printing: tensor reprs of several dtypes and shapes, Python floats and ints, tuples, lists, dicts, torch.Size, dtypes, f-string format specs.
+import math
+import torch
+
+torch.manual_seed(10)
+print(torch.tensor(3.5), torch.tensor(7), torch.tensor(True), torch.arange(6.0))
+print(torch.arange(6).reshape(2, 3))
+print(torch.linspace(0, 1, 5))
+print(torch.eye(3, dtype=torch.int32))
+print(torch.zeros(2, 2, dtype=torch.float64))
+print(torch.ones(3, dtype=torch.bool))
+print(torch.full((2, 3), -1.25))
+print(torch.tensor([1e-8, 1.0, 1e8]))
+print(torch.tensor([0.1, 2.5, 1000.0]))
+print(torch.randn(2, 3, 2))
+print(torch.randint(0, 10, (4,)))
+print(torch.rand(3).to(torch.float16), torch.tensor([1.5, -2.25], dtype=torch.bfloat16))
+print(torch.tensor([[1.5, float("nan")], [float("inf"), -float("inf")]]))
+print(torch.empty(0), torch.zeros(2, 0).shape, torch.empty(2, 3).numel(), torch.zeros(4, 5, 6).dim())
+print(torch.randn_like(torch.zeros(2, 2)))
+print(torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True) * 2)
+print(torch.arange(5).float() / 2, torch.arange(3).to(torch.float64).dtype, (torch.arange(3) * 1.5).dtype)
+print((torch.tensor([1, 2]) / 2).dtype, torch.tensor([1, 2]).sum().dtype, torch.zeros(2, 3).size(), torch.zeros(2, 3).size(1))
+print(torch.arange(1000))
+s = torch.randn(3, 4).shape
+print(s, s[0], len(s), list(s), tuple(s) == (3, 4), str(s))
+print(1 / 3, 2.0, 1e20, 1e-5, 0.1 + 0.2, -0.0, math.pi, 10 ** 20, 7 // 2, -7 // 2, 7 % -3, 2 ** -1)
+print((1,), (1, "a", None, True), [1.5, [2, 3]], {"a": 1, "b": [1, 2]}, [], {}, ())
+v = 3.14159265
+print(f"{v:.2f} {v:8.3f}| {42:5d}| {42:<5}| {255:x} {0.000123:.2e} {0.25:.1%} {v}")
+print(f"{'left':<8}|{'right':>8}|{'mid':^7}|{-7:+d}|{3:03d}")
+print(str(2.50), int(-3.7), float("1e3"), bool(0), abs(-2), round(2.675, 2), round(2.5), round(3.5), round(-0.5))
+print(torch.float32, torch.int64, torch.bfloat16, torch.device("cpu"), torch.randn(2).dtype, torch.tensor([1.0]).dtype)
+double = torch.compile(lambda t: t * 2 + 1)
+print(double(torch.arange(4.0)), double(torch.tensor([[0.5]])))
+print(torch.tensor(2.5).item(), torch.tensor(3).item(), torch.tensor([1.25, 2.5]).tolist(), torch.tensor([[1, 2]]).tolist())

@@ -1,0 +1,126 @@
+// `kiln-cli run` and `kiln-cli explain` on the reference programs: the numbers
+// PyTorch 2.11 printed (logs/<scenario>/stdout.log) and explain's counts.
+#include <QtTest>
+
+#include <cmath>
+
+#include "test_support.h"
+
+namespace {
+
+QString program(const char* name) { return QString::fromStdString(kiln::test::reference_dir() + "/programs/" + name); }
+
+QStringList lines(const QByteArray& text) { return QString::fromUtf8(text).split('\n', Qt::SkipEmptyParts); }
+
+// Compares two printed lines word by word: numbers to 1e-4 relative, the rest exactly.
+bool same_line(const QString& a, const QString& b) {
+  QStringList x = a.split(' '), y = b.split(' ');
+  if (x.size() != y.size()) return false;
+  for (int i = 0; i < x.size(); ++i) {
+    bool okx = false, oky = false;
+    double dx = x[i].toDouble(&okx), dy = y[i].toDouble(&oky);
+    if (okx && oky) {
+      if (std::fabs(dx - dy) > 1e-4 * std::max(std::fabs(dy), 1e-12)) return false;
+    } else if (x[i] != y[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+class TestCliRun : public QObject {
+  Q_OBJECT
+ private slots:
+  void seeded_linear_relu_prints_pytorch_number() {
+    auto run = kiln::test::run_cli({"run", program("s02_linear_relu.py")});
+    QCOMPARE(run.code, 0);
+    QFile ref(QString::fromStdString(kiln::test::reference_dir() + "/logs/s02_linear_relu/stdout.log"));
+    QVERIFY(ref.open(QIODevice::ReadOnly));
+    QStringList want = lines(ref.readAll()), got = lines(run.out);
+    QCOMPARE(got.size(), want.size());
+    for (int i = 0; i < want.size(); ++i) QVERIFY2(same_line(got[i], want[i]), qPrintable(got[i] + " vs " + want[i]));
+  }
+
+  void graph_breaks_program_prints_pytorch_numbers() {
+    auto run = kiln::test::run_cli({"run", program("s03_graph_breaks.py")});
+    QCOMPARE(run.code, 0);
+    QFile ref(QString::fromStdString(kiln::test::reference_dir() + "/logs/s03_graph_breaks/stdout.log"));
+    QVERIFY(ref.open(QIODevice::ReadOnly));
+    QStringList want = lines(ref.readAll()), got = lines(run.out);
+    // The lines before the explain printouts carry the numbers.
+    for (int i = 0; i < 8; ++i) QVERIFY2(same_line(got[i], want[i]), qPrintable(got[i] + " vs " + want[i]));
+    // Each explain printout's counts.
+    for (const char* head : {"Graph Count: 2", "Graph Count: 3", "Op Count: 5"}) QVERIFY(got.contains(head));
+  }
+
+  void explain_counts_match_dynamo() {
+    auto run = kiln::test::run_cli({"explain", "--json", program("s03_graph_breaks.py")});
+    QCOMPARE(run.code, 0);
+    QJsonDocument doc = QJsonDocument::fromJson(run.out);
+    QJsonArray fns = doc.object()["functions"].toArray();
+    // f_print, f_data_dep, f_item, f_explicit, Net: (graphs, breaks, ops, break line) from PyTorch's explain.
+    struct Want { const char* name; int graphs, breaks, ops, line; };
+    const Want want[] = {{"f_print", 2, 1, 1, 4}, {"f_data_dep", 2, 1, 2, 8}, {"f_item", 2, 1, 1, 12},
+                         {"f_explicit", 2, 1, 2, 16}, {"Net", 3, 2, 5, 25}};
+    QVERIFY(fns.size() >= 5);
+    for (const Want& w : want) {
+      bool found = false;
+      for (const QJsonValue& f : fns) {
+        QJsonObject o = f.toObject();
+        if (o["name"].toString() != w.name) continue;
+        found = true;
+        QCOMPARE(o["graph_count"].toInt(), w.graphs);
+        QCOMPARE(o["graph_break_count"].toInt(), w.breaks);
+        QCOMPARE(o["op_count"].toInt(), w.ops);
+        QCOMPARE(o["break_reasons"].toArray()[0].toObject()["line"].toInt(), w.line);
+        break;
+      }
+      QVERIFY2(found, w.name);
+    }
+  }
+
+  void recompile_reasons_follow_pytorch() {
+    auto run = kiln::test::run_cli({"explain", "--json", program("s04_recompiles.py")});
+    QCOMPARE(run.code, 0);
+    QJsonArray fns = QJsonDocument::fromJson(run.out).object()["functions"].toArray();
+    QVERIFY(!fns.isEmpty());
+    QJsonArray rc = fns[0].toObject()["recompiles"].toArray();
+    // PyTorch: size, dtype, float constant, loop count, stride (then device, absent without CUDA).
+    const char* kinds[] = {"size mismatch at index 0", "dtype mismatch", "scale == 2.0", "n == 2", "stride mismatch"};
+    QCOMPARE(rc.size(), 5);
+    for (int i = 0; i < 5; ++i) {
+      // The newest entry's reason comes first; the kind that triggered this recompile is among them.
+      QString all;
+      for (const QJsonValue& r : rc[i].toObject()["reasons"].toArray()) all += r.toString() + "\n";
+      QVERIFY2(all.contains(kinds[i]), qPrintable(all));
+    }
+  }
+
+  void syntax_error_exits_3_with_location() {
+    QTemporaryDir dir;
+    QFile f(dir.filePath("bad.py"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("import torch\ndef f(x)\n    return x\n");
+    f.close();
+    auto run = kiln::test::run_cli({"run", f.fileName()});
+    QCOMPARE(run.code, 3);
+    QVERIFY2(run.err.contains("bad.py:2"), run.err.constData());
+  }
+
+  void forbidden_import_exits_3() {
+    QTemporaryDir dir;
+    QFile f(dir.filePath("os.py"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("import os\nprint(1)\n");
+    f.close();
+    auto run = kiln::test::run_cli({"run", f.fileName()});
+    QCOMPARE(run.code, 3);
+    QVERIFY2(run.err.contains("os.py:1"), run.err.constData());
+    QVERIFY(!run.out.contains("1"));
+  }
+};
+
+QTEST_MAIN(TestCliRun)
+#include "test_cli_run.moc"
