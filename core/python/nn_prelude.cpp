@@ -631,7 +631,11 @@ const std::map<std::string, std::string, std::less<>>& class_modules() {
       {"AvgPool2d", "torch.nn.modules.pooling"},     {"AdaptiveAvgPool2d", "torch.nn.modules.pooling"},
       {"Flatten", "torch.nn.modules.flatten"},       {"MSELoss", "torch.nn.modules.loss"},
       {"L1Loss", "torch.nn.modules.loss"},           {"CrossEntropyLoss", "torch.nn.modules.loss"},
-      {"NLLLoss", "torch.nn.modules.loss"}};
+      {"NLLLoss", "torch.nn.modules.loss"},          {"ReLU", "torch.nn.modules.activation"},
+      {"LeakyReLU", "torch.nn.modules.activation"},  {"GELU", "torch.nn.modules.activation"},
+      {"SiLU", "torch.nn.modules.activation"},       {"Tanh", "torch.nn.modules.activation"},
+      {"Sigmoid", "torch.nn.modules.activation"},    {"Softmax", "torch.nn.modules.activation"},
+      {"LogSoftmax", "torch.nn.modules.activation"}};
   return m;
 }
 
@@ -669,8 +673,10 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
     const std::string& name = as_str(k);
     if (name.starts_with("__")) return;
     if (v.is(ObjKind::Class)) {
+      Class* cls = v.as<Class>();
+      if (cls->builtin >= 0 || cls->module != "__main__") return;  // imported (Parameter), not defined here
       auto it = class_modules().find(name);
-      v.as<Class>()->module = it != class_modules().end() ? it->second : "torch.nn.modules.module";
+      cls->module = it != class_modules().end() ? it->second : "torch.nn.modules.module";
       if (!name.starts_with("_")) target->dict->set(k, v);
     } else if (v.is(ObjKind::Function)) {
       if (!name.starts_with("_") || target->name == "torch.nn.init") target->dict->set(k, v);

@@ -46,7 +46,11 @@ struct Callable {
   std::string python_repr;
   bool is_method = false;    // called with self as args[0]
   bool inplace = false;      // mutates and returns args[0] (add_, relu_, F.relu(inplace=True) is not: see CallInfo)
-  bool uses_rng = false;     // draws from the default CPU generator in eager mode
+  // A Python function Dynamo traces into (F.pad, F.rms_norm, F.threshold): the graph
+  // shows the builtin it calls (graph_target), with every argument passed
+  // positionally as the function body passes them, and python_repr is that
+  // builtin's str(), as explain's "Ops per Graph" lists it.
+  bool dynamo_inlines = false;
   std::vector<const detail::Signature*> signatures;  // overloads, in the order they are tried
 };
 

@@ -308,13 +308,14 @@ void random_factories(Table& t) {
             if (!b.meta()) bernoulli_(out, b.real(1));
             return ValueList{out};
           }}});
-  t.def("manual_seed", kTorch, {{"(int seed)", [](const Bound& b) {
-          if (!b.meta()) default_cpu_generator().manual_seed(uint64_t(b.integer(0)));
-          return ValueList{Value()};
-        }}});
-  t.def("initial_seed", kTorch, {{"()", [](const Bound&) {
-          return ValueList{Value(int64_t(default_cpu_generator().initial_seed()))};
-        }}});
+  // torch.manual_seed is a Python function of torch.random (Dynamo does not trace it).
+  t.def_in("torch", "manual_seed", PyKind::PyFunction, {{"(int seed)", [](const Bound& b) {
+             if (!b.meta()) default_cpu_generator().manual_seed(uint64_t(b.integer(0)));
+             return ValueList{Value()};
+           }}}, "torch.random.manual_seed");
+  t.def_in("torch", "initial_seed", PyKind::PyFunction, {{"()", [](const Bound&) {
+             return ValueList{Value(int64_t(default_cpu_generator().initial_seed()))};
+           }}}, "torch.random.initial_seed");
 }
 
 // Tensor.uniform_ and friends fill self in place; in Meta mode self is returned as is.

@@ -253,11 +253,14 @@ ValueList tensordot(const Bound& b) {
   KILN_USER_CHECK(da.size() == dc.size(), "both dimension lists should have same length");
   for (auto& d : da) d = wrap_dim(d, a.dim());
   for (auto& d : dc) d = wrap_dim(d, c.dim());
+  for (size_t i = 0; i < da.size(); ++i)
+    KILN_USER_CHECK(a.size(da[i]) == c.size(dc[i]), "contracted dimensions need to match, but first has size ",
+                    a.size(da[i]), " in dim ", da[i], " and second has size ", c.size(dc[i]), " in dim ", dc[i]);
   std::vector<int64_t> pa, pc;
   Shape out;
   int64_t m_size = 1, n_size = 1, k_size = 1;
   for (int64_t d = 0; d < a.dim(); ++d)
-    if (!has(std::vector<int>(da.begin(), da.end()), int(d))) {
+    if (std::find(da.begin(), da.end(), d) == da.end()) {
       pa.push_back(d);
       out.push_back(a.size(d));
       m_size *= a.size(d);
@@ -268,7 +271,7 @@ ValueList tensordot(const Bound& b) {
   }
   for (int64_t d : dc) pc.push_back(d);
   for (int64_t d = 0; d < c.dim(); ++d)
-    if (!has(std::vector<int>(dc.begin(), dc.end()), int(d))) {
+    if (std::find(dc.begin(), dc.end(), d) == dc.end()) {
       pc.push_back(d);
       out.push_back(c.size(d));
       n_size *= c.size(d);

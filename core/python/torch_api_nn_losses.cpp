@@ -77,11 +77,11 @@ void classification(Table& t) {
              "bool log_target=False)", [](const Bound& b) {
               Mode m = b.mode();
               if (b.str(4) == "batchmean" && b.is_none(2) && b.is_none(3)) {
-                Tensor sum = aten_t(m, "aten::kl_div", {b[0], b[1], 2, b[5]});
+                Tensor sum = aten_t(m, "aten::kl_div", {b[0], b[1], 2}, {{"log_target", b[5]}});
                 if (b.tensor(0).dim() == 0) return ValueList{sum};
                 return aten(m, "aten::div.Scalar", {sum, b.tensor(0).size(0)});
               }
-              return aten(m, "aten::kl_div", {b[0], b[1], reduction_enum(b[2], b[3], b.str(4)), b[5]});
+              return aten(m, "aten::kl_div", {b[0], b[1], reduction_enum(b[2], b[3], b.str(4))}, {{"log_target", b[5]}});
             }}});
 }
 

@@ -19,8 +19,13 @@ void unary_math(Table& t) {
       "log1p", "log2", "neg",   "reciprocal", "rsqrt", "sgn", "sigmoid", "sign", "sin", "sinh",
       "sqrt", "tan",   "tanh",  "trunc", "relu",
   };
-  for (const char* n : kUnary)
-    t.def(n, kTorch | kMethod | kInplaceMethod | kTorchInplace, {{"(Tensor input)", to_aten(std::string("aten::") + n)}});
+  for (const char* n : kUnary) {
+    // PyTorch 2.11 has no torch.erfinv_, torch.sgn_ or torch.sign_.
+    std::string s = n;
+    unsigned where = kTorch | kMethod | kInplaceMethod;
+    if (s != "erfinv" && s != "sgn" && s != "sign") where |= kTorchInplace;
+    t.def(n, where, {{"(Tensor input)", to_aten("aten::" + s)}});
+  }
   // NumPy-style aliases are separate builtins with their own names.
   static const std::pair<const char*, const char*> kAliases[] = {
       {"arccos", "acos"},   {"arcsin", "asin"},   {"arctan", "atan"}, {"arccosh", "acosh"},

@@ -67,7 +67,8 @@ void variances(Table& t) {
     std::string op = std::string("aten::") + n;
     bool pair = std::string(n).find("_mean") != std::string::npos;
     const char* result = pair ? "tuple" : nullptr;
-    t.def(n, both,
+    // var_mean and std_mean are functions only.
+    t.def(n, pair ? unsigned(kTorch) : both,
           {{"(Tensor input, int[1]? dim, bool unbiased=True, bool keepdim=False)", to_aten(op + ".dim"), result},
            {"(Tensor input, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)",
             to_aten(op + ".correction"), result},
@@ -156,7 +157,7 @@ void scans_and_sorting(Table& t) {
   std::vector<Signature> sigs{parse_signature(
       "unique", "(Tensor input, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None)")};
   sigs[0].handler = unique;
-  t.add("torch", "unique", PyKind::PyFunction, sigs, "torch.functional.unique");
+  t.add("torch", "unique", PyKind::Dispatch, sigs, "torch.functional.unique");
   t.add("Tensor", "unique", PyKind::Method, sigs);
   t.def("unique_consecutive", kMethod,
         {{"(Tensor input, bool return_inverse=False, bool return_counts=False, int? dim=None)", [](const Bound& b) {

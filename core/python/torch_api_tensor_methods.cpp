@@ -161,7 +161,8 @@ void queries(Table& t) {
   t.def("is_floating_point", kTorch, {{"(Tensor input)", [](const Bound& b) {
           return ValueList{is_floating(b.tensor(0).dtype())};
         }}});
-  t.def("is_tensor", kTorch, {{"(Any obj)", [](const Bound& b) { return ValueList{b[0].is_tensor()}; }}});
+  t.def_in("torch", "is_tensor", PyKind::PyFunction,
+           {{"(Any obj)", [](const Bound& b) { return ValueList{b[0].is_tensor()}; }}});
   t.def("is_nonzero", kTorch | kMethod, {{"(Tensor input)", [](const Bound& b) {
           return ValueList{item_of(b.tensor(0), b.mode(), "is_nonzero").to_bool()};
         }}});
@@ -175,7 +176,8 @@ void queries(Table& t) {
   t.def("can_cast", kTorch, {{"(ScalarType from_, ScalarType to)", [](const Bound& b) {
           return ValueList{can_cast(b[0].to_dtype(), b[1].to_dtype())};
         }}});
-  t.def("get_default_dtype", kTorch, {{"()", [](const Bound&) { return ValueList{Value(kDefaultFloat)}; }}});
+  t.def_in("torch", "get_default_dtype", PyKind::NnBuiltin,
+           {{"()", [](const Bound&) { return ValueList{Value(kDefaultFloat)}; }}}, "torch.get_default_dtype");
 }
 
 void fills(Table& t) {

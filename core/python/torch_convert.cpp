@@ -204,7 +204,12 @@ Value from_ops(const kiln::Value& v, bool as_list) {
 }
 
 void raise_status(const Status& s) {
-  const std::string& m = s.message();
+  std::string m = s.message();
+  // The op registry names the ATen overload first ("aten::linear.default: mat1 and ..."); PyTorch does not.
+  if (m.starts_with("aten::")) {
+    size_t colon = m.find(": ");
+    if (colon != std::string::npos && m.find(' ') > colon) m = m.substr(colon + 2);
+  }
   if (contains(m, "received an invalid combination of arguments") || contains(m, "(): argument '") ||
       contains(m, "got an unexpected keyword argument") || contains(m, "missing required argument") ||
       contains(m, "missing 1 required") || contains(m, "positional argument") || m.starts_with("descriptor '") ||

@@ -58,15 +58,10 @@ Ref<Class> new_class(VM& vm, const std::string& name, const std::string& module,
 
 // ---- grad mode ----
 
-void set_grad_mode(VM& vm, bool enabled) {
-  if (vm.grad_enabled == enabled) return;
-  ValueVec args{Value(enabled)};
-  call_traced(vm, nullptr, "torch._C._set_grad_enabled", false, CallArgs{args.data(), 1, nullptr},
-              [&vm](const CallArgs& a, torchapi::Mode) {
-                vm.grad_enabled = a[0].as_bool();
-                return Value();
-              });
-}
+// Dynamo puts torch._C._set_grad_enabled(mode) nodes into graphs; capture's
+// replay runs only torch callables and methods, so the mode is switched here
+// and capture guards on it instead.
+void set_grad_mode(VM& vm, bool enabled) { vm.grad_enabled = enabled; }
 
 void install_grad_mode(VM& vm, const Ref<Module>& torch, const Ref<Module>& c_module) {
   auto no_grad = new_class(vm, "no_grad", "torch.autograd.grad_mode");
@@ -80,6 +75,25 @@ void install_grad_mode(VM& vm, const Ref<Module>& torch, const Ref<Module>& c_mo
   set_attr_builtin(no_grad->dict, "no_grad.__exit__", "__exit__", [](VM& vm, const CallArgs& a) {
     set_grad_mode(vm, a[0].as<NoGradObj>()->saved);
     return Value(false);
+  });
+  // @torch.no_grad() / @torch.enable_grad(): the decorated function runs in that grad mode.
+  set_attr_builtin(no_grad->dict, "no_grad.__call__", "__call__", [](VM&, const CallArgs& a) {
+    if (a.npos != 2) throw_type_error("no_grad.__call__() takes 1 positional argument");
+    bool enable = a[0].as<NoGradObj>()->enable_grad;
+    Value fn = a[1];
+    return make_builtin("decorate_context", [enable, fn](VM& vm, const CallArgs& b) {
+      bool saved = vm.grad_enabled;
+      set_grad_mode(vm, enable);
+      Value r;
+      try {
+        r = vm.call(fn, b);
+      } catch (...) {
+        vm.grad_enabled = saved;
+        throw;
+      }
+      set_grad_mode(vm, saved);
+      return r;
+    });
   });
   torch->dict->set(str_value("no_grad"), Value(no_grad));
   def(torch, "enable_grad", [](VM&, const CallArgs&) { return Value(make<NoGradObj>(true)); });

@@ -282,29 +282,23 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
       return tensor_value(x[0].as<TensorObj>()->t);
     });
   } else if (name == "T" || name == "mT" || name == "H" || name == "mH") {
-    ValueVec args{t, str_value(std::string(name))};
-    out = call_traced(vm, nullptr, "getattr", false, CallArgs{args.data(), 2, nullptr}, [&vm](const CallArgs& x, Mode) {
-      const Tensor& self = tensor_of(x[0], "T");
-      const std::string& which = as_str(x[1]);
-      Value result;
-      try {
-        if (which == "T" || which == "H") {
-          Shape dims;
-          for (int64_t d = self.dim() - 1; d >= 0; --d) dims.push_back(d);
-          result = tensor_value(self.permute(dims));
-        } else {
-          if (self.dim() < 2)
-            throw PyError("RuntimeError", "tensor.mT is only supported on matrices or batches of matrices. Got " +
-                                              std::to_string(self.dim()) + "-D tensor.");
-          result = tensor_value(self.transpose(-2, -1));
-        }
-      } catch (const Error& e) {
-        throw PyError("RuntimeError", e.what());
-      }
-      if (any_requires_grad(vm, x))
-        mark_grad(tensor_obj(result), which == "T" || which == "H" ? "PermuteBackward0" : "TransposeBackward0");
-      return result;
-    });
+    // Dynamo records getattr(x, 'T'); capture's replay runs only torch callables
+    // and methods, so these are recorded as the permute / transpose they are.
+    bool reverse = name == "T" || name == "H";
+    int64_t ndim = meta_tensor(vm, t, keep).dim();
+    if (!reverse && ndim < 2)
+      throw PyError("RuntimeError", "tensor.mT is only supported on matrices or batches of matrices. Got " +
+                                        std::to_string(ndim) + "-D tensor.");
+    ValueVec args{t};
+    if (reverse) {
+      for (int64_t d = ndim - 1; d >= 0; --d) args.push_back(Value(d));
+    } else {
+      args.push_back(Value(int64_t(-2)));
+      args.push_back(Value(int64_t(-1)));
+    }
+    const torchapi::Callable* c = torchapi::find(reverse ? "Tensor.permute" : "Tensor.transpose");
+    KILN_CHECK(c, "torchapi lacks Tensor.permute / Tensor.transpose");
+    out = call_torch(vm, *c, CallArgs{args.data(), args.size(), nullptr});
   } else {
     return false;
   }

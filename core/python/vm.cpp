@@ -340,6 +340,15 @@ Value VM::call(const Value& callable, const CallArgs& args) {
       for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
       return call(*fn, CallArgs{with_self.data(), with_self.size(), args.kw});
     }
+    case ObjKind::NoGrad: {
+      // Builtin objects with a __call__ in their type (torch.no_grad() used as a decorator).
+      Ref<Class> cls = type_of(callable);
+      const Value* fn = cls ? cls->lookup("__call__") : nullptr;
+      if (!fn) break;
+      ValueVec with_self{callable};
+      for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
+      return call(*fn, CallArgs{with_self.data(), with_self.size(), args.kw});
+    }
     default: break;
   }
   throw_type_error("'" + type_name(callable) + "' object is not callable");

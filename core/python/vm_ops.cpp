@@ -659,6 +659,7 @@ std::string VM::str_of(const Value& v) {
     if (const Value* fn = v.as<Instance>()->cls->lookup("__str__")) return as_str(call(*fn, ValueVec{v}));
   }
   if (v.is_float()) return py_float_repr(v.as_float());
+  if (v.is(ObjKind::Device)) return v.as<DeviceObj>()->str();  // str(torch.device("cpu")) is "cpu"
   return repr_of(v);
 }
 

@@ -1,0 +1,461 @@
+// Programs run through the interpreter with torch, torch.nn and math, checked
+// against what PyTorch 2.11 prints. Expected texts marked "PyTorch 2.11" were
+// printed by PyTorch 2.11.0 (CPU, ATEN_CPU_CAPABILITY avx512) for the same
+// program; the s02/s03 figures are read from the reference logs.
+#include <QtTest/QtTest>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/python/compiler.h"
+#include "core/python/torch_api.h"
+#include "core/python/tracer.h"
+#include "core/python/vm.h"
+#include "test_support.h"
+
+using kiln::DType;
+using kiln::Scalar;
+using kiln::Shape;
+using kiln::Status;
+using kiln::Tensor;
+using namespace kiln::py;
+
+namespace {
+
+struct Run {
+  std::string out, err;
+  int exit = -1;
+  Status status;
+};
+
+Run run(const std::string& source) {
+  Run r;
+  VMOptions options;
+  options.out = [&r](std::string_view s) { r.out += s; };
+  options.err = [&r](std::string_view s) { r.err += s; };
+  VM vm(options);
+  r.status = vm.run_source(source, "prog.py", &r.exit);
+  return r;
+}
+
+// Runs `source` and fails unless it exits cleanly with exactly `expected` on stdout.
+void expect_output(const std::string& source, const std::string& expected) {
+  Run r = run(source);
+  if (r.exit != 0) QFAIL(qPrintable(QString::fromStdString("program failed: " + r.status.to_string() + "\n" + r.err)));
+  QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(expected));
+}
+
+// Runs `source` and expects it to fail with `exit_code` and a last traceback line containing `needle`.
+void expect_error(const std::string& source, int exit_code, const std::string& needle) {
+  Run r = run(source);
+  QCOMPARE(r.exit, exit_code);
+  if (r.err.find(needle) == std::string::npos)
+    QFAIL(qPrintable(QString::fromStdString("expected '" + needle + "' in:\n" + r.err)));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) qFatal("cannot read %s", path.c_str());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Records every torch call and answers in Meta mode, as capture does, without a graph.
+class RecordingTracer : public Tracer {
+ public:
+  std::vector<std::string> targets;
+  Value record(VM&, const TorchCall& call, const std::function<Value(const CallArgs&)>& run_meta) override {
+    targets.push_back(call.graph_target);
+    ValueVec fakes;
+    for (size_t i = 0; i < call.args.npos; ++i) fakes.push_back(fake(call.args[i]));
+    std::vector<std::pair<std::string, Value>> kw;
+    if (call.args.kw)
+      for (const auto& [k, v] : *call.args.kw) kw.emplace_back(k, fake(v));
+    return run_meta(CallArgs{fakes.data(), fakes.size(), kw.empty() ? nullptr : &kw});
+  }
+  bool is_traced_tensor(const Value& v) const override { return v.is(ObjKind::Tensor); }
+  Value inspect_tensor(VM&, const Value& v) override { return fake(v); }
+  [[noreturn]] void graph_break(VM&, BreakInfo info) override { throw GraphBreakSignal{std::move(info)}; }
+  void note_mutation(VM&, const Value&) override {}
+
+ private:
+  static Value fake(const Value& v) {
+    if (!v.is(ObjKind::Tensor) || v.as<TensorObj>()->t.is_meta()) return v;
+    const Tensor& t = v.as<TensorObj>()->t;
+    auto f = make<TensorObj>(Tensor::meta_strided(t.sizes(), t.strides(), t.dtype()));
+    f->requires_grad = v.as<TensorObj>()->requires_grad;
+    return Value(f);
+  }
+};
+
+// Defines the functions in `source`, then calls `fn` on torch.ones(shape) under a RecordingTracer.
+struct Traced {
+  std::vector<std::string> targets;
+  Value result;
+  std::optional<BreakInfo> brk;
+};
+Traced trace(const std::string& source, const std::string& fn, Shape shape) {
+  VM vm;
+  int code = 0;
+  Status s = vm.run_source(source, "prog.py", &code);
+  if (!s.ok()) qFatal("%s", s.to_string().c_str());
+  RecordingTracer tracer;
+  Traced out;
+  Value f = *vm.module("__main__")->dict->find_str(fn);
+  Value x = tensor_value(Tensor::full(shape, Scalar(1.0), DType::Float32));
+  vm.tracer = &tracer;
+  try {
+    out.result = vm.call(f, ValueVec{x});
+  } catch (GraphBreakSignal& b) {
+    out.brk = b.info;
+  }
+  vm.tracer = nullptr;
+  out.targets = tracer.targets;
+  return out;
+}
+
+}  // namespace
+
+class TestPythonTorch : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // s02 (the PyTorch 2.0 introduction's example): torch.compile without capture
+  // returns the module, so this is the eager value, which PyTorch's compiled
+  // run printed too.
+  void s02_linear_relu_eager() {
+    std::string dir = kiln::test::reference_dir();
+    expect_output(read_file(dir + "/programs/s02_linear_relu.py"), read_file(dir + "/logs/s02_linear_relu/stdout.log"));
+  }
+
+  // s03's first part: each function compiled (here: run eagerly) and summed.
+  void s03_graph_breaks_eager() {
+    std::string dir = kiln::test::reference_dir();
+    std::string program = read_file(dir + "/programs/s03_graph_breaks.py");
+    size_t cut = program.find("for fn in (f_print, f_data_dep, f_item, f_explicit, net):");
+    QVERIFY(cut != std::string::npos);
+    Run r = run(program.substr(0, cut));
+    QCOMPARE(r.exit, 0);
+    QStringList got = QString::fromStdString(r.out).split('\n');
+    QStringList want = QString::fromStdString(read_file(dir + "/logs/s03_graph_breaks/stdout.log")).split('\n');
+    QCOMPARE(got.size(), 8);  // seven lines and the empty rest
+    for (int i = 0; i < 7; ++i) {
+      if (got[i] == want[i]) continue;
+      // Known gap in the eager kernels, not in the bindings: ATen's float sum runs
+      // its AVX2 kernel (8 lanes) even on AVX512 machines, and sin/cos differ by
+      // an ulp from SLEEF's; f_print and f_explicit sum 128 such values.
+      QVERIFY2(got[i].startsWith("f_print ") || got[i].startsWith("f_explicit "), qPrintable(got[i] + " vs " + want[i]));
+      QStringList g = got[i].split(' '), w = want[i].split(' ');
+      QCOMPARE(g[0], w[0]);
+      QVERIFY(std::abs(g[1].toDouble() - w[1].toDouble()) <= 1e-6 * std::abs(w[1].toDouble()));
+      QEXPECT_FAIL("", "float sum order / sin-cos ulps of the eager kernels (see above)", Continue);
+      QCOMPARE(got[i], want[i]);
+    }
+  }
+
+  void tensors_print_as_pytorch() {
+    expect_output(
+        "import torch\n"
+        "x = torch.arange(6.0).reshape(2, 3)\n"
+        "print(x)\n"
+        "print(x.shape, x.dtype, x.device, repr(x.device), x.ndim, x.numel(), x.size(1), x.stride())\n"
+        "print(x[1], x[:, 0], x[0, 1].item(), x.tolist())\n"
+        "print((x * 2 + 1).sum(), -x[0], x @ x.T)\n"
+        "print(torch.ones(2, 3).max(1))\n"
+        "print(f'{x.sum():.3f}', f'{torch.tensor(3):4d}', f'{x[0]}')\n",
+        "tensor([[0., 1., 2.],\n        [3., 4., 5.]])\n"
+        "torch.Size([2, 3]) torch.float32 cpu device(type='cpu') 2 6 3 (3, 1)\n"
+        "tensor([3., 4., 5.]) tensor([0., 3.]) 1.0 [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]\n"
+        "tensor(36.) tensor([-0., -1., -2.]) tensor([[ 5., 14.],\n        [14., 50.]])\n"
+        "torch.return_types.max(\nvalues=tensor([1., 1.]),\nindices=tensor([0, 0]))\n"
+        "15.000    3 tensor([0., 1., 2.])\n");
+  }
+
+  void tensor_mutation_and_iteration() {
+    expect_output(
+        "import torch\n"
+        "x = torch.zeros(2, 3)\n"
+        "x[0] = 1.0\n"
+        "x[1, 1:] = torch.tensor([2.0, 3.0])\n"
+        "x += 1\n"
+        "for row in x:\n"
+        "    print(row)\n"
+        "print(len(x), bool(x[0, 0] > 1), int(x[1, 2]), float(x[0, 0]))\n"
+        "print(x.float() is x, x.contiguous() is x, isinstance(x, torch.Tensor), type(x).__name__)\n",
+        "tensor([2., 2., 2.])\ntensor([1., 3., 4.])\n"
+        "2 True 4 2.0\n"
+        "True True True Tensor\n");
+  }
+
+  // Module reprs, PyTorch 2.11 (container compression included).
+  void module_repr() {
+    expect_output(
+        "import torch.nn as nn\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.l1 = nn.Linear(16, 32)\n"
+        "        self.act = nn.GELU()\n"
+        "        self.seq = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(inplace=True), nn.MaxPool2d(2))\n"
+        "        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)] + [nn.Tanh()])\n"
+        "        self.d = nn.ModuleDict({'a': nn.Dropout(0.1), 'b': nn.Identity()})\n"
+        "print(Net())\n"
+        "for m in [nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False), nn.Conv2d(3, 8, (3, 5), padding='same'),\n"
+        "          nn.Conv2d(4, 8, 3, groups=2, dilation=2, padding_mode='reflect'), nn.Conv1d(2, 4, 3),\n"
+        "          nn.LayerNorm(32), nn.LayerNorm([4, 8], elementwise_affine=False), nn.Embedding(10, 3, padding_idx=0),\n"
+        "          nn.GELU('tanh'), nn.Softmax(dim=-1), nn.Softmax(), nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(),\n"
+        "          nn.LeakyReLU(0.2), nn.CrossEntropyLoss(), nn.Linear(3, 2, bias=False), nn.Sequential(),\n"
+        "          nn.ModuleList([nn.ReLU(), nn.ReLU(), nn.Tanh(), nn.ReLU()])]:\n"
+        "    print(repr(m))\n",
+        "Net(\n"
+        "  (l1): Linear(in_features=16, out_features=32, bias=True)\n"
+        "  (act): GELU(approximate='none')\n"
+        "  (seq): Sequential(\n"
+        "    (0): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1))\n"
+        "    (1): BatchNorm2d(8, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
+        "    (2): ReLU(inplace=True)\n"
+        "    (3): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)\n"
+        "  )\n"
+        "  (blocks): ModuleList(\n"
+        "    (0-2): 3 x Linear(in_features=4, out_features=4, bias=True)\n"
+        "    (3): Tanh()\n"
+        "  )\n"
+        "  (d): ModuleDict(\n"
+        "    (a): Dropout(p=0.1, inplace=False)\n"
+        "    (b): Identity()\n"
+        "  )\n"
+        ")\n"
+        "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False)\n"
+        "Conv2d(3, 8, kernel_size=(3, 5), stride=(1, 1), padding=same)\n"
+        "Conv2d(4, 8, kernel_size=(3, 3), stride=(1, 1), dilation=(2, 2), groups=2, padding_mode=reflect)\n"
+        "Conv1d(2, 4, kernel_size=(3,), stride=(1,))\n"
+        "LayerNorm((32,), eps=1e-05, elementwise_affine=True)\n"
+        "LayerNorm((4, 8), eps=1e-05, elementwise_affine=False)\n"
+        "Embedding(10, 3, padding_idx=0)\n"
+        "GELU(approximate='tanh')\n"
+        "Softmax(dim=-1)\n"
+        "Softmax(dim=None)\n"
+        "AdaptiveAvgPool2d(output_size=(1, 1))\n"
+        "Flatten(start_dim=1, end_dim=-1)\n"
+        "LeakyReLU(negative_slope=0.2)\n"
+        "CrossEntropyLoss()\n"
+        "Linear(in_features=3, out_features=2, bias=False)\n"
+        "Sequential()\n"
+        "ModuleList(\n  (0-1): 2 x ReLU()\n  (2): Tanh()\n  (3): ReLU()\n)\n");
+  }
+
+  // Seeded initialisation draws PyTorch 2.11's numbers.
+  void seeded_layers_match_pytorch() {
+    expect_output(
+        "import torch\nimport torch.nn as nn\n"
+        "torch.manual_seed(0)\n"
+        "l = nn.Linear(4, 3)\n"
+        "print(l.weight)\nprint(l.bias)\nprint(l(torch.ones(2, 4)))\n"
+        "c = nn.Conv2d(2, 3, 3)\n"
+        "print(c.weight[0, 0])\nprint(c.bias)\n"
+        "e = nn.Embedding(5, 3, padding_idx=1)\nprint(e.weight)\n"
+        "bn = nn.BatchNorm2d(3)\n"
+        "y = bn(torch.randn(2, 3, 4, 4))\n"
+        "print(bn.running_mean, bn.running_var, bn.num_batches_tracked)\n"
+        "bn.eval()\nprint(bn(torch.ones(1, 3, 1, 1)))\n"
+        "print(torch.randn(3))\n"
+        "ln = nn.LayerNorm(4)\nprint(ln(torch.arange(8.0).reshape(2, 4)))\n"
+        "print(nn.init.xavier_uniform_(torch.empty(2, 3)))\n"
+        "print(nn.init.kaiming_normal_(torch.empty(2, 3)))\n"
+        "with torch.no_grad():\n    print(l(torch.ones(4)))\n",
+        "Parameter containing:\n"
+        "tensor([[-0.0037,  0.2682, -0.4115, -0.3680],\n"
+        "        [-0.1926,  0.1341, -0.0099,  0.3964],\n"
+        "        [-0.0444,  0.1323, -0.1511, -0.0983]], requires_grad=True)\n"
+        "Parameter containing:\n"
+        "tensor([-0.4777, -0.3311, -0.2061], requires_grad=True)\n"
+        "tensor([[-0.9927, -0.0031, -0.3676],\n"
+        "        [-0.9927, -0.0031, -0.3676]], grad_fn=<AddmmBackward0>)\n"
+        "tensor([[ 0.0087,  0.0932,  0.1414],\n"
+        "        [-0.1598, -0.1026,  0.0856],\n"
+        "        [ 0.1957, -0.0485,  0.1764]], grad_fn=<SelectBackward0>)\n"
+        "Parameter containing:\n"
+        "tensor([ 0.2263, -0.1816, -0.0864], requires_grad=True)\n"
+        "Parameter containing:\n"
+        "tensor([[-1.0297, -0.5008,  0.2734],\n"
+        "        [ 0.0000,  0.0000,  0.0000],\n"
+        "        [-0.0075, -0.9145, -1.0886],\n"
+        "        [-0.2666,  0.1894, -0.2190],\n"
+        "        [ 2.0576, -0.0354,  0.0627]], requires_grad=True)\n"
+        "tensor([-0.0103, -0.0144,  0.0390]) tensor([0.9668, 0.9904, 1.0309]) tensor(1)\n"
+        "tensor([[[[1.0275]],\n\n         [[1.0193]],\n\n         [[0.9464]]]], grad_fn=<NativeBatchNormBackward0>)\n"
+        "tensor([-0.7663,  1.3441,  2.3832])\n"
+        "tensor([[-1.3416, -0.4472,  0.4472,  1.3416],\n"
+        "        [-1.3416, -0.4472,  0.4472,  1.3416]],\n"
+        "       grad_fn=<NativeLayerNormBackward0>)\n"
+        "tensor([[-0.6361,  0.7667, -0.3938],\n"
+        "        [ 0.9240,  0.3961,  0.1387]])\n"
+        "tensor([[ 0.9471, -0.1793,  1.6273],\n"
+        "        [-0.2904,  0.1619,  1.2795]])\n"
+        "tensor([-0.9927, -0.0031, -0.3676])\n");
+  }
+
+  void state_dict_and_modes() {
+    expect_output(
+        "import torch\nimport torch.nn as nn\n"
+        "net = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))\n"
+        "sd = net.state_dict()\n"
+        "print(list(sd.keys()))\n"
+        "print(net.load_state_dict(sd))\n"
+        "print(net.load_state_dict({k: v for k, v in sd.items() if k != '1.weight'}, strict=False))\n"
+        "print(len(list(net.parameters())), [n for n, _ in net.named_parameters()], [n for n, _ in net.named_buffers()])\n"
+        "print([n for n, _ in net.named_modules()])\n"
+        "print(net.training, net.eval().training, net[1].training, net.train().training)\n"
+        "print(len(net), type(net[0]).__name__, isinstance(net[0].weight, nn.Parameter))\n",
+        "['0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var', '1.num_batches_tracked']\n"
+        "<All keys matched successfully>\n"
+        "_IncompatibleKeys(missing_keys=['1.weight'], unexpected_keys=[])\n"
+        "4 ['0.weight', '0.bias', '1.weight', '1.bias'] ['1.running_mean', '1.running_var', '1.num_batches_tracked']\n"
+        "['', '0', '1']\n"
+        "True False False True\n"
+        "2 Linear True\n");
+  }
+
+  void load_state_dict_errors() {
+    expect_error(
+        "import torch\nimport torch.nn as nn\n"
+        "net = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))\n"
+        "sd = net.state_dict()\n"
+        "sd.pop('0.bias')\nsd['extra'] = torch.ones(1)\nsd['0.weight'] = torch.ones(3, 3)\n"
+        "net.load_state_dict(sd)\n",
+        1,
+        "RuntimeError: Error(s) in loading state_dict for Sequential:\n"
+        "\tMissing key(s) in state_dict: \"0.bias\". \n"
+        "\tUnexpected key(s) in state_dict: \"extra\". \n"
+        "\tsize mismatch for 0.weight: copying a param with shape torch.Size([3, 3]) from checkpoint, the shape in "
+        "current model is torch.Size([3, 2]).\n");
+  }
+
+  void grad_mode_and_grad_fn() {
+    expect_output(
+        "import torch\n"
+        "x = torch.ones(2, requires_grad=True)\n"
+        "y = x * 2\n"
+        "print(y, y.requires_grad, y.is_leaf, x.is_leaf)\n"
+        "with torch.no_grad():\n"
+        "    z = x * 2\n"
+        "    print(torch.is_grad_enabled())\n"
+        "print(z, z.requires_grad, torch.is_grad_enabled())\n"
+        "print(x[0], x // 2, (x * 1).sum(), x.detach())\n",
+        "tensor([2., 2.], grad_fn=<MulBackward0>) True False True\n"
+        "False\n"
+        "tensor([2., 2.]) False True\n"
+        "tensor(1., grad_fn=<SelectBackward0>) tensor([0., 0.], grad_fn=<NotImplemented>) "
+        "tensor(2., grad_fn=<SumBackward0>) tensor([1., 1.])\n");
+  }
+
+  void errors_read_as_pytorch() {
+    expect_error("import torch.nn as nn\nimport torch\nnn.Linear(4, 3)(torch.ones(2, 5))\n", 1,
+                 "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x5 and 4x3)");
+    expect_error("import torch\nlen(torch.tensor(1.0))\n", 1, "TypeError: len() of a 0-d tensor");
+    expect_error("import torch\nint(torch.ones(3))\n", 1,
+                 "ValueError: only one element tensors can be converted to Python scalars");
+    expect_error("import torch\ntorch.ones(3).item()\n", 1,
+                 "RuntimeError: a Tensor with 3 elements cannot be converted to Scalar");
+    expect_error("import torch\nif torch.ones(3):\n    pass\n", 1,
+                 "RuntimeError: Boolean value of Tensor with more than one value is ambiguous");
+    expect_error("import torch\ntorch.ones(2, requires_grad=True).add_(1)\n", 1,
+                 "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.");
+    expect_error("import torch\nf'{torch.ones(1):.2f}'\n", 1,
+                 "TypeError: unsupported format string passed to Tensor.__format__");
+    expect_error("import torch.nn as nn\nnn.Linear(2, 2).foo\n", 1, "AttributeError: 'Linear' object has no attribute 'foo'");
+    expect_error("import torch\ntorch.ones(2) + 'a'\n", 1, "TypeError: unsupported operand type(s) for +: 'Tensor' and 'str'");
+    expect_error("import torch\ntorch.ones(2).size(3)\n", 1,
+                 "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 3)");
+    expect_error("import torch.nn as nn\nimport torch\nnn.BatchNorm2d(3)(torch.ones(2, 3))\n", 1,
+                 "ValueError: expected 4D input (got 2D input)");
+    expect_error("import torch.nn as nn\nnn.Module()(1)\n", 1,
+                 "NotImplementedError: Module [Module] is missing the required \"forward\" function");
+    expect_error("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 2)\nm.weight = torch.ones(2)\n", 1,
+                 "TypeError: cannot assign 'torch.FloatTensor' as parameter 'weight' (torch.nn.Parameter or None expected)");
+    expect_error("import torch\ntorch.compile(mode='fast')\n", 1,
+                 "RuntimeError: Unrecognized mode=fast, should be one of: default, lite, reduce-overhead, "
+                 "max-autotune-no-cudagraphs, max-autotune");
+    // Outside the subset: exit code 3.
+    expect_error("import torch\ntorch.frobnicate\n", 3, "module 'torch' has no attribute 'frobnicate'");
+    expect_error("import torch\ntorch.ones(1).cuda()\n", 3, "Torch not compiled with CUDA enabled");
+  }
+
+  void compile_without_capture_returns_the_function() {
+    expect_output(
+        "import torch\n"
+        "@torch.compile\ndef f(x):\n    return x + 1\n"
+        "@torch.compile(fullgraph=True, mode='max-autotune')\ndef g(x):\n    return x * 2\n"
+        "print(f(torch.ones(1)), g(torch.ones(1)), torch._dynamo.list_backends())\n"
+        "torch._dynamo.graph_break()\ntorch._dynamo.reset()\n"
+        "print(torch.cuda.is_available(), torch.cuda.device_count(), torch.get_default_dtype())\n",
+        "tensor([2.]) tensor([2.]) ['cudagraphs', 'inductor', 'openxla', 'tvm']\n"
+        "False 0 torch.float32\n");
+  }
+
+  void math_module() {
+    expect_output(
+        "import math\n"
+        "print(math.pi, math.sqrt(2), math.log(8, 2), math.floor(-1.5), math.ceil(1.2), math.isclose(1.0, 1.0 + 1e-12))\n"
+        "print(math.prod([1, 2, 3]), math.gcd(12, 18), math.factorial(5), math.comb(5, 2), math.inf, math.isnan(math.nan))\n",
+        "3.141592653589793 1.4142135623730951 3.0 -2 2 True\n"
+        "6 6 120 10 inf True\n");
+    expect_error("import math\nmath.sqrt(-1)\n", 1, "ValueError: math domain error");
+  }
+
+  void safetensors_round_trip() {
+    QTemporaryDir dir;
+    std::string path = dir.filePath("w.safetensors").toStdString();
+    expect_output(
+        "import torch\nfrom safetensors.torch import save_file, load_file\n"
+        "save_file({'b': torch.arange(3), 'a': torch.ones(2, 2)}, '" + path + "')\n"
+        "d = load_file('" + path + "')\n"
+        "print(list(d.keys()), d['a'], d['b'])\n",
+        "['a', 'b'] tensor([[1., 1.],\n        [1., 1.]]) tensor([0, 1, 2])\n");
+    expect_error("from safetensors.torch import load_file\nload_file('" + path + ".missing')\n", 1,
+                 path + ".missing");
+  }
+
+  // While tracing, every torch call reaches the tracer with Dynamo's target names.
+  void tracing_records_dynamo_targets() {
+    Traced t = trace(
+        "import torch\nimport torch.nn as nn\n"
+        "lin = nn.Linear(4, 2)\n"
+        "def f(x):\n"
+        "    y = torch.sin(x) * 2 + x.sum(dim=1, keepdim=True)\n"
+        "    y = lin(y)[:, 0]\n"
+        "    y += 1\n"
+        "    return torch.nn.functional.relu(y).view(-1), y.shape, y.dim()\n",
+        "f", {3, 4});
+    QVERIFY(!t.brk);
+    std::vector<std::string> want = {"torch.sin", "operator.mul", "sum", "operator.add", "torch._C._nn.linear",
+                                     "operator.getitem", "operator.iadd", "torch.nn.functional.relu", "view"};
+    QCOMPARE(t.targets, want);
+    const ValueVec& items = t.result.as<Tuple>()->items;
+    QVERIFY(items[0].as<TensorObj>()->t.is_meta());
+    QCOMPARE(QString::fromStdString(repr(items[1])), QString("torch.Size([3])"));
+    QCOMPARE(items[2].as_int(), int64_t(1));
+  }
+
+  void tracing_breaks_on_values() {
+    Traced item = trace("import torch\ndef f(x):\n    return x * x.sum().item()\n", "f", {2});
+    QVERIFY(item.brk);
+    QCOMPARE(int(item.brk->kind), int(BreakKind::ScalarOutput));
+    QCOMPARE(QString::fromStdString(item.brk->reason),
+             QString("Unsupported Tensor.item() call with capture_scalar_outputs=False"));
+    Traced jump = trace("import torch\ndef f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n", "f", {2});
+    QVERIFY(jump.brk);
+    QCOMPARE(int(jump.brk->kind), int(BreakKind::DataDependentJump));
+    QCOMPARE(QString::fromStdString(jump.brk->reason), QString("generic_jump TensorVariable()"));
+    Traced explicit_break = trace("import torch\ndef f(x):\n    torch._dynamo.graph_break()\n    return x\n", "f", {2});
+    QVERIFY(explicit_break.brk);
+    QCOMPARE(int(explicit_break.brk->kind), int(BreakKind::Explicit));
+    Traced tolist = trace("import torch\ndef f(x):\n    return x.tolist()\n", "f", {2});
+    QVERIFY(tolist.brk);
+    QCOMPARE(int(tolist.brk->kind), int(BreakKind::ListOutput));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestPythonTorch)
+#include "test_python_torch.moc"
