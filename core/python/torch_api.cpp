@@ -29,12 +29,26 @@ const Registry& registry() {
     register_linalg(reg.table);
     register_creation(reg.table);
     register_tensor_methods(reg.table);
+    register_nn_activations(reg.table);
     register_nn_functional(reg.table);
     register_nn_losses(reg.table);
     for (const auto& c : reg.table.callables) {
       KILN_CHECK(reg.by_name.emplace(c->python_name, c.get()).second, "torch callable defined twice: ",
                  c->python_name);
       reg.by_module[c->module].push_back(c.get());
+    }
+    // Callables that may draw from the default generator in eager mode.
+    static const char* const kRandom[] = {
+        "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.rand_like", "torch.randn_like",
+        "torch.randint_like", "torch.normal", "torch.bernoulli", "Tensor.bernoulli", "Tensor.uniform_",
+        "Tensor.normal_", "Tensor.bernoulli_", "Tensor.random_", "Tensor.exponential_", "torch.dropout",
+        "torch.dropout_", "torch.feature_dropout", "torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
+        "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
+        "torch.nn.functional.scaled_dot_product_attention"};
+    for (const char* name : kRandom) {
+      auto it = reg.by_name.find(name);
+      KILN_CHECK(it != reg.by_name.end(), "random callable missing: ", name);
+      const_cast<Callable*>(it->second)->uses_rng = true;
     }
     for (auto& [_, list] : reg.by_module)
       std::sort(list.begin(), list.end(), [](const Callable* a, const Callable* b) { return a->name < b->name; });
@@ -177,9 +191,19 @@ bool convert(const ParamType& t, const Value& v, Mode mode, Value& out) {
 
 std::string plural(size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
+// Why an overload did not match: PyTorch's one-overload message, and what its
+// "didn't match because ..." line under each overload marks.
+struct Mismatch {
+  std::string message;
+  int bad_position = -1;     // a positional argument of the wrong type (0 = first after self)
+  std::string bad_keyword;   // a keyword argument of the wrong type
+  std::string unknown_keyword;
+};
+
 // Binds args/kwargs to `sig` or says why not (PyTorch's wording).
 bool bind(const Signature& sig, bool is_method, const ValueList& args, const KwargList& kwargs, Mode mode,
-          ValueList& out, std::string& why) {
+          ValueList& out, Mismatch& mismatch) {
+  std::string& why = mismatch.message;
   const size_t first = is_method ? 1 : 0;
   const std::string fn = sig.name + "()";
   std::vector<size_t> positional;  // parameter indices that may be given by position
@@ -220,6 +244,7 @@ bool bind(const Signature& sig, bool is_method, const ValueList& args, const Kwa
       if (!convert(p.type, args[first + k], mode, converted)) {
         why = fn + ": argument '" + p.name + "' (position " + std::to_string(k + 1) + ") must be " +
               type_display(p.type) + ", not " + type_desc(args[first + k]);
+        mismatch.bad_position = int(k);
         return false;
       }
       bound[positional[k]] = std::move(converted);
@@ -231,6 +256,7 @@ bool bind(const Signature& sig, bool is_method, const ValueList& args, const Kwa
       if (sig.params[i].name == name) idx = i;
     if (idx == sig.params.size()) {
       why = fn + " got an unexpected keyword argument '" + name + "'";
+      mismatch.unknown_keyword = name;
       return false;
     }
     if (bound[idx]) {
@@ -241,6 +267,7 @@ bool bind(const Signature& sig, bool is_method, const ValueList& args, const Kwa
     if (!convert(sig.params[idx].type, value, mode, converted)) {
       why = fn + ": argument '" + name + "' must be " + type_display(sig.params[idx].type) + ", not " +
             type_desc(value);
+      mismatch.bad_keyword = name;
       return false;
     }
     bound[idx] = std::move(converted);
@@ -259,8 +286,8 @@ bool bind(const Signature& sig, bool is_method, const ValueList& args, const Kwa
     bound[i] = std::move(converted);
   }
   if (!missing.empty()) {
-    why = fn + " missing " + std::to_string(missing.size()) + " required positional argument" +
-          (missing.size() == 1 ? "" : "s") + ": ";
+    // PyTorch says "arguments" even for one.
+    why = fn + " missing " + std::to_string(missing.size()) + " required positional arguments: ";
     for (size_t i = 0; i < missing.size(); ++i) why += (i ? ", " : "") + missing[i];
     return false;
   }
@@ -269,15 +296,21 @@ bool bind(const Signature& sig, bool is_method, const ValueList& args, const Kwa
   return true;
 }
 
-std::string got_text(bool is_method, const ValueList& args, const KwargList& kwargs) {
+// "(Tensor, str)"; with a mismatch, the offending argument as "!str!".
+std::string got_text(bool is_method, const ValueList& args, const KwargList& kwargs, const Mismatch* m = nullptr) {
   std::string s = "(";
   bool first = true;
-  for (size_t i = is_method ? 1 : 0; i < args.size(); ++i) {
-    s += (first ? "" : ", ") + type_desc(args[i]);
+  size_t first_arg = is_method ? 1 : 0;
+  for (size_t i = first_arg; i < args.size(); ++i) {
+    std::string t = type_desc(args[i]);
+    if (m && m->bad_position == int(i - first_arg)) t = "!" + t + "!";
+    s += (first ? "" : ", ") + t;
     first = false;
   }
   for (const auto& [name, v] : kwargs) {
-    s += (first ? "" : ", ") + name + "=" + type_desc(v);
+    std::string t = type_desc(v);
+    if (m && m->bad_keyword == name) t = "!" + t + "!";
+    s += (first ? "" : ", ") + name + "=" + t;
     first = false;
   }
   return s + ")";
@@ -308,10 +341,10 @@ Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargLi
   if (c.is_method && (args.empty() || !args[0].is_tensor()))
     return Status::error("descriptor '" + c.name + "' for 'torch._C.TensorBase' objects needs a Tensor as self");
   try {
-    std::vector<std::string> reasons;
+    std::vector<Mismatch> reasons;
     for (const Signature* sig : c.signatures) {
       ValueList bound;
-      std::string why;
+      Mismatch why;
       if (!bind(*sig, c.is_method, args, kwargs, mode, bound, why)) {
         reasons.push_back(std::move(why));
         continue;
@@ -334,10 +367,18 @@ Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargLi
       }
       return result;
     }
-    if (reasons.size() == 1) return Status::error(reasons[0]);
+    if (reasons.size() == 1) return Status::error(reasons[0].message);
     std::string msg = c.name + "() received an invalid combination of arguments - got " +
                       got_text(c.is_method, args, kwargs) + ", but expected one of:";
-    for (const Signature* sig : c.signatures) msg += "\n * " + sig->display(c.is_method);
+    for (size_t i = 0; i < c.signatures.size(); ++i) {
+      msg += "\n * " + c.signatures[i]->display(c.is_method);
+      const Mismatch& m = reasons[i];
+      if (m.bad_position >= 0 || !m.bad_keyword.empty())
+        msg += "\n      didn't match because some of the arguments have invalid types: " +
+               got_text(c.is_method, args, kwargs, &m);
+      else if (!m.unknown_keyword.empty())
+        msg += "\n      didn't match because some of the keywords were incorrect: " + m.unknown_keyword;
+    }
     return Status::error(msg);
   } catch (const Error& e) {
     return Status::error(e.what());

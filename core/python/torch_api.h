@@ -51,6 +51,7 @@ struct Callable {
   // positionally as the function body passes them, and python_repr is that
   // builtin's str(), as explain's "Ops per Graph" lists it.
   bool dynamo_inlines = false;
+  bool uses_rng = false;     // may draw from the default CPU generator in eager mode (rand, dropout, ...)
   std::vector<const detail::Signature*> signatures;  // overloads, in the order they are tried
 };
 

@@ -359,11 +359,12 @@ Callable& Table::add(const std::string& module, const std::string& name, PyKind 
   c->graph_target = graph_target.empty() ? target_for(kind, module, name) : graph_target;
   c->python_repr = repr_for(kind, name, c->graph_target);
   c->is_method = kind == PyKind::Method;
+  c->inplace = !sigs.empty();
   for (Signature& s : sigs) {
     if (c->is_method)
       KILN_CHECK(!s.params.empty() && s.params[0].type.base == ParamType::Base::Tensor,
                  "method ", name, " needs a Tensor self: ", s.text);
-    if (s.returns_arg == 0 && c->is_method) c->inplace = true;
+    c->inplace &= s.returns_arg == 0;
     signatures.push_back(std::make_unique<Signature>(std::move(s)));
     c->signatures.push_back(signatures.back().get());
   }

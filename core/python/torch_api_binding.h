@@ -190,8 +190,18 @@ void register_shapes(Table& t);
 void register_linalg(Table& t);
 void register_creation(Table& t);
 void register_tensor_methods(Table& t);
+void register_nn_activations(Table& t);
 void register_nn_functional(Table& t);
 void register_nn_losses(Table& t);
+
+// Shared by the torch.nn.functional files.
+extern const char* const kFunctional;  // "torch.nn.functional"
+// The out-of-place result `r` of an activation, written into the input instead
+// when `in_place` (F.relu(x, inplace=True)); the call then returns the input.
+ValueList maybe_inplace(const Bound& b, bool in_place, const char* name, ValueList r);
+// ATen's dropout: noise = empty_like(x).bernoulli_(1 - p) / (1 - p); x * noise.
+// `feature`: one draw per (N, C) channel (dropout1d/2d/3d).
+ValueList dropout(const Bound& b, double p, bool training, bool in_place, bool feature);
 
 // Shape helpers shared by the families.
 std::string shape_text(const Shape& s);  // "[2, 3]"

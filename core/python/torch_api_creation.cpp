@@ -2,7 +2,6 @@
 // arange, eye, *_like, new_*), and the random ones (rand, randn, randint,
 // normal, bernoulli, the in-place uniform_/normal_/... fills) drawing from
 // core/tensor/generator.h's default generator, bit for bit as PyTorch's CPU.
-#include <algorithm>
 #include <limits>
 
 #include "core/ops/layout_util.h"

@@ -59,14 +59,13 @@ struct Sliced {
   bool touched = false;         // some item changed the view
 };
 
-Tensor index_tensor(const IndexItem& item, Mode mode) {
+Tensor index_tensor(const IndexItem& item) {
   if (item.kind == IndexItem::Kind::Tensor) return item.tensor;
   // Lists index as the long (or bool) tensor torch.tensor would make of them;
   // capture keeps them as constants, so they are real tensors even in Meta mode.
   auto t = tensor_from_data(item.sequence, std::nullopt, Mode::Eager);
   if (!t) throw Error(t.status().message());
   KILN_USER_CHECK(is_integral(t->dtype(), true), "tensors used as indices must be long, int, byte or bool tensors");
-  (void)mode;
   return *t;
 }
 
@@ -82,7 +81,7 @@ Sliced apply_items(const Tensor& self, const std::vector<IndexItem>& items, Mode
       case K::Slice: ++specified; break;
       case K::Tensor:
       case K::Sequence: {
-        tensors[i] = index_tensor(it, mode);
+        tensors[i] = index_tensor(it);
         const Tensor& t = tensors[i];
         bool zero_dim_int = t.dim() == 0 && !is_mask(t);
         specified += zero_dim_int ? 1 : is_mask(t) ? (t.dim() == 0 ? 0 : t.dim()) : 1;
@@ -190,7 +189,7 @@ Expected<Value> getitem(const Tensor& self, const std::vector<IndexItem>& items,
 
 Status setitem(const Tensor& self, const std::vector<IndexItem>& items, const Value& value, Mode mode) {
   try {
-    KILN_USER_CHECK(value.is_tensor() || value.is_int() || value.is_float() || value.is_bool(),
+    KILN_USER_CHECK(value.is_tensor() || value.is_int() || value.is_float() || value.is_bool() || value.is_list(),
                     "can't assign a ", kind_name(value.kind()), " to a ", dtype_name(self.dtype()), " tensor");
     Sliced s = apply_items(self, items, mode);
     for (int64_t d = 0; d < self.dim(); ++d)
@@ -198,7 +197,12 @@ Status setitem(const Tensor& self, const std::vector<IndexItem>& items, const Va
                       "unsupported operation: more than one element of the written-to tensor refers to a single "
                       "memory location. Please clone() the tensor before performing the operation.");
     Tensor v;
-    if (value.is_tensor()) {
+    if (value.is_list()) {
+      // x[i] = [1, 2]: the list becomes a tensor of self's dtype, as torch.tensor would.
+      auto t = tensor_from_data(value, self.dtype(), Mode::Eager);
+      if (!t) throw Error(t.status().message());
+      v = *t;
+    } else if (value.is_tensor()) {
       v = value.to_tensor();
     } else {
       Scalar sv = value.to_scalar();

@@ -140,7 +140,7 @@ void scans_and_sorting(Table& t) {
          {"(Tensor input, *, bool as_tuple)", [](const Bound& b) {
             Tensor nz = aten_t(b.mode(), "aten::nonzero", {b[0]});
             if (!b.boolean(1)) return ValueList{nz};
-            return aten(b.mode(), "aten::unbind.int", {aten_t(b.mode(), "aten::t", {nz}), Value(int64_t{0})});
+            return aten(b.mode(), "aten::unbind.int", {aten_t(b.mode(), "aten::t", {nz}), Value(int64_t{0})}).at(0).to_list();
           }}});
   t.def("argwhere", both, {{"(Tensor input)", A("aten::argwhere")}});
   // torch.unique is a Python function (torch/functional.py) over _unique2.
