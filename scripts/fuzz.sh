@@ -15,14 +15,16 @@ cmake --build build-fuzz
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{safetensors,graph,trace} build-fuzz/artifacts
-# Seeds: small safetensors files made from the corpus header, every graph text
-# and every trace log of the reference folder.
+mkdir -p "$work"/{safetensors,graph,trace,python} build-fuzz/artifacts
+# Seeds: small safetensors files made from the corpus header, every graph text,
+# every trace log and every Python program of the reference folder.
 head -c 4096 "$ref/opcorpus/ops.safetensors" > "$work/safetensors/head"
 find "$ref" -name 'fx_graph_*.py' -o -name 'repro.py' -o -name 'minifier_launcher.py' | \
   while read -r f; do cp "$f" "$work/graph/$(echo "$f" | md5sum | cut -c1-12).py"; done
 find "$ref/traces" "$ref/minifier" -name '*.log' -size -2M | \
   while read -r f; do cp "$f" "$work/trace/$(echo "$f" | md5sum | cut -c1-12).log"; done
+
+cp "$ref"/programs/*.py "$work/python/"
 
 run() {
   local target=$1 corpus=$2 log="$work/$1.out" rc=0
@@ -36,4 +38,5 @@ run() {
 run fuzz_safetensors "$work/safetensors"
 run fuzz_graph_text "$work/graph"
 run fuzz_trace "$work/trace"
+run fuzz_python "$work/python"
 echo "fuzz.sh: no crash, leak or timeout"

@@ -85,9 +85,10 @@ void Compiler::expr(const Expr& e) {
 }
 
 // Conditions compile to jumps directly: `not`, `and` and `or` need no values.
-void Compiler::jump_if(const Expr& e, bool jump_when, Label& target) {
+// The jump of `not x` is located at the `not` (`located_at`), where the test starts.
+void Compiler::jump_if(const Expr& e, bool jump_when, Label& target, const Expr* located_at) {
   if (const auto* u = e.as<UnaryOp>(); u && u->op == UnaryOpKind::Not) {
-    jump_if(*u->operand, !jump_when, target);
+    jump_if(*u->operand, !jump_when, target, located_at ? located_at : &e);
     return;
   }
   if (const auto* b = e.as<BoolOp>()) {
@@ -103,13 +104,14 @@ void Compiler::jump_if(const Expr& e, bool jump_when, Label& target) {
     }
     return;
   }
+  Pos pos = located_at ? located_at->pos : e.pos;
   bool truth;
   if (constant_truth(e, truth)) {
-    if (truth == jump_when) emit_jump(Op::Jump, target, e.pos);
+    if (truth == jump_when) emit_jump(Op::Jump, target, pos);
     return;
   }
   expr(e);
-  emit_jump(jump_when ? Op::PopJumpIfTrue : Op::PopJumpIfFalse, target, e.pos);
+  emit_jump(jump_when ? Op::PopJumpIfTrue : Op::PopJumpIfFalse, target, pos);
 }
 
 void Compiler::compile_name(const Name& n) { load_name(n.id, n.pos); }

@@ -80,7 +80,7 @@ class Compiler {
   void compile_if(const If& s);
   void compile_while(const While& s);
   void compile_for(const For& s);
-  void compile_with(const With& s, size_t item);
+  void compile_with(const With& s);
   void compile_assign(const Assign& s);
   void compile_aug_assign(const AugAssign& s);
   void compile_delete(const Expr& target);
@@ -90,7 +90,7 @@ class Compiler {
 
   // ---- expressions (compiler_expr.cpp)
   void expr(const Expr& e);
-  void jump_if(const Expr& e, bool jump_when, Label& target);
+  void jump_if(const Expr& e, bool jump_when, Label& target, const Expr* located_at = nullptr);
   void compile_name(const Name& n);
   void compile_constant(const Constant& c);
   void compile_joined_str(const std::vector<ExprPtr>& parts, Pos pos);

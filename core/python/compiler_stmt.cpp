@@ -30,7 +30,7 @@ void Compiler::statement(const Stmt& s) {
     case StmtKind::For: compile_for(static_cast<const For&>(s)); return;
     case StmtKind::While: compile_while(static_cast<const While&>(s)); return;
     case StmtKind::If: compile_if(static_cast<const If&>(s)); return;
-    case StmtKind::With: compile_with(static_cast<const With&>(s), 0); return;
+    case StmtKind::With: compile_with(static_cast<const With&>(s)); return;
     case StmtKind::Raise: unsupported(s.pos, "raise", "the subset has no exceptions");
     case StmtKind::Try: unsupported(s.pos, "try", "the subset has no exceptions");
     case StmtKind::Assert: {
@@ -128,17 +128,19 @@ void Compiler::compile_for(const For& s) {
 }
 
 // `with a as x, b:` is `with a as x: with b:`.
-void Compiler::compile_with(const With& s, size_t item) {
-  const WithItem& w = s.items[item];
-  expr(*w.context_expr);
-  emit(Op::WithEnter, 0, w.context_expr->pos);
-  if (w.optional_vars) store_target(*w.optional_vars);
-  else emit(Op::PopTop, 0, w.context_expr->pos);
-  unit_->blocks.push_back({Block::Kind::With, nullptr, nullptr});
-  if (item + 1 < s.items.size()) compile_with(s, item + 1);
-  else statements(s.body);
-  unit_->blocks.pop_back();
-  emit(Op::WithExit, 0, s.pos);
+void Compiler::compile_with(const With& s) {
+  for (const WithItem& w : s.items) {
+    expr(*w.context_expr);
+    emit(Op::WithEnter, 0, w.context_expr->pos);
+    if (w.optional_vars) store_target(*w.optional_vars);
+    else emit(Op::PopTop, 0, w.context_expr->pos);
+    unit_->blocks.push_back({Block::Kind::With, nullptr, nullptr});
+  }
+  statements(s.body);
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    unit_->blocks.pop_back();
+    emit(Op::WithExit, 0, s.pos);
+  }
 }
 
 void Compiler::compile_assign(const Assign& s) {

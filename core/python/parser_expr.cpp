@@ -57,9 +57,10 @@ ExprPtr Parser::parse_named_expression() {
   return e;
 }
 
+// Nesting is counted where the grammar recurses: brackets, unary operators,
+// `not`, `**`, lambda bodies and the `else` of conditional expressions.
 ExprPtr Parser::parse_expression() {
   Pos p = peek().pos;
-  DepthGuard guard(*this, p);
   if (at_kw("lambda")) return parse_lambda();
   ExprPtr body = parse_disjunction();
   if (!at_kw("if")) return body;
@@ -67,7 +68,7 @@ ExprPtr Parser::parse_expression() {
   auto e = std::make_unique<IfExp>(p);
   e->body = std::move(body);
   e->test = parse_disjunction();
-  expect_kw("else");
+  DepthGuard guard(*this, expect_kw("else").pos);
   e->orelse = parse_expression();
   return done(std::move(e));
 }
@@ -183,10 +184,11 @@ ExprPtr Parser::parse_primary() {
       a->attr = expect_name();
       e = done(std::move(a));
     } else if (at_op("(")) {
-      DepthGuard guard(*this, take().pos);
+      Pos open = take().pos;
+      DepthGuard guard(*this, open);
       auto c = std::make_unique<Call>(p);
       c->func = std::move(e);
-      parse_call_args(c->args, c->keywords);
+      parse_call_args(open, c->args, c->keywords);
       e = done(std::move(c));
     } else if (at_op("[")) {
       DepthGuard guard(*this, take().pos);
@@ -202,7 +204,7 @@ ExprPtr Parser::parse_primary() {
 }
 
 // After '(' of a call (or of a class's bases), up to and including ')'.
-void Parser::parse_call_args(std::vector<ExprPtr>& args, std::vector<Keyword>& keywords) {
+void Parser::parse_call_args(Pos open, std::vector<ExprPtr>& args, std::vector<Keyword>& keywords) {
   bool seen_keyword = false, seen_kwargs = false;
   std::set<std::string> names;
   while (!at_op(")")) {
@@ -224,7 +226,7 @@ void Parser::parse_call_args(std::vector<ExprPtr>& args, std::vector<Keyword>& k
     } else {
       ExprPtr e = parse_named_expression();
       if (at_kw("for")) {
-        auto g = std::make_unique<ListComp>(p);
+        auto g = std::make_unique<ListComp>(open);  // f(x for x in y): the call's parentheses are the genexp's
         g->is_generator = true;
         g->elt = std::move(e);
         g->generators = parse_comprehension_clauses();
@@ -244,8 +246,8 @@ void Parser::parse_call_args(std::vector<ExprPtr>& args, std::vector<Keyword>& k
 ExprPtr Parser::parse_subscript_key() {
   Pos p = peek().pos;
   ExprPtr first = parse_slice_item();
-  if (!at_op(",")) return first;
-  auto t = std::make_unique<Tuple>(p);
+  if (!at_op(",") && first->kind != ExprKind::Starred) return first;
+  auto t = std::make_unique<Tuple>(p);  // a[*idx] indexes with the tuple (*idx,)
   t->elts.push_back(std::move(first));
   while (accept_op(",")) {
     if (at_op("]")) break;
@@ -449,6 +451,7 @@ ExprPtr Parser::parse_target_list() {
 
 ExprPtr Parser::parse_lambda() {
   auto l = std::make_unique<Lambda>(take().pos);
+  DepthGuard guard(*this, l->pos);
   l->args = parse_parameters(":", false);
   expect_op(":");
   l->body = parse_expression();

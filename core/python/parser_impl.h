@@ -104,7 +104,8 @@ class Parser {
   ExprPtr parse_subscript_key();
   ExprPtr parse_slice_item();
   ExprPtr parse_target_list();
-  void parse_call_args(std::vector<ExprPtr>& args, std::vector<Keyword>& keywords);
+  void parse_call_args(Pos open, std::vector<ExprPtr>& args, std::vector<Keyword>& keywords);
+  bool at_parenthesised_with_items();
   Arguments parse_parameters(std::string_view closer, bool annotations);
   std::vector<Comprehension> parse_comprehension_clauses();
 

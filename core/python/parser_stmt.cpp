@@ -151,9 +151,12 @@ StmtPtr Parser::parse_simple_statement() {
   Pos p = t.pos;
   if (t.kind == TokKind::Keyword) {
     std::string_view k = t.text;
-    if (k == "pass") return take(), std::make_unique<Pass>(p);
-    if (k == "break") return take(), std::make_unique<Break>(p);
-    if (k == "continue") return take(), std::make_unique<Continue>(p);
+    if (k == "pass" || k == "break" || k == "continue") {
+      take();
+      if (k == "pass") return std::make_unique<Pass>(p);
+      if (k == "break") return std::make_unique<Break>(p);
+      return std::make_unique<Continue>(p);
+    }
     if (k == "import") return parse_import();
     if (k == "from") return parse_from_import();
     if (k == "return") {
@@ -318,7 +321,10 @@ StmtPtr Parser::parse_class_def(std::vector<ExprPtr> decorators) {
   auto c = std::make_unique<ClassDef>(take().pos);
   c->decorators = std::move(decorators);
   c->name = expect_name();
-  if (accept_op("(")) parse_call_args(c->bases, c->keywords);
+  if (at_op("(")) {
+    Pos open = take().pos;
+    parse_call_args(open, c->bases, c->keywords);
+  }
   c->body = parse_block(c->pos, "class definition");
   return c;
 }
@@ -355,9 +361,26 @@ StmtPtr Parser::parse_for() {
   return s;
 }
 
+// `with (a() as x, b()):`: parentheses around the items, when the one closing
+// them is followed by ':' (otherwise `(a, b)` is a tuple expression).
+bool Parser::at_parenthesised_with_items() {
+  if (!at_op("(")) return false;
+  int depth = 0;
+  for (size_t k = 0;; ++k) {
+    const Token& t = peek(k);
+    if (t.kind == TokKind::End || t.kind == TokKind::Newline) return false;
+    if (t.kind != TokKind::Op) continue;
+    if (t.text == "(" || t.text == "[" || t.text == "{") ++depth;
+    if ((t.text == ")" || t.text == "]" || t.text == "}") && --depth == 0) return peek(k + 1).is_op(":");
+  }
+}
+
 StmtPtr Parser::parse_with() {
   auto s = std::make_unique<With>(take().pos);
+  bool parenthesised = at_parenthesised_with_items();
+  if (parenthesised) take();
   do {
+    if (parenthesised && at_op(")")) break;
     WithItem item;
     item.context_expr = parse_expression();
     if (accept_kw("as")) {
@@ -366,6 +389,8 @@ StmtPtr Parser::parse_with() {
     }
     s->items.push_back(std::move(item));
   } while (accept_op(","));
+  if (parenthesised) expect_op(")");
+  if (s->items.empty()) fail(peek().pos, "expected a context manager after 'with'");
   s->body = parse_block(s->pos, "'with' statement");
   return s;
 }
