@@ -197,11 +197,7 @@ void RegionTracer::add_constant_guard(const Value& v, const SourcePtr& src) {
     g.user_file = f.code->filename;
     g.user_line = in.line;
     g.user_function = f.code->name;
-    if (f.code->source_lines && in.line >= 1 && size_t(in.line) <= f.code->source_lines->size()) {
-      std::string text = (*f.code->source_lines)[size_t(in.line) - 1];
-      size_t b = text.find_first_not_of(" \t");
-      g.user_code = b == std::string::npos ? "" : text.substr(b);
-    }
+    g.user_code = py::source_line(*f.code, in.line);
   }
   out_.guards.push_back(std::move(g));
 }
@@ -415,12 +411,8 @@ std::vector<StackFrame> RegionTracer::user_stack() const {
     sf.file = f.code->filename;
     sf.line = in.line;
     sf.function = f.code->name;
-    if (f.code->source_lines && in.line >= 1 && size_t(in.line) <= f.code->source_lines->size()) {
-      std::string text = (*f.code->source_lines)[size_t(in.line) - 1];
-      size_t b = text.find_first_not_of(" \t");
-      size_t e = text.find_last_not_of(" \t\r");
-      sf.code = b == std::string::npos ? "" : text.substr(b, e - b + 1);
-    }
+    sf.code = py::source_line(*f.code, in.line);
+    sf.code.erase(sf.code.find_last_not_of(" \t\r") + 1);
     return {sf};
   }
   return {};
@@ -756,6 +748,11 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
     if (a.kind == ArgTemplate::Kind::Node) a.node = remap(a.node);
     for (ArgTemplate& x : a.items) remap_tmpl(x);
   };
+  // Outputs first: an element of a multi-output op never used inside the region
+  // gets its getitem node here, so the one loop below places every op.
+  const size_t ops_in_region = ops_.size();
+  std::vector<NodeId> output_ids;
+  for (py::TensorObj* t : outputs) output_ids.push_back(resolve(t));
   Graph& g = out_.graph;
   for (size_t p : order) {
     g.add(phs_[p].node);
@@ -771,18 +768,9 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
     g.add(op.node);
     out_.steps.push_back(op.step);
   }
-  out_.op_count = int(ops_.size());
+  out_.op_count = int(ops_in_region);
   std::vector<Arg> outs;
-  for (py::TensorObj* t : outputs) outs.push_back(Arg::node(remap(resolve(t))));
-  // resolve() may have added getitem nodes for outputs never used inside the region.
-  for (size_t i = g.size() - size_t(nph); i < ops_.size(); ++i) {
-    OpNode& op = ops_[i];
-    for (Arg& a : op.node.args) remap_arg(a);
-    for (ArgTemplate& a : op.step.args) remap_tmpl(a);
-    op.step.node = remap(op.step.node);
-    g.add(op.node);
-    out_.steps.push_back(op.step);
-  }
+  for (NodeId id : output_ids) outs.push_back(Arg::node(remap(id)));
   Node out_node;
   out_node.op = OpKind::Output;
   out_node.name = "output";
@@ -873,11 +861,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
     out.break_record.file = frame.code->filename;
     out.break_record.line = in.line;
     out.break_record.function = frame.code->name;
-    if (frame.code->source_lines && in.line >= 1 && size_t(in.line) <= frame.code->source_lines->size()) {
-      std::string text = (*frame.code->source_lines)[size_t(in.line) - 1];
-      size_t b = text.find_first_not_of(" \t");
-      out.break_record.code = b == std::string::npos ? "" : text.substr(b);
-    }
+    out.break_record.code = py::source_line(*frame.code, in.line);
   }
   tracer.finalize(frame, returned ? &result : nullptr);
   if (returned) frame.stack.push_back(result);  // the engine pops it as the frame's return value

@@ -221,4 +221,11 @@ std::string disassemble(const Code& code, bool recursive) {
   return out;
 }
 
+std::string source_line(const Code& code, int line) {
+  if (!code.source_lines || line < 1 || size_t(line) > code.source_lines->size()) return {};
+  const std::string& text = (*code.source_lines)[size_t(line) - 1];
+  size_t b = text.find_first_not_of(" \t");
+  return b == std::string::npos ? std::string() : text.substr(b);
+}
+
 }  // namespace kiln::py

@@ -143,6 +143,10 @@ struct Code {
 
 using CodePtr = std::shared_ptr<Code>;
 
+// Line `line` (1-based) of the code's source file without its indentation, as
+// tracebacks, guard comments and graph "code:" lines quote it; empty when absent.
+std::string source_line(const Code& code, int line);
+
 // Disassembly, one instruction per line ("  12 LoadFast x (line 3:9)"), for tests and `--dump-bytecode`.
 std::string disassemble(const Code& code, bool recursive = true);
 

@@ -261,11 +261,7 @@ void VM::rethrow_with_location(PyError& e, Frame& frame) {
   const Instr& in = frame.code->code[std::max(pc, 0)];
   std::string where = "  File \"" + frame.code->filename + "\", line " + std::to_string(in.line) + ", in " +
                       frame.code->name + "\n";
-  if (frame.code->source_lines && in.line >= 1 && size_t(in.line) <= frame.code->source_lines->size()) {
-    std::string text = (*frame.code->source_lines)[in.line - 1];
-    size_t b = text.find_first_not_of(" \t");
-    if (b != std::string::npos) where += "    " + text.substr(b) + "\n";
-  }
+  if (std::string text = source_line(*frame.code, in.line); !text.empty()) where += "    " + text + "\n";
   e.traceback.insert(e.traceback.begin(), where);
   if (e.where.file.empty()) e.where = SourceLocation{frame.code->filename, in.line, in.col};
   throw;
@@ -279,6 +275,20 @@ Value VM::call_function(Function* fn, const CallArgs& args) {
   return run_frame(frame);
 }
 
+namespace {
+
+// `self` followed by the call's positional arguments: how bound methods,
+// __init__ and __call__ receive their receiver.
+ValueVec with_self(const Value& self, const CallArgs& args) {
+  ValueVec out;
+  out.reserve(args.npos + 1);
+  out.push_back(self);
+  out.insert(out.end(), args.pos, args.pos + args.npos);
+  return out;
+}
+
+}  // namespace
+
 Value VM::call(const Value& callable, ValueVec args, KwVec kwargs) {
   CallArgs a{args.data(), args.size(), kwargs.empty() ? nullptr : &kwargs};
   return call(callable, a);
@@ -291,19 +301,13 @@ Value VM::call(const Value& callable, const CallArgs& args) {
     case ObjKind::Builtin: {
       Builtin* b = callable.as<Builtin>();
       if (!b->has_self) return b->fn(*this, args);
-      ValueVec with_self;
-      with_self.reserve(args.npos + 1);
-      with_self.push_back(b->self);
-      for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
-      return b->fn(*this, CallArgs{with_self.data(), with_self.size(), args.kw});
+      ValueVec receiver_args = with_self(b->self, args);
+      return b->fn(*this, CallArgs{receiver_args.data(), receiver_args.size(), args.kw});
     }
     case ObjKind::BoundMethod: {
       BoundMethod* m = callable.as<BoundMethod>();
-      ValueVec with_self;
-      with_self.reserve(args.npos + 1);
-      with_self.push_back(m->self);
-      for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
-      return call(m->func, CallArgs{with_self.data(), with_self.size(), args.kw});
+      ValueVec receiver_args = with_self(m->self, args);
+      return call(m->func, CallArgs{receiver_args.data(), receiver_args.size(), args.kw});
     }
     case ObjKind::Class: {
       Class* cls = callable.as<Class>();
@@ -319,11 +323,8 @@ Value VM::call(const Value& callable, const CallArgs& args) {
       auto inst = make<Instance>(Ref<Class>(cls));
       Value self(inst);
       if (const Value* init = cls->lookup("__init__")) {
-        ValueVec with_self;
-        with_self.reserve(args.npos + 1);
-        with_self.push_back(self);
-        for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
-        Value r = call(*init, CallArgs{with_self.data(), with_self.size(), args.kw});
+        ValueVec receiver_args = with_self(self, args);
+        Value r = call(*init, CallArgs{receiver_args.data(), receiver_args.size(), args.kw});
         if (!r.is_none()) throw_type_error("__init__() should return None, not '" + type_name(r) + "'");
       } else if (args.npos || args.has_kwargs()) {
         throw_type_error(cls->name + "() takes no arguments");
@@ -334,20 +335,16 @@ Value VM::call(const Value& callable, const CallArgs& args) {
       Instance* inst = callable.as<Instance>();
       const Value* fn = inst->cls->lookup("__call__");
       if (!fn) break;
-      ValueVec with_self;
-      with_self.reserve(args.npos + 1);
-      with_self.push_back(callable);
-      for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
-      return call(*fn, CallArgs{with_self.data(), with_self.size(), args.kw});
+      ValueVec receiver_args = with_self(callable, args);
+      return call(*fn, CallArgs{receiver_args.data(), receiver_args.size(), args.kw});
     }
     case ObjKind::NoGrad: {
       // Builtin objects with a __call__ in their type (torch.no_grad() used as a decorator).
       Ref<Class> cls = type_of(callable);
       const Value* fn = cls ? cls->lookup("__call__") : nullptr;
       if (!fn) break;
-      ValueVec with_self{callable};
-      for (size_t i = 0; i < args.npos; ++i) with_self.push_back(args.pos[i]);
-      return call(*fn, CallArgs{with_self.data(), with_self.size(), args.kw});
+      ValueVec receiver_args = with_self(callable, args);
+      return call(*fn, CallArgs{receiver_args.data(), receiver_args.size(), args.kw});
     }
     default: break;
   }
