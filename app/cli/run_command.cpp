@@ -49,7 +49,7 @@ int run(const RunOptions& o) {
 void print_explain_text(const std::vector<capture::CallableReport>& reports) {
   for (const capture::CallableReport& r : reports) {
     std::printf("=== %s\n", r.name.c_str());
-    std::printf("Graph Count: %zu\nGraph Break Count: %zu\nOp Count: %d\n", r.graphs.size(), r.breaks.size(), r.op_count());
+    std::printf("Graph Count: %zu\nGraph Break Count: %d\nOp Count: %d\n", r.graphs.size(), r.graph_break_count(), r.op_count());
     std::printf("Break Reasons:\n");
     for (size_t i = 0; i < r.breaks.size(); ++i)
       std::printf("  Break Reason %zu: %s\n    at %s:%d in %s\n", i + 1, r.breaks[i].reason.c_str(), r.breaks[i].file.c_str(),
@@ -71,16 +71,28 @@ nlohmann::json explain_json(const std::vector<capture::CallableReport>& reports)
   nlohmann::json fns = nlohmann::json::array();
   for (const capture::CallableReport& r : reports) {
     nlohmann::json breaks = nlohmann::json::array();
-    for (const capture::BreakRecord& b : r.breaks) breaks.push_back({{"reason", b.reason}, {"file", b.file}, {"line", b.line}});
+    for (const capture::BreakRecord& b : r.breaks) {
+      nlohmann::json stack = nlohmann::json::array();
+      for (const StackFrame& f : b.stack) stack.push_back({{"file", f.file}, {"line", f.line}, {"function", f.function}, {"code", f.code}});
+      breaks.push_back({{"reason", b.reason}, {"file", b.file}, {"line", b.line}, {"function", b.function}, {"stack", stack}});
+    }
+    // Every node as [op, name, target], the shape tests/data/python/*.explain.json uses.
+    nlohmann::json graphs = nlohmann::json::array();
+    for (const Graph& g : r.graphs) {
+      nlohmann::json nodes = nlohmann::json::array();
+      for (const Node& n : g.nodes) nodes.push_back({std::string(op_kind_name(n.op)), n.name, n.target});
+      graphs.push_back(nodes);
+    }
     nlohmann::json recompiles = nlohmann::json::array();
     for (const capture::RecompileRecord& rc : r.recompiles) recompiles.push_back({{"compile_id", rc.compile_id}, {"reasons", rc.reasons}});
     fns.push_back({{"name", r.name},
                    {"graph_count", r.graphs.size()},
-                   {"graph_break_count", r.breaks.size()},
+                   {"graph_break_count", r.graph_break_count()},
                    {"op_count", r.op_count()},
                    {"break_reasons", breaks},
                    {"guards", r.guards},
-                   {"recompiles", recompiles}});
+                   {"recompiles", recompiles},
+                   {"graphs", graphs}});
   }
   return {{"functions", fns}};
 }
@@ -92,7 +104,9 @@ int explain(const RunOptions& o) {
   py::VM vm(vo);
   RunOptions eager = o;
   eager.backend = "eager";
-  capture::install_capture(vm, capture_options(eager));
+  capture::CaptureOptions co = capture_options(eager);
+  co.explain_fresh_first_call = true;
+  capture::install_capture(vm, co);
   int code = run_program(vm, o);
   if (code == kExitBadInput) return code;
   std::vector<capture::CallableReport> reports = capture::capture_reports(vm);

@@ -27,6 +27,9 @@ struct CaptureOptions {
   LogConfig logs;
   std::string trace_dir;  // KILN_TRACE: write a TORCH_TRACE-format log there
   int cache_size_limit = 8;
+  // As `torch._dynamo.reset(); torch._dynamo.explain(fn)(*args)` at each
+  // callable's first call: that call sees only cache entries it made itself.
+  bool explain_fresh_first_call = false;
 };
 
 struct BreakRecord {
@@ -36,6 +39,7 @@ struct BreakRecord {
   int line = 0;
   std::string function;
   std::string code;  // the source line
+  std::vector<StackFrame> stack;  // the user frames at the break, outermost first
 };
 
 struct RecompileRecord {
@@ -52,6 +56,9 @@ struct CallableReport {
   std::vector<std::vector<std::string>> guards;  // per compiled entry, guard texts
   std::vector<RecompileRecord> recompiles;
   int op_count() const;  // call_function nodes over all graphs, as torch._dynamo.explain counts
+  // As torch._dynamo.explain counts them: one fewer than the graphs. A break
+  // with nothing before it compiles no graph, so `breaks` may be shorter.
+  int graph_break_count() const { return graphs.empty() ? 0 : int(graphs.size()) - 1; }
 };
 
 // Hooks capture into `vm` (frame hook and the torch.compile family).

@@ -14,9 +14,12 @@ using py::Value;
 
 namespace {
 
+struct Callable;
+
 struct CacheEntry {
   std::string compile_id;
   RegionResult region;
+  const Callable* first_call_of = nullptr;  // made during this callable's first call
 };
 
 // A frame in Dynamo's sense: a code object entered at one instruction (pc 0, or
@@ -38,6 +41,10 @@ struct Callable {
   std::string backend = "eager";
   std::string mode = "default";
   CallableReport report;
+  int calls = 0;
+  int first_call = -1;     // order of first calls among callables; -1: never called
+  bool recording = false;  // true during the first call: what torch._dynamo.explain would see
+  bool internal = false;   // made by torch._dynamo.explain, not by the program
 };
 
 struct State : py::FrameHook {
@@ -46,6 +53,7 @@ struct State : py::FrameHook {
   int next_frame_id = 0;
   std::vector<std::shared_ptr<Callable>> callables;
   std::vector<Callable*> active;  // compiled calls in progress, innermost last
+  int first_calls = 0;
 
   bool run_frame(py::VM& vm, py::Frame& frame, Value& result) override;
   Value execute(py::VM& vm, py::Frame& frame);
@@ -81,6 +89,11 @@ Value eval_template(py::VM& vm, const StateTemplate& t, const py::Frame& start, 
       for (const StateTemplate& x : t.items) items.push_back(eval_template(vm, x, start, outputs));
       if (t.kind == StateTemplate::Kind::List) return py::list_value(std::move(items));
       return Value(py::make<py::Tuple>(std::move(items), t.value.is(ObjKind::Tuple) && t.value.as<py::Tuple>()->is_size));
+    }
+    case StateTemplate::Kind::NamedTuple: {
+      auto inst = py::make<py::Instance>(py::Ref<py::Class>(t.value.as<py::Class>()));
+      for (size_t i = 0; i < t.items.size(); ++i) inst->dict->set(t.fields[i], eval_template(vm, t.items[i], start, outputs));
+      return Value(inst);
     }
     case StateTemplate::Kind::Unbound: return py::unbound();
     case StateTemplate::Kind::Range: return Value();
@@ -136,7 +149,9 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
     }
     const CacheEntry* hit = nullptr;
     std::vector<std::string> failures;
+    const bool fresh = options.explain_fresh_first_call && owner.recording;
     for (auto it = info.entries.rbegin(); it != info.entries.rend(); ++it) {
+      if (fresh && it->first_call_of != &owner) continue;
       std::string why;
       if (it->region.reusable && check_guards(vm, frame, it->region.guards, &why)) {
         hit = &*it;
@@ -190,10 +205,14 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
         frame.stack.pop_back();
       }
       if (region.op_count > 0) {
-        owner.report.graphs.push_back(region.graph);
         std::vector<std::string> guard_texts;
         for (const Guard& g : region.guards) guard_texts.push_back(g.kind_name() + ": " + g.text());
-        owner.report.guards.push_back(guard_texts);
+        // explain lists a break only with the graph compiled at it, as Dynamo's explain backend does.
+        if (owner.recording) {
+          owner.report.graphs.push_back(region.graph);
+          owner.report.guards.push_back(guard_texts);
+          if (region.break_info) owner.report.breaks.push_back(region.break_record);
+        }
         if (options.logs.graph_code)
           log(vm, cid, "graph_code", "TRACED GRAPH\n ===== __compiled_fn =====\n" + print_graph_module(region.graph));
         if (options.logs.guards) {
@@ -203,13 +222,12 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
         }
       }
       if (region.break_info) {
-        owner.report.breaks.push_back(region.break_record);
         if (options.logs.graph_breaks)
           log(vm, cid, "graph_breaks", "Graph break in user code at " + region.break_record.file + ":" +
                                            std::to_string(region.break_record.line) + "\nGraph Break Reason: " +
                                            region.break_info->reason + "\n" + region.break_info->explanation);
       }
-      info.entries.push_back({cid, std::move(region)});
+      info.entries.push_back({cid, std::move(region), owner.recording ? &owner : nullptr});
     }
     if (returned) return result;
     // The breaking instruction runs eagerly; calls it makes are compiled as frames of their own.
@@ -271,15 +289,20 @@ Value wrap_compiled(py::VM& vm, std::shared_ptr<Callable> c) {
     if (vm.tracer) return vm.call(raw->target, a);  // compiled code called from a traced region is inlined
     Value fn = raw->target;
     if (fn.is(ObjKind::Instance)) fn = vm.getattr(fn, "forward");
+    if (raw->calls++ == 0) raw->first_call = st.first_calls++;
+    bool was_recording = raw->recording;
+    raw->recording = raw->recording || raw->calls == 1;
     st.active.push_back(raw);
-    try {
-      Value r = vm.call(fn, a);
-      st.active.pop_back();
-      return r;
-    } catch (...) {
-      st.active.pop_back();
-      throw;
-    }
+    struct Pop {
+      State& st;
+      Callable* c;
+      bool was;
+      ~Pop() {
+        st.active.pop_back();
+        c->recording = was;
+      }
+    } pop{st, raw, was_recording};
+    return vm.call(fn, a);
   });
   b->tag = raw;
   return Value(b);
@@ -327,7 +350,7 @@ Value torch_compile(py::VM& vm, const py::CallArgs& a) {
 std::string explain_text(const CallableReport& r) {
   std::ostringstream o;
   o << "Graph Count: " << r.graphs.size() << "\n";
-  o << "Graph Break Count: " << r.breaks.size() << "\n";
+  o << "Graph Break Count: " << r.graph_break_count() << "\n";
   o << "Op Count: " << r.op_count() << "\n";
   o << "Break Reasons:\n";
   for (size_t i = 0; i < r.breaks.size(); ++i) {
@@ -376,6 +399,7 @@ void install_capture(py::VM& vm, CaptureOptions options) {
       auto c = std::make_shared<Callable>();
       c->target = target;
       c->name = callable_name(vm, target);
+      c->internal = true;
       Value compiled = wrap_compiled(vm, c);
       vm.call(compiled, args);
       auto cls = py::make<py::Class>("ExplainOutput", py::Ref<py::Class>());
@@ -385,7 +409,7 @@ void install_capture(py::VM& vm, CaptureOptions options) {
       }));
       auto out = py::make<py::Instance>(cls);
       out->dict->set(py::str_value("graph_count"), Value(int64_t(c->report.graphs.size())));
-      out->dict->set(py::str_value("graph_break_count"), Value(int64_t(c->report.breaks.size())));
+      out->dict->set(py::str_value("graph_break_count"), Value(int64_t(c->report.graph_break_count())));
       out->dict->set(py::str_value("op_count"), Value(int64_t(c->report.op_count())));
       return Value(out);
     });
@@ -393,8 +417,12 @@ void install_capture(py::VM& vm, CaptureOptions options) {
 }
 
 std::vector<CallableReport> capture_reports(py::VM& vm) {
+  std::vector<const Callable*> called;
+  for (const auto& c : state_of(vm).callables)
+    if (c->first_call >= 0 && !c->internal) called.push_back(c.get());
+  std::sort(called.begin(), called.end(), [](const Callable* a, const Callable* b) { return a->first_call < b->first_call; });
   std::vector<CallableReport> out;
-  for (const auto& c : state_of(vm).callables) {
+  for (const Callable* c : called) {
     CallableReport r = c->report;
     r.name = c->name;
     out.push_back(std::move(r));

@@ -97,6 +97,17 @@ class Namer {
   std::set<std::string> used_;
 };
 
+// The elements of a torch op's multi-output result: a tuple, a list, or a
+// torch.return_types named tuple (an instance whose fields are its dict, in order).
+py::ValueVec result_items(const Value& v) {
+  if (v.is(ObjKind::Tuple)) return v.as<py::Tuple>()->items;
+  if (v.is(ObjKind::List)) return v.as<py::List>()->items;
+  py::ValueVec out;
+  if (v.is(ObjKind::Instance) && v.as<py::Instance>()->cls->module == "torch.return_types")
+    v.as<py::Instance>()->dict->for_each([&](const Value&, const Value& x) { out.push_back(x); });
+  return out;
+}
+
 std::string last_part(const std::string& dotted) {
   size_t dot = dotted.rfind('.');
   return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
@@ -130,6 +141,11 @@ class RegionTracer : public py::Tracer {
   size_t op_count() const { return ops_.size(); }
   size_t placeholder_count() const { return phs_.size(); }
   void truncate(size_t ops, size_t phs);
+  // The user stack where the region's break happened, taken before inlined frames unwind.
+  void note_break_stack() {
+    if (break_stack_.empty()) break_stack_ = user_frames();
+  }
+  const std::vector<StackFrame>& break_stack() const { return break_stack_; }
 
  private:
   struct Placeholder {
@@ -149,11 +165,13 @@ class RegionTracer : public py::Tracer {
   NodeId lift(py::TensorObj* t);
   SourcePtr source_of(const Value& v) const;
   void on_pushed(TracedFrame& tf, size_t slot);
+  void name_elements(const Value& v, const SourcePtr& src, int depth);
   void add_constant_guard(const Value& v, const SourcePtr& src);
   void add_tensor_guard(py::TensorObj* t, const SourcePtr& src, bool specialize);
   bool to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl);
   Val val_of(const Value& v, const std::vector<bool>* dynamic = nullptr) const;
   std::vector<StackFrame> user_stack() const;
+  std::vector<StackFrame> user_frames() const;  // outermost first
   void rename_on_store(TracedFrame& tf, const Value& v, const std::string& name);
   StateTemplate make_template(const Value& v, const SourcePtr& src, const std::vector<py::TensorObj*>& outputs);
   Ref<py::TensorObj> make_fake(Tensor meta, NodeId node);
@@ -171,6 +189,7 @@ class RegionTracer : public py::Tracer {
   std::unordered_map<const py::TensorObj*, size_t> lifted_;    // real tensor -> placeholder
   std::set<std::string> guarded_;                              // guard dedupe by text
   std::vector<TracedFrame*> frames_;                           // root first
+  std::vector<StackFrame> break_stack_;
 };
 
 namespace {
@@ -229,6 +248,27 @@ void RegionTracer::add_tensor_guard(py::TensorObj* t, const SourcePtr& src, bool
   out_.guards.push_back(std::move(g));
 }
 
+// Objects inside a container the trace reached get sources too, so tensors
+// that come out through iteration, zip, slicing or library code can still be
+// lifted and guarded (`L['xs'][2]`).
+void RegionTracer::name_elements(const Value& v, const SourcePtr& src, int depth) {
+  if (depth > 3) return;
+  auto name = [&](const Value& item, const Value& key) {
+    if (!item.is_obj() || sources_.count(item.obj()) || item.obj()->serial >= epoch_) return;
+    SourcePtr s = Source::item(src, key);
+    sources_[item.obj()] = s;
+    name_elements(item, s, depth + 1);
+  };
+  if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
+    const py::ValueVec& items = v.is(ObjKind::List) ? v.as<py::List>()->items : v.as<py::Tuple>()->items;
+    for (size_t i = 0; i < items.size(); ++i) name(items[i], Value(int64_t(i)));
+  } else if (v.is(ObjKind::Dict)) {
+    v.as<py::Dict>()->for_each([&](const Value& k, const Value& x) {
+      if (k.is(ObjKind::Str) || k.is_int()) name(x, k);
+    });
+  }
+}
+
 void RegionTracer::on_pushed(TracedFrame& tf, size_t slot) {
   ShadowEntry& e = tf.stack[slot];
   const Value& v = tf.frame->stack[slot];
@@ -242,7 +282,8 @@ void RegionTracer::on_pushed(TracedFrame& tf, size_t slot) {
   }
   if (v.is_obj() && !sources_.count(v.obj())) {
     sources_[v.obj()] = e.src;
-    if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
+    name_elements(v, e.src, 0);
+    if (v.is(ObjKind::List) || v.is(ObjKind::Tuple) || v.is(ObjKind::Dict)) {
       Guard g;
       g.kind = Guard::Kind::LengthCheck;
       g.source = e.src;
@@ -319,6 +360,7 @@ NodeId RegionTracer::resolve(py::TensorObj* t) {
   parent.node = info->parent;
   op.step.args = {parent};
   info->node = NodeId(ops_.size());
+  op.step.node = info->node;
   ops_.push_back(std::move(op));
   return info->node;
 }
@@ -401,11 +443,11 @@ bool RegionTracer::to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl) {
   }
 }
 
-std::vector<StackFrame> RegionTracer::user_stack() const {
-  // The innermost frame of user code, as Dynamo's "# File:" lines show it.
-  for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
-    if (!(*it)->user_code) continue;
-    const py::Frame& f = *(*it)->frame;
+std::vector<StackFrame> RegionTracer::user_frames() const {
+  std::vector<StackFrame> out;
+  for (const TracedFrame* tf : frames_) {
+    if (!tf->user_code) continue;
+    const py::Frame& f = *tf->frame;
     const py::Instr& in = f.code->code[size_t(std::min<int>(f.pc, int(f.code->code.size()) - 1))];
     StackFrame sf;
     sf.file = f.code->filename;
@@ -413,9 +455,16 @@ std::vector<StackFrame> RegionTracer::user_stack() const {
     sf.function = f.code->name;
     sf.code = py::source_line(*f.code, in.line);
     sf.code.erase(sf.code.find_last_not_of(" \t\r") + 1);
-    return {sf};
+    out.push_back(std::move(sf));
   }
-  return {};
+  return out;
+}
+
+std::vector<StackFrame> RegionTracer::user_stack() const {
+  // The innermost frame of user code, as Dynamo's "# File:" lines show it.
+  std::vector<StackFrame> all = user_frames();
+  if (all.empty()) return {};
+  return {all.back()};
 }
 
 Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::function<Value(const py::CallArgs&)>& run_meta) {
@@ -473,17 +522,19 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
   NodeId id = NodeId(ops_.size());
   op.step.node = id;
   ops_.push_back(std::move(op));
-  // Tensor results become fakes tied to the node.
-  if (result.is(ObjKind::Tensor)) {
+  // Tensor results become fakes tied to the node. A tensor that already is one
+  // came back from an in-place op or an identity (eval-mode dropout): later uses
+  // keep naming the node that made it, as Dynamo's graphs name a mutated input.
+  if (result.is(ObjKind::Tensor) && !result.as<py::TensorObj>()->fake) {
     auto* t = result.as<py::TensorObj>();
     auto info = std::make_shared<FakeInfo>();
     info->node = id;
     t->fake = info;
     fakes_.push_back(Ref<py::TensorObj>(t));
-  } else if (result.is(ObjKind::Tuple) || result.is(ObjKind::List)) {
-    const py::ValueVec& items = result.is(ObjKind::Tuple) ? result.as<py::Tuple>()->items : result.as<py::List>()->items;
+  } else {
+    const py::ValueVec items = result_items(result);
     for (size_t i = 0; i < items.size(); ++i) {
-      if (!items[i].is(ObjKind::Tensor)) continue;
+      if (!items[i].is(ObjKind::Tensor) || items[i].as<py::TensorObj>()->fake) continue;
       auto* t = items[i].as<py::TensorObj>();
       auto info = std::make_shared<FakeInfo>();
       info->parent = id;
@@ -652,7 +703,12 @@ Value RegionTracer::run_inlined(py::Frame& frame) {
     throw py::GraphBreakSignal{info};
   }
   Value result;
-  while (!step(tf, result)) {
+  try {
+    while (!step(tf, result)) {
+    }
+  } catch (py::GraphBreakSignal&) {
+    note_break_stack();
+    throw;
   }
   return result;
 }
@@ -688,6 +744,15 @@ StateTemplate RegionTracer::make_template(const Value& v, const SourcePtr& src, 
       t.items.push_back(make_template(x, nullptr, outputs));
     return t;
   }
+  if (v.is(ObjKind::Instance) && v.as<py::Instance>()->cls->module == "torch.return_types") {
+    t.kind = StateTemplate::Kind::NamedTuple;
+    t.value = Value(v.as<py::Instance>()->cls);
+    v.as<py::Instance>()->dict->for_each([&](const Value& k, const Value& x) {
+      t.fields.push_back(k);
+      t.items.push_back(make_template(x, nullptr, outputs));
+    });
+    return t;
+  }
   if (v.is_obj() && v.obj()->serial < epoch_ && !v.is(ObjKind::Iterator)) {
     t.value = v;  // an object from before the region, reached without a source: the same object again
     return t;
@@ -709,8 +774,8 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
     if (v.is(ObjKind::Tensor)) {
       auto* t = v.as<py::TensorObj>();
       if (t->fake && seen.insert(t).second) outputs.push_back(t);
-    } else if (v.is(ObjKind::Tuple) || v.is(ObjKind::List)) {
-      for (const Value& x : v.is(ObjKind::Tuple) ? v.as<py::Tuple>()->items : v.as<py::List>()->items) walk(x, depth + 1);
+    } else if (v.is(ObjKind::Tuple) || v.is(ObjKind::List) || v.is(ObjKind::Instance)) {
+      for (const Value& x : result_items(v)) walk(x, depth + 1);
     } else if (v.is(ObjKind::Dict)) {
       v.as<py::Dict>()->for_each([&](const Value&, const Value& x) { walk(x, depth + 1); });
     }
@@ -726,7 +791,9 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
       outputs.push_back(f.get());
       if (out_.reusable) {
         out_.reusable = false;
-        out_.not_reusable_why = "a tensor made in the region is kept outside the frame";
+        auto* info = static_cast<FakeInfo*>(f->fake.get());
+        std::string node = info->node >= 0 && size_t(info->node) < ops_.size() ? ops_[size_t(info->node)].node.name : "an element of a multi-output op";
+        out_.not_reusable_why = "a tensor made in the region (" + node + ") is kept outside the frame";
       }
     }
   }
@@ -839,6 +906,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
           break;
         }
       } catch (py::GraphBreakSignal& s) {
+        tracer.note_break_stack();
         tracer.truncate(nops, nphs);
         out.break_info = s.info;
         break;
@@ -858,10 +926,20 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
     out.restarted = out.break_info->kind != py::BreakKind::DataDependentJump;
     out.break_record.reason = out.break_info->reason;
     out.break_record.explanation = out.break_info->explanation;
-    out.break_record.file = frame.code->filename;
-    out.break_record.line = in.line;
-    out.break_record.function = frame.code->name;
-    out.break_record.code = py::source_line(*frame.code, in.line);
+    out.break_record.stack = tracer.break_stack();
+    // Dynamo reports a break where it happened: the innermost user frame.
+    if (!out.break_record.stack.empty()) {
+      const StackFrame& inner = out.break_record.stack.back();
+      out.break_record.file = inner.file;
+      out.break_record.line = inner.line;
+      out.break_record.function = inner.function;
+      out.break_record.code = inner.code;
+    } else {
+      out.break_record.file = frame.code->filename;
+      out.break_record.line = in.line;
+      out.break_record.function = frame.code->name;
+      out.break_record.code = py::source_line(*frame.code, in.line);
+    }
   }
   tracer.finalize(frame, returned ? &result : nullptr);
   if (returned) frame.stack.push_back(result);  // the engine pops it as the frame's return value
@@ -955,7 +1033,7 @@ std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::
       case GraphStep::Kind::Operator: r = run_operator(vm, s.name, args); break;
       case GraphStep::Kind::GetItem: {
         const Value& parent = args.at(0);
-        r = parent.is(ObjKind::Tuple) ? parent.as<py::Tuple>()->items.at(size_t(s.index)) : parent.as<py::List>()->items.at(size_t(s.index));
+        r = result_items(parent).at(size_t(s.index));
         break;
       }
     }
