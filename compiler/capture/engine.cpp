@@ -344,7 +344,16 @@ Value torch_compile(py::VM& vm, const py::CallArgs& a) {
   if (disable) return a[0];
   c->target = a[0];
   c->name = callable_name(vm, a[0]);
-  return wrap_compiled(vm, c);
+  Value compiled = wrap_compiled(vm, c);
+  if (a[0].is(ObjKind::Instance)) {
+    // A module compiles into an OptimizedModule wrapping it, as in PyTorch.
+    py::Ref<py::Module> dynamo = vm.module("torch._dynamo");
+    const Value* cls = dynamo ? dynamo->dict->find_str("_OptimizedModule") : nullptr;
+    const Value* nn_module = vm.module("torch.nn") ? vm.module("torch.nn")->dict->find_str("Module") : nullptr;
+    if (cls && nn_module && vm.type_of(a[0])->is_subclass_of(nn_module->as<py::Class>()))
+      return vm.call(*cls, py::ValueVec{a[0], compiled});
+  }
+  return compiled;
 }
 
 std::string explain_text(const CallableReport& r) {

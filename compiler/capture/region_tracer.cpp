@@ -42,6 +42,24 @@ struct TracedFrame {
   bool user_code = true;  // false for Kiln's own torch.nn prelude
 };
 
+// The source of `obj.name`. A module's children, parameters and buffers live in
+// its _modules/_parameters/_buffers dicts (nn.Module.__getattr__ finds them), so
+// their sources go through those dicts, as Dynamo names them
+// (L['self']._modules['lin']._parameters['weight']), and a guard can read them
+// without running __getattr__.
+SourcePtr attr_source(const Value& obj, const SourcePtr& base, const std::string& name) {
+  if (obj.is(ObjKind::Instance)) {
+    const py::Dict& d = *obj.as<py::Instance>()->dict;
+    if (!d.find_str(name))
+      for (const char* store : {"_modules", "_parameters", "_buffers"}) {
+        const Value* dict = d.find_str(store);
+        if (dict && dict->is(ObjKind::Dict) && dict->as<py::Dict>()->find_str(name))
+          return Source::item(Source::attr(base, store), py::str_value(name));
+      }
+  }
+  return Source::attr(base, name);
+}
+
 bool is_library(const py::Code* code) { return code->filename.starts_with("torch/"); }
 
 bool is_scalar_constant(const Value& v) {
@@ -505,7 +523,22 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
       else kw_subst.emplace_back(k, a);
     }
   }
-  Value result = run_meta(py::CallArgs{subst.data(), subst.size(), kw_subst.empty() ? nullptr : &kw_subst});
+  Value result;
+  try {
+    result = run_meta(py::CallArgs{subst.data(), subst.size(), kw_subst.empty() ? nullptr : &kw_subst});
+  } catch (py::PyError& e) {
+    // Meta kernels refuse ops whose output shape depends on the data: Dynamo
+    // breaks the graph there (capture_dynamic_output_shape_ops is off).
+    if (e.message().find("depends on the data") == std::string::npos) throw;
+    std::string op = e.message().find("distinct values") != std::string::npos ? "aten._unique2.default" : "aten.nonzero.default";
+    py::BreakInfo info;
+    info.kind = py::BreakKind::DynamicShape;
+    info.reason = "Dynamic shape operator";
+    info.explanation = "  Explanation: Operator `" + op + "`'s output shape depends on input Tensor data.\n"
+                       "  Hint: Enable tracing of dynamic shape operators with "
+                       "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`\n";
+    throw py::GraphBreakSignal{info};
+  }
   if (call.is_method) {
     op.step.kind = GraphStep::Kind::Method;
     op.step.name = call.graph_target;
@@ -586,7 +619,10 @@ void RegionTracer::init_root(TracedFrame& tf) {
   for (size_t i = 0; i < f.locals.size(); ++i)
     if (!py::is_unbound(f.locals[i])) tf.locals[i] = Source::local(f.code->varnames[i], int(i));
   tf.stack.resize(f.stack.size());
-  for (size_t i = 0; i < f.stack.size(); ++i) tf.stack[i].src = Source::stack(int(i));
+  for (size_t i = 0; i < f.stack.size(); ++i) {
+    tf.stack[i].src = Source::stack(int(i));
+    on_pushed(tf, i);  // a resume point's stack holds values made eagerly at the break
+  }
 }
 
 bool RegionTracer::step(TracedFrame& tf, Value& result) {
@@ -594,7 +630,7 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
   const py::Instr in = f.code->code[size_t(f.pc)];
   const size_t before = f.stack.size();
   Value key;  // BinarySubscr's key, read before the step pops it
-  if (in.op == Op::BinarySubscr) key = f.stack.back();
+  if (in.op == Op::BinarySubscr || in.op == Op::LoadAttr) key = f.stack.back();  // LoadAttr: the object
   ShadowEntry top_before = tf.stack.empty() ? ShadowEntry{} : tf.stack.back();
   if (vm_.step(f, result)) return true;
   const size_t after = f.stack.size();
@@ -613,7 +649,7 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
       return false;
     }
     case Op::LoadAttr:
-      sh.back() = shadow(top_before.src ? Source::attr(top_before.src, f.code->names[size_t(in.arg)]) : nullptr);
+      sh.back() = shadow(top_before.src ? attr_source(key, top_before.src, f.code->names[size_t(in.arg)]) : nullptr);
       on_pushed(tf, after - 1);
       return false;
     case Op::BinarySubscr: {
@@ -923,7 +959,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
   out.exit_pc = frame.pc;
   if (out.break_info) {
     const py::Instr& in = frame.code->code[size_t(frame.pc)];
-    out.restarted = out.break_info->kind != py::BreakKind::DataDependentJump;
+    out.restarted = out.break_info->kind != py::BreakKind::DataDependentJump && out.break_info->kind != py::BreakKind::DynamicShape;
     out.break_record.reason = out.break_info->reason;
     out.break_record.explanation = out.break_info->explanation;
     out.break_record.stack = tracer.break_stack();

@@ -53,8 +53,15 @@ std::string Source::str() const {
 }
 
 std::string Source::short_name() const {
-  if (kind == Kind::Local || kind == Kind::Stack) return name;
-  return str();
+  // Dynamo's failure texts name a local by itself: self._modules['lin'], xs[0].
+  switch (kind) {
+    case Kind::Local:
+    case Kind::Stack: return name;
+    case Kind::Global: return str();
+    case Kind::Attr: return base->short_name() + "." + name;
+    case Kind::Item: return base->short_name() + "[" + py::repr(key) + "]";
+  }
+  return {};
 }
 
 std::string Source::graph_name() const {

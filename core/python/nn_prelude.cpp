@@ -616,6 +616,27 @@ class ModuleDict(Module):
 
     def forward(self, *args, **kwargs):
         _raise("NotImplementedError", f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+class _OptimizedModule(Module):
+    # What torch.compile(module) returns (torch._dynamo.eval_frame.OptimizedModule):
+    # the module is its child `_orig_mod`, so state_dict keys start "_orig_mod.";
+    # calls run the compiled forward; other attributes are the module's.
+    def __init__(self, mod, compiled_forward):
+        super().__init__()
+        self._orig_mod = mod
+        d = _kiln.instance_dict(self)
+        d.pop("training")
+        d["_compiled_forward"] = compiled_forward
+
+    def forward(self, *args, **kwargs):
+        return _kiln.instance_dict(self)["_compiled_forward"](*args, **kwargs)
+
+    def __getattr__(self, name):
+        orig = _kiln.instance_dict(self)["_modules"]["_orig_mod"]
+        if name == "_orig_mod":
+            return orig
+        return getattr(orig, name)
 )PY";
 
 // Where PyTorch defines each class: shown by repr(cls) and type(m).__module__.
@@ -677,6 +698,11 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
       if (cls->builtin >= 0 || cls->module != "__main__") return;  // imported (Parameter), not defined here
       auto it = class_modules().find(name);
       cls->module = it != class_modules().end() ? it->second : "torch.nn.modules.module";
+      if (name == "_OptimizedModule") {
+        cls->name = cls->qualname = "OptimizedModule";
+        cls->module = "torch._dynamo.eval_frame";
+        if (Ref<Module> dynamo = vm.module("torch._dynamo")) dynamo->dict->set(k, v);
+      }
       if (!name.starts_with("_")) target->dict->set(k, v);
     } else if (v.is(ObjKind::Function)) {
       if (!name.starts_with("_") || target->name == "torch.nn.init") target->dict->set(k, v);

@@ -21,6 +21,7 @@ enum class BreakKind {
   ScalarOutput,      // Tensor.item()
   ListOutput,        // Tensor.tolist()
   Explicit,          // torch._dynamo.graph_break()
+  DynamicShape,      // an op whose output shape depends on tensor data (nonzero, boolean masks, unique)
 };
 
 struct BreakInfo {
