@@ -90,6 +90,12 @@ Value eval_template(py::VM& vm, const StateTemplate& t, const py::Frame& start, 
       if (t.kind == StateTemplate::Kind::List) return py::list_value(std::move(items));
       return Value(py::make<py::Tuple>(std::move(items), t.value.is(ObjKind::Tuple) && t.value.as<py::Tuple>()->is_size));
     }
+    case StateTemplate::Kind::Dict: {
+      auto d = py::make<py::Dict>();
+      for (size_t i = 0; i + 1 < t.items.size(); i += 2)
+        d->set(eval_template(vm, t.items[i], start, outputs), eval_template(vm, t.items[i + 1], start, outputs));
+      return Value(d);
+    }
     case StateTemplate::Kind::NamedTuple: {
       auto inst = py::make<py::Instance>(py::Ref<py::Class>(t.value.as<py::Class>()));
       for (size_t i = 0; i < t.items.size(); ++i) inst->dict->set(t.fields[i], eval_template(vm, t.items[i], start, outputs));

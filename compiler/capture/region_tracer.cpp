@@ -539,10 +539,13 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
                        "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`\n";
     throw py::GraphBreakSignal{info};
   }
-  if (call.is_method) {
+  if (call.is_method && (call.graph_target == "__eq__" || call.graph_target == "__ne__")) {
+    op.step.kind = GraphStep::Kind::Operator;
+    op.step.name = "operator." + call.graph_target.substr(2, 2);
+  } else if (call.is_method) {
     op.step.kind = GraphStep::Kind::Method;
     op.step.name = call.graph_target;
-  } else if (call.graph_target.starts_with("operator.")) {
+  } else if (call.graph_target.starts_with("operator.") || call.graph_target == "getattr") {
     op.step.kind = GraphStep::Kind::Operator;
     op.step.name = call.graph_target;
   } else {
@@ -602,6 +605,8 @@ void RegionTracer::truncate(size_t nops, size_t nphs) {
 void RegionTracer::rename_on_store(TracedFrame& tf, const Value& v, const std::string& name) {
   if (!tf.user_code || !v.is(ObjKind::Tensor) || !v.as<py::TensorObj>()->fake) return;
   auto* info = static_cast<FakeInfo*>(v.as<py::TensorObj>()->fake.get());
+  // `q, k, v = x.chunk(3)`: Dynamo makes each getitem as it unpacks and names it after the variable.
+  if (info->node == kNoNode && info->parent != kNoNode) resolve(v.as<py::TensorObj>());
   if (info->node < 0 || size_t(info->node) >= ops_.size()) return;
   OpNode& op = ops_[size_t(info->node)];
   if (op.renamed) return;
@@ -780,6 +785,14 @@ StateTemplate RegionTracer::make_template(const Value& v, const SourcePtr& src, 
       t.items.push_back(make_template(x, nullptr, outputs));
     return t;
   }
+  if (v.is(ObjKind::Dict)) {
+    t.kind = StateTemplate::Kind::Dict;
+    v.as<py::Dict>()->for_each([&](const Value& k, const Value& x) {
+      t.items.push_back(make_template(k, nullptr, outputs));
+      t.items.push_back(make_template(x, nullptr, outputs));
+    });
+    return t;
+  }
   if (v.is(ObjKind::Instance) && v.as<py::Instance>()->cls->module == "torch.return_types") {
     t.kind = StateTemplate::Kind::NamedTuple;
     t.value = Value(v.as<py::Instance>()->cls);
@@ -816,7 +829,12 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
       v.as<py::Dict>()->for_each([&](const Value&, const Value& x) { walk(x, depth + 1); });
     }
   };
-  if (returned) walk(*returned, 0);
+  if (returned) {
+    // A returned frame's locals are dead, as in Python: only the return value is live.
+    frame.stack.clear();
+    for (Value& v : frame.locals) v = py::unbound();
+    walk(*returned, 0);
+  }
   for (const Value& v : frame.stack) walk(v, 0);
   for (const Value& v : frame.locals) walk(v, 0);
   for (auto& f : fakes_) {
@@ -889,7 +907,10 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   }
   for (auto& f : fakes_) f->fake.reset();  // dead ones too, so nothing fake outlives the region
 
-  if (out_.reusable) {
+  if (out_.reusable && returned) {
+    // The frame is done: only the return value needs rebuilding on a cache hit.
+    out_.return_value = make_template(*returned, nullptr, outputs);
+  } else if (out_.reusable) {
     TracedFrame& root = *frames_.front();
     for (size_t i = 0; i < frame.stack.size(); ++i)
       out_.stack_after.push_back(make_template(frame.stack[i], i < root.stack.size() ? root.stack[i].src : nullptr, outputs));
@@ -1036,6 +1057,7 @@ Value run_operator(py::VM& vm, const std::string& name, const py::ValueVec& args
   if (op == "pos") return vm.unary(py::UnaryOpKind::Pos, args.at(0));
   if (op == "invert" || op == "inv") return vm.unary(py::UnaryOpKind::Invert, args.at(0));
   if (op == "getitem") return vm.getitem(args.at(0), args.at(1));
+  if (op == "getattr") return vm.getattr(args.at(0), py::as_str(args.at(1)));
   if (op == "setitem") {
     vm.setitem(args.at(0), args.at(1), args.at(2));
     return Value();

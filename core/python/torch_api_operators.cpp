@@ -288,7 +288,14 @@ const Callable& operator_callable(BinaryOpKind op, bool in_place) {
 const Callable& operator_callable(CompareKind op) {
   static const std::vector<Callable> ops = [] {
     std::vector<Callable> v;
-    for (int k = 0; k <= int(CompareKind::IsNot); ++k) v.push_back(make_operator(compare_name(CompareKind(k))));
+    for (int k = 0; k <= int(CompareKind::IsNot); ++k) {
+      v.push_back(make_operator(compare_name(CompareKind(k))));
+      // Dynamo records a tensor's == and != as the methods __eq__ / __ne__.
+      if (CompareKind(k) == CompareKind::Eq || CompareKind(k) == CompareKind::Ne) {
+        v.back().graph_target = std::string("__") + compare_name(CompareKind(k)) + "__";
+        v.back().is_method = true;
+      }
+    }
     return v;
   }();
   return ops.at(size_t(op));

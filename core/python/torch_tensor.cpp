@@ -182,7 +182,10 @@ bool tensor_unary(VM& vm, UnaryOpKind op, const Value& a, Value& out) {
 bool tensor_compare(VM& vm, CompareKind op, const Value& a, const Value& b, Value& out) {
   if (!is_tensor(a) && !is_tensor(b)) return false;
   ValueVec args{a, b};
-  out = call_traced(vm, nullptr, torchapi::operator_callable(op).graph_target, false, CallArgs{args.data(), 2, nullptr},
+  // A tensor's own == and != are recorded as its methods __eq__ / __ne__, as Dynamo does.
+  const torchapi::Callable& c = torchapi::operator_callable(op);
+  bool as_method = c.is_method && is_tensor(a);
+  out = call_traced(vm, nullptr, as_method ? c.graph_target : c.python_name, as_method, CallArgs{args.data(), 2, nullptr},
                     [op](const CallArgs& x, Mode mode) {
                       if (!is_tensor(x[0]) && !is_number(x[0]) && !x[0].is_none())
                         throw_type_error(std::string("'") + compare_symbol(op) + "' not supported between instances of '" +
@@ -282,8 +285,8 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
       return tensor_value(x[0].as<TensorObj>()->t);
     });
   } else if (name == "T" || name == "mT" || name == "H" || name == "mH") {
-    // Dynamo records getattr(x, 'T'); capture's replay runs only torch callables
-    // and methods, so these are recorded as the permute / transpose they are.
+    // Dynamo records getattr(x, 'T'): a call_function node whose replay reads
+    // the attribute again; the meta run is the permute / transpose it stands for.
     bool reverse = name == "T" || name == "H";
     int64_t ndim = meta_tensor(vm, t, keep).dim();
     if (!reverse && ndim < 2)
@@ -298,7 +301,13 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
     }
     const torchapi::Callable* c = torchapi::find(reverse ? "Tensor.permute" : "Tensor.transpose");
     KILN_CHECK(c, "torchapi lacks Tensor.permute / Tensor.transpose");
-    out = call_torch(vm, *c, CallArgs{args.data(), args.size(), nullptr});
+    ValueVec getattr_args{t, str_value(std::string(name))};
+    out = call_traced(vm, nullptr, "getattr", false, CallArgs{getattr_args.data(), 2, nullptr},
+                      [&vm, c, &args](const CallArgs& a, Mode mode) {
+                        ValueVec permute_args = args;
+                        permute_args[0] = a[0];  // the fake standing for the tensor while tracing
+                        return run_torch(vm, *c, CallArgs{permute_args.data(), permute_args.size(), nullptr}, mode);
+                      });
   } else {
     return false;
   }
