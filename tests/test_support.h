@@ -42,6 +42,26 @@ inline CliRun run_cli(const QStringList& args, int timeout_ms = 300000) {
   return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
 }
 
+// Two printed lines, word by word: numbers within `rel` relative, the rest exactly.
+inline bool same_printed_line(const QString& a, const QString& b, double rel = 1e-4) {
+  QStringList x = a.split(' ', Qt::SkipEmptyParts), y = b.split(' ', Qt::SkipEmptyParts);
+  if (x.size() != y.size()) return false;
+  for (int i = 0; i < x.size(); ++i) {
+    static const QString punct = "[](),:";
+    QString px = x[i], py = y[i];
+    while (!px.isEmpty() && punct.contains(px.back()) && !py.isEmpty() && px.back() == py.back()) px.chop(1), py.chop(1);
+    while (!px.isEmpty() && punct.contains(px.front()) && !py.isEmpty() && px.front() == py.front()) px.remove(0, 1), py.remove(0, 1);
+    bool okx = false, oky = false;
+    double dx = px.toDouble(&okx), dy = py.toDouble(&oky);
+    if (okx && oky) {
+      if (std::fabs(dx - dy) > rel * std::max(std::fabs(dy), 1e-12)) return false;
+    } else if (px != py) {
+      return false;
+    }
+  }
+  return true;
+}
+
 inline Value ints(const std::vector<int64_t>& v) { return Value::int_list(v); }
 
 inline Tensor arange_f32(Shape sizes, float start = 0.f, float step = 1.f) {

@@ -12,22 +12,6 @@ QString program(const char* name) { return QString::fromStdString(kiln::test::re
 
 QStringList lines(const QByteArray& text) { return QString::fromUtf8(text).split('\n', Qt::SkipEmptyParts); }
 
-// Compares two printed lines word by word: numbers to 1e-4 relative, the rest exactly.
-bool same_line(const QString& a, const QString& b) {
-  QStringList x = a.split(' '), y = b.split(' ');
-  if (x.size() != y.size()) return false;
-  for (int i = 0; i < x.size(); ++i) {
-    bool okx = false, oky = false;
-    double dx = x[i].toDouble(&okx), dy = y[i].toDouble(&oky);
-    if (okx && oky) {
-      if (std::fabs(dx - dy) > 1e-4 * std::max(std::fabs(dy), 1e-12)) return false;
-    } else if (x[i] != y[i]) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 class TestCliRun : public QObject {
@@ -40,7 +24,7 @@ class TestCliRun : public QObject {
     QVERIFY(ref.open(QIODevice::ReadOnly));
     QStringList want = lines(ref.readAll()), got = lines(run.out);
     QCOMPARE(got.size(), want.size());
-    for (int i = 0; i < want.size(); ++i) QVERIFY2(same_line(got[i], want[i]), qPrintable(got[i] + " vs " + want[i]));
+    for (int i = 0; i < want.size(); ++i) QVERIFY2(kiln::test::same_printed_line(got[i], want[i]), qPrintable(got[i] + " vs " + want[i]));
   }
 
   void graph_breaks_program_prints_pytorch_numbers() {
@@ -50,7 +34,7 @@ class TestCliRun : public QObject {
     QVERIFY(ref.open(QIODevice::ReadOnly));
     QStringList want = lines(ref.readAll()), got = lines(run.out);
     // The lines before the explain printouts carry the numbers.
-    for (int i = 0; i < 8; ++i) QVERIFY2(same_line(got[i], want[i]), qPrintable(got[i] + " vs " + want[i]));
+    for (int i = 0; i < 8; ++i) QVERIFY2(kiln::test::same_printed_line(got[i], want[i]), qPrintable(got[i] + " vs " + want[i]));
     // Each explain printout's counts.
     for (const char* head : {"Graph Count: 2", "Graph Count: 3", "Op Count: 5"}) QVERIFY(got.contains(head));
   }
