@@ -33,10 +33,11 @@ struct CliRun {
   int code = -1;
   QByteArray out, err;
 };
-inline CliRun run_cli(const QStringList& args, int timeout_ms = 300000) {
+inline CliRun run_cli(const QStringList& args, int timeout_ms = 300000, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   QString exe = QString::fromUtf8(KILN_CLI_PATH);
   if (!QFileInfo::exists(exe)) qFatal("kiln-cli not built at %s", qPrintable(exe));
   QProcess p;
+  p.setProcessEnvironment(env);
   p.start(exe, args);
   if (!p.waitForFinished(timeout_ms)) qFatal("kiln-cli %s did not finish", qPrintable(args.join(' ')));
   return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};

@@ -5,6 +5,7 @@
 
 #include "compiler/capture/capture.h"
 #include "compiler/capture/region_tracer.h"
+#include "compiler/capture/trace_writer.h"
 #include "core/graph/printer.h"
 
 namespace kiln::capture {
@@ -53,6 +54,7 @@ struct State : py::FrameHook {
   int next_frame_id = 0;
   std::vector<std::shared_ptr<Callable>> callables;
   std::vector<Callable*> active;  // compiled calls in progress, innermost last
+  std::unique_ptr<TraceWriter> trace;  // KILN_TRACE; null when off or unwritable
   int first_calls = 0;
 
   bool run_frame(py::VM& vm, py::Frame& frame, Value& result) override;
@@ -190,6 +192,7 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
           info.settings.dynamic_dims.emplace_back(src, dim);
       }
       info.settings.all_dynamic = owner.dynamic.value_or(false);
+      TraceCompileId tid{info.frame_id, info.compiles, 0};
       std::string cid = std::to_string(info.frame_id) + "/" + std::to_string(info.compiles++);
       if (!failures.empty()) {
         owner.report.recompiles.push_back({cid, info.name, failures});
@@ -199,12 +202,50 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
           for (const std::string& f : failures) text += "    - " + f + "\n";
           log(vm, cid, "recompiles", text);
         }
+        if (trace) trace->recompile_reasons(tid, failures);
       }
-      RegionResult region = trace_region(vm, frame, info.settings);
+      CompiledFrame traced{info.name, frame.code->filename,
+                           frame.pc == 0 ? frame.code->firstlineno : frame.code->code[size_t(frame.pc - 1)].line};
+      std::vector<StackFrame> callers;
+      if (trace) {
+        callers = python_callers(frame);
+        trace->dynamo_start(tid, callers, traced);
+      }
+      CompileMetrics metrics;
+      metrics.id = tid;
+      metrics.frame = traced;
+      metrics.cache_size = metrics.accumulated_cache_size = int(info.entries.size());
+      if (!failures.empty()) metrics.recompile_reason = failures.front();
+      RegionResult region;
+      try {
+        region = trace_region(vm, frame, info.settings);
+      } catch (const py::PyError& e) {
+        if (trace) {
+          metrics.fail_type = e.type();
+          metrics.fail_reason = e.message();
+          metrics.has_guarded_code = false;
+          trace->compilation_metrics(metrics);
+        }
+        throw;
+      }
       if (region.break_info && owner.fullgraph) {
+        if (trace) {
+          metrics.fail_type = "Unsupported";
+          metrics.fail_reason = region.break_info->reason + "\n" + region.break_info->explanation;
+          metrics.fail_user_frame_filename = region.break_record.file;
+          metrics.fail_user_frame_lineno = region.break_record.line;
+          metrics.has_guarded_code = false;
+          trace->compilation_metrics(metrics);
+        }
         throw py::PyError("torch._dynamo.exc.Unsupported", region.break_info->reason + "\n" + region.break_info->explanation);
       }
-      if (region.restarted) cid += "_1";
+      // Dynamo logs the break in the attempt that found it; after a restart the graph is attempt 1's.
+      if (trace && region.break_info) trace->graph_break(tid, region.break_record, callers);
+      if (region.restarted) {
+        cid += "_1";
+        tid.attempt = metrics.id.attempt = 1;
+        metrics.restart_reasons = {region.break_info->reason + "\n" + region.break_info->explanation};
+      }
       returned = region.returned;
       if (returned) {
         result = frame.stack.back();
@@ -226,12 +267,20 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
           for (const std::string& g : guard_texts) text += "| +- " + g + "\n";
           log(vm, cid, "guards", text);
         }
+        if (trace) trace->output_graph(tid, region.graph);
       }
       if (region.break_info) {
         if (options.logs.graph_breaks)
           log(vm, cid, "graph_breaks", "Graph break in user code at " + region.break_record.file + ":" +
                                            std::to_string(region.break_record.line) + "\nGraph Break Reason: " +
                                            region.break_info->reason + "\n" + region.break_info->explanation);
+      }
+      if (trace) {
+        trace->guards(tid, region.guards);
+        metrics.graph = &region.graph;
+        metrics.guard_count = int(region.guards.size());
+        metrics.has_guarded_code = region.reusable;
+        trace->compilation_metrics(metrics);
       }
       info.entries.push_back({cid, std::move(region), owner.recording ? &owner : nullptr});
     }
@@ -392,6 +441,8 @@ std::string explain_text(const CallableReport& r) {
 void install_capture(py::VM& vm, CaptureOptions options) {
   auto st = std::make_shared<State>();
   st->options = std::move(options);
+  if (!st->options.trace_dir.empty())
+    st->trace = TraceWriter::open(st->options.trace_dir, [&vm](const std::string& warning) { vm.write_err(warning + "\n"); });
   vm.extensions["capture"] = st;
   vm.frame_hook = st.get();
   auto hook = [&vm](const char* name, py::BuiltinFn fn) {

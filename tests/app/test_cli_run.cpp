@@ -2,6 +2,8 @@
 // PyTorch 2.11 printed (logs/<scenario>/stdout.log) and explain's counts.
 #include <QtTest>
 
+#include <QTemporaryDir>
+
 #include <cmath>
 
 #include "test_support.h"
@@ -37,6 +39,28 @@ class TestCliRun : public QObject {
     for (int i = 0; i < 8; ++i) QVERIFY2(kiln::test::same_printed_line(got[i], want[i]), qPrintable(got[i] + " vs " + want[i]));
     // Each explain printout's counts.
     for (const char* head : {"Graph Count: 2", "Graph Count: 3", "Op Count: 5"}) QVERIFY(got.contains(head));
+  }
+
+  void kiln_trace_is_read_back_by_trace_summary() {
+    // KILN_TRACE writes a TORCH_TRACE-format log; Kiln's own reader must see
+    // the same compile ids, breaks and graph sizes PyTorch's trace of s03 has.
+    QTemporaryDir dir;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("KILN_TRACE", dir.path());
+    auto run = kiln::test::run_cli({"run", program("s03_graph_breaks.py")}, 300000, env);
+    QCOMPARE(run.code, 0);
+    auto summary = kiln::test::run_cli({"trace", "summary", "--json", dir.path()});
+    QCOMPARE(summary.code, 0);
+    QJsonObject doc = QJsonDocument::fromJson(summary.out).object();
+    QVERIFY(doc["diagnostics"].toArray().isEmpty());
+    QJsonArray ids = doc["compile_ids"].toArray();
+    QVERIFY(ids.size() >= 10);
+    QJsonObject first = ids[0].toObject();
+    QCOMPARE(first["id"].toString(), QString("0/0"));  // f_print: a restart, attempt 1
+    QCOMPARE(first["function"].toString(), QString("f_print"));
+    QCOMPARE(first["graph_breaks"].toArray()[0].toObject()["line"].toInt(), 4);
+    QCOMPARE(first["stages"].toObject()["dynamo_output_graph"].toObject()["ops"].toInt(), 1);
+    QVERIFY(first["guard_count"].toInt() > 0);
   }
 
   void explain_counts_match_dynamo() {
