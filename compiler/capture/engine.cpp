@@ -199,7 +199,10 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
         if (options.logs.recompiles) {
           std::string text = "Recompiling function " + info.name + " in " + frame.code->filename + ":" +
                              std::to_string(frame.code->firstlineno) + "\n    triggered by the following guard failure(s):\n";
-          for (const std::string& f : failures) text += "    - " + f + "\n";
+          for (const std::string& f : failures) {
+            std::istringstream lines(f);
+            for (std::string line; std::getline(lines, line);) text += "    - " + line + "\n";
+          }
           log(vm, cid, "recompiles", text);
         }
         if (trace) trace->recompile_reasons(tid, failures);

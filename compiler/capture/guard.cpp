@@ -1,5 +1,7 @@
 #include "compiler/capture/guard.h"
 
+#include <algorithm>
+#include <functional>
 #include <sstream>
 
 namespace kiln::capture {
@@ -34,13 +36,34 @@ std::string Guard::kind_name() const {
 
 namespace {
 
-std::string list_text(const std::vector<int64_t>& v, const std::vector<bool>& dynamic) {
+std::string list_text(const std::vector<int64_t>& v, const std::function<bool(size_t)>& dynamic) {
   std::string out = "[";
   for (size_t i = 0; i < v.size(); ++i) {
     if (i) out += ", ";
-    out += i < dynamic.size() && dynamic[i] ? "None" : std::to_string(v[i]);
+    out += dynamic(i) ? "None" : std::to_string(v[i]);
   }
   return out + "]";
+}
+
+// Dynamo's "User stack trace" block under a failed guard.
+std::string stack_text(const std::vector<StackFrame>& stack) {
+  if (stack.empty()) return {};
+  std::string out = "\nUser stack trace:";
+  for (const StackFrame& f : stack) {
+    out += "\n  File \"" + f.file + "\", line " + std::to_string(f.line) + ", in " + f.function;
+    std::string code = f.code;
+    code.erase(0, code.find_first_not_of(" \t"));
+    if (!code.empty()) out += "\n    " + code;
+  }
+  return out;
+}
+
+// "# <code>  # <file>:<line> in <function>", the comment Dynamo puts after a guard.
+std::string user_comment(const Guard& g) {
+  std::string code = g.user_code;
+  code.erase(0, code.find_first_not_of(" \t"));
+  code.erase(code.find_last_not_of(" \t\r") + 1);
+  return "# " + code + "  # " + g.user_file + ":" + std::to_string(g.user_line) + " in " + g.user_function;
 }
 
 std::string torch_dtype_name(DType d) { return std::string("torch.") + std::string(dtype_name(d)); }
@@ -52,7 +75,8 @@ std::string Guard::text() const {
     case Kind::TensorMatch:
       return "check_tensor(" + source->str() + ", Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), " +
              torch_dtype_name(dtype) + ", device=None, requires_grad=" + (requires_grad ? "True" : "False") +
-             ", size=" + list_text(sizes, dynamic) + ", stride=" + list_text(strides, dynamic) + ")";
+             ", size=" + list_text(sizes, [this](size_t i) { return i < dynamic.size() && dynamic[i]; }) +
+             ", stride=" + list_text(strides, [this](size_t i) { return stride_is_dynamic(i); }) + ")";
     case Kind::EqualsMatch: return source->str() + " == " + py::repr(expected);
     case Kind::TypeMatch: return "___check_type_id(" + source->str() + "), type=" + py::repr(expected);
     case Kind::IdMatch: return "___check_obj_id(" + source->str() + ")";
@@ -62,6 +86,12 @@ std::string Guard::text() const {
   return {};
 }
 
+bool Guard::stride_is_dynamic(size_t dim) const {
+  for (size_t j = dim + 1; j < dynamic.size(); ++j)
+    if (dynamic[j]) return true;
+  return false;
+}
+
 bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
   auto fail = [&](std::string text) {
     if (why) *why = std::move(text);
@@ -69,8 +99,7 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
   };
   if (kind == Kind::GradMode) {
     if (vm.grad_enabled == grad_mode) return true;
-    return fail(std::string("GLOBAL_STATE changed: grad_mode ") + (grad_mode ? "True" : "False") + " != " +
-                (vm.grad_enabled ? "True" : "False"));
+    return fail("GLOBAL_STATE changed: grad_mode ");
   }
   py::Value v;
   if (!source->eval(vm, frame, v)) return fail(source->str() + " is no longer present");
@@ -98,7 +127,7 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
                       ", actual " + std::to_string(t->t.sizes()[i]));
       }
       for (size_t i = 0; i < strides.size(); ++i) {
-        if (dynamic[i] || (i + 1 < strides.size() && dynamic[i + 1])) continue;
+        if (stride_is_dynamic(i)) continue;
         if (t->t.sizes()[i] > 1 && t->t.strides()[i] != strides[i])
           return fail(name + " stride mismatch at index " + std::to_string(i) + ". expected " + std::to_string(strides[i]) +
                       ", actual " + std::to_string(t->t.strides()[i]));
@@ -108,23 +137,35 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
     case Kind::EqualsMatch: {
       bool same_type = v.tag() == expected.tag() && (!v.is_obj() || v.obj()->kind == expected.obj()->kind);
       if (same_type && py::equal(v, expected)) return true;
-      std::string code = source->short_name() + " == " + py::repr(expected);
-      std::string line = code;
+      std::string line = source->short_name() + " == " + py::repr(expected);
       if (!user_code.empty()) {
         if (line.size() < 57) line += std::string(57 - line.size(), ' ');
-        line += "  # " + user_code + "  # " + user_file + ":" + std::to_string(user_line) + " in " + user_function;
+        line += "  " + user_comment(*this);
       }
-      return fail(line);
+      return fail(line + stack_text(user_stack));
     }
     case Kind::TypeMatch:
       if (vm.type_of(v).get() == expected.as<py::Class>()) return true;
-      return fail("___check_type_id(" + source->str() + ")");
+      {
+        const py::Class* cls = expected.as<py::Class>();
+        std::string line = "___check_type_id(" + source->short_name() + ", ID), type=<class '" + cls->module + "." + cls->name + "'>";
+        if (!user_code.empty()) line += "  " + user_comment(*this) + " (HINT: type " + cls->name + ")";
+        return fail(line + stack_text(user_stack));
+      }
     case Kind::IdMatch:
       if (v.same(expected)) return true;
       return fail("___check_obj_id(" + source->str() + ")");
     case Kind::LengthCheck:
-      if (vm.len(v) == length) return true;
-      return fail("len(" + source->str() + ") == " + std::to_string(length));
+      if ((v.is(py::ObjKind::List) || v.is(py::ObjKind::Tuple) || v.is(py::ObjKind::Dict)) && vm.len(v) == length) {
+        return true;
+      } else {
+        std::string line = "len(" + source->short_name() + ") == " + std::to_string(length);
+        if (!user_code.empty()) {
+          if (line.size() < 57) line += std::string(57 - line.size(), ' ');
+          line += "  " + user_comment(*this);
+        }
+        return fail(line + stack_text(user_stack));
+      }
     case Kind::GradMode: break;
   }
   return true;
@@ -132,10 +173,19 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
 
 bool check_guards(py::VM& vm, const py::Frame& frame, const std::vector<Guard>& guards, std::string* why) {
   for (const Guard& g : guards)
-    if (g.kind == Guard::Kind::TensorMatch && !g.check(vm, frame, why)) return false;
-  for (const Guard& g : guards)
-    if (g.kind != Guard::Kind::TensorMatch && !g.check(vm, frame, why)) return false;
+    if (!g.check(vm, frame, why)) return false;
   return true;
+}
+
+void order_guards(std::vector<Guard>& guards) {
+  // Global state, then tensors (s04's recompile reasons show Dynamo reports a
+  // tensor mismatch before a constant's), then by source name, as Dynamo
+  // installs guards sorted by Guard.sort_key.
+  auto key = [](const Guard& g) {
+    int group = g.kind == Guard::Kind::GradMode ? 0 : g.kind == Guard::Kind::TensorMatch ? 1 : 2;
+    return std::make_pair(group, group == 0 ? std::string() : g.source->str());
+  };
+  std::stable_sort(guards.begin(), guards.end(), [&](const Guard& a, const Guard& b) { return key(a) < key(b); });
 }
 
 }  // namespace kiln::capture

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/capture/source.h"
+#include "core/graph/graph.h"
 #include "core/tensor/dtype.h"
 
 namespace kiln::capture {
@@ -26,16 +27,27 @@ struct Guard {
   // The user line that made the guard, for messages ("# for _ in range(n):  # f.py:3 in g").
   std::string user_code, user_file, user_function;
   int user_line = 0;
+  // The user frames (outermost first) that read the guarded value: the "User stack
+  // trace" lines of a recompile reason.
+  std::vector<StackFrame> user_stack;
 
   std::string kind_name() const;  // TENSOR_MATCH, EQUALS_MATCH, ...
   // The guard as Dynamo writes it: "L['n'] == 2", "check_tensor(L['x'], ...)".
   std::string text() const;
   // Passes, or sets `why` to Dynamo's failure text ("tensor 'x' size mismatch at index 0. expected 4, actual 6").
   bool check(py::VM& vm, const py::Frame& frame, std::string* why) const;
+  // A stride is free when a later dimension's size is: contiguous strides are products of later sizes.
+  bool stride_is_dynamic(size_t dim) const;
 };
 
-// Checks tensor guards first, then the others, as Dynamo reports the first failure that way.
+// Checks the guards in order and reports the first failure. A failure text may
+// have several lines (the guard, then its user stack trace).
 bool check_guards(py::VM& vm, const py::Frame& frame, const std::vector<Guard>& guards, std::string* why);
+
+// Puts guards in the order Dynamo reports failures: global state (grad mode)
+// first, then tensor guards, then the rest by source name (Dynamo sorts guards
+// by Guard.sort_key), keeping the order they were made in for one source.
+void order_guards(std::vector<Guard>& guards);
 
 // c10's scalar type names used in guard messages: Float, Double, Long, Half, BFloat16, Bool.
 std::string scalar_type_name(DType d);

@@ -185,6 +185,7 @@ class RegionTracer : public py::Tracer {
   void on_pushed(TracedFrame& tf, size_t slot);
   void name_elements(const Value& v, const SourcePtr& src, int depth);
   void add_constant_guard(const Value& v, const SourcePtr& src);
+  void stamp_user(Guard& g) const;  // where the guarded value was read
   void add_tensor_guard(py::TensorObj* t, const SourcePtr& src, bool specialize);
   bool to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl);
   Val val_of(const Value& v, const std::vector<bool>* dynamic = nullptr) const;
@@ -217,7 +218,8 @@ thread_local RegionTracer* active_tracer = nullptr;
 // ---- sources and guards ----
 
 SourcePtr RegionTracer::source_of(const Value& v) const {
-  if (!v.is_obj()) return nullptr;
+  // Strings are values, not identities: the same interned object turns up everywhere.
+  if (!v.is_obj() || is_scalar_constant(v)) return nullptr;
   auto it = sources_.find(v.obj());
   return it == sources_.end() ? nullptr : it->second;
 }
@@ -228,15 +230,19 @@ void RegionTracer::add_constant_guard(const Value& v, const SourcePtr& src) {
   g.source = src;
   g.expected = v;
   if (!guarded_.insert(g.text()).second) return;
-  if (!frames_.empty()) {
-    const py::Frame& f = *frames_.back()->frame;
-    const py::Instr& in = f.code->code[size_t(f.pc)];
-    g.user_file = f.code->filename;
-    g.user_line = in.line;
-    g.user_function = f.code->name;
-    g.user_code = py::source_line(*f.code, in.line);
-  }
+  stamp_user(g);
   out_.guards.push_back(std::move(g));
+}
+
+void RegionTracer::stamp_user(Guard& g) const {
+  if (frames_.empty()) return;
+  const py::Frame& f = *frames_.back()->frame;
+  const py::Instr& in = f.code->code[size_t(std::min<int>(f.pc, int(f.code->code.size()) - 1))];
+  g.user_file = f.code->filename;
+  g.user_line = in.line;
+  g.user_function = f.code->name;
+  g.user_code = py::source_line(*f.code, in.line);
+  g.user_stack = user_frames();
 }
 
 bool RegionTracer::is_dynamic(const SourcePtr& src, size_t dim, int64_t size) const {
@@ -272,6 +278,12 @@ void RegionTracer::add_tensor_guard(py::TensorObj* t, const SourcePtr& src, bool
 void RegionTracer::name_elements(const Value& v, const SourcePtr& src, int depth) {
   if (depth > 3) return;
   auto name = [&](const Value& item, const Value& key) {
+    // Numbers and strings have no identity to follow through zip or iteration,
+    // so they are guarded now: capture may bake them into the graph.
+    if (is_scalar_constant(item)) {
+      add_constant_guard(item, Source::item(src, key));
+      return;
+    }
     if (!item.is_obj() || sources_.count(item.obj()) || item.obj()->serial >= epoch_) return;
     SourcePtr s = Source::item(src, key);
     sources_[item.obj()] = s;
@@ -306,12 +318,14 @@ void RegionTracer::on_pushed(TracedFrame& tf, size_t slot) {
       g.kind = Guard::Kind::LengthCheck;
       g.source = e.src;
       g.length = vm_.len(v);
+      stamp_user(g);
       if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
     } else if (v.is(ObjKind::Instance)) {
       Guard g;
       g.kind = Guard::Kind::TypeMatch;
       g.source = e.src;
       g.expected = Value(v.as<py::Instance>()->cls);
+      stamp_user(g);
       if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
     }
   }
@@ -999,6 +1013,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
     }
   }
   tracer.finalize(frame, returned ? &result : nullptr);
+  order_guards(out.guards);
   if (returned) frame.stack.push_back(result);  // the engine pops it as the frame's return value
   return out;
 }
