@@ -98,6 +98,16 @@ Value eval_template(py::VM& vm, const StateTemplate& t, const py::Frame& start, 
         d->set(eval_template(vm, t.items[i], start, outputs), eval_template(vm, t.items[i + 1], start, outputs));
       return Value(d);
     }
+    case StateTemplate::Kind::Bound: {
+      Value self = eval_template(vm, t.items[0], start, outputs);
+      if (t.value.is(ObjKind::BoundMethod)) return Value(py::make<py::BoundMethod>(self, t.value.as<py::BoundMethod>()->func));
+      const py::Builtin* b = t.value.as<py::Builtin>();
+      auto bound = py::make<py::Builtin>(b->name, b->fn);
+      bound->self = self;
+      bound->has_self = true;
+      bound->tag = b->tag;
+      return Value(bound);
+    }
     case StateTemplate::Kind::NamedTuple: {
       auto inst = py::make<py::Instance>(py::Ref<py::Class>(t.value.as<py::Class>()));
       for (size_t i = 0; i < t.items.size(); ++i) inst->dict->set(t.fields[i], eval_template(vm, t.items[i], start, outputs));
@@ -179,8 +189,10 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
         continue;
       }
       if (info.frame_id < 0) info.frame_id = next_frame_id++;
-      // Automatic dynamic shapes: a size that changed since the last compile becomes symbolic.
+      // Automatic dynamic shapes: a size that changed since the last compile
+      // becomes symbolic, unless the user asked for static shapes (dynamic=False).
       for (const std::string& f : failures) {
+        if (owner.dynamic == false) break;
         size_t at = f.find("size mismatch at index ");
         size_t q1 = f.find("tensor '");
         if (at == std::string::npos || q1 == std::string::npos) continue;
@@ -465,6 +477,10 @@ void install_capture(py::VM& vm, CaptureOptions options) {
     if (a.npos != 1) throw py::PyError("TypeError", "explain() takes the function to explain");
     Value target = a[0];
     return py::make_builtin("torch._dynamo.explain.<runner>", [target](py::VM& vm, const py::CallArgs& args) {
+      // explain starts from empty caches, as PyTorch's calls torch._dynamo.reset() first.
+      State& st = state_of(vm);
+      st.frames.clear();
+      st.next_frame_id = 0;
       auto c = std::make_shared<Callable>();
       c->target = target;
       c->name = callable_name(vm, target);

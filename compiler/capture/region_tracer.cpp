@@ -799,6 +799,13 @@ StateTemplate RegionTracer::make_template(const Value& v, const SourcePtr& src, 
       t.items.push_back(make_template(x, nullptr, outputs));
     return t;
   }
+  if (v.is(ObjKind::BoundMethod) || (v.is(ObjKind::Builtin) && v.as<py::Builtin>()->has_self)) {
+    // A method bound in the region to a value the template can rebuild: bind it again.
+    t.kind = StateTemplate::Kind::Bound;
+    t.value = v;
+    t.items.push_back(make_template(v.is(ObjKind::BoundMethod) ? v.as<py::BoundMethod>()->self : v.as<py::Builtin>()->self, nullptr, outputs));
+    return t;
+  }
   if (v.is(ObjKind::Dict)) {
     t.kind = StateTemplate::Kind::Dict;
     v.as<py::Dict>()->for_each([&](const Value& k, const Value& x) {
@@ -841,6 +848,10 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
       for (const Value& x : result_items(v)) walk(x, depth + 1);
     } else if (v.is(ObjKind::Dict)) {
       v.as<py::Dict>()->for_each([&](const Value&, const Value& x) { walk(x, depth + 1); });
+    } else if (v.is(ObjKind::BoundMethod)) {
+      walk(v.as<py::BoundMethod>()->self, depth + 1);  // x.item, left on the stack by a break at its call
+    } else if (v.is(ObjKind::Builtin) && v.as<py::Builtin>()->has_self) {
+      walk(v.as<py::Builtin>()->self, depth + 1);
     }
   };
   if (returned) {

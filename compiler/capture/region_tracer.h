@@ -40,13 +40,14 @@ struct GraphStep {
 
 // How a value of the frame's state after the region is rebuilt on a cache hit.
 struct StateTemplate {
-  enum class Kind { Const, Output, Source, Tuple, List, Dict, NamedTuple, Unbound, Range };
+  enum class Kind { Const, Output, Source, Tuple, List, Dict, NamedTuple, Bound, Unbound, Range };
   Kind kind = Kind::Const;
   py::Value value;
   int output = 0;
   SourcePtr source;
   std::vector<StateTemplate> items;  // Dict: key, value, key, value
   std::vector<py::Value> fields;  // NamedTuple: field names; value holds the class
+  // Bound: value is the method as traced, items[0] rebuilds its receiver
   int64_t range[3] = {0, 0, 0};  // Range iterator: cur, stop, step
 };
 
