@@ -84,7 +84,11 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
 // functions here to be inlined; false when no trace is running.
 bool inline_traced_call(py::VM& vm, py::Frame& frame, py::Value& result);
 
-// Runs a region's graph on the values of its inputs.
+// The elements of a torch op's multi-output result: a tuple, a list, or a
+// torch.return_types named tuple.
+py::ValueVec result_items(const py::Value& v);
+
+// Runs a region's graph on the values of its inputs (graph_replay.cpp).
 std::vector<py::Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<py::Value>& inputs);
 
 }  // namespace kiln::capture
