@@ -1,6 +1,10 @@
-// Methods of str, list, tuple and dict.
+// Methods of str, list, tuple and dict, and format() for every value (which
+// f-strings, str.format and the format() builtin share).
 #include <algorithm>
+#include <cstdio>
 
+#include "core/python/bigint.h"
+#include "core/python/torch_bridge.h"
 #include "core/python/vm.h"
 #include "core/util/pyformat.h"
 
@@ -25,54 +29,179 @@ std::string strip_chars(const std::string& s, const std::string& chars, bool lef
   return s.substr(b, e - b);
 }
 
-// str.format with positional ({} / {0}) and keyword ({name}) fields and format specs.
-std::string str_format(VM& vm, const CallArgs& a) {
-  const std::string& fmt = self_str(a);
-  std::string out;
-  size_t auto_index = 1;
-  for (size_t i = 0; i < fmt.size(); ++i) {
-    char c = fmt[i];
-    if (c == '{' && i + 1 < fmt.size() && fmt[i + 1] == '{') { out += '{'; ++i; continue; }
-    if (c == '}' && i + 1 < fmt.size() && fmt[i + 1] == '}') { out += '}'; ++i; continue; }
-    if (c != '{') { out += c; continue; }
-    size_t close = fmt.find('}', i);
-    if (close == std::string::npos) throw PyError("ValueError", "Single '{' encountered in format string");
-    std::string field = fmt.substr(i + 1, close - i - 1);
-    i = close;
-    std::string spec;
-    int conv = 0;
-    if (size_t colon = field.find(':'); colon != std::string::npos) { spec = field.substr(colon + 1); field = field.substr(0, colon); }
-    if (size_t bang = field.find('!'); bang != std::string::npos) {
-      conv = field.substr(bang + 1) == "r" ? 2 : 1;
-      field = field.substr(0, bang);
+// str.format: CPython's MarkupIterator and field lookup. Fields are
+// {name!conv:spec} where name is '', a number or an identifier followed by
+// .attr and [key] parts, and spec may hold nested {} fields.
+class StrFormatter {
+ public:
+  StrFormatter(VM& vm, const CallArgs& a) : vm_(vm), args_(a) {}
+
+  std::string format(std::string_view fmt, int depth) {
+    if (depth > 2) throw PyError("ValueError", "Max string recursion exceeded");
+    std::string out;
+    for (size_t i = 0; i < fmt.size(); ++i) {
+      char c = fmt[i];
+      if (c == '}') {
+        if (i + 1 < fmt.size() && fmt[i + 1] == '}') {
+          out += '}';
+          ++i;
+          continue;
+        }
+        throw PyError("ValueError", "Single '}' encountered in format string");
+      }
+      if (c != '{') {
+        out += c;
+        continue;
+      }
+      if (i + 1 < fmt.size() && fmt[i + 1] == '{') {
+        out += '{';
+        ++i;
+        continue;
+      }
+      int nesting = 1;
+      size_t end = i + 1;
+      for (; end < fmt.size(); ++end) {
+        if (fmt[end] == '{') ++nesting;
+        if (fmt[end] == '}' && --nesting == 0) break;
+      }
+      if (end >= fmt.size())
+        throw PyError("ValueError", nesting > 1 || end > i + 1 ? "expected '}' before end of string"
+                                                                : "Single '{' encountered in format string");
+      out += field(fmt.substr(i + 1, end - i - 1), depth);
+      i = end;
     }
+    return out;
+  }
+
+ private:
+  std::string field(std::string_view text, int depth) {
+    // The name runs to the first '!' or ':' outside brackets.
+    size_t name_end = 0;
+    for (bool in_brackets = false; name_end < text.size(); ++name_end) {
+      char c = text[name_end];
+      if (c == '[') in_brackets = true;
+      else if (c == ']') in_brackets = false;
+      else if (!in_brackets && (c == '!' || c == ':')) break;
+    }
+    std::string_view name = text.substr(0, name_end), rest = text.substr(name_end);
+    char conversion = 0;
+    if (!rest.empty() && rest[0] == '!') {
+      if (rest.size() < 2) throw PyError("ValueError", "end of string while looking for conversion specifier");
+      conversion = rest[1];
+      rest.remove_prefix(2);
+      if (!rest.empty() && rest[0] != ':') throw PyError("ValueError", "expected ':' after conversion specifier");
+    }
+    std::string spec(rest.empty() ? std::string_view() : rest.substr(1));
+    Value v = lookup(name);
+    switch (conversion) {
+      case 0: break;
+      case 'r': v = str_value(vm_.repr_of(v)); break;
+      case 's': v = str_value(vm_.str_of(v)); break;
+      case 'a': v = str_value(ascii_of(vm_.repr_of(v))); break;
+      default: throw PyError("ValueError", std::string("Unknown conversion specifier ") + conversion);
+    }
+    if (spec.find('{') != std::string::npos) spec = format(spec, depth + 1);
+    return format_with_spec(vm_, v, spec);
+  }
+
+  Value lookup(std::string_view name) {
+    size_t first_end = std::min(name.find('.'), name.find('['));
+    if (first_end == std::string_view::npos) first_end = name.size();
+    std::string_view first = name.substr(0, first_end);
     Value v;
-    if (field.empty()) {
-      if (auto_index >= a.npos) throw PyError("IndexError", "Replacement index " + std::to_string(auto_index - 1) + " out of range for positional args tuple");
-      v = a[auto_index++];
-    } else if (std::all_of(field.begin(), field.end(), ::isdigit)) {
-      size_t k = std::stoul(field) + 1;
-      if (k >= a.npos) throw PyError("IndexError", "Replacement index " + field + " out of range for positional args tuple");
-      v = a[k];
+    if (first.empty() || std::all_of(first.begin(), first.end(), ::isdigit)) {
+      size_t index;
+      if (first.empty()) {
+        if (numbering_ == Numbering::Manual)
+          throw PyError("ValueError", "cannot switch from manual field specification to automatic field numbering");
+        numbering_ = Numbering::Auto;
+        index = next_auto_++;
+      } else {
+        if (numbering_ == Numbering::Auto)
+          throw PyError("ValueError", "cannot switch from automatic field numbering to manual field specification");
+        numbering_ = Numbering::Manual;
+        index = first.size() > 9 ? SIZE_MAX / 2 : std::stoul(std::string(first));
+      }
+      if (index + 1 >= args_.npos)
+        throw PyError("IndexError",
+                      "Replacement index " + std::to_string(index) + " out of range for positional args tuple");
+      v = args_[index + 1];
     } else {
-      const Value* kv = a.kwarg(field);
-      if (!kv) throw PyError("KeyError", "'" + field + "'");
+      const Value* kv = args_.kwarg(first);
+      if (!kv) throw PyError("KeyError", py_str_repr(first));
       v = *kv;
     }
-    if (conv == 1) v = str_value(vm.str_of(v));
-    if (conv == 2) v = str_value(vm.repr_of(v));
-    Expected<std::string> r = std::string();
-    if (spec.empty()) r = vm.str_of(v);
-    else if (v.is_float()) r = py_format_float(v.as_float(), spec);
-    else if (v.is_int() || v.is_bool()) r = py_format_int(v.is_bool() ? v.as_bool() : v.as_int(), spec);
-    else r = py_format_str(vm.str_of(v), spec);
-    if (!r.ok()) throw PyError("ValueError", r.status().message());
-    out += r.value();
+    for (size_t i = first_end; i < name.size();) {
+      if (name[i] == '.') {
+        size_t end = std::min(name.find('.', i + 1), name.find('[', i + 1));
+        if (end == std::string_view::npos) end = name.size();
+        if (end == i + 1) throw PyError("ValueError", "Empty attribute in format string");
+        v = vm_.getattr(v, name.substr(i + 1, end - i - 1));
+        i = end;
+      } else if (name[i] == '[') {
+        size_t end = name.find(']', i);
+        if (end == std::string_view::npos) throw PyError("ValueError", "Missing ']' in format string");
+        std::string_view key = name.substr(i + 1, end - i - 1);
+        if (key.empty()) throw PyError("ValueError", "Empty attribute in format string");
+        bool numeric = std::all_of(key.begin(), key.end(), ::isdigit) && key.size() < 18;
+        v = vm_.getitem(v, numeric ? Value(int64_t(std::stoll(std::string(key)))) : str_value(std::string(key)));
+        i = end + 1;
+      } else {
+        throw PyError("ValueError", "Only '.' or '[' may follow ']' in format field specifier");
+      }
+    }
+    return v;
+  }
+
+  enum class Numbering { Unknown, Auto, Manual };
+  VM& vm_;
+  const CallArgs& args_;
+  Numbering numbering_ = Numbering::Unknown;
+  size_t next_auto_ = 0;
+};
+
+}  // namespace
+
+std::string ascii_of(const std::string& repr_text) {
+  std::string out;
+  for (size_t i = 0; i < repr_text.size();) {
+    unsigned char c = static_cast<unsigned char>(repr_text[i]);
+    if (c < 0x80) {
+      out += char(c);
+      ++i;
+      continue;
+    }
+    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    char32_t cp = c & (n == 4 ? 0x07 : n == 3 ? 0x0f : 0x1f);
+    for (size_t k = 1; k < n && i + k < repr_text.size(); ++k) cp = (cp << 6) | (repr_text[i + k] & 0x3f);
+    i += n;
+    char buf[16];
+    if (cp <= 0xff) snprintf(buf, sizeof buf, "\\x%02x", unsigned(cp));
+    else if (cp <= 0xffff) snprintf(buf, sizeof buf, "\\u%04x", unsigned(cp));
+    else snprintf(buf, sizeof buf, "\\U%08x", unsigned(cp));
+    out += buf;
   }
   return out;
 }
 
-}  // namespace
+std::string format_with_spec(VM& vm, const Value& v, std::string_view spec) {
+  if (v.is(ObjKind::Tensor)) return tensor_format(vm, v, spec);
+  if (is_integral(v)) return int_format(v, spec);
+  Expected<std::string> r = std::string();
+  if (v.is_float()) {
+    r = py_format_float(v.as_float(), spec);
+  } else if (v.is(ObjKind::Str)) {
+    r = py_format_str(v.as<Str>()->s, spec);
+  } else {
+    if (v.is(ObjKind::Instance))
+      if (const Value* fn = v.as<Instance>()->cls->lookup("__format__"))
+        return as_str(vm.call(*fn, ValueVec{v, str_value(std::string(spec))}));
+    if (!spec.empty()) throw_type_error("unsupported format string passed to " + type_name(v) + ".__format__");
+    return vm.str_of(v);
+  }
+  if (!r.ok()) throw PyError("ValueError", r.status().message());
+  return *r;
+}
 
 void install_builtin_methods(VM& vm) {
   auto method = [](const Ref<Class>& cls, const char* name, BuiltinFn fn) {
@@ -91,7 +220,7 @@ void install_builtin_methods(VM& vm) {
     }
     return str_value(std::move(out));
   });
-  method(str, "format", [](VM& vm, const CallArgs& a) { return str_value(str_format(vm, a)); });
+  method(str, "format", [](VM& vm, const CallArgs& a) { return str_value(StrFormatter(vm, a).format(self_str(a), 0)); });
   method(str, "upper", [](VM&, const CallArgs& a) {
     std::string s = self_str(a);
     std::transform(s.begin(), s.end(), s.begin(), ::toupper);

@@ -1,8 +1,11 @@
 // Python's builtin functions and the methods of builtin types, as far as the
 // subset goes. Anything absent is a NameError / AttributeError naming it.
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 
+#include "core/python/bigint.h"
 #include "core/python/vm.h"
 #include "core/util/pyformat.h"
 
@@ -126,12 +129,54 @@ Value min_max(VM& vm, const CallArgs& a, bool want_max) {
   return best;
 }
 
+// CPython 3.12's sum(): ints add exactly while they stay small; from a float
+// running total on, floats are added with Neumaier's compensated summation
+// (so sum([0.1] * 10) is 1.0) until an item that is neither a float nor a
+// small int, after which every step is a plain `+`.
 Value builtin_sum(VM& vm, const CallArgs& a) {
   expect_args(a, 1, 2, "sum");
   Value acc = a.npos == 2 ? a[1] : kwarg_or(a, "start", Value(int64_t(0)));
+  if (acc.is(ObjKind::Str)) throw_type_error("sum() can't sum strings [use ''.join(seq) instead]");
+  enum class Phase { SmallInt, Float, Generic };
+  Phase phase = acc.is_int() ? Phase::SmallInt : acc.is_float() ? Phase::Float : Phase::Generic;
+  double hi = acc.is_float() ? acc.as_float() : 0.0, lo = 0.0;
   Value it = vm.iter(a[0]);
   Value v;
-  while (vm.next(it, v)) acc = vm.binary(BinaryOpKind::Add, acc, v);
+  while (vm.next(it, v)) {
+    if (phase == Phase::SmallInt) {
+      int64_t r;
+      if ((v.is_int() || v.is_bool()) &&
+          !__builtin_add_overflow(acc.as_int(), v.is_bool() ? int64_t(v.as_bool()) : v.as_int(), &r)) {
+        acc = Value(r);
+        continue;
+      }
+      acc = vm.binary(BinaryOpKind::Add, acc, v);
+      phase = acc.is_float() ? Phase::Float : Phase::Generic;
+      hi = acc.is_float() ? acc.as_float() : 0.0;
+      continue;
+    }
+    if (phase == Phase::Float) {
+      if (v.is_float()) {
+        double x = v.as_float(), t = hi + x;
+        lo += std::fabs(hi) >= std::fabs(x) ? (hi - t) + x : (x - t) + hi;
+        hi = t;
+        continue;
+      }
+      if (v.is_int() || v.is_bool()) {
+        hi += double(v.is_bool() ? int64_t(v.as_bool()) : v.as_int());
+        continue;
+      }
+      if (lo != 0 && std::isfinite(lo)) hi += lo;
+      acc = Value(hi);
+      phase = Phase::Generic;
+    }
+    acc = vm.binary(BinaryOpKind::Add, acc, v);
+  }
+  if (phase == Phase::Float) {
+    // Adding a zero or non-finite compensation could lose a -0.0 or turn inf into nan.
+    if (lo != 0 && std::isfinite(lo)) hi += lo;
+    return Value(hi);
+  }
   return acc;
 }
 
@@ -139,70 +184,109 @@ Value builtin_abs(VM& vm, const CallArgs& a) {
   expect_args(a, 1, 1, "abs");
   const Value& v = a[0];
   if (v.is_float()) return Value(std::fabs(v.as_float()));
-  if (v.is_int() || v.is_bool()) {
-    int64_t x = v.is_bool() ? v.as_bool() : v.as_int();
-    return Value(x < 0 ? -x : x);
-  }
+  if (v.is_int() && v.as_int() != INT64_MIN) return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+  if (is_integral(v)) return int_abs(v);
   return vm.call(vm.getattr(v, "abs"), ValueVec{});
 }
 
+std::string strip_whitespace(std::string s) {
+  s.erase(0, s.find_first_not_of(" \t\n\r\f\v"));
+  s.erase(s.find_last_not_of(" \t\n\r\f\v") + 1);
+  return s;
+}
+
 Value builtin_int(VM& vm, const CallArgs& a) {
-  if (a.npos == 0) return Value(int64_t(0));
+  expect_args(a, 0, 2, "int");
+  const Value* base_arg = a.npos > 1 ? &a[1] : a.kwarg("base");
+  if (a.npos == 0) {
+    if (base_arg) throw_type_error("int() missing string argument");
+    return Value(int64_t(0));
+  }
   const Value& v = a[0];
-  if (v.is_int()) return v;
+  if (base_arg) {
+    if (!v.is(ObjKind::Str)) throw_type_error("int() can't convert non-string with explicit base");
+    int64_t base = to_index(*base_arg, "base");
+    return int_parse(v.as<Str>()->s, base < 0 || base > 36 ? -1 : int(base));
+  }
   if (v.is_bool()) return Value(int64_t(v.as_bool()));
-  if (v.is_float()) {
-    double d = v.as_float();
-    if (!std::isfinite(d)) throw PyError(std::isnan(d) ? "ValueError" : "OverflowError", "cannot convert float " + py_float_repr(d) + " to integer");
-    if (std::fabs(d) >= 9.2e18) throw PyError("OverflowError", "integer does not fit in 64 bits", true);
-    return Value(int64_t(d));
-  }
-  if (v.is(ObjKind::Str)) {
-    std::string s = v.as<Str>()->s;
-    s.erase(0, s.find_first_not_of(" \t\n"));
-    s.erase(s.find_last_not_of(" \t\n") + 1);
-    int base = a.npos > 1 ? int(to_index(a[1], "base")) : 10;
-    try {
-      size_t used = 0;
-      std::string digits;
-      for (char c : s)
-        if (c != '_') digits += c;
-      long long r = std::stoll(digits, &used, base);
-      if (used != digits.size() || digits.empty()) throw std::invalid_argument("");
-      return Value(int64_t(r));
-    } catch (...) {
-      throw PyError("ValueError", "invalid literal for int() with base " + std::to_string(base) + ": " + py_str_repr(v.as<Str>()->s));
-    }
-  }
+  if (is_integral(v)) return v;
+  if (v.is_float()) return int_from_double(v.as_float());
+  if (v.is(ObjKind::Str)) return int_parse(v.as<Str>()->s, 10);
   if (v.is(ObjKind::Tensor)) return vm.call(vm.getattr(v, "__int__"), ValueVec{});
+  if (v.is(ObjKind::Instance))
+    for (const char* hook : {"__int__", "__index__"})
+      if (const Value* fn = v.as<Instance>()->cls->lookup(hook)) return vm.call(*fn, ValueVec{v});
   throw_type_error("int() argument must be a string, a bytes-like object or a real number, not '" + type_name(v) + "'");
 }
 
+// Python's float() grammar: [sign] (digits [. [digits]] | . digits) [e [sign] digits],
+// single underscores between digits, or inf / infinity / nan in any case.
+bool parse_float_literal(const std::string& text, double& out) {
+  std::string low = text;
+  std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  std::string_view body = low;
+  bool negative = false;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+    negative = body[0] == '-';
+    body.remove_prefix(1);
+  }
+  if (body == "inf" || body == "infinity" || body == "nan") {
+    out = body == "nan" ? std::nan("") : HUGE_VAL;
+    if (negative) out = -out;
+    return true;
+  }
+  std::string plain(low.substr(0, low.size() - body.size()));
+  size_t i = 0, mantissa_digits = 0;
+  auto digits = [&]() {
+    size_t n = 0;
+    while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) {
+      plain += body[i++];
+      ++n;
+      if (i + 1 < body.size() && body[i] == '_' && std::isdigit(static_cast<unsigned char>(body[i + 1]))) ++i;
+    }
+    return n;
+  };
+  mantissa_digits += digits();
+  if (i < body.size() && body[i] == '.') {
+    plain += body[i++];
+    mantissa_digits += digits();
+  }
+  if (mantissa_digits == 0) return false;
+  if (i < body.size() && body[i] == 'e') {
+    plain += body[i++];
+    if (i < body.size() && (body[i] == '+' || body[i] == '-')) plain += body[i++];
+    if (digits() == 0) return false;
+  }
+  if (i != body.size()) return false;
+  // strtod reads the process locale (Qt sets it); from_chars does not.
+  const char* first = plain.data() + (plain[0] == '+' ? 1 : 0);
+  auto r = std::from_chars(first, plain.data() + plain.size(), out);
+  if (r.ec == std::errc::result_out_of_range) {
+    // from_chars leaves `out` alone on over/underflow; Python gives inf or 0.
+    size_t e = plain.find('e');
+    bool tiny = e != std::string::npos && plain[e + 1] == '-';
+    out = tiny ? 0.0 : HUGE_VAL;
+    if (plain[0] == '-') out = -out;
+    return true;
+  }
+  return r.ec == std::errc() && r.ptr == plain.data() + plain.size();
+}
+
 Value builtin_float(VM& vm, const CallArgs& a) {
+  expect_args(a, 0, 1, "float");
   if (a.npos == 0) return Value(0.0);
   const Value& v = a[0];
   if (v.is_float()) return v;
-  if (v.is_int()) return Value(double(v.as_int()));
-  if (v.is_bool()) return Value(v.as_bool() ? 1.0 : 0.0);
+  if (is_integral(v)) return Value(int_to_double(v));
   if (v.is(ObjKind::Str)) {
-    std::string s = v.as<Str>()->s;
-    s.erase(0, s.find_first_not_of(" \t\n"));
-    s.erase(s.find_last_not_of(" \t\n") + 1);
-    std::string low = s;
-    std::transform(low.begin(), low.end(), low.begin(), ::tolower);
-    if (low == "inf" || low == "+inf" || low == "infinity") return Value(HUGE_VAL);
-    if (low == "-inf" || low == "-infinity") return Value(-HUGE_VAL);
-    if (low == "nan" || low == "+nan" || low == "-nan") return Value(std::nan(""));
-    try {
-      size_t used = 0;
-      double d = std::stod(s, &used);
-      if (used != s.size()) throw std::invalid_argument("");
-      return Value(d);
-    } catch (...) {
+    double d = 0;
+    if (!parse_float_literal(strip_whitespace(v.as<Str>()->s), d))
       throw PyError("ValueError", "could not convert string to float: " + py_str_repr(v.as<Str>()->s));
-    }
+    return Value(d);
   }
   if (v.is(ObjKind::Tensor)) return vm.call(vm.getattr(v, "__float__"), ValueVec{});
+  if (v.is(ObjKind::Instance))
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__float__")) return vm.call(*fn, ValueVec{v});
   throw_type_error("float() argument must be a string or a real number, not '" + type_name(v) + "'");
 }
 
@@ -217,18 +301,30 @@ Value builtin_round(VM&, const CallArgs& a) {
     }
     return r.value();
   };
-  if (v.is_int() || v.is_bool()) {
-    int64_t x = v.is_bool() ? v.as_bool() : v.as_int();
-    if (nd.is_none() || to_index(nd, "ndigits") >= 0) return Value(x);
-    return Value(int64_t(unwrap(py_round(double(x), to_index(nd, "ndigits")))));
+  if (is_integral(v)) {
+    if (nd.is_none()) return v.is_bool() ? Value(int64_t(v.as_bool())) : v;
+    return int_round(v, to_index(nd, "ndigits"));
   }
   double d = to_double(v, "round() argument");
-  if (nd.is_none()) {
-    double r = unwrap(py_round(d));
-    if (std::fabs(r) >= 9.2e18) throw PyError("OverflowError", "rounded integer does not fit in 64 bits", true);
-    return Value(int64_t(r));
-  }
+  if (nd.is_none()) return int_from_double(unwrap(py_round(d)));
   return Value(unwrap(py_round(d, to_index(nd, "ndigits"))));
+}
+
+Value builtin_pow(VM& vm, const CallArgs& a) {
+  expect_args(a, 2, 3, "pow");
+  const Value* mod = a.npos == 3 ? &a[2] : a.kwarg("mod");
+  if (!mod || mod->is_none()) return vm.binary(BinaryOpKind::Pow, a[0], a[1]);
+  if (!is_integral(a[0]) || !is_integral(a[1]) || !is_integral(*mod))
+    throw_type_error("pow() 3rd argument not allowed unless all arguments are integers");
+  return int_pow_mod(a[0], a[1], *mod);
+}
+
+// hex(), oct() and bin(): format with the alternate form, '-0x1f' for negatives.
+Value int_to_base(const CallArgs& a, const char* name, const char* spec) {
+  expect_args(a, 1, 1, name);
+  if (!is_integral(a[0]))
+    throw_type_error("'" + type_name(a[0]) + "' object cannot be interpreted as an integer");
+  return str_value(int_format(a[0].is_bool() ? Value(int64_t(a[0].as_bool())) : a[0], spec));
 }
 
 Value builtin_sorted(VM& vm, const CallArgs& a) {
@@ -323,6 +419,10 @@ void install_builtins(VM& vm) {
     expect_args(a, 1, 1, "repr");
     return str_value(vm.repr_of(a[0]));
   });
+  def("ascii", [](VM& vm, const CallArgs& a) {
+    expect_args(a, 1, 1, "ascii");
+    return str_value(ascii_of(vm.repr_of(a[0])));
+  });
   def("callable", [](VM&, const CallArgs& a) {
     expect_args(a, 1, 1, "callable");
     const Value& v = a[0];
@@ -373,11 +473,19 @@ void install_builtins(VM& vm) {
   def("super", builtin_super);
   def("divmod", [](VM& vm, const CallArgs& a) {
     expect_args(a, 2, 2, "divmod");
+    bool numbers = (is_integral(a[0]) || a[0].is_float()) && (is_integral(a[1]) || a[1].is_float());
+    if (numbers && (a[0].is_float() || a[1].is_float()) && to_double(a[1], "divmod()") == 0)
+      throw PyError("ZeroDivisionError", "float divmod()");
     return tuple_value({vm.binary(BinaryOpKind::FloorDiv, a[0], a[1]), vm.binary(BinaryOpKind::Mod, a[0], a[1])});
   });
-  def("pow", [](VM& vm, const CallArgs& a) {
-    expect_args(a, 2, 2, "pow");
-    return vm.binary(BinaryOpKind::Pow, a[0], a[1]);
+  def("pow", builtin_pow);
+  def("hex", [](VM&, const CallArgs& a) { return int_to_base(a, "hex", "#x"); });
+  def("oct", [](VM&, const CallArgs& a) { return int_to_base(a, "oct", "#o"); });
+  def("bin", [](VM&, const CallArgs& a) { return int_to_base(a, "bin", "#b"); });
+  def("format", [](VM& vm, const CallArgs& a) {
+    expect_args(a, 1, 2, "format");
+    std::string spec = a.npos == 2 ? as_str(a[1]) : std::string();
+    return str_value(format_with_spec(vm, a[0], spec));
   });
   def("id", [](VM&, const CallArgs&) -> Value { throw_unsupported("id() (object addresses are not part of Kiln's subset)"); });
   for (const char* banned : {"open", "eval", "exec", "compile", "input", "__import__", "globals", "locals", "vars", "exit", "quit"}) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 
+#include "core/python/bigint.h"
 #include "core/tensor/tensor_repr.h"
 #include "core/util/pyformat.h"
 
@@ -47,8 +48,10 @@ size_t ValueHash::operator()(const Value& v) const {
     case Value::Tag::Int: return std::hash<int64_t>()(v.as_int());
     case Value::Tag::Float: {
       double d = v.as_float();
-      // Equal numbers hash equal across int and float, as Python's hash.
-      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return std::hash<int64_t>()(int64_t(d));
+      // Equal numbers hash equal across int and float, as Python's hash; a
+      // BigInt a double holds exactly hashes as that double.
+      if (d == std::floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0)
+        return std::hash<int64_t>()(int64_t(d));
       return std::hash<double>()(d);
     }
     case Value::Tag::Obj: break;
@@ -65,6 +68,7 @@ size_t ValueHash::operator()(const Value& v) const {
       for (const Value& item : static_cast<Tuple*>(o)->items) h = (h ^ ValueHash()(item)) * 1000003;
       return h;
     }
+    case ObjKind::BigInt: return static_cast<BigInt*>(o)->value.hash();
     case ObjKind::List:
     case ObjKind::Dict:
       throw_type_error("unhashable type: '" + type_name(v) + "'");
@@ -201,6 +205,7 @@ std::string type_name(const Value& v) {
     case ObjKind::NoGrad: return "no_grad";
     case ObjKind::Super: return "super";
     case ObjKind::Code: return "code";
+    case ObjKind::BigInt: return "int";
   }
   return "object";
 }
@@ -219,6 +224,7 @@ bool truthy(const Value& v) {
     case ObjKind::List: return !v.as<List>()->items.empty();
     case ObjKind::Dict: return v.as<Dict>()->size() != 0;
     case ObjKind::Range: return v.as<RangeObj>()->length() != 0;
+    case ObjKind::BigInt: return true;  // never zero: zero is a small int
     case ObjKind::Tensor: {
       const Tensor& t = v.as<TensorObj>()->t;
       if (t.numel() != 1)
@@ -233,17 +239,12 @@ bool truthy(const Value& v) {
 }
 
 bool equal(const Value& a, const Value& b) {
-  using T = Value::Tag;
-  auto numeric = [](const Value& v) { return v.tag() == T::Bool || v.tag() == T::Int || v.tag() == T::Float; };
+  auto numeric = [](const Value& v) { return is_integral(v) || v.is_float(); };
   if (numeric(a) && numeric(b)) {
-    if (a.tag() != T::Float && b.tag() != T::Float) {
-      int64_t x = a.is_bool() ? a.as_bool() : a.as_int();
-      int64_t y = b.is_bool() ? b.as_bool() : b.as_int();
-      return x == y;
-    }
-    double x = a.is_float() ? a.as_float() : double(a.is_bool() ? a.as_bool() : a.as_int());
-    double y = b.is_float() ? b.as_float() : double(b.is_bool() ? b.as_bool() : b.as_int());
-    return x == y;
+    if (a.is_float() && b.is_float()) return a.as_float() == b.as_float();
+    if (a.is_float()) return int_float_compare(b, a.as_float()) == 0;
+    if (b.is_float()) return int_float_compare(a, b.as_float()) == 0;
+    return int_compare(a, b) == 0;
   }
   if (a.tag() != b.tag()) return false;
   if (a.is_none()) return true;
@@ -358,6 +359,7 @@ std::string repr_with(const Value& v, const std::function<std::string(const Valu
     case ObjKind::NoGrad: return "<torch.autograd.grad_mode.no_grad object>";
     case ObjKind::Super: return "<super object>";
     case ObjKind::Code: return "<code object " + static_cast<CodeObj*>(o)->code->name + ">";
+    case ObjKind::BigInt: return int_to_string(v);
   }
   return "<object>";
 }

@@ -21,6 +21,7 @@ namespace kiln::py {
 enum class ObjKind : uint8_t {
   Str, Tuple, List, Dict, Function, BoundMethod, Builtin, Class, Instance, Module,
   Tensor, DType, Device, Slice, Ellipsis, Range, Iterator, Cell, NoGrad, Super, Code,
+  BigInt,  // an int outside int64 (bigint.h); smaller ints are inline Values
 };
 
 class VM;
@@ -327,13 +328,22 @@ bool truthy(const Value& v);  // tensors: only one-element ones, else RuntimeErr
 // repr() and str() of any value, as CPython and PyTorch print them.
 std::string repr(const Value& v);
 std::string str(const Value& v);
+// format(v, spec), as f-strings, str.format and format() call it: the
+// mini-language for ints of any size, bools, floats and strs, a user class's
+// __format__, the tensor's; any other value takes only an empty spec
+// (str(v)), as object.__format__. Defined in builtin_methods.cpp.
+std::string format_with_spec(VM& vm, const Value& v, std::string_view spec);
+// A repr() text with its non-ASCII code points escaped (\xe9, \u2603,
+// \U0001f600), as ascii() and the '!a' conversion. In builtin_methods.cpp.
+std::string ascii_of(const std::string& repr_text);
 // repr() with a caller-chosen repr for contained items (user classes' __repr__).
 std::string repr_with(const Value& v, const std::function<std::string(const Value&)>& item_repr);
 // The marker held by unbound locals.
 const Value& unbound();
 inline bool is_unbound(const Value& v) { return v.is_obj() && v.obj() == unbound().obj(); }
 
-// ==, as Python (1 == 1.0 == True; containers element-wise; tensors are not handled here).
+// ==, as Python (1 == 1.0 == True, exactly: 2**53 + 1 != 2.0**53;
+// containers element-wise; tensors are not handled here).
 bool equal(const Value& a, const Value& b);
 
 }  // namespace kiln::py

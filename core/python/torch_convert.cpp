@@ -324,6 +324,11 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& a, Mode mode) {
   Expected<kiln::ValueList> r = torchapi::call(c, args, kwargs, mode, &info);
   if (!r.ok()) raise_status(r.status());
   kiln::ValueList& values = r.value();
+  if (int64_t limit = vm.options().max_tensor_numel)
+    for (const kiln::Value& v : values)
+      if (v.is_tensor() && v.to_tensor().numel() > limit)
+        throw PyError("RuntimeError", c.name + "() made a tensor of " + std::to_string(v.to_tensor().numel()) +
+                                          " elements, over this interpreter's limit of " + std::to_string(limit));
   bool grad = !non_differentiable(c.name) && any_requires_grad(vm, a);
   std::string grad_fn = grad ? grad_fn_for(c.name, a) : std::string();
 

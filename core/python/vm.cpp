@@ -3,7 +3,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <sstream>
+#include <stdexcept>
+#include <unordered_set>
 
 #include "core/python/compiler.h"
 #include "core/python/torch_bridge.h"
@@ -36,18 +39,7 @@ ValueVec unpack_items(VM& vm, const Value& seq) {
   return vm.to_vector(seq);
 }
 
-std::string format_value(VM& vm, const Value& v, const std::string& spec) {
-  if (v.is(ObjKind::Tensor)) return tensor_format(vm, v, spec);
-  if (spec.empty()) return vm.str_of(v);
-  Expected<std::string> r = Status::error("");
-  if (v.is_float()) r = py_format_float(v.as_float(), spec);
-  else if (v.is_int()) r = py_format_int(v.as_int(), spec);
-  else if (v.is_bool()) r = py_format_bool(v.as_bool(), spec);
-  else if (v.is(ObjKind::Str)) r = py_format_str(v.as<Str>()->s, spec);
-  else r = py_format_str(vm.str_of(v), spec);
-  if (!r.ok()) throw PyError("ValueError", r.status().message());
-  return r.value();
-}
+std::string format_value(VM& vm, const Value& v, const std::string& spec) { return format_with_spec(vm, v, spec); }
 
 }  // namespace
 
@@ -62,7 +54,135 @@ VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()
   install_torch(*this);
 }
 
-VM::~VM() = default;
+namespace {
+
+// Pushes each object `obj` holds a reference to that the walk can see (the
+// closures inside std::function are opaque; emptying the dicts that lead to
+// them breaks their cycles all the same).
+template <class Visit>
+void for_each_child(Object* obj, Visit&& visit) {
+  switch (obj->kind) {
+    case ObjKind::Tuple:
+      for (const Value& v : static_cast<Tuple*>(obj)->items) visit(v);
+      break;
+    case ObjKind::List:
+      for (const Value& v : static_cast<List*>(obj)->items) visit(v);
+      break;
+    case ObjKind::Dict:
+      static_cast<Dict*>(obj)->for_each([&](const Value& k, const Value& v) {
+        visit(k);
+        visit(v);
+      });
+      break;
+    case ObjKind::Cell: visit(static_cast<Cell*>(obj)->value); break;
+    case ObjKind::Function: {
+      auto* fn = static_cast<Function*>(obj);
+      visit(Value(fn->globals));
+      for (const Value& v : fn->defaults) visit(v);
+      visit(Value(fn->kwdefaults));
+      for (const Ref<Cell>& c : fn->closure) visit(Value(c));
+      visit(Value(fn->attrs));
+      break;
+    }
+    case ObjKind::BoundMethod:
+      visit(static_cast<BoundMethod*>(obj)->self);
+      visit(static_cast<BoundMethod*>(obj)->func);
+      break;
+    case ObjKind::Builtin: visit(static_cast<Builtin*>(obj)->self); break;
+    case ObjKind::Class:
+      visit(Value(static_cast<Class*>(obj)->base));
+      visit(Value(static_cast<Class*>(obj)->dict));
+      break;
+    case ObjKind::Instance:
+      visit(Value(static_cast<Instance*>(obj)->cls));
+      visit(Value(static_cast<Instance*>(obj)->dict));
+      break;
+    case ObjKind::Module: visit(Value(static_cast<Module*>(obj)->dict)); break;
+    case ObjKind::Tensor: visit(static_cast<TensorObj*>(obj)->grad); break;
+    case ObjKind::Slice: {
+      auto* s = static_cast<SliceObj*>(obj);
+      visit(s->start);
+      visit(s->stop);
+      visit(s->step);
+      break;
+    }
+    case ObjKind::Super:
+      visit(Value(static_cast<SuperObj*>(obj)->cls));
+      visit(static_cast<SuperObj*>(obj)->self);
+      break;
+    default: break;
+  }
+}
+
+// Drops every reference `obj` holds (its children stay alive through the
+// walk's own references until all are emptied).
+void clear_children(Object* obj) {
+  switch (obj->kind) {
+    case ObjKind::Tuple: static_cast<Tuple*>(obj)->items.clear(); break;
+    case ObjKind::List: static_cast<List*>(obj)->items.clear(); break;
+    case ObjKind::Dict: {
+      auto* d = static_cast<Dict*>(obj);
+      d->index.clear();
+      d->entries.clear();
+      break;
+    }
+    case ObjKind::Cell:
+      if (obj != unbound().obj()) static_cast<Cell*>(obj)->value = Value();
+      break;
+    case ObjKind::Function: {
+      auto* fn = static_cast<Function*>(obj);
+      fn->globals = {};
+      fn->defaults.clear();
+      fn->kwdefaults = {};
+      fn->closure.clear();
+      fn->attrs = {};
+      break;
+    }
+    case ObjKind::BoundMethod:
+      static_cast<BoundMethod*>(obj)->self = Value();
+      static_cast<BoundMethod*>(obj)->func = Value();
+      break;
+    case ObjKind::Builtin:
+      static_cast<Builtin*>(obj)->self = Value();
+      static_cast<Builtin*>(obj)->fn = nullptr;  // its closure may hold objects
+      break;
+    case ObjKind::Class:
+      static_cast<Class*>(obj)->base = {};
+      static_cast<Class*>(obj)->dict = make<Dict>();
+      break;
+    case ObjKind::Instance: static_cast<Instance*>(obj)->dict = make<Dict>(); break;
+    case ObjKind::Module: static_cast<Module*>(obj)->dict = make<Dict>(); break;
+    case ObjKind::Tensor: static_cast<TensorObj*>(obj)->grad = Value(); break;
+    case ObjKind::Iterator: static_cast<IteratorObj*>(obj)->next = nullptr; break;
+    case ObjKind::Slice: {
+      auto* s = static_cast<SliceObj*>(obj);
+      s->start = s->stop = s->step = Value();
+      break;
+    }
+    case ObjKind::Super: static_cast<SuperObj*>(obj)->self = Value(); break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+// Reference counting never frees a cycle (a function and the module dict that
+// holds it, a class and its methods, `a.append(a)`), so before its members go
+// the VM empties every object it can reach from its modules, builtins and
+// types. Emptying them one by one also keeps deeply nested data from being
+// freed by deep recursion.
+VM::~VM() {
+  std::vector<Value> reached;
+  std::unordered_set<Object*> seen;
+  auto visit = [&](const Value& v) {
+    if (v.is_obj() && seen.insert(v.obj()).second) reached.push_back(v);
+  };
+  for (const auto& [_, m] : modules_) visit(Value(m));
+  visit(Value(builtins_));
+  for (const auto& [_, cls] : builtin_types_) visit(Value(cls));
+  for (size_t i = 0; i < reached.size(); ++i) for_each_child(reached[i].obj(), visit);
+  for (const Value& v : reached) clear_children(v.obj());
+}
 
 void VM::write_out(std::string_view text) {
   if (options_.out) options_.out(text);
@@ -88,7 +208,7 @@ Ref<Class> VM::builtin_type(std::string_view name) const {
 
 std::shared_ptr<ValueVec> VM::consts_of(const CodePtr& code) {
   auto it = consts_cache_.find(code.get());
-  if (it != consts_cache_.end()) return it->second;
+  if (it != consts_cache_.end()) return it->second.second;
   std::function<Value(const Const&)> convert = [&](const Const& c) -> Value {
     switch (c.kind) {
       case Const::Kind::None: return Value();
@@ -108,7 +228,7 @@ std::shared_ptr<ValueVec> VM::consts_of(const CodePtr& code) {
   };
   auto values = std::make_shared<ValueVec>();
   for (const Const& c : code->consts) values->push_back(convert(c));
-  consts_cache_[code.get()] = values;
+  consts_cache_[code.get()] = {code, values};
   return values;
 }
 
@@ -246,6 +366,21 @@ Value VM::run_frame(Frame& frame) {
     --depth_;
     current_frame = frame.parent;
     rethrow_with_location(e, frame);
+  } catch (const std::bad_alloc&) {
+    // Out of memory (or over the fuzzer's heap budget) is the program's error,
+    // as CPython's MemoryError, not the interpreter's.
+    --depth_;
+    current_frame = frame.parent;
+    raise_with_location(PyError("MemoryError", "out of memory"), frame);
+  } catch (const std::length_error&) {  // a container over max_size()
+    --depth_;
+    current_frame = frame.parent;
+    raise_with_location(PyError("MemoryError", "out of memory"), frame);
+  } catch (const Error& e) {
+    // A user error from the tensor library that no binding converted.
+    --depth_;
+    current_frame = frame.parent;
+    raise_with_location(PyError("RuntimeError", e.what()), frame);
   } catch (...) {
     --depth_;
     current_frame = frame.parent;
@@ -256,7 +391,9 @@ Value VM::run_frame(Frame& frame) {
   return result;
 }
 
-void VM::rethrow_with_location(PyError& e, Frame& frame) {
+namespace {
+
+void add_location(PyError& e, const Frame& frame) {
   int pc = std::min<int>(frame.pc, int(frame.code->code.size()) - 1);
   const Instr& in = frame.code->code[std::max(pc, 0)];
   std::string where = "  File \"" + frame.code->filename + "\", line " + std::to_string(in.line) + ", in " +
@@ -264,14 +401,39 @@ void VM::rethrow_with_location(PyError& e, Frame& frame) {
   if (std::string text = source_line(*frame.code, in.line); !text.empty()) where += "    " + text + "\n";
   e.traceback.insert(e.traceback.begin(), where);
   if (e.where.file.empty()) e.where = SourceLocation{frame.code->filename, in.line, in.col};
+}
+
+}  // namespace
+
+void VM::rethrow_with_location(PyError& e, Frame& frame) {
+  add_location(e, frame);
   throw;
+}
+
+void VM::raise_with_location(PyError e, Frame& frame) {
+  add_location(e, frame);
+  throw e;
 }
 
 Value VM::call_function(Function* fn, const CallArgs& args) {
   Frame frame;
   bind_frame(frame, fn, args);
   Value result;
-  if (frame_hook && frame_hook->run_frame(*this, frame, result)) return result;
+  if (frame_hook) {
+    // Frames the hook runs itself (capture tracing or replaying them) never
+    // reach run_frame, so recursion through a compiled function counts here.
+    if (depth_ >= options_.max_depth) throw PyError("RecursionError", "maximum recursion depth exceeded");
+    ++depth_;
+    bool handled = false;
+    try {
+      handled = frame_hook->run_frame(*this, frame, result);
+    } catch (...) {
+      --depth_;
+      throw;
+    }
+    --depth_;
+    if (handled) return result;
+  }
   return run_frame(frame);
 }
 
@@ -374,8 +536,7 @@ Value VM::build_class(const Value& body, const std::string& name, ValueVec bases
 // ---- the instruction loop ----
 
 bool VM::step(Frame& f, Value& result) {
-  if (options_.max_steps && ++steps_ > options_.max_steps)
-    throw PyError("RuntimeError", "step budget exhausted", true);
+  charge_step();
   const Instr& in = f.code->code[size_t(f.pc)];
   const int arg = in.arg;
   switch (in.op) {

@@ -43,6 +43,9 @@ struct VMOptions {
   std::function<void(std::string_view)> err;  // warnings; stderr when empty
   int64_t max_steps = 0;                      // 0 = unlimited (the fuzzer sets a budget)
   int max_depth = 200;                        // Python frames before RecursionError
+  // Elements a tensor made by a torch call may have before RuntimeError; 0 =
+  // unlimited. Bounds the time and memory of every later op (the fuzzer sets it).
+  int64_t max_tensor_numel = 0;
 };
 
 class VM {
@@ -71,6 +74,11 @@ class VM {
   // the instruction for every instruction that can fail after reading operands
   // (capture relies on this to resume at the failing instruction).
   bool step(Frame& frame, Value& result);
+  // Counts one unit of work against VMOptions::max_steps. step() charges each
+  // instruction; loops inside builtins (sum(range(10**15))) charge each item.
+  void charge_step() {
+    if (options_.max_steps && ++steps_ > options_.max_steps) throw PyError("RuntimeError", "step budget exhausted", true);
+  }
 
   // ---- the operations of the language, for the builtins and for capture ----
   Value getattr(const Value& obj, std::string_view name);
@@ -118,11 +126,14 @@ class VM {
   Value call_function(Function* fn, const CallArgs& args);
   Value build_class(const Value& body, const std::string& name, ValueVec bases);
   [[noreturn]] void rethrow_with_location(PyError& e, Frame& frame);
+  [[noreturn]] void raise_with_location(PyError e, Frame& frame);
   VMOptions options_;
   Ref<Dict> builtins_;
   std::map<std::string, Ref<Module>, std::less<>> modules_;
   std::map<std::string, Ref<Class>, std::less<>> builtin_types_;
-  std::map<const Code*, std::shared_ptr<ValueVec>> consts_cache_;
+  // Holds each code object too: a freed one's address may be reused by the next
+  // program's code, which must not find the old constants.
+  std::map<const Code*, std::pair<CodePtr, std::shared_ptr<ValueVec>>> consts_cache_;
   int depth_ = 0;
   int64_t steps_ = 0;
 };

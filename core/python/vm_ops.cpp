@@ -2,6 +2,7 @@
 // arithmetic, comparison, iteration. Tensors are handed to torch_bridge.h.
 #include <cmath>
 
+#include "core/python/bigint.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/vm.h"
 #include "core/util/pyformat.h"
@@ -10,100 +11,22 @@ namespace kiln::py {
 
 namespace {
 
-bool is_number(const Value& v) { return v.is_int() || v.is_bool() || v.is_float(); }
+// "'list' object is not iterable". (Built by append: GCC 12 gives a false
+// -Wrestrict for "'" + std::string&&.)
+std::string quoted_type(const Value& v, const char* what) {
+  std::string out = "'";
+  out += type_name(v);
+  out += "' ";
+  out += what;
+  return out;
+}
+
+bool is_number(const Value& v) { return is_integral(v) || v.is_float(); }
 int64_t int_of(const Value& v) { return v.is_bool() ? int64_t(v.as_bool()) : v.as_int(); }
-double float_of(const Value& v) { return v.is_float() ? v.as_float() : double(int_of(v)); }
-
-[[noreturn]] void overflow() { throw PyError("OverflowError", "integer result does not fit in 64 bits", true); }
-
-int64_t floor_div(int64_t a, int64_t b) {
-  if (b == 0) throw PyError("ZeroDivisionError", "integer division or modulo by zero");
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) {
-  if (b == 0) throw PyError("ZeroDivisionError", "integer division or modulo by zero");
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-
-double float_mod(double a, double b) {
-  if (b == 0) throw PyError("ZeroDivisionError", "float modulo");
-  double r = std::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  if (r == 0) r = std::copysign(0.0, b);
-  return r;
-}
-
-Value int_pow(int64_t base, int64_t exp) {
-  if (exp < 0) {
-    if (base == 0) throw PyError("ZeroDivisionError", "0.0 cannot be raised to a negative power");
-    return Value(std::pow(double(base), double(exp)));
-  }
-  int64_t result = 1;
-  while (exp) {
-    if (exp & 1)
-      if (__builtin_mul_overflow(result, base, &result)) overflow();
-    exp >>= 1;
-    if (exp && __builtin_mul_overflow(base, base, &base)) overflow();
-  }
-  return Value(result);
-}
-
-Value number_binary(BinaryOpKind op, const Value& a, const Value& b) {
-  bool floats = a.is_float() || b.is_float();
-  if (!floats) {
-    int64_t x = int_of(a), y = int_of(b), r = 0;
-    switch (op) {
-      case BinaryOpKind::Add: if (__builtin_add_overflow(x, y, &r)) overflow(); return Value(r);
-      case BinaryOpKind::Sub: if (__builtin_sub_overflow(x, y, &r)) overflow(); return Value(r);
-      case BinaryOpKind::Mul: if (__builtin_mul_overflow(x, y, &r)) overflow(); return Value(r);
-      case BinaryOpKind::TrueDiv:
-        if (y == 0) throw PyError("ZeroDivisionError", "division by zero");
-        return Value(double(x) / double(y));
-      case BinaryOpKind::FloorDiv: return Value(floor_div(x, y));
-      case BinaryOpKind::Mod: return Value(floor_mod(x, y));
-      case BinaryOpKind::Pow: return int_pow(x, y);
-      case BinaryOpKind::LShift:
-        if (y < 0) throw PyError("ValueError", "negative shift count");
-        if (y >= 63 || (x != 0 && (x << y) >> y != x)) overflow();
-        return Value(x << y);
-      case BinaryOpKind::RShift:
-        if (y < 0) throw PyError("ValueError", "negative shift count");
-        return Value(y >= 63 ? (x < 0 ? -1 : 0) : x >> y);
-      case BinaryOpKind::And: return a.is_bool() && b.is_bool() ? Value(bool(x & y)) : Value(x & y);
-      case BinaryOpKind::Or: return a.is_bool() && b.is_bool() ? Value(bool(x | y)) : Value(x | y);
-      case BinaryOpKind::Xor: return a.is_bool() && b.is_bool() ? Value(bool(x ^ y)) : Value(x ^ y);
-      case BinaryOpKind::MatMul: break;
-    }
-  } else {
-    double x = float_of(a), y = float_of(b);
-    switch (op) {
-      case BinaryOpKind::Add: return Value(x + y);
-      case BinaryOpKind::Sub: return Value(x - y);
-      case BinaryOpKind::Mul: return Value(x * y);
-      case BinaryOpKind::TrueDiv:
-        if (y == 0) throw PyError("ZeroDivisionError", "float division by zero");
-        return Value(x / y);
-      case BinaryOpKind::FloorDiv:
-        if (y == 0) throw PyError("ZeroDivisionError", "float floor division by zero");
-        return Value(std::floor(x / y));
-      case BinaryOpKind::Mod: return Value(float_mod(x, y));
-      case BinaryOpKind::Pow:
-        if (x == 0 && y < 0) throw PyError("ZeroDivisionError", "0.0 cannot be raised to a negative power");
-        if (x < 0 && y != std::floor(y)) throw_unsupported("complex result of a fractional power of a negative number");
-        return Value(std::pow(x, y));
-      default: break;
-    }
-  }
-  throw_type_error(std::string("unsupported operand type(s) for ") + binary_op_symbol(op) + ": '" + type_name(a) +
-                   "' and '" + type_name(b) + "'");
-}
+double float_of(const Value& v) { return v.is_float() ? v.as_float() : int_to_double(v); }
 
 ValueVec repeat(const ValueVec& items, int64_t n) {
+  if (n > 0 && items.size() > (size_t(1) << 28) / size_t(n)) throw PyError("MemoryError", "");
   ValueVec out;
   for (int64_t i = 0; i < n; ++i) out.insert(out.end(), items.begin(), items.end());
   return out;
@@ -113,12 +36,7 @@ int three_way(VM& vm, const Value& a, const Value& b, CompareKind op);
 
 // Python's ordering for numbers, strings and sequences.
 int three_way(VM& vm, const Value& a, const Value& b, CompareKind op) {
-  if (is_number(a) && is_number(b)) {
-    if (!a.is_float() && !b.is_float()) return int_of(a) < int_of(b) ? -1 : int_of(a) > int_of(b) ? 1 : 0;
-    double x = float_of(a), y = float_of(b);
-    if (std::isnan(x) || std::isnan(y)) return 2;  // unordered: every comparison false
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
+  if (is_number(a) && is_number(b)) return number_compare(a, b);
   if (a.is(ObjKind::Str) && b.is(ObjKind::Str)) {
     int c = a.as<Str>()->s.compare(b.as<Str>()->s);
     return c < 0 ? -1 : c > 0 ? 1 : 0;
@@ -182,6 +100,7 @@ ValueVec slice_items(const ValueVec& items, const SliceObj& s) {
 int64_t to_index(const Value& v, const char* what) {
   if (v.is_int()) return v.as_int();
   if (v.is_bool()) return v.as_bool();
+  if (is_big(v)) throw PyError("IndexError", "cannot fit 'int' into an index-sized integer");
   if (v.is(ObjKind::Tensor)) {
     const Tensor& t = v.as<TensorObj>()->t;
     if (t.numel() == 1 && !t.is_meta() && !is_floating(t.dtype())) return t.item().to_int();
@@ -362,7 +281,7 @@ Value VM::getitem(const Value& obj, const Value& key) {
       if (obj.is(ObjKind::List)) return list_value(std::move(out));
       return Value(make<Tuple>(std::move(out), obj.as<Tuple>()->is_size));
     }
-    if (!key.is_int() && !key.is_bool() && !key.is(ObjKind::Tensor))
+    if (!is_integral(key) && !key.is(ObjKind::Tensor))
       throw_type_error(std::string(what) + " indices must be integers or slices, not " + type_name(key));
     return items[size_t(normalize_index(to_index(key, "index"), int64_t(items.size()), what))];
   }
@@ -390,7 +309,7 @@ Value VM::getitem(const Value& obj, const Value& key) {
   if (obj.is(ObjKind::Instance)) {
     if (const Value* gi = obj.as<Instance>()->cls->lookup("__getitem__")) return call(*gi, ValueVec{obj, key});
   }
-  throw_type_error("'" + type_name(obj) + "' object is not subscriptable");
+  throw_type_error(quoted_type(obj, "object is not subscriptable"));
 }
 
 void VM::setitem(const Value& obj, const Value& key, Value value) {
@@ -418,7 +337,7 @@ void VM::setitem(const Value& obj, const Value& key, Value value) {
       return;
     }
   }
-  throw_type_error("'" + type_name(obj) + "' object does not support item assignment");
+  throw_type_error(quoted_type(obj, "object does not support item assignment"));
 }
 
 void VM::delitem(const Value& obj, const Value& key) {
@@ -432,7 +351,7 @@ void VM::delitem(const Value& obj, const Value& key) {
     if (!obj.as<Dict>()->erase(key)) throw PyError("KeyError", repr_of(key));
     return;
   }
-  throw_type_error("'" + type_name(obj) + "' object doesn't support item deletion");
+  throw_type_error(quoted_type(obj, "object doesn't support item deletion"));
 }
 
 // ---- operators ----
@@ -468,9 +387,12 @@ Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) 
   if (op == BinaryOpKind::Mul) {
     const Value& seq = is_number(a) ? b : a;
     const Value& n = is_number(a) ? a : b;
-    if ((n.is_int() || n.is_bool()) && seq.is_obj()) {
+    bool repeatable = seq.is(ObjKind::Str) || seq.is(ObjKind::List) || seq.is(ObjKind::Tuple);
+    if (is_big(n) && repeatable) throw PyError("OverflowError", "cannot fit 'int' into an index-sized integer");
+    if ((n.is_int() || n.is_bool()) && repeatable) {
       int64_t k = std::max<int64_t>(0, int_of(n));
       if (seq.is(ObjKind::Str)) {
+        if (k > 0 && seq.as<Str>()->s.size() > (size_t(1) << 30) / size_t(k)) throw PyError("MemoryError", "");
         std::string out_s;
         for (int64_t i = 0; i < k; ++i) out_s += seq.as<Str>()->s;
         return str_value(std::move(out_s));
@@ -498,16 +420,18 @@ Value VM::unary(UnaryOpKind op, const Value& a) {
       if (a.is_float()) return Value(-a.as_float());
       if (a.is_int() || a.is_bool()) {
         int64_t r;
-        if (__builtin_sub_overflow(int64_t(0), int_of(a), &r)) overflow();
+        if (__builtin_sub_overflow(int64_t(0), int_of(a), &r)) return int_negate(a);
         return Value(r);
       }
+      if (is_big(a)) return int_negate(a);
       break;
     case UnaryOpKind::Pos:
-      if (a.is_float()) return a;
+      if (a.is_float() || is_big(a)) return a;
       if (a.is_int() || a.is_bool()) return Value(int_of(a));
       break;
     case UnaryOpKind::Invert:
       if (a.is_int() || a.is_bool()) return Value(~int_of(a));
+      if (is_big(a)) return int_invert(a);
       break;
   }
   static const char* const sym[] = {"-", "+", "not ", "~"};
@@ -582,11 +506,11 @@ Value VM::iter(const Value& v) {
   if (v.is(ObjKind::Instance)) {
     if (const Value* fn = v.as<Instance>()->cls->lookup("__iter__")) return iter(call(*fn, ValueVec{v}));
   }
-  throw_type_error("'" + type_name(v) + "' object is not iterable");
+  throw_type_error(quoted_type(v, "object is not iterable"));
 }
 
 bool VM::next(const Value& iterator, Value& out) {
-  if (!iterator.is(ObjKind::Iterator)) throw_type_error("'" + type_name(iterator) + "' object is not an iterator");
+  if (!iterator.is(ObjKind::Iterator)) throw_type_error(quoted_type(iterator, "object is not an iterator"));
   return iterator.as<IteratorObj>()->next(out);
 }
 
@@ -673,6 +597,7 @@ Ref<Class> VM::type_of(const Value& v) {
     case Value::Tag::Float: name = "float"; break;
     case Value::Tag::Obj:
       switch (v.obj()->kind) {
+        case ObjKind::BigInt: name = "int"; break;
         case ObjKind::Str: name = "str"; break;
         case ObjKind::Tuple: name = v.as<Tuple>()->is_size ? "Size" : "tuple"; break;
         case ObjKind::List: name = "list"; break;

@@ -8,6 +8,7 @@
 #include "core/util/pyformat.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -492,7 +493,7 @@ std::string to_base(uint64_t magnitude, int base) {
 }
 
 // format_long_internal, for the integer presentation types.
-Expected<std::string> format_long_internal(int64_t v, const FormatSpec& f) {
+Expected<std::string> format_long_internal(const PyIntParts& v, const FormatSpec& f) {
   if (f.precision != -1) return value_error("Precision not allowed in integer format specifier");
   if (f.no_neg_0)
     return value_error("Negative zero coercion (z) not allowed in integer format specifier");
@@ -500,9 +501,10 @@ Expected<std::string> format_long_internal(int64_t v, const FormatSpec& f) {
     if (f.sign) return value_error("Sign not allowed with integer format specifier 'c'");
     if (f.alternate)
       return value_error("Alternate form (#) not allowed with integer format specifier 'c'");
-    if (v < 0 || v > 0x10ffff) return value_error("%c arg not in range(0x110000)");
+    if (!v.small) return value_error("Python int too large to convert to C long");
+    if (*v.small < 0 || *v.small > 0x10ffff) return value_error("%c arg not in range(0x110000)");
     std::string ch;
-    append_utf8(ch, char32_t(v));
+    append_utf8(ch, char32_t(*v.small));
     return fill_number(f, false, "", "", false, ch);
   }
   int base = 10;
@@ -515,24 +517,35 @@ Expected<std::string> format_long_internal(int64_t v, const FormatSpec& f) {
     default: break;
   }
   if (!f.alternate) prefix.clear();
-  uint64_t magnitude = v < 0 ? uint64_t(0) - uint64_t(v) : uint64_t(v);
-  std::string digits = to_base(magnitude, base);
+  Expected<std::string> digits = v.magnitude_digits(base);
+  if (!digits.ok()) return digits.status();
   if (f.type == 'X')
-    for (char& c : digits) c = char(std::toupper(uint8_t(c)));
-  return fill_number(f, v < 0, prefix, digits, false, "");
+    for (char& c : *digits) c = char(std::toupper(uint8_t(c)));
+  return fill_number(f, v.negative, prefix, *digits, false, "");
 }
 
-Expected<std::string> format_int_as(int64_t v, std::string_view spec, std::string_view type_name) {
+Expected<std::string> format_int_as(const PyIntParts& v, std::string_view spec, std::string_view type_name) {
   auto f = parse_spec(spec, 'd', '>', type_name);
   if (!f.ok()) return f.status();
   switch (f->type) {
     case 'b': case 'c': case 'd': case 'o': case 'x': case 'X': case 'n':
       return format_long_internal(v, *f);
     case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case '%':
-      return format_float_internal(double(v), *f);
+      if (std::isinf(v.as_double)) return value_error("int too large to convert to float");
+      return format_float_internal(v.as_double, *f);
     default:
       return unknown_presentation_type(f->type, type_name);
   }
+}
+
+PyIntParts small_int_parts(int64_t v) {
+  PyIntParts parts;
+  parts.negative = v < 0;
+  parts.small = v;
+  parts.as_double = double(v);
+  uint64_t magnitude = v < 0 ? uint64_t(0) - uint64_t(v) : uint64_t(v);
+  parts.magnitude_digits = [magnitude](int base) -> Expected<std::string> { return to_base(magnitude, base); };
+  return parts;
 }
 
 // ---------------------------------------------------------------------------
@@ -581,12 +594,21 @@ Expected<std::string> py_format_float(double v, std::string_view spec) {
 
 Expected<std::string> py_format_int(int64_t v, std::string_view spec) {
   if (spec.empty()) return std::to_string(v);
+  return format_int_as(small_int_parts(v), spec, "int");
+}
+
+Expected<std::string> py_format_int(const PyIntParts& v, std::string_view spec) {
+  if (spec.empty()) {
+    Expected<std::string> digits = v.magnitude_digits(10);
+    if (!digits.ok() || !v.negative) return digits;
+    return "-" + *digits;
+  }
   return format_int_as(v, spec, "int");
 }
 
 Expected<std::string> py_format_bool(bool v, std::string_view spec) {
   if (spec.empty()) return std::string(v ? "True" : "False");
-  return format_int_as(v ? 1 : 0, spec, "bool");
+  return format_int_as(small_int_parts(v ? 1 : 0), spec, "bool");
 }
 
 Expected<std::string> py_format_str(std::string_view s, std::string_view spec) {

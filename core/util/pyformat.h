@@ -14,6 +14,8 @@
 //
 // Covered by tests/core/test_pyformat.cpp (values recorded from CPython 3.12).
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +35,23 @@ Expected<std::string> py_format_float(double v, std::string_view spec);
 // format(v, spec) for a Python int: types b c d o x X n, and e E f F g G %
 // through float. 'c' out of range is CPython's OverflowError.
 Expected<std::string> py_format_int(int64_t v, std::string_view spec);
+
+// An int of any size, for formatting: its sign, the digits of its magnitude
+// in base 2, 8, 10 or 16 (lower case; the callback may refuse, as CPython
+// refuses more than 4300 decimal digits), float(v) (infinite past the double
+// range) and, when it fits int64, the value itself (for 'c').
+struct PyIntParts {
+  bool negative = false;
+  std::function<Expected<std::string>(int base)> magnitude_digits;
+  double as_double = 0;
+  std::optional<int64_t> small;
+};
+
+// format(v, spec) for an int given as PyIntParts. CPython's OverflowErrors
+// come back as these messages: "int too large to convert to float" (a float
+// type on a value past the double range), "Python int too large to convert to
+// C long" and "%c arg not in range(0x110000)" (for 'c').
+Expected<std::string> py_format_int(const PyIntParts& v, std::string_view spec);
 
 // format(b, spec) for a Python bool: '' gives 'True'/'False', any other spec
 // formats it as the int 1 or 0 (bool inherits int.__format__).

@@ -599,6 +599,29 @@ class TestPyFormat : public QObject {
       }
     }
   }
+
+  // An int past int64 comes as PyIntParts; values from CPython 3.11.7:
+  // format(-10**20, spec) and format(10**400, spec).
+  void format_int_parts() {
+    PyIntParts minus_1e20;
+    minus_1e20.negative = true;
+    minus_1e20.as_double = -1e20;
+    minus_1e20.magnitude_digits = [](int base) -> Expected<std::string> {
+      return std::string(base == 16 ? "56bc75e2d63100000" : base == 10 ? "100000000000000000000" : "?");
+    };
+    QCOMPARE(*py_format_int(minus_1e20, ""), std::string("-100000000000000000000"));
+    QCOMPARE(*py_format_int(minus_1e20, ","), std::string("-100,000,000,000,000,000,000"));
+    QCOMPARE(*py_format_int(minus_1e20, "#_x"), std::string("-0x5_6bc7_5e2d_6310_0000"));
+    QCOMPARE(*py_format_int(minus_1e20, ".2e"), std::string("-1.00e+20"));
+    QCOMPARE(py_format_int(minus_1e20, "c").status().message(), std::string("Python int too large to convert to C long"));
+    PyIntParts huge;
+    huge.as_double = HUGE_VAL;
+    huge.magnitude_digits = [](int) -> Expected<std::string> { return Status::error("refused"); };
+    QCOMPARE(py_format_int(huge, "e").status().message(), std::string("int too large to convert to float"));
+    QCOMPARE(py_format_int(huge, "d").status().message(), std::string("refused"));
+    QCOMPARE(py_format_int(huge, ".1d").status().message(),
+             std::string("Precision not allowed in integer format specifier"));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestPyFormat)
