@@ -1,42 +1,47 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang 19 (ASan + UBSan) into build-fuzz/ and
-# runs each for SECONDS (default 20), seeded with the reference files. A crash,
-# leak, timeout or out-of-memory fails the script and leaves the input in
-# build-fuzz/artifacts/.
+# runs each for SECONDS (default 20), seeded with the reference files (and the
+# Python target with resources/examples too). A crash, leak, timeout or
+# out-of-memory fails the script and leaves the input in build-fuzz/artifacts/.
+# KILN_FUZZ_BUILD_DIR picks another build folder; KILN_FUZZ_TARGETS runs only
+# the named targets ("fuzz_python").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
+build="${KILN_FUZZ_BUILD_DIR:-build-fuzz}"
+targets="${KILN_FUZZ_TARGETS:-fuzz_safetensors fuzz_graph_text fuzz_trace fuzz_python}"
 ref="${KILN_REFERENCE_DIR:-$(cd .. && pwd)/shared/reference}"
 [ -f "$ref/README.md" ] || { echo "fuzz.sh: reference data not found at $ref" >&2; exit 1; }
 ./scripts/install-deps.sh
-CC=clang-19 CXX=clang++-19 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+CC=clang-19 CXX=clang++-19 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKILN_FUZZ=ON >/dev/null
-cmake --build build-fuzz
+cmake --build "$build" --target $targets
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{safetensors,graph,trace,python} build-fuzz/artifacts
+mkdir -p "$work"/{safetensors,graph,trace,python} "$build"/artifacts
 # Seeds: small safetensors files made from the corpus header, every graph text,
-# every trace log and every Python program of the reference folder.
+# every trace log and every Python program of the reference folder and of the
+# examples.
 head -c 4096 "$ref/opcorpus/ops.safetensors" > "$work/safetensors/head"
 find "$ref" -name 'fx_graph_*.py' -o -name 'repro.py' -o -name 'minifier_launcher.py' | \
   while read -r f; do cp "$f" "$work/graph/$(echo "$f" | md5sum | cut -c1-12).py"; done
 find "$ref/traces" "$ref/minifier" -name '*.log' -size -2M | \
   while read -r f; do cp "$f" "$work/trace/$(echo "$f" | md5sum | cut -c1-12).log"; done
 
-cp "$ref"/programs/*.py "$work/python/"
+cp "$ref"/programs/*.py resources/examples/*.py "$work/python/"
 
 run() {
-  local target=$1 corpus=$2 log="$work/$1.out" rc=0
+  local target=$1 corpus=$2 log="$work/$1.out" rc=0 extra=()
+  # A dictionary of keywords and torch names keeps mutated programs compiling.
+  [ -f tests/fuzz/"$target".dict ] && extra=(-dict=tests/fuzz/"$target".dict)
   echo "fuzz.sh: $target for ${seconds}s"
-  ASAN_OPTIONS=detect_leaks=1 ./build-fuzz/tests/fuzz/"$target" "$corpus" \
+  ASAN_OPTIONS=detect_leaks=1 ./"$build"/tests/fuzz/"$target" "$corpus" "${extra[@]}" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=1048576 \
-    -artifact_prefix=build-fuzz/artifacts/"$target"- -print_final_stats=1 >"$log" 2>&1 || rc=$?
+    -artifact_prefix="$build"/artifacts/"$target"- -print_final_stats=1 >"$log" 2>&1 || rc=$?
   grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done |==[0-9]+==ERROR|SUMMARY)' "$log" || true
   if [ "$rc" -ne 0 ]; then tail -40 "$log" >&2; echo "fuzz.sh: $target FAILED" >&2; return 1; fi
 }
-run fuzz_safetensors "$work/safetensors"
-run fuzz_graph_text "$work/graph"
-run fuzz_trace "$work/trace"
-run fuzz_python "$work/python"
+declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_graph_text]=graph [fuzz_trace]=trace [fuzz_python]=python)
+for target in $targets; do run "$target" "$work/${corpus[$target]}"; done
 echo "fuzz.sh: no crash, leak or timeout"

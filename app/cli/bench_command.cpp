@@ -29,6 +29,9 @@
 #include "core/trace/synthetic_log.h"
 
 namespace kiln::cli {
+
+int run_compile_bench(int reps, bool json);  // bench_compile.cpp
+
 namespace {
 
 struct Options {
@@ -224,16 +227,18 @@ int run_trace(Options o) {
 void add_bench_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("bench", "Benchmarks, as ratios to a ceiling measured in the same run");
-  sub->add_option("suite", opts->suite, "which benchmark")->required()->check(CLI::IsMember({"eager", "trace"}));
+  sub->add_option("suite", opts->suite, "which benchmark")->required()->check(CLI::IsMember({"eager", "trace", "compile"}));
   sub->add_option("--elements", opts->elements, "tensor size for the eager suite")->check(CLI::Range(int64_t(1), int64_t(1) << 32));
   sub->add_option("--trace-mb", opts->trace_mb, "log size for the trace suite, in MiB")->check(CLI::Range(uint64_t(1), uint64_t(4096)));
   sub->add_option("--reference", opts->reference, "reference folder (default: KILN_REFERENCE_DIR, else ../shared/reference)");
-  sub->add_option("--reps", opts->reps, "timed repetitions (median reported; default 21 for eager, 7 for trace)")->check(CLI::Range(0, 10000));
+  sub->add_option("--reps", opts->reps, "timed repetitions (median reported; default 21 for eager and compile, 7 for trace)")->check(CLI::Range(0, 10000));
   sub->add_option("--threads", opts->threads, "threads (default: all hardware threads)")->check(CLI::Range(0, 1024));
   sub->add_flag("--json", opts->json, "print one JSON document");
   sub->callback([opts, &exit_code] {
     try {
-      exit_code = opts->suite == "trace" ? run_trace(*opts) : run_eager(*opts);
+      exit_code = opts->suite == "trace"     ? run_trace(*opts)
+                  : opts->suite == "compile" ? run_compile_bench(opts->reps, opts->json)
+                                             : run_eager(*opts);
     } catch (const Error& e) {
       std::fprintf(stderr, "kiln-cli: bench: %s\n", e.what());
       exit_code = kExitFailures;

@@ -81,7 +81,8 @@ Shape contiguous_strides(std::span<const int64_t> sizes) {
   int64_t s = 1;
   for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
     strides[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
+    if (d > 0 && __builtin_mul_overflow(s, std::max<int64_t>(sizes[d], 1), &s))
+      KILN_FAIL("Storage size calculation overflowed with sizes=", shape_str(sizes));
   }
   return strides;
 }
@@ -123,18 +124,31 @@ std::string shape_str(std::span<const int64_t> sizes) {
 
 // ---------------------------------------------------------------- factories
 
-Tensor Tensor::empty_strided(Shape sizes, Shape strides, DType dtype) {
+namespace {
+
+// Bytes a layout spans, 1 + sum((size-1) * stride) elements; sizes whose
+// count does not fit 64 bits are an error, as in PyTorch, not a wrapped size.
+size_t storage_bytes(const Shape& sizes, const Shape& strides, DType dtype) {
   KILN_CHECK(sizes.size() == strides.size());
-  for (int64_t s : sizes) KILN_USER_CHECK(s >= 0, "negative size in ", shape_str(sizes));
-  int64_t extent = 1;  // elements spanned: 1 + sum((size-1) * stride)
-  bool any_zero = false;
+  int64_t extent = 1, numel = 1, span = 0;
+  bool overflow = false;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) any_zero = true;
-    extent += (sizes[d] - 1) * strides[d];
+    if (sizes[d] == 0) return 0;
+    overflow |= __builtin_mul_overflow(numel, sizes[d], &numel);
+    overflow |= __builtin_mul_overflow(sizes[d] - 1, strides[d], &span) || __builtin_add_overflow(extent, span, &extent);
   }
-  if (any_zero) extent = 0;
+  overflow |= __builtin_mul_overflow(extent, int64_t(element_size(dtype)), &extent);
+  KILN_USER_CHECK(!overflow, "Storage size calculation overflowed with sizes=", shape_str(sizes));
+  return size_t(extent);
+}
+
+}  // namespace
+
+Tensor Tensor::empty_strided(Shape sizes, Shape strides, DType dtype) {
+  for (int64_t s : sizes) KILN_USER_CHECK(s >= 0, "negative size in ", shape_str(sizes));
+  size_t nbytes = storage_bytes(sizes, strides, dtype);
   Tensor t;
-  t.storage_ = std::make_shared<Storage>(size_t(extent) * element_size(dtype));
+  t.storage_ = std::make_shared<Storage>(nbytes);
   t.sizes_ = std::move(sizes);
   t.strides_ = std::move(strides);
   t.dtype_ = dtype;
@@ -148,6 +162,7 @@ Tensor Tensor::empty(Shape sizes, DType dtype) {
 }
 
 Tensor Tensor::meta_strided(Shape sizes, Shape strides, DType dtype) {
+  (void)storage_bytes(sizes, strides, dtype);  // the same size errors as a real tensor
   Tensor t;
   t.sizes_ = std::move(sizes);
   t.strides_ = std::move(strides);
@@ -229,17 +244,25 @@ Tensor Tensor::as_strided(Shape sizes, Shape strides, int64_t offset) const {
   KILN_USER_CHECK(sizes.size() == strides.size(), "as_strided: ", sizes.size(), " sizes but ",
                   strides.size(), " strides");
   KILN_USER_CHECK(offset >= 0, "as_strided: negative storage offset ", offset);
+  // A count or an index past 64 bits would wrap and slip through the bounds check.
+  bool empty_view = false, numel_overflow = false;
+  int64_t numel = 1;
+  for (int64_t s : sizes) {
+    empty_view |= s == 0;
+    numel_overflow |= __builtin_mul_overflow(numel, s, &numel);
+  }
+  KILN_USER_CHECK(empty_view || !numel_overflow, "numel: integer multiplication overflow (sizes ", shape_str(sizes), ")");
   if (storage_) {
-    int64_t max_index = offset;
-    bool empty_view = false;
+    int64_t max_index = offset, span = 0;
+    bool index_overflow = false;
     for (size_t d = 0; d < sizes.size(); ++d) {
       KILN_USER_CHECK(sizes[d] >= 0, "as_strided: negative size");
-      if (sizes[d] == 0) empty_view = true;
       KILN_USER_CHECK(strides[d] >= 0 || sizes[d] <= 1, "as_strided: negative stride");
-      max_index += (sizes[d] - 1) * strides[d];
+      index_overflow |= __builtin_mul_overflow(sizes[d] - 1, strides[d], &span) ||
+                        __builtin_add_overflow(max_index, span, &max_index);
     }
     int64_t capacity = int64_t(storage_->nbytes() / itemsize());
-    KILN_USER_CHECK(empty_view || max_index < capacity, "as_strided: view of size ",
+    KILN_USER_CHECK(empty_view || (!index_overflow && max_index < capacity), "as_strided: view of size ",
                     shape_str(sizes), " with strides ", shape_str(strides), " and offset ", offset,
                     " is out of bounds for storage of ", capacity, " elements");
   }

@@ -1,0 +1,200 @@
+// The interpreter's budgets and its behaviour at the edges the fuzzer
+// (tests/fuzz/fuzz_python.cpp) drives it to: endless loops, deep recursion
+// (also through a frame hook, as torch.compile's capture runs frames), failed
+// allocations, tensors too large to count, and the cycles reference counting
+// alone would leak. Each case is a program that once crashed, hung or leaked,
+// or the limit that stops it.
+#include "test_support.h"
+
+#include <new>
+
+#include "core/python/vm.h"
+
+using kiln::Error;
+using kiln::Status;
+using namespace kiln::py;
+
+namespace {
+
+struct Ran {
+  Status status;
+  int exit = -1;
+};
+
+// Runs every Python frame itself, one instruction at a time, as capture's
+// engine does (compiler/capture/engine.cpp): such frames never pass through
+// VM::run_frame.
+struct SteppingHook : FrameHook {
+  bool run_frame(VM& vm, Frame& frame, Value& result) override {
+    Frame* saved = vm.current_frame;
+    frame.parent = saved;
+    vm.current_frame = &frame;
+    try {
+      while (!vm.step(frame, result)) {
+      }
+    } catch (...) {
+      vm.current_frame = saved;
+      throw;
+    }
+    vm.current_frame = saved;
+    return true;
+  }
+};
+
+Ran run(const std::string& source, VMOptions options = {}, FrameHook* hook = nullptr) {
+  options.out = [](std::string_view) {};
+  options.err = [](std::string_view) {};
+  VM vm(options);
+  vm.frame_hook = hook;
+  Ran r;
+  r.status = vm.run_source(source, "prog.py", &r.exit);
+  return r;
+}
+
+// The program failed with `message` (e.g. "RecursionError: maximum recursion
+// depth exceeded") at prog.py:`line`.
+void expect_error(const Ran& r, const std::string& message, int line, int exit = 1) {
+  QVERIFY2(!r.status.ok(), "the program was expected to fail");
+  QVERIFY2(r.status.message().find(message) != std::string::npos, r.status.to_string().c_str());
+  QCOMPARE(r.status.where().file, std::string("prog.py"));
+  QCOMPARE(r.status.where().line, line);
+  QCOMPARE(r.exit, exit);
+}
+
+}  // namespace
+
+class TestPythonVmLimits : public QObject {
+  Q_OBJECT
+ private slots:
+  void step_budget_stops_an_endless_loop() {
+    VMOptions o;
+    o.max_steps = 10'000;
+    // Outside the language's own errors: exit code 3, as for the subset's limits.
+    expect_error(run("x = 0\nwhile True:\n    x += 1\n", o), "RuntimeError: step budget exhausted", 3, 3);
+  }
+
+  void step_budget_counts_every_frame() {
+    VMOptions o;
+    o.max_steps = 10'000;
+    expect_error(run("def f(n):\n    return n + 1\nfor i in range(10**6):\n    f(i)\n", o), "step budget exhausted", 2, 3);
+  }
+
+  void unlimited_by_default() {
+    Ran r = run("s = 0\nfor i in range(200000):\n    s += i\nassert s == 19999900000\n");
+    QVERIFY2(r.status.ok(), r.status.to_string().c_str());
+  }
+
+  void recursion_limit() {
+    expect_error(run("def f(n):\n    return f(n + 1)\nf(0)\n"), "RecursionError: maximum recursion depth exceeded", 2);
+  }
+
+  void recursion_through_a_frame_hook_is_bounded() {
+    // A compiled function calling itself: capture's hook runs each level by
+    // stepping it, never reaching VM::run_frame, whose depth check was the only
+    // one; the fuzzer's `@torch.compile def f(x): return f(x)` overflowed the
+    // C++ stack.
+    SteppingHook hook;
+    // The stepped frames add no traceback lines (capture's own frames do): the
+    // location is the call in the module.
+    expect_error(run("def f(n):\n    return f(n + 1)\nf(0)\n", {}, &hook),
+                 "RecursionError: maximum recursion depth exceeded", 3);
+  }
+
+  void failed_allocation_is_a_memory_error() {
+    // std::bad_alloc (or the fuzzer's heap budget) out of any builtin becomes
+    // Python's MemoryError at the user's line, not a crash.
+    VMOptions o;
+    o.out = [](std::string_view) {};
+    o.err = [](std::string_view) {};
+    VM vm(o);
+    vm.builtins()->set(str_value("allocate"), make_builtin("allocate", [](VM&, const CallArgs&) -> Value {
+      throw std::bad_alloc();
+    }));
+    vm.builtins()->set(str_value("fail"), make_builtin("fail", [](VM&, const CallArgs&) -> Value {
+      throw Error("a tensor-library error no binding converted");
+    }));
+    int exit = 0;
+    Status s = vm.run_source("x = 1\nallocate()\n", "prog.py", &exit);
+    QVERIFY(!s.ok());
+    QCOMPARE(s.message(), std::string("MemoryError: out of memory"));
+    QCOMPARE(s.where().line, 2);
+    QCOMPARE(exit, 1);
+    s = vm.run_source("def g():\n    return fail()\ng()\n", "prog.py", &exit);
+    QCOMPARE(s.message(), std::string("RuntimeError: a tensor-library error no binding converted"));
+    QCOMPARE(s.where().line, 2);
+  }
+
+  void programs_run_one_after_another_on_one_vm() {
+    // The constants cache was keyed by code object address only: the next
+    // program's code, allocated where a freed one was, found the old constants
+    // (wrong values, or a crash when their count differed).
+    std::string out;
+    VMOptions o;
+    o.out = [&out](std::string_view text) { out += text; };
+    VM vm(o);
+    for (int i = 0; i < 20; ++i) {
+      out.clear();
+      std::string n = std::to_string(i);
+      std::string extra = i % 2 ? ", 'odd', 1.5" : "";
+      Status s = vm.run_source("def g():\n    return " + n + "\nprint(g(), 'run'" + extra + ")\n", "prog.py");
+      QVERIFY2(s.ok(), s.to_string().c_str());
+      QCOMPARE(out, n + " run" + (i % 2 ? " odd 1.5" : "") + "\n");
+    }
+  }
+
+  void tensor_element_limit() {
+    VMOptions o;
+    o.max_tensor_numel = 1000;
+    expect_error(run("import torch\nx = torch.ones(10, 10)\ny = torch.ones(100, 100)\n", o),
+                 "RuntimeError: ones() made a tensor of 10000 elements, over this interpreter's limit of 1000", 3);
+    // A view is counted too: an expanded tensor costs every later op its full size.
+    expect_error(run("import torch\nx = torch.ones(1).expand(10**6)\n", o), "over this interpreter's limit", 2);
+  }
+
+  void tensor_sizes_past_64_bits_are_errors() {
+    // Each wrapped to a small count and made a tensor whose storage was smaller
+    // than its shape: reads past the end of the heap block.
+    expect_error(run("import torch\nx = torch.zeros(2**62, 4)\nprint(x[1])\n"),
+                 "RuntimeError: Storage size calculation overflowed with sizes=[4611686018427387904, 4]", 2);
+    expect_error(run("import torch\ny = torch.ones(4).as_strided((2**62,), (4,))\nprint(y[2**61])\n"),
+                 "is out of bounds for storage of 4 elements", 2);
+    expect_error(run("import torch\nx = torch.ones(1).expand(2**40, 2**40)\n"),
+                 "numel: integer multiplication overflow", 2);
+  }
+
+  void teardown_frees_cycles() {
+    // Reference counting never frees a cycle: without the VM's teardown every
+    // program with a def (function -> globals -> function) leaked its objects.
+    Value list, fn, instance;
+    {
+      VMOptions quiet;
+      quiet.out = [](std::string_view) {};
+      VM vm(quiet);
+      Status s = vm.run_source(
+          "a = []\na.append(a)\ndef f():\n    return f\nclass C:\n    pass\nc = C()\nc.me = c\n", "prog.py");
+      QVERIFY2(s.ok(), s.to_string().c_str());
+      Ref<Dict> globals = vm.module("__main__")->dict;
+      list = *globals->find_str("a");
+      fn = *globals->find_str("f");
+      instance = *globals->find_str("c");
+      QCOMPARE(list.as<List>()->items.size(), size_t(1));
+    }
+    // Only this test's references are left: each object would be freed with them.
+    QVERIFY(list.as<List>()->items.empty());
+    QCOMPARE(list.obj()->refs, int64_t(1));
+    QVERIFY(!fn.as<Function>()->globals);
+    QCOMPARE(fn.obj()->refs, int64_t(1));
+    QCOMPARE(instance.as<Instance>()->dict->size(), size_t(0));
+    QCOMPARE(instance.obj()->refs, int64_t(1));
+  }
+
+  void deeply_nested_data_is_freed_without_deep_recursion() {
+    // 300000 nested lists freed one inside the other would need a C++ frame per
+    // level; the teardown empties them one by one instead.
+    Ran r = run("x = []\nfor i in range(300000):\n    x = [x]\n");
+    QVERIFY2(r.status.ok(), r.status.to_string().c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestPythonVmLimits)
+#include "test_python_vm_limits.moc"
