@@ -1,6 +1,7 @@
 #include "compiler/capture/region_tracer.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -102,17 +103,39 @@ class Namer {
     for (char& c : base)
       if (!isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
     if (base.empty() || isdigit(static_cast<unsigned char>(base[0]))) base = "_" + base;
-    std::string candidate = base;
-    if (reserved.count(candidate)) candidate = base + "_1";
-    int n = 1;
-    while (used_.count(candidate)) candidate = base + "_" + std::to_string(++n - (reserved.count(base) ? 0 : 1));
+    const bool is_reserved = reserved.count(base) > 0;
+    std::string candidate = is_reserved ? base + "_1" : base;
+    // Suffixes probed so far per base: naming stays linear in the number of ops
+    // (a released name is found again because probing restarts below it).
+    int& n = next_suffix_[base];
+    if (n == 0) n = 1;
+    if (used_.count(candidate)) {
+      int k = std::max(n, 1);
+      do candidate = base + "_" + std::to_string(k++ + (is_reserved ? 1 : 0));
+      while (used_.count(candidate));
+      n = k;
+    }
     used_.insert(candidate);
     return candidate;
   }
-  void release(const std::string& name) { used_.erase(name); }
+  void release(const std::string& name) {
+    used_.erase(name);
+    // Let the next name of this base probe from the released suffix again.
+    size_t us = name.rfind('_');
+    if (us == std::string::npos || us + 1 >= name.size()) return;
+    std::string base = name.substr(0, us);
+    auto it = next_suffix_.find(base);
+    if (it == next_suffix_.end()) return;
+    try {
+      int k = std::stoi(name.substr(us + 1));
+      it->second = std::min(it->second, std::max(1, k - 1));
+    } catch (...) {
+    }
+  }
 
  private:
   std::set<std::string> used_;
+  std::map<std::string, int> next_suffix_;
 };
 
 std::string last_part(const std::string& dotted) {
