@@ -275,6 +275,21 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
           owner.report.guards.push_back(guard_texts);
           if (region.break_info) owner.report.breaks.push_back(region.break_record);
         }
+        if (options.logs.dynamic) {
+          // Each symbolic size of an input, as Dynamo's create_symbol lines name them.
+          size_t input = 0;
+          for (const Node& n : region.graph.nodes) {
+            if (n.op != OpKind::Placeholder) continue;
+            const py::Value& real = region.input_values.at(input);
+            const SourcePtr& src = region.inputs.at(input++);
+            if (!n.meta.val.is_tensor() || !real.is(ObjKind::Tensor)) continue;
+            const std::vector<SymInt>& sizes = n.meta.val.tensor.sizes;
+            for (size_t d = 0; d < sizes.size(); ++d)
+              if (sizes[d].is_symbolic())
+                log(vm, cid, "dynamic", "create_symbol " + sizes[d].expr + " = " + std::to_string(real.as<py::TensorObj>()->t.sizes()[d]) +
+                                            " for " + src->str() + ".size()[" + std::to_string(d) + "] [2, int_oo]");
+          }
+        }
         if (options.logs.graph_code)
           log(vm, cid, "graph_code", "TRACED GRAPH\n ===== __compiled_fn =====\n" + print_graph_module(region.graph));
         if (options.logs.guards) {

@@ -232,6 +232,7 @@ class RegionTracer : public py::Tracer {
   std::set<std::string> guarded_;                              // guard dedupe by text
   std::vector<TracedFrame*> frames_;                           // root first
   std::vector<StackFrame> break_stack_;
+  mutable int next_symbol_ = 0;  // s0, s1, ... for dynamic sizes, one sequence per region
 };
 
 namespace {
@@ -426,12 +427,21 @@ Val RegionTracer::val_of(const Value& v, const std::vector<bool>* dynamic) const
     TensorMeta m;
     m.dtype = std::string(dtype_name(t.dtype()));
     m.device = "cpu";
-    std::vector<SymInt> strides;
-    int sym = 0;
-    for (size_t d = 0; d < t.sizes().size(); ++d) {
-      if (dynamic && (*dynamic)[d]) m.sizes.push_back(SymInt::symbol("s" + std::to_string(sym++)));
+    const size_t n = t.sizes().size();
+    for (size_t d = 0; d < n; ++d) {
+      if (dynamic && (*dynamic)[d]) m.sizes.push_back(SymInt::symbol("s" + std::to_string(next_symbol_++)));
       else m.sizes.push_back(SymInt::of(t.sizes()[d]));
-      strides.push_back(SymInt::of(t.strides()[d]));
+    }
+    // A contiguous tensor's stride is the product of the later sizes, symbols included.
+    std::vector<SymInt> strides(n);
+    bool contiguous = t.is_contiguous();
+    int64_t factor = 1;
+    std::string expr;
+    for (size_t d = n; d-- > 0;) {
+      if (!contiguous || expr.empty()) strides[d] = SymInt::of(t.strides()[d]);
+      else strides[d] = SymInt::symbol(factor == 1 ? expr : std::to_string(factor) + "*" + expr);
+      if (m.sizes[d].is_symbolic()) expr = expr.empty() ? m.sizes[d].expr : m.sizes[d].expr + "*" + expr;
+      else factor *= t.sizes()[d];
     }
     m.strides = strides;
     return Val::of_tensor(std::move(m));
