@@ -1,6 +1,7 @@
 // The cache of compiled regions per frame and the torch.compile family.
 #include <chrono>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "compiler/capture/capture.h"
@@ -56,6 +57,7 @@ struct State : py::FrameHook {
   std::vector<Callable*> active;  // compiled calls in progress, innermost last
   std::unique_ptr<TraceWriter> trace;  // KILN_TRACE; null when off or unwritable
   int first_calls = 0;
+  std::set<std::string> warned_config;
 
   bool run_frame(py::VM& vm, py::Frame& frame, Value& result) override;
   Value execute(py::VM& vm, py::Frame& frame);
@@ -69,6 +71,24 @@ struct State : py::FrameHook {
 };
 
 State& state_of(py::VM& vm) { return *std::static_pointer_cast<State>(vm.extensions.at("capture")); }
+
+// A torch._dynamo.config setting as the program left it.
+py::Value dynamo_config(py::VM& vm, std::string_view name) {
+  py::Ref<py::Module> config = vm.module("torch._dynamo.config");
+  const Value* v = config ? config->dict->find_str(name) : nullptr;
+  return v ? *v : Value();
+}
+
+// config.recompile_limit, or the older name cache_size_limit when only that was changed.
+int recompile_limit(py::VM& vm) {
+  State& st = state_of(vm);
+  int limit = st.options.cache_size_limit;
+  for (const char* name : {"recompile_limit", "cache_size_limit"}) {
+    Value v = dynamo_config(vm, name);
+    if (v.is_int() && v.as_int() != 8) limit = int(std::max<int64_t>(0, v.as_int()));
+  }
+  return limit;
+}
 
 std::string frame_name(const py::Frame& frame) {
   return frame.pc == 0 ? frame.code->name
@@ -181,11 +201,13 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
     if (hit) {
       returned = run_entry(vm, frame, hit->region, result);
     } else {
-      if (int(info.entries.size()) >= options.cache_size_limit) {
+      const int limit = recompile_limit(vm);
+      if (int(info.entries.size()) >= limit) {
         info.over_limit = true;
-        vm.write_err("W kiln capture: hit the recompile limit (" + std::to_string(options.cache_size_limit) + ")\n   function: '" +
-                     info.name + "' (" + frame.code->filename + ":" + std::to_string(frame.code->firstlineno) + ")\n   last reason: " +
-                     (failures.empty() ? "" : failures.front()) + "\n");
+        vm.write_err("W torch._dynamo hit config.recompile_limit (" + std::to_string(limit) + ")\n   function: '" + info.name +
+                     "' (" + frame.code->filename + ":" + std::to_string(frame.code->firstlineno) + ")\n   last reason: " +
+                     (failures.empty() ? "" : failures.front().substr(0, failures.front().find('\n'))) +
+                     "\nTo log all recompilation reasons, use KILN_LOGS=\"recompiles\".\n");
         continue;
       }
       if (info.frame_id < 0) info.frame_id = next_frame_id++;
@@ -231,6 +253,12 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
       metrics.frame = traced;
       metrics.cache_size = metrics.accumulated_cache_size = int(info.entries.size());
       if (!failures.empty()) metrics.recompile_reason = failures.front();
+      // Settings Kiln's capture does not model are said out loud once, not ignored.
+      for (const char* name : {"capture_scalar_outputs", "capture_dynamic_output_shape_ops"}) {
+        if (vm.truth(dynamo_config(vm, name)) && warned_config.insert(name).second)
+          vm.write_err(std::string("W kiln capture: torch._dynamo.config.") + name +
+                       " = True is not supported; those ops still break the graph\n");
+      }
       RegionResult region;
       try {
         region = trace_region(vm, frame, info.settings);
