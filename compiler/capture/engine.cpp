@@ -22,6 +22,7 @@ struct CacheEntry {
   std::string compile_id;
   RegionResult region;
   const Callable* first_call_of = nullptr;  // made during this callable's first call
+  std::map<std::string, int> fail_counts;   // per guard root, for Dynamo's check order
 };
 
 // A frame in Dynamo's sense: a code object entered at one instruction (pc 0, or
@@ -187,13 +188,19 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
     }
     const CacheEntry* hit = nullptr;
     std::vector<std::string> failures;
+    std::vector<Guard> failed_guards;  // copies: reordering moves an entry's guards
     const bool fresh = options.explain_fresh_first_call && owner.recording;
     for (auto it = info.entries.rbegin(); it != info.entries.rend(); ++it) {
       if (fresh && it->first_call_of != &owner) continue;
       std::string why;
-      if (it->region.reusable && check_guards(vm, frame, it->region.guards, &why)) {
+      const Guard* failed = nullptr;
+      if (it->region.reusable && check_guards(vm, frame, it->region.guards, &why, &failed)) {
         hit = &*it;
         break;
+      }
+      if (failed) {
+        failed_guards.push_back(*failed);
+        reorder_after_failure(it->region.guards, it->fail_counts, failed_guards.back());
       }
       failures.push_back(it->compile_id + ": " + (it->region.reusable ? why : "not reusable (" + it->region.not_reusable_why + ")"));
     }
@@ -224,6 +231,16 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
         if (std::find(info.settings.dynamic_dims.begin(), info.settings.dynamic_dims.end(), std::make_pair(src, dim)) ==
             info.settings.dynamic_dims.end())
           info.settings.dynamic_dims.emplace_back(src, dim);
+      }
+      // Automatic dynamic for numbers: an int or float argument whose value
+      // changed becomes a graph input (bools and strings stay specialized).
+      for (const Guard& g : failed_guards) {
+        if (owner.dynamic == false || g.kind != Guard::Kind::EqualsMatch) continue;
+        if (g.expected.is_bool() || !(g.expected.is_int() || g.expected.is_float())) continue;
+        std::string src = g.source->str();
+        if (std::find(info.settings.dynamic_scalars.begin(), info.settings.dynamic_scalars.end(), src) ==
+            info.settings.dynamic_scalars.end())
+          info.settings.dynamic_scalars.push_back(src);
       }
       info.settings.all_dynamic = owner.dynamic.value_or(false);
       TraceCompileId tid{info.frame_id, info.compiles, 0};

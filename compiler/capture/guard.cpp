@@ -1,6 +1,7 @@
 #include "compiler/capture/guard.h"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <sstream>
 
@@ -137,7 +138,8 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
     case Kind::EqualsMatch: {
       bool same_type = v.tag() == expected.tag() && (!v.is_obj() || v.obj()->kind == expected.obj()->kind);
       if (same_type && py::equal(v, expected)) return true;
-      std::string line = source->short_name() + " == " + py::repr(expected);
+      // Dynamo checks None by identity.
+      std::string line = source->short_name() + (expected.is_none() ? " is None" : " == " + py::repr(expected));
       if (!user_code.empty()) {
         if (line.size() < 57) line += std::string(57 - line.size(), ' ');
         line += "  " + user_comment(*this);
@@ -171,9 +173,13 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
   return true;
 }
 
-bool check_guards(py::VM& vm, const py::Frame& frame, const std::vector<Guard>& guards, std::string* why) {
+bool check_guards(py::VM& vm, const py::Frame& frame, const std::vector<Guard>& guards, std::string* why,
+                  const Guard** failed) {
   for (const Guard& g : guards)
-    if (!g.check(vm, frame, why)) return false;
+    if (!g.check(vm, frame, why)) {
+      if (failed) *failed = &g;
+      return false;
+    }
   return true;
 }
 
@@ -182,8 +188,30 @@ void order_guards(std::vector<Guard>& guards) {
   // tensor mismatch before a constant's), then by source name, as Dynamo
   // installs guards sorted by Guard.sort_key.
   auto key = [](const Guard& g) {
-    int group = g.kind == Guard::Kind::GradMode ? 0 : g.kind == Guard::Kind::TensorMatch ? 1 : 2;
+    // A module's parameters and buffers sort with the module's other guards
+    // (its type check first, by name), not with the frame's input tensors.
+    bool input_tensor = g.kind == Guard::Kind::TensorMatch && !g.source->is_module_state();
+    int group = g.kind == Guard::Kind::GradMode ? 0 : input_tensor ? 1 : 2;
     return std::make_pair(group, group == 0 ? std::string() : g.source->str());
+  };
+  std::stable_sort(guards.begin(), guards.end(), [&](const Guard& a, const Guard& b) { return key(a) < key(b); });
+  for (size_t i = 0; i < guards.size(); ++i) guards[i].rank = int(i);
+}
+
+std::string guard_root(const Guard& g) {
+  if (g.kind == Guard::Kind::GradMode || !g.source) return {};
+  const Source* s = g.source.get();
+  while (s->base) s = s->base.get();
+  return s->str();
+}
+
+void reorder_after_failure(std::vector<Guard>& guards, std::map<std::string, int>& fail_counts, const Guard& failed) {
+  if (failed.kind == Guard::Kind::GradMode) return;
+  ++fail_counts[guard_root(failed)];
+  auto key = [&](const Guard& g) {
+    if (g.kind == Guard::Kind::GradMode) return std::make_pair(INT32_MIN, g.rank);
+    auto it = fail_counts.find(guard_root(g));
+    return std::make_pair(it == fail_counts.end() ? 0 : -it->second, g.rank);
   };
   std::stable_sort(guards.begin(), guards.end(), [&](const Guard& a, const Guard& b) { return key(a) < key(b); });
 }

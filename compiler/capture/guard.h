@@ -1,6 +1,7 @@
 #pragma once
 // Guards: the assumptions a captured graph was built on, checked before each
 // reuse. Failure texts follow TorchDynamo's so recompile reasons read the same.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct Guard {
   // EqualsMatch: the value; IdMatch: the object; TypeMatch: the class.
   py::Value expected;
   int64_t length = 0;  // LengthCheck
+  int rank = 0;        // position after order_guards, the tie-break when failures reorder checks
   bool grad_mode = true;
   // The user line that made the guard, for messages ("# for _ in range(n):  # f.py:3 in g").
   std::string user_code, user_file, user_function;
@@ -42,12 +44,21 @@ struct Guard {
 
 // Checks the guards in order and reports the first failure. A failure text may
 // have several lines (the guard, then its user stack trace).
-bool check_guards(py::VM& vm, const py::Frame& frame, const std::vector<Guard>& guards, std::string* why);
+bool check_guards(py::VM& vm, const py::Frame& frame, const std::vector<Guard>& guards, std::string* why,
+                  const Guard** failed = nullptr);
 
 // Puts guards in the order Dynamo reports failures: global state (grad mode)
 // first, then tensor guards, then the rest by source name (Dynamo sorts guards
 // by Guard.sort_key), keeping the order they were made in for one source.
 void order_guards(std::vector<Guard>& guards);
+
+// The frame local (or global) a guard's source starts from, "L['self']"; empty for global state.
+std::string guard_root(const Guard& g);
+
+// After a failure, Dynamo's guard manager checks the accessors that failed most
+// often first. `fail_counts` maps guard_root() to failures so far; the guards
+// are reordered (grad mode first, then by failures, then by rank).
+void reorder_after_failure(std::vector<Guard>& guards, std::map<std::string, int>& fail_counts, const Guard& failed);
 
 // c10's scalar type names used in guard messages: Float, Double, Long, Half, BFloat16, Bool.
 std::string scalar_type_name(DType d);

@@ -28,6 +28,7 @@ struct ShadowEntry {
   SourcePtr src;
   SourcePtr iter_base = nullptr;
   int64_t iter_pos = 0;
+  bool dynamic_scalar = false;  // an int/float input the graph takes as a value, not a guarded constant
 };
 
 ShadowEntry shadow(SourcePtr src) {
@@ -218,6 +219,9 @@ class RegionTracer : public py::Tracer {
   StateTemplate make_template(const Value& v, const SourcePtr& src, const std::vector<py::TensorObj*>& outputs);
   Ref<py::TensorObj> make_fake(Tensor meta, NodeId node);
   bool is_dynamic(const SourcePtr& src, size_t dim, int64_t size) const;
+  bool is_dynamic_scalar(const Value& v, const SourcePtr& src) const;
+  void consume_dynamic_scalars(TracedFrame& tf, const py::Instr& in);
+  NodeId lift_scalar(const Value& v, const SourcePtr& src);
 
   py::VM& vm_;
   const TraceSettings& settings_;
@@ -228,11 +232,26 @@ class RegionTracer : public py::Tracer {
   std::vector<OpNode> ops_;
   std::vector<Ref<py::TensorObj>> fakes_;
   std::unordered_map<const py::Object*, SourcePtr> sources_;   // objects seen with a source
+  // Keeps every object in sources_ alive for the region: a freed object's
+  // address reused by a new one would otherwise inherit its source.
+  std::vector<py::Ref<py::Object>> pinned_;
+  void remember_source(const Value& v, const SourcePtr& src) {
+    sources_[v.obj()] = src;
+    pinned_.push_back(py::Ref<py::Object>(v.obj()));
+  }
   std::unordered_map<const py::TensorObj*, size_t> lifted_;    // real tensor -> placeholder
   std::set<std::string> guarded_;                              // guard dedupe by text
   std::vector<TracedFrame*> frames_;                           // root first
   std::vector<StackFrame> break_stack_;
   mutable int next_symbol_ = 0;  // s0, s1, ... for dynamic sizes, one sequence per region
+  // Dynamic scalars the instruction being stepped hands to a tensor op: record()
+  // makes the matching argument a graph input.
+  struct PendingScalar {
+    Value value;
+    SourcePtr source;
+  };
+  std::vector<PendingScalar> pending_scalars_;
+  std::map<std::string, size_t> scalar_inputs_;  // source text -> placeholder
 };
 
 namespace {
@@ -278,6 +297,69 @@ bool RegionTracer::is_dynamic(const SourcePtr& src, size_t dim, int64_t size) co
   return false;
 }
 
+bool RegionTracer::is_dynamic_scalar(const Value& v, const SourcePtr& src) const {
+  if (!src || v.is_bool() || !(v.is_int() || v.is_float())) return false;
+  const std::string text = src->str();
+  for (const std::string& s : settings_.dynamic_scalars)
+    if (s == text) return true;
+  return false;
+}
+
+// What the instruction about to run does with dynamic scalars: a tensor op
+// (tensor * k, k + tensor) takes one as a graph input; anything else (Python
+// arithmetic, range(k), branching) specializes it with a guard, as the graph
+// cannot follow Python-level uses.
+void RegionTracer::consume_dynamic_scalars(TracedFrame& tf, const py::Instr& in) {
+  pending_scalars_.clear();
+  switch (in.op) {
+    // Moving a value around keeps it dynamic: its source goes with it.
+    case Op::StoreFast: case Op::PopTop: case Op::DupTop: case Op::DupTopTwo: case Op::RotTwo: case Op::RotThree:
+    case Op::RotFour: case Op::ReturnValue:
+      return;
+    default: break;
+  }
+  const size_t pops = std::min(stack_pops(in), tf.stack.size());
+  const py::Frame& f = *tf.frame;
+  const bool binary = in.op == Op::BinaryOp || in.op == Op::InplaceOp || in.op == Op::CompareOp;
+  for (size_t k = 0; k < pops; ++k) {
+    size_t slot = tf.stack.size() - 1 - k;
+    ShadowEntry& e = tf.stack[slot];
+    if (!e.dynamic_scalar) continue;
+    const Value& v = f.stack[slot];
+    const Value& other = f.stack[k == 0 ? slot - 1 : slot + 1];
+    if (binary && pops == 2 && other.is(ObjKind::Tensor)) {
+      pending_scalars_.push_back({v, e.src});
+      continue;
+    }
+    e.dynamic_scalar = false;
+    add_constant_guard(v, e.src);
+  }
+}
+
+NodeId RegionTracer::lift_scalar(const Value& v, const SourcePtr& src) {
+  auto it = scalar_inputs_.find(src->str());
+  if (it != scalar_inputs_.end()) return ph_id(it->second);
+  // The graph is only right for values of this type: int * tensor and float * tensor differ.
+  Guard g;
+  g.kind = Guard::Kind::TypeMatch;
+  g.source = src;
+  g.expected = Value(vm_.type_of(v));
+  if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
+  Placeholder p;
+  p.source = src;
+  p.real = v;
+  p.node.op = OpKind::Placeholder;
+  p.node.target = src->graph_name();
+  std::string name = p.node.target;
+  if (!name.empty()) name[0] = char(tolower(static_cast<unsigned char>(name[0])));
+  p.node.name = namer_.make(name);
+  p.node.meta.val = Val::of_sym("s" + std::to_string(next_symbol_++));
+  size_t index = phs_.size();
+  phs_.push_back(std::move(p));
+  scalar_inputs_[src->str()] = index;
+  return ph_id(index);
+}
+
 void RegionTracer::add_tensor_guard(py::TensorObj* t, const SourcePtr& src, bool specialize) {
   Guard g;
   g.kind = Guard::Kind::TensorMatch;
@@ -310,7 +392,16 @@ void RegionTracer::name_elements(const Value& v, const SourcePtr& src, int depth
     }
     if (!item.is_obj() || sources_.count(item.obj()) || item.obj()->serial >= epoch_) return;
     SourcePtr s = Source::item(src, key);
-    sources_[item.obj()] = s;
+    remember_source(item, s);
+    if (item.is(ObjKind::Instance)) {
+      // A module reached through a container (ModuleList iteration) is checked by type, as when read directly.
+      Guard g;
+      g.kind = Guard::Kind::TypeMatch;
+      g.source = s;
+      g.expected = Value(item.as<py::Instance>()->cls);
+      stamp_user(g);
+      if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
+    }
     name_elements(item, s, depth + 1);
   };
   if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
@@ -331,11 +422,15 @@ void RegionTracer::on_pushed(TracedFrame& tf, size_t slot) {
     return;
   }
   if (is_scalar_constant(v)) {
+    if (is_dynamic_scalar(v, e.src)) {
+      e.dynamic_scalar = true;  // guarded only if something other than a tensor op reads it
+      return;
+    }
     add_constant_guard(v, e.src);
     return;
   }
   if (v.is_obj() && !sources_.count(v.obj())) {
-    sources_[v.obj()] = e.src;
+    remember_source(v, e.src);
     name_elements(v, e.src, 0);
     if (v.is(ObjKind::List) || v.is(ObjKind::Tuple) || v.is(ObjKind::Dict)) {
       Guard g;
@@ -541,6 +636,19 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
     const Value& a = call.args[i];
     Arg arg;
     ArgTemplate tmpl;
+    auto pending = std::find_if(pending_scalars_.begin(), pending_scalars_.end(), [&](const PendingScalar& p) {
+      return p.value.tag() == a.tag() && py::equal(p.value, a);
+    });
+    if (pending != pending_scalars_.end()) {
+      NodeId ph = lift_scalar(a, pending->source);
+      pending_scalars_.erase(pending);
+      op.node.args.push_back(Arg::node(ph));
+      tmpl.kind = ArgTemplate::Kind::Node;
+      tmpl.node = ph;
+      op.step.args.push_back(std::move(tmpl));
+      subst.push_back(a);
+      continue;
+    }
     if (!to_arg(a, arg, tmpl)) {
       py::BreakInfo info;
       info.kind = py::BreakKind::UnsupportedCall;
@@ -644,7 +752,8 @@ void RegionTracer::truncate(size_t nops, size_t nphs) {
   }
   while (phs_.size() > nphs) {
     namer_.release(phs_.back().node.name);
-    lifted_.erase(phs_.back().real.as<py::TensorObj>());
+    if (phs_.back().real.is(ObjKind::Tensor)) lifted_.erase(phs_.back().real.as<py::TensorObj>());
+    else scalar_inputs_.erase(phs_.back().source->str());
     phs_.pop_back();
   }
 }
@@ -684,7 +793,10 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
   Value key;  // BinarySubscr's key, read before the step pops it
   if (in.op == Op::BinarySubscr || in.op == Op::LoadAttr) key = f.stack.back();  // LoadAttr: the object
   ShadowEntry top_before = tf.stack.empty() ? ShadowEntry{} : tf.stack.back();
-  if (vm_.step(f, result)) return true;
+  consume_dynamic_scalars(tf, in);
+  bool done = vm_.step(f, result);
+  pending_scalars_.clear();
+  if (done) return true;
   const size_t after = f.stack.size();
   auto& sh = tf.stack;
   switch (in.op) {

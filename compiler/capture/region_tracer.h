@@ -73,6 +73,10 @@ struct RegionResult {
 struct TraceSettings {
   std::vector<std::pair<std::string, int>> dynamic_dims;  // (source text, dim) sizes that vary
   bool all_dynamic = false;                               // dynamic=True
+  // Int and float arguments (source text, "L['k']") that changed since the last
+  // compile: graph inputs instead of guarded constants, as Dynamo's automatic
+  // dynamic makes them SymInt / SymFloat inputs.
+  std::vector<std::string> dynamic_scalars;
 };
 
 // Traces from frame.pc. On return the frame holds the real state after the
