@@ -235,6 +235,7 @@ class RegionTracer : public py::Tracer {
   // Keeps every object in sources_ alive for the region: a freed object's
   // address reused by a new one would otherwise inherit its source.
   std::vector<py::Ref<py::Object>> pinned_;
+  std::unordered_set<const py::Object*> untyped_;  // modules named through containers, type guard pending
   void remember_source(const Value& v, const SourcePtr& src) {
     sources_[v.obj()] = src;
     pinned_.push_back(py::Ref<py::Object>(v.obj()));
@@ -393,15 +394,9 @@ void RegionTracer::name_elements(const Value& v, const SourcePtr& src, int depth
     if (!item.is_obj() || sources_.count(item.obj()) || item.obj()->serial >= epoch_) return;
     SourcePtr s = Source::item(src, key);
     remember_source(item, s);
-    if (item.is(ObjKind::Instance)) {
-      // A module reached through a container (ModuleList iteration) is checked by type, as when read directly.
-      Guard g;
-      g.kind = Guard::Kind::TypeMatch;
-      g.source = s;
-      g.expected = Value(item.as<py::Instance>()->cls);
-      stamp_user(g);
-      if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
-    }
+    // A module reached through a container (ModuleList iteration) gets its type
+    // guard where it is first used, as when read directly (see on_pushed).
+    if (item.is(ObjKind::Instance)) untyped_.insert(item.obj());
     name_elements(item, s, depth + 1);
   };
   if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
@@ -417,10 +412,20 @@ void RegionTracer::name_elements(const Value& v, const SourcePtr& src, int depth
 void RegionTracer::on_pushed(TracedFrame& tf, size_t slot) {
   ShadowEntry& e = tf.stack[slot];
   const Value& v = tf.frame->stack[slot];
-  if (!e.src) {
-    e.src = source_of(v);
-    return;
+  const bool had_source = e.src != nullptr;
+  if (!e.src) e.src = source_of(v);
+  // Binding a module to a name is not a use; its pending type guard waits for the next read.
+  const py::Frame& f = *tf.frame;
+  bool just_stored = f.pc < int(f.code->code.size()) && f.code->code[size_t(f.pc)].op == Op::StoreFast;
+  if (e.src && v.is(ObjKind::Instance) && !just_stored && untyped_.erase(v.obj())) {
+    Guard g;
+    g.kind = Guard::Kind::TypeMatch;
+    g.source = source_of(v);
+    g.expected = Value(v.as<py::Instance>()->cls);
+    stamp_user(g);
+    if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
   }
+  if (!had_source) return;
   if (is_scalar_constant(v)) {
     if (is_dynamic_scalar(v, e.src)) {
       e.dynamic_scalar = true;  // guarded only if something other than a tensor op reads it

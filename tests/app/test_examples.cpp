@@ -1,7 +1,8 @@
 // Kiln's example programs (resources/examples) against what PyTorch 2.11 did
 // with them (tests/data/python, written by generate.py there): each program's
-// printed numbers line for line within 1e-4 relative, and `kiln-cli explain`'s
-// graph count, graph break count, op count and break lines per compiled callable.
+// printed numbers line for line within 1e-4 relative, `kiln-cli explain`'s
+// graph count, graph break count, op count and break lines per compiled callable,
+// and the recompile reasons KILN_LOGS=recompiles prints.
 // A new example with its expected files is picked up without changing this file.
 #include <QtTest>
 
@@ -31,6 +32,37 @@ QString whole_program_gap(const QString& name) {
   if (name == "e05_mlp_train_eval") return "needs Tensor.backward() and optimizers (autograd is issue 5)";
   return {};
 }
+QString recompile_gap(const QString& name) {
+  if (name == "e09_dynamic") return "symbolic sizes are not modelled: reading x.shape[0] specializes a dynamic dimension";
+  if (name == "e16_args_kwargs_main") return "dict.get of a missing key is guarded by the dict's length, not not ___dict_contains";
+  return {};
+}
+
+// The [__recompiles] lines of a run, comparable across machines: the program's
+// folder and the guard comments (whose paths PyTorch truncates) removed, and
+// library frames of user stacks dropped (PyTorch's are torch/nn files, Kiln's
+// its own prelude).
+QStringList recompile_lines(const QString& text, const QString& program_dir) {
+  QStringList out;
+  bool skip_code = false;
+  for (QString line : text.split('\n', Qt::SkipEmptyParts)) {
+    if (!line.contains("[__recompiles]")) continue;
+    line.replace(program_dir, "DIR").replace("/home/dev/models", "DIR");
+    if (skip_code) {
+      skip_code = false;
+      if (line.contains("-     ")) continue;
+    }
+    if (line.contains("-   File \"") && !line.contains("\"DIR/")) {
+      skip_code = true;
+      continue;
+    }
+    int comment = line.indexOf("  # ");
+    if (comment >= 0) line.truncate(comment);
+    out << line.trimmed();
+  }
+  return out;
+}
+
 QString line_gap(const QString& name, int line) {
   if (name == "e10_compile_options" && line == 12)
     return "torch._dynamo.list_backends() lists Kiln's backends, not PyTorch's (cudagraphs, openxla, tvm)";
@@ -58,6 +90,23 @@ class TestExamples : public QObject {
       if (!gap.isEmpty()) QEXPECT_FAIL("", qPrintable(gap), Continue);
       QVERIFY2(kiln::test::same_printed_line(got[i], want[i]), qPrintable(QString("line %1: %2\n   PyTorch: %3").arg(i + 1).arg(got[i], want[i])));
     }
+  }
+
+  void recompiles_match_dynamo_data() { add_rows(); }
+  void recompiles_match_dynamo() {
+    QFETCH(QString, name);
+    if (QString gap = whole_program_gap(name); !gap.isEmpty()) QSKIP(qPrintable(gap));
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("KILN_LOGS", "recompiles");
+    auto run = kiln::test::run_cli({"run", examples_dir() + "/" + name + ".py"}, 300000, env);
+    QVERIFY2(run.code == 0, run.err.constData());
+    // The eager backend's reasons where inductor adds guards of its own (e09's <= 4096).
+    QString eager = expected_dir() + "/" + name + ".recompiles.eager.txt";
+    QStringList want = recompile_lines(QString::fromUtf8(read(QFile::exists(eager) ? eager : expected_dir() + "/" + name + ".recompiles.txt")), "DIR");
+    QStringList got = recompile_lines(QString::fromUtf8(run.err), examples_dir());
+    QString gap = recompile_gap(name);
+    if (!gap.isEmpty()) QEXPECT_FAIL("", qPrintable(gap), Abort);
+    QVERIFY2(got == want, qPrintable("Kiln:\n" + got.join('\n') + "\nPyTorch:\n" + want.join('\n')));
   }
 
   void explain_matches_dynamo_data() { add_rows(); }
