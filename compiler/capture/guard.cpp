@@ -31,6 +31,7 @@ std::string Guard::kind_name() const {
     case Kind::IdMatch: return "ID_MATCH";
     case Kind::LengthCheck: return "LENGTH_CHECK";
     case Kind::GradMode: return "GRAD_MODE";
+    case Kind::DictContains: return "DICT_CONTAINS";
   }
   return {};
 }
@@ -83,6 +84,7 @@ std::string Guard::text() const {
     case Kind::IdMatch: return "___check_obj_id(" + source->str() + ")";
     case Kind::LengthCheck: return "len(" + source->str() + ") == " + std::to_string(length);
     case Kind::GradMode: return std::string("torch.is_grad_enabled() == ") + (grad_mode ? "True" : "False");
+    case Kind::DictContains: return std::string(contains ? "" : "not ") + "___dict_contains(" + py::repr(expected) + ", " + source->str() + ")";
   }
   return {};
 }
@@ -168,6 +170,15 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
         }
         return fail(line + stack_text(user_stack));
       }
+    case Kind::DictContains: {
+      if (v.is(py::ObjKind::Dict) && (v.as<py::Dict>()->find(expected) != nullptr) == contains) return true;
+      std::string line = std::string(contains ? "" : "not ") + "___dict_contains(" + py::repr(expected) + ", " + source->short_name() + ")";
+      if (!user_code.empty()) {
+        if (line.size() < 57) line += std::string(57 - line.size(), ' ');
+        line += "  " + user_comment(*this);
+      }
+      return fail(line + stack_text(user_stack));
+    }
     case Kind::GradMode: break;
   }
   return true;
@@ -189,8 +200,9 @@ void order_guards(std::vector<Guard>& guards) {
   // installs guards sorted by Guard.sort_key.
   auto key = [](const Guard& g) {
     // A module's parameters and buffers sort with the module's other guards
-    // (its type check first, by name), not with the frame's input tensors.
-    bool input_tensor = g.kind == Guard::Kind::TensorMatch && !g.source->is_module_state();
+    // (its type check first, by name), not with the frame's input tensors;
+    // likewise a tensor inside a list sorts after the list's length check.
+    bool input_tensor = g.kind == Guard::Kind::TensorMatch && !g.source->base;
     int group = g.kind == Guard::Kind::GradMode ? 0 : input_tensor ? 1 : 2;
     return std::make_pair(group, group == 0 ? std::string() : g.source->str());
   };

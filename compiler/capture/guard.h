@@ -13,7 +13,7 @@
 namespace kiln::capture {
 
 struct Guard {
-  enum class Kind { TensorMatch, EqualsMatch, TypeMatch, IdMatch, LengthCheck, GradMode };
+  enum class Kind { TensorMatch, EqualsMatch, TypeMatch, IdMatch, LengthCheck, GradMode, DictContains };
   Kind kind = Kind::EqualsMatch;
   SourcePtr source;
   // TensorMatch
@@ -24,6 +24,7 @@ struct Guard {
   // EqualsMatch: the value; IdMatch: the object; TypeMatch: the class.
   py::Value expected;
   int64_t length = 0;  // LengthCheck
+  bool contains = true;  // DictContains: whether the key (in `expected`) must be there
   int rank = 0;        // position after order_guards, the tie-break when failures reorder checks
   bool grad_mode = true;
   // The user line that made the guard, for messages ("# for _ in range(n):  # f.py:3 in g").

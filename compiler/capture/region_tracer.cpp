@@ -236,6 +236,11 @@ class RegionTracer : public py::Tracer {
   // address reused by a new one would otherwise inherit its source.
   std::vector<py::Ref<py::Object>> pinned_;
   std::unordered_set<const py::Object*> untyped_;  // modules named through containers, type guard pending
+  // Dicts with a source whose length is not guarded yet: d[k], d.get(k) and
+  // `k in d` need only their key; anything else (iteration, len) guards the length.
+  std::unordered_map<const py::Object*, SourcePtr> dict_length_pending_;
+  void consume_dicts(TracedFrame& tf, const py::Instr& in, SourcePtr& get_result_source);
+  void add_dict_guard(const SourcePtr& src, Guard::Kind kind, const Value& dict, const Value& key);
   void remember_source(const Value& v, const SourcePtr& src) {
     sources_[v.obj()] = src;
     pinned_.push_back(py::Ref<py::Object>(v.obj()));
@@ -361,6 +366,73 @@ NodeId RegionTracer::lift_scalar(const Value& v, const SourcePtr& src) {
   return ph_id(index);
 }
 
+void RegionTracer::add_dict_guard(const SourcePtr& src, Guard::Kind kind, const Value& dict, const Value& key) {
+  Guard g;
+  g.kind = kind;
+  g.source = src;
+  if (kind == Guard::Kind::LengthCheck) {
+    g.length = vm_.len(dict);
+    dict_length_pending_.erase(dict.obj());
+  } else {
+    g.expected = key;
+    g.contains = dict.as<py::Dict>()->find(key) != nullptr;
+  }
+  stamp_user(g);
+  if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
+}
+
+void RegionTracer::consume_dicts(TracedFrame& tf, const py::Instr& in, SourcePtr& get_result_source) {
+  if (dict_length_pending_.empty()) return;
+  const py::Frame& f = *tf.frame;
+  auto pending = [&](const Value& v) -> SourcePtr {
+    if (!v.is(ObjKind::Dict)) return nullptr;
+    auto it = dict_length_pending_.find(v.obj());
+    return it == dict_length_pending_.end() ? nullptr : it->second;
+  };
+  auto constant_key = [](const Value& k) { return k.is(ObjKind::Str) || k.is_int(); };
+  switch (in.op) {
+    case Op::StoreFast: case Op::PopTop: case Op::DupTop: case Op::RotTwo: case Op::RotThree: return;
+    case Op::LoadAttr:
+      if (pending(f.stack.back()) && f.code->names[size_t(in.arg)] == "get") return;
+      break;
+    case Op::BinarySubscr:
+      if (pending(f.stack[f.stack.size() - 2]) && constant_key(f.stack.back())) return;
+      break;
+    case Op::CompareOp: {
+      auto k = py::CompareKind(in.arg);
+      const Value& d = f.stack.back();
+      if ((k == py::CompareKind::In || k == py::CompareKind::NotIn) && constant_key(f.stack[f.stack.size() - 2])) {
+        if (SourcePtr src = pending(d)) {
+          add_dict_guard(src, Guard::Kind::DictContains, d, f.stack[f.stack.size() - 2]);
+          return;
+        }
+      }
+      break;
+    }
+    case Op::Call:
+      if (in.arg == 1 || in.arg == 2) {
+        const Value& callee = f.stack[f.stack.size() - size_t(in.arg) - 1];
+        if (callee.is(ObjKind::Builtin) && callee.as<py::Builtin>()->has_self && callee.as<py::Builtin>()->name == "dict.get") {
+          const Value& d = callee.as<py::Builtin>()->self;
+          const Value& key = f.stack[f.stack.size() - size_t(in.arg)];
+          if (SourcePtr src = pending(d); src && constant_key(key)) {
+            if (d.as<py::Dict>()->find(key)) get_result_source = Source::item(src, key);
+            else add_dict_guard(src, Guard::Kind::DictContains, d, key);
+            return;
+          }
+        }
+      }
+      break;
+    default: break;
+  }
+  // Any other use of a pending dict depends on all its keys.
+  const size_t pops = std::min(stack_pops(in), f.stack.size());
+  for (size_t k = 0; k < pops; ++k) {
+    const Value& v = f.stack[f.stack.size() - 1 - k];
+    if (SourcePtr src = pending(v)) add_dict_guard(src, Guard::Kind::LengthCheck, v, Value());
+  }
+}
+
 void RegionTracer::add_tensor_guard(py::TensorObj* t, const SourcePtr& src, bool specialize) {
   Guard g;
   g.kind = Guard::Kind::TensorMatch;
@@ -437,7 +509,9 @@ void RegionTracer::on_pushed(TracedFrame& tf, size_t slot) {
   if (v.is_obj() && !sources_.count(v.obj())) {
     remember_source(v, e.src);
     name_elements(v, e.src, 0);
-    if (v.is(ObjKind::List) || v.is(ObjKind::Tuple) || v.is(ObjKind::Dict)) {
+    if (v.is(ObjKind::Dict)) {
+      dict_length_pending_[v.obj()] = e.src;  // see consume_dicts: reading keys one by one guards only those keys
+    } else if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
       Guard g;
       g.kind = Guard::Kind::LengthCheck;
       g.source = e.src;
@@ -799,9 +873,20 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
   if (in.op == Op::BinarySubscr || in.op == Op::LoadAttr) key = f.stack.back();  // LoadAttr: the object
   ShadowEntry top_before = tf.stack.empty() ? ShadowEntry{} : tf.stack.back();
   consume_dynamic_scalars(tf, in);
+  SourcePtr get_result_source;  // dict.get(k) of a present key: the value's source is d[k]
+  consume_dicts(tf, in, get_result_source);
   bool done = vm_.step(f, result);
   pending_scalars_.clear();
   if (done) return true;
+  if (get_result_source && in.op == Op::Call && !tf.stack.empty()) {
+    // The generic path below pops the call's operands and pushes the result; name the result.
+    const size_t after_call = f.stack.size();
+    tf.stack.resize(before - std::min(before, stack_pops(in)));
+    while (tf.stack.size() + 1 < after_call) tf.stack.push_back(ShadowEntry{});
+    tf.stack.push_back(shadow(get_result_source));
+    on_pushed(tf, tf.stack.size() - 1);
+    return false;
+  }
   const size_t after = f.stack.size();
   auto& sh = tf.stack;
   switch (in.op) {
