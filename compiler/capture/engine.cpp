@@ -208,15 +208,6 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
     if (hit) {
       returned = run_entry(vm, frame, hit->region, result);
     } else {
-      const int limit = recompile_limit(vm);
-      if (int(info.entries.size()) >= limit) {
-        info.over_limit = true;
-        vm.write_err("W torch._dynamo hit config.recompile_limit (" + std::to_string(limit) + ")\n   function: '" + info.name +
-                     "' (" + frame.code->filename + ":" + std::to_string(frame.code->firstlineno) + ")\n   last reason: " +
-                     (failures.empty() ? "" : failures.front().substr(0, failures.front().find('\n'))) +
-                     "\nTo log all recompilation reasons, use KILN_LOGS=\"recompiles\".\n");
-        continue;
-      }
       if (info.frame_id < 0) info.frame_id = next_frame_id++;
       // Automatic dynamic shapes: a size that changed since the last compile
       // becomes symbolic, unless the user asked for static shapes (dynamic=False).
@@ -257,6 +248,19 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
           log(vm, cid, "recompiles", text);
         }
         if (trace) trace->recompile_reasons(tid, failures);
+      }
+      // Past the limit the frame runs eagerly from now on; Dynamo logs the
+      // recompile it would have made, then says so.
+      const int limit = recompile_limit(vm);
+      if (int(info.entries.size()) >= limit) {
+        info.over_limit = true;
+        std::string text = "torch._dynamo hit config.recompile_limit (" + std::to_string(limit) + ")\n   function: '" +
+                           info.name + "' (" + frame.code->filename + ":" + std::to_string(frame.code->firstlineno) +
+                           ")\n   last reason: " + (failures.empty() ? "" : failures.front().substr(0, failures.front().find('\n'))) +
+                           "\nTo log all recompilation reasons, use KILN_LOGS=\"recompiles\".";
+        std::istringstream lines(text);
+        for (std::string line; std::getline(lines, line);) vm.write_err("[" + cid + "] " + line + "\n");
+        continue;
       }
       CompiledFrame traced{info.name, frame.code->filename,
                            frame.pc == 0 ? frame.code->firstlineno : frame.code->code[size_t(frame.pc - 1)].line};

@@ -122,7 +122,7 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
       for (size_t i = 0; i < sizes.size(); ++i) {
         if (dynamic[i]) {
           // A dynamic dim still specializes 0 and 1, as Dynamo's symbolic shapes do.
-          if (t->t.sizes()[i] < 2) return fail("2 <= " + source->str() + ".size()[" + std::to_string(i) + "]");
+          if (t->t.sizes()[i] < 2) return fail("2 <= " + source->short_name() + ".size()[" + std::to_string(i) + "]");
           continue;
         }
         if (t->t.sizes()[i] != sizes[i])
@@ -142,6 +142,7 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
       if (same_type && py::equal(v, expected)) return true;
       // Dynamo checks None by identity.
       std::string line = source->short_name() + (expected.is_none() ? " is None" : " == " + py::repr(expected));
+      if (from_symbol) return fail(line + (user_code.empty() ? "" : "  " + user_comment(*this)));
       if (!user_code.empty()) {
         if (line.size() < 57) line += std::string(57 - line.size(), ' ');
         line += "  " + user_comment(*this);

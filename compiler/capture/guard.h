@@ -25,6 +25,9 @@ struct Guard {
   py::Value expected;
   int64_t length = 0;  // LengthCheck
   bool contains = true;  // DictContains: whether the key (in `expected`) must be there
+  // A dynamic int or float that Python code pinned: Dynamo reports it as a
+  // symbolic-shape guard, without the user stack block.
+  bool from_symbol = false;
   int rank = 0;        // position after order_guards, the tie-break when failures reorder checks
   bool grad_mode = true;
   // The user line that made the guard, for messages ("# for _ in range(n):  # f.py:3 in g").

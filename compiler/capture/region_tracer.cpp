@@ -166,6 +166,7 @@ class RegionTracer : public py::Tracer {
   Value record(py::VM& vm, const py::TorchCall& call, const std::function<Value(const py::CallArgs&)>& run_meta) override;
   bool is_traced_tensor(const Value& v) const override { return v.is(ObjKind::Tensor); }
   Value inspect_tensor(py::VM& vm, const Value& v) override;
+  Value inspect_sizes(py::VM& vm, const Value& v) override;
   [[noreturn]] void graph_break(py::VM&, py::BreakInfo info) override { throw py::GraphBreakSignal{std::move(info)}; }
   void note_mutation(py::VM&, const Value& obj) override {
     if (obj.is_obj() && obj.obj()->serial < epoch_ && out_.reusable) {
@@ -207,6 +208,10 @@ class RegionTracer : public py::Tracer {
   NodeId lift(py::TensorObj* t);
   SourcePtr source_of(const Value& v) const;
   void on_pushed(TracedFrame& tf, size_t slot);
+  void specialize_all_dynamic();
+  struct Placeholder;
+  Placeholder* shape_read(const SourcePtr& src, size_t& dim);
+  void specialize_scalar(const Value& v, const SourcePtr& src);
   void name_elements(const Value& v, const SourcePtr& src, int depth);
   void add_constant_guard(const Value& v, const SourcePtr& src);
   void stamp_user(Guard& g) const;  // where the guarded value was read
@@ -219,7 +224,7 @@ class RegionTracer : public py::Tracer {
   StateTemplate make_template(const Value& v, const SourcePtr& src, const std::vector<py::TensorObj*>& outputs);
   Ref<py::TensorObj> make_fake(Tensor meta, NodeId node);
   bool is_dynamic(const SourcePtr& src, size_t dim, int64_t size) const;
-  bool is_dynamic_scalar(const Value& v, const SourcePtr& src) const;
+  bool is_dynamic_scalar(const Value& v, const SourcePtr& src);
   void consume_dynamic_scalars(TracedFrame& tf, const py::Instr& in);
   NodeId lift_scalar(const Value& v, const SourcePtr& src);
 
@@ -303,8 +308,13 @@ bool RegionTracer::is_dynamic(const SourcePtr& src, size_t dim, int64_t size) co
   return false;
 }
 
-bool RegionTracer::is_dynamic_scalar(const Value& v, const SourcePtr& src) const {
+bool RegionTracer::is_dynamic_scalar(const Value& v, const SourcePtr& src) {
   if (!src || v.is_bool() || !(v.is_int() || v.is_float())) return false;
+  size_t dim = 0;
+  if (Placeholder* p = shape_read(src, dim)) {
+    const Val& val = p->node.meta.val;
+    return val.is_tensor() && dim < val.tensor.sizes.size() && val.tensor.sizes[dim].is_symbolic();
+  }
   const std::string text = src->str();
   for (const std::string& s : settings_.dynamic_scalars)
     if (s == text) return true;
@@ -330,6 +340,17 @@ void RegionTracer::consume_dynamic_scalars(TracedFrame& tf, const py::Instr& in)
   for (size_t k = 0; k < pops; ++k) {
     size_t slot = tf.stack.size() - 1 - k;
     ShadowEntry& e = tf.stack[slot];
+    // x.shape taken apart (x.shape[0], a, b = x.shape, for s in x.shape) keeps its
+    // sizes followable; handed whole to anything else, it pins the tensor's sizes.
+    if (e.src && e.src->kind == Source::Kind::Attr && e.src->name == "shape" && f.stack[slot].is(ObjKind::Tuple) &&
+        in.op != Op::BinarySubscr && in.op != Op::UnpackSequence && in.op != Op::GetIter) {
+      size_t unused = 0;
+      if (Placeholder* p = shape_read(Source::item(e.src, Value(int64_t(0))), unused)) {
+        add_tensor_guard(p->real.as<py::TensorObj>(), p->source, true);
+        p->node.meta.val = val_of(p->real);
+      }
+      continue;
+    }
     if (!e.dynamic_scalar) continue;
     const Value& v = f.stack[slot];
     const Value& other = f.stack[k == 0 ? slot - 1 : slot + 1];
@@ -338,8 +359,21 @@ void RegionTracer::consume_dynamic_scalars(TracedFrame& tf, const py::Instr& in)
       continue;
     }
     e.dynamic_scalar = false;
-    add_constant_guard(v, e.src);
+    specialize_scalar(v, e.src);
   }
+}
+
+// Python code reads a dynamic value: the graph is only right for this value now.
+void RegionTracer::specialize_scalar(const Value& v, const SourcePtr& src) {
+  size_t dim = 0;
+  if (Placeholder* p = shape_read(src, dim)) {
+    add_tensor_guard(p->real.as<py::TensorObj>(), p->source, true);
+    p->node.meta.val = val_of(p->real);
+    return;
+  }
+  add_constant_guard(v, src);
+  for (Guard& g : out_.guards)
+    if (g.kind == Guard::Kind::EqualsMatch && g.source->str() == src->str()) g.from_symbol = true;
 }
 
 NodeId RegionTracer::lift_scalar(const Value& v, const SourcePtr& src) {
@@ -359,7 +393,17 @@ NodeId RegionTracer::lift_scalar(const Value& v, const SourcePtr& src) {
   std::string name = p.node.target;
   if (!name.empty()) name[0] = char(tolower(static_cast<unsigned char>(name[0])));
   p.node.name = namer_.make(name);
-  p.node.meta.val = Val::of_sym("s" + std::to_string(next_symbol_++));
+  size_t dim = 0;
+  if (Placeholder* t = shape_read(src, dim)) {
+    // A tensor's size: Dynamo's graph takes it as the symbol itself (s0: "Sym(s0)").
+    std::string sym = t->node.meta.val.tensor.sizes[dim].expr;
+    namer_.release(p.node.name);
+    p.node.name = namer_.make(sym);
+    p.node.target = sym;
+    p.node.meta.val = Val::of_sym(sym);
+  } else {
+    p.node.meta.val = Val::of_sym("s" + std::to_string(next_symbol_++));
+  }
   size_t index = phs_.size();
   phs_.push_back(std::move(p));
   scalar_inputs_[src->str()] = index;
@@ -460,6 +504,8 @@ void RegionTracer::name_elements(const Value& v, const SourcePtr& src, int depth
     // Numbers and strings have no identity to follow through zip or iteration,
     // so they are guarded now: capture may bake them into the graph.
     if (is_scalar_constant(item)) {
+      // A tensor's shape is guarded by its TENSOR_MATCH; its sizes are followed one by one.
+      if (src->kind == Source::Kind::Attr && src->name == "shape") return;
       add_constant_guard(item, Source::item(src, key));
       return;
     }
@@ -820,8 +866,41 @@ Value RegionTracer::inspect_tensor(py::VM&, const Value& v) {
   if (v.is(ObjKind::Tensor) && !v.as<py::TensorObj>()->fake) {
     SourcePtr src = source_of(v);
     if (src) add_tensor_guard(v.as<py::TensorObj>(), src, true);
+  } else if (v.is(ObjKind::Tensor)) {
+    // An intermediate's sizes derive from the inputs' in ways Kiln does not
+    // track symbolically: reading them pins every dynamic input size.
+    specialize_all_dynamic();
   }
   return v;
+}
+
+Value RegionTracer::inspect_sizes(py::VM& vm, const Value& v) {
+  if (!v.is(ObjKind::Tensor) || v.as<py::TensorObj>()->fake || !source_of(v)) return inspect_tensor(vm, v);
+  lift(v.as<py::TensorObj>());  // guarded with its dynamic sizes; each size is specialized only if Python code uses it
+  return v;
+}
+
+void RegionTracer::specialize_all_dynamic() {
+  for (Placeholder& p : phs_) {
+    if (!p.real.is(ObjKind::Tensor)) continue;
+    add_tensor_guard(p.real.as<py::TensorObj>(), p.source, true);
+    p.node.meta.val = val_of(p.real);
+  }
+}
+
+// The placeholder of the tensor whose `.shape[d]` `src` reads, and d; null when
+// `src` is not such a read.
+RegionTracer::Placeholder* RegionTracer::shape_read(const SourcePtr& src, size_t& dim) {
+  if (!src || src->kind != Source::Kind::Item || !src->key.is_int()) return nullptr;
+  const Source* attr = src->base.get();
+  if (!attr || attr->kind != Source::Kind::Attr || attr->name != "shape") return nullptr;
+  const std::string base = attr->base->str();
+  for (Placeholder& p : phs_)
+    if (p.real.is(ObjKind::Tensor) && p.source->str() == base) {
+      dim = size_t(src->key.as_int());
+      return &p;
+    }
+  return nullptr;
 }
 
 void RegionTracer::truncate(size_t nops, size_t nphs) {

@@ -248,7 +248,8 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
   TensorObj* obj = t.as<TensorObj>();
   Value keep;
   if (name == "shape") {
-    out = make_size(meta_tensor(vm, t, keep).sizes());
+    keep = vm.tracer ? vm.tracer->inspect_sizes(vm, t) : t;
+    out = make_size(tensor_of(keep, "tensor").sizes());
   } else if (name == "dtype") {
     out = make_dtype(vm, meta_tensor(vm, t, keep).dtype());
   } else if (name == "ndim") {

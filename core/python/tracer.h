@@ -53,6 +53,9 @@ class Tracer {
   virtual bool is_traced_tensor(const Value& v) const = 0;
   // The tensor a traced value stands for with meta data only (for shape/dtype reads); guards it.
   virtual Value inspect_tensor(VM& vm, const Value& v) = 0;
+  // `x.shape`: the sizes are handed out as ints the tracer can follow (a
+  // dynamic size stays symbolic where a tensor op consumes it).
+  virtual Value inspect_sizes(VM& vm, const Value& v) { return inspect_tensor(vm, v); }
   [[noreturn]] virtual void graph_break(VM& vm, BreakInfo info) = 0;
   // A Python object is about to be mutated (setattr, setitem, list.append, ...).
   virtual void note_mutation(VM& vm, const Value& obj) = 0;

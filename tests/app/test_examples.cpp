@@ -33,7 +33,6 @@ QString whole_program_gap(const QString& name) {
   return {};
 }
 QString recompile_gap(const QString& name) {
-  if (name == "e09_dynamic") return "symbolic sizes are not modelled: reading x.shape[0] specializes a dynamic dimension";
   if (name == "e16_args_kwargs_main")
     return "a constant passed on to an inlined call is guarded where the call is made; PyTorch's user stack ends where the callee reads it";
   return {};
