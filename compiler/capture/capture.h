@@ -67,4 +67,9 @@ void install_capture(py::VM& vm, CaptureOptions options = {});
 // Reports of every compiled callable the program called, in first-call order.
 std::vector<CallableReport> capture_reports(py::VM& vm);
 
+struct RegionResult;
+// Every cache entry compiled so far with its compile id ("0/1"), in compile order:
+// what the later stages (to_aten, autodiff, the stage view) start from.
+std::vector<std::pair<std::string, const RegionResult*>> compiled_regions(py::VM& vm);
+
 }  // namespace kiln::capture

@@ -565,6 +565,19 @@ void install_capture(py::VM& vm, CaptureOptions options) {
   });
 }
 
+std::vector<std::pair<std::string, const RegionResult*>> compiled_regions(py::VM& vm) {
+  std::vector<std::pair<std::string, const RegionResult*>> out;
+  for (const auto& [key, info] : state_of(vm).frames)
+    for (const CacheEntry& e : info.entries) out.emplace_back(e.compile_id, &e.region);
+  // Compile order: by frame id, then by compile number.
+  auto order = [](const std::string& id) {
+    int frame = std::stoi(id), compile = std::stoi(id.substr(id.find('/') + 1));
+    return std::make_pair(frame, compile);
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return order(a.first) < order(b.first); });
+  return out;
+}
+
 std::vector<CallableReport> capture_reports(py::VM& vm) {
   std::vector<const Callable*> called;
   for (const auto& c : state_of(vm).callables)

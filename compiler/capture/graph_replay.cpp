@@ -67,10 +67,12 @@ Value run_operator(py::VM& vm, const std::string& name, const py::ValueVec& args
 
 }  // namespace
 
-std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<Value>& inputs) {
+std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<Value>& inputs,
+                             const std::function<void(const GraphStep&)>& before_step) {
   std::vector<Value> env(region.graph.size());
   for (size_t i = 0; i < inputs.size(); ++i) env[i] = inputs[i];
   for (const GraphStep& s : region.steps) {
+    if (before_step) before_step(s);
     py::ValueVec args;
     for (const ArgTemplate& a : s.args) args.push_back(build_arg(a, env));
     std::vector<std::pair<std::string, Value>> kwargs;

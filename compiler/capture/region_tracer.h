@@ -5,6 +5,7 @@
 // stack and locals holding the source of each value, so that what the trace
 // reads becomes guards and graph inputs. Calls into Python functions are
 // inlined (traced in the same region).
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -93,6 +94,8 @@ bool inline_traced_call(py::VM& vm, py::Frame& frame, py::Value& result);
 py::ValueVec result_items(const py::Value& v);
 
 // Runs a region's graph on the values of its inputs (graph_replay.cpp).
-std::vector<py::Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<py::Value>& inputs);
+// `before_step`, when given, is called with each step's node before it runs.
+std::vector<py::Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<py::Value>& inputs,
+                                 const std::function<void(const GraphStep&)>& before_step = {});
 
 }  // namespace kiln::capture

@@ -195,6 +195,11 @@ std::vector<Var> GraphEmitter::call(std::string_view op, const std::vector<EArg>
   return vars;
 }
 
+NodeId GraphEmitter::add_node(Node n) {
+  n.name = fresh_name(n.name);
+  return g_.add(std::move(n));
+}
+
 void GraphEmitter::output(const std::vector<Var>& vars) {
   std::vector<Arg> items;
   for (Var v : vars) items.push_back(Arg::node(node(v)));

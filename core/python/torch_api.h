@@ -26,6 +26,21 @@ namespace kiln::torchapi {
 
 enum class Mode { Eager, Meta };
 
+// Sees every ATen op the torch bindings run eagerly, and every write they make
+// into an existing tensor: how a torch-level graph is lowered to ATen (as
+// AOTAutograd traces through the dispatcher). One per thread; null when off.
+class AtenObserver {
+ public:
+  virtual ~AtenObserver() = default;
+  virtual void on_aten(std::string_view op, const ValueList& args, const KwargList& kwargs, const ValueList& results) = 0;
+  // `dst` (an existing tensor or a view of one) was overwritten with `src`.
+  virtual void on_copy(const Tensor& dst, const Tensor& src) = 0;
+};
+AtenObserver* set_aten_observer(AtenObserver* observer);  // returns the previous one
+
+// dst.copy_(src), seen by the observer: every in-place write of the bindings goes here.
+void copy_observed(const Tensor& dst, const Tensor& src);
+
 namespace detail {
 struct Signature;
 }

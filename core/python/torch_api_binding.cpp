@@ -198,9 +198,33 @@ std::optional<DType> Bound::opt_dtype(size_t i) const {
 
 // ---------------------------------------------------------------- ATen calls
 
+namespace {
+thread_local AtenObserver* g_observer = nullptr;
+}
+
+}  // namespace kiln::torchapi::detail
+
+namespace kiln::torchapi {
+
+AtenObserver* set_aten_observer(AtenObserver* observer) {
+  AtenObserver* previous = detail::g_observer;
+  detail::g_observer = observer;
+  return previous;
+}
+
+void copy_observed(const Tensor& dst, const Tensor& src) {
+  dst.copy_(src);
+  if (detail::g_observer) detail::g_observer->on_copy(dst, src);
+}
+
+}  // namespace kiln::torchapi
+
+namespace kiln::torchapi::detail {
+
 ValueList aten(Mode mode, std::string_view op, const ValueList& args, const KwargList& kwargs) {
   auto r = mode == Mode::Meta ? call_meta(op, args, kwargs) : call_op(op, args, kwargs);
   if (!r) throw Error(r.status().message());
+  if (g_observer && mode == Mode::Eager) g_observer->on_aten(op, args, kwargs, *r);
   return std::move(*r);
 }
 
@@ -263,7 +287,7 @@ void write_inplace(const Tensor& self, const Tensor& result, Mode mode, std::str
   KILN_USER_CHECK(can_cast(result.dtype(), self.dtype()), name, ": result type ",
                   dtype_name(result.dtype()), " can't be cast to the desired output type ",
                   dtype_name(self.dtype()));
-  if (mode == Mode::Eager && !self.is_meta()) self.copy_(result);
+  if (mode == Mode::Eager && !self.is_meta()) copy_observed(self, result);
 }
 
 Handler inplace(Handler f, std::string name) {

@@ -214,14 +214,14 @@ Status setitem(const Tensor& self, const std::vector<IndexItem>& items, const Va
       v = strip_leading_ones(v, s.view.dim(), mode);
       // The functional copy checks broadcasting and reads v before any write (v may overlap self).
       Tensor r = aten_t(mode, "aten::copy", {s.view, v});
-      if (eager) s.view.copy_(r);
+      if (eager) copy_observed(s.view, r);
       return Status();
     }
     KILN_USER_CHECK(v.dtype() == self.dtype(), "Index put requires the source and destination dtypes match, got ",
                     dtype_name(self.dtype()), " for the destination and ", dtype_name(v.dtype()), " for the source.");
     v = strip_leading_ones(v, s.view.dim(), mode);
     Tensor r = aten_t(mode, "aten::index_put", {s.view, optional_list(s.indices), v, false});
-    if (eager) s.view.copy_(r);
+    if (eager) copy_observed(s.view, r);
     return Status();
   } catch (const Error& e) {
     return Status::error(e.what());

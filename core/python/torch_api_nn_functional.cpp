@@ -146,7 +146,7 @@ ValueList instance_norm(const Bound& b) {
       if (running.is_none()) return;
       Tensor r = aten_t(m, "aten::mean.dim", {aten_t(m, "aten::view", {repeated, Value::int_list({n, c})}),
                                               Value::int_list({0}), false});
-      running.to_tensor().copy_(r);
+      copy_observed(running.to_tensor(), r);
     };
     fold(b[1], rm);
     fold(b[2], rv);

@@ -232,7 +232,7 @@ void reorders(Table& t) {
           if (x.dim() == 2) return aten(m, "aten::clone", {aten_t(m, "aten::diagonal", {b[0], k})});
           int64_t n = x.size(0) + (k < 0 ? -k : k);
           Tensor out = aten_t(m, "aten::zeros", {Value::int_list({n, n})}, {{"dtype", Value(x.dtype())}});
-          if (m == Mode::Eager) out.diagonal(k).copy_(x);
+          if (m == Mode::Eager) copy_observed(out.diagonal(k), x);
           return ValueList{out};
         }}});
   t.def("trace", both, {{"(Tensor input)", [](const Bound& b) {

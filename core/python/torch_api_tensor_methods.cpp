@@ -193,7 +193,7 @@ void fills(Table& t) {
       KILN_USER_CHECK(self.sizes()[d] <= 1 || self.strides()[d] != 0,
                       "copy_: unsupported operation: more than one element of the written-to tensor refers to a "
                       "single memory location. Please clone() the tensor before performing the operation.");
-    if (!b.meta() && !self.is_meta()) self.copy_(r);
+    if (!b.meta() && !self.is_meta()) copy_observed(self, r);
     return ValueList{b[0]};
   });
   for (Signature* s : {&fill_tensor, &fill_scalar, &zero, &copy}) s->returns_arg = 0;

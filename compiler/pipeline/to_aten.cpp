@@ -1,0 +1,203 @@
+#include "compiler/pipeline/to_aten.h"
+
+#include <map>
+#include <tuple>
+
+#include "compiler/pipeline/emitter.h"
+#include "core/python/torch_api.h"
+#include "core/python/torch_api_binding.h"
+#include "core/python/torch_bridge.h"
+#include "core/python/vm.h"
+
+namespace kiln::pipeline {
+
+namespace {
+
+// A tensor's identity while the region runs: the same storage seen through the
+// same geometry is the same value (views of one storage differ in offset,
+// sizes or strides).
+using TensorKey = std::tuple<const void*, int64_t, Shape, Shape, DType>;
+TensorKey key_of(const Tensor& t) {
+  return {t.storage().get(), t.storage_offset(), t.sizes(), t.strides(), t.dtype()};
+}
+
+class Lowering : public torchapi::AtenObserver {
+ public:
+  explicit Lowering(Graph& g) : emit_(g) {}
+
+  void add_input(const std::string& name, const Tensor& t) {
+    vars_[key_of(t)] = emit_.placeholder(name, t);
+    inputs_.emplace_back(name, key_of(t));
+  }
+  // A symbolic size or number: a placeholder the graph passes through (its ops use the traced value).
+  void add_scalar_input(const Node& n) {
+    Node p;
+    p.op = OpKind::Placeholder;
+    p.name = p.target = n.name;
+    p.meta.val = n.meta.val;
+    emit_.add_node(std::move(p));
+  }
+
+  void begin_node(const std::string& torch_node, const std::vector<StackFrame>& stack) {
+    emit_.set_origin(stack, {torch_node});
+    current_ = torch_node;
+  }
+
+  void on_aten(std::string_view op, const ValueList& args, const KwargList& kwargs, const ValueList& results) override {
+    if (!error_.empty()) return;
+    try {
+      std::vector<EArg> eargs;
+      for (const Value& a : args) eargs.push_back(to_earg(a));
+      EKwargs ekw;
+      for (const auto& [k, a] : kwargs) ekw.emplace_back(k, to_earg(a));
+      std::vector<Var> outs = emit_.call(op, eargs, ekw);
+      size_t i = 0;
+      for (const Value& r : results) {
+        if (r.is_tensor()) {
+          if (i < outs.size()) vars_[key_of(r.to_tensor())] = outs[i++];
+        } else if (r.is_list()) {
+          for (const Value& x : r.to_list())
+            if (i < outs.size()) vars_[key_of(x.to_tensor())] = outs[i++];
+        }
+      }
+    } catch (const Error& e) {
+      error_ = std::string(op) + " in " + current_ + ": " + e.what();
+    }
+  }
+
+  // An in-place write becomes the functional copy whose result is the
+  // tensor's value from now on (functionalization as the lowering goes).
+  void on_copy(const Tensor& dst, const Tensor& src) override {
+    if (!error_.empty()) return;
+    try {
+      if (!vars_.count(key_of(dst)))
+        for (const auto& [k, v] : vars_)
+          if (std::get<0>(k) == dst.storage().get() && dst.storage())
+            KILN_FAIL("a write into a view of another tensor (x[i] = v, a slice's copy_) is not lowered yet");
+      Var d = var_of(dst), s = var_of(src);
+      Var written = emit_.call1("aten::copy.default", {d, s});
+      vars_[key_of(dst)] = written;
+      for (auto& [name, key] : inputs_)
+        if (key == key_of(dst)) mutated_[name] = written;
+    } catch (const Error& e) {
+      error_ = "copy_ in " + current_ + ": " + e.what();
+    }
+  }
+
+  Var var_of(const Tensor& t) {
+    auto it = vars_.find(key_of(t));
+    if (it != vars_.end()) return it->second;
+    // A view made inside a binding without an ATen call: rebuild it from a
+    // known tensor of the same storage with as_strided.
+    for (const auto& [k, v] : vars_) {
+      if (std::get<0>(k) != t.storage().get() || !t.storage()) continue;
+      Var view = emit_.call1("aten::as_strided.default", {v, t.sizes(), t.strides(), t.storage_offset()});
+      vars_[key_of(t)] = view;
+      return view;
+    }
+    // A constant the bindings made without an ATen call (a Python number turned into a tensor).
+    if (t.dim() == 0 && !t.is_meta()) {
+      Var c = emit_.call1("aten::scalar_tensor.default", {Value(t.item())}, {{"dtype", t.dtype()}});
+      vars_[key_of(t)] = c;
+      return c;
+    }
+    KILN_FAIL("a tensor constant of shape ", torchapi::detail::shape_text(t.sizes()),
+              " made without an ATen op (torch.tensor data) is not lowered yet");
+  }
+
+  // The region's outputs, then the new values of inputs the region wrote into
+  // (a module's running statistics), as a functionalized AOT graph returns them.
+  void output(const std::vector<py::Value>& values, std::vector<std::string>& mutated_inputs) {
+    std::vector<Var> outs;
+    for (const py::Value& v : values) {
+      if (!v.is(py::ObjKind::Tensor)) KILN_FAIL("a graph output that is not a tensor");
+      outs.push_back(var_of(v.as<py::TensorObj>()->t));
+    }
+    for (const auto& [name, key] : inputs_)
+      if (mutated_.count(name)) {
+        outs.push_back(mutated_[name]);
+        mutated_inputs.push_back(name);
+      }
+    emit_.output(outs);
+  }
+
+  const std::string& error() const { return error_; }
+
+ private:
+  EArg to_earg(const Value& a) {
+    if (a.is_tensor()) return var_of(a.to_tensor());
+    if (a.is_list()) {
+      bool tensors = false;
+      for (const Value& x : a.to_list()) tensors |= x.is_tensor();
+      if (tensors) {
+        std::vector<Var> vs;
+        for (const Value& x : a.to_list()) vs.push_back(x.is_none() ? Var{} : var_of(x.to_tensor()));
+        return EArg::list(std::move(vs));
+      }
+    }
+    return a;
+  }
+
+  GraphEmitter emit_;
+  std::map<TensorKey, Var> vars_;
+  std::vector<std::pair<std::string, TensorKey>> inputs_;  // placeholder name, identity
+  std::map<std::string, Var> mutated_;                     // input written in place -> its new value
+  std::string current_;
+  std::string error_;
+};
+
+}  // namespace
+
+Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region) {
+  Graph g;
+  Lowering lowering(g);
+  // The graph runs on copies of the inputs: it may write into them (a module's
+  // running statistics), and the program's tensors must not change twice.
+  std::vector<py::Value> inputs;
+  size_t input = 0;
+  for (const Node& n : region.graph.nodes) {
+    if (n.op != OpKind::Placeholder) continue;
+    const py::Value& v = region.input_values.at(input++);
+    if (v.is(py::ObjKind::Tensor)) {
+      const auto* obj = v.as<py::TensorObj>();
+      Tensor copy = Tensor::empty_strided(obj->t.sizes(), obj->t.strides(), obj->t.dtype());
+      copy.copy_(obj->t);
+      auto clone = py::make<py::TensorObj>(copy);
+      clone->requires_grad = obj->requires_grad;
+      inputs.push_back(py::Value(clone));
+      lowering.add_input(n.name, copy);
+    } else {
+      inputs.push_back(v);
+      lowering.add_scalar_input(n);
+    }
+  }
+  torchapi::AtenObserver* previous = torchapi::set_aten_observer(&lowering);
+  std::vector<py::Value> outputs;
+  try {
+    outputs = capture::run_graph(vm, region, inputs, [&](const capture::GraphStep& s) {
+      const Node& n = region.graph[s.node];
+      lowering.begin_node(n.name, n.meta.stack);
+    });
+  } catch (py::PyError& e) {
+    torchapi::set_aten_observer(previous);
+    return Status::error("running the region to lower it: " + e.type() + ": " + e.message());
+  } catch (const Error& e) {
+    torchapi::set_aten_observer(previous);
+    return Status::error(std::string("lowering to ATen: ") + e.what());
+  }
+  torchapi::set_aten_observer(previous);
+  if (!lowering.error().empty()) return Status::error("lowering to ATen: " + lowering.error());
+  std::vector<std::string> mutated;
+  try {
+    lowering.output(outputs, mutated);
+  } catch (const Error& e) {
+    return Status::error(std::string("lowering to ATen: ") + e.what());
+  }
+  // Say which outputs are the region's and which are written-back inputs.
+  Node& out = g.nodes.back();
+  for (size_t i = 0; i < outputs.size(); ++i) out.meta.output_descs.push_back("output " + std::to_string(i));
+  for (const std::string& name : mutated) out.meta.output_descs.push_back("mutated input " + name);
+  return g;
+}
+
+}  // namespace kiln::pipeline

@@ -1,0 +1,26 @@
+#pragma once
+// Lowers a captured torch-level region to an ATen-level graph, the way
+// AOTAutograd traces through the dispatcher: the region's graph runs once on
+// its example inputs while the torch bindings report every ATen op they run
+// (torchapi::AtenObserver), and each becomes a call_function node
+// ("aten::mul.Tensor") whose meta names the torch-level node it came from.
+// An in-place write into a whole tensor becomes a functional aten::copy whose
+// result stands for the tensor from then on; inputs written this way are
+// returned after the region's outputs (output_descs says which is which), as
+// a functionalized AOT graph does. Writes into views are not lowered yet.
+#include <string>
+
+#include "compiler/capture/region_tracer.h"
+#include "core/graph/graph.h"
+#include "core/util/status.h"
+
+namespace kiln::pipeline {
+
+// The ATen graph's placeholders are the region's inputs, in the same order;
+// its outputs are the region's outputs, then the inputs it wrote into. Runs the region's graph (on the CPU
+// kernels, with the inputs the region was traced with). A value the lowering
+// cannot follow (a tensor made outside the observed ops) is an error naming
+// the torch-level node.
+Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region);
+
+}  // namespace kiln::pipeline
