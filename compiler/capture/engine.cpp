@@ -361,7 +361,11 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
         metrics.has_guarded_code = region.reusable;
         trace->compilation_metrics(metrics);
       }
-      info.entries.push_back({cid, std::move(region), owner.recording ? &owner : nullptr});
+      CacheEntry entry;
+      entry.compile_id = cid;
+      entry.region = std::move(region);
+      entry.first_call_of = owner.recording ? &owner : nullptr;
+      info.entries.push_back(std::move(entry));
     }
     if (returned) return result;
     // The breaking instruction runs eagerly; calls it makes are compiled as frames of their own.

@@ -1,0 +1,36 @@
+#include "compiler/pipeline/pipeline.h"
+
+#include <algorithm>
+
+namespace kiln::pipeline {
+
+std::vector<std::string> graph_pass_pipeline() {
+  // ARCHITECTURE.md's order is to_aten, functionalize, autodiff (joint),
+  // partition (forward, backward), decompose, post-grad passes, lower,
+  // schedule, codegen. What exists so far is the post-grad graph cleanup:
+  // views first, so CSE sees one spelling of each; algebra and folding next,
+  // as they expose duplicates; CSE; then DCE sweeps what the others left.
+  return {"canonicalize-views", "simplify-algebra", "fold-constants", "cse", "dce"};
+}
+
+CompileResult compile(Graph g, Options options) {
+  CompileResult result;
+  result.constants = std::move(options.constants);
+  PassManager pm(options.instrumentation);
+  for (const std::string& name : graph_pass_pipeline()) {
+    if (std::find(options.disabled_passes.begin(), options.disabled_passes.end(), name) != options.disabled_passes.end())
+      continue;
+    Status added = pm.add(name);
+    KILN_CHECK(added.ok(), added.message());
+  }
+  pm.record("input", g);
+  PassContext ctx;
+  ctx.constants = &result.constants;
+  result.status = pm.run(g, ctx);
+  result.graph = std::move(g);
+  result.stopped = pm.stopped();
+  result.stages = pm.take_stages();
+  return result;
+}
+
+}  // namespace kiln::pipeline

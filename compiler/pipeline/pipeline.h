@@ -1,0 +1,38 @@
+#pragma once
+// compile(): Kiln's pipeline from a captured graph to what runs, one Stage per
+// step (ARCHITECTURE.md, "Stages and the pass manager"). Read pipeline.cpp
+// top to bottom to learn the whole compiler, as Halide's Lower.cpp teaches Halide's.
+#include <string>
+#include <vector>
+
+#include "compiler/pipeline/constants.h"
+#include "compiler/pipeline/pass_manager.h"
+#include "core/graph/graph.h"
+#include "core/util/status.h"
+
+namespace kiln::pipeline {
+
+struct Options {
+  PassManagerOptions instrumentation;
+  // Pass names (pass_registry()) to leave out of the pipeline.
+  std::vector<std::string> disabled_passes;
+  // Tensors behind the input graph's get_attr nodes.
+  ConstantTable constants;
+};
+
+struct CompileResult {
+  Graph graph;               // the last good stage
+  ConstantTable constants;   // the input's plus those the passes made
+  std::vector<Stage> stages;  // "input" first, then one per pass application
+  // Not ok when a pass failed or verification caught a broken stage; the
+  // stages up to and including the broken one are kept for inspection.
+  Status status;
+  bool stopped = false;  // stop_after cut the pipeline short
+};
+
+// The graph passes compile() runs, in order.
+std::vector<std::string> graph_pass_pipeline();
+
+CompileResult compile(Graph g, Options options = {});
+
+}  // namespace kiln::pipeline
