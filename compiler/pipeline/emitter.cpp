@@ -24,12 +24,15 @@ Value to_value(const EArg& a, TensorOf&& tensor_of) {
   return Value();
 }
 
-// Flattens an op's results to tensors: Tensor[] outputs give one tensor per element.
+// Flattens an op's results to tensors: Tensor[] outputs give one tensor per
+// element; a None output is an undefined tensor (an invalid Var).
 std::vector<Tensor> result_tensors(const ValueList& results, std::string_view op) {
   std::vector<Tensor> out;
   for (const Value& r : results) {
     if (r.is_tensor()) {
       out.push_back(r.to_tensor());
+    } else if (r.is_none()) {
+      out.push_back(Tensor());
     } else if (r.is_list()) {
       for (const Value& x : r.to_list()) out.push_back(x.to_tensor());
     } else {
@@ -98,7 +101,7 @@ std::vector<Var> EagerEmitter::call(std::string_view op, const std::vector<EArg>
   Expected<ValueList> r = call_op(op, values, kw);
   if (!r) throw Error(r.status().message());
   std::vector<Var> out;
-  for (Tensor& t : result_tensors(*r, op)) out.push_back(input(std::move(t)));
+  for (Tensor& t : result_tensors(*r, op)) out.push_back(t.defined() ? input(std::move(t)) : Var{});
   return out;
 }
 
@@ -109,7 +112,12 @@ GraphEmitter::GraphEmitter(Graph& g) : g_(g) {
 }
 
 std::string GraphEmitter::fresh_name(std::string_view base) {
+  // FX does not name a node after a Python builtin: abs_1, sum_1, max_1.
+  static const std::set<std::string, std::less<>> builtins = {"abs", "sum", "max", "min", "pow", "round", "all", "any",
+                                                              "len", "list", "tuple", "dict", "int", "float", "bool",
+                                                              "str", "slice", "range", "divmod", "input", "id", "hash"};
   std::string name(base);
+  if (builtins.count(base)) name += "_1";
   int& k = next_suffix_[name];
   while (used_.count(name)) name = std::string(base) + "_" + std::to_string(++k);
   used_.insert(name);
@@ -174,7 +182,7 @@ std::vector<Var> GraphEmitter::call(std::string_view op, const std::vector<EArg>
     n.meta.val = Val::of_tensor(tensor_meta_of(outs[0]));
   } else {
     std::vector<Val> items;
-    for (const Tensor& t : outs) items.push_back(Val::of_tensor(tensor_meta_of(t)));
+    for (const Tensor& t : outs) items.push_back(t.defined() ? Val::of_tensor(tensor_meta_of(t)) : Val());
     n.meta.val = Val::tuple(std::move(items));
   }
   NodeId id = g_.add(std::move(n));
@@ -182,6 +190,10 @@ std::vector<Var> GraphEmitter::call(std::string_view op, const std::vector<EArg>
   // Multi-output ops are read through getitem nodes, as in AOT graphs.
   std::vector<Var> vars;
   for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].defined()) {
+      vars.push_back(Var{});
+      continue;
+    }
     Node gi;
     gi.op = OpKind::CallFunction;
     gi.target = "operator.getitem";

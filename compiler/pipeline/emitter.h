@@ -60,16 +60,18 @@ class Emitter {
  public:
   virtual ~Emitter() = default;
   // Calls the registered ATen overload `op` ("aten::mul.Tensor"); one Var per
-  // tensor output (a Tensor[] output gives one Var per element). A bad call
-  // (unknown op, arguments the schema rejects) throws kiln::Error naming the op.
+  // tensor output (a Tensor[] output gives one Var per element; an output the
+  // op leaves None, as convolution_backward's masked ones, is an invalid Var).
+  // A bad call (unknown op, arguments the schema rejects) throws kiln::Error naming the op.
   virtual std::vector<Var> call(std::string_view op, const std::vector<EArg>& args, const EKwargs& kwargs = {}) = 0;
   // The tensor a Var stands for: real data for EagerEmitter, a meta tensor
   // (sizes, strides, dtype; no data) for GraphEmitter. Formulas read shapes here.
+  // The reference is only good until the next call(): copy what you keep.
   virtual const Tensor& tensor(Var v) const = 0;
 
   // The single output of `op`.
   Var call1(std::string_view op, const std::vector<EArg>& args, const EKwargs& kwargs = {});
-  const Shape& sizes(Var v) const { return tensor(v).sizes(); }
+  Shape sizes(Var v) const { return tensor(v).sizes(); }
   DType dtype(Var v) const { return tensor(v).dtype(); }
   int64_t dim(Var v) const { return int64_t(tensor(v).sizes().size()); }
 };
