@@ -19,5 +19,6 @@ void add_bench_command(CLI::App& app, int& exit_code);
 void add_trace_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);  // run and explain
 void add_grad_check_command(CLI::App& app, int& exit_code);
+void add_stages_command(CLI::App& app, int& exit_code);
 
 }  // namespace kiln::cli

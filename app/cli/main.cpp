@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_trace_command(app, exit_code);
   kiln::cli::add_run_command(app, exit_code);
   kiln::cli::add_grad_check_command(app, exit_code);
+  kiln::cli::add_stages_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

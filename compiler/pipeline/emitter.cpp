@@ -171,10 +171,25 @@ std::vector<Var> GraphEmitter::call(std::string_view op, const std::vector<EArg>
   };
   Node n;
   n.op = OpKind::CallFunction;
-  n.target = std::string(op);
+  // The registered overload's full name ("aten::linear" -> "aten::linear.default"),
+  // and keyword arguments that follow the positional ones moved into place, so
+  // a node reads as AOT graphs print it however the caller spelled the call.
+  const OpDef* def = op_registry().find(op);
+  n.target = def ? def->schema.full_name() : std::string(op);
   n.name = fresh_name(aten_base_name(op));
   for (const EArg& a : args) n.args.push_back(graph_arg(a));
-  for (const auto& [k, a] : kwargs) n.kwargs.emplace_back(k, graph_arg(a));
+  std::vector<bool> placed(kwargs.size(), false);
+  if (def) {
+    for (size_t i = args.size(); i < def->schema.args.size() && !def->schema.args[i].kwarg_only; ++i) {
+      size_t k = 0;
+      while (k < kwargs.size() && kwargs[k].first != def->schema.args[i].name) ++k;
+      if (k == kwargs.size()) break;
+      n.args.push_back(graph_arg(kwargs[k].second));
+      placed[k] = true;
+    }
+  }
+  for (size_t k = 0; k < kwargs.size(); ++k)
+    if (!placed[k]) n.kwargs.emplace_back(kwargs[k].first, graph_arg(kwargs[k].second));
   n.meta.stack = stack_;
   n.meta.from = from_;
   bool single = r->size() == 1 && (*r)[0].is_tensor();

@@ -1,0 +1,127 @@
+// `kiln-cli stages INPUT`: runs Kiln's pipeline and prints every stage (name,
+// time, then the graph). INPUT is a program (each compiled region: the
+// captured torch-level graph, its ATen lowering, then the graph passes) or a
+// graph file in print_readable form (the passes only).
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "app/cli/commands.h"
+#include "compiler/capture/capture.h"
+#include "compiler/pipeline/pipeline.h"
+#include "compiler/pipeline/to_aten.h"
+#include "core/graph/parser.h"
+#include "core/graph/printer.h"
+#include "core/python/vm.h"
+
+namespace kiln::cli {
+namespace {
+
+struct StagesOptions {
+  std::string input;
+  bool print_after_all = false;
+  std::vector<std::string> print_after;
+  int stop_after = -1;
+};
+
+bool wants_graph(const StagesOptions& o, const std::string& stage) {
+  if (o.print_after_all || o.print_after.empty()) return true;
+  return std::find(o.print_after.begin(), o.print_after.end(), stage) != o.print_after.end();
+}
+
+// `label` is what the header shows ("cse #4"); `name` is what --print-after matches ("cse").
+void print_stage(const StagesOptions& o, const std::string& prefix, const std::string& label, const std::string& name,
+                 double seconds, const Graph* g, const std::string& note) {
+  std::printf("=== %s%s  %.3f ms%s%s\n", prefix.c_str(), label.c_str(), seconds * 1e3, note.empty() ? "" : "  ", note.c_str());
+  if (g && wants_graph(o, name)) std::printf("%s\n", print_graph_module(*g).c_str());
+}
+
+// The graph passes on an ATen graph; false when the pipeline failed.
+bool run_passes(const StagesOptions& o, const std::string& prefix, Graph g) {
+  pipeline::Options options;
+  options.instrumentation.stop_after = o.stop_after;
+  pipeline::CompileResult r = pipeline::compile(std::move(g), options);
+  for (const pipeline::Stage& s : r.stages) {
+    if (s.name == "input") continue;
+    std::string note = s.changed ? s.summary : "unchanged";
+    for (const std::string& p : s.problems) note += " [problem: " + p + "]";
+    print_stage(o, prefix, s.name + " #" + std::to_string(s.application), s.name, s.seconds, s.changed ? s.graph.get() : nullptr, note);
+  }
+  if (r.stopped) std::printf("=== %sstopped after %d pass application(s)\n", prefix.c_str(), o.stop_after);
+  if (!r.status.ok()) {
+    std::fprintf(stderr, "kiln-cli: stages: %s\n", r.status.to_string().c_str());
+    return false;
+  }
+  return true;
+}
+
+int stages_of_program(const StagesOptions& o) {
+  py::VMOptions vo;
+  vo.out = [](std::string_view) {};  // the program's own output is not a stage
+  py::VM vm(vo);
+  capture::install_capture(vm);
+  int code = 0;
+  Status st = vm.run_file(o.input, &code);
+  if (code == kExitBadInput) {
+    std::fprintf(stderr, "kiln-cli: %s\n", st.to_string().c_str());
+    return kExitBadInput;
+  }
+  if (code != 0) std::fprintf(stderr, "kiln-cli: stages: the program stopped early (%s); showing what it compiled\n", st.to_string().c_str());
+  bool ok = true;
+  for (const auto& [id, region] : capture::compiled_regions(vm)) {
+    if (region->op_count == 0) continue;
+    std::string prefix = "[" + id + "] ";
+    print_stage(o, prefix, "dynamo_output_graph", "dynamo_output_graph", 0, &region->graph, "");
+    auto t0 = std::chrono::steady_clock::now();
+    Expected<Graph> aten = pipeline::lower_to_aten(vm, *region);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!aten.ok()) {
+      std::printf("=== %sto_aten  failed: %s\n", prefix.c_str(), aten.status().message().c_str());
+      continue;
+    }
+    print_stage(o, prefix, "to_aten", "to_aten", secs, &*aten, std::to_string(aten->size()) + " nodes");
+    ok &= run_passes(o, prefix, std::move(*aten));
+  }
+  return ok ? kExitOk : kExitFailures;
+}
+
+int stages_of_graph_file(const StagesOptions& o) {
+  std::ifstream in(o.input);
+  std::stringstream text;
+  text << in.rdbuf();
+  Expected<Graph> g = parse_graph_module(text.str(), o.input);
+  if (!g.ok()) {
+    std::fprintf(stderr, "kiln-cli: %s\n", g.status().to_string().c_str());
+    return kExitBadInput;
+  }
+  print_stage(o, "", "input", "input", 0, &*g, "");
+  return run_passes(o, "", std::move(*g)) ? kExitOk : kExitFailures;
+}
+
+int stages(const StagesOptions& o) {
+  if (!std::filesystem::is_regular_file(o.input)) {
+    std::fprintf(stderr, "kiln-cli: %s: no such file\n", o.input.c_str());
+    return kExitBadInput;
+  }
+  int code = o.input.ends_with(".py") ? stages_of_program(o) : stages_of_graph_file(o);
+  std::fflush(stdout);
+  return code;
+}
+
+}  // namespace
+
+void add_stages_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<StagesOptions>();
+  CLI::App* sub = app.add_subcommand("stages", "Run Kiln's pipeline and print every stage");
+  sub->add_option("input", opts->input, "a program (.py) or a graph file (print_readable text)")->required();
+  sub->add_flag("--print-after-all", opts->print_after_all, "print the graph after every pass that changed it (the default)");
+  sub->add_option("--print-after", opts->print_after, "print graphs only after these passes (repeatable)");
+  sub->add_option("--stop-after", opts->stop_after, "run only the first N pass applications");
+  sub->callback([opts, &exit_code] { exit_code = stages(*opts); });
+}
+
+}  // namespace kiln::cli
