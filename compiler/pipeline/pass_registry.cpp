@@ -2,6 +2,7 @@
 #include "compiler/passes/canonicalize_views.h"
 #include "compiler/passes/common_subexpression_elimination.h"
 #include "compiler/passes/dead_code_elimination.h"
+#include "compiler/passes/decompose_pass.h"
 #include "compiler/passes/fold_constants.h"
 #include "compiler/passes/simplify_algebra.h"
 #include "compiler/pipeline/pass_manager.h"
