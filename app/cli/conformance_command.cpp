@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "compiler/pipeline/graph_backends.h"
 #include "core/corpus/conformance.h"
 
 namespace kiln::cli {
@@ -20,6 +21,8 @@ struct Options {
 
 ConformanceBackend make_backend(const std::string& name) {
   if (name == "eager-f64") return eager_f64_backend();
+  if (name == "aot_eager") return pipeline::aot_eager_backend();
+  if (name == "decomp_eager") return pipeline::decomp_eager_backend();
   return eager_backend();
 }
 
@@ -62,8 +65,9 @@ void add_conformance_command(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("conformance", "Run an op corpus through a backend and compare with PyTorch");
   sub->add_option("--corpus", opts->corpus, "corpus folder (ops.json + ops.safetensors)")->required();
   sub->add_option("--backend", opts->backend,
-                  "eager: the eager kernels; eager-f64: the eager kernels in float64 (the accuracy reference)")
-      ->check(CLI::IsMember({"eager", "eager-f64"}));
+                  "eager: the eager kernels; eager-f64: the eager kernels in float64 (the accuracy reference); "
+                  "aot_eager: each case as an ATen graph; decomp_eager: that graph decomposed to core ATen ops")
+      ->check(CLI::IsMember({"eager", "eager-f64", "aot_eager", "decomp_eager"}));
   sub->add_option("--case", opts->only, "run only the case with this id or op name");
   sub->add_flag("--json", opts->json, "print one JSON document");
   sub->callback([opts, &exit_code] { exit_code = run(*opts); });

@@ -18,6 +18,15 @@ total=$((passed + failed))
 [ $((passed * 100)) -ge $((total * 98)) ] || { echo "pass rate below 98%"; exit 1; }
 if [ "$failed" -gt 0 ] && [ "$code" -ne 1 ]; then echo "exit code $code with failures, expected 1"; exit 1; fi
 
+# The graph backends (issue 5's ladder) pass every case eager passes.
+eager_passed=$passed
+for backend in aot_eager decomp_eager; do
+  summary=$("$KILN_CLI" conformance --corpus "$ref/opcorpus" --backend "$backend" | tail -1)
+  echo "$backend: $summary"
+  got=$(echo "$summary" | sed -n 's/^\([0-9]*\) passed, .*/\1/p')
+  [ "$got" = "$eager_passed" ] || { echo "$backend passed $got cases, eager $eager_passed"; exit 1; }
+done
+
 err=$("$KILN_CLI" conformance --corpus /nonexistent/corpus 2>&1)
 code=$?
 [ "$code" -eq 3 ] || { echo "missing corpus: exit $code, expected 3"; exit 1; }

@@ -1,0 +1,14 @@
+#pragma once
+// Conformance backends that run each corpus case as a one-node ATen graph:
+// aot_eager (the graph as the AOT stages build it, run by run_aten_graph) and
+// decomp_eager (the same graph after decomposition to the core set). They are
+// the first rungs of the ladder eager -> aot_eager -> decomp_eager -> kiln that
+// tells a user which layer is wrong.
+#include "core/corpus/conformance.h"
+
+namespace kiln::pipeline {
+
+ConformanceBackend aot_eager_backend();
+ConformanceBackend decomp_eager_backend();
+
+}  // namespace kiln::pipeline
