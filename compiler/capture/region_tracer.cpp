@@ -667,6 +667,7 @@ Val RegionTracer::val_of(const Value& v, const std::vector<bool>* dynamic) const
     return Val::of_tensor(std::move(m));
   }
   if (v.is(ObjKind::Tuple) || v.is(ObjKind::List)) {
+    py::NestingGuard nesting(" while describing a list");
     std::vector<Val> items;
     for (const Value& x : v.is(ObjKind::Tuple) ? v.as<py::Tuple>()->items : v.as<py::List>()->items) items.push_back(val_of(x));
     return Val::tuple(std::move(items));
@@ -686,6 +687,8 @@ bool RegionTracer::to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl) {
     case Value::Tag::Float: arg = Arg::real(v.as_float()); return true;
     case Value::Tag::Obj: break;
   }
+  // Deeply nested lists end in Python's RecursionError, not a C++ stack overflow.
+  py::NestingGuard nesting(" while putting a list into a graph");
   switch (v.obj()->kind) {
     case ObjKind::Str: arg = Arg::str(v.as<py::Str>()->s); return true;
     case ObjKind::Tensor: {

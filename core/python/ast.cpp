@@ -140,6 +140,7 @@ std::string const_repr(const Const& c) {
     case Const::Kind::None: return "None";
     case Const::Kind::Bool: return c.b ? "True" : "False";
     case Const::Kind::Int: return std::to_string(c.i);
+    case Const::Kind::BigInt: return c.s;
     case Const::Kind::Float: return float_repr(c.f);
     case Const::Kind::Str: return str_repr(c.s);
     case Const::Kind::Ellipsis: return "Ellipsis";

@@ -60,7 +60,7 @@ struct JoinedStr : ExprOf<ExprKind::JoinedStr> {
 struct FormattedValue : ExprOf<ExprKind::FormattedValue> {
   using ExprOf::ExprOf;
   ExprPtr value;
-  char conversion = 0;  // 0, 's' or 'r'
+  char conversion = 0;  // 0, 's', 'r' or 'a'
   ExprPtr format_spec;  // a JoinedStr, or null
 };
 

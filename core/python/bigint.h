@@ -103,6 +103,10 @@ Value int_pow_mod(const Value& base, const Value& exp, const Value& mod);
 // round(v, ndigits) for an int and a negative ndigits: ties to even.
 Value int_round(const Value& v, int64_t ndigits);
 
+// The error for an int past kMaxBigIntBits (outside the subset, exit code 3),
+// for callers that see it coming before computing it (math.factorial).
+[[noreturn]] void int_too_big();
+
 // Three-way comparison of integral values: -1, 0 or 1.
 int int_compare(const Value& a, const Value& b);
 // Exact comparison of an integral value with a double, as Python compares an

@@ -325,7 +325,7 @@ void install_builtin_methods(VM& vm) {
     need(a, 1, 1, "remove");
     auto& items = self_list(a);
     for (size_t i = 0; i < items.size(); ++i)
-      if (vm.truth(vm.compare(CompareKind::Eq, items[i], a[1]))) {
+      if (vm.charge_step(), vm.truth(vm.compare(CompareKind::Eq, items[i], a[1]))) {
         items.erase(items.begin() + long(i));
         return Value();
       }
@@ -356,14 +356,14 @@ void install_builtin_methods(VM& vm) {
       need(a, 1, 1, "index");
       ValueVec items = vm.to_vector(a[0]);
       for (size_t i = 0; i < items.size(); ++i)
-        if (vm.truth(vm.compare(CompareKind::Eq, items[i], a[1]))) return Value(int64_t(i));
+        if (vm.charge_step(), vm.truth(vm.compare(CompareKind::Eq, items[i], a[1]))) return Value(int64_t(i));
       throw PyError("ValueError", vm.repr_of(a[1]) + " is not in " + type_name(a[0]));
     });
     method(cls, "count", [](VM& vm, const CallArgs& a) {
       need(a, 1, 1, "count");
       int64_t n = 0;
       for (const Value& v : vm.to_vector(a[0]))
-        if (vm.truth(vm.compare(CompareKind::Eq, v, a[1]))) ++n;
+        if (vm.charge_step(), vm.truth(vm.compare(CompareKind::Eq, v, a[1]))) ++n;
       return Value(n);
     });
   }

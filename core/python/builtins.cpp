@@ -120,6 +120,7 @@ Value min_max(VM& vm, const CallArgs& a, bool want_max) {
   Value best = items[0];
   Value best_key = key.is_none() ? best : vm.call(key, ValueVec{best});
   for (size_t i = 1; i < items.size(); ++i) {
+    vm.charge_step();
     Value k = key.is_none() ? items[i] : vm.call(key, ValueVec{items[i]});
     if (vm.truth(vm.compare(want_max ? CompareKind::Gt : CompareKind::Lt, k, best_key))) {
       best = items[i];
@@ -335,6 +336,7 @@ Value builtin_sorted(VM& vm, const CallArgs& a) {
   std::vector<std::pair<Value, Value>> keyed;
   for (const Value& v : items) keyed.emplace_back(key.is_none() ? v : vm.call(key, ValueVec{v}), v);
   std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
+    vm.charge_step();
     return vm.truth(vm.compare(CompareKind::Lt, reverse ? y.first : x.first, reverse ? x.first : y.first));
   });
   ValueVec out;
@@ -457,6 +459,7 @@ void install_builtins(VM& vm) {
       n = std::min(n, rest.back().size());
     }
     for (size_t i = 0; i < n; ++i) {
+      vm.charge_step();
       ValueVec args{first[i]};
       for (auto& r : rest) args.push_back(r[i]);
       out.push_back(vm.call(a[0], args));
@@ -467,7 +470,7 @@ void install_builtins(VM& vm) {
     expect_args(a, 2, 2, "filter");
     ValueVec out;
     for (const Value& v : vm.to_vector(a[1]))
-      if (a[0].is_none() ? vm.truth(v) : vm.truth(vm.call(a[0], ValueVec{v}))) out.push_back(v);
+      if (vm.charge_step(), a[0].is_none() ? vm.truth(v) : vm.truth(vm.call(a[0], ValueVec{v}))) out.push_back(v);
     return vm.iter(list_value(std::move(out)));
   });
   def("super", builtin_super);

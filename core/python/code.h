@@ -65,7 +65,7 @@ enum class Op : uint8_t {
   MapAdd,       // pops key, value; sets it in the dict at depth arg (dict comprehensions)
   UnpackSequence,  // pops a sequence of exactly arg items; pushes them so the first is on top
   UnpackEx,        // a, *b, c = ...: arg = before | (after << 8); pushes like UnpackSequence with the starred part as a list
-  FormatValue,     // arg & 3: conversion 0 none, 1 str, 2 repr; arg & 4: a format spec string is on top (popped first); pops value, pushes str
+  FormatValue,     // arg & 3: conversion 0 none, 1 str, 2 repr, 3 ascii; arg & 4: a format spec string is on top (popped first); pops value, pushes str
   // ---- calls ----
   Call,        // pops callable, then arg positional args (callable pushed first); pushes result
   CallKw,      // like Call, but TOS is a tuple of keyword names (a const): the last len(names) args are keyword args
@@ -106,7 +106,9 @@ struct Instr {
 // A compile-time constant. Kept out of the interpreter's object model so the
 // compiler does not depend on it; the VM converts each once per code object.
 struct Const {
-  enum class Kind : uint8_t { None, Bool, Int, Float, Str, Tuple, Code, Ellipsis };
+  // BigInt: an int literal past int64, kept as its text in `s` (a '-', then
+  // the digits with their base prefix, as "0x1ffffffffffffffff").
+  enum class Kind : uint8_t { None, Bool, Int, Float, Str, Tuple, Code, Ellipsis, BigInt };
   Kind kind = Kind::None;
   bool b = false;
   int64_t i = 0;

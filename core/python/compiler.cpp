@@ -19,6 +19,7 @@ std::string const_key(const Const& c) {
     case Const::Kind::None: return "N";
     case Const::Kind::Bool: return c.b ? "B1" : "B0";
     case Const::Kind::Int: return std::string("I").append(std::to_string(c.i));
+    case Const::Kind::BigInt: return std::string("G").append(c.s);
     case Const::Kind::Float: {
       uint64_t bits;
       std::memcpy(&bits, &c.f, sizeof bits);

@@ -6,7 +6,9 @@ namespace kiln::py::detail {
 
 namespace {
 
-bool is_numeric(const Const& c) { return c.kind == Const::Kind::Int || c.kind == Const::Kind::Float; }
+bool is_numeric(const Const& c) {
+  return c.kind == Const::Kind::Int || c.kind == Const::Kind::BigInt || c.kind == Const::Kind::Float;
+}
 
 // Truthiness of a constant test (`while True:`), when it has one.
 bool constant_truth(const Expr& e, bool& truth) {
@@ -17,6 +19,7 @@ bool constant_truth(const Expr& e, bool& truth) {
     case Const::Kind::None: truth = false; return true;
     case Const::Kind::Bool: truth = v.b; return true;
     case Const::Kind::Int: truth = v.i != 0; return true;
+    case Const::Kind::BigInt: truth = true; return true;  // never zero
     case Const::Kind::Float: truth = v.f != 0; return true;
     case Const::Kind::Str: truth = !v.s.empty(); return true;
     case Const::Kind::Ellipsis: truth = true; return true;
@@ -128,7 +131,7 @@ void Compiler::compile_joined_str(const std::vector<ExprPtr>& parts, Pos pos) {
     const auto* f = part->as<FormattedValue>();
     KILN_CHECK(f, "f-string part is neither text nor a field");
     expr(*f->value);
-    int arg = f->conversion == 's' ? 1 : f->conversion == 'r' ? 2 : 0;
+    int arg = f->conversion == 's' ? 1 : f->conversion == 'r' ? 2 : f->conversion == 'a' ? 3 : 0;
     if (f->format_spec) {
       compile_joined_str(static_cast<const JoinedStr&>(*f->format_spec).values, f->format_spec->pos);
       arg |= 4;
@@ -201,7 +204,8 @@ void Compiler::compile_unary(const UnaryOp& u) {
                                                  (u.op == UnaryOpKind::Neg || u.op == UnaryOpKind::Pos)) {
     Const v = c->value;
     if (u.op == UnaryOpKind::Neg) {
-      if (v.kind == Const::Kind::Int) v.i = -v.i;
+      if (v.kind == Const::Kind::Int) v.i = -v.i;  // a literal is >= 0, so never INT64_MIN
+      else if (v.kind == Const::Kind::BigInt) v.s = v.s[0] == '-' ? v.s.substr(1) : "-" + v.s;
       else v.f = -v.f;
     }
     emit(Op::LoadConst, add_const(v), u.pos);

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/python/bigint.h"
+
 namespace kiln::py {
 
 namespace {
@@ -415,9 +417,20 @@ Token Lexer::lex_number() {
       if (src_[i] != '_') s += src_[i];
     return s;
   };
-  auto too_large = [&] {
-    fail(start_pos, "unsupported construct: integer literal " + std::string(src_.substr(start, pos_ - start)) +
-                        " (Kiln's ints are 64-bit)");
+  // Past int64 the literal stays text; the VM makes it a big int once per
+  // code object. Limits as int() has them, but found before the program runs.
+  auto big_int = [&](int radix, size_t digit_count) {
+    if (radix == 10 && digit_count > kIntMaxStrDigits)
+      fail(start_pos, "SyntaxError: Exceeds the limit (" + std::to_string(kIntMaxStrDigits) +
+                          " digits) for integer string conversion: value has " + std::to_string(digit_count) +
+                          " digits; use sys.set_int_max_str_digits() to increase the limit - Consider hexadecimal "
+                          "for huge integer literals to avoid decimal conversion limits.");
+    if (double(digit_count) * std::log2(double(radix)) > double(kMaxBigIntBits))  // as int() counts them
+      fail(start_pos, "unsupported construct: integer literal of " + std::to_string(digit_count) +
+                          " digits (Kiln's ints have at most 2**20 bits)");
+    Token t = make(TokKind::Int, start, start_pos);
+    t.big_int_text = text_without_underscores();
+    return t;
   };
 
   char c0 = peek(), c1 = char(peek(1) | 0x20);
@@ -430,12 +443,16 @@ Token Lexer::lex_number() {
     if (!digits(radix, kind)) bad(kind);
     check_end(kind);
     uint64_t v = 0;
+    size_t digit_count = 0;
+    bool overflow = false;
     for (size_t i = digits_start; i < pos_; ++i) {
       if (src_[i] == '_') continue;
       uint64_t d = uint64_t(hex_digit(src_[i]));
-      if (v > (uint64_t(std::numeric_limits<int64_t>::max()) - d) / uint64_t(radix)) too_large();
+      ++digit_count;
+      if (v > (uint64_t(std::numeric_limits<int64_t>::max()) - d) / uint64_t(radix)) overflow = true;
       v = v * uint64_t(radix) + d;
     }
+    if (overflow) return big_int(radix, digit_count);
     Token t = make(TokKind::Int, start, start_pos);
     t.int_value = int64_t(v);
     return t;
@@ -469,7 +486,7 @@ Token Lexer::lex_number() {
     uint64_t v = 0;
     for (char c : text) {
       uint64_t d = uint64_t(c - '0');
-      if (v > (uint64_t(std::numeric_limits<int64_t>::max()) - d) / 10) too_large();
+      if (v > (uint64_t(std::numeric_limits<int64_t>::max()) - d) / 10) return big_int(10, text.size());
       v = v * 10 + d;
     }
     Token t = make(TokKind::Int, start, start_pos);

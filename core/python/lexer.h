@@ -39,6 +39,9 @@ struct Token {
   Pos end;                // just past the last character
   // Int / Float
   int64_t int_value = 0;
+  // An Int past int64: its text without underscores, base prefix kept
+  // ("0xffff_ffff_ffff_ffff_f" -> "0xfffffffffffffffff"); empty otherwise.
+  std::string big_int_text;
   double float_value = 0;
   // String
   bool is_fstring = false;

@@ -307,6 +307,8 @@ double int_to_double(const Value& v) {
   return d;
 }
 
+void int_too_big() { too_big(); }
+
 Value int_from_double(double d) {
   if (std::isnan(d)) throw PyError("ValueError", "cannot convert float NaN to integer");
   if (std::isinf(d)) throw PyError("OverflowError", "cannot convert float infinity to integer");

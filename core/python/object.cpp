@@ -1,5 +1,6 @@
 #include "core/python/object.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -31,6 +32,17 @@ bool Value::same(const Value& o) const {
 void throw_type_error(const std::string& msg) { throw PyError("TypeError", msg); }
 void throw_error(const std::string& type, const std::string& msg) { throw PyError(type, msg); }
 void throw_unsupported(const std::string& msg) { throw PyError("NotImplementedError", msg, true); }
+
+namespace {
+thread_local int t_nesting = 0;
+}  // namespace
+
+NestingGuard::NestingGuard(const char* context) {
+  if (t_nesting >= kMaxNesting) throw PyError("RecursionError", std::string("maximum recursion depth exceeded") + context);
+  ++t_nesting;
+}
+
+NestingGuard::~NestingGuard() { --t_nesting; }
 
 const Value* CallArgs::kwarg(std::string_view name) const {
   if (!kw) return nullptr;
@@ -64,6 +76,7 @@ size_t ValueHash::operator()(const Value& v) const {
       return s->hash;
     }
     case ObjKind::Tuple: {
+      NestingGuard guard(" while hashing a tuple");
       size_t h = 0x345678;
       for (const Value& item : static_cast<Tuple*>(o)->items) h = (h ^ ValueHash()(item)) * 1000003;
       return h;
@@ -259,18 +272,21 @@ bool equal(const Value& a, const Value& b) {
       const ValueVec& p = x->kind == ObjKind::Tuple ? static_cast<Tuple*>(x)->items : static_cast<List*>(x)->items;
       const ValueVec& q = y->kind == ObjKind::Tuple ? static_cast<Tuple*>(y)->items : static_cast<List*>(y)->items;
       if (p.size() != q.size()) return false;
+      NestingGuard guard(" in comparison");
       for (size_t i = 0; i < p.size(); ++i)
-        if (!equal(p[i], q[i])) return false;
+        if (!p[i].same(q[i]) && !equal(p[i], q[i])) return false;
       return true;
     }
     case ObjKind::Dict: {
       auto* p = static_cast<Dict*>(x);
       auto* q = static_cast<Dict*>(y);
       if (p->size() != q->size()) return false;
+      NestingGuard guard(" in comparison");
       bool same = true;
       p->for_each([&](const Value& k, const Value& v) {
+        if (!same) return;
         const Value* w = q->find(k);
-        if (!w || !equal(v, *w)) same = false;
+        if (!w || (!v.same(*w) && !equal(v, *w))) same = false;
       });
       return same;
     }
@@ -284,6 +300,35 @@ bool equal(const Value& a, const Value& b) {
     default: return false;
   }
 }
+
+namespace {
+
+// Containers whose repr this thread is building. One met again inside itself
+// prints as [...], {...} or (...), as CPython's Py_ReprEnter has it.
+thread_local std::vector<const Object*> t_repr_active;
+
+class ReprEnter {
+ public:
+  explicit ReprEnter(const Object* o) : depth_(" while getting the repr of an object") {
+    if (std::find(t_repr_active.begin(), t_repr_active.end(), o) != t_repr_active.end()) {
+      cycle_ = true;
+      return;
+    }
+    t_repr_active.push_back(o);
+  }
+  ~ReprEnter() {
+    if (!cycle_) t_repr_active.pop_back();
+  }
+  ReprEnter(const ReprEnter&) = delete;
+  ReprEnter& operator=(const ReprEnter&) = delete;
+  bool cycle() const { return cycle_; }
+
+ private:
+  NestingGuard depth_;
+  bool cycle_ = false;
+};
+
+}  // namespace
 
 static std::string seq_repr(const ValueVec& items, const char* open, const char* close, bool one_tuple,
                             const std::function<std::string(const Value&)>& item_repr) {
@@ -310,10 +355,18 @@ std::string repr_with(const Value& v, const std::function<std::string(const Valu
     case ObjKind::Tuple: {
       auto* t = static_cast<Tuple*>(o);
       if (t->is_size) return seq_repr(t->items, "torch.Size([", "])", false, item_repr);
+      ReprEnter enter(o);
+      if (enter.cycle()) return "(...)";
       return seq_repr(t->items, "(", ")", true, item_repr);
     }
-    case ObjKind::List: return seq_repr(static_cast<List*>(o)->items, "[", "]", false, item_repr);
+    case ObjKind::List: {
+      ReprEnter enter(o);
+      if (enter.cycle()) return "[...]";
+      return seq_repr(static_cast<List*>(o)->items, "[", "]", false, item_repr);
+    }
     case ObjKind::Dict: {
+      ReprEnter enter(o);
+      if (enter.cycle()) return "{...}";
       std::string out = "{";
       bool first = true;
       static_cast<Dict*>(o)->for_each([&](const Value& k, const Value& val) {

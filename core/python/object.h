@@ -343,7 +343,26 @@ const Value& unbound();
 inline bool is_unbound(const Value& v) { return v.is_obj() && v.obj() == unbound().obj(); }
 
 // ==, as Python (1 == 1.0 == True, exactly: 2**53 + 1 != 2.0**53;
-// containers element-wise; tensors are not handled here).
+// containers element-wise, an item identical to its counterpart equal without
+// a look inside, as CPython's PyObject_RichCompareBool; tensors are not
+// handled here). RecursionError "in comparison" past kMaxNesting levels.
 bool equal(const Value& a, const Value& b);
+
+// How deep repr, ==, ordering, hashing and the torch conversions may descend
+// into nested containers, as CPython's recursion limit bounds them: a list
+// nested 10**5 deep, or == on two lists that contain themselves, would
+// otherwise overflow the C++ stack.
+inline constexpr int kMaxNesting = 1000;
+
+// Counts one level of such a descent while alive (one counter per thread,
+// shared by all of them as CPython's). Past kMaxNesting: RecursionError
+// "maximum recursion depth exceeded" followed by `context` (" in comparison").
+class NestingGuard {
+ public:
+  explicit NestingGuard(const char* context);
+  ~NestingGuard();
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
+};
 
 }  // namespace kiln::py

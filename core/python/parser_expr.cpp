@@ -283,7 +283,10 @@ ExprPtr Parser::parse_atom() {
     case TokKind::Int:
     case TokKind::Float: {
       auto c = std::make_unique<Constant>(t.pos);
-      if (t.kind == TokKind::Int) {
+      if (t.kind == TokKind::Int && !t.big_int_text.empty()) {
+        c->value.kind = Const::Kind::BigInt;
+        c->value.s = t.big_int_text;
+      } else if (t.kind == TokKind::Int) {
         c->value.kind = Const::Kind::Int;
         c->value.i = t.int_value;
       } else {

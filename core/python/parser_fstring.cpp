@@ -180,8 +180,7 @@ size_t Parser::parse_fstring_field(const Token& t, size_t i, std::vector<ExprPtr
   }
   if (k < n && body[k] == '!') {
     char conv = k + 1 < n ? body[k + 1] : '\0';
-    if (conv == 'a') unsupported(cur.at(k), "f-string !a conversion", "use !r");
-    if (conv != 's' && conv != 'r')
+    if (conv != 's' && conv != 'r' && conv != 'a')
       fail(cur.at(k), "f-string: invalid conversion character: expected 's', 'r', or 'a'");
     field->conversion = conv;
     k += 2;

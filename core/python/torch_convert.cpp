@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/python/bigint.h"
 #include "core/python/vm.h"
 
 namespace kiln::py {
@@ -33,12 +34,17 @@ bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
+// What a RecursionError says when a list handed to torch nests too deep (or
+// contains itself).
+constexpr const char* kConvertingList = " while converting a list for torch";
+
 // Tensors among the arguments, lists and tuples included (torch.cat([a, b])).
 template <class F>
 void for_each_tensor(const Value& v, F&& f) {
   if (v.is(ObjKind::Tensor)) {
     f(v.as<TensorObj>());
   } else if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
+    NestingGuard guard(kConvertingList);
     for (const Value& x : v.is(ObjKind::List) ? v.as<List>()->items : v.as<Tuple>()->items) for_each_tensor(x, f);
   }
 }
@@ -139,6 +145,59 @@ Ref<Class> named_tuple_class(VM& vm, const std::string& type_name, const std::ve
   return cls;
 }
 
+// A Python int past int64, where PyTorch 2.11 reads one: tensor data and
+// indices are unpacked as int64 and overflow; a Scalar argument takes
+// [2**63, 2**64) as a uint64 and refuses anything further out.
+[[noreturn]] void big_int_argument(const Value& v, std::string_view what) {
+  for (std::string_view reader : {"tensor", "as_tensor", "new_tensor", "Tensor", "__getitem__", "__setitem__", "randint"})
+    if (what == reader) throw PyError("ValueError", "Overflow when unpacking long long");
+  const BigNum& n = v.as<BigInt>()->value;
+  if (n.negative()) throw PyError("OverflowError", "can't convert negative int to unsigned");
+  if (n.bit_length() > 64) throw PyError("OverflowError", "int too big to convert");
+  throw_unsupported(std::string(what) + "(): the int " + n.to_string() +
+                    ", which PyTorch takes as a uint64 scalar (Kiln's scalars are int64 or float)");
+}
+
+// Whether `v`, or an item of it at any depth, is `wanted`.
+bool holds(const Value& v, bool (*wanted)(const Value&)) {
+  if (wanted(v)) return true;
+  if (!v.is(ObjKind::List) && !v.is(ObjKind::Tuple)) return false;
+  NestingGuard guard(kConvertingList);
+  for (const Value& x : v.is(ObjKind::List) ? v.as<List>()->items : v.as<Tuple>()->items)
+    if (holds(x, wanted)) return true;
+  return false;
+}
+
+// `data` with its big ints as floats.
+Value big_ints_as_floats(const Value& data) {
+  if (is_big(data)) return Value(int_to_double(data));
+  if (!data.is(ObjKind::List) && !data.is(ObjKind::Tuple)) return data;
+  NestingGuard guard(kConvertingList);
+  ValueVec items = data.is(ObjKind::List) ? data.as<List>()->items : data.as<Tuple>()->items;
+  for (Value& x : items) x = big_ints_as_floats(x);
+  return data.is(ObjKind::List) ? list_value(std::move(items)) : tuple_value(std::move(items));
+}
+
+// The data argument of torch.tensor / as_tensor / Tensor.new_tensor, when the
+// tensor it makes is a floating one (a float among the data, a floating dtype=,
+// or new_tensor on a floating tensor): such a tensor takes an int of any size,
+// rounded to a float, as PyTorch does (torch.tensor([1.0, 2**70])).
+std::optional<size_t> float_data_index(const Callable& c, const CallArgs& a) {
+  size_t data = c.name == "new_tensor" ? 1 : 0;
+  if ((c.name != "tensor" && c.name != "as_tensor" && c.name != "new_tensor") || a.npos <= data) return std::nullopt;
+  if (!holds(a[data], is_big)) return std::nullopt;
+  bool floating;
+  if (const Value* d = a.kwarg("dtype"); d && !d->is_none()) {
+    std::optional<DType> dtype = dtype_arg(*d);
+    floating = dtype && is_floating(*dtype);
+  } else if (c.name == "new_tensor") {
+    floating = a[0].is(ObjKind::Tensor) && is_floating(a[0].as<TensorObj>()->t.dtype());
+  } else {
+    floating = holds(a[data], [](const Value& v) { return v.is_float(); });
+  }
+  return floating ? std::optional<size_t>(data) : std::nullopt;
+}
+
 }  // namespace
 
 // ---- py -> ops ----
@@ -156,8 +215,11 @@ kiln::Value to_ops(const Value& v, std::string_view what) {
     case ObjKind::DType: return kiln::Value(v.as<DTypeObj>()->dtype);
     case ObjKind::Device: return kiln::Value(v.as<DeviceObj>()->str());
     case ObjKind::Tensor: return kiln::Value(v.as<TensorObj>()->t);
+    case ObjKind::BigInt: big_int_argument(v, what);
     case ObjKind::List:
     case ObjKind::Tuple: {
+      // A list that contains itself would recurse without end.
+      NestingGuard guard(kConvertingList);
       const ValueVec& items = v.is(ObjKind::List) ? v.as<List>()->items : v.as<Tuple>()->items;
       kiln::ValueList out;
       out.reserve(items.size());
@@ -313,7 +375,14 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
 
 // ---- running torch callables ----
 
-Value run_torch(VM& vm, const Callable& c, const CallArgs& a, Mode mode) {
+Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
+  ValueVec with_float_data;
+  CallArgs a = given;
+  if (std::optional<size_t> data = float_data_index(c, given)) {
+    with_float_data.assign(given.pos, given.pos + given.npos);
+    with_float_data[*data] = big_ints_as_floats(with_float_data[*data]);
+    a.pos = with_float_data.data();
+  }
   if (c.inplace && a.npos > 0) check_inplace_allowed(vm, a[0]);
   // Factories take requires_grad=, which makes a leaf; torchapi leaves it to us.
   const Value* requires_grad = c.is_method ? nullptr : a.kwarg("requires_grad");

@@ -1,10 +1,12 @@
 // Python's math module, as far as model code uses it. Results and errors follow
-// CPython 3.12 (math domain errors are ValueError; floor/ceil give ints).
+// CPython 3.12 (math domain errors are ValueError; floor/ceil give ints, and
+// the integer functions ints of any size).
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <numeric>
 
+#include "core/python/bigint.h"
 #include "core/python/vm.h"
 
 namespace kiln::py {
@@ -28,17 +30,114 @@ Value checked(double r, double x) {
   return Value(r);
 }
 
-int64_t exact_int(const Value& v, const char* name) {
-  if (v.is_float()) throw_type_error(std::string("'float' object cannot be interpreted as an integer"));
-  (void)name;
-  return to_index(v, "argument");
+// An int argument of any size, as operator.index() takes it: bools are ints,
+// one-element integer tensors too.
+Value int_arg(const Value& v) {
+  if (v.is_bool()) return Value(int64_t(v.as_bool()));
+  if (is_integral(v)) return v;
+  if (v.is(ObjKind::Tensor)) return Value(to_index(v, "argument"));
+  // Built by append: GCC 12 gives a false -Wrestrict for "'" + std::string&&.
+  std::string message = "'";
+  message += type_name(v);
+  message += "' object cannot be interpreted as an integer";
+  throw_type_error(message);
 }
 
-Value to_int_checked(double d) {
-  if (std::isnan(d)) throw PyError("ValueError", "cannot convert float NaN to integer");
-  if (std::isinf(d)) throw PyError("OverflowError", "cannot convert float infinity to integer");
-  if (std::fabs(d) >= 9.2e18) throw PyError("OverflowError", "integer does not fit in 64 bits", true);
-  return Value(int64_t(d));
+bool negative(const Value& i) { return int_compare(i, Value(int64_t(0))) < 0; }
+Value mul(const Value& a, const Value& b) { return number_binary(BinaryOpKind::Mul, a, b); }
+Value floor_div(const Value& a, const Value& b) { return number_binary(BinaryOpKind::FloorDiv, a, b); }
+
+[[noreturn]] void past_int64(const std::string& what) {
+  throw PyError("OverflowError", what + " must not exceed " + std::to_string(std::numeric_limits<int64_t>::max()));
+}
+
+// Refuses a result of more than about `bits` bits before computing it, so
+// that factorial(10**9) fails at once instead of after a minute of work.
+void check_result_bits(double bits) {
+  if (bits > double(kMaxBigIntBits)) int_too_big();
+}
+
+double log2_of(const Value& i) {
+  return is_big(i) ? double(big_of(i).bit_length()) : std::log2(double(std::max<int64_t>(1, i.as_int())));
+}
+
+// n * (n-1) * ... * (n-k+1), small factors gathered in an int64 before each
+// big multiplication. Each big multiplication is a unit of the step budget.
+Value falling_product(VM& vm, const Value& n, int64_t k) {
+  Value result(int64_t(1));
+  int64_t chunk = 1;
+  for (int64_t i = 0; i < k; ++i) {
+    Value factor = number_binary(BinaryOpKind::Sub, n, Value(i));
+    int64_t next;
+    if (!is_big(factor) && !__builtin_mul_overflow(chunk, factor.as_int(), &next)) {
+      chunk = next;
+      continue;
+    }
+    vm.charge_step();
+    result = mul(result, Value(chunk));
+    chunk = 1;
+    if (is_big(factor)) result = mul(result, factor);
+    else chunk = factor.as_int();
+  }
+  return mul(result, Value(chunk));
+}
+
+Value gcd_of(VM& vm, Value a, Value b) {
+  a = int_abs(a);
+  b = int_abs(b);
+  while (!(b.is_int() && b.as_int() == 0)) {
+    vm.charge_step();
+    Value r = number_binary(BinaryOpKind::Mod, a, b);
+    a = std::move(b);
+    b = std::move(r);
+  }
+  return a;
+}
+
+Value isqrt_of(VM& vm, const Value& n) {
+  if (negative(n)) throw PyError("ValueError", "isqrt() argument must be nonnegative");
+  if (!is_big(n)) {
+    auto x = uint64_t(n.as_int());
+    auto r = uint64_t(std::sqrt(double(x)));
+    auto square_above = [x](uint64_t y) {
+      uint64_t sq;
+      return __builtin_mul_overflow(y, y, &sq) || sq > x;
+    };
+    while (square_above(r)) --r;
+    while (!square_above(r + 1)) ++r;
+    return Value(int64_t(r));
+  }
+  // Newton's iteration from above: it falls to floor(sqrt(n)) and stops there.
+  Value x = number_binary(BinaryOpKind::LShift, Value(int64_t(1)), Value(int64_t((big_of(n).bit_length() + 1) / 2)));
+  for (;;) {
+    vm.charge_step();
+    Value y = floor_div(number_binary(BinaryOpKind::Add, x, floor_div(n, x)), Value(int64_t(2)));
+    if (int_compare(y, x) >= 0) return x;
+    x = std::move(y);
+  }
+}
+
+// f(v) for a positive number, as CPython's loghelper: an int too large for
+// a double is taken as m * 2**e (m in [0.5, 1)) and gives f(m) + f(2) * e.
+double log_of(const Value& v, double (*f)(double)) {
+  if (is_big(v)) {
+    const BigNum& n = v.as<BigInt>()->value;
+    if (n.negative()) domain_error();
+    bool overflow = false;
+    double d = n.to_double(overflow);
+    if (!overflow) return f(d);
+    // The top 64 bits, the lowest of them set when any bit below was: rounding
+    // that to a double rounds n correctly.
+    uint64_t e = n.bit_length(), shift = e - 64;
+    BigNum top = n.shifted_right(shift);
+    if (!(top.shifted_left(shift) == n)) top = BigNum::bitwise(BigNum::BitOp::Or, top, BigNum(1));
+    bool unused = false;
+    double m = std::ldexp(top.to_double(unused), -64);
+    return f(m) + f(2.0) * double(e);
+  }
+  double x = real(v);
+  if (x <= 0) domain_error();
+  return f(x);
 }
 
 }  // namespace
@@ -79,29 +178,22 @@ void install_math(VM& vm) {
   unary("gamma", [](double x) { return std::tgamma(x); });
   unary("degrees", [](double x) { return x * (180.0 / std::numbers::pi); });
   unary("radians", [](double x) { return x * (std::numbers::pi / 180.0); });
-  auto log_of = [](double x) {
-    if (x <= 0) domain_error();
-    return std::log(x);
-  };
-  def("log", [log_of](VM&, const CallArgs& a) {
+  constexpr double (*ln)(double) = [](double x) { return std::log(x); };
+  def("log", [ln](VM&, const CallArgs& a) {
     if (a.npos < 1 || a.npos > 2) throw_type_error("log expected 1 or 2 arguments, got " + std::to_string(a.npos));
-    double x = log_of(real(a[0]));
+    double x = log_of(a[0], ln);
     if (a.npos == 1) return Value(x);
-    double b = log_of(real(a[1]));
+    double b = log_of(a[1], ln);
     if (b == 0) throw PyError("ZeroDivisionError", "float division by zero");
     return Value(x / b);
   });
   def("log2", [](VM&, const CallArgs& a) {
     need(a, 1, "log2");
-    double x = real(a[0]);
-    if (x <= 0) domain_error();
-    return Value(std::log2(x));
+    return Value(log_of(a[0], [](double x) { return std::log2(x); }));
   });
   def("log10", [](VM&, const CallArgs& a) {
     need(a, 1, "log10");
-    double x = real(a[0]);
-    if (x <= 0) domain_error();
-    return Value(std::log10(x));
+    return Value(log_of(a[0], [](double x) { return std::log10(x); }));
   });
   def("log1p", [](VM&, const CallArgs& a) {
     need(a, 1, "log1p");
@@ -139,9 +231,9 @@ void install_math(VM& vm) {
     std::string n = name;
     def(name, [n](VM&, const CallArgs& a) {
       need(a, 1, n.c_str());
-      if (a[0].is_int() || a[0].is_bool()) return Value(a[0].is_bool() ? int64_t(a[0].as_bool()) : a[0].as_int());
+      if (is_integral(a[0])) return int_arg(a[0]);
       double x = real(a[0]);
-      return to_int_checked(n == "floor" ? std::floor(x) : n == "ceil" ? std::ceil(x) : std::trunc(x));
+      return int_from_double(n == "floor" ? std::floor(x) : n == "ceil" ? std::ceil(x) : std::trunc(x));
     });
   }
   def("isnan", [](VM&, const CallArgs& a) { need(a, 1, "isnan"); return Value(std::isnan(real(a[0]))); });
@@ -177,35 +269,75 @@ void install_math(VM& vm) {
     }
     return Value(sum + comp);
   });
-  def("gcd", [](VM&, const CallArgs& a) {
-    int64_t g = 0;
-    for (size_t i = 0; i < a.npos; ++i) g = std::gcd(g, exact_int(a[i], "gcd"));
-    return Value(g < 0 ? -g : g);
+  def("gcd", [](VM& vm, const CallArgs& a) {
+    Value g(int64_t(0));
+    for (size_t i = 0; i < a.npos; ++i) g = gcd_of(vm, g, int_arg(a[i]));
+    return g;
   });
-  def("factorial", [](VM&, const CallArgs& a) {
-    need(a, 1, "factorial");
-    int64_t n = exact_int(a[0], "factorial");
-    if (n < 0) throw PyError("ValueError", "factorial() not defined for negative values");
-    int64_t r = 1;
-    for (int64_t i = 2; i <= n; ++i)
-      if (__builtin_mul_overflow(r, i, &r)) throw PyError("OverflowError", "integer result does not fit in 64 bits", true);
-    return Value(r);
-  });
-  def("comb", [](VM&, const CallArgs& a) {
-    need(a, 2, "comb");
-    int64_t n = exact_int(a[0], "comb"), k = exact_int(a[1], "comb");
-    if (n < 0) throw PyError("ValueError", "n must be a non-negative integer");
-    if (k < 0) throw PyError("ValueError", "k must be a non-negative integer");
-    if (k > n) return Value(int64_t(0));
-    k = std::min(k, n - k);
-    int64_t r = 1;
-    for (int64_t i = 1; i <= k; ++i) {
-      // r * (n - k + i) / i stays exact: r is C(n-k+i-1, i-1).
-      int64_t num;
-      if (__builtin_mul_overflow(r, n - k + i, &num)) throw PyError("OverflowError", "integer result does not fit in 64 bits", true);
-      r = num / i;
+  def("lcm", [](VM& vm, const CallArgs& a) {
+    Value l(int64_t(1));
+    for (size_t i = 0; i < a.npos; ++i) {
+      Value x = int_arg(a[i]);
+      if (int_compare(x, Value(int64_t(0))) == 0 || int_compare(l, Value(int64_t(0))) == 0) {
+        l = Value(int64_t(0));
+        continue;
+      }
+      l = int_abs(mul(floor_div(l, gcd_of(vm, l, x)), x));
     }
-    return Value(r);
+    return l;
+  });
+  def("isqrt", [](VM& vm, const CallArgs& a) {
+    need(a, 1, "isqrt");
+    return isqrt_of(vm, int_arg(a[0]));
+  });
+  def("factorial", [](VM& vm, const CallArgs& a) {
+    need(a, 1, "factorial");
+    Value n = int_arg(a[0]);
+    if (negative(n)) throw PyError("ValueError", "factorial() not defined for negative values");
+    if (is_big(n))
+      throw PyError("OverflowError", "factorial() argument should not exceed " +
+                                         std::to_string(std::numeric_limits<int64_t>::max()));
+    check_result_bits(std::lgamma(double(n.as_int()) + 1) / std::numbers::ln2);
+    return falling_product(vm, n, std::max<int64_t>(n.as_int() - 1, 0));
+  });
+  def("perm", [](VM& vm, const CallArgs& a) {
+    if (a.npos < 1 || a.npos > 2) throw_type_error("perm expected at most 2 arguments, got " + std::to_string(a.npos));
+    Value n = int_arg(a[0]);
+    if (negative(n)) throw PyError("ValueError", "n must be a non-negative integer");
+    Value k = a.npos < 2 || a[1].is_none() ? n : int_arg(a[1]);
+    if (negative(k)) throw PyError("ValueError", "k must be a non-negative integer");
+    if (int_compare(k, n) > 0) return Value(int64_t(0));
+    if (is_big(k)) past_int64("k");
+    int64_t kk = k.as_int();
+    // log2(n! / (n-k)!) <= k * log2(n)
+    if (!is_big(n)) check_result_bits((std::lgamma(double(n.as_int()) + 1) - std::lgamma(double(n.as_int() - kk) + 1)) / std::numbers::ln2);
+    else check_result_bits(double(kk) * (log2_of(n) - 1));
+    return falling_product(vm, n, kk);
+  });
+  def("comb", [](VM& vm, const CallArgs& a) {
+    need(a, 2, "comb");
+    Value n = int_arg(a[0]), k = int_arg(a[1]);
+    if (negative(n)) throw PyError("ValueError", "n must be a non-negative integer");
+    if (negative(k)) throw PyError("ValueError", "k must be a non-negative integer");
+    if (int_compare(k, n) > 0) return Value(int64_t(0));
+    Value rest = number_binary(BinaryOpKind::Sub, n, k);
+    if (int_compare(rest, k) < 0) k = rest;
+    if (is_big(k)) past_int64("min(n - k, k)");
+    int64_t kk = k.as_int();
+    if (!is_big(n)) {
+      double nn = double(n.as_int());
+      check_result_bits((std::lgamma(nn + 1) - std::lgamma(double(kk) + 1) - std::lgamma(nn - double(kk) + 1)) / std::numbers::ln2);
+    } else {
+      check_result_bits(double(kk) * (log2_of(n) - 1) - std::lgamma(double(kk) + 1) / std::numbers::ln2);
+    }
+    // C(n, i) = C(n, i-1) * (n-k+i) / i, exact at every step.
+    Value r(int64_t(1));
+    Value base = number_binary(BinaryOpKind::Sub, n, k);
+    for (int64_t i = 1; i <= kk; ++i) {
+      vm.charge_step();
+      r = floor_div(mul(r, number_binary(BinaryOpKind::Add, base, Value(i))), Value(i));
+    }
+    return r;
   });
 }
 

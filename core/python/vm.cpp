@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "core/python/bigint.h"
 #include "core/python/compiler.h"
 #include "core/python/torch_bridge.h"
 #include "core/util/pyformat.h"
@@ -214,6 +215,7 @@ std::shared_ptr<ValueVec> VM::consts_of(const CodePtr& code) {
       case Const::Kind::None: return Value();
       case Const::Kind::Bool: return Value(c.b);
       case Const::Kind::Int: return Value(c.i);
+      case Const::Kind::BigInt: return int_parse(c.s, 0);
       case Const::Kind::Float: return Value(c.f);
       case Const::Kind::Str: return str_value(c.s);
       case Const::Kind::Ellipsis: return ellipsis();
@@ -700,7 +702,7 @@ bool VM::step(Frame& f, Value& result) {
     }
     case Op::ForIter: {
       Value v;
-      if (next(top(f), v)) {
+      if (next_item(top(f), v)) {
         f.stack.push_back(std::move(v));
       } else {
         f.stack.pop_back();
@@ -792,6 +794,7 @@ bool VM::step(Frame& f, Value& result) {
       int conv = arg & 3;
       if (conv == 1) s = format_value(*this, str_value(str_of(v)), spec);
       else if (conv == 2) s = format_value(*this, str_value(repr_of(v)), spec);
+      else if (conv == 3) s = format_value(*this, str_value(ascii_of(repr_of(v))), spec);
       else s = format_value(*this, v, spec);
       pop_n(f, (arg & 4) ? 2 : 1);
       f.stack.push_back(str_value(std::move(s)));

@@ -91,7 +91,8 @@ class VM {
   Value unary(UnaryOpKind op, const Value& a);
   Value compare(CompareKind op, const Value& a, const Value& b);
   Value iter(const Value& v);
-  bool next(const Value& iterator, Value& out);
+  bool next(const Value& iterator, Value& out);  // charges a step for the item
+  bool next_item(const Value& iterator, Value& out);  // the same, uncharged
   ValueVec to_vector(const Value& iterable);  // list(iterable)
   bool contains(const Value& container, const Value& item);
   bool is_instance(const Value& v, const Value& cls_or_tuple);

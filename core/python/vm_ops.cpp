@@ -45,8 +45,9 @@ int three_way(VM& vm, const Value& a, const Value& b, CompareKind op) {
   if (seq_a && seq_b && a.obj()->kind == b.obj()->kind) {
     const ValueVec& p = a.is(ObjKind::List) ? a.as<List>()->items : a.as<Tuple>()->items;
     const ValueVec& q = b.is(ObjKind::List) ? b.as<List>()->items : b.as<Tuple>()->items;
+    NestingGuard guard(" in comparison");
     for (size_t i = 0; i < p.size() && i < q.size(); ++i)
-      if (!equal(p[i], q[i])) return three_way(vm, p[i], q[i], op);
+      if (!p[i].same(q[i]) && !equal(p[i], q[i])) return three_way(vm, p[i], q[i], op);
     return p.size() < q.size() ? -1 : p.size() > q.size() ? 1 : 0;
   }
   throw_type_error(std::string("'") + compare_symbol(op) + "' not supported between instances of '" + type_name(a) +
@@ -510,6 +511,14 @@ Value VM::iter(const Value& v) {
 }
 
 bool VM::next(const Value& iterator, Value& out) {
+  // Every loop over an iterable comes through here, the builtins' own (sum,
+  // list(), str.join...) too: each item is a unit of the step budget. (A
+  // `for` loop's ForIter takes next_item: the instruction is its unit.)
+  charge_step();
+  return next_item(iterator, out);
+}
+
+bool VM::next_item(const Value& iterator, Value& out) {
   if (!iterator.is(ObjKind::Iterator)) throw_type_error(quoted_type(iterator, "object is not an iterator"));
   return iterator.as<IteratorObj>()->next(out);
 }

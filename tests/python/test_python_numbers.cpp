@@ -2,14 +2,14 @@
 // (arithmetic, the signs of // and %, shifts and bitwise operators, pow),
 // conversions (int(), float(), round(), hex()), exact int/float comparison
 // and hashing, the format mini-language of format(), str.format and
-// f-strings, and the errors with CPython's messages.
+// f-strings, int literals of any size, the integer functions of math, and
+// the errors with CPython's messages.
 //
 // Every expected text in the tables was printed by CPython 3.11.7 (python3 on
 // the build machine) for print(repr(<expression>)), and CPython 3.12.3 (the
 // Python PyTorch 2.11 runs on) printed the same for all of them; an error is
-// CPython's "Type: message" line. kSums is from 3.12.3 alone. Literals stay
-// within int64 because the lexer does not read bigger ones; big values are
-// built by arithmetic (2**64, 10**20).
+// CPython's "Type: message" line. kSums is from 3.12.3 alone; kLiterals,
+// kMath and kFStringAscii from 3.11.7 alone.
 #include <QtTest/QtTest>
 
 #include <random>
@@ -29,25 +29,26 @@ struct Case {
 
 // repr(expr) as the program prints it, or the last traceback line of the
 // error it raised ("ZeroDivisionError: integer modulo by zero").
-std::string evaluate(const std::string& expr, int& exit_code) {
+std::string evaluate(const std::string& expr, int& exit_code, const std::string& prelude = "") {
   std::string out, err;
   VMOptions options;
   options.out = [&out](std::string_view s) { out += s; };
   options.err = [&err](std::string_view s) { err += s; };
   VM vm(options);
   exit_code = -1;
-  (void)vm.run_source("print(repr(" + expr + "))\n", "case.py", &exit_code);
+  kiln::Status status = vm.run_source(prelude + "print(repr(" + expr + "))\n", "case.py", &exit_code);
   if (exit_code == 0) return out.substr(0, out.find_last_not_of('\n') + 1);
+  if (err.empty()) return status.message();  // refused before running: no traceback
   std::string text = err.substr(0, err.find_last_not_of('\n') + 1);
   return text.substr(text.rfind('\n') + 1);
 }
 
 template <size_t N>
-void check_cases(const Case (&cases)[N]) {
+void check_cases(const Case (&cases)[N], const std::string& prelude = "") {
   QStringList failures;
   for (const Case& c : cases) {
     int exit_code = 0;
-    std::string got = evaluate(c.expr, exit_code);
+    std::string got = evaluate(c.expr, exit_code, prelude);
     bool is_error = std::string_view(c.expected).find("Error: ") != std::string_view::npos;
     if (got != c.expected || (is_error ? exit_code != 1 : exit_code != 0))
       failures << QString::fromStdString(std::string(c.expr) + "\n    expected: " + c.expected + "\n    got:      " + got +
@@ -582,6 +583,149 @@ const Case kSums[] = {
     {"sum([2**70, 0.1, 0.1, 0.1])", "1.1805916207174113e+21"},
 };
 
+// Literals past int64 are big ints, as any other: the VM makes one of each
+// literal's text once per code object.
+const Case kLiterals[] = {
+    {"100000000000000000000", "100000000000000000000"},
+    {"9223372036854775807", "9223372036854775807"},
+    {"9223372036854775808", "9223372036854775808"},
+    {"-9223372036854775808", "-9223372036854775808"},
+    {"type(-9223372036854775808)", "<class 'int'>"},
+    {"-9223372036854775809", "-9223372036854775809"},
+    {"- -9223372036854775808", "9223372036854775808"},
+    {"-(-9223372036854775808)", "9223372036854775808"},
+    {"0xffff_ffff_ffff_ffff_f", "295147905179352825855"},
+    {"0x8000000000000000", "9223372036854775808"},
+    {"-0x8000000000000000", "-9223372036854775808"},
+    {"0o7777777777777777777777777", "37778931862957161709567"},
+    {"0b11111111111111111111111111111111111111111111111111111111111111111", "36893488147419103231"},
+    {"100_000_000_000_000_000_000", "100000000000000000000"},
+    {"100000000000000000000 == 10**20", "True"},
+    {"18446744073709551616 - 1", "18446744073709551615"},
+    {"[99999999999999999999, -99999999999999999999]", "[99999999999999999999, -99999999999999999999]"},
+    {"(lambda x=123456789012345678901234567890: x + 1)()", "123456789012345678901234567891"},
+    {"12345678901234567890 if 98765432109876543210 else 0", "12345678901234567890"},
+    {"+36893488147419103232", "36893488147419103232"},
+    {"~36893488147419103232", "-36893488147419103233"},
+    {"0X1_0000_0000_0000_0000", "18446744073709551616"},
+    {"1e400 == 10**400", "False"},
+};
+
+// The integer functions of math give ints of any size; floor, ceil and trunc
+// of a float past int64 too, and the logarithms take ints past the double range.
+const Case kMath[] = {
+    {"math.factorial(2**70)", "OverflowError: factorial() argument should not exceed 9223372036854775807"},
+    {"math.factorial(-1)", "ValueError: factorial() not defined for negative values"},
+    {"math.factorial(25)", "15511210043330985984000000"},
+    {"math.factorial(1.0)", "TypeError: 'float' object cannot be interpreted as an integer"},
+    {"math.factorial(True)", "1"},
+    {"math.factorial(0)", "1"},
+    {"math.factorial(100) // math.factorial(98)", "9900"},
+    {"math.comb(2**70, 3)", "274250759553534340358464632138771002190616713273449955064807424"},
+    {"math.comb(100, 50)", "100891344545564193334812497256"},
+    {"math.comb(5, 2**70)", "0"},
+    {"math.comb(2**70, 2**69)", "OverflowError: min(n - k, k) must not exceed 9223372036854775807"},
+    {"math.comb(-1, 2)", "ValueError: n must be a non-negative integer"},
+    {"math.comb(3,-1)", "ValueError: k must be a non-negative integer"},
+    {"math.comb(1.0,2)", "TypeError: 'float' object cannot be interpreted as an integer"},
+    {"math.comb(True, True)", "1"},
+    {"math.comb(1000, 500) % 1000007", "158978"},
+    {"math.comb(2**64, 2)", "170141183460469231722463931679029329920"},
+    {"math.perm(5)", "120"},
+    {"math.perm(5,2)", "20"},
+    {"math.perm(30)", "265252859812191058636308480000000"},
+    {"math.perm(5, None)", "120"},
+    {"math.perm(2**70, 2)", "1393796574908163946344801800419805182820352"},
+    {"math.perm(3,5)", "0"},
+    {"math.perm(-1,2)", "ValueError: n must be a non-negative integer"},
+    {"math.perm(3,-2)", "ValueError: k must be a non-negative integer"},
+    {"math.perm(20, 20)", "2432902008176640000"},
+    {"math.gcd(2**70, 2**65*3)", "36893488147419103232"},
+    {"math.gcd()", "0"},
+    {"math.gcd(-4)", "4"},
+    {"math.gcd(4, 6.0)", "TypeError: 'float' object cannot be interpreted as an integer"},
+    {"math.gcd(True, 4)", "1"},
+    {"math.gcd(3**200 * 2**10, 3**150 * 5) == 3**150", "True"},
+    {"math.gcd(0, -2**80)", "1208925819614629174706176"},
+    {"math.lcm()", "1"},
+    {"math.lcm(4,6)", "12"},
+    {"math.lcm(2**70, 3)", "3541774862152233910272"},
+    {"math.lcm(0, 5)", "0"},
+    {"math.lcm(-4, 6)", "12"},
+    {"math.lcm(2**64, 2**65, 3)", "110680464442257309696"},
+    {"math.isqrt(10**40)", "100000000000000000000"},
+    {"math.isqrt(-1)", "ValueError: isqrt() argument must be nonnegative"},
+    {"math.isqrt(2**64-1)", "4294967295"},
+    {"math.isqrt(15)", "3"},
+    {"math.isqrt(1.0)", "TypeError: 'float' object cannot be interpreted as an integer"},
+    {"math.isqrt(True)", "1"},
+    {"math.isqrt(0)", "0"},
+    {"math.isqrt(2**63 - 1)", "3037000499"},
+    {"math.isqrt(3**301) ** 2 <= 3**301 < (math.isqrt(3**301) + 1) ** 2", "True"},
+    {"math.isqrt(-2**70)", "ValueError: isqrt() argument must be nonnegative"},
+    {"math.floor(1e20)", "100000000000000000000"},
+    {"math.ceil(-1e20)", "-100000000000000000000"},
+    {"math.trunc(2.5e300)", "2500000000000000131261900638011050621761171452770397887289635288779506144972270489465928437701119660109261109582209695442356308088401076439111980461966767457120968002316439509344575584486970225148422383087426999862702797597419102200186631856950356236448146972050142107095289173680490967163648501350400"},
+    {"math.floor(2**70)", "1180591620717411303424"},
+    {"math.ceil(-2**70)", "-1180591620717411303424"},
+    {"math.floor(True)", "1"},
+    {"math.floor(float(\"inf\"))", "OverflowError: cannot convert float infinity to integer"},
+    {"math.floor(float(\"nan\"))", "ValueError: cannot convert float NaN to integer"},
+    {"math.floor(-0.5)", "-1"},
+    {"math.ceil(1e308)", "100000000000000001097906362944045541740492309677311846336810682903157585404911491537163328978494688899061249669721172515611590283743140088328307009198146046031271664502933027185697489699588559043338384466165001178426897626212945177628091195786707458122783970171784415105291802893207873272974885715430223118336"},
+    {"math.trunc(-9.3e18)", "-9300000000000000000"},
+    {"math.log(2**2000)", "1386.2943611198907"},
+    {"math.log2(2**2000)", "2000.0"},
+    {"math.log10(10**400)", "400.0"},
+    {"math.log(2**2000, 2)", "2000.0000000000002"},
+    {"math.log(-2**2000)", "ValueError: math domain error"},
+    {"math.log(3**1000)", "1098.6122886681096"},
+    {"math.log10(7**2000)", "1690.1960800285137"},
+    {"math.log2(2**1100 + 1)", "1100.0"},
+    {"math.log(10**300)", "690.7755278982137"},
+    {"math.log(2**70)", "48.520302639196174"},
+    {"math.log(10, 2**2000)", "0.0016609640474436812"},
+    {"math.sqrt(2**2000)", "OverflowError: int too large to convert to float"},
+    {"math.prod([2**40, 2**40])", "1208925819614629174706176"},
+    {"math.prod([])", "1"},
+};
+
+// The '!a' conversion of f-strings (and str.format): ascii() of the repr.
+const Case kFStringAscii[] = {
+    {"f'{\"é\"!a}'", "\"'\\\\xe9'\""},
+    {"f'{\"snow ☃\"!a:>20}'", "\"       'snow \\\\u2603'\""},
+    {"f'{[\"x\", \"é\"]!a}'", "\"['x', '\\\\xe9']\""},
+    {"f'{1.5!a}'", "'1.5'"},
+    {"f'{\"😀\"!a}'", "\"'\\\\U0001f600'\""},
+    {"f'{\"a\"=!a}'", "'\"a\"=\\'a\\''"},
+    {"'{!a}'.format('é')", "\"'\\\\xe9'\""},
+};
+
+// Ints past int64 handed to torch: PyTorch 2.11 (on the device machine, for
+// print(repr(<expression>))) unpacks tensor data and int arguments as int64
+// ("Overflow when unpacking long long") but takes a Scalar up to 2**64 - 1
+// (as a uint64, outside Kiln's scalars), and a floating tensor takes any int.
+const Case kTorchBigInts[] = {
+    {"torch.tensor(2**70)", "ValueError: Overflow when unpacking long long"},
+    {"torch.tensor(-2**63-1)", "ValueError: Overflow when unpacking long long"},
+    {"torch.tensor([1, 2**70])", "ValueError: Overflow when unpacking long long"},
+    {"torch.as_tensor(2**70)", "ValueError: Overflow when unpacking long long"},
+    {"torch.randint(0, 2**70, (2,))", "ValueError: Overflow when unpacking long long"},
+    {"torch.tensor([1.0, 2**70])", "tensor([1.0000e+00, 1.1806e+21])"},
+    {"torch.tensor([2**70, 1.0])", "tensor([1.1806e+21, 1.0000e+00])"},
+    {"torch.tensor(2**70, dtype=torch.float32)", "tensor(1.1806e+21)"},
+    {"torch.ones(2).new_tensor(2**70)", "tensor(1.1806e+21)"},
+    {"torch.full((2,), 2**64)", "OverflowError: int too big to convert"},
+    {"torch.full((2,), 2**70)", "OverflowError: int too big to convert"},
+    {"torch.full((2,), -2**64)", "OverflowError: can't convert negative int to unsigned"},
+    {"torch.ones(2).add(2**70)", "OverflowError: int too big to convert"},
+    {"torch.ones(2).add(1, alpha=2**70)", "OverflowError: int too big to convert"},
+    {"torch.zeros(3).fill_(2**70)", "OverflowError: int too big to convert"},
+    {"torch.ones(2).clamp(max=2**70)", "OverflowError: int too big to convert"},
+    {"torch.arange(2**70)", "OverflowError: int too big to convert"},
+    {"torch.ones(2).pow(2**70)", "OverflowError: int too big to convert"},
+};
+
 // Random operands with the limb patterns that stress schoolbook division
 // (all-ones limbs, powers of two, a top limb just over half the base).
 BigNum random_big(std::mt19937_64& rng, int max_limbs) {
@@ -614,6 +758,41 @@ class TestPythonNumbers : public QObject {
   void formatting() { check_cases(kFormatting); }
   void errors() { check_cases(kErrors); }
   void sums() { check_cases(kSums); }
+  void literals() { check_cases(kLiterals); }
+  void math_functions() { check_cases(kMath, "import math\n"); }
+  void fstring_ascii() { check_cases(kFStringAscii); }
+  void torch_big_ints() { check_cases(kTorchBigInts, "import torch\n"); }
+
+  // PyTorch makes a uint64 Scalar of an int in [2**63, 2**64); Kiln's
+  // scalars are int64 or float, so it refuses the value as outside the subset.
+  void torch_uint64_scalars_are_outside_the_subset() {
+    int exit_code = 0;
+    std::string got = evaluate("torch.full((2,), 2**63)", exit_code, "import torch\n");
+    QCOMPARE(exit_code, 3);
+    QVERIFY2(got.find("which PyTorch takes as a uint64 scalar") != std::string::npos, got.c_str());
+  }
+
+  // Kiln's own limits, found before the work is done: a factorial or
+  // binomial past kMaxBigIntBits is refused at once (CPython computes it),
+  // and a decimal literal past 4300 digits is CPython's SyntaxError.
+  void math_results_past_the_size_limit_are_refused_at_once() {
+    int exit_code = 0;
+    std::string got = evaluate("math.factorial(10**9)", exit_code, "import math\n");
+    QCOMPARE(exit_code, 3);
+    QVERIFY2(got.find("Kiln's limit for ints") != std::string::npos, got.c_str());
+    got = evaluate("math.comb(10**7, 5 * 10**6)", exit_code, "import math\n");
+    QCOMPARE(exit_code, 3);
+    got = evaluate("math.perm(2**4000, 1000)", exit_code, "import math\n");
+    QCOMPARE(exit_code, 3);
+    got = evaluate(std::string(4301, '7'), exit_code);
+    QCOMPARE(exit_code, 3);
+    QVERIFY2(got.find("SyntaxError: Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits") !=
+                 std::string::npos, got.c_str());
+    QCOMPARE(evaluate(std::string(4300, '7') + " % 1000", exit_code), std::string("777"));
+    got = evaluate("0x" + std::string(300000, 'f'), exit_code);
+    QCOMPARE(exit_code, 3);
+    QVERIFY2(got.find("integer literal of 300000 digits") != std::string::npos, got.c_str());
+  }
 
   // Identities that pin down division, shifts, bitwise operators and text
   // conversion on thousands of operands beyond the tables.

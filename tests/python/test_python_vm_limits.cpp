@@ -2,8 +2,9 @@
 // (tests/fuzz/fuzz_python.cpp) drives it to: endless loops, deep recursion
 // (also through a frame hook, as torch.compile's capture runs frames), failed
 // allocations, tensors too large to count, and the cycles reference counting
-// alone would leak. Each case is a program that once crashed, hung or leaked,
-// or the limit that stops it.
+// alone would leak, containers that contain themselves or nest deeper than
+// the C++ stack allows. Each case is a program that once crashed, hung or
+// leaked, or the limit that stops it.
 #include "test_support.h"
 
 #include <new>
@@ -49,6 +50,18 @@ Ran run(const std::string& source, VMOptions options = {}, FrameHook* hook = nul
   Ran r;
   r.status = vm.run_source(source, "prog.py", &r.exit);
   return r;
+}
+
+// What the program printed; it must succeed.
+std::string output_of(const std::string& source) {
+  std::string out;
+  VMOptions options;
+  options.out = [&out](std::string_view s) { out += s; };
+  options.err = [](std::string_view) {};
+  VM vm(options);
+  Status s = vm.run_source(source, "prog.py");
+  if (!s.ok()) QTest::qFail(s.to_string().c_str(), __FILE__, __LINE__);
+  return out;
 }
 
 // The program failed with `message` (e.g. "RecursionError: maximum recursion
@@ -186,6 +199,69 @@ class TestPythonVmLimits : public QObject {
     QCOMPARE(fn.obj()->refs, int64_t(1));
     QCOMPARE(instance.as<Instance>()->dict->size(), size_t(0));
     QCOMPARE(instance.obj()->refs, int64_t(1));
+  }
+
+  void step_budget_counts_the_items_builtins_loop_over() {
+    // sum(range(10**15)) ran inside one instruction, so the budget never saw
+    // it: VM::next charges each item, whoever loops.
+    VMOptions o;
+    o.max_steps = 10'000;
+    for (const char* call : {"sum(range(10**15))", "list(range(10**15))", "max(range(10**15))", "min(range(10**15))",
+                             "sorted(range(10**15))", "all(range(1, 10**15))", "any([0] * 10**6)",
+                             "list(map(abs, [0] * 10**6))", "list(filter(None, [0] * 10**6))",
+                             "''.join(map(str, range(10**15)))", "dict(zip(range(10**15), range(10**15)))",
+                             "list(enumerate(range(10**15)))", "[1, 2] in [[0]] * 10**6",
+                             "([0] * 10**6).count(1)", "([0] * 10**6).index(1)"})
+      expect_error(run(std::string("x = 1\ny = ") + call + "\n", o), "RuntimeError: step budget exhausted", 2, 3);
+    // Sorting charges each comparison too.
+    expect_error(run("x = [3, 1, 2] * 10**5\nx.sort()\n", o), "step budget exhausted", 2, 3);
+  }
+
+  void self_containing_containers_print_with_an_ellipsis() {
+    // repr recursed into the container it was printing until the C++ stack
+    // overflowed. Expected output printed by CPython 3.11.7.
+    std::string program =
+        "a = []\na.append(a)\nd = {}\nd[0] = d\nh = [1]\nh.append((h,))\nprint(a, d, h)\n"
+        "print(str(a), f'{a}', f'{a!r}', ascii(a), repr(d), [d, d])\n"
+        "n = {}\nn['k'] = [n, {'x': n}]\nprint(n)\n"
+        "print(sorted([a, a]))\n"
+        "print(a == a, a != a, a < a, a <= a, a in [a], [a].index(a), [a, a].count(a), max([a, a]))\n"
+        "x = []\nfor i in range(900):\n    x = [x]\nprint(len(repr(x)), x == x, x == [x[0]], len(str(x)))\n";
+    QCOMPARE(output_of(program),
+             std::string("[[...]] {0: {...}} [1, ([...],)]\n"
+                         "[[...]] [[...]] [[...]] [[...]] {0: {...}} [{0: {...}}, {0: {...}}]\n"
+                         "{'k': [{...}, {'x': {...}}]}\n"
+                         "[[[...]], [[...]]]\n"
+                         "True False False True True 0 2 [[...]]\n"
+                         "1802 True True 1802\n"));
+  }
+
+  void comparing_self_containing_containers_is_a_recursion_error() {
+    // Two distinct lists that contain themselves compare item by item forever;
+    // CPython stops at its recursion limit with this error.
+    const char* setup = "a = []\na.append(a)\nb = []\nb.append(b)\nc = {}\nc[0] = c\ne = {}\ne[0] = e\n";
+    for (const char* expr : {"a == b", "a != b", "a < b", "a >= b", "a in [b]", "[b].index(a)", "[b].count(a)",
+                             "sorted([a, b])", "max([a, b])", "c == e"})
+      expect_error(run(std::string(setup) + "x = " + expr + "\n"),
+                   "RecursionError: maximum recursion depth exceeded in comparison", 9);
+  }
+
+  void deeply_nested_data_is_a_recursion_error() {
+    // 10**5 nested lists are printed, compared and hashed by recursion in
+    // C++: past kMaxNesting levels that is a RecursionError, as in CPython
+    // (which raises it for every one of these but the hash).
+    std::string deep =
+        "x = []\nw = []\ny = [0]\nt = ()\nfor i in range(100000):\n    x = [x]\n    w = [w]\n    y = [y, 0]\n"
+        "    t = (t,)\n";
+    expect_error(run(deep + "print(x)\n"), "RecursionError: maximum recursion depth exceeded while getting the repr of an object", 10);
+    expect_error(run(deep + "z = x == w\n"), "RecursionError: maximum recursion depth exceeded in comparison", 10);
+    // Lists of different lengths are unequal at once: only the ordering recurses.
+    expect_error(run(deep + "z = x < y\n"), "RecursionError: maximum recursion depth exceeded in comparison", 10);
+    expect_error(run(deep + "z = {t: 1}\n"), "RecursionError: maximum recursion depth exceeded while hashing a tuple", 10);
+    expect_error(run(deep + "import torch\nz = torch.tensor(x)\n"),
+                 "RecursionError: maximum recursion depth exceeded while converting a list for torch", 11);
+    expect_error(run("import torch\na = [1]\na.append(a)\nz = torch.tensor(a)\n"),
+                 "RecursionError: maximum recursion depth exceeded while converting a list for torch", 4);
   }
 
   void deeply_nested_data_is_freed_without_deep_recursion() {
