@@ -1,7 +1,8 @@
 // `kiln-cli stages INPUT`: runs Kiln's pipeline and prints every stage (name,
 // time, then the graph). INPUT is a program (each compiled region: the
-// captured torch-level graph, its ATen lowering, then the graph passes) or a
-// graph file in print_readable form (the passes only).
+// captured torch-level graph, its ATen lowering, the joint graph and its
+// forward/backward partition with the saved tensors, then the graph passes on
+// each) or a graph file in print_readable form (the passes only).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,8 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/commands.h"
+#include "compiler/aot/joint.h"
+#include "compiler/aot/partition.h"
 #include "compiler/capture/capture.h"
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/pipeline/to_aten.h"
@@ -26,6 +29,7 @@ struct StagesOptions {
   bool print_after_all = false;
   std::vector<std::string> print_after;
   int stop_after = -1;
+  std::string partitioner = "default";
 };
 
 bool wants_graph(const StagesOptions& o, const std::string& stage) {
@@ -84,7 +88,43 @@ int stages_of_program(const StagesOptions& o) {
       continue;
     }
     print_stage(o, prefix, "to_aten", "to_aten", secs, &*aten, std::to_string(aten->size()) + " nodes");
-    ok &= run_passes(o, prefix, std::move(*aten));
+    // Training: the joint graph, split into forward and backward; each then
+    // goes through the graph passes. A region autodiff cannot take (inputs
+    // that are not tensors, an op without a formula) goes on as inference.
+    // Which inputs want gradients: as the program made them (parameters do, plain inputs do not).
+    aot::JointOptions jo;
+    bool any_grad = false;
+    for (const py::Value& v : region->input_values) {
+      bool rg = v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad;
+      jo.requires_grad.push_back(rg);
+      any_grad |= rg;
+    }
+    if (!any_grad) {
+      std::printf("=== %saot_joint_graph  skipped: no input requires grad (an inference graph)\n", prefix.c_str());
+      ok &= run_passes(o, prefix, std::move(*aten));
+      continue;
+    }
+    t0 = std::chrono::steady_clock::now();
+    Expected<aot::JointGraph> joint = aot::build_joint(*aten, jo);
+    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!joint.ok()) {
+      std::printf("=== %saot_joint_graph  skipped: %s\n", prefix.c_str(), joint.status().message().c_str());
+      ok &= run_passes(o, prefix, std::move(*aten));
+      continue;
+    }
+    print_stage(o, prefix, "aot_joint_graph", "aot_joint_graph", secs, &joint->graph,
+                std::to_string(joint->num_primals) + " primals, " + std::to_string(joint->num_tangents) + " tangents");
+    t0 = std::chrono::steady_clock::now();
+    aot::Partition part = o.partitioner == "min-cut" ? aot::min_cut_partition(*joint) : aot::default_partition(*joint);
+    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    print_stage(o, prefix, "aot_forward_graph", "aot_forward_graph", secs, &part.forward,
+                o.partitioner + " partition, saves " + std::to_string(part.saved.size()) + " tensor(s), " +
+                    std::to_string(part.saved_bytes) + " bytes");
+    if (wants_graph(o, "aot_forward_graph")) std::printf("%s\n", aot::describe_saved(part).c_str());
+    print_stage(o, prefix, "aot_backward_graph", "aot_backward_graph", 0, &part.backward,
+                part.recomputed.empty() ? "" : std::to_string(part.recomputed.size()) + " op(s) recomputed");
+    ok &= run_passes(o, prefix + "forward ", std::move(part.forward));
+    ok &= run_passes(o, prefix + "backward ", std::move(part.backward));
   }
   return ok ? kExitOk : kExitFailures;
 }
@@ -121,6 +161,8 @@ void add_stages_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--print-after-all", opts->print_after_all, "print the graph after every pass that changed it (the default)");
   sub->add_option("--print-after", opts->print_after, "print graphs only after these passes (repeatable)");
   sub->add_option("--stop-after", opts->stop_after, "run only the first N pass applications");
+  sub->add_option("--partitioner", opts->partitioner, "how the joint graph is split: default (save what the backward reads) or min-cut")
+      ->check(CLI::IsMember({"default", "min-cut"}));
   sub->callback([opts, &exit_code] { exit_code = stages(*opts); });
 }
 

@@ -21,10 +21,15 @@ class TestCliStages : public QObject {
     QVERIFY(out.contains("=== [0/0] dynamo_output_graph"));
     QVERIFY(out.contains("=== [0/0] to_aten"));
     QVERIFY(out.contains("torch.ops.aten.linear.default(l_x_"));
-    // linear decomposes to t + addmm, and addmm further into core ops.
-    QVERIFY(out.contains("=== [0/0] decompose #1"));
-    QVERIFY(out.contains("torch.ops.aten.permute.default(l_self_modules_lin_parameters_weight_"));
-    QVERIFY(out.contains("=== [0/0] dce #6"));
+    // The module's parameters require grad: a joint graph, split into forward and backward.
+    QVERIFY(out.contains("=== [0/0] aot_joint_graph"));
+    QVERIFY(out.contains("3 primals, 1 tangents"));  // weight, bias and x; x needs no gradient
+    QVERIFY(out.contains("=== [0/0] aot_forward_graph"));
+    QVERIFY(out.contains("=== [0/0] aot_backward_graph"));
+    // linear decomposes into core ops in both graphs.
+    QVERIFY(out.contains("=== [0/0] forward decompose #1"));
+    QVERIFY(out.contains("torch.ops.aten.permute.default(primals_1"));
+    QVERIFY(out.contains("=== [0/0] backward dce #6"));
   }
 
   void stop_after_stops_exactly() {
