@@ -12,6 +12,7 @@
 
 #include "app/cli/commands.h"
 #include "compiler/capture/capture.h"
+#include "compiler/pipeline/region_backends.h"
 #include "core/python/vm.h"
 
 namespace kiln::cli {
@@ -31,6 +32,11 @@ capture::CaptureOptions capture_options(const RunOptions& o) {
   return c;
 }
 
+// Backends that run regions through Kiln's later stages (aot_eager, decomp_eager).
+void install_backends(py::VM& vm, capture::CaptureOptions& c) {
+  c.backend_runner = [&vm](const std::string& backend, const std::string& id) { return pipeline::region_runner(vm, backend, id); };
+}
+
 int run_program(py::VM& vm, const RunOptions& o) {
   int code = 0;
   Status st = vm.run_file(o.program, &code);
@@ -40,7 +46,9 @@ int run_program(py::VM& vm, const RunOptions& o) {
 
 int run(const RunOptions& o) {
   py::VM vm;
-  capture::install_capture(vm, capture_options(o));
+  capture::CaptureOptions co = capture_options(o);
+  install_backends(vm, co);
+  capture::install_capture(vm, co);
   int code = run_program(vm, o);
   std::fflush(stdout);
   return code;
@@ -122,7 +130,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   CLI::App* run_cmd = app.add_subcommand("run", "Run a Python-subset PyTorch program");
   run_cmd->add_option("program", opts->program, "the program (.py)")->required();
   run_cmd->add_option("--backend", opts->backend, "backend for torch.compile inside the program")
-      ->check(CLI::IsMember({"eager", "aot_eager", "inductor", "kiln", "kiln-cuda"}));
+      ->check(CLI::IsMember({"eager", "aot_eager", "decomp_eager", "inductor", "kiln", "kiln-cuda"}));
   run_cmd->callback([opts, &exit_code] { exit_code = run(*opts); });
 
   CLI::App* ex = app.add_subcommand("explain", "torch._dynamo.explain for every compiled callable of a program");

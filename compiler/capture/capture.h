@@ -7,6 +7,7 @@
 // the graph so far runs, the breaking instruction runs eagerly, and capture
 // resumes at the next instruction as its own frame with its own cache - the
 // structure (frame ids, compile ids, resume frames, restarts) of Dynamo's.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,11 @@ struct LogConfig {
   static LogConfig parse(std::string_view spec);  // "graph_breaks,recompiles,+dynamo"
 };
 
+struct RegionResult;
+// How a backend runs a finished region on its inputs, returning the graph's
+// outputs; a null function runs the torch-level graph with the eager kernels.
+using RegionRunner = std::function<std::vector<py::Value>(const RegionResult&, const std::vector<py::Value>&)>;
+
 struct CaptureOptions {
   std::string default_backend = "eager";
   LogConfig logs;
@@ -30,6 +36,10 @@ struct CaptureOptions {
   // As `torch._dynamo.reset(); torch._dynamo.explain(fn)(*args)` at each
   // callable's first call: that call sees only cache entries it made itself.
   bool explain_fresh_first_call = false;
+  // Makes the runner of one compiled entry for a torch.compile backend
+  // ("aot_eager"); may return null. Kept outside capture so that capture does
+  // not depend on the later stages.
+  std::function<RegionRunner(const std::string& backend, const std::string& compile_id)> backend_runner;
 };
 
 struct BreakRecord {

@@ -23,6 +23,7 @@ struct CacheEntry {
   RegionResult region;
   const Callable* first_call_of = nullptr;  // made during this callable's first call
   std::map<std::string, int> fail_counts;   // per guard root, for Dynamo's check order
+  RegionRunner runner;                       // the backend's; null: run_graph
 };
 
 // A frame in Dynamo's sense: a code object entered at one instruction (pc 0, or
@@ -142,14 +143,14 @@ Value eval_template(py::VM& vm, const StateTemplate& t, const py::Frame& start, 
 
 // Runs a cached region on the real frame: the graph on inputs fetched through
 // their sources, then the frame rebuilt as the region left it.
-bool run_entry(py::VM& vm, py::Frame& frame, const RegionResult& r, Value& result) {
+bool run_entry(py::VM& vm, py::Frame& frame, const RegionResult& r, const RegionRunner& runner, Value& result) {
   std::vector<Value> inputs;
   for (const SourcePtr& s : r.inputs) {
     Value v;
     if (!s->eval(vm, frame, v)) throw py::PyError("RuntimeError", "capture lost graph input " + s->str());
     inputs.push_back(v);
   }
-  std::vector<Value> outputs = run_graph(vm, r, inputs);
+  std::vector<Value> outputs = runner ? runner(r, inputs) : run_graph(vm, r, inputs);
   py::ValueVec stack, locals;
   for (const StateTemplate& t : r.stack_after) stack.push_back(eval_template(vm, t, frame, outputs));
   for (const StateTemplate& t : r.locals_after) locals.push_back(eval_template(vm, t, frame, outputs));
@@ -206,7 +207,7 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
     }
     bool returned;
     if (hit) {
-      returned = run_entry(vm, frame, hit->region, result);
+      returned = run_entry(vm, frame, hit->region, hit->runner, result);
     } else {
       if (info.frame_id < 0) info.frame_id = next_frame_id++;
       // Automatic dynamic shapes: a size that changed since the last compile
@@ -280,6 +281,7 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
           vm.write_err(std::string("W kiln capture: torch._dynamo.config.") + name +
                        " = True is not supported; those ops still break the graph\n");
       }
+      info.settings.runner = options.backend_runner ? options.backend_runner(owner.backend, cid) : nullptr;
       RegionResult region;
       try {
         region = trace_region(vm, frame, info.settings);
@@ -365,6 +367,8 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
       entry.compile_id = cid;
       entry.region = std::move(region);
       entry.first_call_of = owner.recording ? &owner : nullptr;
+      entry.runner = std::move(info.settings.runner);
+      info.settings.runner = nullptr;
       info.entries.push_back(std::move(entry));
     }
     if (returned) return result;
@@ -410,7 +414,7 @@ LogConfig LogConfig::parse(std::string_view spec) {
 namespace {
 
 const char* const kModes[] = {"default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"};
-const char* const kBackends[] = {"eager", "aot_eager", "inductor", "kiln", "kiln-cuda"};
+const char* const kBackends[] = {"eager", "aot_eager", "decomp_eager", "inductor", "kiln", "kiln-cuda"};
 
 std::string callable_name(py::VM& vm, const Value& fn) {
   Value n;

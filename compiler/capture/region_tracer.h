@@ -78,6 +78,8 @@ struct TraceSettings {
   // compile: graph inputs instead of guarded constants, as Dynamo's automatic
   // dynamic makes them SymInt / SymFloat inputs.
   std::vector<std::string> dynamic_scalars;
+  // Runs the finished region's graph on its inputs (the backend); empty: run_graph.
+  RegionRunner runner;
 };
 
 // Traces from frame.pc. On return the frame holds the real state after the

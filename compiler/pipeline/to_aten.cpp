@@ -70,13 +70,22 @@ class Lowering : public torchapi::AtenObserver {
   void on_copy(const Tensor& dst, const Tensor& src) override {
     if (!error_.empty()) return;
     try {
-      if (!vars_.count(key_of(dst)))
-        for (const auto& [k, v] : vars_)
-          if (std::get<0>(k) == dst.storage().get() && dst.storage())
-            KILN_FAIL("a write into a view of another tensor (x[i] = v, a slice's copy_) is not lowered yet");
+      // A write into part of a tensor (x[i] = v) would have to be scattered back
+      // into the whole: not lowered yet. The whole is the largest tensor known
+      // on the same storage.
+      const TensorKey dkey = key_of(dst);
+      for (const auto& [k, v] : vars_) {
+        if (std::get<0>(k) != dst.storage().get() || !dst.storage() || k == dkey) continue;
+        if (shape_numel(std::get<2>(k)) >= dst.numel())
+          KILN_FAIL("a write into a view of another tensor (x[i] = v, a slice's copy_) is not lowered yet");
+      }
       Var d = var_of(dst), s = var_of(src);
       Var written = emit_.call1("aten::copy.default", {d, s});
-      vars_[key_of(dst)] = written;
+      // Views taken before the write saw the old value: forget them, so a later
+      // read derives them again from the new one.
+      for (auto it = vars_.begin(); it != vars_.end();)
+        it = std::get<0>(it->first) == dst.storage().get() && it->first != dkey ? vars_.erase(it) : std::next(it);
+      vars_[dkey] = written;
       for (auto& [name, key] : inputs_)
         if (key == key_of(dst)) mutated_[name] = written;
     } catch (const Error& e) {
