@@ -1,6 +1,7 @@
 #include "core/graph/py_lexer.h"
 
 #include "core/util/status.h"
+#include "core/util/utf8.h"
 
 namespace kiln::pytext {
 
@@ -23,24 +24,6 @@ bool is_string_prefix(std::string_view p) {
   for (char c : p)
     if (c != 'r' && c != 'R' && c != 'b' && c != 'B' && c != 'u' && c != 'U' && c != 'f' && c != 'F') return false;
   return true;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  }
 }
 
 uint32_t hex_value(std::string_view digits) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/python/bigint.h"
+#include "core/util/utf8.h"
 
 namespace kiln::py {
 
@@ -56,24 +57,6 @@ std::string hex4(uint32_t cp) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "U+%04X", cp);
   return buf;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  }
 }
 
 int hex_digit(char c) {

@@ -1,4 +1,5 @@
 #include "core/trace/json_scan.h"
+#include "core/util/utf8.h"
 
 #include <cctype>
 #include <charconv>
@@ -219,24 +220,6 @@ class Cursor {
   ParseError& err_;
   int depth_ = 0;
 };
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xc0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += char(0xe0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3f));
-    out += char(0x80 | (cp & 0x3f));
-  } else {
-    out += char(0xf0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3f));
-    out += char(0x80 | ((cp >> 6) & 0x3f));
-    out += char(0x80 | (cp & 0x3f));
-  }
-}
 
 uint32_t hex4(const char* p) {
   uint32_t v = 0;

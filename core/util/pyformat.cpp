@@ -6,6 +6,7 @@
 // Digits come from std::to_chars, which is correctly rounded (ties to even on
 // the exact binary value) like CPython's dtoa, and ignores the locale.
 #include "core/util/pyformat.h"
+#include "core/util/utf8.h"
 
 #include <algorithm>
 #include <cctype>
@@ -211,24 +212,6 @@ size_t decode_utf8(std::string_view s, size_t i, char32_t& cp) {
   }
   cp = v;
   return n;
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xc0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += char(0xe0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3f));
-    out += char(0x80 | (cp & 0x3f));
-  } else {
-    out += char(0xf0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3f));
-    out += char(0x80 | ((cp >> 6) & 0x3f));
-    out += char(0x80 | (cp & 0x3f));
-  }
 }
 
 int64_t count_code_points(std::string_view s) {
