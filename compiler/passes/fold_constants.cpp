@@ -15,24 +15,15 @@ namespace {
 
 using Constants = std::vector<std::optional<Tensor>>;
 
-std::optional<Value> arg_value(const Arg& a, const Constants& known) {
-  if (a.is_node()) {
-    const auto& t = known[size_t(a.node_id())];
+// An argument with every node it reads already folded; nullopt otherwise.
+std::optional<Value> known_arg(const Arg& a, const Constants& known) {
+  Expected<Value> v = arg_value(a, [&known](NodeId id) -> std::optional<Value> {
+    const auto& t = known[size_t(id)];
     if (!t) return std::nullopt;
     return Value(*t);
-  }
-  if (a.kind == Arg::Kind::List || a.kind == Arg::Kind::Tuple) {
-    ValueList items;
-    for (const Arg& x : a.items) {
-      std::optional<Value> v = arg_value(x, known);
-      if (!v) return std::nullopt;
-      items.push_back(std::move(*v));
-    }
-    return Value(std::move(items));
-  }
-  Expected<Value> v = constant_value(a);
+  });
   if (!v) return std::nullopt;
-  return *v;
+  return std::move(*v);
 }
 
 // The node's value when every input is known and the op may run ahead of time.
@@ -42,12 +33,12 @@ std::optional<Tensor> evaluate(const Node& n, const Constants& known, const Tens
   ValueList args;
   KwargList kwargs;
   for (const Arg& a : n.args) {
-    std::optional<Value> v = arg_value(a, known);
+    std::optional<Value> v = known_arg(a, known);
     if (!v) return std::nullopt;
     args.push_back(std::move(*v));
   }
   for (const auto& [k, a] : n.kwargs) {
-    std::optional<Value> v = arg_value(a, known);
+    std::optional<Value> v = known_arg(a, known);
     if (!v) return std::nullopt;
     kwargs.emplace_back(k, std::move(*v));
   }

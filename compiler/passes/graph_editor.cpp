@@ -33,24 +33,15 @@ namespace {
 
 Tensor as_meta(const Tensor& t) { return Tensor::meta_strided(t.sizes(), t.strides(), t.dtype()); }
 
+// An argument with the meta values of the nodes it reads; nullopt when one is not known.
 std::optional<Value> arg_meta(const Arg& a, const std::vector<Value>& metas) {
-  if (a.is_node()) {
-    const Value& v = metas[size_t(a.node_id())];
-    if (v.is_none()) return std::nullopt;
-    return v;
-  }
-  if (a.kind == Arg::Kind::List || a.kind == Arg::Kind::Tuple) {
-    ValueList items;
-    for (const Arg& x : a.items) {
-      std::optional<Value> v = arg_meta(x, metas);
-      if (!v) return std::nullopt;
-      items.push_back(std::move(*v));
-    }
-    return Value(std::move(items));
-  }
-  Expected<Value> v = constant_value(a);
+  Expected<Value> v = arg_value(a, [&metas](NodeId id) -> std::optional<Value> {
+    const Value& m = metas[size_t(id)];
+    if (m.is_none()) return std::nullopt;
+    return m;
+  });
   if (!v) return std::nullopt;
-  return *v;
+  return std::move(*v);
 }
 
 // The meta functions' answer for a registered ATen call, or None.

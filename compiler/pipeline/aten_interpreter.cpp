@@ -36,14 +36,16 @@ Expected<Value> constant_value(const Arg& a) {
   return Status::error("argument kind not supported by the ATen interpreter");
 }
 
-namespace {
-
-Expected<Value> arg_value(const Arg& a, const std::vector<Value>& env) {
-  if (a.kind == Arg::Kind::Node) return env.at(size_t(a.node_id()));
+Expected<Value> arg_value(const Arg& a, const std::function<std::optional<Value>(NodeId)>& node_value) {
+  if (a.kind == Arg::Kind::Node) {
+    std::optional<Value> v = node_value(a.node_id());
+    if (!v) return Status::error("the value of node " + std::to_string(a.node_id()) + " is not known");
+    return std::move(*v);
+  }
   if (a.kind == Arg::Kind::List || a.kind == Arg::Kind::Tuple) {
     ValueList items;
     for (const Arg& x : a.items) {
-      Expected<Value> v = arg_value(x, env);
+      Expected<Value> v = arg_value(x, node_value);
       if (!v) return v.status();
       items.push_back(std::move(*v));
     }
@@ -52,10 +54,9 @@ Expected<Value> arg_value(const Arg& a, const std::vector<Value>& env) {
   return constant_value(a);
 }
 
-}  // namespace
-
 Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Value>& inputs) {
   std::vector<Value> env(g.size());
+  const auto read_env = [&env](NodeId id) -> std::optional<Value> { return env.at(size_t(id)); };
   size_t next_input = 0;
   for (size_t i = 0; i < g.size(); ++i) {
     const Node& n = g.nodes[i];
@@ -68,7 +69,7 @@ Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Va
       case OpKind::CallFunction: {
         ValueList args;
         for (const Arg& a : n.args) {
-          Expected<Value> v = arg_value(a, env);
+          Expected<Value> v = arg_value(a, read_env);
           if (!v) return fail(v.status().message());
           args.push_back(std::move(*v));
         }
@@ -82,7 +83,7 @@ Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Va
         }
         KwargList kwargs;
         for (const auto& [k, a] : n.kwargs) {
-          Expected<Value> v = arg_value(a, env);
+          Expected<Value> v = arg_value(a, read_env);
           if (!v) return fail(v.status().message());
           kwargs.emplace_back(k, std::move(*v));
         }
@@ -98,12 +99,12 @@ Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Va
         const Arg& tree = n.args.at(0);
         if (tree.kind == Arg::Kind::Tuple || tree.kind == Arg::Kind::List) {
           for (const Arg& a : tree.items) {
-            Expected<Value> v = arg_value(a, env);
+            Expected<Value> v = arg_value(a, read_env);
             if (!v) return fail(v.status().message());
             outs.push_back(std::move(*v));
           }
         } else {
-          Expected<Value> v = arg_value(tree, env);
+          Expected<Value> v = arg_value(tree, read_env);
           if (!v) return fail(v.status().message());
           outs.push_back(std::move(*v));
         }
