@@ -122,13 +122,8 @@ Value eval_template(py::VM& vm, const StateTemplate& t, const py::Frame& start, 
     }
     case StateTemplate::Kind::Bound: {
       Value self = eval_template(vm, t.items[0], start, outputs);
-      if (t.value.is(ObjKind::BoundMethod)) return Value(py::make<py::BoundMethod>(self, t.value.as<py::BoundMethod>()->func));
-      const py::Builtin* b = t.value.as<py::Builtin>();
-      auto bound = py::make<py::Builtin>(b->name, b->fn);
-      bound->self = self;
-      bound->has_self = true;
-      bound->tag = b->tag;
-      return Value(bound);
+      // A bound builtin binds again as a copy with the new receiver.
+      return py::bind_if_function(self, t.value.is(ObjKind::BoundMethod) ? t.value.as<py::BoundMethod>()->func : t.value);
     }
     case StateTemplate::Kind::NamedTuple: {
       auto inst = py::make<py::Instance>(py::Ref<py::Class>(t.value.as<py::Class>()));

@@ -68,6 +68,16 @@ std::string user_comment(const Guard& g) {
   return "# " + code + "  # " + g.user_file + ":" + std::to_string(g.user_line) + " in " + g.user_function;
 }
 
+// A failed guard's reason as Dynamo prints it: the guard padded to 57
+// columns, the user-line comment, then the user stack block.
+std::string reason_with_stack(const Guard& g, std::string line) {
+  if (!g.user_code.empty()) {
+    if (line.size() < 57) line += std::string(57 - line.size(), ' ');
+    line += "  " + user_comment(g);
+  }
+  return line + stack_text(g.user_stack);
+}
+
 std::string torch_dtype_name(DType d) { return std::string("torch.") + std::string(dtype_name(d)); }
 
 }  // namespace
@@ -143,11 +153,7 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
       // Dynamo checks None by identity.
       std::string line = source->short_name() + (expected.is_none() ? " is None" : " == " + py::repr(expected));
       if (from_symbol) return fail(line + (user_code.empty() ? "" : "  " + user_comment(*this)));
-      if (!user_code.empty()) {
-        if (line.size() < 57) line += std::string(57 - line.size(), ' ');
-        line += "  " + user_comment(*this);
-      }
-      return fail(line + stack_text(user_stack));
+      return fail(reason_with_stack(*this, line));
     }
     case Kind::TypeMatch:
       if (vm.type_of(v).get() == expected.as<py::Class>()) return true;
@@ -164,21 +170,12 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
       if ((v.is(py::ObjKind::List) || v.is(py::ObjKind::Tuple) || v.is(py::ObjKind::Dict)) && vm.len(v) == length) {
         return true;
       } else {
-        std::string line = "len(" + source->short_name() + ") == " + std::to_string(length);
-        if (!user_code.empty()) {
-          if (line.size() < 57) line += std::string(57 - line.size(), ' ');
-          line += "  " + user_comment(*this);
-        }
-        return fail(line + stack_text(user_stack));
+        return fail(reason_with_stack(*this, "len(" + source->short_name() + ") == " + std::to_string(length)));
       }
     case Kind::DictContains: {
       if (v.is(py::ObjKind::Dict) && (v.as<py::Dict>()->find(expected) != nullptr) == contains) return true;
       std::string line = std::string(contains ? "" : "not ") + "___dict_contains(" + py::repr(expected) + ", " + source->short_name() + ")";
-      if (!user_code.empty()) {
-        if (line.size() < 57) line += std::string(57 - line.size(), ' ');
-        line += "  " + user_comment(*this);
-      }
-      return fail(line + stack_text(user_stack));
+      return fail(reason_with_stack(*this, line));
     }
     case Kind::GradMode: break;
   }

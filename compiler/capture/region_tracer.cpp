@@ -215,6 +215,20 @@ class RegionTracer : public py::Tracer {
   void name_elements(const Value& v, const SourcePtr& src, int depth);
   void add_constant_guard(const Value& v, const SourcePtr& src);
   void stamp_user(Guard& g) const;  // where the guarded value was read
+  // Adds `g` unless the same guard is there; stamped with the user line reading it unless `stamp` is false.
+  void add_guard(Guard g, bool stamp = true) {
+    if (!guarded_.insert(g.text()).second) return;
+    if (stamp) stamp_user(g);
+    out_.guards.push_back(std::move(g));
+  }
+  // Adds a type guard: `v`'s class at `src`.
+  void add_type_guard(const Value& v, const SourcePtr& src, bool stamp = true) {
+    Guard g;
+    g.kind = Guard::Kind::TypeMatch;
+    g.source = src;
+    g.expected = Value(vm_.type_of(v));
+    add_guard(std::move(g), stamp);
+  }
   void add_tensor_guard(py::TensorObj* t, const SourcePtr& src, bool specialize);
   bool to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl);
   Val val_of(const Value& v, const std::vector<bool>* dynamic = nullptr) const;
@@ -283,9 +297,7 @@ void RegionTracer::add_constant_guard(const Value& v, const SourcePtr& src) {
   g.kind = Guard::Kind::EqualsMatch;
   g.source = src;
   g.expected = v;
-  if (!guarded_.insert(g.text()).second) return;
-  stamp_user(g);
-  out_.guards.push_back(std::move(g));
+  add_guard(std::move(g));
 }
 
 void RegionTracer::stamp_user(Guard& g) const {
@@ -380,11 +392,7 @@ NodeId RegionTracer::lift_scalar(const Value& v, const SourcePtr& src) {
   auto it = scalar_inputs_.find(src->str());
   if (it != scalar_inputs_.end()) return ph_id(it->second);
   // The graph is only right for values of this type: int * tensor and float * tensor differ.
-  Guard g;
-  g.kind = Guard::Kind::TypeMatch;
-  g.source = src;
-  g.expected = Value(vm_.type_of(v));
-  if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
+  add_type_guard(v, src, /*stamp=*/false);
   Placeholder p;
   p.source = src;
   p.real = v;
@@ -421,8 +429,7 @@ void RegionTracer::add_dict_guard(const SourcePtr& src, Guard::Kind kind, const 
     g.expected = key;
     g.contains = dict.as<py::Dict>()->find(key) != nullptr;
   }
-  stamp_user(g);
-  if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
+  add_guard(std::move(g));
 }
 
 void RegionTracer::consume_dicts(TracedFrame& tf, const py::Instr& in, SourcePtr& get_result_source) {
@@ -535,14 +542,7 @@ void RegionTracer::on_pushed(TracedFrame& tf, size_t slot) {
   // Binding a module to a name is not a use; its pending type guard waits for the next read.
   const py::Frame& f = *tf.frame;
   bool just_stored = f.pc < int(f.code->code.size()) && f.code->code[size_t(f.pc)].op == Op::StoreFast;
-  if (e.src && v.is(ObjKind::Instance) && !just_stored && untyped_.erase(v.obj())) {
-    Guard g;
-    g.kind = Guard::Kind::TypeMatch;
-    g.source = source_of(v);
-    g.expected = Value(v.as<py::Instance>()->cls);
-    stamp_user(g);
-    if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
-  }
+  if (e.src && v.is(ObjKind::Instance) && !just_stored && untyped_.erase(v.obj())) add_type_guard(v, source_of(v));
   if (!had_source) return;
   if (is_scalar_constant(v)) {
     if (is_dynamic_scalar(v, e.src)) {
@@ -562,15 +562,9 @@ void RegionTracer::on_pushed(TracedFrame& tf, size_t slot) {
       g.kind = Guard::Kind::LengthCheck;
       g.source = e.src;
       g.length = vm_.len(v);
-      stamp_user(g);
-      if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
+      add_guard(std::move(g));
     } else if (v.is(ObjKind::Instance)) {
-      Guard g;
-      g.kind = Guard::Kind::TypeMatch;
-      g.source = e.src;
-      g.expected = Value(v.as<py::Instance>()->cls);
-      stamp_user(g);
-      if (guarded_.insert(g.text()).second) out_.guards.push_back(g);
+      add_type_guard(v, e.src);
     }
   }
 }

@@ -155,4 +155,8 @@ void set_attr_builtin(const Ref<Dict>& dict, const std::string& qualified, const
 int64_t to_index(const Value& v, const char* what);   // int or bool, else TypeError
 double to_double(const Value& v, const char* what);   // int, float or bool
 
+// `attr` read through `self`: a function or builtin becomes a method bound to
+// `self` (a builtin is copied with the new receiver); anything else is itself.
+Value bind_if_function(const Value& self, const Value& attr);
+
 }  // namespace kiln::py

@@ -54,19 +54,6 @@ int three_way(VM& vm, const Value& a, const Value& b, CompareKind op) {
                    "' and '" + type_name(b) + "'");
 }
 
-Value bind_if_function(const Value& self, const Value& attr) {
-  if (attr.is(ObjKind::Function)) return Value(make<BoundMethod>(self, attr));
-  if (attr.is(ObjKind::Builtin)) {
-    Builtin* b = attr.as<Builtin>();
-    auto bound = make<Builtin>(b->name, b->fn);
-    bound->self = self;
-    bound->has_self = true;
-    bound->tag = b->tag;
-    return Value(bound);
-  }
-  return attr;
-}
-
 int64_t normalize_index(int64_t i, int64_t n, const char* what) {
   if (i < 0) i += n;
   if (i < 0 || i >= n) throw PyError("IndexError", std::string(what) + " index out of range");
@@ -97,6 +84,19 @@ ValueVec slice_items(const ValueVec& items, const SliceObj& s) {
 }
 
 }  // namespace
+
+Value bind_if_function(const Value& self, const Value& attr) {
+  if (attr.is(ObjKind::Function)) return Value(make<BoundMethod>(self, attr));
+  if (attr.is(ObjKind::Builtin)) {
+    Builtin* b = attr.as<Builtin>();
+    auto bound = make<Builtin>(b->name, b->fn);
+    bound->self = self;
+    bound->has_self = true;
+    bound->tag = b->tag;
+    return Value(bound);
+  }
+  return attr;
+}
 
 int64_t to_index(const Value& v, const char* what) {
   if (v.is_int()) return v.as_int();
