@@ -1,10 +1,9 @@
 // `kiln-cli conformance --corpus DIR [--backend B] [--json]`
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <iostream>
 
+#include "app/cli/case_report.h"
 #include "app/cli/commands.h"
 #include "compiler/pipeline/graph_backends.h"
 #include "core/corpus/conformance.h"
@@ -33,29 +32,10 @@ int run(const Options& o) {
     return kExitBadInput;
   }
   ConformanceBackend backend = make_backend(o.backend);
-  int passed = 0, failed = 0, skipped = 0;
-  nlohmann::json cases = nlohmann::json::array();
-  for (const CorpusCase& c : corpus->cases) {
-    if (!o.only.empty() && c.id != o.only && c.op != o.only) continue;
-    CaseResult r = run_case(c, backend);
-    (r.status == CaseStatus::Pass ? passed : r.status == CaseStatus::Fail ? failed : skipped)++;
-    if (o.json) {
-      cases.push_back({{"id", r.id}, {"op", r.op}, {"status", case_status_name(r.status)},
-                       {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"reason", r.reason}});
-    } else {
-      std::printf("%s %s %s max_abs=%.3g max_rel=%.3g%s%s\n", std::string(case_status_name(r.status)).c_str(),
-                  r.id.c_str(), r.op.c_str(), r.max_abs, r.max_rel, r.reason.empty() ? "" : " ",
-                  r.reason.c_str());
-    }
-  }
-  if (o.json) {
-    nlohmann::json doc = {{"passed", passed}, {"failed", failed}, {"skipped", skipped},
-                          {"backend", o.backend}, {"cases", cases}};
-    std::cout << doc.dump(1) << "\n";
-  } else {
-    std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-  }
-  return failed ? kExitFailures : kExitOk;
+  std::vector<CaseResult> results;
+  for (const CorpusCase& c : corpus->cases)
+    if (o.only.empty() || c.id == o.only || c.op == o.only) results.push_back(run_case(c, backend));
+  return report_cases(results, o.json, {{"backend", o.backend}});
 }
 
 }  // namespace

@@ -32,6 +32,15 @@ struct StagesOptions {
   std::string partitioner = "default";
 };
 
+// Runs `f` and stores its wall time in `seconds`.
+template <class F>
+auto timed(double& seconds, F&& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = f();
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
 bool wants_graph(const StagesOptions& o, const std::string& stage) {
   if (o.print_after_all || o.print_after.empty()) return true;
   return std::find(o.print_after.begin(), o.print_after.end(), stage) != o.print_after.end();
@@ -80,9 +89,8 @@ int stages_of_program(const StagesOptions& o) {
     if (region->op_count == 0) continue;
     std::string prefix = "[" + id + "] ";
     print_stage(o, prefix, "dynamo_output_graph", "dynamo_output_graph", 0, &region->graph, "");
-    auto t0 = std::chrono::steady_clock::now();
-    Expected<Graph> aten = pipeline::lower_to_aten(vm, *region);
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double secs = 0;
+    Expected<Graph> aten = timed(secs, [&] { return pipeline::lower_to_aten(vm, *region); });
     if (!aten.ok()) {
       std::printf("=== %sto_aten  failed: %s\n", prefix.c_str(), aten.status().message().c_str());
       continue;
@@ -104,9 +112,7 @@ int stages_of_program(const StagesOptions& o) {
       ok &= run_passes(o, prefix, std::move(*aten));
       continue;
     }
-    t0 = std::chrono::steady_clock::now();
-    Expected<aot::JointGraph> joint = aot::build_joint(*aten, jo);
-    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    Expected<aot::JointGraph> joint = timed(secs, [&] { return aot::build_joint(*aten, jo); });
     if (!joint.ok()) {
       std::printf("=== %saot_joint_graph  skipped: %s\n", prefix.c_str(), joint.status().message().c_str());
       ok &= run_passes(o, prefix, std::move(*aten));
@@ -114,9 +120,9 @@ int stages_of_program(const StagesOptions& o) {
     }
     print_stage(o, prefix, "aot_joint_graph", "aot_joint_graph", secs, &joint->graph,
                 std::to_string(joint->num_primals) + " primals, " + std::to_string(joint->num_tangents) + " tangents");
-    t0 = std::chrono::steady_clock::now();
-    aot::Partition part = o.partitioner == "min-cut" ? aot::min_cut_partition(*joint) : aot::default_partition(*joint);
-    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    aot::Partition part = timed(secs, [&] {
+      return o.partitioner == "min-cut" ? aot::min_cut_partition(*joint) : aot::default_partition(*joint);
+    });
     print_stage(o, prefix, "aot_forward_graph", "aot_forward_graph", secs, &part.forward,
                 o.partitioner + " partition, saves " + std::to_string(part.saved.size()) + " tensor(s), " +
                     std::to_string(part.saved_bytes) + " bytes");

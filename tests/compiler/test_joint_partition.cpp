@@ -21,6 +21,7 @@
 #include "core/graph/printer.h"
 #include "core/python/vm.h"
 #include "core/ops/registry.h"
+#include "capture_test_util.h"
 #include "test_support.h"
 
 using namespace kiln;
@@ -326,13 +327,9 @@ class TestJointPartition : public QObject {
     int checked = 0;
     std::mt19937 rng(10);
     for (const QString& f : QDir(dir).entryList({"*.py"}, QDir::Files, QDir::Name)) {
-      py::VMOptions options;
-      options.out = [](std::string_view) {};
-      options.err = [](std::string_view) {};
-      py::VM vm(options);
-      capture::install_capture(vm);
       int code = 0;
-      (void)vm.run_file((dir + "/" + f).toStdString(), &code);
+      std::unique_ptr<py::VM> owner = test::run_captured((dir + "/" + f).toStdString(), code);
+      py::VM& vm = *owner;
       if (code != 0) continue;
       for (const auto& [id, region] : capture::compiled_regions(vm)) {
         if (region->op_count == 0) continue;

@@ -10,6 +10,7 @@
 #include "compiler/pipeline/to_aten.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/vm.h"
+#include "capture_test_util.h"
 #include "test_support.h"
 
 using namespace kiln;
@@ -40,13 +41,10 @@ class TestToAten : public QObject {
   }
   void examples_lower_and_agree() {
     QFETCH(QString, path);
-    py::VMOptions options;
-    options.out = [](std::string_view) {};
-    options.err = [](std::string_view) {};
-    py::VM vm(options);
-    capture::install_capture(vm);
     int code = 0;
-    Status st = vm.run_file(path.toStdString(), &code);
+    Status st;
+    std::unique_ptr<py::VM> owner = test::run_captured(path.toStdString(), code, &st);
+    py::VM& vm = *owner;
     if (code != 0) QSKIP(qPrintable("the program itself does not run to the end in Kiln yet: " + QString::fromStdString(st.to_string())));
     auto regions = capture::compiled_regions(vm);
     QVERIFY(!regions.empty());
