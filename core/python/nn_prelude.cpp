@@ -713,8 +713,11 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
 
 }  // namespace
 
+void install_optim_prelude(VM& vm);  // optim_prelude.cpp
+
 void install_nn_prelude(VM& vm) {
   if (run_into(vm, "init", vm.module("torch.nn.init"))) run_into(vm, "modules", vm.module("torch.nn"));
+  install_optim_prelude(vm);
 }
 
 }  // namespace kiln::py

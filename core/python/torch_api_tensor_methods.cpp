@@ -140,6 +140,13 @@ void queries(Table& t) {
         })});
   t.add("Tensor", "is_complex", PyKind::Method,
         {sig("is_complex", "(Tensor input)", [](const Bound&) { return ValueList{false}; })});
+  t.def("is_complex", kTorch, {{"(Tensor input)", [](const Bound&) { return ValueList{false}; }}});
+  // Kiln has no complex dtypes, and PyTorch's conj() of a real tensor is that
+  // tensor itself (optimizers written for complex parameters call grad.conj()).
+  t.def("conj", kTorch | kMethod, {{"(Tensor input)", [](const Bound& b) {
+          b.set_returns_arg(0);
+          return ValueList{b[0]};
+        }}});
   t.add("Tensor", "is_signed", PyKind::Method, {sig("is_signed", "(Tensor input)", [](const Bound& b) {
           DType d = b.tensor(0).dtype();
           return ValueList{d != DType::Bool && d != DType::UInt8};

@@ -53,6 +53,7 @@ int Frame::line() const {
 VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()) {
   install_builtins(*this);
   install_torch(*this);
+  steps_ = 0;  // the program's budget is its own: the preludes ran above
 }
 
 namespace {
