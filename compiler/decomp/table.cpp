@@ -82,6 +82,8 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::gather.default", "aten::index.Tensor", "aten::index_put.default", "aten::index_select.default",
     "aten::masked_select.default", "aten::nonzero.default", "aten::scatter.src", "aten::scatter.value",
     "aten::scatter_add.default", "aten::scatter_reduce.two",
+    "aten::as_strided_scatter.default", "aten::diagonal_scatter.default", "aten::select_scatter.default",
+    "aten::slice_scatter.default",
     // Views, copies and conversion
     "aten::_to_copy.default", "aten::alias.default", "aten::as_strided.default", "aten::clone.default",
     "aten::copy.default", "aten::diagonal.default", "aten::expand.default", "aten::fill.Scalar",

@@ -1,8 +1,95 @@
 #include "compiler/pipeline/aten_interpreter.h"
 
+#include <algorithm>
+
 #include "core/ops/registry.h"
 
 namespace kiln::pipeline {
+
+namespace {
+
+struct OpName {
+  std::string_view base;      // "add_"
+  std::string_view overload;  // "Tensor"; "default" when the target has none
+};
+
+std::optional<OpName> split_aten(std::string_view target) {
+  if (!target.starts_with("aten::")) return std::nullopt;
+  std::string_view rest = target.substr(6);
+  size_t dot = rest.find('.');
+  if (dot == std::string_view::npos) return OpName{rest, "default"};
+  return OpName{rest.substr(0, dot), rest.substr(dot + 1)};
+}
+
+Value as_meta_value(const Value& v) {
+  if (v.is_tensor()) {
+    const Tensor& t = v.to_tensor();
+    return Value(Tensor::meta_strided(t.sizes(), t.strides(), t.dtype()));
+  }
+  if (v.is_list()) {
+    ValueList items;
+    for (const Value& x : v.to_list()) items.push_back(as_meta_value(x));
+    return Value(std::move(items));
+  }
+  return v;
+}
+
+// Eager semantics of a write: the result must already have the written
+// tensor's shape (an in-place op never resizes self); its dtype is converted.
+Status write_result(const Tensor& dst, const Value& result, std::string_view what) {
+  if (!result.is_tensor()) return Status::error(std::string(what) + " gives no single tensor");
+  const Tensor& r = result.to_tensor();
+  if (r.sizes() != dst.sizes())
+    return Status::error("output with shape " + shape_str(dst.sizes()) + " doesn't match the broadcast shape " +
+                         shape_str(r.sizes()));
+  dst.copy_(r);
+  return Status();
+}
+
+}  // namespace
+
+std::optional<std::string> inplace_functional_twin(std::string_view target) {
+  std::optional<OpName> name = split_aten(target);
+  if (!name) return std::nullopt;
+  std::string base(name->base);
+  if (base.size() > 5 && base.starts_with("__i") && base.ends_with("__")) {
+    base = "__" + base.substr(3);
+  } else if (base.size() > 1 && base.back() == '_' && !base.ends_with("__")) {
+    base.pop_back();
+  } else {
+    return std::nullopt;
+  }
+  std::string twin = "aten::" + base + "." + std::string(name->overload);
+  if (!op_registry().find(twin)) return std::nullopt;
+  return twin;
+}
+
+bool is_out_overload(std::string_view target) {
+  std::optional<OpName> name = split_aten(target);
+  return name && (name->overload == "out" || name->overload.ends_with("_out"));
+}
+
+Expected<std::string> out_functional_overload(std::string_view target, const ValueList& args, const KwargList& kwargs) {
+  std::optional<OpName> name = split_aten(target);
+  if (!name) return Status::error(std::string(target) + " is not an ATen overload");
+  std::string prefix = "aten::" + std::string(name->base) + ".";
+  std::vector<std::string> candidates;
+  for (const OpDef* def : op_registry().all()) {
+    std::string full = def->schema.full_name();
+    if (full.starts_with(prefix)) candidates.push_back(std::move(full));
+  }
+  auto rank = [&](const std::string& s) { return s == prefix + "default" ? 0 : s == prefix + "Tensor" ? 1 : 2; };
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+  ValueList meta_args;
+  for (const Value& v : args) meta_args.push_back(as_meta_value(v));
+  KwargList meta_kwargs;
+  for (const auto& [k, v] : kwargs) meta_kwargs.emplace_back(k, as_meta_value(v));
+  for (const std::string& c : candidates)
+    if (call_meta(c, meta_args, meta_kwargs)) return c;
+  return Status::error("no functional overload of " + std::string(target) + " takes these arguments (" +
+                       std::to_string(candidates.size()) + " tried)");
+}
 
 Expected<Value> constant_value(const Arg& a) {
   switch (a.kind) {
@@ -87,7 +174,30 @@ Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Va
           if (!v) return fail(v.status().message());
           kwargs.emplace_back(k, std::move(*v));
         }
-        if (!op_registry().find(n.target)) return fail("not a registered ATen overload");
+        if (!op_registry().find(n.target)) {
+          if (std::optional<std::string> twin = inplace_functional_twin(n.target)) {
+            if (args.empty() || !args[0].is_tensor()) return fail("in-place op without a tensor self");
+            Expected<ValueList> r = call_op(*twin, args, kwargs);
+            if (!r) return fail(r.status().message());
+            if (Status s = write_result(args[0].to_tensor(), (*r)[0], *twin); !s.ok()) return fail(s.message());
+            env[i] = args[0];
+            break;
+          }
+          if (is_out_overload(n.target)) {
+            auto out = std::find_if(kwargs.begin(), kwargs.end(), [](const auto& kv) { return kv.first == "out"; });
+            if (out == kwargs.end() || !out->second.is_tensor()) return fail("out= overload without one out= tensor");
+            Value dst = out->second;
+            kwargs.erase(out);
+            Expected<std::string> overload = out_functional_overload(n.target, args, kwargs);
+            if (!overload) return fail(overload.status().message());
+            Expected<ValueList> r = call_op(*overload, args, kwargs);
+            if (!r) return fail(r.status().message());
+            if (Status s = write_result(dst.to_tensor(), (*r)[0], *overload); !s.ok()) return fail(s.message());
+            env[i] = dst;
+            break;
+          }
+          return fail("not a registered ATen overload");
+        }
         Expected<ValueList> r = call_op(n.target, args, kwargs);
         if (!r) return fail(r.status().message());
         // A single result is the value itself; several are a tuple read by getitem.

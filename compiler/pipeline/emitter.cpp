@@ -24,24 +24,6 @@ Value to_value(const EArg& a, TensorOf&& tensor_of) {
   return Value();
 }
 
-// Flattens an op's results to tensors: Tensor[] outputs give one tensor per
-// element; a None output is an undefined tensor (an invalid Var).
-std::vector<Tensor> result_tensors(const ValueList& results, std::string_view op) {
-  std::vector<Tensor> out;
-  for (const Value& r : results) {
-    if (r.is_tensor()) {
-      out.push_back(r.to_tensor());
-    } else if (r.is_none()) {
-      out.push_back(Tensor());
-    } else if (r.is_list()) {
-      for (const Value& x : r.to_list()) out.push_back(x.to_tensor());
-    } else {
-      KILN_FAIL(op, " returned a ", kind_name(r.kind()), ", which an emitter cannot hold (only tensors)");
-    }
-  }
-  return out;
-}
-
 Arg const_arg(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::None: return Arg::none();
@@ -61,6 +43,27 @@ Arg const_arg(const Value& v) {
 }
 
 }  // namespace
+
+std::vector<Tensor> result_tensors(const ValueList& results, std::string_view op) {
+  std::vector<Tensor> out;
+  for (const Value& r : results) {
+    if (r.is_tensor()) {
+      out.push_back(r.to_tensor());
+    } else if (r.is_none()) {
+      out.push_back(Tensor());
+    } else if (r.is_list()) {
+      for (const Value& x : r.to_list()) out.push_back(x.to_tensor());
+    } else {
+      KILN_FAIL(op, " returned a ", kind_name(r.kind()), ", which an emitter cannot hold (only tensors)");
+    }
+  }
+  return out;
+}
+
+TensorKey key_of(const Tensor& t) {
+  return {t.storage().get(), t.storage_offset(), t.sizes(), t.strides(), t.dtype()};
+}
+
 
 Var Emitter::call1(std::string_view op, const std::vector<EArg>& args, const EKwargs& kwargs) {
   std::vector<Var> r = call(op, args, kwargs);

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -125,5 +126,15 @@ std::string aten_base_name(std::string_view op);
 
 // TensorMeta for meta['val'] from a (meta or real) tensor.
 TensorMeta tensor_meta_of(const Tensor& t);
+
+// An op's results flattened to tensors, as Emitter::call gives Vars: Tensor[]
+// outputs one per element, a None output an undefined tensor (an invalid Var).
+std::vector<Tensor> result_tensors(const ValueList& results, std::string_view op);
+
+// A tensor's identity while a program runs, for observers that map the
+// bindings' tensors to Vars: the same storage seen through the same geometry
+// is the same value (views of one storage differ in offset, sizes or strides).
+using TensorKey = std::tuple<const void*, int64_t, Shape, Shape, DType>;
+TensorKey key_of(const Tensor& t);
 
 }  // namespace kiln::pipeline

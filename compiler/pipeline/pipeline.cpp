@@ -7,11 +7,13 @@ namespace kiln::pipeline {
 std::vector<std::string> graph_pass_pipeline() {
   // ARCHITECTURE.md's order is to_aten, functionalize, autodiff (joint),
   // partition (forward, backward), decompose, post-grad passes, lower,
-  // schedule, codegen. What exists so far is decomposition to the core set,
-  // then the post-grad graph cleanup: views first, so CSE sees one spelling of
+  // schedule, codegen. What exists so far is functionalization (first: every
+  // later pass wants value semantics, and decompositions are written for
+  // functional ops), decomposition to the core set, then the post-grad graph
+  // cleanup: views first, so CSE sees one spelling of
   // each; algebra and folding next, as they expose duplicates; CSE; then DCE
   // sweeps what the others left.
-  return {"decompose", "canonicalize-views", "simplify-algebra", "fold-constants", "cse", "dce"};
+  return {"functionalize", "decompose", "canonicalize-views", "simplify-algebra", "fold-constants", "cse", "dce"};
 }
 
 CompileResult compile(Graph g, Options options) {

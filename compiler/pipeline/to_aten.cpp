@@ -1,8 +1,10 @@
 #include "compiler/pipeline/to_aten.h"
 
 #include <map>
+#include <set>
 #include <tuple>
 
+#include "compiler/passes/functionalize.h"
 #include "compiler/pipeline/emitter.h"
 #include "core/python/torch_api.h"
 #include "core/python/torch_api_binding.h"
@@ -13,20 +15,13 @@ namespace kiln::pipeline {
 
 namespace {
 
-// A tensor's identity while the region runs: the same storage seen through the
-// same geometry is the same value (views of one storage differ in offset,
-// sizes or strides).
-using TensorKey = std::tuple<const void*, int64_t, Shape, Shape, DType>;
-TensorKey key_of(const Tensor& t) {
-  return {t.storage().get(), t.storage_offset(), t.sizes(), t.strides(), t.dtype()};
-}
 
 class Lowering : public torchapi::AtenObserver {
  public:
   explicit Lowering(Graph& g) : emit_(g) {}
 
   void add_input(const std::string& name, const Tensor& t) {
-    vars_[key_of(t)] = emit_.placeholder(name, t);
+    bind(t, emit_.placeholder(name, t));
     inputs_.emplace_back(name, key_of(t));
   }
   // A symbolic size or number: a placeholder the graph passes through (its ops use the traced value).
@@ -41,6 +36,7 @@ class Lowering : public torchapi::AtenObserver {
   void begin_node(const std::string& torch_node, const std::vector<StackFrame>& stack) {
     emit_.set_origin(stack, {torch_node});
     current_ = torch_node;
+    stack_ = stack;
   }
 
   void on_aten(std::string_view op, const ValueList& args, const KwargList& kwargs, const ValueList& results) override {
@@ -54,10 +50,10 @@ class Lowering : public torchapi::AtenObserver {
       size_t i = 0;
       for (const Value& r : results) {
         if (r.is_tensor()) {
-          if (i < outs.size()) vars_[key_of(r.to_tensor())] = outs[i++];
+          if (i < outs.size()) bind(r.to_tensor(), outs[i++]);
         } else if (r.is_list()) {
           for (const Value& x : r.to_list())
-            if (i < outs.size()) vars_[key_of(x.to_tensor())] = outs[i++];
+            if (i < outs.size()) bind(x.to_tensor(), outs[i++]);
         }
       }
     } catch (const Error& e) {
@@ -65,33 +61,55 @@ class Lowering : public torchapi::AtenObserver {
     }
   }
 
-  // An in-place write becomes the functional copy whose result is the
-  // tensor's value from now on (functionalization as the lowering goes).
+  // An in-place write into a whole tensor becomes the functional copy whose
+  // result is the tensor's value from now on (functionalization as the
+  // lowering goes). A write into part of a tensor (x[i] = v, a slice's copy_)
+  // stays a write, aten::copy_ into the view's node: views of the storage
+  // made before it stay what they are, aliases, and lower_to_aten runs the
+  // functionalize pass afterwards to scatter the write into the base and
+  // replay the views read later.
   void on_copy(const Tensor& dst, const Tensor& src) override {
     if (!error_.empty()) return;
     try {
-      // A write into part of a tensor (x[i] = v) would have to be scattered back
-      // into the whole: not lowered yet. The whole is the largest tensor known
-      // on the same storage.
+      // The whole is the largest tensor known on the same storage.
       const TensorKey dkey = key_of(dst);
-      for (const auto& [k, v] : vars_) {
-        if (std::get<0>(k) != dst.storage().get() || !dst.storage() || k == dkey) continue;
-        if (shape_numel(std::get<2>(k)) >= dst.numel())
-          KILN_FAIL("a write into a view of another tensor (x[i] = v, a slice's copy_) is not lowered yet");
-      }
+      bool into_part = false;
+      for (const auto& [k, v] : vars_)
+        if (dst.storage() && std::get<0>(k) == dst.storage().get() && k != dkey && shape_numel(std::get<2>(k)) >= dst.numel())
+          into_part = true;
       Var d = var_of(dst), s = var_of(src);
+      if (into_part) {
+        Node write;
+        write.op = OpKind::CallFunction;
+        write.name = "copy_";
+        write.target = "aten::copy_.default";
+        write.args = {Arg::node(emit_.node(d)), Arg::node(emit_.node(s))};
+        write.meta.val = Val::of_tensor(tensor_meta_of(dst));
+        write.meta.stack = stack_;
+        write.meta.from = {current_};
+        emit_.add_node(std::move(write));
+        writes_into_parts_ = true;
+        // An input whose storage this is was written; its node stays the
+        // input's value (functionalize makes reads of it read the new value).
+        for (auto& [name, key] : inputs_)
+          if (std::get<0>(key) == dst.storage().get())
+            if (auto it = vars_.find(key); it != vars_.end()) mutated_[name] = it->second;
+        return;
+      }
       Var written = emit_.call1("aten::copy.default", {d, s});
       // Views taken before the write saw the old value: forget them, so a later
       // read derives them again from the new one.
       for (auto it = vars_.begin(); it != vars_.end();)
         it = std::get<0>(it->first) == dst.storage().get() && it->first != dkey ? vars_.erase(it) : std::next(it);
-      vars_[dkey] = written;
+      bind(dst, written);
       for (auto& [name, key] : inputs_)
         if (key == key_of(dst)) mutated_[name] = written;
     } catch (const Error& e) {
       error_ = "copy_ in " + current_ + ": " + e.what();
     }
   }
+
+  bool writes_into_parts() const { return writes_into_parts_; }
 
   Var var_of(const Tensor& t) {
     auto it = vars_.find(key_of(t));
@@ -101,13 +119,13 @@ class Lowering : public torchapi::AtenObserver {
     for (const auto& [k, v] : vars_) {
       if (std::get<0>(k) != t.storage().get() || !t.storage()) continue;
       Var view = emit_.call1("aten::as_strided.default", {v, t.sizes(), t.strides(), t.storage_offset()});
-      vars_[key_of(t)] = view;
+      bind(t, view);
       return view;
     }
     // A constant the bindings made without an ATen call (a Python number turned into a tensor).
     if (t.dim() == 0 && !t.is_meta()) {
       Var c = emit_.call1("aten::scalar_tensor.default", {Value(t.item())}, {{"dtype", t.dtype()}});
-      vars_[key_of(t)] = c;
+      bind(t, c);
       return c;
     }
     KILN_FAIL("a tensor constant of shape ", torchapi::detail::shape_text(t.sizes()),
@@ -147,13 +165,49 @@ class Lowering : public torchapi::AtenObserver {
     return a;
   }
 
+  // Keys hold raw storage addresses: the storage is kept alive with its key,
+  // so a tensor allocated later at a freed address is never taken for a view
+  // of a value it has nothing to do with.
+  void bind(const Tensor& t, Var v) {
+    vars_[key_of(t)] = v;
+    if (t.storage()) alive_.push_back(t.storage());
+  }
+
   GraphEmitter emit_;
   std::map<TensorKey, Var> vars_;
+  std::vector<std::shared_ptr<Storage>> alive_;
   std::vector<std::pair<std::string, TensorKey>> inputs_;  // placeholder name, identity
   std::map<std::string, Var> mutated_;                     // input written in place -> its new value
   std::string current_;
+  std::vector<StackFrame> stack_;
   std::string error_;
+  bool writes_into_parts_ = false;
 };
+
+// The lowering's writes into parts of tensors, made functional. Each written
+// input is returned as an output already (its whole tensor's value at the
+// end, which the pass makes read the final value), so the copy_ epilogue the
+// pass adds for it is dropped: the lowered graph stays free of writes, as it
+// was before views could be written.
+Status functionalize_lowered(Graph& g) {
+  PassContext ctx;
+  PassResult r = functionalize(g, ctx);
+  if (!r.changed) return Status();
+  const Node& out = g.nodes.back();
+  KILN_CHECK(out.op == OpKind::Output, "the lowered graph ends in its output");
+  std::set<std::string> returned;  // inputs returned as "mutated input NAME"
+  for (const std::string& desc : out.meta.output_descs)
+    if (desc.starts_with("mutated input ")) returned.insert(desc.substr(14));
+  std::vector<bool> remove(g.size(), false);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.target != "aten::copy_.default" || n.args.empty() || !n.args[0].is_node()) continue;
+    const Node& dst = g[n.args[0].node_id()];
+    remove[i] = dst.op == OpKind::Placeholder && returned.count(dst.name);
+  }
+  remove_nodes(g, remove);
+  return Status();
+}
 
 }  // namespace
 
@@ -206,6 +260,14 @@ Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region) {
   Node& out = g.nodes.back();
   for (size_t i = 0; i < outputs.size(); ++i) out.meta.output_descs.push_back("output " + std::to_string(i));
   for (const std::string& name : mutated) out.meta.output_descs.push_back("mutated input " + name);
+  if (lowering.writes_into_parts()) {
+    try {
+      // Provenance: the pass's new nodes take the from (torch-level node) of the write they stand for.
+      if (Status s = functionalize_lowered(g); !s.ok()) return s;
+    } catch (const Error& e) {
+      return Status::error(std::string("lowering to ATen: ") + e.what());
+    }
+  }
   return g;
 }
 

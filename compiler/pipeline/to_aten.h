@@ -7,7 +7,9 @@
 // An in-place write into a whole tensor becomes a functional aten::copy whose
 // result stands for the tensor from then on; inputs written this way are
 // returned after the region's outputs (output_descs says which is which), as
-// a functionalized AOT graph does. Writes into views are not lowered yet.
+// a functionalized AOT graph does. A write into a view (x[i] = v) is lowered
+// as aten::copy_ into the view and then made functional by the functionalize
+// pass (compiler/passes/functionalize.h): a scatter into the base.
 #include <string>
 
 #include "compiler/capture/region_tracer.h"
