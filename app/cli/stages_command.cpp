@@ -2,8 +2,9 @@
 // time, then the graph). INPUT is a program (each compiled region: the
 // captured torch-level graph, its ATen lowering, the joint graph and its
 // forward/backward partition with the saved tensors, then the graph passes on
-// each) or a graph file in print_readable form (the passes only).
-#include <chrono>
+// each), a graph file in print_readable form (the passes only) or a trace
+// (stages_trace.cpp: each compile id's best ATen graph through the same steps).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/stages.h"
 #include "compiler/aot/joint.h"
 #include "compiler/aot/partition.h"
 #include "compiler/capture/capture.h"
@@ -20,44 +22,40 @@
 #include "core/graph/parser.h"
 #include "core/graph/printer.h"
 #include "core/python/vm.h"
+#include "core/trace/reader.h"
 
 namespace kiln::cli {
-namespace {
-
-struct StagesOptions {
-  std::string input;
-  bool print_after_all = false;
-  std::vector<std::string> print_after;
-  int stop_after = -1;
-  std::string partitioner = "default";
-};
-
-// Runs `f` and stores its wall time in `seconds`.
-template <class F>
-auto timed(double& seconds, F&& f) {
-  auto t0 = std::chrono::steady_clock::now();
-  auto r = f();
-  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
-}
 
 bool wants_graph(const StagesOptions& o, const std::string& stage) {
   if (o.print_after_all || o.print_after.empty()) return true;
   return std::find(o.print_after.begin(), o.print_after.end(), stage) != o.print_after.end();
 }
 
-// `label` is what the header shows ("cse #4"); `name` is what --print-after matches ("cse").
 void print_stage(const StagesOptions& o, const std::string& prefix, const std::string& label, const std::string& name,
                  double seconds, const Graph* g, const std::string& note) {
   std::printf("=== %s%s  %.3f ms%s%s\n", prefix.c_str(), label.c_str(), seconds * 1e3, note.empty() ? "" : "  ", note.c_str());
   if (g && wants_graph(o, name)) std::printf("%s\n", print_graph_module(*g).c_str());
 }
 
-// The graph passes on an ATen graph; false when the pipeline failed.
-bool run_passes(const StagesOptions& o, const std::string& prefix, Graph g) {
+std::string describe_size(const Graph& g) {
+  size_t ops = 0;
+  for (const Node& n : g.nodes)
+    ops += n.op == OpKind::CallFunction || n.op == OpKind::CallMethod || n.op == OpKind::CallModule;
+  return std::to_string(g.size()) + " nodes, " + std::to_string(ops) + " ops";
+}
+
+bool run_passes(const StagesOptions& o, const std::string& prefix, Graph g, const std::string& where) {
+  std::string before = describe_size(g);
   pipeline::Options options;
   options.instrumentation.stop_after = o.stop_after;
-  pipeline::CompileResult r = pipeline::compile(std::move(g), options);
+  pipeline::CompileResult r;
+  // A graph from outside (a trace) may hold what the passes do not expect;
+  // that is a failure of this graph, not of the whole command.
+  try {
+    r = pipeline::compile(std::move(g), options);
+  } catch (const std::exception& e) {
+    r.status = Status::error(e.what());
+  }
   for (const pipeline::Stage& s : r.stages) {
     if (s.name == "input") continue;
     std::string note = s.changed ? s.summary : "unchanged";
@@ -66,11 +64,15 @@ bool run_passes(const StagesOptions& o, const std::string& prefix, Graph g) {
   }
   if (r.stopped) std::printf("=== %sstopped after %d pass application(s)\n", prefix.c_str(), o.stop_after);
   if (!r.status.ok()) {
-    std::fprintf(stderr, "kiln-cli: stages: %s\n", r.status.to_string().c_str());
+    std::printf("=== %spasses  failed: %s\n", prefix.c_str(), r.status.to_string().c_str());
+    std::fprintf(stderr, "kiln-cli: stages: %s%s\n", where.empty() ? "" : (where + ": ").c_str(), r.status.to_string().c_str());
     return false;
   }
+  std::printf("=== %sresult  %s (input %s)\n", prefix.c_str(), describe_size(r.graph).c_str(), before.c_str());
   return true;
 }
+
+namespace {
 
 int stages_of_program(const StagesOptions& o) {
   py::VMOptions vo;
@@ -148,12 +150,22 @@ int stages_of_graph_file(const StagesOptions& o) {
   return run_passes(o, "", std::move(*g)) ? kExitOk : kExitFailures;
 }
 
+// A folder is a TORCH_TRACE folder or a TORCH_COMPILE_DEBUG folder; a file is
+// a program by its suffix, a TORCH_TRACE log by its name or first line, else
+// a graph file.
 int stages(const StagesOptions& o) {
-  if (!std::filesystem::is_regular_file(o.input)) {
+  std::error_code ec;
+  bool is_dir = std::filesystem::is_directory(o.input, ec);
+  if (!is_dir && !std::filesystem::is_regular_file(o.input, ec)) {
     std::fprintf(stderr, "kiln-cli: %s: no such file\n", o.input.c_str());
     return kExitBadInput;
   }
-  int code = o.input.ends_with(".py") ? stages_of_program(o) : stages_of_graph_file(o);
+  bool is_trace = is_dir || (!o.input.ends_with(".py") && trace::is_trace_log_file(o.input));
+  if (!is_trace && (!o.compile_id.empty() || !o.stage.empty())) {
+    std::fprintf(stderr, "kiln-cli: stages: --compile-id and --stage apply to a trace, and %s is not one\n", o.input.c_str());
+    return kExitUsage;
+  }
+  int code = is_trace ? stages_of_trace(o) : o.input.ends_with(".py") ? stages_of_program(o) : stages_of_graph_file(o);
   std::fflush(stdout);
   return code;
 }
@@ -163,12 +175,19 @@ int stages(const StagesOptions& o) {
 void add_stages_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<StagesOptions>();
   CLI::App* sub = app.add_subcommand("stages", "Run Kiln's pipeline and print every stage");
-  sub->add_option("input", opts->input, "a program (.py) or a graph file (print_readable text)")->required();
+  sub->add_option("input", opts->input,
+                  "a program (.py), a graph file (print_readable text), or a TORCH_TRACE log (file or folder) "
+                  "or TORCH_COMPILE_DEBUG folder")
+      ->required();
   sub->add_flag("--print-after-all", opts->print_after_all, "print the graph after every pass that changed it (the default)");
   sub->add_option("--print-after", opts->print_after, "print graphs only after these passes (repeatable)");
   sub->add_option("--stop-after", opts->stop_after, "run only the first N pass applications");
   sub->add_option("--partitioner", opts->partitioner, "how the joint graph is split: default (save what the backward reads) or min-cut")
       ->check(CLI::IsMember({"default", "min-cut"}));
+  sub->add_option("--compile-id", opts->compile_id, "trace: only this compile id (\"0/0\", \"[0/1_1]\", a label \"0/0#2\")");
+  sub->add_option("--stage", opts->stage,
+                  "trace: start from this stage graph (default: aot_joint_graph, else aot_forward_graph and "
+                  "aot_backward_graph, else aot_inference_graph)");
   sub->callback([opts, &exit_code] { exit_code = stages(*opts); });
 }
 

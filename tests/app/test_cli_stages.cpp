@@ -1,6 +1,8 @@
 // `kiln-cli stages`: a program's compiled regions go through to_aten and the
 // graph passes, each stage printed; --stop-after N stops after the Nth pass
-// application; a graph file runs the passes alone; bad input exits 3.
+// application; a graph file runs the passes alone; a TORCH_TRACE log runs each
+// compile id's ATen graph (a joint graph through Kiln's partitioner); bad input
+// exits 3.
 #include <QtTest>
 
 #include <QTemporaryDir>
@@ -9,6 +11,30 @@
 
 namespace {
 QString example(const char* name) { return QStringLiteral(KILN_SOURCE_DIR "/resources/examples/") + name; }
+
+// The folder of one reference TORCH_TRACE scenario; empty when the reference
+// data is not there (the caller skips: these cases need PyTorch's own logs).
+QString reference_trace(const char* scenario) {
+  QByteArray env = qgetenv("KILN_REFERENCE_DIR");
+  QString dir = env.isEmpty() ? QStringLiteral(KILN_DEFAULT_REFERENCE_DIR) : QString::fromUtf8(env);
+  if (!QFileInfo::exists(dir + "/README.md")) return {};
+  return QString::fromStdString(kiln::test::reference_dir()) + "/traces/" + scenario;
+}
+
+// The one log file of a reference scenario.
+QString reference_log(const QString& folder) {
+  QStringList logs = QDir(folder).entryList({"*.log"}, QDir::Files);
+  return logs.size() == 1 ? folder + "/" + logs[0] : QString();
+}
+
+// The stage header lines ("=== ...") of a stages run, without timings.
+QStringList headers(const QByteArray& out) {
+  QStringList h;
+  static const QRegularExpression time("  [0-9.]+ ms");
+  for (const QString& line : QString::fromUtf8(out).split('\n'))
+    if (line.startsWith("=== ")) h << QString(line).remove(time);
+  return h;
+}
 }  // namespace
 
 class TestCliStages : public QObject {
@@ -27,18 +53,21 @@ class TestCliStages : public QObject {
     QVERIFY(out.contains("=== [0/0] aot_forward_graph"));
     QVERIFY(out.contains("=== [0/0] aot_backward_graph"));
     // linear decomposes into core ops in both graphs.
-    QVERIFY(out.contains("=== [0/0] forward decompose #1"));
+    // Pass numbers are not fixed (passes get added): match any application number.
+    QVERIFY(out.contains(QRegularExpression(R"(=== \[0/0\] forward decompose #\d+ )")));
     QVERIFY(out.contains("torch.ops.aten.permute.default(primals_1"));
-    QVERIFY(out.contains("=== [0/0] backward dce #6"));
+    QVERIFY(out.contains(QRegularExpression(R"(=== \[0/0\] backward dce #\d+ )")));
   }
 
   void stop_after_stops_exactly() {
     auto run = kiln::test::run_cli({"stages", example("e02_intro_module.py"), "--stop-after", "2"});
     QCOMPARE(run.code, 0);
     QString out = QString::fromUtf8(run.out);
-    QVERIFY(out.contains("canonicalize-views #2"));
-    QVERIFY(!out.contains("simplify-algebra #3"));
-    QVERIFY(out.contains("stopped after 2 pass application(s)"));
+    // Every forward and backward (two per compiled region) runs exactly two pass applications.
+    qsizetype stops = out.count("stopped after 2 pass application(s)");
+    QVERIFY(stops >= 2 && stops % 2 == 0);
+    QCOMPARE(headers(run.out).filter(QRegularExpression(R"( #2  )")).size(), stops);
+    QVERIFY(!out.contains(QRegularExpression(R"( #3 )")));
   }
 
   void graph_file_runs_the_passes() {
@@ -56,7 +85,7 @@ class TestCliStages : public QObject {
     auto run = kiln::test::run_cli({"stages", path, "--print-after", "cse"});
     QCOMPARE(run.code, 0);
     QString out = QString::fromUtf8(run.out);
-    QVERIFY2(out.contains("=== cse #5"), run.out.constData());
+    QVERIFY2(out.contains(QRegularExpression(R"(=== cse #\d+ )")), run.out.constData());
     // After CSE the add reads the one sin twice.
     QVERIFY2(out.contains("torch.ops.aten.add.Tensor(sin, sin)"), run.out.constData());
   }
@@ -73,6 +102,115 @@ class TestCliStages : public QObject {
     auto bad = kiln::test::run_cli({"stages", path});
     QCOMPARE(bad.code, 3);
     QVERIFY(bad.err.contains("bad.txt:3"));
+  }
+
+  // s02 (nn.Linear + relu, training): the joint graph from the log goes through
+  // Kiln's partitioner. Sizes of PyTorch's graphs as `trace summary` counts them
+  // (every node, placeholders and output included), from the reference log.
+  void trace_joint_graph_is_partitioned() {
+    QString trace = reference_trace("s02_linear_relu");
+    if (trace.isEmpty()) QSKIP("reference data not found (KILN_REFERENCE_DIR): the case needs PyTorch's trace of s02");
+    auto run = kiln::test::run_cli({"stages", trace, "--print-after", "cse"});
+    QCOMPARE(run.code, 0);
+    QStringList h = headers(run.out);
+    QString all = h.join('\n');
+    QVERIFY2(h.size() > 4 && h[0].startsWith("=== [0/0] dynamo_output_graph  6 nodes, 2 ops") && h[0].contains("torch-level"),
+             qPrintable(all));
+    QVERIFY2(h[1].startsWith("=== [0/0] aot_joint_graph  19 nodes, 14 ops") && h[1].contains("3 primals, 1 tangents"), qPrintable(all));
+    QVERIFY2(h[2].startsWith("=== [0/0] aot_forward_graph") && h[2].contains("PyTorch's: 8 nodes, 4 ops"), qPrintable(all));
+    QVERIFY2(h[3].startsWith("=== [0/0] aot_backward_graph") && h[3].contains("PyTorch's: 10 nodes, 6 ops"), qPrintable(all));
+    // Each half through the passes, each ending with its size before and after.
+    static const QRegularExpression result(R"(^=== \[0/0\] (forward|backward) result  (\d+) nodes, \d+ ops \(input (\d+) nodes)");
+    int results = 0;
+    for (const QString& line : h)
+      if (auto m = result.match(line); m.hasMatch()) {
+        ++results;
+        QVERIFY2(m.captured(2).toInt() > 3 && m.captured(3).toInt() > 3, qPrintable(line));
+      }
+    QCOMPARE(results, 2);
+    QCOMPARE(h.filter(QRegularExpression(R"(^=== \[0/0\] forward decompose #\d+ )")).size(), 1);
+    // The joint graph's record is named by its log line.
+    QVERIFY2(h[1].contains(".log:896)"), qPrintable(h[1]));
+  }
+
+  // s04 (recompiles, symbolic sizes s77): one compile id and one stage; the
+  // inference graph sizes are PyTorch's, from the log.
+  void trace_one_compile_id_and_stage() {
+    QString trace = reference_trace("s04_recompiles");
+    if (trace.isEmpty()) QSKIP("reference data not found (KILN_REFERENCE_DIR): the case needs PyTorch's trace of s04");
+    auto run = kiln::test::run_cli(
+        {"stages", trace, "--compile-id", "0/4", "--stage", "aot_inference_graph", "--print-after", "aot_inference_graph"});
+    QCOMPARE(run.code, 0);
+    QStringList h = headers(run.out);
+    QVERIFY2(!h.isEmpty() && h[0].startsWith("=== [0/4] aot_inference_graph  24 nodes, 20 ops"), qPrintable(h.join('\n')));
+    QVERIFY(h.last().startsWith("=== [0/4] result  "));
+    QVERIFY(h.last().contains("(input 24 nodes, 20 ops)"));
+    QVERIFY(h.filter("[0/3]").isEmpty());
+    QVERIFY(QString::fromUtf8(run.out).contains("f32[s77, 8]"));  // a symbolic size, as the log has it
+  }
+
+  // s03 (graph breaks, then the same functions under backend="eager"): every
+  // compile id with a graph; the eager ones have no ATen graph and say why.
+  void trace_every_compile_id() {
+    QString trace = reference_trace("s03_graph_breaks");
+    if (trace.isEmpty()) QSKIP("reference data not found (KILN_REFERENCE_DIR): the case needs PyTorch's trace of s03");
+    auto run = kiln::test::run_cli({"stages", trace, "--print-after", "none"});
+    QCOMPARE(run.code, 0);
+    QStringList h = headers(run.out);
+    QCOMPARE(h.filter(QRegularExpression(R"(^=== \[\d+/0\] aot_inference_graph  )")).size(), 8);
+    QCOMPARE(h.filter(QRegularExpression(R"(^=== \[\d+/0\] aot_joint_graph  )")).size(), 3);
+    QStringList skipped = h.filter(QRegularExpression(R"(^=== \[\d+/0#\d\] to_aten  skipped: the trace has no ATen graph)"));
+    QCOMPARE(skipped.size(), 11);
+    QVERIFY(skipped[0].contains("kiln-cli stages PROGRAM.py"));
+    // A torch-level stage asked for by name is shown, then skipped with the reason.
+    auto dyn = kiln::test::run_cli({"stages", trace, "--compile-id", "2/0", "--stage", "dynamo_output_graph"});
+    QCOMPARE(dyn.code, 0);
+    QVERIFY2(dyn.out.contains("skipped: a torch-level graph"), dyn.out.constData());
+    QVERIFY(!dyn.out.contains("result  "));
+  }
+
+  void trace_bad_arguments() {
+    QString trace = reference_trace("s01_sin_cos");
+    if (trace.isEmpty()) QSKIP("reference data not found (KILN_REFERENCE_DIR): the case needs PyTorch's trace of s01");
+    auto no_id = kiln::test::run_cli({"stages", trace, "--compile-id", "7/7"});
+    QCOMPARE(no_id.code, 3);
+    QVERIFY2(no_id.err.contains("no compile id '7/7'") && no_id.err.contains("0/1"), no_id.err.constData());
+    auto no_stage = kiln::test::run_cli({"stages", trace, "--compile-id", "0/0", "--stage", "aot_joint_graph"});
+    QCOMPARE(no_stage.code, 3);
+    QVERIFY2(no_stage.err.contains("aot_inference_graph"), no_stage.err.constData());  // says what there is
+    auto not_trace = kiln::test::run_cli({"stages", example("e02_intro_module.py"), "--compile-id", "0/0"});
+    QCOMPARE(not_trace.code, 2);
+  }
+
+  // A log cut short inside the joint graph's payload, and one that is garbage:
+  // each gives a message naming the file (and the line), never a crash.
+  void damaged_trace_is_reported() {
+    QString trace = reference_trace("s02_linear_relu");
+    if (trace.isEmpty()) QSKIP("reference data not found (KILN_REFERENCE_DIR): the case needs PyTorch's trace of s02");
+    QFile src(reference_log(trace));
+    QVERIFY(src.open(QIODevice::ReadOnly));
+    QList<QByteArray> lines = src.readAll().split('\n');
+    QVERIFY(lines.size() > 920);
+    QTemporaryDir dir;
+    QString cut = dir.filePath("dedicated_log_torch_trace_cut.log");
+    QFile f(cut);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(lines.mid(0, 915).join('\n'));  // line 896 starts the joint graph record; its payload stops at a node
+    f.close();
+    auto run = kiln::test::run_cli({"stages", cut, "--print-after", "none"});
+    QCOMPARE(run.code, 3);
+    QVERIFY2(run.err.contains("dedicated_log_torch_trace_cut.log:"), run.err.constData());
+    QVERIFY2(run.out.contains("=== [0/0] aot_joint_graph  skipped: does not parse"), run.out.constData());
+    QVERIFY(run.out.contains("=== [0/0] dynamo_output_graph"));  // the graphs before the damage still show
+
+    QString garbled = dir.filePath("dedicated_log_torch_trace_garbled.log");
+    QFile g(garbled);
+    QVERIFY(g.open(QIODevice::WriteOnly));
+    g.write(QByteArray("\x01\x02 not a log\n{\"dynamo_output_graph\": \n\tclass GraphModule(\n", 52));
+    g.close();
+    auto bad = kiln::test::run_cli({"stages", garbled});
+    QCOMPARE(bad.code, 3);
+    QVERIFY2(bad.err.contains("dedicated_log_torch_trace_garbled.log"), bad.err.constData());
   }
 };
 

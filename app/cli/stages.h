@@ -1,0 +1,50 @@
+#pragma once
+// Shared by the two halves of `kiln-cli stages`: stages_command.cpp (programs
+// and graph files) and stages_trace.cpp (TORCH_TRACE logs and debug folders).
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace kiln::cli {
+
+struct StagesOptions {
+  std::string input;
+  bool print_after_all = false;
+  std::vector<std::string> print_after;
+  int stop_after = -1;
+  std::string partitioner = "default";
+  std::string compile_id;  // traces only: one compile id instead of all
+  std::string stage;       // traces only: this stage instead of the best ATen graph
+};
+
+// Runs `f` and stores its wall time in `seconds`.
+template <class F>
+auto timed(double& seconds, F&& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = f();
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+bool wants_graph(const StagesOptions& o, const std::string& stage);
+
+// "=== <prefix><label>  <time>  <note>", then the graph when --print-after asks
+// for `name`. `label` is what the header shows ("cse #4"); `name` is what
+// --print-after matches ("cse").
+void print_stage(const StagesOptions& o, const std::string& prefix, const std::string& label, const std::string& name,
+                 double seconds, const Graph* g, const std::string& note);
+
+// "5 nodes, 3 ops": every node, and the call nodes among them (as `trace summary` counts).
+std::string describe_size(const Graph& g);
+
+// The graph passes on an ATen graph, each application a stage, then a
+// "result" line with the size before and after; false when the pipeline
+// failed (its message is on stderr, after `where`, the graph's origin).
+bool run_passes(const StagesOptions& o, const std::string& prefix, Graph g, const std::string& where = "");
+
+// INPUT is a trace (stages_trace.cpp); returns the exit code.
+int stages_of_trace(const StagesOptions& o);
+
+}  // namespace kiln::cli
