@@ -5,12 +5,15 @@
 
 #include "app/cli/commands.h"
 #include "app/version.h"
+#include "compiler/aot/eager_autograd.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Kiln: a workbench for debugging tensor-graph compilers (headless)", "kiln-cli"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln-cli ") + kiln::version_string());
   int exit_code = kiln::cli::kExitOk;
+  // Programs that call backward() run Kiln's derivative formulas.
+  kiln::aot::install_eager_autograd();
   kiln::cli::add_conformance_command(app, exit_code);
   kiln::cli::add_bench_command(app, exit_code);
   kiln::cli::add_trace_command(app, exit_code);

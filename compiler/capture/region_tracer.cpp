@@ -1238,7 +1238,12 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   // Run the graph once on the real inputs and turn the fakes real in place.
   std::vector<Value> real = settings_.runner ? settings_.runner(out_, out_.input_values) : run_graph(vm_, out_, out_.input_values);
   for (size_t i = 0; i < outputs.size(); ++i) {
-    outputs[i]->t = real[i].as<py::TensorObj>()->t;
+    const auto* r = real[i].as<py::TensorObj>();
+    outputs[i]->t = r->t;
+    // The real run recorded the autograd history the program's backward() walks.
+    outputs[i]->grad_node = r->grad_node;
+    outputs[i]->output_nr = r->output_nr;
+    if (r->grad_node) outputs[i]->grad_fn = r->grad_fn;
     outputs[i]->fake.reset();
   }
   for (auto& f : fakes_) f->fake.reset();  // dead ones too, so nothing fake outlives the region

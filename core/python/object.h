@@ -251,6 +251,10 @@ struct FakeTensorInfo {
   virtual ~FakeTensorInfo() = default;
 };
 
+namespace autograd {
+struct Node;
+}
+
 struct TensorObj : Object {
   explicit TensorObj(Tensor t) : Object(ObjKind::Tensor), t(std::move(t)) {}
   Tensor t;                  // real data, or a meta tensor while it is fake
@@ -258,6 +262,12 @@ struct TensorObj : Object {
   bool is_parameter = false;
   std::string grad_fn;       // name shown in repr ("AddBackward0"); empty for leaves
   Value grad;
+  // Eager autograd (core/python/autograd.h): the node that made this tensor
+  // and which of its outputs it is; for a leaf, the node that accumulates
+  // into .grad (weak: the node holds the leaf).
+  std::shared_ptr<autograd::Node> grad_node;
+  uint32_t output_nr = 0;
+  std::weak_ptr<autograd::Node> grad_accumulator;
   std::string device = "cpu";
   std::shared_ptr<FakeTensorInfo> fake;  // set while the tensor is a capture-time fake
 };

@@ -33,6 +33,9 @@ class AtenObserver {
  public:
   virtual ~AtenObserver() = default;
   virtual void on_aten(std::string_view op, const ValueList& args, const KwargList& kwargs, const ValueList& results) = 0;
+  // `dst` (an existing tensor or a view of one) is about to be overwritten:
+  // the last chance to keep its old value.
+  virtual void before_copy(const Tensor& /*dst*/) {}
   // `dst` (an existing tensor or a view of one) was overwritten with `src`.
   virtual void on_copy(const Tensor& dst, const Tensor& src) = 0;
 };

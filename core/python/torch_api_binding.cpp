@@ -1,6 +1,7 @@
 // Signature parsing and the ATen forwarding helpers behind the torch tables.
 // The overload matching itself is in torch_api.cpp.
 #include "core/python/torch_api_binding.h"
+#include "core/python/autograd.h"
 
 #include <cctype>
 
@@ -213,7 +214,9 @@ AtenObserver* set_aten_observer(AtenObserver* observer) {
 }
 
 void copy_observed(const Tensor& dst, const Tensor& src) {
+  if (detail::g_observer) detail::g_observer->before_copy(dst);
   dst.copy_(src);
+  py::autograd::bump_storage_version(dst.storage().get());
   if (detail::g_observer) detail::g_observer->on_copy(dst, src);
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/python/autograd.h"
 #include "core/python/bigint.h"
 #include "core/python/vm.h"
 
@@ -389,6 +390,8 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
   kiln::ValueList args = to_ops_args(a, c.name);
   kiln::KwargList kwargs = to_ops_kwargs(a, c.name);
   if (requires_grad) std::erase_if(kwargs, [](const auto& kv) { return kv.first == "requires_grad"; });
+  const bool grad = !non_differentiable(c.name) && any_requires_grad(vm, a);
+  autograd::CallRecording recording(vm, a, grad && mode == Mode::Eager);
   CallInfo info;
   Expected<kiln::ValueList> r = torchapi::call(c, args, kwargs, mode, &info);
   if (!r.ok()) raise_status(r.status());
@@ -398,12 +401,14 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
       if (v.is_tensor() && v.to_tensor().numel() > limit)
         throw PyError("RuntimeError", c.name + "() made a tensor of " + std::to_string(v.to_tensor().numel()) +
                                           " elements, over this interpreter's limit of " + std::to_string(limit));
-  bool grad = !non_differentiable(c.name) && any_requires_grad(vm, a);
   std::string grad_fn = grad ? grad_fn_for(c.name, a) : std::string();
 
   if (info.returns_arg >= 0 && size_t(info.returns_arg) < a.npos) {
     const Value& self = a[size_t(info.returns_arg)];
-    if (grad) mark_grad(tensor_obj(self), grad_fn);
+    if (grad) {
+      mark_grad(tensor_obj(self), grad_fn);
+      recording.finish({tensor_obj(self)}, grad_fn);
+    }
     return self;
   }
   if (may_return_self(c.name) && a.npos > 0 && a[0].is(ObjKind::Tensor) && values.size() == 1 &&
@@ -435,15 +440,17 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
       t->requires_grad = true;
     }
   if (grad) {
+    std::vector<TensorObj*> differentiable;
     if (out.is(ObjKind::Tuple)) {
-      for (const Value& v : out.as<Tuple>()->items) mark_grad(tensor_obj(v), grad_fn);
+      for (const Value& v : out.as<Tuple>()->items) differentiable.push_back(tensor_obj(v));
     } else if (out.is(ObjKind::Instance)) {
       // Named tuples: only the first field (values) is differentiable.
-      Value first = vm.getitem(out, Value(int64_t(0)));
-      mark_grad(tensor_obj(first), grad_fn);
+      differentiable.push_back(tensor_obj(vm.getitem(out, Value(int64_t(0)))));
     } else {
-      mark_grad(tensor_obj(out), grad_fn);
+      differentiable.push_back(tensor_obj(out));
     }
+    for (TensorObj* t : differentiable) mark_grad(t, grad_fn);
+    recording.finish(differentiable, grad_fn);
   }
   return out;
 }

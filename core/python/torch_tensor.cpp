@@ -4,6 +4,7 @@
 // through Tracer::inspect_tensor, and reading a value breaks the graph first.
 #include <cmath>
 
+#include "core/python/autograd.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
@@ -147,13 +148,15 @@ bool tensor_binary(VM& vm, BinaryOpKind op, const Value& a, const Value& b, bool
                     CallArgs{args.data(), 2, nullptr}, [&vm, op, inplace, writes_self](const CallArgs& x, Mode mode) {
                       if (writes_self) check_inplace_allowed(vm, x[0]);
                       bool grad = any_requires_grad(vm, x);
+                      std::string node = grad ? binary_grad_fn(op, x[0], x[1]) : std::string();
+                      autograd::CallRecording recording(vm, x, !node.empty() && mode == Mode::Eager);
                       Expected<kiln::Value> r =
                           torchapi::binary(op, to_ops(x[0], "operator"), to_ops(x[1], "operator"), mode, inplace);
                       if (!r.ok()) raise_status(r.status());
                       Value result = writes_self ? x[0] : from_ops(r.value());
-                      if (grad) {
-                        std::string node = binary_grad_fn(op, x[0], x[1]);
-                        if (!node.empty()) mark_grad(tensor_obj(result), node);
+                      if (!node.empty()) {
+                        mark_grad(tensor_obj(result), node);
+                        recording.finish({tensor_obj(result)}, node);
                       }
                       return result;
                     });
@@ -165,7 +168,8 @@ bool tensor_unary(VM& vm, UnaryOpKind op, const Value& a, Value& out) {
   ValueVec args{a};
   out = call_traced(vm, nullptr, torchapi::operator_callable(op).graph_target, false, CallArgs{args.data(), 1, nullptr},
                     [&vm, op](const CallArgs& x, Mode mode) {
-                      bool grad = any_requires_grad(vm, x);
+                      bool grad = any_requires_grad(vm, x) && op == UnaryOpKind::Neg;
+                      autograd::CallRecording recording(vm, x, grad && mode == Mode::Eager);
                       Expected<kiln::Value> r = torchapi::unary(op, to_ops(x[0], "operator"), mode);
                       if (!r.ok()) raise_status(r.status());
                       const Tensor& self = x[0].as<TensorObj>()->t;
@@ -173,7 +177,10 @@ bool tensor_unary(VM& vm, UnaryOpKind op, const Value& a, Value& out) {
                           r.value().to_tensor().sizes() == self.sizes() && op == UnaryOpKind::Pos)
                         return x[0];  // +x is x itself, as torch.positive
                       Value result = from_ops(r.value());
-                      if (grad && op == UnaryOpKind::Neg) mark_grad(tensor_obj(result), "NegBackward0");
+                      if (grad) {
+                        mark_grad(tensor_obj(result), "NegBackward0");
+                        recording.finish({tensor_obj(result)}, "NegBackward0");
+                      }
                       return result;
                     });
   return true;
@@ -210,10 +217,16 @@ Value tensor_getitem(VM& vm, const Value& t, const Value& key) {
   return call_traced(vm, nullptr, "operator.getitem", false, CallArgs{args.data(), 2, nullptr},
                      [&vm](const CallArgs& x, Mode mode) {
                        std::vector<IndexItem> items = index_items(x[1]);
+                       bool grad = any_requires_grad(vm, x);
+                       autograd::CallRecording recording(vm, x, grad && mode == Mode::Eager);
                        Expected<kiln::Value> r = torchapi::getitem(tensor_of(x[0], "__getitem__"), items, mode);
                        if (!r.ok()) raise_status(r.status());
                        Value result = from_ops(r.value());
-                       if (any_requires_grad(vm, x)) mark_grad(tensor_obj(result), getitem_grad_fn(x[1], items));
+                       if (grad) {
+                         std::string node = getitem_grad_fn(x[1], items);
+                         mark_grad(tensor_obj(result), node);
+                         recording.finish({tensor_obj(result)}, node);
+                       }
                        return result;
                      });
 }
@@ -223,6 +236,8 @@ void tensor_setitem(VM& vm, const Value& t, const Value& key, const Value& value
   call_traced(vm, nullptr, "operator.setitem", false, CallArgs{args.data(), 3, nullptr},
               [&vm](const CallArgs& x, Mode mode) {
                 check_inplace_allowed(vm, x[0]);
+                bool grad = any_requires_grad(vm, x);
+                autograd::CallRecording recording(vm, x, grad && mode == Mode::Eager);
                 const Tensor& self = tensor_of(x[0], "__setitem__");
                 kiln::Value v;
                 if (x[2].is(ObjKind::List) || x[2].is(ObjKind::Tuple)) {
@@ -237,7 +252,10 @@ void tensor_setitem(VM& vm, const Value& t, const Value& key, const Value& value
                 }
                 Status s = torchapi::setitem(self, index_items(x[1]), v, mode);
                 if (!s.ok()) raise_status(s);
-                if (any_requires_grad(vm, x)) mark_grad(tensor_obj(x[0]), "CopySlices");
+                if (grad) {
+                  mark_grad(tensor_obj(x[0]), "CopySlices");
+                  recording.finish({tensor_obj(x[0])}, "CopySlices");
+                }
                 return Value();
               });
 }

@@ -5,6 +5,7 @@
 // tracing, value reads break the graph first, as under TorchDynamo.
 #include <cmath>
 
+#include "core/python/autograd.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
@@ -203,11 +204,30 @@ void add_grad_methods(const Ref<Class>& cls) {
     TensorObj* t = tensor_obj(a[0]);
     t->requires_grad = false;
     t->grad_fn.clear();
+    t->grad_node.reset();
     return a[0];
   });
   add_method(cls, "retain_grad", [](VM&, const CallArgs&) { return Value(); });
-  add_method(cls, "backward", [](VM&, const CallArgs&) -> Value {
-    throw_unsupported("Tensor.backward() (Kiln's interpreter computes no gradients)");
+  // backward(gradient=None, retain_graph=None, create_graph=False, inputs=None)
+  add_method(cls, "backward", [](VM& vm, const CallArgs& a) -> Value {
+    if (vm.tracer) {
+      BreakInfo info;
+      info.reason = "Unsupported Tensor.backward() call";
+      info.explanation =
+          "  Explanation: Dynamo currently does not support tracing `Tensor.backward()`.\n"
+          "  Hint: This graph break is fundamental - it is unlikely that Dynamo will ever be able to trace through "
+          "your code. Consider finding a workaround.\n";
+      vm.tracer->graph_break(vm, info);
+    }
+    const Value* gradient = a.npos > 1 ? &a[1] : a.kwarg("gradient");
+    const Value* retain = a.npos > 2 ? &a[2] : a.kwarg("retain_graph");
+    const Value* create = a.npos > 3 ? &a[3] : a.kwarg("create_graph");
+    if (create && vm.truth(*create)) throw_unsupported("Tensor.backward(create_graph=True) (higher-order gradients)");
+    if (a.kwarg("inputs") && !a.kwarg("inputs")->is_none()) throw_unsupported("Tensor.backward(inputs=...)");
+    std::optional<Tensor> g;
+    if (gradient && !gradient->is_none()) g = tensor_of(*gradient, "backward");
+    autograd::backward(vm, {tensor_obj(a[0])}, {g}, retain && !retain->is_none() && vm.truth(*retain));
+    return Value();
   });
 }
 

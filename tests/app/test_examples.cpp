@@ -26,12 +26,8 @@ QByteArray read(const QString& path) {
 
 QStringList lines(const QByteArray& text) { return QString::fromUtf8(text).split('\n', Qt::SkipEmptyParts); }
 
-// What Kiln does not do yet, by example; each is reported as skipped or as an
-// expected failure with its reason, never as a pass.
-QString whole_program_gap(const QString& name) {
-  if (name == "e05_mlp_train_eval") return "needs Tensor.backward() and optimizers (autograd is issue 5)";
-  return {};
-}
+// What Kiln does not do yet, by example; each is reported as an expected
+// failure with its reason, never as a pass.
 QString recompile_gap(const QString& name) {
   if (name == "e16_args_kwargs_main")
     return "a constant passed on to an inlined call is guarded where the call is made; PyTorch's user stack ends where the callee reads it";
@@ -86,12 +82,14 @@ class TestExamples : public QObject {
   void prints_pytorch_numbers() {
     QFETCH(QString, name);
     QFETCH(QString, backend);
-    if (QString gap = whole_program_gap(name); !gap.isEmpty()) QSKIP(qPrintable(gap));
     auto run = kiln::test::run_cli({"run", "--backend", backend, examples_dir() + "/" + name + ".py"});
     QVERIFY2(run.code == 0, run.err.constData());
-    // The eager backend's output where PyTorch's inductor and eager runs differ (grad_fn names).
+    // PyTorch's inductor run is AOTAutograd's too: its outputs' grad_fn is
+    // CompiledFunctionBackward, as with Kiln's aot_eager and decomp_eager. The
+    // eager backend compares with PyTorch's eager-backend run where the two differ.
     QString eager = expected_dir() + "/" + name + ".eager.stdout";
-    QStringList want = lines(read(QFile::exists(eager) ? eager : expected_dir() + "/" + name + ".stdout"));
+    bool eager_run = backend == "eager" && QFile::exists(eager);
+    QStringList want = lines(read(eager_run ? eager : expected_dir() + "/" + name + ".stdout"));
     QStringList got = lines(run.out);
     QCOMPARE(got.size(), want.size());
     for (int i = 0; i < want.size(); ++i) {
@@ -104,7 +102,6 @@ class TestExamples : public QObject {
   void recompiles_match_dynamo_data() { add_rows(); }
   void recompiles_match_dynamo() {
     QFETCH(QString, name);
-    if (QString gap = whole_program_gap(name); !gap.isEmpty()) QSKIP(qPrintable(gap));
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("KILN_LOGS", "recompiles");
     auto run = kiln::test::run_cli({"run", examples_dir() + "/" + name + ".py"}, 300000, env);
@@ -121,7 +118,6 @@ class TestExamples : public QObject {
   void explain_matches_dynamo_data() { add_rows(); }
   void explain_matches_dynamo() {
     QFETCH(QString, name);
-    if (QString gap = whole_program_gap(name); !gap.isEmpty()) QSKIP(qPrintable(gap));
     auto run = kiln::test::run_cli({"explain", "--json", examples_dir() + "/" + name + ".py"});
     QVERIFY2(run.code == 0, run.err.constData());
     QJsonArray got = QJsonDocument::fromJson(run.out).object()["functions"].toArray();

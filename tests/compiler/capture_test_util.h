@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "compiler/aot/eager_autograd.h"
 #include "compiler/capture/capture.h"
 #include "core/python/vm.h"
 
@@ -15,6 +16,7 @@ inline std::unique_ptr<py::VM> run_captured(const std::string& path, int& code, 
   options.out = [](std::string_view) {};
   options.err = [](std::string_view) {};
   auto vm = std::make_unique<py::VM>(options);
+  aot::install_eager_autograd();
   capture::install_capture(*vm);
   code = 0;
   Status st = vm->run_file(path, &code);

@@ -18,6 +18,7 @@
 #include <new>
 #include <string_view>
 
+#include "compiler/aot/eager_autograd.h"
 #include "compiler/capture/capture.h"
 #include "core/python/code.h"
 #include "core/python/compiler.h"
@@ -64,7 +65,8 @@ void run_compiled(const kiln::py::CodePtr& code, std::string_view source) {
   heap_limit = __sanitizer_get_current_allocated_bytes() + kHeapBudget;
   {
     kiln::py::VM vm(options);
-    kiln::capture::install_capture(vm);
+    kiln::aot::install_eager_autograd();
+    capture::install_capture(vm);
     kiln::Status status = vm.run_source(source, "fuzz.py");
     // KILN_FUZZ_VERBOSE=1 shows how a program ended, to tell budgets from real errors.
     if (verbose && !status.ok()) std::fprintf(stderr, "fuzz_python: %s\n", status.to_string().c_str());

@@ -1,0 +1,246 @@
+#include "compiler/aot/eager_autograd.h"
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "compiler/aot/derivatives.h"
+#include "compiler/aot/tape.h"
+#include "core/ops/registry.h"
+#include "core/python/autograd.h"
+
+namespace kiln::aot {
+
+namespace {
+
+using pipeline::EagerEmitter;
+using pipeline::TensorKey;
+namespace ag = py::autograd;
+
+std::string legacy_type_name(DType t) {
+  switch (t) {
+    case DType::Float32: return "torch.FloatTensor";
+    case DType::Float64: return "torch.DoubleTensor";
+    case DType::Float16: return "torch.HalfTensor";
+    case DType::BFloat16: return "torch.BFloat16Tensor";
+    case DType::Int64: return "torch.LongTensor";
+    case DType::Int32: return "torch.IntTensor";
+    case DType::Bool: return "torch.BoolTensor";
+    default: return "torch." + std::string(dtype_name(t)) + "Tensor";
+  }
+}
+
+// One differentiable call: the ATen calls its binding made, over `values`
+// (Var id = index), from its grad-requiring inputs to its outputs.
+class TapeNode : public ag::Node {
+ public:
+  ~TapeNode() override { unwatch(); }
+
+  Grads apply(const Grads& grad_outputs) override {
+    if (!broken.empty()) throw Error("cannot differentiate through " + name + ": " + broken);
+    check_versions();
+    EagerEmitter e;
+    for (const Tensor& t : values) e.input(t);
+    GradList gouts;
+    for (const std::optional<Tensor>& g : grad_outputs) gouts.push_back(g ? std::optional<Var>(e.input(*g)) : std::nullopt);
+    GradList gins = backprop(e, calls, outputs, gouts, inputs);
+    Grads out;
+    for (const std::optional<Var>& g : gins) out.push_back(g ? std::optional<Tensor>(e.tensor(*g)) : std::nullopt);
+    return out;
+  }
+
+  void release() override {
+    unwatch();
+    values.clear();
+    calls.clear();
+  }
+
+  // The version of every value's storage now, which backward expects to find.
+  void seal() {
+    for (const Tensor& t : values) {
+      const Storage* s = t.storage().get();
+      if (s && watched_.insert(s).second) ag::watch_storage(s);
+    }
+    versions.clear();
+    for (const Tensor& t : values) versions.push_back(ag::storage_version(t.storage().get()));
+  }
+
+  std::vector<Tensor> values;
+  std::vector<uint64_t> versions;
+  std::vector<GradCall> calls;
+  std::vector<Var> inputs;   // one per `next` edge
+  std::vector<Var> outputs;  // one per node output
+  std::string broken;        // why backward cannot go through this node
+  std::map<int32_t, std::string> origins;  // Var id -> "output 0 of AddBackward0", for messages
+
+ private:
+  // PyTorch's saved-variable check: a value a formula reads must not have been
+  // overwritten in place since it was recorded.
+  void check_versions() const {
+    for (const GradCall& c : calls) {
+      const DerivativeDef* def = find_derivative(c.op);
+      if (!def) continue;
+      std::vector<Var> read;
+      if (def->needs_inputs) read = tensor_inputs(c);
+      if (def->needs_outputs) read.insert(read.end(), c.outputs.begin(), c.outputs.end());
+      for (Var v : read) {
+        if (!v.valid()) continue;
+        const Tensor& t = values.at(size_t(v.id));
+        uint64_t now = ag::storage_version(t.storage().get());
+        if (now == versions.at(size_t(v.id))) continue;
+        std::string origin;
+        if (auto o = origins.find(v.id); o != origins.end()) origin = "which is " + o->second + ", ";
+        for (size_t k = 0; k < outputs.size() && origin.empty(); ++k)
+          if (outputs[k] == v) origin = "which is output " + std::to_string(k) + " of " + name + ", ";
+        throw Error("one of the variables needed for gradient computation has been modified by an inplace "
+                    "operation: [" + legacy_type_name(t.dtype()) + " " + shape_str(t.sizes()) + "], " + origin +
+                    "is at version " + std::to_string(now) + "; expected version " +
+                    std::to_string(versions.at(size_t(v.id))) + " instead.");
+      }
+    }
+  }
+
+  void unwatch() {
+    for (const Storage* s : watched_) ag::unwatch_storage(s);
+    watched_.clear();
+  }
+
+  std::set<const Storage*> watched_;
+};
+
+class TapeRecorder : public ag::Recorder {
+ public:
+  void add_input(const Tensor& t, const std::string& origin) override {
+    Var v = add_value(t);
+    if (!origin.empty()) node_->origins[v.id] = origin;
+    vars_.try_emplace(pipeline::key_of(t), v);  // an alias given twice takes its gradient once
+    node_->inputs.push_back(v);
+  }
+
+  void on_aten(std::string_view op, const ValueList& args, const KwargList& kwargs, const ValueList& results) override {
+    if (!node_->broken.empty()) return;
+    try {
+      GradCall call;
+      // The bindings may name an op without its overload ("aten::mean"); formulas are keyed by the full name.
+      const OpDef* def = op_registry().find(op);
+      call.op = def ? def->schema.full_name() : std::string(op);
+      for (const Value& a : args) call.args.push_back(to_earg(a));
+      for (const auto& [k, a] : kwargs) call.kwargs.emplace_back(k, to_earg(a));
+      for (const Tensor& t : pipeline::result_tensors(results, op)) {
+        if (!t.defined()) {
+          call.outputs.push_back(Var{});
+          continue;
+        }
+        Var v = add_value(t);
+        vars_[pipeline::key_of(t)] = v;
+        call.outputs.push_back(v);
+      }
+      node_->calls.push_back(std::move(call));
+    } catch (const Error& e) {
+      node_->broken = std::string(op) + ": " + e.what();
+    }
+  }
+
+  // Earlier calls read the old value: they keep a copy of it.
+  void before_copy(const Tensor& dst) override {
+    if (!dst.storage()) return;
+    for (Tensor& t : node_->values)
+      if (t.storage() == dst.storage()) t = t.clone();
+  }
+
+  void on_copy(const Tensor& dst, const Tensor& src) override {
+    if (!node_->broken.empty() || !dst.storage()) return;
+    const TensorKey dkey = pipeline::key_of(dst);
+    auto it = vars_.find(dkey);
+    if (it == vars_.end()) {
+      for (const auto& [k, v] : vars_)
+        if (std::get<0>(k) == dst.storage().get()) {
+          node_->broken = "an in-place write into part of a tensor that requires grad (x[i] = v, a slice's copy_) "
+                          "is not differentiated yet";
+          return;
+        }
+      return;  // a tensor outside the gradient's path (a module's running statistics)
+    }
+    try {
+      Var s = var_of(src);
+      Var written = add_value(dst);
+      node_->calls.push_back(GradCall{"aten::copy.default", {it->second, s}, {}, {written}});
+      // Views taken before the write saw the old value.
+      for (auto v = vars_.begin(); v != vars_.end();)
+        v = std::get<0>(v->first) == dst.storage().get() && v->first != dkey ? vars_.erase(v) : std::next(v);
+      vars_[dkey] = written;
+    } catch (const Error& e) {
+      node_->broken = std::string("copy_: ") + e.what();
+    }
+  }
+
+  std::shared_ptr<ag::Node> finish(const std::vector<Tensor>& outputs) override {
+    for (const Tensor& t : outputs) {
+      auto it = vars_.find(pipeline::key_of(t));
+      if (it != vars_.end()) {
+        node_->outputs.push_back(it->second);
+      } else {
+        node_->outputs.push_back(add_value(t));
+        if (node_->broken.empty())
+          node_->broken = "an output of shape " + shape_str(t.sizes()) + " was made without an ATen op Kiln can differentiate";
+      }
+    }
+    node_->seal();
+    return node_;
+  }
+
+ private:
+  Var add_value(const Tensor& t) {
+    node_->values.push_back(t);
+    return Var{int32_t(node_->values.size() - 1)};
+  }
+
+  EArg to_earg(const Value& a) {
+    if (a.is_tensor()) return var_of(a.to_tensor());
+    if (a.is_list()) {
+      bool tensors = false;
+      for (const Value& x : a.to_list()) tensors |= x.is_tensor();
+      if (tensors) {
+        std::vector<Var> vs;
+        for (const Value& x : a.to_list()) vs.push_back(x.is_none() ? Var{} : var_of(x.to_tensor()));
+        return EArg::list(std::move(vs));
+      }
+    }
+    return a;
+  }
+
+  Var var_of(const Tensor& t) {
+    auto it = vars_.find(pipeline::key_of(t));
+    if (it != vars_.end()) return it->second;
+    // A view a binding made without an ATen call: as_strided of the largest
+    // known tensor of the same storage, which its gradient flows back through.
+    const std::pair<const TensorKey, Var>* base = nullptr;
+    for (const auto& kv : vars_)
+      if (std::get<0>(kv.first) == t.storage().get() && t.storage() &&
+          (!base || shape_numel(std::get<2>(kv.first)) > shape_numel(std::get<2>(base->first))))
+        base = &kv;
+    if (base) {
+      Var view = add_value(t);
+      node_->calls.push_back(GradCall{"aten::as_strided.default",
+                                      {base->second, t.sizes(), t.strides(), t.storage_offset()}, {}, {view}});
+      vars_[pipeline::key_of(t)] = view;
+      return view;
+    }
+    // A tensor from outside the call's inputs that takes no gradient (a
+    // constant, a buffer, an input that does not require grad).
+    Var c = add_value(t);
+    vars_[pipeline::key_of(t)] = c;
+    return c;
+  }
+
+  std::shared_ptr<TapeNode> node_ = std::make_shared<TapeNode>();
+  std::map<TensorKey, Var> vars_;
+};
+
+std::unique_ptr<ag::Recorder> make_tape_recorder() { return std::make_unique<TapeRecorder>(); }
+
+}  // namespace
+
+void install_eager_autograd() { ag::set_recorder_factory(&make_tape_recorder); }
+
+}  // namespace kiln::aot

@@ -1,0 +1,291 @@
+#include "core/python/autograd.h"
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/ops/registry.h"
+#include "core/python/object.h"
+#include "core/python/vm.h"
+
+namespace kiln::py::autograd {
+
+namespace {
+
+RecorderFactory g_factory = nullptr;
+
+struct VersionEntry {
+  uint64_t version = 0;
+  int watchers = 0;
+};
+std::mutex g_versions_mutex;
+std::unordered_map<const Storage*, VersionEntry> g_versions;
+
+Tensor add_grads(const Tensor& a, const Tensor& b) {
+  Expected<kiln::ValueList> sum = call_op("aten::add.Tensor", {kiln::Value(a), kiln::Value(b)}, {});
+  if (!sum) throw Error(sum.status().message());
+  return sum->at(0).to_tensor();
+}
+
+// Accumulates into a leaf's .grad, in place once it exists (as PyTorch's
+// AccumulateGrad does, so a program holding p.grad sees the sum).
+struct AccumulateGrad : Node {
+  explicit AccumulateGrad(Ref<TensorObj> leaf) : leaf(std::move(leaf)) {
+    name = "AccumulateGrad";
+    num_outputs = 1;
+  }
+  Grads apply(const Grads& grads) override {
+    if (grads.empty() || !grads[0]) return {};
+    const Tensor& g = *grads[0];
+    if (leaf->grad.is(ObjKind::Tensor)) {
+      const Tensor& old = leaf->grad.as<TensorObj>()->t;
+      old.copy_(add_grads(old, g));
+      bump_storage_version(old.storage().get());
+    } else {
+      // The gradient may alias a value saved elsewhere: the leaf gets its own.
+      Tensor own = g.clone();
+      if (own.dtype() != leaf->t.dtype()) own = own.to(leaf->t.dtype());
+      leaf->grad = tensor_value(own);
+    }
+    return {};
+  }
+  Ref<TensorObj> leaf;
+};
+
+// Sees every ATen call for the recorder and for the observer that was
+// installed before (an ATen lowering in progress).
+class Chain : public torchapi::AtenObserver {
+ public:
+  Chain(torchapi::AtenObserver& first, torchapi::AtenObserver& second) : first_(first), second_(second) {}
+  void on_aten(std::string_view op, const ValueList& args, const KwargList& kwargs, const ValueList& results) override {
+    first_.on_aten(op, args, kwargs, results);
+    second_.on_aten(op, args, kwargs, results);
+  }
+  void before_copy(const Tensor& dst) override {
+    first_.before_copy(dst);
+    second_.before_copy(dst);
+  }
+  void on_copy(const Tensor& dst, const Tensor& src) override {
+    first_.on_copy(dst, src);
+    second_.on_copy(dst, src);
+  }
+
+ private:
+  torchapi::AtenObserver& first_;
+  torchapi::AtenObserver& second_;
+};
+
+template <class F>
+void visit_tensors(const Value& v, F&& f) {
+  if (v.is(ObjKind::Tensor)) {
+    f(v.as<TensorObj>());
+  } else if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
+    for (const Value& x : v.is(ObjKind::List) ? v.as<List>()->items : v.as<Tuple>()->items) visit_tensors(x, f);
+  }
+}
+
+
+}  // namespace
+
+void set_recorder_factory(RecorderFactory factory) { g_factory = factory; }
+
+uint64_t storage_version(const Storage* storage) {
+  std::lock_guard lock(g_versions_mutex);
+  auto it = g_versions.find(storage);
+  return it == g_versions.end() ? 0 : it->second.version;
+}
+
+void watch_storage(const Storage* storage) {
+  if (!storage) return;
+  std::lock_guard lock(g_versions_mutex);
+  ++g_versions[storage].watchers;
+}
+
+void unwatch_storage(const Storage* storage) {
+  if (!storage) return;
+  std::lock_guard lock(g_versions_mutex);
+  auto it = g_versions.find(storage);
+  if (it != g_versions.end() && --it->second.watchers <= 0) g_versions.erase(it);
+}
+
+void bump_storage_version(const Storage* storage) {
+  if (!storage) return;
+  std::lock_guard lock(g_versions_mutex);
+  auto it = g_versions.find(storage);
+  if (it != g_versions.end()) ++it->second.version;
+}
+
+// ---- recording ----
+
+CallRecording::CallRecording(VM& vm, const CallArgs& args, bool enabled) {
+  if (!enabled || !vm.grad_enabled || !g_factory) return;
+  std::vector<TensorObj*> inputs;
+  auto collect = [&](TensorObj* t) {
+    if (t->requires_grad) inputs.push_back(t);
+  };
+  for (size_t i = 0; i < args.npos; ++i) visit_tensors(args[i], collect);
+  if (args.kw)
+    for (const auto& kv : *args.kw) visit_tensors(kv.second, collect);
+  if (inputs.empty()) return;
+  recorder_ = g_factory();
+  for (TensorObj* t : inputs) {
+    edges_.push_back(edge_of(t));
+    recorder_->add_input(t->t, t->grad_node ? "output " + std::to_string(t->output_nr) + " of " + t->grad_node->name : "");
+  }
+  previous_ = torchapi::set_aten_observer(nullptr);
+  installed_ = true;
+  if (previous_) {
+    chain_ = std::make_unique<Chain>(*recorder_, *previous_);
+    torchapi::set_aten_observer(chain_.get());
+  } else {
+    torchapi::set_aten_observer(recorder_.get());
+  }
+}
+
+CallRecording::~CallRecording() { stop(); }
+
+void CallRecording::stop() {
+  if (!installed_) return;
+  installed_ = false;
+  torchapi::set_aten_observer(previous_);
+  chain_.reset();
+  previous_ = nullptr;
+}
+
+void CallRecording::finish(const std::vector<TensorObj*>& outputs, const std::string& name) {
+  if (!recorder_) return;
+  stop();
+  std::vector<TensorObj*> differentiable;
+  std::vector<Tensor> tensors;
+  for (TensorObj* t : outputs)
+    if (t && is_floating(t->t.dtype())) {
+      differentiable.push_back(t);
+      tensors.push_back(t->t);
+    }
+  if (differentiable.empty()) return;
+  std::shared_ptr<Node> node = recorder_->finish(tensors);
+  node->name = name;
+  node->next = std::move(edges_);
+  node->num_outputs = tensors.size();
+  for (size_t i = 0; i < differentiable.size(); ++i) set_history(differentiable[i], node, uint32_t(i));
+  recorder_.reset();
+}
+
+Edge edge_of(TensorObj* t) {
+  if (!t) return {};
+  if (t->grad_node) return {t->grad_node, t->output_nr};
+  if (!t->requires_grad) return {};
+  std::shared_ptr<Node> acc = t->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(Ref<TensorObj>(t));
+    t->grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+void set_history(TensorObj* t, std::shared_ptr<Node> node, uint32_t output_nr) {
+  t->requires_grad = true;
+  t->grad_node = std::move(node);
+  t->output_nr = output_nr;
+}
+
+// ---- the engine ----
+
+void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<Tensor>>& grads,
+              bool retain_graph) {
+  if (!g_factory)
+    throw PyError("RuntimeError",
+                  "Tensor.backward(): this interpreter records no gradients (the host did not install Kiln's "
+                  "derivative formulas)", /*unsupported=*/true);
+  std::vector<Edge> root_edges;
+  std::vector<Tensor> root_grads;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    Edge e = edge_of(roots[i]);
+    if (!e.node)
+      throw PyError("RuntimeError", "element " + std::to_string(i) + " of tensors does not require grad and does not have a grad_fn");
+    std::optional<Tensor> g = i < grads.size() ? grads[i] : std::nullopt;
+    if (!g) {
+      if (roots[i]->t.numel() != 1) throw PyError("RuntimeError", "grad can be implicitly created only for scalar outputs");
+      g = Tensor::full(roots[i]->t.sizes(), Scalar(1.0), roots[i]->t.dtype());
+    } else if (g->sizes() != roots[i]->t.sizes()) {
+      throw PyError("RuntimeError", "Mismatch in shape: grad_output[" + std::to_string(i) + "] has a shape of " +
+                                        shape_str(g->sizes()) + " and output[" + std::to_string(i) +
+                                        "] has a shape of " + shape_str(roots[i]->t.sizes()) + ".");
+    }
+    root_edges.push_back(e);
+    root_grads.push_back(*g);
+  }
+
+  // How many edges lead into each node reachable from the roots: a node runs
+  // once every gradient for it has arrived.
+  std::unordered_map<Node*, int> pending;
+  std::vector<Node*> order;
+  std::vector<Node*> stack;
+  std::unordered_set<Node*> seen;
+  for (const Edge& e : root_edges)
+    if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    order.push_back(n);
+    if (n->released)
+      throw PyError("RuntimeError",
+                    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                    "have already been freed). Saved intermediate values of the graph are freed when you call "
+                    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                    "graph a second time or if you need to access saved tensors after calling backward.");
+    for (const Edge& e : n->next) {
+      if (!e.node) continue;
+      ++pending[e.node.get()];
+      if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+    }
+  }
+
+  std::unordered_map<Node*, Node::Grads> buffers;
+  auto deliver = [&](const Edge& e, const Tensor& g) {
+    Node::Grads& b = buffers[e.node.get()];
+    if (b.size() < e.node->num_outputs) b.resize(e.node->num_outputs);
+    std::optional<Tensor>& slot = b.at(e.output_nr);
+    slot = slot ? add_grads(*slot, g) : g;
+  };
+  for (size_t i = 0; i < root_edges.size(); ++i) deliver(root_edges[i], root_grads[i]);
+
+  bool saved_mode = vm.grad_enabled;
+  vm.grad_enabled = false;  // backward itself records nothing (no create_graph)
+  try {
+    std::vector<Node*> ready;
+    for (const Edge& e : root_edges)
+      if (pending[e.node.get()] == 0 && std::find(ready.begin(), ready.end(), e.node.get()) == ready.end())
+        ready.push_back(e.node.get());
+    while (!ready.empty()) {
+      Node* n = ready.back();
+      ready.pop_back();
+      Node::Grads in = std::move(buffers[n]);
+      buffers.erase(n);
+      in.resize(n->num_outputs);
+      Node::Grads out = n->apply(in);
+      for (size_t k = 0; k < n->next.size(); ++k) {
+        const Edge& e = n->next[k];
+        if (!e.node) continue;
+        if (k < out.size() && out[k]) deliver(e, *out[k]);
+        if (--pending[e.node.get()] == 0) ready.push_back(e.node.get());
+      }
+    }
+  } catch (const Error& e) {
+    vm.grad_enabled = saved_mode;
+    throw PyError("RuntimeError", e.what());
+  } catch (...) {
+    vm.grad_enabled = saved_mode;
+    throw;
+  }
+  vm.grad_enabled = saved_mode;
+  if (!retain_graph)
+    for (Node* n : order)
+      if (!dynamic_cast<AccumulateGrad*>(n)) {
+        n->release();
+        n->released = true;
+      }
+}
+
+}  // namespace kiln::py::autograd

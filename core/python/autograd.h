@@ -1,0 +1,115 @@
+#pragma once
+// Eager autograd for the interpreter: the graph of backward nodes that
+// differentiable calls leave behind, and the engine that walks it when a
+// program calls Tensor.backward().
+//
+// The interpreter cannot differentiate anything itself: derivative formulas
+// live in the compiler library (compiler/aot), which the interpreter must not
+// depend on. So a differentiable call is recorded at the level PyTorch's
+// dispatcher sees (every ATen op the torch bindings run, through
+// torchapi::AtenObserver) by a Recorder that the compiler installs with
+// set_recorder_factory(); the Recorder turns what it saw into a Node. Without
+// a factory, calls are not recorded and backward() says why.
+//
+// Tests: tests/compiler/test_eager_autograd.cpp.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/python/torch_api.h"
+#include "core/tensor/tensor.h"
+
+namespace kiln::py {
+
+class VM;
+struct TensorObj;
+struct CallArgs;
+
+namespace autograd {
+
+struct Node;
+
+// Where one gradient goes: output `output_nr` of `node` (the node that made
+// the tensor). Null node: the tensor needs no gradient.
+struct Edge {
+  std::shared_ptr<Node> node;
+  uint32_t output_nr = 0;
+};
+
+// A backward function: gradients of its outputs in, gradients of its inputs
+// (one per `next` edge) out. nullopt stands for a zero gradient.
+struct Node {
+  virtual ~Node() = default;
+  using Grads = std::vector<std::optional<Tensor>>;
+  virtual Grads apply(const Grads& grad_outputs) = 0;
+  // Frees what the node saved for backward (after a backward without retain_graph).
+  virtual void release() {}
+
+  std::string name;        // "AddmmBackward0", as grad_fn shows it
+  std::vector<Edge> next;  // one per differentiable input
+  size_t num_outputs = 1;
+  bool released = false;
+};
+
+// Records the ATen calls of one differentiable call; made by the installed
+// factory, fed by the interpreter.
+class Recorder : public torchapi::AtenObserver {
+ public:
+  // A tensor the call reads that takes a gradient, in `next` edge order;
+  // `origin` names where it came from for error messages ("output 0 of
+  // AddBackward0", empty for a leaf).
+  virtual void add_input(const Tensor& t, const std::string& origin) = 0;
+  // The node whose outputs are `outputs` (the call's differentiable results,
+  // as the interpreter returns them).
+  virtual std::shared_ptr<Node> finish(const std::vector<Tensor>& outputs) = 0;
+};
+using RecorderFactory = std::unique_ptr<Recorder> (*)();
+void set_recorder_factory(RecorderFactory factory);
+
+// How many in-place writes `storage` has had since a recorder started
+// watching it (PyTorch's version counter). Watching is counted so the table
+// forgets storages no node needs any more.
+uint64_t storage_version(const Storage* storage);
+void watch_storage(const Storage* storage);
+void unwatch_storage(const Storage* storage);
+void bump_storage_version(const Storage* storage);
+
+// Records one Python-level call when grad mode is on, `enabled` (the call is
+// differentiable and runs eagerly) and an input requires grad. Between
+// construction and finish() the recorder sees every ATen op the bindings run.
+class CallRecording {
+ public:
+  CallRecording(VM& vm, const CallArgs& args, bool enabled);
+  ~CallRecording();
+  CallRecording(const CallRecording&) = delete;
+  CallRecording& operator=(const CallRecording&) = delete;
+  bool active() const { return recorder_ != nullptr; }
+  // Gives each of `outputs` (null entries skipped) the node named `name`.
+  void finish(const std::vector<TensorObj*>& outputs, const std::string& name);
+
+ private:
+  void stop();
+  std::unique_ptr<Recorder> recorder_;
+  std::vector<Edge> edges_;
+  torchapi::AtenObserver* previous_ = nullptr;
+  bool installed_ = false;
+  std::unique_ptr<torchapi::AtenObserver> chain_;
+};
+
+// The edge a gradient for `t` flows into: its node, or for a leaf that
+// requires grad the node accumulating into its .grad. Null when it needs none.
+Edge edge_of(TensorObj* t);
+// Gives `t` a node of its own (its value was replaced by an in-place write
+// that the node stands for).
+void set_history(TensorObj* t, std::shared_ptr<Node> node, uint32_t output_nr);
+
+// Tensor.backward(): runs the graph from `roots` with `grads` (an implicit
+// 1.0 for a one-element root with no gradient given) and accumulates into the
+// .grad of the leaves reached. Frees the graph unless `retain_graph`.
+void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<Tensor>>& grads,
+              bool retain_graph);
+
+}  // namespace autograd
+}  // namespace kiln::py
