@@ -90,14 +90,14 @@ int stages_of_program(const StagesOptions& o) {
   for (const auto& [id, region] : capture::compiled_regions(vm)) {
     if (region->op_count == 0) continue;
     std::string prefix = "[" + id + "] ";
-    print_stage(o, prefix, "dynamo_output_graph", "dynamo_output_graph", 0, &region->graph, "");
+    print_stage(o, prefix, "dynamo_output_graph", "dynamo_output_graph", 0, &region->graph, describe_size(region->graph));
     double secs = 0;
     Expected<Graph> aten = timed(secs, [&] { return pipeline::lower_to_aten(vm, *region); });
     if (!aten.ok()) {
       std::printf("=== %sto_aten  failed: %s\n", prefix.c_str(), aten.status().message().c_str());
       continue;
     }
-    print_stage(o, prefix, "to_aten", "to_aten", secs, &*aten, std::to_string(aten->size()) + " nodes");
+    print_stage(o, prefix, "to_aten", "to_aten", secs, &*aten, describe_size(*aten));
     // Training: the joint graph, split into forward and backward; each then
     // goes through the graph passes. A region autodiff cannot take (inputs
     // that are not tensors, an op without a formula) goes on as inference.
@@ -121,16 +121,18 @@ int stages_of_program(const StagesOptions& o) {
       continue;
     }
     print_stage(o, prefix, "aot_joint_graph", "aot_joint_graph", secs, &joint->graph,
-                std::to_string(joint->num_primals) + " primals, " + std::to_string(joint->num_tangents) + " tangents");
+                describe_size(joint->graph) + ": " + std::to_string(joint->num_primals) + " primals, " +
+                    std::to_string(joint->num_tangents) + " tangents");
     aot::Partition part = timed(secs, [&] {
       return o.partitioner == "min-cut" ? aot::min_cut_partition(*joint) : aot::default_partition(*joint);
     });
     print_stage(o, prefix, "aot_forward_graph", "aot_forward_graph", secs, &part.forward,
-                o.partitioner + " partition, saves " + std::to_string(part.saved.size()) + " tensor(s), " +
+                describe_size(part.forward) + ", " + o.partitioner + " partition, saves " + std::to_string(part.saved.size()) + " tensor(s), " +
                     std::to_string(part.saved_bytes) + " bytes");
     if (wants_graph(o, "aot_forward_graph")) std::printf("%s\n", aot::describe_saved(part).c_str());
     print_stage(o, prefix, "aot_backward_graph", "aot_backward_graph", 0, &part.backward,
-                part.recomputed.empty() ? "" : std::to_string(part.recomputed.size()) + " op(s) recomputed");
+                describe_size(part.backward) +
+                    (part.recomputed.empty() ? "" : ", " + std::to_string(part.recomputed.size()) + " op(s) recomputed"));
     ok &= run_passes(o, prefix + "forward ", std::move(part.forward));
     ok &= run_passes(o, prefix + "backward ", std::move(part.backward));
   }

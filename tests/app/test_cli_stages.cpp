@@ -59,6 +59,23 @@ class TestCliStages : public QObject {
     QVERIFY(out.contains(QRegularExpression(R"(=== \[0/0\] backward dce #\d+ )")));
   }
 
+  // Issue 5's training example: the joint graph of the whole ResNet-18, what
+  // the partitioner saves, and the decomposed forward and backward.
+  void resnet18_training_stages() {
+    auto run = kiln::test::run_cli({"stages", example("resnet18_train.py"), "--print-after", "aot_forward_graph"});
+    QCOMPARE(run.code, 0);
+    QString out = QString::fromUtf8(run.out);
+    // Dynamo's graph of torchvision's resnet18 forward, as PyTorch 2.11 traced it (s05's trace).
+    QVERIFY(out.contains("=== [0/0] dynamo_output_graph  0.000 ms  213 nodes, 89 ops"));
+    // 62 parameters and 60 running statistics + the input; the loss's one tangent.
+    QVERIFY(out.contains(QRegularExpression(R"(=== \[0/0\] aot_joint_graph .* 123 primals, 1 tangents)")));
+    QVERIFY(out.contains(QRegularExpression(R"(=== \[0/0\] aot_forward_graph .*default partition, saves \d+ tensor\(s\))")));
+    QVERIFY(out.contains("conv2d: float32[4, 64, 32, 32] (1048576 bytes)"));  // the stem's output, saved
+    QVERIFY(out.contains(QRegularExpression(R"(=== \[0/0\] forward decompose #\d+ .*decomposed \d+ node)")));
+    QVERIFY(out.contains(QRegularExpression(R"(=== \[0/0\] backward decompose #\d+ .*decomposed \d+ node)")));
+    QVERIFY(out.contains("torch.ops.aten.conv2d.default(primals_"));
+  }
+
   void stop_after_stops_exactly() {
     auto run = kiln::test::run_cli({"stages", example("e02_intro_module.py"), "--stop-after", "2"});
     QCOMPARE(run.code, 0);
