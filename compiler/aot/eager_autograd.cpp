@@ -196,17 +196,7 @@ class TapeRecorder : public ag::Recorder {
   }
 
   EArg to_earg(const Value& a) {
-    if (a.is_tensor()) return var_of(a.to_tensor());
-    if (a.is_list()) {
-      bool tensors = false;
-      for (const Value& x : a.to_list()) tensors |= x.is_tensor();
-      if (tensors) {
-        std::vector<Var> vs;
-        for (const Value& x : a.to_list()) vs.push_back(x.is_none() ? Var{} : var_of(x.to_tensor()));
-        return EArg::list(std::move(vs));
-      }
-    }
-    return a;
+    return pipeline::earg_of(a, [this](const Tensor& t) { return var_of(t); });
   }
 
   Var var_of(const Tensor& t) {

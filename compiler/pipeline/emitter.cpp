@@ -60,6 +60,20 @@ std::vector<Tensor> result_tensors(const ValueList& results, std::string_view op
   return out;
 }
 
+EArg earg_of(const Value& a, const std::function<Var(const Tensor&)>& var_of) {
+  if (a.is_tensor()) return var_of(a.to_tensor());
+  if (a.is_list()) {
+    bool tensors = false;
+    for (const Value& x : a.to_list()) tensors |= x.is_tensor();
+    if (tensors) {
+      std::vector<Var> vs;
+      for (const Value& x : a.to_list()) vs.push_back(x.is_none() ? Var{} : var_of(x.to_tensor()));
+      return EArg::list(std::move(vs));
+    }
+  }
+  return a;
+}
+
 TensorKey key_of(const Tensor& t) {
   return {t.storage().get(), t.storage_offset(), t.sizes(), t.strides(), t.dtype()};
 }

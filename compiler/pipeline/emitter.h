@@ -6,6 +6,7 @@
 // kernels at once (what eager autograd and the numeric checks of each
 // decomposition need).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -136,5 +137,9 @@ std::vector<Tensor> result_tensors(const ValueList& results, std::string_view op
 // is the same value (views of one storage differ in offset, sizes or strides).
 using TensorKey = std::tuple<const void*, int64_t, Shape, Shape, DType>;
 TensorKey key_of(const Tensor& t);
+
+// An argument the bindings passed to an ATen op as an emitter argument:
+// tensors, and lists holding tensors (None elements kept), through `var_of`.
+EArg earg_of(const Value& a, const std::function<Var(const Tensor&)>& var_of);
 
 }  // namespace kiln::pipeline

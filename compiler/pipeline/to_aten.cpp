@@ -152,17 +152,7 @@ class Lowering : public torchapi::AtenObserver {
 
  private:
   EArg to_earg(const Value& a) {
-    if (a.is_tensor()) return var_of(a.to_tensor());
-    if (a.is_list()) {
-      bool tensors = false;
-      for (const Value& x : a.to_list()) tensors |= x.is_tensor();
-      if (tensors) {
-        std::vector<Var> vs;
-        for (const Value& x : a.to_list()) vs.push_back(x.is_none() ? Var{} : var_of(x.to_tensor()));
-        return EArg::list(std::move(vs));
-      }
-    }
-    return a;
+    return earg_of(a, [this](const Tensor& t) { return var_of(t); });
   }
 
   // Keys hold raw storage addresses: the storage is kept alive with its key,

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/python/compiler.h"
+#include "core/python/prelude.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
 
@@ -672,24 +673,8 @@ const Expected<CodePtr>& compiled(const char* which) {
 // classes it defines into `target`. A failure is Kiln's bug; it is reported on
 // the VM's error stream so that programs not using torch.nn still run.
 bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
-  const Expected<CodePtr>& code = compiled(which);
-  if (!code.ok()) {
-    vm.write_err("internal error: Kiln's torch.nn prelude does not compile: " + code.status().to_string() + "\n");
-    return false;
-  }
-  auto globals = make<Dict>();
-  globals->set(str_value("__name__"), str_value(target->name));
-  Frame frame;
-  frame.code = code.value().get();
-  frame.consts = vm.consts_of(code.value()).get();
-  frame.globals = globals;
-  frame.ns = globals;
-  try {
-    vm.run_frame(frame);
-  } catch (PyError& e) {
-    vm.write_err("internal error: Kiln's torch.nn prelude failed: " + e.type() + ": " + e.message() + "\n");
-    return false;
-  }
+  Ref<Dict> globals = run_prelude(vm, compiled(which), target->name, "torch.nn");
+  if (!globals) return false;
   globals->for_each([&](const Value& k, const Value& v) {
     const std::string& name = as_str(k);
     if (name.starts_with("__")) return;
@@ -714,6 +699,27 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
 }  // namespace
 
 void install_optim_prelude(VM& vm);  // optim_prelude.cpp
+
+Ref<Dict> run_prelude(VM& vm, const Expected<CodePtr>& code, const std::string& module_name, const std::string& what) {
+  if (!code.ok()) {
+    vm.write_err("internal error: Kiln's " + what + " prelude does not compile: " + code.status().to_string() + "\n");
+    return {};
+  }
+  auto globals = make<Dict>();
+  globals->set(str_value("__name__"), str_value(module_name));
+  Frame frame;
+  frame.code = code.value().get();
+  frame.consts = vm.consts_of(code.value()).get();
+  frame.globals = globals;
+  frame.ns = globals;
+  try {
+    vm.run_frame(frame);
+  } catch (PyError& e) {
+    vm.write_err("internal error: Kiln's " + what + " prelude failed: " + e.type() + ": " + e.message() + "\n");
+    return {};
+  }
+  return globals;
+}
 
 void install_nn_prelude(VM& vm) {
   if (run_into(vm, "init", vm.module("torch.nn.init"))) run_into(vm, "modules", vm.module("torch.nn"));

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/python/compiler.h"
+#include "core/python/prelude.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
 
@@ -397,23 +398,8 @@ void install_optim_prelude(VM& vm) {
   auto optimizer = make<Module>("torch.optim.optimizer");
   vm.add_module(optim);
   vm.add_module(optimizer);
-  if (!code.ok()) {
-    vm.write_err("internal error: Kiln's torch.optim prelude does not compile: " + code.status().to_string() + "\n");
-    return;
-  }
-  auto globals = make<Dict>();
-  globals->set(str_value("__name__"), str_value("torch.optim"));
-  Frame frame;
-  frame.code = code.value().get();
-  frame.consts = vm.consts_of(code.value()).get();
-  frame.globals = globals;
-  frame.ns = globals;
-  try {
-    vm.run_frame(frame);
-  } catch (PyError& e) {
-    vm.write_err("internal error: Kiln's torch.optim prelude failed: " + e.type() + ": " + e.message() + "\n");
-    return;
-  }
+  Ref<Dict> globals = run_prelude(vm, code, "torch.optim", "torch.optim");
+  if (!globals) return;
   globals->for_each([&](const Value& k, const Value& v) {
     const std::string& name = as_str(k);
     if (v.is(ObjKind::Class)) {
