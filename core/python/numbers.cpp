@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/python/bigint.h"
+#include "core/util/floor_div.h"
 #include "core/util/pyformat.h"
 
 namespace kiln::py {
@@ -12,18 +13,6 @@ namespace {
 
 int64_t int_of(const Value& v) { return v.is_bool() ? int64_t(v.as_bool()) : v.as_int(); }
 double float_of(const Value& v) { return v.is_float() ? v.as_float() : int_to_double(v); }
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
 
 // CPython's float_divmod: the quotient is computed from fmod so that
 // a == q * b + r holds as closely as doubles allow (1 // 0.1 is 9.0, not 10.0).

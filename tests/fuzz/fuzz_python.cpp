@@ -66,7 +66,7 @@ void run_compiled(const kiln::py::CodePtr& code, std::string_view source) {
   {
     kiln::py::VM vm(options);
     kiln::aot::install_eager_autograd();
-    capture::install_capture(vm);
+    kiln::capture::install_capture(vm);
     kiln::Status status = vm.run_source(source, "fuzz.py");
     // KILN_FUZZ_VERBOSE=1 shows how a program ended, to tell budgets from real errors.
     if (verbose && !status.ok()) std::fprintf(stderr, "fuzz_python: %s\n", status.to_string().c_str());
