@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/passes/op_properties.h"
 #include "compiler/pipeline/emitter.h"
 #include "core/tensor/dtype.h"
 #include "core/util/status.h"
@@ -31,6 +32,7 @@ struct JointView {
   const Graph& g;
   std::vector<NodeId> primals, tangents;
   std::vector<Arg> forward_outputs, grad_outputs;
+  std::vector<Arg> forward_effects;  // in-place writes the forward must make though nothing reads them
   std::vector<std::string> grad_descs;
   std::vector<std::vector<NodeId>> users;
   std::vector<bool> tangent_dependent;
@@ -45,7 +47,10 @@ struct JointView {
     KILN_CHECK(items.size() == j.num_forward_outputs + j.num_primals, "joint output has ", items.size(), " entries");
     forward_outputs.assign(items.begin(), items.begin() + std::ptrdiff_t(j.num_forward_outputs));
     grad_outputs.assign(items.begin() + std::ptrdiff_t(j.num_forward_outputs), items.end());
-    grad_descs.assign(out->meta.output_descs.begin() + std::ptrdiff_t(j.num_forward_outputs), out->meta.output_descs.end());
+    // A joint graph read from a trace may carry fewer descriptions than outputs.
+    if (out->meta.output_descs.size() > j.num_forward_outputs)
+      grad_descs.assign(out->meta.output_descs.begin() + std::ptrdiff_t(j.num_forward_outputs), out->meta.output_descs.end());
+    grad_descs.resize(j.num_primals);
     tangent_dependent.assign(g.size(), false);
     for (NodeId t : tangents) tangent_dependent[size_t(t)] = true;
     for (size_t i = 0; i < g.size(); ++i)
@@ -53,6 +58,11 @@ struct JointView {
         for_each_input(g.nodes[i], [&](NodeId in) {
           if (tangent_dependent[size_t(in)]) tangent_dependent[i] = true;
         });
+    // Writes nothing reads (PyTorch's trailing copy_ of running statistics
+    // into their buffers) still belong to the forward.
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g.nodes[i].op == OpKind::CallFunction && !tangent_dependent[i] && pipeline::writes_an_input(g.nodes[i]))
+        forward_effects.push_back(Arg::node(NodeId(i)));
   }
 
   // Nodes `roots` read, transitively, not walking past nodes `stop` marks.
@@ -75,7 +85,9 @@ struct JointView {
   // primal, and the getitems of multi-output nodes among them (so a saved
   // value is always a tensor, never a tuple).
   std::vector<bool> forward_required() const {
-    std::vector<bool> fw = ancestors(forward_outputs);
+    std::vector<Arg> roots = forward_outputs;
+    roots.insert(roots.end(), forward_effects.begin(), forward_effects.end());
+    std::vector<bool> fw = ancestors(roots);
     for (NodeId p : primals) fw[size_t(p)] = true;
     for (size_t i = 0; i < g.size(); ++i) {
       const Node& n = g.nodes[i];
@@ -132,6 +144,7 @@ Partition extract(const JointView& v, const std::vector<bool>& saved) {
   Partition p;
   p.num_forward_outputs = v.j.num_forward_outputs;
   std::vector<Arg> fw_roots = v.forward_outputs;
+  fw_roots.insert(fw_roots.end(), v.forward_effects.begin(), v.forward_effects.end());
   for (size_t i = 0; i < g.size(); ++i)
     if (saved[i]) fw_roots.push_back(Arg::node(NodeId(i)));
   std::vector<bool> fw = v.ancestors(fw_roots);

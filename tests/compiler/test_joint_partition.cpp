@@ -274,6 +274,46 @@ class TestJointPartition : public QObject {
 
   // A chain of pointwise ops: the default partition saves each intermediate
   // the backward reads; the min cut saves the input alone and recomputes.
+  // A joint graph as PyTorch writes one for a training-mode module: a buffer
+  // update `copy_(primals_2, new)` that nothing reads, and no output
+  // descriptions. Both partitioners keep the write in the forward.
+  void writes_nothing_reads_stay_in_the_forward() {
+    Graph g;
+    GraphEmitter e(g);
+    Tensor meta = Tensor::meta({4}, DType::Float32);
+    Var w = e.placeholder("primals_1", meta);
+    Var buffer = e.placeholder("primals_2", meta);
+    Var tangent = e.placeholder("tangents_1", meta);
+    Var square = e.call1("aten::mul.Tensor", {w, w});
+    Var updated = e.call1("aten::add.Scalar", {buffer, 1.0});
+    Node write;
+    write.op = OpKind::CallFunction;
+    write.name = "copy_";
+    write.target = "aten::copy_.default";
+    write.args = {Arg::node(e.node(buffer)), Arg::node(e.node(updated))};
+    e.add_node(std::move(write));
+    Var grad = e.call1("aten::mul.Scalar", {e.call1("aten::mul.Tensor", {tangent, w}), 2.0});
+    Node out;
+    out.op = OpKind::Output;
+    out.name = out.target = "output";
+    out.args = {Arg::list({Arg::node(e.node(square)), Arg::node(e.node(grad)), Arg::none()})};
+    g.add(std::move(out));
+    JointGraph j;
+    j.graph = g;
+    j.num_primals = 2;
+    j.num_tangents = 1;
+    j.num_forward_outputs = 1;
+    j.requires_grad = {true, false};
+    j.tangent_of_output = {0};
+    for (const Partition& p : {default_partition(j), min_cut_partition(j)}) {
+      bool kept = false;
+      for (const Node& n : p.forward.nodes)
+        kept = kept || (n.target == "aten::copy_.default" && p.forward[n.args.at(0).node_id()].name == "primals_2");
+      QVERIFY2(kept, print_graph_module(p.forward).c_str());
+      for (const Node& n : p.backward.nodes) QVERIFY(n.target != "aten::copy_.default");
+    }
+  }
+
   void min_cut_saves_less_on_pointwise_chains() {
     std::mt19937 rng(7);
     std::vector<Tensor> in = {randn({16, 16}, rng), randn({16, 16}, rng)};
