@@ -1,0 +1,472 @@
+#include "compiler/loopir/lower.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "compiler/loopir/simplify_index.h"
+#include "compiler/loopir/view_index.h"
+#include "core/util/status.h"
+
+namespace kiln::loopir {
+namespace {
+
+using Indices = std::vector<IndexRef>;
+
+// A tensor value while lowering: a buffer seen through the views applied to
+// it since. `to_buffer` maps the value's indices to the buffer's (logical)
+// indices; the identity for the buffer itself.
+struct LValue {
+  std::string buffer;
+  DType dtype = DType::Float32;
+  Shape sizes;
+  std::function<Indices(const Indices&)> to_buffer;
+  bool is_view = false;
+};
+
+const std::map<std::string, ExprOp, std::less<>>& unary_ops() {
+  static const std::map<std::string, ExprOp, std::less<>> ops = {
+      {"aten::neg.default", ExprOp::Neg},     {"aten::exp.default", ExprOp::Exp},
+      {"aten::log.default", ExprOp::Log},     {"aten::sin.default", ExprOp::Sin},
+      {"aten::cos.default", ExprOp::Cos},     {"aten::tanh.default", ExprOp::Tanh},
+      {"aten::sqrt.default", ExprOp::Sqrt},   {"aten::rsqrt.default", ExprOp::Rsqrt},
+      {"aten::abs.default", ExprOp::Abs},     {"aten::sigmoid.default", ExprOp::Sigmoid},
+  };
+  return ops;
+}
+
+const std::map<std::string, ExprOp, std::less<>>& binary_ops() {
+  static const std::map<std::string, ExprOp, std::less<>> ops = {
+      {"aten::add.Tensor", ExprOp::Add},         {"aten::add.Scalar", ExprOp::Add},
+      {"aten::sub.Tensor", ExprOp::Sub},         {"aten::sub.Scalar", ExprOp::Sub},
+      {"aten::mul.Tensor", ExprOp::Mul},         {"aten::mul.Scalar", ExprOp::Mul},
+      {"aten::div.Tensor", ExprOp::Div},         {"aten::div.Scalar", ExprOp::Div},
+      {"aten::maximum.default", ExprOp::Maximum}, {"aten::minimum.default", ExprOp::Minimum},
+      {"aten::eq.Tensor", ExprOp::Eq},           {"aten::eq.Scalar", ExprOp::Eq},
+      {"aten::ne.Tensor", ExprOp::Ne},           {"aten::ne.Scalar", ExprOp::Ne},
+      {"aten::lt.Tensor", ExprOp::Lt},           {"aten::lt.Scalar", ExprOp::Lt},
+      {"aten::le.Tensor", ExprOp::Le},           {"aten::le.Scalar", ExprOp::Le},
+      {"aten::gt.Tensor", ExprOp::Gt},           {"aten::gt.Scalar", ExprOp::Gt},
+      {"aten::ge.Tensor", ExprOp::Ge},           {"aten::ge.Scalar", ExprOp::Ge},
+  };
+  return ops;
+}
+
+bool is_comparison(ExprOp op) { return op >= ExprOp::Eq && op <= ExprOp::Ge; }
+
+int64_t wrap(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
+
+class Lowerer {
+ public:
+  explicit Lowerer(const Graph& g) : g_(g) {}
+
+  Program run() {
+    for (NodeId id = 0; id < NodeId(g_.size()); ++id) {
+      const Node& n = g_[id];
+      switch (n.op) {
+        case OpKind::Placeholder: placeholder(id); break;
+        case OpKind::CallFunction: call(id); break;
+        case OpKind::Output: output(n); break;
+        default: fail(n, "is a ", op_kind_name(n.op), " node, which has no loop lowering");
+      }
+    }
+    return std::move(p_);
+  }
+
+ private:
+  [[noreturn]] void fail_impl(const Node& n, const std::string& why) const {
+    KILN_FAIL("lower_to_loops: node '", n.name, "' (", n.target, ") ", why);
+  }
+  template <class... A>
+  [[noreturn]] void fail(const Node& n, A&&... why) const {
+    fail_impl(n, detail::concat(std::forward<A>(why)...));
+  }
+
+  // ---- graph metadata ----
+
+  Shape concrete(const Node& n, const std::vector<SymInt>& v) const {
+    Shape out;
+    for (const SymInt& s : v) {
+      if (s.is_symbolic()) fail(n, "has the symbolic size ", s.expr, "; only static shapes lower yet");
+      out.push_back(s.value);
+    }
+    return out;
+  }
+  const TensorMeta& meta(const Node& n) const {
+    if (!n.meta.val.is_tensor()) fail(n, "has no tensor meta['val'] (sizes and dtype are read from it)");
+    return n.meta.val.tensor;
+  }
+  Shape sizes_of(const Node& n) const { return concrete(n, meta(n).sizes); }
+  DType dtype_of(const Node& n) const {
+    std::optional<DType> d = dtype_from_name(meta(n).dtype);
+    if (!d) fail(n, "has the unknown dtype '", meta(n).dtype, "'");
+    return *d;
+  }
+
+  const Arg* arg(const Node& n, size_t pos, std::string_view kw) const {
+    for (const auto& [k, v] : n.kwargs)
+      if (k == kw) return &v;
+    return pos < n.args.size() ? &n.args[pos] : nullptr;
+  }
+  const LValue& tensor_arg(const Node& n, size_t pos) const {
+    if (pos >= n.args.size() || !n.args[pos].is_node()) fail(n, "expects a tensor as argument ", pos);
+    auto it = values_.find(n.args[pos].node_id());
+    if (it == values_.end()) fail(n, "reads node '", g_[n.args[pos].node_id()].name, "', which has no tensor value");
+    return it->second;
+  }
+  int64_t int_arg(const Node& n, size_t pos, std::string_view kw, std::optional<int64_t> fallback = {}) const {
+    const Arg* a = arg(n, pos, kw);
+    if (a && a->kind == Arg::Kind::Int) return a->i;
+    if ((!a || a->is_none()) && fallback) return *fallback;
+    fail(n, "expects an int for '", kw, "'");
+  }
+  // nullopt for None or absent.
+  std::optional<Shape> int_list_arg(const Node& n, size_t pos, std::string_view kw) const {
+    const Arg* a = arg(n, pos, kw);
+    if (!a || a->is_none()) return std::nullopt;
+    if (a->kind == Arg::Kind::Int) return Shape{a->i};
+    if (a->kind != Arg::Kind::List && a->kind != Arg::Kind::Tuple) fail(n, "expects an int list for '", kw, "'");
+    Shape out;
+    for (const Arg& item : a->items) {
+      if (item.kind != Arg::Kind::Int) fail(n, "expects an int list for '", kw, "'");
+      out.push_back(item.i);
+    }
+    return out;
+  }
+
+  // ---- buffers and kernels ----
+
+  Buffer& new_buffer(const Shape& sizes, DType dtype) {
+    Buffer b;
+    b.name = "buf" + std::to_string(next_buffer_++);
+    b.dtype = dtype;
+    b.sizes = sizes;
+    b.strides = contiguous_strides(sizes);
+    b.role = BufferRole::Computed;
+    p_.buffers.push_back(std::move(b));
+    return p_.buffers.back();
+  }
+  static LValue whole(const Buffer& b) {
+    return {b.name, b.dtype, b.sizes, [](const Indices& i) { return i; }, false};
+  }
+
+  // The value `v` at `idx` (indices of a tensor of `out_rank` dims it broadcasts
+  // to: trailing dims align, and a size-1 dim reads index 0).
+  ExprRef load(const LValue& v, const Indices& idx) const {
+    size_t lead = idx.size() - v.sizes.size();
+    Indices own(v.sizes.size());
+    for (size_t d = 0; d < v.sizes.size(); ++d) own[d] = v.sizes[d] == 1 ? index_const(0) : idx[lead + d];
+    const Buffer& b = p_.buffer(v.buffer);
+    IndexRef flat = strided_index(b.sizes, b.strides, b.offset, v.to_buffer(own));
+    return expr_load(v.buffer, simplify_index(flat, ranges_), v.dtype);
+  }
+
+  // A tensor argument loaded at `idx`, or a number as a constant, cast to `dtype`.
+  ExprRef operand(const Node& n, size_t pos, const Indices& idx, DType dtype) const {
+    const Arg* a = pos < n.args.size() ? &n.args[pos] : nullptr;
+    if (!a) fail(n, "lacks argument ", pos);
+    if (a->is_node()) return expr_cast(load(tensor_arg(n, pos), idx), dtype);
+    if (a->kind == Arg::Kind::Int) return expr_constant(double(a->i), dtype);
+    if (a->kind == Arg::Kind::Float) return expr_constant(a->f, dtype);
+    if (a->kind == Arg::Kind::Bool) return expr_constant(a->b ? 1 : 0, dtype);
+    fail(n, "argument ", pos, " is neither a tensor nor a number");
+  }
+  // The dtype a tensor or number argument has on its own, and whether it is a number.
+  std::pair<DType, bool> operand_dtype(const Node& n, size_t pos) const {
+    const Arg& a = n.args.at(pos);
+    if (a.is_node()) return {tensor_arg(n, pos).dtype, false};
+    if (a.kind == Arg::Kind::Float) return {DType::Float64, true};
+    if (a.kind == Arg::Kind::Bool) return {DType::Bool, true};
+    return {DType::Int64, true};
+  }
+
+  // Sets the ranges the index simplifier knows for a kernel over `ranges` then `reduction_ranges`.
+  void enter_kernel(const Shape& ranges, const Shape& reduction_ranges) {
+    Shape all = ranges;
+    all.insert(all.end(), reduction_ranges.begin(), reduction_ranges.end());
+    ranges_ = loop_ranges(all);
+  }
+  IndexRef store_index(const Buffer& b) const {
+    return simplify_index(strided_index(b.sizes, b.strides, b.offset, loop_vars(b.sizes.size())), ranges_);
+  }
+
+  // One pointwise kernel over `sizes` whose body `body(x0..)` builds.
+  const Buffer& pointwise(const Node& n, const Shape& sizes, DType dtype,
+                          const std::function<ExprRef(const Indices&)>& body) {
+    enter_kernel(sizes, {});
+    Buffer& b = new_buffer(sizes, dtype);
+    Kernel k;
+    k.kind = KernelKind::Pointwise;
+    k.output = b.name;
+    k.origin = n.name;
+    k.ranges = sizes;
+    k.body = expr_cast(body(loop_vars(sizes.size())), dtype);
+    k.store_index = store_index(b);
+    p_.kernels.push_back(std::move(k));
+    return p_.buffers.back();
+  }
+
+  // ---- nodes ----
+
+  void placeholder(NodeId id) {
+    const Node& n = g_[id];
+    Buffer b;
+    b.name = n.name;
+    b.dtype = dtype_of(n);
+    b.sizes = sizes_of(n);
+    b.strides = meta(n).strides ? concrete(n, *meta(n).strides) : contiguous_strides(b.sizes);
+    b.role = BufferRole::Input;
+    p_.buffers.push_back(b);
+    p_.inputs.push_back(b.name);
+    values_[id] = whole(p_.buffers.back());
+  }
+
+  void output(const Node& n) {
+    std::vector<NodeId> returned;
+    if (!n.args.empty()) for_each_node_ref(n.args[0], [&](NodeId r) { returned.push_back(r); });
+    for (NodeId r : returned) {
+      auto it = values_.find(r);
+      if (it == values_.end()) fail(n, "returns '", g_[r].name, "', which has no tensor value");
+      const LValue v = it->second;
+      const Buffer& src = p_.buffer(v.buffer);
+      if (!v.is_view && src.role == BufferRole::Computed) {
+        p_.outputs.push_back(v.buffer);
+      } else {
+        // A returned view or input is materialized: the program's outputs are buffers it wrote.
+        const Buffer& b = pointwise(g_[r], v.sizes, v.dtype, [&](const Indices& idx) { return load(v, idx); });
+        p_.outputs.push_back(b.name);
+      }
+    }
+    for (Buffer& b : p_.buffers)
+      if (std::find(p_.outputs.begin(), p_.outputs.end(), b.name) != p_.outputs.end()) b.is_output = true;
+  }
+
+  void call(NodeId id) {
+    const Node& n = g_[id];
+    const std::string& t = n.target;
+    if (auto u = unary_ops().find(t); u != unary_ops().end()) return lower_unary(id, u->second);
+    if (auto b = binary_ops().find(t); b != binary_ops().end()) return lower_binary(id, b->second);
+    if (t == "aten::relu.default") {
+      DType d = dtype_of(n);
+      const LValue& x = tensor_arg(n, 0);
+      values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices& idx) {
+        return expr_binary(ExprOp::Maximum, expr_cast(load(x, idx), d), expr_constant(0, d), d);
+      }));
+      return;
+    }
+    if (t == "aten::where.self") {
+      DType d = dtype_of(n);
+      values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices& idx) {
+        return expr_where(operand(n, 0, idx, DType::Bool), operand(n, 1, idx, d), operand(n, 2, idx, d), d);
+      }));
+      return;
+    }
+    if (t == "aten::_to_copy.default" || t == "prims::convert_element_type.default" || t == "aten::clone.default") {
+      DType d = dtype_of(n);
+      const LValue& x = tensor_arg(n, 0);
+      values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices& idx) { return load(x, idx); }));
+      return;
+    }
+    if (lower_view(id)) return;
+    if (lower_reduction(id)) return;
+    fail(n, "has no loop lowering yet (supported: core ATen pointwise ops, views, sum/amax/amin/mean)");
+  }
+
+  void lower_unary(NodeId id, ExprOp op) {
+    const Node& n = g_[id];
+    DType d = dtype_of(n);
+    const LValue& x = tensor_arg(n, 0);
+    values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices& idx) {
+      return expr_unary(op, expr_cast(load(x, idx), d), d);
+    }));
+  }
+
+  void lower_binary(NodeId id, ExprOp op) {
+    const Node& n = g_[id];
+    DType d = dtype_of(n);
+    if (op == ExprOp::Div) {
+      const Arg* mode = arg(n, 2, "rounding_mode");
+      if (mode && !mode->is_none()) fail(n, "uses rounding_mode, which has no loop lowering yet");
+    }
+    // Comparisons compute in the operands' common dtype, arithmetic in the result's.
+    DType compute = d;
+    if (is_comparison(op)) {
+      auto [da, a_number] = operand_dtype(n, 0);
+      auto [db, b_number] = operand_dtype(n, 1);
+      if (a_number == b_number) compute = promote_types(da, db);
+      else {
+        DType tensor = a_number ? db : da, number = a_number ? da : db;
+        // A number only changes the category (bool < integer < float), as in ATen's result_type.
+        if (is_floating(number) && !is_floating(tensor)) compute = kDefaultFloat;
+        else if (number == DType::Int64 && tensor == DType::Bool) compute = DType::Int64;
+        else compute = tensor;
+      }
+    }
+    const Arg* alpha = (op == ExprOp::Add || op == ExprOp::Sub) ? arg(n, 2, "alpha") : nullptr;
+    values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices& idx) {
+      ExprRef a = operand(n, 0, idx, compute), b = operand(n, 1, idx, compute);
+      if (alpha && !alpha->is_none()) {
+        double s = alpha->kind == Arg::Kind::Float ? alpha->f : double(alpha->kind == Arg::Kind::Bool ? alpha->b : alpha->i);
+        if (s != 1) b = expr_binary(ExprOp::Mul, b, expr_constant(s, compute), compute);
+      }
+      return expr_binary(op, a, b, is_comparison(op) ? DType::Bool : compute);
+    }));
+  }
+
+  // A view of `x` with `sizes` whose indices map to x's through `to_x`.
+  void make_view(NodeId id, const LValue& x, Shape sizes, std::function<Indices(const Indices&)> to_x) {
+    LValue v;
+    v.buffer = x.buffer;
+    v.dtype = x.dtype;
+    v.sizes = std::move(sizes);
+    v.is_view = true;
+    auto outer = x.to_buffer;
+    v.to_buffer = [outer, to_x = std::move(to_x)](const Indices& idx) { return outer(to_x(idx)); };
+    values_[id] = std::move(v);
+  }
+
+  bool lower_view(NodeId id) {
+    const Node& n = g_[id];
+    const std::string& t = n.target;
+    if (t == "aten::alias.default") {
+      values_[id] = tensor_arg(n, 0);
+      return true;
+    }
+    bool reshape = t == "aten::view.default" || t == "aten::reshape.default" || t == "aten::_unsafe_view.default" ||
+                   t == "aten::unsqueeze.default" || t == "aten::squeeze.dim" || t == "aten::squeeze.dims" ||
+                   t == "aten::squeeze.default" || t == "aten::flatten.using_ints";
+    bool known = reshape || t == "aten::permute.default" || t == "aten::expand.default" || t == "aten::slice.Tensor" ||
+                 t == "aten::select.int" || t == "aten::transpose.int" || t == "aten::t.default";
+    if (!known) return false;
+    const LValue x = tensor_arg(n, 0);
+    Shape out = sizes_of(n);
+    int64_t rank = int64_t(x.sizes.size());
+    if (reshape) {
+      // Whatever the source's layout: the loop IR reads logical indices, so a reshape never copies.
+      Shape from = x.sizes;
+      make_view(id, x, out, [from, out](const Indices& idx) { return reshape_indices(from, out, idx); });
+    } else if (t == "aten::permute.default" || t == "aten::transpose.int" || t == "aten::t.default") {
+      Shape dims(static_cast<size_t>(rank));
+      for (int64_t i = 0; i < rank; ++i) dims[size_t(i)] = i;
+      if (t == "aten::permute.default") {
+        std::optional<Shape> given = int_list_arg(n, 1, "dims");
+        if (!given || int64_t(given->size()) != rank) fail(n, "needs one dim per input dim");
+        dims = *given;
+        for (int64_t& d : dims) d = wrap(d, rank);
+      } else if (rank == 2 || t == "aten::transpose.int") {
+        int64_t a = t == "aten::t.default" ? 0 : wrap(int_arg(n, 1, "dim0"), rank);
+        int64_t b = t == "aten::t.default" ? 1 : wrap(int_arg(n, 2, "dim1"), rank);
+        std::swap(dims[size_t(a)], dims[size_t(b)]);
+      }
+      make_view(id, x, out, [dims](const Indices& idx) {
+        Indices src(idx.size());
+        for (size_t i = 0; i < dims.size(); ++i) src[size_t(dims[i])] = idx[i];
+        return src;
+      });
+    } else if (t == "aten::expand.default") {
+      // load() already reads index 0 of a size-1 dim and aligns trailing dims.
+      Shape xs = x.sizes;
+      make_view(id, x, out, [xs](const Indices& idx) {
+        size_t lead = idx.size() - xs.size();
+        Indices src(xs.size());
+        for (size_t d = 0; d < xs.size(); ++d) src[d] = xs[d] == 1 ? index_const(0) : idx[lead + d];
+        return src;
+      });
+    } else if (t == "aten::slice.Tensor") {
+      int64_t dim = wrap(int_arg(n, 1, "dim", 0), rank);
+      int64_t size = x.sizes.at(size_t(dim));
+      int64_t start = int_arg(n, 2, "start", 0), step = int_arg(n, 4, "step", 1);
+      if (step <= 0) fail(n, "has a non-positive slice step");
+      start = std::clamp(start < 0 ? start + size : start, int64_t{0}, size);
+      make_view(id, x, out, [dim, start, step](const Indices& idx) {
+        Indices src = idx;
+        src[size_t(dim)] = index_add({index_mul({index_const(step), idx[size_t(dim)]}), index_const(start)});
+        return src;
+      });
+    } else {  // select.int
+      int64_t dim = wrap(int_arg(n, 1, "dim"), rank);
+      int64_t index = int_arg(n, 2, "index");
+      index = index < 0 ? index + x.sizes.at(size_t(dim)) : index;
+      make_view(id, x, out, [dim, index](const Indices& idx) {
+        Indices src = idx;
+        src.insert(src.begin() + dim, index_const(index));
+        return src;
+      });
+    }
+    return true;
+  }
+
+  bool lower_reduction(NodeId id) {
+    const Node& n = g_[id];
+    const std::string& t = n.target;
+    ReductionType type;
+    bool mean = false, all_dims = false;
+    if (t == "aten::sum.dim_IntList" || t == "aten::sum.default") type = ReductionType::Sum;
+    else if (t == "aten::mean.dim" || t == "aten::mean.default") type = ReductionType::Sum, mean = true;
+    else if (t == "aten::amax.default") type = ReductionType::Max;
+    else if (t == "aten::amin.default") type = ReductionType::Min;
+    else return false;
+    all_dims = t == "aten::sum.default" || t == "aten::mean.default";
+    const LValue x = tensor_arg(n, 0);
+    int64_t rank = int64_t(x.sizes.size());
+    std::optional<Shape> dims = all_dims ? std::nullopt : int_list_arg(n, 1, "dim");
+    std::vector<bool> reduced(size_t(rank), !dims || dims->empty());
+    if (dims)
+      for (int64_t d : *dims) reduced.at(size_t(wrap(d, rank))) = true;
+    bool keepdim = false;
+    if (!all_dims) {
+      const Arg* k = arg(n, 2, "keepdim");
+      keepdim = k && k->kind == Arg::Kind::Bool && k->b;
+    }
+    Shape out = sizes_of(n), red;
+    for (int64_t d = 0; d < rank; ++d)
+      if (reduced[size_t(d)]) red.push_back(x.sizes[size_t(d)]);
+    DType d = dtype_of(n);
+
+    enter_kernel(out, red);
+    Buffer& b = new_buffer(out, d);
+    Kernel k;
+    k.kind = KernelKind::Reduction;
+    k.output = b.name;
+    k.origin = n.name;
+    k.ranges = out;
+    k.reduction_ranges = red;
+    k.reduction = type;
+    Indices in(static_cast<size_t>(rank));
+    int64_t next_out = 0, next_red = int64_t(out.size());
+    for (int64_t i = 0; i < rank; ++i) {
+      if (reduced[size_t(i)]) {
+        in[size_t(i)] = index_var(next_red++);
+        if (keepdim) ++next_out;
+      } else {
+        in[size_t(i)] = index_var(next_out++);
+      }
+    }
+    k.body = expr_cast(load(x, in), d);
+    k.store_index = store_index(b);
+    p_.kernels.push_back(std::move(k));
+    LValue result = whole(p_.buffers.back());
+    if (mean) {
+      int64_t count = 1;
+      for (int64_t s : red) count *= s;
+      result = whole(pointwise(n, out, d, [&](const Indices& idx) {
+        return expr_binary(ExprOp::Div, load(result, idx), expr_constant(double(count), d), d);
+      }));
+    }
+    values_[id] = std::move(result);
+    return true;
+  }
+
+  const Graph& g_;
+  Program p_;
+  std::map<NodeId, LValue> values_;
+  IndexRanges ranges_;
+  int next_buffer_ = 0;
+};
+
+}  // namespace
+
+Program lower_to_loops(const Graph& g) { return Lowerer(g).run(); }
+
+}  // namespace kiln::loopir
