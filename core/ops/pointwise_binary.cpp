@@ -3,6 +3,7 @@
 // pow, and the float-only two-argument functions. A Python-number
 // operand takes part in promotion as a wrapped number and streams as a
 // constant bound into the element functor.
+#include <cmath>
 #include "core/ops/pointwise_kernels.h"
 
 namespace kiln {
@@ -44,7 +45,10 @@ auto add_make() {
     C alpha = scalar_as<T>(a.scalar(2));
     return [alpha](C x, C y) {
       if constexpr (reversed) std::swap(x, y);
-      if constexpr (sign < 0) return sub_wrap(x, mul_wrap(alpha, y));
+      // ATen's CPU kernel computes x + alpha*y with one fused multiply-add
+      // (vec::fmadd), so floating results round once; alpha = 1 is exact either way.
+      if constexpr (std::is_floating_point_v<C>) return std::fma(sign < 0 ? -alpha : alpha, y, x);
+      else if constexpr (sign < 0) return sub_wrap(x, mul_wrap(alpha, y));
       else return add_wrap(x, mul_wrap(alpha, y));
     };
   };
