@@ -9,6 +9,7 @@
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/emitter.h"
 #include "core/util/status.h"
+#include "loopir_test_util.h"
 #include "test_support.h"
 
 using namespace kiln;
@@ -17,37 +18,15 @@ using namespace kiln::pipeline;
 
 namespace {
 
-Tensor random_f32(Shape sizes, std::mt19937& rng, float lo = -2.f, float hi = 2.f) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(size_t(shape_numel(sizes)));
-  for (float& x : v) x = u(rng);
-  return Tensor::from_vector(v, std::move(sizes));
-}
+using test::random_f32;
 
 // Lowers `g`, runs both ways and compares within 1e-5 (relative above 1).
 // Returns an empty string when they agree, else what differs.
 std::string compare_with_aten(const Graph& g, const std::vector<Tensor>& inputs, Program* lowered = nullptr) {
   Program p = lower_to_loops(g);
   std::vector<Tensor> got = run_loops(p, inputs);
-  std::vector<Value> in;
-  for (const Tensor& t : inputs) in.emplace_back(t);
-  auto want = run_aten_graph(g, in);
-  if (!want.ok()) return "run_aten_graph failed: " + want.status().message();
-  if (want->size() != got.size()) return "output counts differ";
-  for (size_t i = 0; i < got.size(); ++i) {
-    const Tensor& w = (*want)[i].to_tensor();
-    if (w.sizes() != got[i].sizes()) return "output " + std::to_string(i) + " sizes differ";
-    if (w.dtype() != got[i].dtype())
-      return "output " + std::to_string(i) + " dtype " + std::string(dtype_name(got[i].dtype())) + " vs " +
-             std::string(dtype_name(w.dtype()));
-    std::vector<double> a = test::values(got[i]), b = test::values(w);
-    for (size_t k = 0; k < a.size(); ++k) {
-      bool both_nan = std::isnan(a[k]) && std::isnan(b[k]);
-      if (!both_nan && !(std::fabs(a[k] - b[k]) <= 1e-5 * std::max(1.0, std::fabs(b[k]))))
-        return "output " + std::to_string(i) + " element " + std::to_string(k) + ": loops " + std::to_string(a[k]) +
-               " vs aten " + std::to_string(b[k]) + "\n" + print_loop_ir(p);
-    }
-  }
+  std::string diff = test::compare_outputs(got, test::aten_outputs(g, inputs), 1e-5);
+  if (!diff.empty()) return "loops vs aten: " + diff + "\n" + print_loop_ir(p);
   if (lowered) *lowered = std::move(p);
   return {};
 }

@@ -1,0 +1,205 @@
+// Buffer planning, the post-fusion printer and the evaluator of a scheduled program.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "compiler/loopir/print_ir.h"
+#include "compiler/sched/sched_util.h"
+#include "core/util/status.h"
+
+namespace kiln::sched {
+
+using namespace loopir;
+
+namespace detail {
+
+namespace {
+int64_t byte_size(const Buffer& b) { return numel(b.sizes) * int64_t(element_size(b.dtype)); }
+}  // namespace
+
+// Storage is freed after the last group that reads it, and only a later group
+// may take it: inside a fused group the kernels interleave per outer point, so
+// a buffer read and one written in the same group are live together.
+void plan_buffers(ScheduledProgram& s) {
+  const Program& p = s.program;
+  std::map<std::string, size_t> last_use;
+  for (size_t g = 0; g < s.groups.size(); ++g)
+    for (size_t k : s.groups[g].kernels) {
+      last_use[p.kernels[k].output] = std::max(last_use[p.kernels[k].output], g);
+      for (const LoadSite& l : collect_loads(p.kernels[k].body)) last_use[l.buffer] = g;
+    }
+  struct Free {
+    std::string storage;
+    DType dtype;
+    int64_t bytes;
+    size_t freed_after;
+  };
+  std::vector<Free> pool;
+  std::map<std::string, std::string> storage_of;
+  for (size_t g = 0; g < s.groups.size(); ++g) {
+    for (size_t k : s.groups[g].kernels) {
+      const Buffer& b = p.buffer(p.kernels[k].output);
+      BufferAllocation a{b.name, b.name, false, ""};
+      // A layout with holes or an offset would need its span, not its numel: keep those fresh.
+      std::vector<int64_t> row_major(b.sizes.size(), 1);
+      for (size_t d = b.sizes.size(); d-- > 1;) row_major[d - 1] = row_major[d] * b.sizes[d];
+      bool plain = b.offset == 0 && b.strides == row_major;
+      if (b.is_output) {
+        a.reason = "fresh: graph output";
+      } else if (!plain) {
+        a.reason = "fresh: not a contiguous layout";
+      } else {
+        auto it = std::find_if(pool.begin(), pool.end(), [&](const Free& f) {
+          return f.dtype == b.dtype && f.bytes == byte_size(b);
+        });
+        if (it == pool.end()) {
+          a.reason = "fresh: no freed " + std::to_string(byte_size(b)) + "-byte " + std::string(dtype_name(b.dtype)) +
+                     " buffer";
+        } else {
+          a.storage = it->storage;
+          a.reused = true;
+          a.reason = "reuses " + it->storage + " (freed after group " + std::to_string(it->freed_after) + ", " +
+                     std::to_string(it->bytes) + " bytes)";
+          pool.erase(it);
+        }
+      }
+      storage_of[b.name] = a.storage;
+      s.allocations.push_back(a);
+    }
+    // Free what this group read or wrote for the last time (never inputs or outputs).
+    for (size_t k : s.groups[g].kernels) {
+      const Buffer& b = p.buffer(p.kernels[k].output);
+      if (!b.is_output && last_use[b.name] == g) pool.push_back({storage_of[b.name], b.dtype, byte_size(b), g});
+    }
+    for (const auto& [name, storage] : storage_of) {
+      const Buffer& b = p.buffer(name);
+      if (b.is_output || last_use[name] != g) continue;
+      bool written_here = false;
+      for (size_t k : s.groups[g].kernels) written_here |= p.kernels[k].output == name;
+      if (!written_here) pool.push_back({storage, b.dtype, byte_size(b), g});
+    }
+  }
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+std::string print_scheduled(const ScheduledProgram& s) {
+  std::ostringstream os;
+  const Program& p = s.program;
+  for (size_t g = 0; g < s.groups.size(); ++g) {
+    const FusedGroup& grp = s.groups[g];
+    os << "group" << g << " " << grp.name << ": "
+       << (grp.kernels.size() > 1 ? "FusedSchedulerNode(" : "SchedulerNode(");
+    for (size_t i = 0; i < grp.kernels.size(); ++i)
+      os << (i ? ", " : "")
+         << (p.kernels[grp.kernels[i]].kind == KernelKind::Reduction ? "Reduction" : "Pointwise");
+    os << ")\n";
+    os << "group" << g << ".outer_numel = " << grp.outer_numel << "\n";
+    os << "group" << g << ".snodes = [" ;
+    for (size_t i = 0; i < grp.kernels.size(); ++i) os << (i ? ", " : "") << p.kernels[grp.kernels[i]].output;
+    os << "]\n";
+    for (size_t k : grp.kernels) {
+      std::string text = print_kernel(p, p.kernels[k]);
+      std::istringstream lines(text);
+      for (std::string line; std::getline(lines, line);) os << "    " << line << "\n";
+    }
+    os << "\n";
+  }
+  os << "decisions:\n";
+  for (const FusionDecision& d : s.decisions) os << "    " << (d.accepted ? "+ " : "- ") << d.reason << "\n";
+  os << "buffer plan:\n";
+  for (const BufferAllocation& a : s.allocations) os << "    " << a.buffer << ": " << a.reason << "\n";
+  return os.str();
+}
+
+namespace {
+
+// The part of kernel k at one outer point: its outer dimensions shrink to 1
+// and their variables x_i become x_i + c_i (x_i is then always 0), so the
+// variable numbering and everything else stay as they are.
+Kernel at_outer_point(const Kernel& k, int64_t outer_numel, int64_t point) {
+  size_t prefix = k.kind == KernelKind::Reduction ? k.ranges.size() : 0;
+  if (k.kind == KernelKind::Pointwise) {
+    int64_t prod = 1;
+    while (prod != outer_numel && prefix < k.ranges.size()) prod *= k.ranges[prefix++];
+    KILN_CHECK(prod == outer_numel, "scheduler: ", k.output, " has no outer prefix of ", outer_numel, " points");
+  }
+  Kernel part = k;
+  std::map<int64_t, IndexRef> shift;
+  for (size_t i = prefix; i-- > 0;) {
+    shift[int64_t(i)] = index_var(int64_t(i)) + floor_mod(point, k.ranges[i]);
+    point = floor_div(point, k.ranges[i]);
+    part.ranges[i] = 1;
+  }
+  struct Shifter : ExprMutator {
+    const std::map<int64_t, IndexRef>* shift = nullptr;
+    ExprRef mutate_node(const ExprRef& rebuilt, const ExprRef&) override {
+      if (rebuilt->op != ExprOp::Load) return rebuilt;
+      return expr_load(rebuilt->buffer, substitute_vars(rebuilt->index, *shift), rebuilt->dtype);
+    }
+  } shifter;
+  shifter.shift = &shift;
+  part.body = shifter.mutate(k.body);
+  part.store_index = substitute_vars(k.store_index, shift);
+  return part;
+}
+
+}  // namespace
+
+std::vector<Tensor> run_scheduled(const ScheduledProgram& s, const std::vector<Tensor>& inputs, RunOptions options) {
+  Program p = s.program;
+  if (options.interleave) {
+    std::vector<Kernel> parts;
+    for (const FusedGroup& g : s.groups) {
+      if (g.kernels.size() == 1) {
+        parts.push_back(p.kernels[g.kernels[0]]);
+        continue;
+      }
+      for (int64_t point = 0; point < g.outer_numel; ++point)
+        for (size_t k : g.kernels) parts.push_back(at_outer_point(p.kernels[k], g.outer_numel, point));
+    }
+    p.kernels = std::move(parts);
+  }
+  std::map<std::string, std::string> storage;
+  if (options.apply_buffer_plan)
+    for (const BufferAllocation& a : s.allocations)
+      if (a.reused) storage[a.buffer] = a.storage;
+  if (storage.empty()) return run_loops(p, inputs);
+  // Buffers sharing a storage become one buffer (same dtype and element count,
+  // contiguous): stores and loads of both then hit the same memory.
+  auto rename = [&](const std::string& name) {
+    auto it = storage.find(name);
+    return it == storage.end() ? name : it->second;
+  };
+  struct Renamer : ExprMutator {
+    std::function<std::string(const std::string&)> fn;
+    ExprRef mutate_node(const ExprRef& rebuilt, const ExprRef&) override {
+      if (rebuilt->op != ExprOp::Load) return rebuilt;
+      std::string to = fn(rebuilt->buffer);
+      if (to == rebuilt->buffer) return rebuilt;
+      return expr_load(to, rebuilt->index, rebuilt->dtype);
+    }
+  } renamer;
+  renamer.fn = rename;
+  for (Kernel& k : p.kernels) {
+    k.output = rename(k.output);
+    k.body = renamer.mutate(k.body);
+  }
+  std::erase_if(p.buffers, [&](const Buffer& b) { return storage.count(b.name) > 0; });
+  return run_loops(p, inputs);
+}
+
+size_t count_groups_reading(const ScheduledProgram& s, const std::string& buffer) {
+  size_t n = 0;
+  for (const FusedGroup& g : s.groups) {
+    bool reads_it = false;
+    for (size_t k : g.kernels) reads_it |= reads(s.program.kernels[k], buffer);
+    n += reads_it;
+  }
+  return n;
+}
+
+}  // namespace kiln::sched
