@@ -8,6 +8,7 @@
 #include "compiler/aot/tape.h"
 #include "core/ops/registry.h"
 #include "core/python/autograd.h"
+#include "core/python/torch_api.h"
 
 namespace kiln::aot {
 
@@ -16,19 +17,6 @@ namespace {
 using pipeline::EagerEmitter;
 using pipeline::TensorKey;
 namespace ag = py::autograd;
-
-std::string legacy_type_name(DType t) {
-  switch (t) {
-    case DType::Float32: return "torch.FloatTensor";
-    case DType::Float64: return "torch.DoubleTensor";
-    case DType::Float16: return "torch.HalfTensor";
-    case DType::BFloat16: return "torch.BFloat16Tensor";
-    case DType::Int64: return "torch.LongTensor";
-    case DType::Int32: return "torch.IntTensor";
-    case DType::Bool: return "torch.BoolTensor";
-    default: return "torch." + std::string(dtype_name(t)) + "Tensor";
-  }
-}
 
 // One differentiable call: the ATen calls its binding made, over `values`
 // (Var id = index), from its grad-requiring inputs to its outputs.
@@ -93,7 +81,7 @@ class TapeNode : public ag::Node {
         for (size_t k = 0; k < outputs.size() && origin.empty(); ++k)
           if (outputs[k] == v) origin = "which is output " + std::to_string(k) + " of " + name + ", ";
         throw Error("one of the variables needed for gradient computation has been modified by an inplace "
-                    "operation: [" + legacy_type_name(t.dtype()) + " " + shape_str(t.sizes()) + "], " + origin +
+                    "operation: [" + std::string(torchapi::legacy_type_name(t.dtype())) + " " + shape_str(t.sizes()) + "], " + origin +
                     "is at version " + std::to_string(now) + "; expected version " +
                     std::to_string(versions.at(size_t(v.id))) + " instead.");
       }

@@ -98,7 +98,7 @@ void make_training(py::VM& vm, const Graph& lowered, Training& t, bool decompose
   t.tangent_of_output = joint->tangent_of_output;
 }
 
-std::vector<bool> inputs_requiring_grad(py::VM& vm, const std::vector<py::Value>& inputs) {
+std::vector<bool> requires_grad_flags(py::VM& vm, const std::vector<py::Value>& inputs) {
   std::vector<bool> rg;
   bool any = false;
   for (const py::Value& v : inputs) {
@@ -141,7 +141,7 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
     else vm.write_err("W kiln " + backend + ": [" + compile_id + "] runs with the eager kernels: " + g.status().message() + "\n");
   }
   if (!lowered.graph) return capture::run_graph(vm, region, inputs);
-  std::vector<bool> requires_grad = inputs_requiring_grad(vm, inputs);
+  std::vector<bool> requires_grad = requires_grad_flags(vm, inputs);
   Training& training = lowered.training;
   if (!requires_grad.empty() && (!training.tried || training.requires_grad != requires_grad)) {
     training = Training{};

@@ -7,6 +7,7 @@
 
 #include "core/ops/registry.h"
 #include "core/python/object.h"
+#include "core/python/torch_convert.h"
 #include "core/python/vm.h"
 
 namespace kiln::py::autograd {
@@ -76,15 +77,6 @@ class Chain : public torchapi::AtenObserver {
   torchapi::AtenObserver& second_;
 };
 
-template <class F>
-void visit_tensors(const Value& v, F&& f) {
-  if (v.is(ObjKind::Tensor)) {
-    f(v.as<TensorObj>());
-  } else if (v.is(ObjKind::List) || v.is(ObjKind::Tuple)) {
-    for (const Value& x : v.is(ObjKind::List) ? v.as<List>()->items : v.as<Tuple>()->items) visit_tensors(x, f);
-  }
-}
-
 
 }  // namespace
 
@@ -119,14 +111,8 @@ void bump_storage_version(const Storage* storage) {
 // ---- recording ----
 
 CallRecording::CallRecording(VM& vm, const CallArgs& args, bool enabled) {
-  if (!enabled || !vm.grad_enabled || !g_factory) return;
-  std::vector<TensorObj*> inputs;
-  auto collect = [&](TensorObj* t) {
-    if (t->requires_grad) inputs.push_back(t);
-  };
-  for (size_t i = 0; i < args.npos; ++i) visit_tensors(args[i], collect);
-  if (args.kw)
-    for (const auto& kv : *args.kw) visit_tensors(kv.second, collect);
+  if (!enabled || !g_factory) return;
+  std::vector<TensorObj*> inputs = inputs_requiring_grad(vm, args);
   if (inputs.empty()) return;
   recorder_ = g_factory();
   for (TensorObj* t : inputs) {

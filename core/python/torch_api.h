@@ -110,6 +110,10 @@ struct CallInfo {
 Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargList& kwargs, Mode mode,
                          CallInfo* info = nullptr);
 
+// The legacy tensor type name of a dtype, as Tensor.type() and autograd's
+// messages print it: "torch.FloatTensor", "torch.LongTensor".
+const char* legacy_type_name(DType d);
+
 // ---- operators ----
 
 // a <op> b where at least one of a, b is a Tensor; Python numbers take part as

@@ -26,21 +26,6 @@ ValueList convert(const Bound& b, const Value& device, DType dtype, bool copy, c
   return aten(b.mode(), "aten::to.dtype", {b[0], Value(dtype), false, copy, memory_format});
 }
 
-const char* legacy_type_name(DType d) {
-  switch (d) {
-    case DType::Bool: return "torch.BoolTensor";
-    case DType::UInt8: return "torch.ByteTensor";
-    case DType::Int8: return "torch.CharTensor";
-    case DType::Int16: return "torch.ShortTensor";
-    case DType::Int32: return "torch.IntTensor";
-    case DType::Int64: return "torch.LongTensor";
-    case DType::Float16: return "torch.HalfTensor";
-    case DType::BFloat16: return "torch.BFloat16Tensor";
-    case DType::Float32: return "torch.FloatTensor";
-    case DType::Float64: return "torch.DoubleTensor";
-  }
-  return "torch.Tensor";
-}
 
 void conversions(Table& t) {
   t.add("Tensor", "to", PyKind::Method,
@@ -220,3 +205,23 @@ void register_tensor_methods(Table& t) {
 }
 
 }  // namespace kiln::torchapi::detail
+
+namespace kiln::torchapi {
+
+const char* legacy_type_name(DType d) {
+  switch (d) {
+    case DType::Bool: return "torch.BoolTensor";
+    case DType::UInt8: return "torch.ByteTensor";
+    case DType::Int8: return "torch.CharTensor";
+    case DType::Int16: return "torch.ShortTensor";
+    case DType::Int32: return "torch.IntTensor";
+    case DType::Int64: return "torch.LongTensor";
+    case DType::Float16: return "torch.HalfTensor";
+    case DType::BFloat16: return "torch.BFloat16Tensor";
+    case DType::Float32: return "torch.FloatTensor";
+    case DType::Float64: return "torch.DoubleTensor";
+  }
+  return "torch.Tensor";
+}
+
+}  // namespace kiln::torchapi

@@ -296,15 +296,19 @@ const Tensor& tensor_of(const Value& v, std::string_view what) {
 
 // ---- autograd bookkeeping ----
 
-bool any_requires_grad(VM& vm, const CallArgs& args) {
-  if (!vm.grad_enabled) return false;
-  bool any = false;
-  auto visit = [&](const TensorObj* t) { any = any || t->requires_grad; };
+std::vector<TensorObj*> inputs_requiring_grad(VM& vm, const CallArgs& args) {
+  std::vector<TensorObj*> found;
+  if (!vm.grad_enabled) return found;
+  auto visit = [&](TensorObj* t) {
+    if (t->requires_grad) found.push_back(t);
+  };
   for (size_t i = 0; i < args.npos; ++i) for_each_tensor(args[i], visit);
   if (args.kw)
     for (const auto& kv : *args.kw) for_each_tensor(kv.second, visit);
-  return any;
+  return found;
 }
+
+bool any_requires_grad(VM& vm, const CallArgs& args) { return !inputs_requiring_grad(vm, args).empty(); }
 
 void check_inplace_allowed(VM& vm, const Value& target) {
   const TensorObj* t = tensor_obj(target);

@@ -60,6 +60,9 @@ Value call_traced(VM& vm, const torchapi::Callable* callable, std::string graph_
 // True when some tensor among `args` (lists included) requires grad and grad
 // mode is on: the results of the call then require grad too.
 bool any_requires_grad(VM& vm, const CallArgs& args);
+// The tensors among `args` (lists included) that require grad, in argument
+// order; none when grad mode is off.
+std::vector<TensorObj*> inputs_requiring_grad(VM& vm, const CallArgs& args);
 // PyTorch's error for in-place writes into a leaf that requires grad.
 void check_inplace_allowed(VM& vm, const Value& target);
 // Marks a floating result of a differentiable call as the output of `grad_fn`.

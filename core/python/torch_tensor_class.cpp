@@ -124,11 +124,7 @@ void add_metadata_methods(const Ref<Class>& cls) {
   add_method(cls, "type", [](VM& vm, const CallArgs& a) -> Value {
     if (a.npos == 1 && !a.has_kwargs()) {
       Value m = metadata_view(vm, a[0]);
-      static const char* const names[] = {"torch.BoolTensor", "torch.ByteTensor", "torch.CharTensor",
-                                          "torch.ShortTensor", "torch.IntTensor", "torch.LongTensor",
-                                          "torch.HalfTensor", "torch.BFloat16Tensor", "torch.FloatTensor",
-                                          "torch.DoubleTensor"};
-      return str_value(names[size_t(tensor_of(m, "type").dtype())]);
+      return str_value(torchapi::legacy_type_name(tensor_of(m, "type").dtype()));
     }
     const torchapi::Callable* to = torchapi::find("Tensor.to");
     if (!to || a.npos != 2 || !a[1].is(ObjKind::DType))
