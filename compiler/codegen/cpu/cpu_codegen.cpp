@@ -1,0 +1,254 @@
+// The LLVM side of the CPU backend: the host target machine, the O3 pipeline
+// with glibc's vector math library, object and assembly emission, and the
+// process-wide ORC LLJIT that links the objects.
+#include "compiler/codegen/cpu/cpu_codegen.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/DynamicLibrary.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include "compiler/codegen/cpu/llvm_emit.h"
+#include "compiler/codegen/cpu/loop_plan.h"
+#include "compiler/codegen/cpu/vector_math.h"
+
+namespace kiln::codegen::cpu {
+
+Expected<InjectedBug> parse_injected_bug(const std::string& text) {
+  if (text.empty()) return InjectedBug::None;
+  if (text == "relu:accuracy") return InjectedBug::ReluAccuracy;
+  if (text == "relu:compile-error") return InjectedBug::ReluCompileError;
+  if (text == "relu:crash") return InjectedBug::ReluCrash;
+  return Status::error("KILN_INJECT_BUG='" + text +
+                       "' is not one of relu:accuracy, relu:compile-error, relu:crash");
+}
+
+Expected<InjectedBug> injected_bug_from_env() {
+  const char* v = std::getenv("KILN_INJECT_BUG");
+  return parse_injected_bug(v ? v : "");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+std::string message_of(llvm::Error e) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << e;
+  return s;
+}
+
+// What every compile shares: LLVM's target set up once, the host machine
+// description and the JIT. Made on first use; a process that never compiles
+// pays nothing.
+struct Session {
+  std::string error;  // why the JIT is unusable, "" when it is
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  llvm::orc::JITTargetMachineBuilder machine{llvm::Triple()};
+  std::string description;
+  std::mutex mutex;  // LLVM's target machines are not shared across threads
+  int next_dylib = 0;
+
+  Session() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    // The vectorized loops call glibc's vector math routines (libmvec); the
+    // JIT resolves them from the process once the library is loaded.
+    std::string why;
+    if (llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1", &why)) {
+      error = "cannot load glibc's vector math library libmvec.so.1: " + why;
+      return;
+    }
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) {
+      error = message_of(jtmb.takeError());
+      return;
+    }
+    machine = *jtmb;
+    machine.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(machine).create();
+    if (!built) {
+      error = message_of(built.takeError());
+      return;
+    }
+    jit = std::move(*built);
+    description = machine.getTargetTriple().str() + ";" + machine.getCPU() + ";" +
+                  machine.getFeatures().getString() + ";llvm " LLVM_VERSION_STRING;
+  }
+};
+
+Session& session() {
+  static Session s;
+  return s;
+}
+
+class JitModule : public Module {
+ public:
+  ~JitModule() override {
+    if (dylib_) llvm::consumeError(session().jit->getExecutionSession().removeJITDylib(*dylib_));
+  }
+  llvm::orc::JITDylib* dylib_ = nullptr;
+};
+
+std::vector<GroupLoops> plan_all(const sched::ScheduledProgram& s) {
+  std::vector<GroupLoops> plans;
+  for (const sched::FusedGroup& g : s.groups) {
+    const loopir::Kernel& first = s.program.kernels[g.kernels.front()];
+    bool loop = first.kind == loopir::KernelKind::Pointwise || first.kind == loopir::KernelKind::Reduction;
+    plans.push_back(loop ? plan_group(s.program, g) : GroupLoops{});
+  }
+  return plans;
+}
+
+std::string print_module(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = opt_level >= 2;
+  tuning.SLPVectorization = opt_level >= 2;
+  llvm::PassBuilder pb(&tm, tuning);
+  llvm::TargetLibraryInfoImpl tli(tm.getTargetTriple());
+  add_vector_math(tli, tm.getTargetTriple(), tm.getTargetFeatureString().str());
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tli); });
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = opt_level >= 3   ? llvm::OptimizationLevel::O3
+                                  : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                  : opt_level == 1 ? llvm::OptimizationLevel::O1
+                                                   : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0 ? pb.buildO0DefaultPipeline(level)
+                                                                      : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(m, mam);
+}
+
+std::string emit_file(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType type) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  KILN_CHECK(!tm.addPassesToEmitFile(pm, os, nullptr, type), "cpu codegen: the target cannot emit this file type");
+  pm.run(m);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+// Links `object` into a fresh JITDylib and looks up each group's function.
+Expected<std::unique_ptr<Module>> link(const sched::ScheduledProgram& s, const std::vector<GroupLoops>& plans,
+                                       std::unique_ptr<JitModule> module, std::string object) {
+  Session& ss = session();
+  auto t0 = Clock::now();
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(ss.mutex);
+    name = "kiln_graph" + std::to_string(ss.next_dylib++);
+  }
+  auto jd = ss.jit->createJITDylib(name);
+  if (!jd) return Status::error("cpu codegen: " + message_of(jd.takeError()));
+  module->dylib_ = &*jd;
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object, name);
+  if (llvm::Error e = ss.jit->addObjectFile(*jd, std::move(buffer)))
+    return Status::error("cpu codegen: linking the object: " + message_of(std::move(e)));
+  for (size_t g = 0; g < s.groups.size(); ++g) {
+    GroupCode code;
+    code.outer_numel = plans[g].outer_numel;
+    code.work_per_outer = plans[g].work_per_outer;
+    const loopir::Kernel& first = s.program.kernels[s.groups[g].kernels.front()];
+    code.is_extern = first.kind != loopir::KernelKind::Pointwise && first.kind != loopir::KernelKind::Reduction;
+    if (!code.is_extern && code.outer_numel > 0) {
+      code.symbol = group_symbol(g);
+      auto address = ss.jit->lookup(*jd, code.symbol);
+      if (!address) return Status::error("cpu codegen: " + message_of(address.takeError()));
+      code.fn = address->toPtr<GroupFn>();
+    }
+    module->groups.push_back(std::move(code));
+  }
+  module->object = std::move(object);
+  module->times.link_ms = ms_since(t0);
+  return std::unique_ptr<Module>(std::move(module));
+}
+
+}  // namespace
+
+std::string target_description() {
+  Session& ss = session();
+  return ss.error.empty() ? ss.description : "unavailable: " + ss.error;
+}
+
+Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, const Options& options) {
+  Session& ss = session();
+  if (!ss.error.empty()) return Status::error("cpu codegen unavailable: " + ss.error);
+  std::vector<GroupLoops> plans;
+  auto module = std::make_unique<JitModule>();
+  std::string object;
+  try {
+    auto t0 = Clock::now();
+    plans = plan_all(s);
+    // One context per compile: contexts are not thread-safe, and the module
+    // is gone once its object code exists.
+    llvm::LLVMContext ctx;
+    EmittedModule emitted = emit_module(ctx, s, plans, options.inject_bug);
+    auto tm_or = ss.machine.createTargetMachine();
+    if (!tm_or) return Status::error("cpu codegen: " + message_of(tm_or.takeError()));
+    std::unique_ptr<llvm::TargetMachine> tm = std::move(*tm_or);
+    llvm::Module& m = *emitted.module;
+    m.setDataLayout(tm->createDataLayout());
+    m.setTargetTriple(tm->getTargetTriple().str());
+    for (llvm::Function& f : m) {
+      if (f.isDeclaration()) continue;
+      f.addFnAttr("target-cpu", tm->getTargetCPU());
+      f.addFnAttr("target-features", tm->getTargetFeatureString());
+    }
+    if (options.keep_text) module->llvm_ir = print_module(m);
+    module->times.emit_ms = ms_since(t0);
+    t0 = Clock::now();
+    optimize(m, *tm, options.opt_level);
+    if (options.keep_text) module->llvm_ir_optimized = print_module(m);
+    module->times.optimize_ms = ms_since(t0);
+    t0 = Clock::now();
+    // Code generation rewrites the IR it runs on: the assembly comes from a
+    // copy, so it shows exactly the code the object holds.
+    if (options.keep_text) {
+      std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
+      module->assembly = emit_file(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+    }
+    object = emit_file(m, *tm, llvm::CodeGenFileType::ObjectFile);
+    module->times.codegen_ms = ms_since(t0);
+  } catch (const Error& e) {
+    return Status::error(e.what());
+  }
+  return link(s, plans, std::move(module), std::move(object));
+}
+
+Expected<std::unique_ptr<Module>> load_object(const sched::ScheduledProgram& s, std::string object) {
+  Session& ss = session();
+  if (!ss.error.empty()) return Status::error("cpu codegen unavailable: " + ss.error);
+  return link(s, plan_all(s), std::make_unique<JitModule>(), std::move(object));
+}
+
+}  // namespace kiln::codegen::cpu

@@ -1,0 +1,277 @@
+#include "compiler/runtime/compiled_graph.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "compiler/codegen/cpu/cpu_codegen.h"
+#include "compiler/loopir/lower.h"
+#include "compiler/runtime/compile_cache.h"
+#include "core/graph/hash.h"
+#include "compiler/loopir/print_ir.h"
+#include "compiler/sched/schedule.h"
+#include "core/tensor/parallel.h"
+
+namespace kiln::runtime {
+
+using loopir::Buffer;
+using loopir::BufferRole;
+using loopir::KernelKind;
+
+struct CompiledGraph::Impl {
+  sched::ScheduledProgram scheduled;
+  std::unique_ptr<codegen::cpu::Module> code;
+  std::vector<CodegenStage> stages;
+  CompileStats stats;
+  // Per buffer of scheduled.program.buffers: the buffer whose storage it uses.
+  std::vector<size_t> storage_of;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// Every kernel its own group, nothing inlined: each node's value stays in
+// its own buffer, for the per-node numerics.
+sched::ScheduledProgram unfused(const loopir::Program& p) {
+  sched::ScheduledProgram s;
+  s.program = p;
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const loopir::Kernel& K = p.kernels[k];
+    sched::FusedGroup g;
+    g.name = K.output;
+    g.kernels = {k};
+    g.has_reduction = K.kind == KernelKind::Reduction;
+    g.outer_numel = 1;
+    for (int64_t r : K.ranges) g.outer_numel *= r;
+    s.groups.push_back(std::move(g));
+    s.allocations.push_back({K.output, K.output, false, "fresh: unfused for intermediates"});
+  }
+  return s;
+}
+
+size_t buffer_index(const loopir::Program& p, const std::string& name) {
+  for (size_t i = 0; i < p.buffers.size(); ++i)
+    if (p.buffers[i].name == name) return i;
+  KILN_CHECK(false, "runtime: no buffer ", name);
+  return 0;
+}
+
+// Elements from the buffer's base to one past its last element.
+int64_t storage_span(const Buffer& b) {
+  int64_t hi = b.offset;
+  for (size_t d = 0; d < b.sizes.size(); ++d) {
+    if (b.sizes[d] == 0) return b.offset;
+    hi += (b.sizes[d] - 1) * b.strides[d];
+  }
+  return hi + 1;
+}
+
+Shape shape_of(const std::vector<int64_t>& v) { return Shape(v.begin(), v.end()); }
+
+// What the structural hash leaves out and the generated code depends on:
+// every tensor's strides.
+void append_strides(const Val& v, std::string& text) {
+  if (v.is_tensor() && v.tensor.strides)
+    for (const SymInt& s : *v.tensor.strides) text += s.to_string() + ",";
+  for (const Val& item : v.items) append_strides(item, text);
+  text += ';';
+}
+
+std::string layout_text(const Graph& g) {
+  std::string text;
+  for (const Node& n : g.nodes) append_strides(n.meta.val, text);
+  return text;
+}
+
+CacheKey cache_key(const Graph& g, const codegen::cpu::Options& o, bool fuse) {
+  CacheKey key;
+  key.graph_hash = structural_hash(g);
+  key.layout = layout_text(g);
+  key.options = std::string("O");
+  key.options += std::to_string(o.opt_level);
+  key.options += ";fuse=" + std::to_string(int(fuse)) + ";inject=" + std::to_string(int(o.inject_bug));
+  key.target = codegen::cpu::target_description();
+  return key;
+}
+
+char* base_of(const Tensor& t) {
+  return static_cast<char*>(t.raw_data()) - t.storage_offset() * int64_t(t.itemsize());
+}
+
+}  // namespace
+
+CompiledGraph::CompiledGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CompiledGraph::~CompiledGraph() = default;
+
+const std::vector<CodegenStage>& CompiledGraph::stages() const { return impl_->stages; }
+const CompileStats& CompiledGraph::stats() const { return impl_->stats; }
+
+Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& g, const CompileOptions& options) {
+  auto t_start = Clock::now();
+  auto impl = std::make_unique<Impl>();
+  codegen::cpu::Options cg;
+  cg.opt_level = options.opt_level;
+  cg.keep_text = options.keep_text;
+  if (options.inject_bug != "none") {
+    Expected<codegen::cpu::InjectedBug> bug = options.inject_bug.empty()
+                                                  ? codegen::cpu::injected_bug_from_env()
+                                                  : codegen::cpu::parse_injected_bug(options.inject_bug);
+    if (!bug) return bug.status();
+    cg.inject_bug = *bug;
+  }
+  loopir::Program program;
+  try {
+    auto t0 = Clock::now();
+    program = loopir::lower_to_loops(g);
+    impl->stats.lower_ms = ms_since(t0);
+    t0 = Clock::now();
+    impl->scheduled = options.fuse ? sched::schedule(program) : unfused(program);
+    impl->stats.schedule_ms = ms_since(t0);
+  } catch (const Error& e) {
+    return Status::error(e.what());
+  }
+  if (options.keep_text) {
+    impl->stages.push_back({"ir_pre_fusion", loopir::print_loop_ir(program)});
+    impl->stages.push_back({"ir_post_fusion", sched::print_scheduled(impl->scheduled)});
+  }
+  // The compile cache skips LLVM entirely; a compile that keeps the IR
+  // texts for the stepper always runs it.
+  CompileCache* cache = options.use_cache && !options.keep_text ? default_compile_cache() : nullptr;
+  CacheKey key;
+  Expected<std::unique_ptr<codegen::cpu::Module>> code = Status::error("not compiled");
+  if (cache) {
+    key = cache_key(g, cg, options.fuse);
+    if (std::optional<std::string> object = cache->lookup(key)) {
+      code = codegen::cpu::load_object(impl->scheduled, std::move(*object));
+      impl->stats.cache_hit = code.ok();
+    }
+  }
+  if (!impl->stats.cache_hit) {
+    code = codegen::cpu::compile(impl->scheduled, cg);
+    if (code.ok() && cache)
+      (void)cache->store(key, (*code)->object,
+                         std::to_string(impl->scheduled.program.kernels.size()) + " kernels, " +
+                             std::to_string(impl->scheduled.groups.size()) + " groups");
+  }
+  if (!code) return code.status();
+  impl->code = std::move(*code);
+  const codegen::cpu::Module& m = *impl->code;
+  if (options.keep_text) {
+    impl->stages.push_back({"llvm_ir", m.llvm_ir});
+    impl->stages.push_back({"llvm_ir_optimized", m.llvm_ir_optimized});
+    impl->stages.push_back({"assembly", m.assembly});
+  }
+  const loopir::Program& p = impl->scheduled.program;
+  impl->storage_of.resize(p.buffers.size());
+  for (size_t i = 0; i < p.buffers.size(); ++i) impl->storage_of[i] = i;
+  for (const sched::BufferAllocation& a : impl->scheduled.allocations)
+    if (a.reused) impl->storage_of[buffer_index(p, a.buffer)] = buffer_index(p, a.storage);
+  CompileStats& st = impl->stats;
+  st.emit_ms = m.times.emit_ms;
+  st.optimize_ms = m.times.optimize_ms;
+  st.codegen_ms = m.times.codegen_ms;
+  st.link_ms = m.times.link_ms;
+  st.kernels = p.kernels.size();
+  st.groups = impl->scheduled.groups.size();
+  st.object_bytes = m.object.size();
+  st.total_ms = ms_since(t_start);
+  return std::shared_ptr<CompiledGraph>(new CompiledGraph(std::move(impl)));
+}
+
+namespace {
+
+struct Memory {
+  std::vector<Tensor> tensors;  // per buffer: a view with the buffer's layout
+  std::vector<char*> bases;     // per buffer: element 0 of its flat index space
+};
+
+Expected<Memory> allocate(const CompiledGraph::Impl& impl, const std::vector<Tensor>& inputs, bool fresh_storage) {
+  const loopir::Program& p = impl.scheduled.program;
+  if (inputs.size() != p.inputs.size())
+    return Status::error("compiled graph: expected " + std::to_string(p.inputs.size()) + " inputs, got " +
+                         std::to_string(inputs.size()));
+  Memory mem;
+  mem.tensors.resize(p.buffers.size());
+  mem.bases.resize(p.buffers.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    size_t at = buffer_index(p, p.inputs[i]);
+    const Buffer& b = p.buffers[at];
+    const Tensor& t = inputs[i];
+    if (t.sizes() != shape_of(b.sizes) || t.dtype() != b.dtype)
+      return Status::error("compiled graph: input " + std::to_string(i) + " (" + b.name + ") is " + t.type_str() +
+                           ", the graph was compiled for " + std::string(dtype_name(b.dtype)) + shape_str(b.sizes));
+    if (t.strides() == shape_of(b.strides) && t.storage_offset() == b.offset && !t.is_meta()) {
+      mem.tensors[at] = t;
+    } else {
+      // Another layout than the compiled one: copy into the compiled layout.
+      Tensor storage = Tensor::empty({storage_span(b)}, b.dtype);
+      mem.tensors[at] = storage.as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
+      mem.tensors[at].copy_(t);
+    }
+    mem.bases[at] = base_of(mem.tensors[at]);
+  }
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const Buffer& b = p.buffers[i];
+    if (b.role == BufferRole::Input) continue;
+    size_t owner = fresh_storage ? i : impl.storage_of[i];
+    if (owner != i && mem.tensors[owner].defined()) {
+      mem.tensors[i] = mem.tensors[owner].as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
+    } else {
+      Tensor storage = Tensor::empty({storage_span(b)}, b.dtype);
+      mem.tensors[i] = storage.as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
+    }
+    mem.bases[i] = base_of(mem.tensors[i]);
+  }
+  return mem;
+}
+
+Status execute(const CompiledGraph::Impl& impl, Memory& mem) {
+  const sched::ScheduledProgram& s = impl.scheduled;
+  const std::vector<codegen::cpu::GroupCode>& groups = impl.code->groups;
+  char* const* bases = mem.bases.data();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const codegen::cpu::GroupCode& code = groups[g];
+    if (code.is_extern)
+      return Status::error("compiled graph: extern kernel " + s.groups[g].name + " has no runtime yet");
+    if (!code.fn) continue;
+    // Enough outer points per task that a task's work outweighs its dispatch.
+    int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, code.work_per_outer));
+    codegen::cpu::GroupFn fn = code.fn;
+    parallel_for(0, code.outer_numel, grain, [fn, bases](int64_t b, int64_t e) { fn(bases, b, e); });
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<std::vector<Tensor>> CompiledGraph::run(const std::vector<Tensor>& inputs) const {
+  Expected<Memory> mem = allocate(*impl_, inputs, false);
+  if (!mem) return mem.status();
+  if (Status st = execute(*impl_, *mem); !st.ok()) return st;
+  const loopir::Program& p = impl_->scheduled.program;
+  std::vector<Tensor> outputs;
+  for (const std::string& name : p.outputs) {
+    size_t at = buffer_index(p, name);
+    auto input = std::find(p.inputs.begin(), p.inputs.end(), name);
+    // A graph that returns its input returns that very tensor, as eager does.
+    if (input != p.inputs.end()) outputs.push_back(inputs[size_t(input - p.inputs.begin())]);
+    else outputs.push_back(mem->tensors[at]);
+  }
+  return outputs;
+}
+
+Expected<std::map<std::string, Tensor>> CompiledGraph::run_with_intermediates(const std::vector<Tensor>& inputs) const {
+  Expected<Memory> mem = allocate(*impl_, inputs, true);
+  if (!mem) return mem.status();
+  if (Status st = execute(*impl_, *mem); !st.ok()) return st;
+  const loopir::Program& p = impl_->scheduled.program;
+  std::map<std::string, Tensor> values;
+  for (const loopir::Kernel& k : p.kernels) {
+    std::string node = k.origin.empty() ? k.output : k.origin;
+    values[node] = mem->tensors[buffer_index(p, k.output)];
+  }
+  return values;
+}
+
+}  // namespace kiln::runtime

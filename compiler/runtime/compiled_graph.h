@@ -1,0 +1,67 @@
+#pragma once
+// A graph compiled for the CPU: the decomposed ATen graph lowered to loops,
+// scheduled, generated through LLVM and linked in the JIT; run() allocates the
+// buffers, runs every group over the thread pool (extern kernels through their
+// library calls) and returns the outputs. This is what backend "kiln" runs.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/tensor/tensor.h"
+#include "core/util/status.h"
+
+namespace kiln::runtime {
+
+struct CompileOptions {
+  bool fuse = true;        // off: every kernel its own group (for per-node intermediates)
+  bool keep_text = false;  // keep LLVM IR before/after optimization and the assembly
+  bool use_cache = true;   // the SQLite compile cache (default_compile_cache())
+  int opt_level = 3;
+  // "" takes KILN_INJECT_BUG from the environment; "none" ignores it.
+  std::string inject_bug;
+};
+
+// One stage of the compile, for the stepper: ir_pre_fusion, ir_post_fusion,
+// llvm_ir, llvm_ir_optimized, assembly.
+struct CodegenStage {
+  std::string name;
+  std::string text;
+};
+
+struct CompileStats {
+  double lower_ms = 0, schedule_ms = 0, emit_ms = 0, optimize_ms = 0, codegen_ms = 0, link_ms = 0, total_ms = 0;
+  bool cache_hit = false;
+  size_t kernels = 0, groups = 0, object_bytes = 0;
+};
+
+class CompiledGraph {
+ public:
+  ~CompiledGraph();
+  // `g` is a decomposed ATen graph with meta vals and concrete sizes (what
+  // the pipeline's last stage gives). Anything the lowering or the generator
+  // cannot take is a Status naming the node.
+  static Expected<std::shared_ptr<CompiledGraph>> compile(const Graph& g, const CompileOptions& options = {});
+
+  // The graph's outputs for these inputs (placeholder order). Inputs whose
+  // sizes or dtypes differ from the compiled ones are a Status; other strides
+  // are copied to the compiled layout first.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;
+
+  // Every value a graph node computes that exists as a buffer (with fuse off,
+  // every lowered node), keyed by node name: the per-node numerics the GUI and
+  // the minifier compare with an fp64 eager run.
+  Expected<std::map<std::string, Tensor>> run_with_intermediates(const std::vector<Tensor>& inputs) const;
+
+  const std::vector<CodegenStage>& stages() const;
+  const CompileStats& stats() const;
+
+  struct Impl;
+
+ private:
+  explicit CompiledGraph(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln::runtime

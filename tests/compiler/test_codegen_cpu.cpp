@@ -1,0 +1,227 @@
+// The CPU code generator and runtime: graphs built with GraphEmitter are
+// compiled through LLVM and run, and checked against the ATen interpreter
+// (the eager kernels). Also the stage texts, the injected bugs and the
+// per-node intermediates.
+#include <random>
+
+#include "compiler/codegen/cpu/cpu_codegen.h"
+#include "compiler/pipeline/emitter.h"
+#include "compiler/runtime/compiled_graph.h"
+#include "core/util/status.h"
+#include "loopir_test_util.h"
+#include "test_support.h"
+
+using namespace kiln;
+using namespace kiln::pipeline;
+using runtime::CompiledGraph;
+using runtime::CompileOptions;
+
+namespace {
+
+using test::random_f32;
+
+std::shared_ptr<CompiledGraph> compile_or_fail(const Graph& g, CompileOptions o = {}) {
+  o.use_cache = false;
+  if (o.inject_bug.empty()) o.inject_bug = "none";
+  auto c = CompiledGraph::compile(g, o);
+  if (!c) qFatal("compile failed: %s", c.status().message().c_str());
+  return *c;
+}
+
+// Compiled outputs against the ATen interpreter's, within `tol` relative.
+std::string check(const Graph& g, const std::vector<Tensor>& inputs, double tol = 1e-5, CompileOptions o = {}) {
+  auto c = compile_or_fail(g, o);
+  auto got = c->run(inputs);
+  if (!got) return got.status().message();
+  return test::compare_outputs(*got, test::aten_outputs(g, inputs), tol);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+Graph softmax_graph(const Tensor& x) {
+  Graph g;
+  GraphEmitter e(g);
+  Var a = e.placeholder("x", x);
+  Var m = e.call1("aten::amax.default", {a, std::vector<int64_t>{-1}, true});
+  Var ex = e.call1("aten::exp.default", {e.call1("aten::sub.Tensor", {a, m})});
+  Var sm = e.call1("aten::sum.dim_IntList", {ex, std::vector<int64_t>{-1}, true});
+  e.output({e.call1("aten::div.Tensor", {ex, sm})});
+  return g;
+}
+
+}  // namespace
+
+class TestCodegenCpu : public QObject {
+  Q_OBJECT
+ private slots:
+  void pointwise_chain() {
+    std::mt19937 rng(1);
+    for (Shape shape : {Shape{3, 4}, Shape{1000}, Shape{37, 129}, Shape{2, 3, 5, 7}}) {
+      Tensor x = random_f32(shape, rng), y = random_f32(shape, rng);
+      Graph g;
+      GraphEmitter e(g);
+      Var a = e.placeholder("x", x), b = e.placeholder("y", y);
+      Var s = e.call1("aten::mul.Tensor", {e.call1("aten::sin.default", {a}), b});
+      s = e.call1("aten::tanh.default", {e.call1("aten::add.Scalar", {s, 1.5})});
+      Var c = e.call1("aten::sigmoid.default", {e.call1("aten::cos.default", {b})});
+      e.output({e.call1("aten::exp.default", {s}), c});
+      std::string d = check(g, {x, y});
+      QVERIFY2(d.empty(), (shape_str(shape) + ": " + d).c_str());
+    }
+  }
+
+  void broadcast_and_transpose() {
+    std::mt19937 rng(2);
+    Tensor x = random_f32({64, 48}, rng), bias = random_f32({48}, rng), w = random_f32({48, 64}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("x", x), b = e.placeholder("bias", bias), t = e.placeholder("w", w);
+    Var wt = e.call1("aten::permute.default", {t, std::vector<int64_t>{1, 0}});
+    Var r = e.call1("aten::add.Tensor", {e.call1("aten::mul.Tensor", {a, wt}), b});
+    e.output({e.call1("aten::relu.default", {r})});
+    std::string d = check(g, {x, bias, w});
+    QVERIFY2(d.empty(), d.c_str());
+  }
+
+  void softmax_rows() {
+    std::mt19937 rng(3);
+    for (Shape shape : {Shape{5, 8}, Shape{64, 2048}, Shape{3, 7, 33}}) {
+      Tensor x = random_f32(shape, rng, -6.f, 6.f);
+      std::string d = check(softmax_graph(x), {x});
+      QVERIFY2(d.empty(), (shape_str(shape) + ": " + d).c_str());
+    }
+  }
+
+  void reductions_of_every_kind() {
+    std::mt19937 rng(4);
+    Tensor x = random_f32({17, 300}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("x", x);
+    Var s0 = e.call1("aten::sum.dim_IntList", {a, std::vector<int64_t>{0}, false});
+    Var s1 = e.call1("aten::sum.dim_IntList", {a, std::vector<int64_t>{1}, false});
+    Var mx = e.call1("aten::amax.default", {a, std::vector<int64_t>{1}, false});
+    Var mn = e.call1("aten::amin.default", {a, std::vector<int64_t>{0}, false});
+    Var all = e.call1("aten::sum.default", {a});
+    e.output({s0, s1, mx, mn, all});
+    std::string d = check(g, {x}, 1e-5);
+    QVERIFY2(d.empty(), d.c_str());
+  }
+
+  void integer_and_bool_dtypes() {
+    std::vector<int64_t> iv;
+    for (int i = 0; i < 60; ++i) iv.push_back(i * 7 % 23 - 11);
+    Tensor xi = Tensor::from_vector(iv, {6, 10});
+    std::mt19937 rng(5);
+    Tensor xf = random_f32({6, 10}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("i", xi), f = e.placeholder("f", xf);
+    Var gt = e.call1("aten::gt.Scalar", {a, int64_t(0)});
+    Var w = e.call1("aten::where.self", {gt, f, e.call1("aten::neg.default", {f})});
+    Var isum = e.call1("aten::sum.dim_IntList", {a, std::vector<int64_t>{1}, false});
+    Var mixed = e.call1("aten::mul.Tensor", {a, f});
+    e.output({w, isum, gt, mixed});
+    std::string d = check(g, {xi, xf});
+    QVERIFY2(d.empty(), d.c_str());
+  }
+
+  void nan_propagates_through_max_and_relu() {
+    Tensor x = Tensor::from_vector(std::vector<float>{1.f, NAN, -2.f, 3.f, -1.f, 0.5f}, {2, 3});
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("x", x);
+    e.output({e.call1("aten::relu.default", {a}), e.call1("aten::amax.default", {a, std::vector<int64_t>{1}, false})});
+    std::string d = check(g, {x}, 0);
+    QVERIFY2(d.empty(), d.c_str());
+  }
+
+  void non_contiguous_input_is_copied_to_the_compiled_layout() {
+    std::mt19937 rng(6);
+    Tensor x = random_f32({8, 16}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("x", x);
+    e.output({e.call1("aten::exp.default", {a})});
+    auto c = compile_or_fail(g);
+    Tensor xt = random_f32({16, 8}, rng).t();  // same sizes, transposed strides
+    auto got = c->run({xt});
+    QVERIFY(got.ok());
+    std::string d = test::compare_outputs(*got, test::aten_outputs(g, {xt}), 1e-6);
+    QVERIFY2(d.empty(), d.c_str());
+    auto wrong = c->run({random_f32({8, 15}, rng)});
+    QVERIFY(!wrong.ok());
+    QVERIFY2(contains(wrong.status().message(), "compiled for"), wrong.status().message().c_str());
+  }
+
+  void stages_show_ir_and_vectorized_assembly() {
+    std::mt19937 rng(7);
+    Tensor x = random_f32({4096}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("x", x);
+    e.output({e.call1("aten::add.Tensor", {e.call1("aten::sin.default", {a}), e.call1("aten::cos.default", {a})})});
+    CompileOptions o;
+    o.keep_text = true;
+    auto c = compile_or_fail(g, o);
+    std::vector<std::string> names;
+    for (const runtime::CodegenStage& s : c->stages()) names.push_back(s.name);
+    QCOMPARE(names, (std::vector<std::string>{"ir_pre_fusion", "ir_post_fusion", "llvm_ir", "llvm_ir_optimized", "assembly"}));
+    const std::string& before = c->stages()[2].text;
+    const std::string& after = c->stages()[3].text;
+    QVERIFY2(contains(before, "call float @sinf"), before.c_str());
+    // The loop vectorizer called glibc's vector sin and cos.
+    QVERIFY2(contains(after, "_ZGV") && contains(after, "v_sinf") && contains(after, "v_cosf"), after.c_str());
+    QVERIFY(contains(c->stages()[4].text, "kiln_group0"));
+    QVERIFY(c->stats().object_bytes > 0);
+  }
+
+  void injected_relu_bugs() {
+    Tensor x = Tensor::from_vector(std::vector<float>{-1.f, 2.f, -3.f, 4.f}, {4});
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("x", x);
+    e.output({e.call1("aten::relu.default", {a})});
+    CompileOptions o;
+    o.inject_bug = "relu:accuracy";
+    auto c = compile_or_fail(g, o);
+    auto got = c->run({x});
+    QVERIFY(got.ok());
+    QCOMPARE(test::values((*got)[0]), (std::vector<double>{1, 3, 1, 5}));
+    o.inject_bug = "relu:compile-error";
+    o.use_cache = false;
+    auto failed = CompiledGraph::compile(g, o);
+    QVERIFY(!failed.ok());
+    QVERIFY2(contains(failed.status().message(), "relu:compile-error"), failed.status().message().c_str());
+    o.inject_bug = "relu:sometimes";
+    auto bad = CompiledGraph::compile(g, o);
+    QVERIFY(!bad.ok());
+    QVERIFY2(contains(bad.status().message(), "not one of"), bad.status().message().c_str());
+  }
+
+  void intermediates_of_every_node() {
+    std::mt19937 rng(8);
+    Tensor x = random_f32({4, 8}, rng);
+    Graph g = softmax_graph(x);
+    CompileOptions o;
+    o.fuse = false;
+    auto c = compile_or_fail(g, o);
+    auto values = c->run_with_intermediates({x});
+    QVERIFY(values.ok());
+    for (const Node& n : g.nodes) {
+      if (n.op != OpKind::CallFunction) continue;
+      QVERIFY2(values->count(n.name), n.name.c_str());
+    }
+    // Each intermediate equals the ATen value of its node: the exp node, say.
+    Tensor max_row = x.contiguous();
+    for (const Node& n : g.nodes)
+      if (n.target == "aten::exp.default") {
+        std::vector<double> got = test::values(values->at(n.name));
+        QCOMPARE(got.size(), size_t(32));
+        for (double v : got) QVERIFY(v > 0 && v <= 1.0 + 1e-6);
+      }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestCodegenCpu)
+#include "test_codegen_cpu.moc"
