@@ -21,6 +21,7 @@ struct Options {
 ConformanceBackend make_backend(const std::string& name) {
   if (name == "eager-f64") return eager_f64_backend();
   if (name == "aot_eager") return pipeline::aot_eager_backend();
+  if (name == "kiln") return pipeline::kiln_backend();
   if (name == "decomp_eager") return pipeline::decomp_eager_backend();
   return eager_backend();
 }
@@ -47,7 +48,7 @@ void add_conformance_command(CLI::App& app, int& exit_code) {
   sub->add_option("--backend", opts->backend,
                   "eager: the eager kernels; eager-f64: the eager kernels in float64 (the accuracy reference); "
                   "aot_eager: each case as an ATen graph; decomp_eager: that graph decomposed to core ATen ops")
-      ->check(CLI::IsMember({"eager", "eager-f64", "aot_eager", "decomp_eager"}));
+      ->check(CLI::IsMember({"eager", "eager-f64", "aot_eager", "decomp_eager", "kiln"}));
   sub->add_option("--case", opts->only, "run only the case with this id or op name");
   sub->add_flag("--json", opts->json, "print one JSON document");
   sub->callback([opts, &exit_code] { exit_code = run(*opts); });

@@ -19,6 +19,7 @@
 #include "compiler/capture/capture.h"
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/pipeline/to_aten.h"
+#include "compiler/runtime/compiled_graph.h"
 #include "core/graph/parser.h"
 #include "core/graph/printer.h"
 #include "core/python/vm.h"
@@ -42,6 +43,32 @@ std::string describe_size(const Graph& g) {
   for (const Node& n : g.nodes)
     ops += n.op == OpKind::CallFunction || n.op == OpKind::CallMethod || n.op == OpKind::CallModule;
   return std::to_string(g.size()) + " nodes, " + std::to_string(ops) + " ops";
+}
+
+// The code generator's stages (backend kiln): the loop IR before and after
+// fusion, LLVM IR before and after optimization, the assembly. Their texts are
+// long, so they print only when asked for by name or with --print-after-all.
+bool print_codegen(const StagesOptions& o, const std::string& prefix, const pipeline::CompileResult& r) {
+  runtime::CompileOptions co;
+  co.keep_text = true;
+  auto code = runtime::CompiledGraph::compile(r.graph, co, r.constants.all());
+  if (!code) {
+    std::printf("=== %scodegen  failed: %s\n", prefix.c_str(), code.status().message().c_str());
+    return false;
+  }
+  const runtime::CompileStats& st = (*code)->stats();
+  for (const runtime::CodegenStage& s : (*code)->stages()) {
+    size_t lines = size_t(std::count(s.text.begin(), s.text.end(), '\n'));
+    std::string note = std::to_string(lines) + " lines";
+    if (s.name == "ir_post_fusion") note += ", " + std::to_string(st.kernels) + " kernels in " + std::to_string(st.groups) + " groups";
+    if (s.name == "assembly") note += ", object " + std::to_string(st.object_bytes) + " bytes";
+    double ms = s.name == "ir_pre_fusion" ? st.lower_ms : s.name == "ir_post_fusion" ? st.schedule_ms
+              : s.name == "llvm_ir" ? st.emit_ms : s.name == "llvm_ir_optimized" ? st.optimize_ms : st.codegen_ms;
+    std::printf("=== %s%s  %.3f ms  %s\n", prefix.c_str(), s.name.c_str(), ms, note.c_str());
+    bool asked = o.print_after_all || std::find(o.print_after.begin(), o.print_after.end(), s.name) != o.print_after.end();
+    if (asked) std::printf("%s\n", s.text.c_str());
+  }
+  return true;
 }
 
 bool run_passes(const StagesOptions& o, const std::string& prefix, Graph g, const std::string& where) {
@@ -69,7 +96,7 @@ bool run_passes(const StagesOptions& o, const std::string& prefix, Graph g, cons
     return false;
   }
   std::printf("=== %sresult  %s (input %s)\n", prefix.c_str(), describe_size(r.graph).c_str(), before.c_str());
-  return true;
+  return print_codegen(o, prefix, r);
 }
 
 namespace {

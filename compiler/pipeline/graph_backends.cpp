@@ -3,6 +3,8 @@
 #include "compiler/decomp/decompose.h"
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/emitter.h"
+#include "compiler/pipeline/pipeline.h"
+#include "compiler/runtime/compiled_graph.h"
 
 namespace kiln::pipeline {
 
@@ -76,6 +78,28 @@ ConformanceBackend graph_backend(bool decompose) {
 }
 
 }  // namespace
+
+// The case through every graph pass, then compiled to CPU code and run.
+ConformanceBackend kiln_backend() {
+  return [](const CorpusCase& c) -> Expected<ValueList> {
+    Expected<CaseGraph> cg = case_graph(c);
+    if (!cg) return cg.status();
+    CompileResult passes;
+    try {
+      passes = compile(std::move(cg->graph));
+    } catch (const Error& e) {
+      return Status::error(e.what());
+    }
+    if (!passes.status.ok()) return passes.status;
+    Expected<std::shared_ptr<runtime::CompiledGraph>> code = runtime::CompiledGraph::compile(passes.graph, {}, passes.constants.all());
+    if (!code) return code.status();
+    std::vector<Tensor> inputs;
+    for (const Value& v : cg->inputs) inputs.push_back(v.to_tensor());
+    Expected<std::vector<Tensor>> r = (*code)->run(inputs);
+    if (!r) return r.status();
+    return ValueList(r->begin(), r->end());
+  };
+}
 
 ConformanceBackend aot_eager_backend() { return graph_backend(false); }
 ConformanceBackend decomp_eager_backend() { return graph_backend(true); }

@@ -10,5 +10,7 @@ namespace kiln::pipeline {
 
 ConformanceBackend aot_eager_backend();
 ConformanceBackend decomp_eager_backend();
+// kiln: the graph passes, then CPU code generation (compiler/runtime/compiled_graph.h).
+ConformanceBackend kiln_backend();
 
 }  // namespace kiln::pipeline

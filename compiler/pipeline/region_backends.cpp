@@ -6,6 +6,8 @@
 #include "compiler/aot/partition.h"
 #include "compiler/decomp/decompose.h"
 #include "compiler/pipeline/aten_interpreter.h"
+#include "compiler/pipeline/pipeline.h"
+#include "compiler/runtime/compiled_graph.h"
 #include "compiler/pipeline/to_aten.h"
 #include "core/python/autograd.h"
 #include "core/python/torch_bridge.h"
@@ -21,6 +23,7 @@ struct Training {
   bool tried = false;
   std::vector<bool> requires_grad;  // per placeholder, as when it was made
   std::shared_ptr<Graph> forward, backward;  // null when autodiff failed
+  std::shared_ptr<const runtime::CompiledGraph> compiled_forward, compiled_backward;  // backend kiln
   size_t num_forward_outputs = 0;
   std::vector<size_t> tangent_of_output;  // per tangent: its forward output
 };
@@ -30,8 +33,42 @@ struct Lowered {
   bool tried = false;
   std::shared_ptr<Graph> graph;  // null when the lowering failed
   bool decomposed = false;       // the training graphs are decomposed too
+  std::shared_ptr<const runtime::CompiledGraph> compiled;  // backend kiln: the inference graph as code
   Training training;
 };
+
+// Runs a graph as code when the kiln backend compiled it, else on the eager kernels.
+Expected<std::vector<Value>> run_graph(const Graph& g, const runtime::CompiledGraph* compiled, const std::vector<Value>& args) {
+  if (!compiled) return run_aten_graph(g, args);
+  std::vector<Tensor> tensors;
+  for (const Value& v : args) {
+    if (!v.is_tensor()) return Status::error("a compiled graph takes tensors only");
+    tensors.push_back(v.to_tensor());
+  }
+  Expected<std::vector<Tensor>> r = compiled->run(tensors);
+  if (!r) return r.status();
+  return std::vector<Value>(r->begin(), r->end());
+}
+
+// Backend kiln: the graph through every graph pass, then lowered, fused and
+// generated as CPU code. What cannot be compiled runs on the eager kernels
+// (the graph as given), with a warning naming the region and the reason.
+std::shared_ptr<const runtime::CompiledGraph> compile_for_kiln(py::VM& vm, const Graph& g, const std::string& compile_id,
+                                                              const std::string& what) {
+  CompileResult passes;
+  try {
+    passes = compile(g);
+  } catch (const Error& e) {
+    passes.status = Status::error(e.what());
+  }
+  Expected<std::shared_ptr<runtime::CompiledGraph>> code =
+      passes.status.ok() ? runtime::CompiledGraph::compile(passes.graph, {}, passes.constants.all()) : passes.status;
+  if (!code) {
+    vm.write_err("W kiln kiln: [" + compile_id + "] " + what + " runs on the eager kernels: " + code.status().message() + "\n");
+    return nullptr;
+  }
+  return *code;
+}
 
 // The backward of one run of a compiled region: the backward graph on the
 // tensors the forward saved, as PyTorch's CompiledFunctionBackward.
@@ -47,7 +84,7 @@ class RegionBackward : public py::autograd::Node {
       else
         args.emplace_back(Tensor::zeros(forward_output_meta[out].sizes(), forward_output_meta[out].dtype()));
     }
-    Expected<std::vector<Value>> r = run_aten_graph(*backward, args);
+    Expected<std::vector<Value>> r = run_graph(*backward, compiled_backward.get(), args);
     if (!r) throw Error("the backward graph of [" + compile_id + "]: " + r.status().message());
     Grads grads;
     for (size_t i = 0; i < r->size(); ++i)
@@ -59,6 +96,7 @@ class RegionBackward : public py::autograd::Node {
 
   std::string compile_id;
   std::shared_ptr<Graph> backward;
+  std::shared_ptr<const runtime::CompiledGraph> compiled_backward;
   std::vector<Tensor> saved;
   std::vector<bool> requires_grad;             // per primal
   std::vector<size_t> tangent_of_output;       // per tangent: its forward output
@@ -72,6 +110,7 @@ class RegionBackward : public py::autograd::Node {
 // the region then runs its torch-level graph, which eager autograd records.
 void make_training(py::VM& vm, const Graph& lowered, Training& t, bool decompose, const std::string& compile_id,
                    const std::string& backend) {
+  const bool kiln = backend == "kiln";
   t.tried = true;
   aot::JointOptions jo;
   jo.requires_grad = t.requires_grad;
@@ -91,6 +130,11 @@ void make_training(py::VM& vm, const Graph& lowered, Training& t, bool decompose
     }
     part.forward = std::move(*f);
     part.backward = std::move(*b);
+  }
+  // A region left undecomposed (training batch norm) stays on the eager kernels.
+  if (kiln && decompose) {
+    t.compiled_forward = compile_for_kiln(vm, part.forward, compile_id, "the forward graph");
+    t.compiled_backward = compile_for_kiln(vm, part.backward, compile_id, "the backward graph");
   }
   t.forward = std::make_shared<Graph>(std::move(part.forward));
   t.backward = std::make_shared<Graph>(std::move(part.backward));
@@ -137,6 +181,7 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
       g = decomp::decompose(*g);
       lowered.decomposed = true;
     }
+    if (g.ok() && backend == "kiln" && lowered.decomposed) lowered.compiled = compile_for_kiln(vm, *g, compile_id, "the graph");
     if (g.ok()) lowered.graph = std::make_shared<Graph>(std::move(*g));
     else vm.write_err("W kiln " + backend + ": [" + compile_id + "] runs with the eager kernels: " + g.status().message() + "\n");
   }
@@ -158,7 +203,8 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
     else if (v.is_float()) args.emplace_back(v.as_float());
     else throw py::PyError("RuntimeError", "kiln " + backend + ": graph input of type " + py::type_name(v));
   }
-  Expected<std::vector<Value>> r = run_aten_graph(graph, args);
+  const runtime::CompiledGraph* compiled = train ? training.compiled_forward.get() : lowered.compiled.get();
+  Expected<std::vector<Value>> r = run_graph(graph, compiled, args);
   if (!r) throw py::PyError("RuntimeError", "kiln " + backend + ": [" + compile_id + "] " + r.status().message());
   // The lowering made in-place writes functional: write the new values back into the inputs.
   const Node& out = lowered.graph->nodes.back();
@@ -172,6 +218,7 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
     node->name = "CompiledFunctionBackward";
     node->compile_id = compile_id;
     node->backward = training.backward;
+    node->compiled_backward = training.compiled_backward;
     node->requires_grad = requires_grad;
     node->tangent_of_output = training.tangent_of_output;
     for (size_t i = num_outputs; i < r->size(); ++i) node->saved.push_back((*r)[i].to_tensor());
@@ -207,9 +254,10 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
 }  // namespace
 
 capture::RegionRunner region_runner(py::VM& vm, const std::string& backend, const std::string& compile_id) {
-  if (backend != "aot_eager" && backend != "decomp_eager") return nullptr;
+  if (backend != "aot_eager" && backend != "decomp_eager" && backend != "kiln") return nullptr;
   auto lowered = std::make_shared<Lowered>();
-  bool decompose = backend == "decomp_eager";
+  // kiln decomposes as part of its graph passes (compile_for_kiln).
+  bool decompose = backend == "decomp_eager" || backend == "kiln";
   py::VM* vmp = &vm;
   return [vmp, lowered, decompose, compile_id, backend](const capture::RegionResult& region, const std::vector<py::Value>& inputs) {
     return run_lowered(*vmp, region, inputs, *lowered, decompose, compile_id, backend);

@@ -8,6 +8,7 @@
 #include "compiler/runtime/compile_cache.h"
 #include "core/graph/hash.h"
 #include "compiler/loopir/print_ir.h"
+#include "compiler/pipeline/emitter.h"
 #include "compiler/sched/schedule.h"
 #include "core/tensor/parallel.h"
 
@@ -24,6 +25,9 @@ struct CompiledGraph::Impl {
   CompileStats stats;
   // Per buffer of scheduled.program.buffers: the buffer whose storage it uses.
   std::vector<size_t> storage_of;
+  // Per program input: the constant bound to it, or undefined for the
+  // caller's next input.
+  std::vector<Tensor> bound_inputs;
 };
 
 namespace {
@@ -107,9 +111,34 @@ CompiledGraph::~CompiledGraph() = default;
 const std::vector<CodegenStage>& CompiledGraph::stages() const { return impl_->stages; }
 const CompileStats& CompiledGraph::stats() const { return impl_->stats; }
 
-Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& g, const CompileOptions& options) {
+// The graph with each get_attr node turned into a placeholder whose tensor
+// is bound at compile time (in `bound`, per placeholder in order).
+Expected<Graph> bind_constants(const Graph& source, const std::map<std::string, Tensor>& constants,
+                               std::vector<Tensor>& bound) {
+  Graph g = source;
+  for (Node& n : g.nodes) {
+    if (n.op == OpKind::Placeholder) {
+      bound.emplace_back();
+    } else if (n.op == OpKind::GetAttr) {
+      auto it = constants.find(n.target);
+      if (it == constants.end())
+        return Status::error("compiled graph: get_attr node '" + n.name + "' names " + n.target + ", which no constant holds");
+      n.op = OpKind::Placeholder;
+      n.target = n.name;
+      if (!n.meta.val.is_tensor()) n.meta.val = Val::of_tensor(pipeline::tensor_meta_of(it->second));
+      bound.push_back(it->second);
+    }
+  }
+  return g;
+}
+
+Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& source, const CompileOptions& options,
+                                                                const std::map<std::string, Tensor>& constants) {
   auto t_start = Clock::now();
   auto impl = std::make_unique<Impl>();
+  Expected<Graph> bound = bind_constants(source, constants, impl->bound_inputs);
+  if (!bound) return bound.status();
+  const Graph& g = *bound;
   codegen::cpu::Options cg;
   cg.opt_level = options.opt_level;
   cg.keep_text = options.keep_text;
@@ -186,11 +215,17 @@ struct Memory {
   std::vector<char*> bases;     // per buffer: element 0 of its flat index space
 };
 
-Expected<Memory> allocate(const CompiledGraph::Impl& impl, const std::vector<Tensor>& inputs, bool fresh_storage) {
+Expected<Memory> allocate(const CompiledGraph::Impl& impl, const std::vector<Tensor>& given, bool fresh_storage) {
   const loopir::Program& p = impl.scheduled.program;
-  if (inputs.size() != p.inputs.size())
-    return Status::error("compiled graph: expected " + std::to_string(p.inputs.size()) + " inputs, got " +
-                         std::to_string(inputs.size()));
+  size_t wanted = 0;
+  for (const Tensor& b : impl.bound_inputs) wanted += !b.defined();
+  if (given.size() != wanted)
+    return Status::error("compiled graph: expected " + std::to_string(wanted) + " inputs, got " +
+                         std::to_string(given.size()));
+  std::vector<Tensor> inputs;
+  for (size_t i = 0, next = 0; i < impl.bound_inputs.size(); ++i)
+    inputs.push_back(impl.bound_inputs[i].defined() ? impl.bound_inputs[i] : given[next++]);
+  KILN_CHECK(inputs.size() == p.inputs.size(), "compiled graph: ", inputs.size(), " inputs for ", p.inputs.size(), " placeholders");
   Memory mem;
   mem.tensors.resize(p.buffers.size());
   mem.bases.resize(p.buffers.size(), nullptr);
@@ -252,11 +287,8 @@ Expected<std::vector<Tensor>> CompiledGraph::run(const std::vector<Tensor>& inpu
   const loopir::Program& p = impl_->scheduled.program;
   std::vector<Tensor> outputs;
   for (const std::string& name : p.outputs) {
-    size_t at = buffer_index(p, name);
-    auto input = std::find(p.inputs.begin(), p.inputs.end(), name);
-    // A graph that returns its input returns that very tensor, as eager does.
-    if (input != p.inputs.end()) outputs.push_back(inputs[size_t(input - p.inputs.begin())]);
-    else outputs.push_back(mem->tensors[at]);
+    // A graph that returns its input returns that very tensor (when it came in the compiled layout), as eager does.
+    outputs.push_back(mem->tensors[buffer_index(p, name)]);
   }
   return outputs;
 }

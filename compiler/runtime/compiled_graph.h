@@ -42,9 +42,13 @@ class CompiledGraph {
   // `g` is a decomposed ATen graph with meta vals and concrete sizes (what
   // the pipeline's last stage gives). Anything the lowering or the generator
   // cannot take is a Status naming the node.
-  static Expected<std::shared_ptr<CompiledGraph>> compile(const Graph& g, const CompileOptions& options = {});
+  // `constants` holds the tensors behind get_attr nodes (by target), as the
+  // pipeline's constant folding leaves them; they become inputs bound here.
+  static Expected<std::shared_ptr<CompiledGraph>> compile(const Graph& g, const CompileOptions& options = {},
+                                                          const std::map<std::string, Tensor>& constants = {});
 
-  // The graph's outputs for these inputs (placeholder order). Inputs whose
+  // The graph's outputs for these inputs (placeholder order, constants left
+  // out). Inputs whose
   // sizes or dtypes differ from the compiled ones are a Status; other strides
   // are copied to the compiled layout first.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;
