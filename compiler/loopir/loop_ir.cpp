@@ -183,9 +183,17 @@ double apply(ExprOp op, DType dtype, const double* a) {
 // Each buffer as doubles over its storage span, values already rounded to its dtype.
 struct Memory {
   std::map<std::string, std::vector<double>> data;
+  std::map<std::string, std::string> storage_of;  // a buffer living in another's storage
+
+  std::vector<double>& vec(const std::string& name) {
+    if (!storage_of.empty())
+      if (auto it = storage_of.find(name); it != storage_of.end()) return data.at(it->second);
+    return data.at(name);
+  }
+  const std::vector<double>& vec(const std::string& name) const { return const_cast<Memory*>(this)->vec(name); }
 
   double load(const std::string& name, int64_t i) const {
-    const std::vector<double>& d = data.at(name);
+    const std::vector<double>& d = vec(name);
     KILN_CHECK(i >= 0 && i < int64_t(d.size()), "loop IR evaluator: load from ", name, " at ", i, " out of [0, ",
                d.size(), ")");
     return d[size_t(i)];
@@ -235,7 +243,7 @@ double eval(const ExprRef& e, const IndexEnv& env, const Memory& mem) {
 
 void run_kernel(const Kernel& k, const Program& p, Memory& mem) {
   const Buffer& out = p.buffer(k.output);
-  std::vector<double>& dst = mem.data.at(k.output);
+  std::vector<double>& dst = mem.vec(k.output);
   IndexEnv env;
   size_t n = k.ranges.size();
   env.vars.assign(n + k.reduction_ranges.size(), 0);
@@ -277,13 +285,49 @@ void run_kernel(const Kernel& k, const Program& p, Memory& mem) {
   });
 }
 
+// An extern kernel on tensors made from the evaluator's doubles: every buffer
+// it touches becomes a tensor of its dtype over its storage span, and the
+// outputs' spans are read back (rounded to their dtypes by the copy).
+void run_extern_kernel(const Kernel& k, const Program& p, Memory& mem) {
+  std::map<std::string, Tensor> storages;
+  BufferTensors tensor_of = [&](const std::string& name) -> Tensor {
+    const Buffer& b = p.buffer(name);
+    auto it = storages.find(name);
+    if (it == storages.end()) {
+      const std::vector<double>& d = mem.vec(name);
+      Tensor flat = Tensor::from_vector(d, {int64_t(d.size())}).to(b.dtype);
+      it = storages.emplace(name, flat).first;
+    }
+    return it->second.as_strided(Shape(b.sizes.begin(), b.sizes.end()), Shape(b.strides.begin(), b.strides.end()),
+                                 b.offset);
+  };
+  run_extern(p, k, tensor_of);
+  for (const std::string& out : extern_outputs(k)) {
+    Tensor flat = storages.count(out) ? storages.at(out).to(DType::Float64).contiguous() : Tensor();
+    if (!flat.defined()) continue;
+    std::vector<double>& dst = mem.vec(out);
+    const double* src = flat.data<double>();
+    for (size_t i = 0; i < dst.size(); ++i) dst[i] = src[i];
+  }
+}
+
 }  // namespace
 
 std::vector<Tensor> run_loops(const Program& program, const std::vector<Tensor>& inputs) {
+  return detail::run_loops_sharing(program, inputs, {});
+}
+
+std::vector<Tensor> detail::run_loops_sharing(const Program& program, const std::vector<Tensor>& inputs,
+                                              const std::map<std::string, std::string>& storage_of) {
   KILN_USER_CHECK(inputs.size() == program.inputs.size(), "run_loops: expected ", program.inputs.size(),
                   " inputs, got ", inputs.size());
   Memory mem;
-  for (const Buffer& b : program.buffers) mem.data[b.name].assign(size_t(storage_span(b)), 0.0);
+  mem.storage_of = storage_of;
+  for (const Buffer& b : program.buffers)
+    if (!storage_of.count(b.name)) mem.data[b.name].assign(size_t(storage_span(b)), 0.0);
+  for (const auto& [name, storage] : storage_of)
+    KILN_CHECK(storage_span(program.buffer(name)) <= int64_t(mem.data.at(storage).size()), "run_loops: ", name,
+               " does not fit in the storage of ", storage);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Buffer& b = program.buffer(program.inputs[i]);
     const Tensor& t = inputs[i];
@@ -291,19 +335,22 @@ std::vector<Tensor> run_loops(const Program& program, const std::vector<Tensor>&
                     t.type_str(), ", the program was lowered for other sizes");
     Tensor rowmajor = t.to(DType::Float64).contiguous();
     const double* src = rowmajor.data<double>();
-    std::vector<double>& dst = mem.data[b.name];
+    std::vector<double>& dst = mem.vec(b.name);
     int64_t k = 0;
     for_each_index(b.sizes, [&](const std::vector<int64_t>& idx) {
       dst[size_t(flat_of(b, idx))] = round_to(src[k++], b.dtype);
     });
   }
-  for (const Kernel& k : program.kernels) run_kernel(k, program, mem);
+  for (const Kernel& k : program.kernels) {
+    if (k.kind == KernelKind::Extern) run_extern_kernel(k, program, mem);
+    else run_kernel(k, program, mem);
+  }
   std::vector<Tensor> outputs;
   for (const std::string& name : program.outputs) {
     const Buffer& b = program.buffer(name);
     std::vector<double> values;
     values.reserve(size_t(shape_numel(Shape(b.sizes.begin(), b.sizes.end()))));
-    const std::vector<double>& src = mem.data.at(name);
+    const std::vector<double>& src = mem.vec(name);
     for_each_index(b.sizes, [&](const std::vector<int64_t>& idx) { values.push_back(src[size_t(flat_of(b, idx))]); });
     outputs.push_back(Tensor::from_vector(values, Shape(b.sizes.begin(), b.sizes.end())).to(b.dtype));
   }

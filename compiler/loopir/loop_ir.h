@@ -5,11 +5,13 @@
 // Plain structs; lowering from ATen graphs is in lower.h, printing in
 // print_ir.h, and run_loops (the slow reference evaluator) below.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "compiler/loopir/extern_call.h"
 #include "compiler/loopir/index_expr.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
@@ -67,7 +69,9 @@ ExprRef expr_cast(ExprRef a, DType dtype);
 enum class ReductionType { Sum, Max, Min, Prod, Argmax, Any };
 std::string_view reduction_type_name(ReductionType t);  // "sum"
 
-enum class KernelKind { Pointwise, Reduction };
+// Extern: a library call on whole buffers (Inductor's ExternKernel /
+// FallbackKernel), see extern_call.h; it has no body and may write several buffers.
+enum class KernelKind { Pointwise, Reduction, Extern };
 
 // One loop nest writing one buffer. Loop variables x0 .. x<n-1> run over
 // `ranges` (the output's iteration space) and, for a reduction, x<n> ..
@@ -82,6 +86,8 @@ struct Kernel {
   ReductionType reduction = ReductionType::Sum;
   ExprRef body;
   IndexRef store_index;  // over x0 .. x<n-1> only
+  // Extern only (body and store_index null; ranges the first output's sizes, may be empty).
+  std::shared_ptr<const ExternCall> call;
 };
 
 struct Program {
@@ -123,5 +129,13 @@ class ExprMutator {
 // buffer's is a kiln::Error, one with other strides is copied to the buffer's
 // layout first. Returns Program::outputs.
 std::vector<Tensor> run_loops(const Program& program, const std::vector<Tensor>& inputs);
+
+namespace detail {
+// run_loops where each buffer named in `storage_of` lives in the storage of the
+// buffer it maps to (the scheduler's buffer plan): writes to one are seen
+// through the other, whatever their sizes. For run_scheduled.
+std::vector<Tensor> run_loops_sharing(const Program& program, const std::vector<Tensor>& inputs,
+                                      const std::map<std::string, std::string>& storage_of);
+}  // namespace detail
 
 }  // namespace kiln::loopir

@@ -5,8 +5,10 @@
 #include <map>
 #include <optional>
 
+#include "compiler/loopir/lower_extern.h"
 #include "compiler/loopir/simplify_index.h"
 #include "compiler/loopir/view_index.h"
+#include "core/ops/registry.h"
 #include "core/util/status.h"
 
 namespace kiln::loopir {
@@ -59,7 +61,7 @@ int64_t wrap(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
 
 class Lowerer {
  public:
-  explicit Lowerer(const Graph& g) : g_(g) {}
+  explicit Lowerer(const Graph& g) : g_(g), users_(compute_users(g)) {}
 
   Program run() {
     for (NodeId id = 0; id < NodeId(g_.size()); ++id) {
@@ -80,7 +82,7 @@ class Lowerer {
   }
   template <class... A>
   [[noreturn]] void fail(const Node& n, A&&... why) const {
-    fail_impl(n, detail::concat(std::forward<A>(why)...));
+    fail_impl(n, kiln::detail::concat(std::forward<A>(why)...));
   }
 
   // ---- graph metadata ----
@@ -268,9 +270,117 @@ class Lowerer {
       values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices& idx) { return load(x, idx); }));
       return;
     }
+    if (t == "operator.getitem") return lower_getitem(id);
     if (lower_view(id)) return;
     if (lower_reduction(id)) return;
-    fail(n, "has no loop lowering yet (supported: core ATen pointwise ops, views, sum/amax/amin/mean)");
+    lower_extern(id);
+  }
+
+  // ---- extern kernels (Inductor's ExternKernel / FallbackKernel) ----
+
+  void lower_getitem(NodeId id) {
+    const Node& n = g_[id];
+    if (n.args.size() != 2 || !n.args[0].is_node() || n.args[1].kind != Arg::Kind::Int)
+      fail(n, "expects getitem(node, int)");
+    auto it = tuple_values_.find(n.args[0].node_id());
+    if (it == tuple_values_.end()) fail(n, "reads '", g_[n.args[0].node_id()].name, "', which has no tuple value");
+    auto item = it->second.find(n.args[1].i);
+    if (item == it->second.end()) fail(n, "reads result ", n.args[1].i, ", which is not a tensor");
+    values_[id] = item->second;
+  }
+
+  // The buffer view an extern kernel reads for tensor argument `src`: the
+  // value's buffer seen through its views when they are strided, else a
+  // contiguous copy (Inductor's ExternKernel.realize_input).
+  BufferView extern_input(const Node& n, NodeId src) {
+    auto it = values_.find(src);
+    if (it == values_.end()) fail(n, "reads node '", g_[src].name, "', which has no tensor value");
+    const LValue v = it->second;
+    const Buffer& b = p_.buffer(v.buffer);
+    auto view = detail::as_strided_view(b, v.sizes, [&](const Indices& idx) {
+      return strided_index(b.sizes, b.strides, b.offset, v.to_buffer(idx));
+    });
+    if (view) return *view;
+    auto copied = copies_.find(src);
+    if (copied == copies_.end()) {
+      const Buffer& c = pointwise(g_[src], v.sizes, v.dtype, [&](const Indices& idx) { return load(v, idx); });
+      copied = copies_.emplace(src, c.name).first;
+    }
+    const Buffer& c = p_.buffer(copied->second);
+    return {c.name, c.sizes, c.strides, c.offset};
+  }
+
+  // A buffer for a tensor an extern kernel writes, laid out as meta['val'] says when that layout is dense.
+  const Buffer& extern_output(const Node& n, const TensorMeta& m) {
+    std::optional<DType> d = dtype_from_name(m.dtype);
+    if (!d) fail(n, "has the unknown dtype '", m.dtype, "'");
+    Shape sizes = concrete(n, m.sizes);
+    Buffer& b = new_buffer(sizes, *d);
+    if (m.strides) b.strides = detail::dense_strides_or_contiguous(sizes, concrete(n, *m.strides));
+    return b;
+  }
+
+  void lower_extern(NodeId id) {
+    const Node& n = g_[id];
+    if (!op_registry().find(n.target))
+      fail(n, "has no loop lowering and is not a registered ATen overload (no fallback kernel to call)");
+    auto call = std::make_shared<ExternCall>();
+    call->target = n.target;
+    std::function<Arg(const Arg&)> convert = [&](const Arg& a) -> Arg {
+      if (a.kind == Arg::Kind::Sym) fail(n, "has the symbolic argument ", a.s, "; only static shapes lower yet");
+      Arg r = a;
+      if (a.is_node()) {
+        call->tensors.push_back(extern_input(n, a.node_id()));
+        r.i = int64_t(call->tensors.size() - 1);
+      }
+      for (Arg& item : r.items) item = convert(item);
+      return r;
+    };
+    for (const Arg& a : n.args) call->args.push_back(convert(a));
+    for (const auto& [k, a] : n.kwargs) call->kwargs.emplace_back(k, convert(a));
+    for (const BufferView& v : call->tensors)
+      if (std::find(call->inputs.begin(), call->inputs.end(), v.buffer) == call->inputs.end())
+        call->inputs.push_back(v.buffer);
+    detail::classify_extern(*call);
+
+    const Val& val = n.meta.val;
+    if (val.is_tensor()) {
+      const Buffer& b = extern_output(n, val.tensor);
+      call->outputs.push_back(b.name);
+      call->output_results.push_back(0);
+      values_[id] = whole(b);
+    } else if (val.kind == Val::Kind::Tuple || val.kind == Val::Kind::List) {
+      // Only the results some getitem reads get a buffer.
+      std::map<int64_t, LValue>& items = tuple_values_[id];
+      for (NodeId u : users_[size_t(id)]) {
+        const Node& gi = g_[u];
+        if (gi.target != "operator.getitem" || gi.args.size() != 2 || gi.args[1].kind != Arg::Kind::Int)
+          fail(n, "returns a tuple read by '", gi.name, "', which is not a getitem");
+        int64_t k = gi.args[1].i;
+        if (k < 0 || size_t(k) >= val.items.size()) fail(gi, "reads result ", k, " of ", val.items.size());
+        if (items.count(k)) continue;
+        const Val& item = val.items[size_t(k)];
+        if (!item.is_tensor())
+          fail(n, "has a non-tensor result ", k, " that '", gi.name, "' reads; externs return tensors only");
+        const Buffer& b = extern_output(n, item.tensor);
+        call->outputs.push_back(b.name);
+        call->output_results.push_back(size_t(k));
+        items[k] = whole(b);
+      }
+    } else if (!users_[size_t(id)].empty() && val.kind == Val::Kind::None) {
+      fail(n, "has no meta['val'] (an extern kernel's output sizes and dtype are read from it)");
+    } else if (!users_[size_t(id)].empty()) {
+      fail(n, "has a non-tensor result that '", g_[users_[size_t(id)][0]].name,
+           "' reads (no loop lowering; an extern kernel returns tensors only)");
+    }
+    if (call->outputs.empty()) return;  // nothing reads it
+    Kernel k;
+    k.kind = KernelKind::Extern;
+    k.output = call->outputs[0];
+    k.origin = n.name;
+    k.ranges = p_.buffer(k.output).sizes;
+    k.call = std::move(call);
+    p_.kernels.push_back(std::move(k));
   }
 
   void lower_unary(NodeId id, ExprOp op) {
@@ -401,13 +511,21 @@ class Lowerer {
     const Node& n = g_[id];
     const std::string& t = n.target;
     ReductionType type;
-    bool mean = false, all_dims = false;
+    // argmin is argmax of -x (the first extreme and NaN positions agree), all
+    // is not any(x == 0): the loop IR keeps one reduction per direction.
+    bool mean = false, all_dims = false, negate = false, all = false;
     if (t == "aten::sum.dim_IntList" || t == "aten::sum.default") type = ReductionType::Sum;
     else if (t == "aten::mean.dim" || t == "aten::mean.default") type = ReductionType::Sum, mean = true;
     else if (t == "aten::amax.default") type = ReductionType::Max;
     else if (t == "aten::amin.default") type = ReductionType::Min;
+    else if (t == "aten::prod.dim_int" || t == "aten::prod.default") type = ReductionType::Prod;
+    else if (t == "aten::argmax.default") type = ReductionType::Argmax;
+    else if (t == "aten::argmin.default") type = ReductionType::Argmax, negate = true;
+    else if (t == "aten::any.dim" || t == "aten::any.dims" || t == "aten::any.default") type = ReductionType::Any;
+    else if (t == "aten::all.dim" || t == "aten::all.dims" || t == "aten::all.default") type = ReductionType::Any, all = true;
     else return false;
-    all_dims = t == "aten::sum.default" || t == "aten::mean.default";
+    all_dims = t == "aten::sum.default" || t == "aten::mean.default" || t == "aten::prod.default" ||
+               t == "aten::any.default" || t == "aten::all.default";
     const LValue x = tensor_arg(n, 0);
     int64_t rank = int64_t(x.sizes.size());
     std::optional<Shape> dims = all_dims ? std::nullopt : int_list_arg(n, 1, "dim");
@@ -443,10 +561,24 @@ class Lowerer {
         in[size_t(i)] = index_var(next_out++);
       }
     }
-    k.body = expr_cast(load(x, in), d);
+    if (type == ReductionType::Argmax) {
+      // Compares the values themselves; the stored position is the int64 result.
+      DType cmp = is_floating(x.dtype) ? x.dtype : DType::Float64;
+      ExprRef v = expr_cast(load(x, in), cmp);
+      k.body = negate ? expr_unary(ExprOp::Neg, v, cmp) : v;
+    } else if (all) {
+      k.body = expr_binary(ExprOp::Eq, load(x, in), expr_constant(0, x.dtype), DType::Bool);
+    } else {
+      k.body = expr_cast(load(x, in), d);
+    }
     k.store_index = store_index(b);
     p_.kernels.push_back(std::move(k));
     LValue result = whole(p_.buffers.back());
+    if (all) {
+      result = whole(pointwise(n, out, d, [&](const Indices& idx) {
+        return expr_binary(ExprOp::Eq, load(result, idx), expr_constant(0, DType::Bool), DType::Bool);
+      }));
+    }
     if (mean) {
       int64_t count = 1;
       for (int64_t s : red) count *= s;
@@ -459,6 +591,9 @@ class Lowerer {
   }
 
   const Graph& g_;
+  std::vector<std::vector<NodeId>> users_;
+  std::map<NodeId, std::map<int64_t, LValue>> tuple_values_;  // per multi-result extern node: its results read
+  std::map<NodeId, std::string> copies_;  // a non-strided view copied for an extern kernel, once
   Program p_;
   std::map<NodeId, LValue> values_;
   IndexRanges ranges_;

@@ -7,8 +7,11 @@
 // that read them. mean is a sum kernel then a division kernel.
 //
 // Sizes and dtypes come from each node's meta['val'] (what AOT tracing
-// records), so the graph must carry it and have concrete sizes. An op without
-// a lowering, a missing meta or a symbolic size is a kiln::Error naming the node.
+// records), so the graph must carry it and have concrete sizes. A registered op
+// without a loop lowering becomes an extern kernel (extern_call.h: mm, bmm,
+// addmm, convolution on BLAS; any other op a fallback to its eager kernel).
+// An unregistered target, a non-tensor result read later, a missing meta or a
+// symbolic size is a kiln::Error naming the node.
 #include "compiler/loopir/loop_ir.h"
 #include "core/graph/graph.h"
 

@@ -91,7 +91,29 @@ std::string layout_string(const Buffer& b) {
          ", stride=" + list_string(b.strides) + (b.offset ? ", offset=" + std::to_string(b.offset) : "") + ")";
 }
 
+namespace {
+
+// Inductor's ExternKernelOut for the dedicated BLAS calls, FallbackKernel for
+// the eager kernels, each output's layout, then the call itself.
+std::string print_extern(const Program& p, const Kernel& k) {
+  const ExternCall& c = *k.call;
+  std::ostringstream os;
+  os << k.output << ": " << (c.kind == ExternKind::Fallback ? "FallbackKernel" : "ExternKernelOut") << "\n";
+  os << k.output << ".origins = " << k.origin;
+  for (const std::string& e : c.epilogue) os << ", " << e;
+  os << "\n";
+  for (const std::string& out : c.outputs) os << out << ".layout = " << layout_string(p.buffer(out)) << "\n";
+  os << k.output << ".inputs = [";
+  for (size_t i = 0; i < c.inputs.size(); ++i) os << (i ? ", " : "") << c.inputs[i];
+  os << "]\n";
+  os << k.output << ".kernel = " << extern_call_string(p, c) << "\n";
+  return os.str();
+}
+
+}  // namespace
+
 std::string print_kernel(const Program& p, const Kernel& k) {
+  if (k.kind == KernelKind::Extern) return print_extern(p, k);
   const Buffer& out = p.buffer(k.output);
   IndexPrintOptions opt;
   opt.var_prefix = "p";

@@ -26,8 +26,8 @@ void plan_buffers(ScheduledProgram& s) {
   std::map<std::string, size_t> last_use;
   for (size_t g = 0; g < s.groups.size(); ++g)
     for (size_t k : s.groups[g].kernels) {
-      last_use[p.kernels[k].output] = std::max(last_use[p.kernels[k].output], g);
-      for (const LoadSite& l : collect_loads(p.kernels[k].body)) last_use[l.buffer] = g;
+      for (const std::string& w : written_buffers(p.kernels[k])) last_use[w] = std::max(last_use[w], g);
+      for (const std::string& r : read_buffers(p.kernels[k])) last_use[r] = g;
     }
   struct Free {
     std::string storage;
@@ -38,8 +38,13 @@ void plan_buffers(ScheduledProgram& s) {
   std::vector<Free> pool;
   std::map<std::string, std::string> storage_of;
   for (size_t g = 0; g < s.groups.size(); ++g) {
-    for (size_t k : s.groups[g].kernels) {
-      const Buffer& b = p.buffer(p.kernels[k].output);
+    std::vector<std::string> written;
+    for (size_t k : s.groups[g].kernels)
+      for (const std::string& w : written_buffers(p.kernels[k])) written.push_back(w);
+    // An extern is a group of its own, so storage freed by an earlier group is
+    // never one its inputs still use: it cannot overwrite what it reads.
+    for (const std::string& name : written) {
+      const Buffer& b = p.buffer(name);
       BufferAllocation a{b.name, b.name, false, ""};
       // A layout with holes or an offset would need its span, not its numel: keep those fresh.
       std::vector<int64_t> row_major(b.sizes.size(), 1);
@@ -68,15 +73,14 @@ void plan_buffers(ScheduledProgram& s) {
       s.allocations.push_back(a);
     }
     // Free what this group read or wrote for the last time (never inputs or outputs).
-    for (size_t k : s.groups[g].kernels) {
-      const Buffer& b = p.buffer(p.kernels[k].output);
+    for (const std::string& name : written) {
+      const Buffer& b = p.buffer(name);
       if (!b.is_output && last_use[b.name] == g) pool.push_back({storage_of[b.name], b.dtype, byte_size(b), g});
     }
     for (const auto& [name, storage] : storage_of) {
       const Buffer& b = p.buffer(name);
       if (b.is_output || last_use[name] != g) continue;
-      bool written_here = false;
-      for (size_t k : s.groups[g].kernels) written_here |= p.kernels[k].output == name;
+      bool written_here = std::find(written.begin(), written.end(), name) != written.end();
       if (!written_here) pool.push_back({storage, b.dtype, byte_size(b), g});
     }
   }
@@ -91,12 +95,19 @@ std::string print_scheduled(const ScheduledProgram& s) {
   const Program& p = s.program;
   for (size_t g = 0; g < s.groups.size(); ++g) {
     const FusedGroup& grp = s.groups[g];
-    os << "group" << g << " " << grp.name << ": "
-       << (grp.kernels.size() > 1 ? "FusedSchedulerNode(" : "SchedulerNode(");
-    for (size_t i = 0; i < grp.kernels.size(); ++i)
-      os << (i ? ", " : "")
-         << (p.kernels[grp.kernels[i]].kind == KernelKind::Reduction ? "Reduction" : "Pointwise");
-    os << ")\n";
+    os << "group" << g << " " << grp.name << ": ";
+    const Kernel& first = p.kernels[grp.kernels[0]];
+    if (first.kind == KernelKind::Extern) {
+      // Inductor: ExternKernelSchedulerNode around an ExternKernelOut or a FallbackKernel.
+      os << "ExternKernelSchedulerNode("
+         << (first.call->kind == ExternKind::Fallback ? "FallbackKernel" : "ExternKernelOut") << ")\n";
+    } else {
+      os << (grp.kernels.size() > 1 ? "FusedSchedulerNode(" : "SchedulerNode(");
+      for (size_t i = 0; i < grp.kernels.size(); ++i)
+        os << (i ? ", " : "")
+           << (p.kernels[grp.kernels[i]].kind == KernelKind::Reduction ? "Reduction" : "Pointwise");
+      os << ")\n";
+    }
     os << "group" << g << ".outer_numel = " << grp.outer_numel << "\n";
     os << "group" << g << ".snodes = [" ;
     for (size_t i = 0; i < grp.kernels.size(); ++i) os << (i ? ", " : "") << p.kernels[grp.kernels[i]].output;
@@ -167,29 +178,9 @@ std::vector<Tensor> run_scheduled(const ScheduledProgram& s, const std::vector<T
   if (options.apply_buffer_plan)
     for (const BufferAllocation& a : s.allocations)
       if (a.reused) storage[a.buffer] = a.storage;
-  if (storage.empty()) return run_loops(p, inputs);
-  // Buffers sharing a storage become one buffer (same dtype and element count,
-  // contiguous): stores and loads of both then hit the same memory.
-  auto rename = [&](const std::string& name) {
-    auto it = storage.find(name);
-    return it == storage.end() ? name : it->second;
-  };
-  struct Renamer : ExprMutator {
-    std::function<std::string(const std::string&)> fn;
-    ExprRef mutate_node(const ExprRef& rebuilt, const ExprRef&) override {
-      if (rebuilt->op != ExprOp::Load) return rebuilt;
-      std::string to = fn(rebuilt->buffer);
-      if (to == rebuilt->buffer) return rebuilt;
-      return expr_load(to, rebuilt->index, rebuilt->dtype);
-    }
-  } renamer;
-  renamer.fn = rename;
-  for (Kernel& k : p.kernels) {
-    k.output = rename(k.output);
-    k.body = renamer.mutate(k.body);
-  }
-  std::erase_if(p.buffers, [&](const Buffer& b) { return storage.count(b.name) > 0; });
-  return run_loops(p, inputs);
+  // Buffers sharing a storage use one memory in the evaluator: stores and
+  // loads of both hit it, so a buffer overwritten while still read shows.
+  return loopir::detail::run_loops_sharing(p, inputs, storage);
 }
 
 size_t count_groups_reading(const ScheduledProgram& s, const std::string& buffer) {

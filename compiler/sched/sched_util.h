@@ -28,8 +28,17 @@ struct LoadSite {
   std::string buffer;
   loopir::IndexRef index;
 };
-std::vector<LoadSite> collect_loads(const loopir::ExprRef& body);
-bool reads(const loopir::Kernel& k, const std::string& buffer);
+std::vector<LoadSite> collect_loads(const loopir::ExprRef& body);  // none for a null body (an extern)
+bool reads(const loopir::Kernel& k, const std::string& buffer);     // an extern's inputs count
+
+// The buffers a kernel reads (its loads', or an extern's inputs) and writes
+// (its output, or every output of an extern).
+std::vector<std::string> read_buffers(const loopir::Kernel& k);
+std::vector<std::string> written_buffers(const loopir::Kernel& k);
+
+// Folds a pointwise consumer into an mm / bmm extern kernel where BLAS can
+// compute it (beta*C, alpha) (extern_epilogue.cpp). Runs before inlining.
+void fuse_extern_epilogues(loopir::Program& p, std::vector<FusionDecision>& decisions);
 
 // Fills s.allocations from s.program and s.groups (buffer_plan.cpp).
 void plan_buffers(ScheduledProgram& s);

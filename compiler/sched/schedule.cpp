@@ -55,6 +55,7 @@ bool store_is_contiguous(const Kernel& k) {
 }
 
 std::vector<LoadSite> collect_loads(const ExprRef& body) {
+  if (!body) return {};
   struct Collector : ExprVisitor {
     std::vector<LoadSite> sites;
     void visit_node(const ExprRef& e) override {
@@ -65,7 +66,24 @@ std::vector<LoadSite> collect_loads(const ExprRef& body) {
   return c.sites;
 }
 
+std::vector<std::string> read_buffers(const Kernel& k) {
+  if (k.kind == KernelKind::Extern) return extern_inputs(k);
+  std::vector<std::string> out;
+  for (const LoadSite& l : collect_loads(k.body))
+    if (std::find(out.begin(), out.end(), l.buffer) == out.end()) out.push_back(l.buffer);
+  return out;
+}
+
+std::vector<std::string> written_buffers(const Kernel& k) {
+  if (k.kind == KernelKind::Extern) return extern_outputs(k);
+  return {k.output};
+}
+
 bool reads(const Kernel& k, const std::string& buffer) {
+  if (k.kind == KernelKind::Extern) {
+    std::vector<std::string> in = extern_inputs(k);
+    return std::find(in.begin(), in.end(), buffer) != in.end();
+  }
   for (const LoadSite& l : collect_loads(k.body))
     if (l.buffer == buffer) return true;
   return false;
@@ -143,12 +161,13 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
     const Kernel& k = p.kernels[i];
     if (k.kind != KernelKind::Pointwise) continue;
     std::vector<size_t> consumers;
-    std::vector<std::string> names, reductions;
+    std::vector<std::string> names, reductions, externs;
     for (size_t j = i + 1; j < p.kernels.size(); ++j)
       if (!removed[j] && reads(p.kernels[j], k.output)) {
         consumers.push_back(j);
         names.push_back(p.kernels[j].output);
         if (p.kernels[j].kind == KernelKind::Reduction) reductions.push_back(p.kernels[j].output);
+        if (p.kernels[j].kind == KernelKind::Extern) externs.push_back(p.kernels[j].output);
       }
     FusionDecision d{DecisionKind::Inline, false, k.output, join(names), ""};
     auto refuse = [&](const std::string& why) {
@@ -157,6 +176,10 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
     };
     if (p.buffer(k.output).is_output) { refuse("graph output (materialized)"); continue; }
     if (consumers.empty()) { refuse("no consumers"); continue; }
+    if (!externs.empty()) {
+      refuse("read by extern kernel " + join(externs) + " (a library call reads it from memory)");
+      continue;
+    }
     if (!store_is_contiguous(k)) { refuse("its store is not contiguous"); continue; }
     std::string mismatch;
     for (size_t j : consumers) {
@@ -218,14 +241,16 @@ class Fuser {
     for (size_t i = 0; i < p.kernels.size(); ++i) {
       group_of_.push_back(i);
       members_[i] = {i};
-      writer_[p.kernels[i].output] = i;
+      for (const std::string& b : written_buffers(p.kernels[i])) writer_[b] = i;
     }
-    for (size_t i = 0; i < p.kernels.size(); ++i)
-      for (const LoadSite& l : collect_loads(p.kernels[i].body)) {
-        loads_[i].push_back(l);
-        auto w = writer_.find(l.buffer);
+    for (size_t i = 0; i < p.kernels.size(); ++i) {
+      // An extern has no load sites, only whole buffers it reads: dependencies, never fusion candidates' indices.
+      for (const LoadSite& l : collect_loads(p.kernels[i].body)) loads_[i].push_back(l);
+      for (const std::string& b : read_buffers(p.kernels[i])) {
+        auto w = writer_.find(b);
         if (w != writer_.end()) producers_[i].insert(w->second);
       }
+    }
   }
 
   void run() {
@@ -332,6 +357,9 @@ class Fuser {
   std::string try_merge(size_t ga, size_t gb) {
     std::set<size_t> all = members_.at(ga);
     all.insert(members_.at(gb).begin(), members_.at(gb).end());
+    for (size_t k : all)
+      if (kernel(k).kind == KernelKind::Extern)
+        return "extern kernel " + kernel(k).output + " runs alone (a library call, not a loop nest)";
     int64_t n = outer_numel(all);
     if (n == 0) return "empty iteration space";
     bool any_reduction = std::any_of(all.begin(), all.end(), [&](size_t q) {
@@ -431,6 +459,7 @@ class Fuser {
 ScheduledProgram schedule(const Program& program) {
   ScheduledProgram s;
   s.program = program;
+  fuse_extern_epilogues(s.program, s.decisions);
   inline_producers(s.program, s.decisions);
   Fuser fuser(s.program, s.decisions);
   fuser.run();

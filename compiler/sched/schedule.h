@@ -10,6 +10,8 @@
 //     common outer ranges: pointwise epilogues of a reduction, a reduction that
 //     reads another's per-row result (softmax), sibling reductions over the
 //     same input (var_mean), vertical pointwise chains that stayed materialized.
+//  0. Extern epilogues: `mm + bias`, `mm * k` fold into the GEMM call (addmm).
+//     Extern kernels (extern_call.h) are each a group of their own.
 //  3. Buffer planning: a materialized intermediate reuses the storage of one
 //     freed (after its last reading group) with the same dtype and size.
 //
@@ -23,13 +25,14 @@
 
 namespace kiln::sched {
 
-enum class DecisionKind { Inline, Fuse };
+// Epilogue: a pointwise consumer folded into an mm/bmm extern kernel (beta*C, alpha).
+enum class DecisionKind { Inline, Fuse, Epilogue };
 
 struct FusionDecision {
   DecisionKind kind = DecisionKind::Fuse;
   bool accepted = false;
-  std::string producer;  // Inline: the inlined buffer; Fuse: a buffer of the group fused into
-  std::string consumer;  // Inline: consumers, comma separated; Fuse: a buffer of the group joining
+  std::string producer;  // Inline: the inlined buffer; Fuse: a buffer of the group fused into; Epilogue: the GEMM's
+  std::string consumer;  // Inline: consumers, comma separated; Fuse: a buffer of the group joining; Epilogue: the folded
   std::string reason;    // the whole sentence: "inlined buf1 into buf2: pointwise, single consumer"
 };
 
@@ -68,7 +71,7 @@ ScheduledProgram schedule(const loopir::Program& program);
 std::string print_scheduled(const ScheduledProgram& s);
 
 // Runs the scheduled program with run_loops. With `apply_buffer_plan`, buffers
-// that share a storage are renamed to it first, so a wrong plan (a buffer
+// that share a storage use one memory, so a wrong plan (a buffer
 // overwritten while still read) shows in the results. With `interleave`, each
 // group runs as fused code would: for each outer point, every kernel's part
 // at that point, in order; so a fusion that reads a value another outer point

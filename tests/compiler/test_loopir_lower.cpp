@@ -192,6 +192,34 @@ class TestLoopirLower : public QObject {
     QVERIFY(p.kernels[2].ranges.empty());
   }
 
+  // prod, argmax/argmin (ties: the first wins; NaN: its position), any/all, mean over two dims.
+  void other_reductions() {
+    std::mt19937 rng(11);
+    Tensor x = random_f32({3, 4, 5}, rng, 0.5f, 1.5f);
+    std::vector<float> tied = {1, 3, 3, 0, 2, 2, -1, -1, 5, 0, 0, 5};
+    tied[5] = std::nanf("");
+    Tensor t = Tensor::from_vector(tied, {3, 4});
+    Tensor xi = Tensor::from_vector(std::vector<int64_t>{0, 2, 0, 1, 1, 1, 0, 0, 3, 0, 5, 0}, {3, 4});
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("x", x), b = e.placeholder("t", t), c = e.placeholder("xi", xi);
+    Var pr = e.call1("aten::prod.dim_int", {a, int64_t(1)});
+    Var pa = e.call1("aten::prod.default", {c});
+    Var amx = e.call1("aten::argmax.default", {b, int64_t(1)});
+    Var amn = e.call1("aten::argmin.default", {b, int64_t(0), true});
+    Var amx_all = e.call1("aten::argmax.default", {a});
+    Var an = e.call1("aten::any.dim", {c, int64_t(1)});
+    Var al = e.call1("aten::all.dim", {c, int64_t(0), true});
+    Var al_all = e.call1("aten::all.default", {e.call1("aten::gt.Scalar", {a, 0.0})});
+    Var mn = e.call1("aten::mean.dim", {a, std::vector<int64_t>{0, 2}});
+    e.output({pr, pa, amx, amn, amx_all, an, al, al_all, mn});
+    Program p;
+    CHECK_SAME(g, &p, x, t, xi);
+    QCOMPARE(count_kind(p, KernelKind::Extern), size_t(0));  // all of them are loops
+    std::string text = print_loop_ir(p);
+    QVERIFY2(contains(text, "'prod'") && contains(text, "'argmax'") && contains(text, "'any'"), text.c_str());
+  }
+
   void mean_is_sum_then_div() {
     std::mt19937 rng(8);
     Tensor x = random_f32({6, 4}, rng);
@@ -262,12 +290,15 @@ class TestLoopirLower : public QObject {
     Var a = e.placeholder("x", Tensor::meta({2, 3}, DType::Float32));
     Var b = e.placeholder("w", Tensor::meta({3, 4}, DType::Float32));
     e.output({e.call1("aten::mm.default", {a, b})});
+    // mm has no loop lowering: it becomes an extern kernel (test_loopir_extern.cpp).
+    QCOMPARE(lower_to_loops(g).kernels.at(0).kind, KernelKind::Extern);
+    g[g.find("mm")].target = "aten::no_such_op.default";
     try {
       lower_to_loops(g);
-      QFAIL("mm lowered although it has no lowering");
+      QFAIL("an unregistered op lowered");
     } catch (const Error& err) {
       std::string msg = err.what();
-      QVERIFY2(contains(msg, "'mm'") && contains(msg, "aten::mm.default") && contains(msg, "no loop lowering"),
+      QVERIFY2(contains(msg, "'mm'") && contains(msg, "aten::no_such_op.default") && contains(msg, "no loop lowering"),
                msg.c_str());
     }
     // A bad input to the evaluator is a user error too, not a crash.

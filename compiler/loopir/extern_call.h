@@ -1,0 +1,92 @@
+#pragma once
+// Extern kernels of the loop IR (Inductor's ExternKernel / FallbackKernel): a
+// node without a loop lowering becomes one kernel that calls a library routine
+// on whole buffers instead of a loop body. mm, bmm, addmm and 2-D/1-D
+// convolution have dedicated implementations on OpenBLAS (extern_kernels.cpp);
+// every other registered ATen op runs its eager kernel through the op registry
+// and its results are copied into the output buffers (a fallback).
+//
+// loop_ir.h includes this header; Program and Kernel are declared there.
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/tensor/tensor.h"
+
+namespace kiln::loopir {
+
+struct Program;
+struct Kernel;
+
+enum class ExternKind {
+  Gemm,         // out = beta * C + alpha * (A @ B): mm, bmm, addmm, and mm/bmm with a fused epilogue
+  Convolution,  // aten::convolution.default, not transposed, 1-D or 2-D, float32/float64 at run time
+  Fallback,     // any registered op, through call_op
+};
+std::string_view extern_kind_name(ExternKind k);  // "gemm"
+
+// A strided view of a buffer's storage: what a tensor argument of an extern
+// kernel reads (a permute, slice or expand of a buffer needs no copy).
+struct BufferView {
+  std::string buffer;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;
+};
+
+struct GemmParams {
+  int a = -1, b = -1;  // indices into ExternCall::tensors: [M, K] @ [K, N] or [B, M, K] @ [B, K, N]
+  int c = -1;          // C broadcast to the output (index into tensors), or -1
+  std::optional<double> c_constant;  // C as a number (a fused `mm + 1`)
+  double alpha = 1, beta = 0;
+  bool batched = false;
+};
+
+struct ConvParams {
+  int input = -1, weight = -1, bias = -1;  // indices into ExternCall::tensors (bias -1: none)
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+};
+
+struct ExternCall {
+  ExternKind kind = ExternKind::Fallback;
+  std::string target;  // "aten::mm.default"; "aten::addmm.default" once an epilogue folded in
+  // The node's arguments as the graph has them, except that an Arg::Kind::Node
+  // holds an index into `tensors` rather than a NodeId (so they stay meaningful
+  // without the graph). A fallback binds exactly these.
+  std::vector<Arg> args;
+  std::vector<std::pair<std::string, Arg>> kwargs;
+  std::vector<BufferView> tensors;
+  std::vector<std::string> inputs;   // the distinct buffers read
+  std::vector<std::string> outputs;  // every buffer written; Kernel::output is outputs[0]
+  // outputs[i] receives result_tensors(results)[output_results[i]] (tuple
+  // results flattened as getitem indexes them); results nobody reads get no buffer.
+  std::vector<size_t> output_results;
+  GemmParams gemm;
+  ConvParams conv;
+  std::vector<std::string> epilogue;  // origins of the nodes folded into the call (scheduler)
+};
+
+// A Tensor aliasing a buffer's memory, with the Buffer's sizes, strides and offset.
+using BufferTensors = std::function<Tensor(const std::string& buffer)>;
+// Runs an extern kernel: reads its inputs through `buffer`, writes each output into buffer(output) (copy when the op allocates).
+void run_extern(const Program& p, const Kernel& k, const BufferTensors& buffer);
+std::vector<std::string> extern_inputs(const Kernel& k);   // buffers read
+std::vector<std::string> extern_outputs(const Kernel& k);  // buffers written
+
+// One line as Inductor's ir_post_fusion prints an extern: the op, then its
+// arguments with tensors named by their buffers ("extern_kernels.mm(arg0, buf0, out=buf1)").
+std::string extern_call_string(const Program& p, const ExternCall& c);
+// The call with every buffer name mapped through `rename` (the scheduler's buffer plan).
+ExternCall rename_extern_buffers(const ExternCall& c, const std::function<std::string(const std::string&)>& rename);
+
+namespace detail {
+// extern_kernels.cpp: the dedicated implementations. Each returns false when
+// it has no fast path for these dtypes / layouts (the caller then falls back to call_op).
+bool run_gemm(const GemmParams& g, const std::vector<Tensor>& tensors, const Tensor& out);
+bool run_convolution(const ConvParams& c, const std::vector<Tensor>& tensors, const Tensor& out);
+}  // namespace detail
+
+}  // namespace kiln::loopir
