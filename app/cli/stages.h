@@ -17,6 +17,9 @@ struct StagesOptions {
   std::string partitioner = "default";
   std::string compile_id;  // traces only: one compile id instead of all
   std::string stage;       // traces only: this stage instead of the best ATen graph
+  // Programs must generate code; a graph from a dump (symbolic sizes, ops
+  // Kiln lacks) may not, and then only says why.
+  bool codegen_required = false;
 };
 
 // Runs `f` and stores its wall time in `seconds`.

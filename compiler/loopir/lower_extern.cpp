@@ -112,7 +112,8 @@ std::optional<BufferView> as_strided_view(const Buffer& buffer, const std::vecto
     if (v.strides[d] < 0) return std::nullopt;
     terms.push_back(index_mul({index_const(v.strides[d]), index_var(int64_t(d))}));
   }
-  if (v.offset < 0 || !equal_index(simplify_index(index_add(terms), r), flat)) return std::nullopt;
+  IndexRef rebuilt = terms.size() == 1 ? terms[0] : index_add(terms);
+  if (v.offset < 0 || !equal_index(simplify_index(rebuilt, r), flat)) return std::nullopt;
   // A size-1 dim gets the stride a contiguous tensor would have, as torch prints them.
   for (size_t d = rank; d-- > 0;)
     if (sizes[d] == 1) v.strides[d] = d + 1 < rank ? v.strides[d + 1] * std::max<int64_t>(sizes[d + 1], 1) : 1;

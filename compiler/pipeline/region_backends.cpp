@@ -176,7 +176,8 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
         if (n.target.find("batch_norm") != std::string::npos && n.args.size() > 5 && n.args[5].kind == Arg::Kind::Bool && n.args[5].b)
           writes_inside_kernel = true;
     if (g.ok() && decompose && writes_inside_kernel)
-      vm.write_err("W kiln " + backend + ": [" + compile_id + "] not decomposed: training-mode batch norm updates its running statistics in place\n");
+      vm.write_err("W kiln " + backend + ": [" + compile_id + "] not decomposed" + (backend == "kiln" ? std::string(" and runs on the eager kernels") : std::string()) +
+                   ": training-mode batch norm updates its running statistics in place\n");
     else if (g.ok() && decompose) {
       g = decomp::decompose(*g);
       lowered.decomposed = true;

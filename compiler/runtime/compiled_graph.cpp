@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
+#include "compiler/loopir/extern_call.h"
 #include "compiler/loopir/lower.h"
 #include "compiler/runtime/compile_cache.h"
 #include "core/graph/hash.h"
@@ -267,8 +268,17 @@ Status execute(const CompiledGraph::Impl& impl, Memory& mem) {
   char* const* bases = mem.bases.data();
   for (size_t g = 0; g < groups.size(); ++g) {
     const codegen::cpu::GroupCode& code = groups[g];
-    if (code.is_extern)
-      return Status::error("compiled graph: extern kernel " + s.groups[g].name + " has no runtime yet");
+    if (code.is_extern) {
+      // Library calls (BLAS, convolution, eager fallbacks) see the buffers as tensors over the same memory.
+      const loopir::Program& p = s.program;
+      try {
+        for (size_t k : s.groups[g].kernels)
+          loopir::run_extern(p, p.kernels[k], [&](const std::string& name) { return mem.tensors[buffer_index(p, name)]; });
+      } catch (const Error& e) {
+        return Status::error(std::string("extern kernel ") + s.groups[g].name + ": " + e.what());
+      }
+      continue;
+    }
     if (!code.fn) continue;
     // Enough outer points per task that a task's work outweighs its dispatch.
     int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, code.work_per_outer));

@@ -4,6 +4,7 @@
 // graph count, graph break count, op count and break lines per compiled callable,
 // and the recompile reasons KILN_LOGS=recompiles prints.
 // A new example with its expected files is picked up without changing this file.
+#include <QRegularExpression>
 #include <QtTest>
 
 #include <QDir>
@@ -76,7 +77,7 @@ class TestExamples : public QObject {
     QTest::addColumn<QString>("name");
     QTest::addColumn<QString>("backend");
     for (const QString& name : programs())
-      for (const char* backend : {"eager", "aot_eager", "decomp_eager"})
+      for (const char* backend : {"eager", "aot_eager", "decomp_eager", "kiln"})
         QTest::newRow(qPrintable(name + "/" + backend)) << name << QString(backend);
   }
   void prints_pytorch_numbers() {
@@ -84,6 +85,17 @@ class TestExamples : public QObject {
     QFETCH(QString, backend);
     auto run = kiln::test::run_cli({"run", "--backend", backend, examples_dir() + "/" + name + ".py"});
     QVERIFY2(run.code == 0, run.err.constData());
+    // Backend kiln runs generated code: a region left on the eager kernels is
+    // a failure of this test, except the two known gaps below.
+    if (backend == "kiln") {
+      QString err = run.err;
+      // Training-mode batch norm updates its running statistics in place; until
+      // functionalization returns them as outputs, such regions stay on the eager kernels.
+      err.remove(QRegularExpression("W kiln kiln: \\[[0-9/]+\\] not decomposed and runs on the eager kernels: training-mode batch norm[^\n]*\n"));
+      // A tensor made from Python data inside a region (torch.tensor([...])) has no ATen form yet.
+      err.remove(QRegularExpression("W kiln kiln: \\[[0-9/]+\\] runs with the eager kernels: lowering to ATen: [^\n]*torch.tensor data[^\n]*\n"));
+      QVERIFY2(!err.contains("eager kernels"), run.err.constData());
+    }
     // PyTorch's inductor run is AOTAutograd's too: its outputs' grad_fn is
     // CompiledFunctionBackward, as with Kiln's aot_eager and decomp_eager. The
     // eager backend compares with PyTorch's eager-backend run where the two differ.
@@ -151,7 +163,7 @@ class TestExamples : public QObject {
                                  "fc.weight.grad norm 10.456981658935547",
                                  "bn1 running_mean sum -0.020516974851489067", "params 11689512"};
     QStringList eager;
-    for (const char* backend : {"eager", "aot_eager", "decomp_eager"}) {
+    for (const char* backend : {"eager", "aot_eager", "decomp_eager", "kiln"}) {
       auto run = kiln::test::run_cli({"run", "--backend", backend, examples_dir() + "/resnet18_train.py"});
       QVERIFY2(run.code == 0, run.err.constData());
       QStringList got = lines(run.out);
