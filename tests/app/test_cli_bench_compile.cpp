@@ -14,11 +14,13 @@ class TestCliBenchCompile : public QObject {
     QJsonParseError error;
     QJsonObject doc = QJsonDocument::fromJson(run.out, &error).object();
     QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(error.errorString()));
-    QJsonObject guard, capture;
+    QJsonObject guard, capture, cold, cached;
     for (const QJsonValue& r : doc["rows"].toArray()) {
       QJsonObject row = r.toObject();
       if (row["name"].toString() == "guard_check") guard = row;
       if (row["name"].toString() == "capture_100_ops") capture = row;
+      if (row["name"].toString() == "seed_cpu_cold") cold = row;
+      if (row["name"].toString() == "seed_cpu_cached") cached = row;
     }
     QVERIFY(!guard.isEmpty());
     QVERIFY(!capture.isEmpty());
@@ -31,6 +33,12 @@ class TestCliBenchCompile : public QObject {
     QCOMPARE(capture["ops"].toInt(), 100);
     QVERIFY(doc["ceiling"].toObject()["us"].toDouble() > 0);
     QCOMPARE(doc["reps"].toInt(), 3);
+    // The seed rows: the first fresh process compiles, the second finds its cache entry.
+    QVERIFY(cold["ms"].toDouble() > 0 && cached["ms"].toDouble() > 0);
+    QCOMPARE(cold["cache_hit"].toBool(), false);
+    QCOMPARE(cached["cache_hit"].toBool(), true);
+    QVERIFY(cold["stats"].toObject()["codegen_ms"].toDouble() > 0);
+    QCOMPARE(cold["target_ms"].toDouble(), 50.0);
   }
 
   void text_mode_prints_a_table() {
