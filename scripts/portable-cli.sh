@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Packs a kiln-cli that runs where no LLVM is installed (the lent GPU machine):
+# LLVM linked statically (KILN_LLVM_STATIC=ON), the other shared libraries
+# beside it. Writes .portable/bundle.tar.xz; on the other machine:
+#   tar -xJf bundle.tar.xz -C /tmp && LD_LIBRARY_PATH=/tmp/bundle/lib /tmp/bundle/kiln-cli bench cpu --threads 16
+#   python3 scripts/bench/inductor_cpu.py 16     # the same graphs through Inductor
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_GUI=OFF -DKILN_LLVM_STATIC=ON -DBUILD_TESTING=OFF >/dev/null
+ninja -C build-portable kiln-cli
+rm -rf .portable/bundle && mkdir -p .portable/bundle/lib
+strip -o .portable/bundle/kiln-cli build-portable/app/kiln-cli
+# glibc and the C++ runtime come from the target machine; everything else travels.
+ldd build-portable/app/kiln-cli | awk '/=>/ {print $3}' | grep -vE 'lib(c|m|stdc\+\+|gcc_s)\.so' |
+  while read -r lib; do cp -L "$lib" .portable/bundle/lib/; done
+tar -C .portable -cJf .portable/bundle.tar.xz bundle && rm -rf .portable/bundle
+ls -la .portable/bundle.tar.xz
