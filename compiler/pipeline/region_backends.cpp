@@ -254,7 +254,9 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
 
 }  // namespace
 
-capture::RegionRunner region_runner(py::VM& vm, const std::string& backend, const std::string& compile_id) {
+capture::RegionRunner region_runner(py::VM& vm, const std::string& requested, const std::string& compile_id) {
+  // torch.compile's default backend, inductor, is Kiln's own code generator here.
+  const std::string backend = requested == "inductor" ? "kiln" : requested;
   if (backend != "aot_eager" && backend != "decomp_eager" && backend != "kiln") return nullptr;
   auto lowered = std::make_shared<Lowered>();
   // kiln decomposes as part of its graph passes (compile_for_kiln).
