@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include "compiler/pipeline/aten_interpreter.h"
+#include "compiler/pipeline/emitter.h"
 #include "core/graph/graph.h"
 #include "test_support.h"
 
@@ -49,6 +50,19 @@ inline std::vector<Tensor> aten_outputs(const Graph& g, const std::vector<Tensor
   std::vector<Tensor> out;
   for (const Value& v : *want) out.push_back(v.to_tensor());
   return out;
+}
+
+// softmax over the last dim, decomposed as ATen's decomposition writes it:
+// amax, sub, exp, sum, div.
+inline Graph softmax_graph(const Tensor& x) {
+  Graph g;
+  pipeline::GraphEmitter e(g);
+  pipeline::Var a = e.placeholder("x", x);
+  pipeline::Var m = e.call1("aten::amax.default", {a, std::vector<int64_t>{-1}, true});
+  pipeline::Var ex = e.call1("aten::exp.default", {e.call1("aten::sub.Tensor", {a, m})});
+  pipeline::Var sm = e.call1("aten::sum.dim_IntList", {ex, std::vector<int64_t>{-1}, true});
+  e.output({e.call1("aten::div.Tensor", {ex, sm})});
+  return g;
 }
 
 }  // namespace kiln::test

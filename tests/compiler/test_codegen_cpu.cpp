@@ -38,16 +38,6 @@ std::string check(const Graph& g, const std::vector<Tensor>& inputs, double tol 
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-Graph softmax_graph(const Tensor& x) {
-  Graph g;
-  GraphEmitter e(g);
-  Var a = e.placeholder("x", x);
-  Var m = e.call1("aten::amax.default", {a, std::vector<int64_t>{-1}, true});
-  Var ex = e.call1("aten::exp.default", {e.call1("aten::sub.Tensor", {a, m})});
-  Var sm = e.call1("aten::sum.dim_IntList", {ex, std::vector<int64_t>{-1}, true});
-  e.output({e.call1("aten::div.Tensor", {ex, sm})});
-  return g;
-}
 
 }  // namespace
 
@@ -87,7 +77,7 @@ class TestCodegenCpu : public QObject {
     std::mt19937 rng(3);
     for (Shape shape : {Shape{5, 8}, Shape{64, 2048}, Shape{3, 7, 33}}) {
       Tensor x = random_f32(shape, rng, -6.f, 6.f);
-      std::string d = check(softmax_graph(x), {x});
+      std::string d = check(test::softmax_graph(x), {x});
       QVERIFY2(d.empty(), (shape_str(shape) + ": " + d).c_str());
     }
   }
@@ -228,7 +218,7 @@ class TestCodegenCpu : public QObject {
   void intermediates_of_every_node() {
     std::mt19937 rng(8);
     Tensor x = random_f32({4, 8}, rng);
-    Graph g = softmax_graph(x);
+    Graph g = test::softmax_graph(x);
     CompileOptions o;
     o.fuse = false;
     auto c = compile_or_fail(g, o);

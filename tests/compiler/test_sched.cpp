@@ -107,13 +107,7 @@ class TestSched : public QObject {
   void softmax_is_at_most_two_passes() {
     std::mt19937 rng(2);
     Tensor x = random_f32({5, 8}, rng, -6.f, 6.f);
-    Graph g;
-    GraphEmitter e(g);
-    Var a = e.placeholder("x", x);
-    Var m = e.call1("aten::amax.default", {a, std::vector<int64_t>{-1}, true});
-    Var ex = e.call1("aten::exp.default", {e.call1("aten::sub.Tensor", {a, m})});
-    Var sm = e.call1("aten::sum.dim_IntList", {ex, std::vector<int64_t>{-1}, true});
-    e.output({e.call1("aten::div.Tensor", {ex, sm})});
+    Graph g = test::softmax_graph(x);
     SCHEDULE(s, g, x);
     if (qEnvironmentVariableIsSet("KILN_PRINT_IR")) qDebug("%s", print_scheduled(s).c_str());
     QVERIFY2(s.groups.size() <= 2, print_scheduled(s).c_str());
