@@ -84,14 +84,7 @@ ConformanceBackend kiln_backend() {
   return [](const CorpusCase& c) -> Expected<ValueList> {
     Expected<CaseGraph> cg = case_graph(c);
     if (!cg) return cg.status();
-    CompileResult passes;
-    try {
-      passes = compile(std::move(cg->graph));
-    } catch (const Error& e) {
-      return Status::error(e.what());
-    }
-    if (!passes.status.ok()) return passes.status;
-    Expected<std::shared_ptr<runtime::CompiledGraph>> code = runtime::CompiledGraph::compile(passes.graph, {}, passes.constants.all());
+    Expected<std::shared_ptr<runtime::CompiledGraph>> code = compile_to_cpu(std::move(cg->graph));
     if (!code) return code.status();
     std::vector<Tensor> inputs;
     for (const Value& v : cg->inputs) inputs.push_back(v.to_tensor());

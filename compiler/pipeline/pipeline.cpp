@@ -36,4 +36,15 @@ CompileResult compile(Graph g, Options options) {
   return result;
 }
 
+Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const runtime::CompileOptions& options) {
+  CompileResult passes;
+  try {
+    passes = compile(std::move(g));
+  } catch (const Error& e) {
+    return Status::error(e.what());
+  }
+  if (!passes.status.ok()) return passes.status;
+  return runtime::CompiledGraph::compile(passes.graph, options, passes.constants.all());
+}
+
 }  // namespace kiln::pipeline

@@ -7,6 +7,7 @@
 
 #include "compiler/pipeline/constants.h"
 #include "compiler/pipeline/pass_manager.h"
+#include "compiler/runtime/compiled_graph.h"
 #include "core/graph/graph.h"
 #include "core/util/status.h"
 
@@ -34,5 +35,10 @@ struct CompileResult {
 std::vector<std::string> graph_pass_pipeline();
 
 CompileResult compile(Graph g, Options options = {});
+
+// Backend kiln: the graph through every graph pass, then the CPU code
+// generator. A pass that fails or throws is the Status, as is what the
+// generator refuses.
+Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const runtime::CompileOptions& options = {});
 
 }  // namespace kiln::pipeline

@@ -55,14 +55,7 @@ Expected<std::vector<Value>> run_graph(const Graph& g, const runtime::CompiledGr
 // (the graph as given), with a warning naming the region and the reason.
 std::shared_ptr<const runtime::CompiledGraph> compile_for_kiln(py::VM& vm, const Graph& g, const std::string& compile_id,
                                                               const std::string& what) {
-  CompileResult passes;
-  try {
-    passes = compile(g);
-  } catch (const Error& e) {
-    passes.status = Status::error(e.what());
-  }
-  Expected<std::shared_ptr<runtime::CompiledGraph>> code =
-      passes.status.ok() ? runtime::CompiledGraph::compile(passes.graph, {}, passes.constants.all()) : passes.status;
+  Expected<std::shared_ptr<runtime::CompiledGraph>> code = compile_to_cpu(g);
   if (!code) {
     vm.write_err("W kiln kiln: [" + compile_id + "] " + what + " runs on the eager kernels: " + code.status().message() + "\n");
     return nullptr;
