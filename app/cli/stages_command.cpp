@@ -63,9 +63,7 @@ bool print_codegen(const StagesOptions& o, const std::string& prefix, const pipe
     std::string note = std::to_string(lines) + " lines";
     if (s.name == "ir_post_fusion") note += ", " + std::to_string(st.kernels) + " kernels in " + std::to_string(st.groups) + " groups";
     if (s.name == "assembly") note += ", object " + std::to_string(st.object_bytes) + " bytes";
-    double ms = s.name == "ir_pre_fusion" ? st.lower_ms : s.name == "ir_post_fusion" ? st.schedule_ms
-              : s.name == "llvm_ir" ? st.emit_ms : s.name == "llvm_ir_optimized" ? st.optimize_ms : st.codegen_ms;
-    std::printf("=== %s%s  %.3f ms  %s\n", prefix.c_str(), s.name.c_str(), ms, note.c_str());
+    std::printf("=== %s%s  %.3f ms  %s\n", prefix.c_str(), s.name.c_str(), s.ms, note.c_str());
     bool asked = o.print_after_all || std::find(o.print_after.begin(), o.print_after.end(), s.name) != o.print_after.end();
     if (asked) std::printf("%s\n", s.text.c_str());
   }

@@ -99,11 +99,22 @@ ExprRef expr_cast(ExprRef a, DType dtype) {
   return make_op(ExprOp::ToDtype, {std::move(a)}, dtype);
 }
 
-const Buffer& Program::buffer(std::string_view name) const {
-  for (const Buffer& b : buffers)
-    if (b.name == name) return b;
+size_t Program::buffer_index(std::string_view name) const {
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].name == name) return i;
   KILN_CHECK(false, "loop IR: no buffer named ", name);
-  return buffers.front();  // unreachable
+  return 0;  // unreachable
+}
+
+const Buffer& Program::buffer(std::string_view name) const { return buffers[buffer_index(name)]; }
+
+int64_t storage_span(const Buffer& b) {
+  int64_t hi = b.offset;
+  for (size_t d = 0; d < b.sizes.size(); ++d) {
+    if (b.sizes[d] == 0) return 0;
+    hi += (b.sizes[d] - 1) * b.strides[d];
+  }
+  return hi + 1;
 }
 
 void ExprVisitor::visit(const ExprRef& e) {
@@ -199,15 +210,6 @@ struct Memory {
     return d[size_t(i)];
   }
 };
-
-int64_t storage_span(const Buffer& b) {
-  int64_t hi = b.offset;
-  for (size_t d = 0; d < b.sizes.size(); ++d) {
-    if (b.sizes[d] == 0) return 0;
-    hi += (b.sizes[d] - 1) * b.strides[d];
-  }
-  return hi + 1;
-}
 
 // Calls fn with every multi-index of `sizes`, row-major.
 template <class Fn>

@@ -97,6 +97,7 @@ struct Program {
   std::vector<std::string> outputs;  // buffer names, in the graph's output order (may repeat)
 
   const Buffer& buffer(std::string_view name) const;  // KILN_CHECK when absent
+  size_t buffer_index(std::string_view name) const;   // its place in `buffers`; KILN_CHECK when absent
 };
 
 // Walks every expression node, children first, then the node; shared nodes once per use.
@@ -121,6 +122,9 @@ class ExprMutator {
     return rebuilt;
   }
 };
+
+// Elements from a buffer's flat index 0 to one past its last element (0 when empty).
+int64_t storage_span(const Buffer& b);
 
 // The slow reference interpreter: runs every kernel point by point, computing
 // in double and rounding each result to its expression's dtype (so float32

@@ -29,6 +29,10 @@ struct CompiledGraph::Impl {
   // Per program input: the constant bound to it, or undefined for the
   // caller's next input.
   std::vector<Tensor> bound_inputs;
+  size_t given_inputs = 0;  // the inputs run() takes: those bound_inputs leaves undefined
+  // Buffer indices of Program::inputs and Program::outputs, found once here
+  // rather than by name on every run.
+  std::vector<size_t> input_slots, output_slots;
 };
 
 namespace {
@@ -53,23 +57,6 @@ sched::ScheduledProgram unfused(const loopir::Program& p) {
     s.allocations.push_back({K.output, K.output, false, "fresh: unfused for intermediates"});
   }
   return s;
-}
-
-size_t buffer_index(const loopir::Program& p, const std::string& name) {
-  for (size_t i = 0; i < p.buffers.size(); ++i)
-    if (p.buffers[i].name == name) return i;
-  KILN_CHECK(false, "runtime: no buffer ", name);
-  return 0;
-}
-
-// Elements from the buffer's base to one past its last element.
-int64_t storage_span(const Buffer& b) {
-  int64_t hi = b.offset;
-  for (size_t d = 0; d < b.sizes.size(); ++d) {
-    if (b.sizes[d] == 0) return b.offset;
-    hi += (b.sizes[d] - 1) * b.strides[d];
-  }
-  return hi + 1;
 }
 
 Shape shape_of(const std::vector<int64_t>& v) { return Shape(v.begin(), v.end()); }
@@ -162,8 +149,8 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
     return Status::error(e.what());
   }
   if (options.keep_text) {
-    impl->stages.push_back({"ir_pre_fusion", loopir::print_loop_ir(program)});
-    impl->stages.push_back({"ir_post_fusion", sched::print_scheduled(impl->scheduled)});
+    impl->stages.push_back({"ir_pre_fusion", loopir::print_loop_ir(program), impl->stats.lower_ms});
+    impl->stages.push_back({"ir_post_fusion", sched::print_scheduled(impl->scheduled), impl->stats.schedule_ms});
   }
   // The compile cache skips LLVM entirely; a compile that keeps the IR
   // texts for the stepper always runs it.
@@ -188,15 +175,18 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
   impl->code = std::move(*code);
   const codegen::cpu::Module& m = *impl->code;
   if (options.keep_text) {
-    impl->stages.push_back({"llvm_ir", m.llvm_ir});
-    impl->stages.push_back({"llvm_ir_optimized", m.llvm_ir_optimized});
-    impl->stages.push_back({"assembly", m.assembly});
+    impl->stages.push_back({"llvm_ir", m.llvm_ir, m.times.emit_ms});
+    impl->stages.push_back({"llvm_ir_optimized", m.llvm_ir_optimized, m.times.optimize_ms});
+    impl->stages.push_back({"assembly", m.assembly, m.times.codegen_ms});
   }
   const loopir::Program& p = impl->scheduled.program;
   impl->storage_of.resize(p.buffers.size());
   for (size_t i = 0; i < p.buffers.size(); ++i) impl->storage_of[i] = i;
   for (const sched::BufferAllocation& a : impl->scheduled.allocations)
-    if (a.reused) impl->storage_of[buffer_index(p, a.buffer)] = buffer_index(p, a.storage);
+    if (a.reused) impl->storage_of[p.buffer_index(a.buffer)] = p.buffer_index(a.storage);
+  for (const std::string& name : p.inputs) impl->input_slots.push_back(p.buffer_index(name));
+  for (const std::string& name : p.outputs) impl->output_slots.push_back(p.buffer_index(name));
+  for (const Tensor& b : impl->bound_inputs) impl->given_inputs += !b.defined();
   CompileStats& st = impl->stats;
   st.emit_ms = m.times.emit_ms;
   st.optimize_ms = m.times.optimize_ms;
@@ -218,10 +208,8 @@ struct Memory {
 
 Expected<Memory> allocate(const CompiledGraph::Impl& impl, const std::vector<Tensor>& given, bool fresh_storage) {
   const loopir::Program& p = impl.scheduled.program;
-  size_t wanted = 0;
-  for (const Tensor& b : impl.bound_inputs) wanted += !b.defined();
-  if (given.size() != wanted)
-    return Status::error("compiled graph: expected " + std::to_string(wanted) + " inputs, got " +
+  if (given.size() != impl.given_inputs)
+    return Status::error("compiled graph: expected " + std::to_string(impl.given_inputs) + " inputs, got " +
                          std::to_string(given.size()));
   std::vector<Tensor> inputs;
   for (size_t i = 0, next = 0; i < impl.bound_inputs.size(); ++i)
@@ -231,7 +219,7 @@ Expected<Memory> allocate(const CompiledGraph::Impl& impl, const std::vector<Ten
   mem.tensors.resize(p.buffers.size());
   mem.bases.resize(p.buffers.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    size_t at = buffer_index(p, p.inputs[i]);
+    size_t at = impl.input_slots[i];
     const Buffer& b = p.buffers[at];
     const Tensor& t = inputs[i];
     if (t.sizes() != shape_of(b.sizes) || t.dtype() != b.dtype)
@@ -241,7 +229,7 @@ Expected<Memory> allocate(const CompiledGraph::Impl& impl, const std::vector<Ten
       mem.tensors[at] = t;
     } else {
       // Another layout than the compiled one: copy into the compiled layout.
-      Tensor storage = Tensor::empty({storage_span(b)}, b.dtype);
+      Tensor storage = Tensor::empty({loopir::storage_span(b)}, b.dtype);
       mem.tensors[at] = storage.as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
       mem.tensors[at].copy_(t);
     }
@@ -254,7 +242,7 @@ Expected<Memory> allocate(const CompiledGraph::Impl& impl, const std::vector<Ten
     if (owner != i && mem.tensors[owner].defined()) {
       mem.tensors[i] = mem.tensors[owner].as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
     } else {
-      Tensor storage = Tensor::empty({storage_span(b)}, b.dtype);
+      Tensor storage = Tensor::empty({loopir::storage_span(b)}, b.dtype);
       mem.tensors[i] = storage.as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
     }
     mem.bases[i] = base_of(mem.tensors[i]);
@@ -273,7 +261,7 @@ Status execute(const CompiledGraph::Impl& impl, Memory& mem) {
       const loopir::Program& p = s.program;
       try {
         for (size_t k : s.groups[g].kernels)
-          loopir::run_extern(p, p.kernels[k], [&](const std::string& name) { return mem.tensors[buffer_index(p, name)]; });
+          loopir::run_extern(p, p.kernels[k], [&](const std::string& name) { return mem.tensors[p.buffer_index(name)]; });
       } catch (const Error& e) {
         return Status::error(std::string("extern kernel ") + s.groups[g].name + ": " + e.what());
       }
@@ -294,12 +282,9 @@ Expected<std::vector<Tensor>> CompiledGraph::run(const std::vector<Tensor>& inpu
   Expected<Memory> mem = allocate(*impl_, inputs, false);
   if (!mem) return mem.status();
   if (Status st = execute(*impl_, *mem); !st.ok()) return st;
-  const loopir::Program& p = impl_->scheduled.program;
+  // A graph that returns its input returns that very tensor (when it came in the compiled layout), as eager does.
   std::vector<Tensor> outputs;
-  for (const std::string& name : p.outputs) {
-    // A graph that returns its input returns that very tensor (when it came in the compiled layout), as eager does.
-    outputs.push_back(mem->tensors[buffer_index(p, name)]);
-  }
+  for (size_t slot : impl_->output_slots) outputs.push_back(mem->tensors[slot]);
   return outputs;
 }
 
@@ -311,7 +296,7 @@ Expected<std::map<std::string, Tensor>> CompiledGraph::run_with_intermediates(co
   std::map<std::string, Tensor> values;
   for (const loopir::Kernel& k : p.kernels) {
     std::string node = k.origin.empty() ? k.output : k.origin;
-    values[node] = mem->tensors[buffer_index(p, k.output)];
+    values[node] = mem->tensors[p.buffer_index(k.output)];
   }
   return values;
 }

@@ -28,6 +28,7 @@ struct CompileOptions {
 struct CodegenStage {
   std::string name;
   std::string text;
+  double ms = 0;  // the step that made it (the assembly: object and assembly emission)
 };
 
 struct CompileStats {

@@ -108,11 +108,7 @@ class JitModule : public Module {
 
 std::vector<GroupLoops> plan_all(const sched::ScheduledProgram& s) {
   std::vector<GroupLoops> plans;
-  for (const sched::FusedGroup& g : s.groups) {
-    const loopir::Kernel& first = s.program.kernels[g.kernels.front()];
-    bool loop = first.kind == loopir::KernelKind::Pointwise || first.kind == loopir::KernelKind::Reduction;
-    plans.push_back(loop ? plan_group(s.program, g) : GroupLoops{});
-  }
+  for (const sched::FusedGroup& g : s.groups) plans.push_back(plan_group(s.program, g));
   return plans;
 }
 
@@ -178,9 +174,8 @@ Expected<std::unique_ptr<Module>> link(const sched::ScheduledProgram& s, const s
     GroupCode code;
     code.outer_numel = plans[g].outer_numel;
     code.work_per_outer = plans[g].work_per_outer;
-    const loopir::Kernel& first = s.program.kernels[s.groups[g].kernels.front()];
-    code.is_extern = first.kind != loopir::KernelKind::Pointwise && first.kind != loopir::KernelKind::Reduction;
-    if (!code.is_extern && code.outer_numel > 0) {
+    code.is_extern = plans[g].is_extern;
+    if (plans[g].has_function()) {
       code.symbol = group_symbol(g);
       auto address = ss.jit->lookup(*jd, code.symbol);
       if (!address) return Status::error("cpu codegen: " + message_of(address.takeError()));
@@ -212,11 +207,11 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
     // One context per compile: contexts are not thread-safe, and the module
     // is gone once its object code exists.
     llvm::LLVMContext ctx;
-    EmittedModule emitted = emit_module(ctx, s, plans, options.inject_bug);
+    std::unique_ptr<llvm::Module> emitted = emit_module(ctx, s, plans, options.inject_bug);
     auto tm_or = ss.machine.createTargetMachine();
     if (!tm_or) return Status::error("cpu codegen: " + message_of(tm_or.takeError()));
     std::unique_ptr<llvm::TargetMachine> tm = std::move(*tm_or);
-    llvm::Module& m = *emitted.module;
+    llvm::Module& m = *emitted;
     m.setDataLayout(tm->createDataLayout());
     m.setTargetTriple(tm->getTargetTriple().str());
     for (llvm::Function& f : m) {

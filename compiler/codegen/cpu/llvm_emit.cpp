@@ -62,7 +62,7 @@ class Emitter {
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry_fn));
     std::vector<Value*> call_args;
     for (const std::string& name : used) {
-      Value* slot = b_.CreateConstInBoundsGEP1_64(ptr, entry_fn->getArg(0), uint64_t(slot_of(name)));
+      Value* slot = b_.CreateConstInBoundsGEP1_64(ptr, entry_fn->getArg(0), uint64_t(p_.buffer_index(name)));
       call_args.push_back(b_.CreateLoad(ptr, slot, name + ".base"));
     }
     call_args.push_back(entry_fn->getArg(1));
@@ -90,13 +90,6 @@ class Emitter {
 
  private:
   using Body = std::function<std::vector<Value*>(Value* iv, const std::vector<Value*>& carried)>;
-
-  size_t slot_of(const std::string& buffer) const {
-    for (size_t i = 0; i < p_.buffers.size(); ++i)
-      if (p_.buffers[i].name == buffer) return i;
-    KILN_CHECK(false, "cpu codegen: no buffer ", buffer);
-    return 0;
-  }
 
   // for (iv = lo; iv < hi; ++iv), in the rotated form LLVM's loop passes
   // expect; `carried` values flow from one iteration to the next and out.
@@ -174,7 +167,6 @@ class Emitter {
     if ((K.reduction == ReductionType::Sum || K.reduction == ReductionType::Prod) && is_floating(out_dtype))
       acc_dtype = DType::Float64;
     if (K.reduction == ReductionType::Argmax) acc_dtype = body_dtype;
-    llvm::Type* acc_type = compute_type(acc_dtype);
     std::vector<Value*> init;
     switch (K.reduction) {
       case ReductionType::Sum: init = {constant(0, acc_dtype)}; break;
@@ -184,7 +176,6 @@ class Emitter {
       case ReductionType::Min: init = {lowest(acc_dtype, false)}; break;
       case ReductionType::Argmax: init = {lowest(acc_dtype, true), b_.getInt64(0)}; break;
     }
-    (void)acc_type;
     std::vector<Value*> result = nest(K.reduction_ranges, first_red, 0, init, [&](const std::vector<Value*>& acc) {
       memo_.clear();
       Value* v = expr(k.body);
@@ -572,26 +563,16 @@ class Emitter {
 
 }  // namespace
 
-EmittedModule emit_module(llvm::LLVMContext& ctx, const sched::ScheduledProgram& s, const std::vector<GroupLoops>& plans,
-                          InjectedBug bug) {
-  EmittedModule out;
-  out.module = std::make_unique<llvm::Module>("kiln", ctx);
-  Emitter emitter(ctx, *out.module, s.program, bug);
-  for (size_t g = 0; g < s.groups.size(); ++g) {
-    const std::vector<size_t>& ks = s.groups[g].kernels;
-    bool is_loop = !ks.empty() && (s.program.kernels[ks[0]].kind == KernelKind::Pointwise ||
-                                   s.program.kernels[ks[0]].kind == KernelKind::Reduction);
-    if (!is_loop || plans[g].outer_numel == 0) {
-      out.symbols.emplace_back();
-      continue;
-    }
-    out.symbols.push_back(group_symbol(g));
-    emitter.emit_group(plans[g], out.symbols.back());
-  }
+std::unique_ptr<llvm::Module> emit_module(llvm::LLVMContext& ctx, const sched::ScheduledProgram& s,
+                                          const std::vector<GroupLoops>& plans, InjectedBug bug) {
+  auto module = std::make_unique<llvm::Module>("kiln", ctx);
+  Emitter emitter(ctx, *module, s.program, bug);
+  for (size_t g = 0; g < s.groups.size(); ++g)
+    if (plans[g].has_function()) emitter.emit_group(plans[g], group_symbol(g));
   std::string problems;
   llvm::raw_string_ostream os(problems);
-  KILN_CHECK(!llvm::verifyModule(*out.module, &os), "cpu codegen built invalid LLVM IR: ", problems);
-  return out;
+  KILN_CHECK(!llvm::verifyModule(*module, &os), "cpu codegen built invalid LLVM IR: ", problems);
+  return module;
 }
 
 }  // namespace kiln::codegen::cpu

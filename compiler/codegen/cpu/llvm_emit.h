@@ -13,14 +13,10 @@
 
 namespace kiln::codegen::cpu {
 
-// One function per loop group (symbol "kiln_group<i>", "" for extern
-// groups). Throws kiln::Error for what it cannot generate.
-struct EmittedModule {
-  std::unique_ptr<llvm::Module> module;
-  std::vector<std::string> symbols;
-};
-EmittedModule emit_module(llvm::LLVMContext& ctx, const sched::ScheduledProgram& s,
-                          const std::vector<GroupLoops>& plans, InjectedBug bug);
+// One function, group_symbol(i), per group whose plan has_function().
+// Throws kiln::Error for what it cannot generate.
+std::unique_ptr<llvm::Module> emit_module(llvm::LLVMContext& ctx, const sched::ScheduledProgram& s,
+                                          const std::vector<GroupLoops>& plans, InjectedBug bug);
 
 // The symbol of group i's function.
 std::string group_symbol(size_t group);

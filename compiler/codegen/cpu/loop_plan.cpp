@@ -67,6 +67,10 @@ class Reindex {
 
 GroupLoops plan_group(const Program& p, const sched::FusedGroup& g) {
   GroupLoops out;
+  if (p.kernels[g.kernels.front()].kind == KernelKind::Extern) {
+    out.is_extern = true;
+    return out;
+  }
   out.outer_numel = choose_outer(p, g);
   out.work_per_outer = 0;
   for (size_t k : g.kernels) {

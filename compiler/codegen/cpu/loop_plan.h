@@ -32,12 +32,17 @@ struct KernelLoops {
 };
 
 struct GroupLoops {
+  bool is_extern = false;  // a library call the runtime makes: no loops, no function
   int64_t outer_numel = 1;
   int64_t work_per_outer = 1;  // elements the kernels touch per outer point
   std::vector<KernelLoops> kernels;
+
+  // Whether the group compiles to a function (an empty loop nest needs none).
+  bool has_function() const { return !is_extern && outer_numel > 0; }
 };
 
-// A group of Pointwise/Reduction kernels (never an extern group).
+// The loops of a group of Pointwise/Reduction kernels; an extern group's
+// plan only says so.
 GroupLoops plan_group(const loopir::Program& p, const sched::FusedGroup& g);
 
 }  // namespace kiln::codegen::cpu

@@ -1,6 +1,5 @@
 #include "compiler/codegen/cpu/vector_math.h"
 
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,51 +27,40 @@ bool has_feature(const std::string& features, const char* f) {
   return (","+features+",").find(std::string(",") + f + ",") != std::string::npos;
 }
 
-// VecDesc keeps StringRefs: the names live as long as the process.
-std::vector<llvm::VecDesc> descriptions(const std::string& features) {
-  static std::vector<std::string> names;
-  static std::vector<llvm::VecDesc> all;
-  static std::vector<std::string> feature_of;
-  static bool made = [] {
-    struct Entry {
-      std::string scalar, vector, prefix;
-      unsigned lanes;
-    };
-    std::vector<Entry> entries;
+// One vector variant. VecDesc keeps StringRefs, so the names live in this
+// process-wide table, built once and never changed.
+struct Variant {
+  std::string scalar, vector, prefix;
+  unsigned lanes;
+  const char* feature;
+};
+
+const std::vector<Variant>& variants() {
+  static const std::vector<Variant> table = [] {
+    std::vector<Variant> out;
     for (const Routine& r : kRoutines)
       for (const Isa& isa : kIsas)
         for (bool is_float : {true, false}) {
           unsigned lanes = unsigned(is_float ? isa.float_lanes : isa.float_lanes / 2);
           std::string scalar = std::string(r.name) + (is_float ? "f" : "");
           std::string n = std::to_string(lanes);
-          entries.push_back({scalar, std::string("_ZGV") + isa.letter + "N" + n + "v_" + scalar, "_ZGV_LLVM_N" + n + "v",
-                             lanes});
-          feature_of.push_back(isa.feature);
+          out.push_back({scalar, std::string("_ZGV") + isa.letter + "N" + n + "v_" + scalar, "_ZGV_LLVM_N" + n + "v",
+                         lanes, isa.feature});
         }
-    names.reserve(entries.size() * 3);
-    for (const Entry& e : entries) {
-      names.push_back(e.scalar);
-      llvm::StringRef scalar = names.back();
-      names.push_back(e.vector);
-      llvm::StringRef vector = names.back();
-      names.push_back(e.prefix);
-      llvm::StringRef prefix = names.back();
-      all.emplace_back(scalar, vector, llvm::ElementCount::getFixed(e.lanes), false, prefix);
-    }
-    return true;
+    return out;
   }();
-  (void)made;
-  std::vector<llvm::VecDesc> out;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (has_feature(features, feature_of[i].c_str())) out.push_back(all[i]);
-  return out;
+  return table;
 }
 
 }  // namespace
 
 void add_vector_math(llvm::TargetLibraryInfoImpl& tli, const llvm::Triple& triple, const std::string& features) {
   if (!triple.isX86() || !triple.isOSLinux()) return;
-  tli.addVectorizableFunctions(descriptions(features));
+  std::vector<llvm::VecDesc> runnable;
+  for (const Variant& v : variants())
+    if (has_feature(features, v.feature))
+      runnable.emplace_back(v.scalar, v.vector, llvm::ElementCount::getFixed(v.lanes), false, v.prefix);
+  tli.addVectorizableFunctions(runnable);
 }
 
 }  // namespace kiln::codegen::cpu
