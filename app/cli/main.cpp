@@ -6,12 +6,19 @@
 #include "app/cli/commands.h"
 #include "app/version.h"
 #include "compiler/aot/eager_autograd.h"
+#include "compiler/codegen/cpu/cpu_codegen.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Kiln: a workbench for debugging tensor-graph compilers (headless)", "kiln-cli"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln-cli ") + kiln::version_string());
   int exit_code = kiln::cli::kExitOk;
+  // A mistyped KILN_INJECT_BUG would otherwise surface only as per-region
+  // warnings, with the program running uncompiled: refuse it up front.
+  if (auto bug = kiln::codegen::cpu::injected_bug_from_env(); !bug) {
+    std::fprintf(stderr, "kiln-cli: %s\n", bug.status().message().c_str());
+    return kiln::cli::kExitBadInput;
+  }
   // Programs that call backward() run Kiln's derivative formulas.
   kiln::aot::install_eager_autograd();
   kiln::cli::add_conformance_command(app, exit_code);

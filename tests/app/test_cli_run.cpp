@@ -29,6 +29,23 @@ class TestCliRun : public QObject {
     for (int i = 0; i < want.size(); ++i) QVERIFY2(kiln::test::same_printed_line(got[i], want[i]), qPrintable(got[i] + " vs " + want[i]));
   }
 
+  // KILN_INJECT_BUG (CLI.md): relu:accuracy changes what the compiled relu
+  // program prints; an unknown value is bad input (exit 3), not a warning per region.
+  void injected_relu_bug() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("KILN_COMPILE_CACHE", "0");
+    auto clean = kiln::test::run_cli({"run", program("s02_linear_relu.py")}, 300000, env);
+    QCOMPARE(clean.code, 0);
+    env.insert("KILN_INJECT_BUG", "relu:accuracy");
+    auto wrong = kiln::test::run_cli({"run", program("s02_linear_relu.py")}, 300000, env);
+    QCOMPARE(wrong.code, 0);
+    QVERIFY2(wrong.out != clean.out, wrong.out.constData());
+    env.insert("KILN_INJECT_BUG", "relu:sometimes");
+    auto bad = kiln::test::run_cli({"run", program("s02_linear_relu.py")}, 300000, env);
+    QCOMPARE(bad.code, 3);
+    QVERIFY2(bad.err.contains("KILN_INJECT_BUG='relu:sometimes' is not one of"), bad.err.constData());
+  }
+
   void graph_breaks_program_prints_pytorch_numbers() {
     auto run = kiln::test::run_cli({"run", program("s03_graph_breaks.py")});
     QCOMPARE(run.code, 0);
