@@ -98,6 +98,32 @@ class TestCodegenCpu : public QObject {
     QVERIFY2(d.empty(), d.c_str());
   }
 
+  // Float sums run in float over chunks of a row and in double across them:
+  // the error must not grow with the row, as a plain float sum's does.
+  void long_float_sums_stay_accurate() {
+    std::mt19937 rng(11);
+    for (Shape shape : {Shape{1, 3000001}, Shape{5, 1025}, Shape{3, 2, 2049}}) {
+      Tensor x = random_f32(shape, rng, 0.f, 1.f);
+      Graph g;
+      GraphEmitter e(g);
+      Var a = e.placeholder("x", x);
+      e.output({e.call1("aten::sum.dim_IntList", {a, std::vector<int64_t>{-1}, false})});
+      auto got = compile_or_fail(g)->run({x});
+      QVERIFY2(bool(got), got.status().message().c_str());
+      const int64_t row = shape.back(), rows = shape_numel(shape) / row;
+      const float* in = x.data<float>();
+      const float* out = (*got)[0].data<float>();
+      for (int64_t r = 0; r < rows; ++r) {
+        double exact = 0;
+        for (int64_t i = 0; i < row; ++i) exact += in[r * row + i];
+        // float's own rounding of the result is 6e-8; allow a few times that.
+        QVERIFY2(std::abs(out[r] - exact) <= 3e-7 * exact,
+                 (shape_str(shape) + " row " + std::to_string(r) + ": " + std::to_string(out[r]) + " vs " +
+                  std::to_string(exact)).c_str());
+      }
+    }
+  }
+
   void integer_and_bool_dtypes() {
     std::vector<int64_t> iv;
     for (int i = 0; i < 60; ++i) iv.push_back(i * 7 % 23 - 11);

@@ -24,6 +24,7 @@
 
 #include "compiler/codegen/cpu/llvm_emit.h"
 #include "compiler/codegen/cpu/loop_plan.h"
+#include "compiler/codegen/cpu/reuse_row_values.h"
 #include "compiler/codegen/cpu/vector_math.h"
 
 namespace kiln::codegen::cpu {
@@ -108,7 +109,10 @@ class JitModule : public Module {
 
 std::vector<GroupLoops> plan_all(const sched::ScheduledProgram& s) {
   std::vector<GroupLoops> plans;
-  for (const sched::FusedGroup& g : s.groups) plans.push_back(plan_group(s.program, g));
+  for (const sched::FusedGroup& g : s.groups) {
+    plans.push_back(plan_group(s.program, g));
+    plans.back().notes = reuse_row_values(s.program, plans.back());
+  }
   return plans;
 }
 
@@ -219,7 +223,11 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
       f.addFnAttr("target-cpu", tm->getTargetCPU());
       f.addFnAttr("target-features", tm->getTargetFeatureString());
     }
-    if (options.keep_text) module->llvm_ir = print_module(m);
+    if (options.keep_text) {
+      for (size_t g = 0; g < plans.size(); ++g)
+        for (const std::string& note : plans[g].notes) module->llvm_ir += "; " + group_symbol(g) + ": " + note + "\n";
+      module->llvm_ir += print_module(m);
+    }
     module->times.emit_ms = ms_since(t0);
     t0 = Clock::now();
     optimize(m, *tm, options.opt_level);

@@ -176,13 +176,19 @@ class Emitter {
       case ReductionType::Min: init = {lowest(acc_dtype, false)}; break;
       case ReductionType::Argmax: init = {lowest(acc_dtype, true), b_.getInt64(0)}; break;
     }
-    std::vector<Value*> result = nest(K.reduction_ranges, first_red, 0, init, [&](const std::vector<Value*>& acc) {
+    const bool chunked = acc_dtype == DType::Float64 && K.reduction == ReductionType::Sum && is_floating(body_dtype) &&
+                         !K.reduction_ranges.empty() &&
+                         body_dtype != DType::Float64;
+    // One step of the reduction at the current values of its variables.
+    const DType step_dtype = chunked ? DType::Float32 : acc_dtype;
+    auto step = [&](const std::vector<Value*>& acc) -> std::vector<Value*> {
       memo_.clear();
       Value* v = expr(k.body);
+      for (const KernelLoops::SideStore& s : k.side_stores) store(s.buffer, s.index, expr(s.value), s.value->dtype);
       switch (K.reduction) {
         case ReductionType::Sum: {
-          Value* x = cast(v, body_dtype, acc_dtype);
-          if (!is_floating(acc_dtype)) return std::vector<Value*>{acc_dtype == DType::Bool ? b_.CreateOr(acc[0], x) : b_.CreateAdd(acc[0], x)};
+          Value* x = cast(v, body_dtype, step_dtype);
+          if (!is_floating(step_dtype)) return std::vector<Value*>{step_dtype == DType::Bool ? b_.CreateOr(acc[0], x) : b_.CreateAdd(acc[0], x)};
           return std::vector<Value*>{reassociable(ExprOp::Add, acc[0], x)};
         }
         case ReductionType::Prod: {
@@ -214,9 +220,48 @@ class Emitter {
         }
       }
       return acc;
-    });
+    };
+    std::vector<Value*> result;
+    if (chunked) {
+      result = chunked_float_sum(K.reduction_ranges, first_red, init, step);
+    } else {
+      result = nest(K.reduction_ranges, first_red, 0, init, step);
+    }
     if (K.reduction == ReductionType::Argmax) store(K.output, k.store_index, result[1], DType::Int64);
     else store(K.output, k.store_index, result[0], acc_dtype);
+  }
+
+  // A float sum in two levels: runs of up to kFloatSumChunk elements of the
+  // innermost reduction dimension accumulate in float (one partial sum per
+  // vector lane, so full-width vectors and no conversion per element), and
+  // each run's sum is added to the double accumulator. The error then stays
+  // that of a few dozen float additions however long the row, as with ATen's
+  // cascade sum, at the speed of a float loop.
+  static constexpr int64_t kFloatSumChunk = 1024;
+  template <typename Step>
+  std::vector<Value*> chunked_float_sum(const std::vector<int64_t>& ranges, int64_t first_var, std::vector<Value*> init,
+                                        const Step& step) {
+    std::vector<int64_t> outer_dims(ranges.begin(), ranges.end() - 1);
+    const int64_t last_var = first_var + int64_t(ranges.size()) - 1;
+    const int64_t n = ranges.back();
+    auto run = [&](Value* lo, Value* hi, Value* acc) {
+      Value* partial = loop(lo, hi, {constant(0, DType::Float32)}, [&](Value* iv, const std::vector<Value*>& f) {
+        vars_[last_var] = iv;
+        std::vector<Value*> next = step({f[0]});
+        return next;
+      })[0];
+      return b_.CreateFAdd(acc, b_.CreateFPExt(partial, b_.getDoubleTy()));
+    };
+    return nest(outer_dims, first_var, 0, std::move(init), [&](const std::vector<Value*>& acc) {
+      if (n <= kFloatSumChunk) return std::vector<Value*>{run(b_.getInt64(0), b_.getInt64(n), acc[0])};
+      const int64_t chunks = (n + kFloatSumChunk - 1) / kFloatSumChunk;
+      return loop(b_.getInt64(0), b_.getInt64(chunks), {acc[0]}, [&](Value* c, const std::vector<Value*>& a) {
+        Value* lo = b_.CreateMul(c, b_.getInt64(kFloatSumChunk), "", true, true);
+        Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(lo, b_.getInt64(kFloatSumChunk)),
+                                             b_.getInt64(n));
+        return std::vector<Value*>{run(lo, hi, a[0])};
+      });
+    });
   }
 
   // An accumulation the vectorizer may reorder, keeping one partial result per lane.
@@ -338,7 +383,10 @@ class Emitter {
     auto fma = [&](Value* a, Value* m, Value* add) {
       return b_.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {a, m, add});
     };
-    Value* clamped = b_.CreateMaximum(b_.CreateMinimum(x, c(88.8)), c(-104.0));
+    // Compare-and-select clamps are one minps/maxps each; llvm.minimum would
+    // add NaN handling here that the last select does anyway.
+    Value* clamped = b_.CreateSelect(b_.CreateFCmpOLT(x, c(88.8)), x, c(88.8));
+    clamped = b_.CreateSelect(b_.CreateFCmpOGT(clamped, c(-104.0)), clamped, c(-104.0));
     Value* n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b_.CreateFMul(clamped, c(1.44269504088896341)));
     Value* r = fma(n, c(-0.693359375), clamped);
     r = fma(n, c(2.12194440e-4), r);

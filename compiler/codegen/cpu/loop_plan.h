@@ -9,6 +9,7 @@
 // decoded dimensions folds back into the outer index itself and the
 // innermost loop stays a unit-stride loop the vectorizer takes.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "compiler/loopir/loop_ir.h"
@@ -29,6 +30,15 @@ struct KernelLoops {
   loopir::ExprRef body;         // loads re-indexed over kOuterVar and the inner variables
   loopir::IndexRef store_index;
   loopir::IndexRanges ranges;   // of kOuterVar and every inner variable
+
+  // Reductions only: values of the body also stored at each reduction step,
+  // for a later kernel to load (reuse_row_values.h).
+  struct SideStore {
+    std::string buffer;
+    loopir::IndexRef index;
+    loopir::ExprRef value;  // a node of `body`
+  };
+  std::vector<SideStore> side_stores;
 };
 
 struct GroupLoops {
@@ -36,6 +46,7 @@ struct GroupLoops {
   int64_t outer_numel = 1;
   int64_t work_per_outer = 1;  // elements the kernels touch per outer point
   std::vector<KernelLoops> kernels;
+  std::vector<std::string> notes;  // what the plan changed and why, for the stage text
 
   // Whether the group compiles to a function (an empty loop nest needs none).
   bool has_function() const { return !is_extern && outer_numel > 0; }
