@@ -10,11 +10,8 @@ const char* version_string() {
   static const std::string text = [] {
     std::string llvm = llvm_version();
     std::string s = std::string(KILN_VERSION) + " (LLVM " + (llvm.empty() ? "off" : llvm);
-#ifdef KILN_HAVE_CUDA
-    s += ", CUDA backend built";
-#else
-    s += ", CUDA backend off";
-#endif
+    // NVRTC and the driver are opened only when a GPU compile asks for them.
+    s += ", CUDA backend built; NVRTC and libcuda loaded at run time";
     return s + ")";
   }();
   return text.c_str();

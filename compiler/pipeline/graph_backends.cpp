@@ -5,6 +5,7 @@
 #include "compiler/pipeline/emitter.h"
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/runtime/compiled_graph.h"
+#include "compiler/runtime/cuda_graph.h"
 
 namespace kiln::pipeline {
 
@@ -92,6 +93,32 @@ ConformanceBackend kiln_backend() {
     if (!r) return r.status();
     return ValueList(r->begin(), r->end());
   };
+}
+
+ConformanceBackend kiln_cuda_backend() {
+  return [](const CorpusCase& c) -> Expected<ValueList> {
+    Expected<CaseGraph> cg = case_graph(c);
+    if (!cg) return cg.status();
+    Expected<std::shared_ptr<runtime::CudaCompiledGraph>> code = compile_to_cuda(std::move(cg->graph));
+    if (!code) return code.status();
+    std::vector<Tensor> inputs;
+    for (const Value& v : cg->inputs) inputs.push_back(v.to_tensor());
+    Expected<std::vector<Tensor>> r = (*code)->run(inputs);
+    if (!r) return r.status();
+    return ValueList(r->begin(), r->end());
+  };
+}
+
+Expected<std::string> kiln_cuda_compile_case(const CorpusCase& c) {
+  Expected<CaseGraph> cg = case_graph(c);
+  if (!cg) return cg.status();
+  runtime::CudaCompileOptions options;
+  options.compile_only = true;
+  Expected<std::shared_ptr<runtime::CudaCompiledGraph>> code = compile_to_cuda(std::move(cg->graph), options);
+  if (!code) return code.status();
+  const runtime::CudaCompileStats& st = (*code)->stats();
+  return std::to_string(st.kernels) + " kernel(s), " + std::to_string(st.extern_groups) + " extern call(s), " +
+         std::to_string(st.cubin_bytes) + " bytes of sm_" + std::to_string(options.sm) + " code";
 }
 
 ConformanceBackend aot_eager_backend() { return graph_backend(false); }

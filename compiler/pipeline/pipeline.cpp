@@ -47,4 +47,15 @@ Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const 
   return runtime::CompiledGraph::compile(passes.graph, options, passes.constants.all());
 }
 
+Expected<std::shared_ptr<runtime::CudaCompiledGraph>> compile_to_cuda(Graph g, const runtime::CudaCompileOptions& options) {
+  CompileResult passes;
+  try {
+    passes = compile(std::move(g));
+  } catch (const Error& e) {
+    return Status::error(e.what());
+  }
+  if (!passes.status.ok()) return passes.status;
+  return runtime::CudaCompiledGraph::compile(passes.graph, options, passes.constants.all());
+}
+
 }  // namespace kiln::pipeline

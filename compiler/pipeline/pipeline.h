@@ -8,6 +8,7 @@
 #include "compiler/pipeline/constants.h"
 #include "compiler/pipeline/pass_manager.h"
 #include "compiler/runtime/compiled_graph.h"
+#include "compiler/runtime/cuda_graph.h"
 #include "core/graph/graph.h"
 #include "core/util/status.h"
 
@@ -40,5 +41,9 @@ CompileResult compile(Graph g, Options options = {});
 // generator. A pass that fails or throws is the Status, as is what the
 // generator refuses.
 Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const runtime::CompileOptions& options = {});
+
+// Backend kiln-cuda: the same graph passes, then the CUDA code generator and NVRTC.
+Expected<std::shared_ptr<runtime::CudaCompiledGraph>> compile_to_cuda(Graph g,
+                                                                      const runtime::CudaCompileOptions& options = {});
 
 }  // namespace kiln::pipeline

@@ -99,8 +99,6 @@ CompiledGraph::~CompiledGraph() = default;
 const std::vector<CodegenStage>& CompiledGraph::stages() const { return impl_->stages; }
 const CompileStats& CompiledGraph::stats() const { return impl_->stats; }
 
-// The graph with each get_attr node turned into a placeholder whose tensor
-// is bound at compile time (in `bound`, per placeholder in order).
 Expected<Graph> bind_constants(const Graph& source, const std::map<std::string, Tensor>& constants,
                                std::vector<Tensor>& bound) {
   Graph g = source;

@@ -37,6 +37,12 @@ struct CompileStats {
   size_t kernels = 0, groups = 0, object_bytes = 0;
 };
 
+// The graph with each get_attr node turned into a placeholder whose tensor
+// is bound at compile time (in `bound`, per placeholder in order; undefined
+// for the caller's inputs). Shared by the CPU and CUDA runtimes.
+Expected<Graph> bind_constants(const Graph& source, const std::map<std::string, Tensor>& constants,
+                               std::vector<Tensor>& bound);
+
 class CompiledGraph {
  public:
   ~CompiledGraph();

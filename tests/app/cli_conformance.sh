@@ -27,6 +27,15 @@ for backend in aot_eager decomp_eager; do
   [ "$got" = "$eager_passed" ] || { echo "$backend passed $got cases, eager $eager_passed"; exit 1; }
 done
 
+# The CUDA code generator, without a GPU: every case eager passes generates
+# kernels that NVRTC compiles for sm_90 (issue 7).
+summary=$("$KILN_CLI" conformance --corpus "$ref/opcorpus" --backend kiln-cuda --compile-only | tail -1)
+echo "kiln-cuda --compile-only: $summary"
+got=$(echo "$summary" | sed -n 's/^\([0-9]*\) passed, .*/\1/p')
+[ "$got" = "$eager_passed" ] || { echo "kiln-cuda --compile-only compiled $got cases, eager passed $eager_passed"; exit 1; }
+err=$("$KILN_CLI" conformance --corpus "$ref/opcorpus" --backend kiln --compile-only 2>&1)
+[ $? -ne 0 ] && echo "$err" | grep -q "kiln-cuda only" || { echo "--compile-only without kiln-cuda: $err"; exit 1; }
+
 err=$("$KILN_CLI" conformance --corpus /nonexistent/corpus 2>&1)
 code=$?
 [ "$code" -eq 3 ] || { echo "missing corpus: exit $code, expected 3"; exit 1; }

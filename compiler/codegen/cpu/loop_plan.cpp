@@ -26,9 +26,10 @@ constexpr int64_t kMinOuterRows = 64;
 // groups whose kernels share one shape, the rows of that shape (so a
 // broadcast along the last dimension stays a unit-stride inner loop), else
 // every element.
-int64_t choose_outer(const Program& p, const sched::FusedGroup& g) {
+int64_t choose_outer(const Program& p, const sched::FusedGroup& g, const PlanOptions& options) {
   if (g.has_reduction) return g.outer_numel;
   const std::vector<int64_t>& r0 = p.kernels[g.kernels.front()].ranges;
+  if (options.flat_pointwise) return product(r0, 0, r0.size());
   bool same = std::all_of(g.kernels.begin(), g.kernels.end(), [&](size_t k) { return p.kernels[k].ranges == r0; });
   if (same && r0.size() >= 2 && r0.back() >= kMinInnerRow && product(r0, 0, r0.size() - 1) >= kMinOuterRows)
     return product(r0, 0, r0.size() - 1);
@@ -65,13 +66,13 @@ class Reindex {
 
 }  // namespace
 
-GroupLoops plan_group(const Program& p, const sched::FusedGroup& g) {
+GroupLoops plan_group(const Program& p, const sched::FusedGroup& g, const PlanOptions& options) {
   GroupLoops out;
   if (p.kernels[g.kernels.front()].kind == KernelKind::Extern) {
     out.is_extern = true;
     return out;
   }
-  out.outer_numel = choose_outer(p, g);
+  out.outer_numel = choose_outer(p, g, options);
   out.work_per_outer = 0;
   for (size_t k : g.kernels) {
     const Kernel& K = p.kernels[k];

@@ -52,8 +52,15 @@ struct GroupLoops {
   bool has_function() const { return !is_extern && outer_numel > 0; }
 };
 
+struct PlanOptions {
+  // Pointwise groups get one outer point per element even when their kernels
+  // share a row shape: what a GPU wants (a thread per element), where a CPU
+  // prefers a unit-stride inner loop per row.
+  bool flat_pointwise = false;
+};
+
 // The loops of a group of Pointwise/Reduction kernels; an extern group's
 // plan only says so.
-GroupLoops plan_group(const loopir::Program& p, const sched::FusedGroup& g);
+GroupLoops plan_group(const loopir::Program& p, const sched::FusedGroup& g, const PlanOptions& options = {});
 
 }  // namespace kiln::codegen::cpu

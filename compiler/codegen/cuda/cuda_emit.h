@@ -1,0 +1,46 @@
+#pragma once
+// CUDA C++ source for a scheduled loop program: one __global__ kernel per
+// fused group, from the same loop plans as the CPU backend (loop_plan.h,
+// with a thread per element for pointwise groups). No CUDA headers: the
+// source carries its own small prelude, so NVRTC needs no include path.
+//
+// Pointwise groups: a grid-stride loop over elements. Reduction groups: a
+// block per outer point (a row); inside it every kernel runs in program
+// order, its threads striding over the row, reductions combined by warp
+// shuffles and a block step, so what a later kernel of the group loads from
+// an earlier one is in L1/L2 rather than recomputed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/cpu_codegen.h"
+#include "compiler/codegen/cpu/loop_plan.h"
+#include "compiler/sched/schedule.h"
+
+namespace kiln::codegen::cuda {
+
+// The same injected relu bugs as the CPU backend (KILN_INJECT_BUG, CLI.md).
+using InjectedBug = cpu::InjectedBug;
+
+struct CudaKernel {
+  size_t group = 0;
+  std::string name;                  // kiln_g0_amax_sum_div: the group and what it computes
+  std::vector<std::string> buffers;  // the kernel's pointer parameters, in order
+  int64_t outer_numel = 0;           // elements (pointwise) or rows (reduction)
+  bool per_row = false;              // a block per outer point (reduction groups)
+  int block_threads = 256;
+};
+
+struct CudaSource {
+  std::string text;
+  std::vector<CudaKernel> kernels;  // groups with loops; extern groups have none
+};
+
+// The plans CUDA wants for `s` (pointwise groups flat, rows reused as on CPU).
+std::vector<cpu::GroupLoops> plan_for_cuda(const sched::ScheduledProgram& s);
+
+// Throws kiln::Error for what it cannot generate (symbolic sizes).
+CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<cpu::GroupLoops>& plans,
+                     InjectedBug bug = InjectedBug::None);
+
+}  // namespace kiln::codegen::cuda
