@@ -8,6 +8,7 @@
 #include "compiler/loopir/lower_extern.h"
 #include "compiler/loopir/simplify_index.h"
 #include "compiler/loopir/view_index.h"
+#include "core/ops/kernel_util.h"
 #include "core/ops/registry.h"
 #include "core/util/status.h"
 
@@ -174,13 +175,22 @@ class Lowerer {
     if (a->kind == Arg::Kind::Bool) return expr_constant(a->b ? 1 : 0, dtype);
     fail(n, "argument ", pos, " is neither a tensor nor a number");
   }
-  // The dtype a tensor or number argument has on its own, and whether it is a number.
-  std::pair<DType, bool> operand_dtype(const Node& n, size_t pos) const {
-    const Arg& a = n.args.at(pos);
-    if (a.is_node()) return {tensor_arg(n, pos).dtype, false};
-    if (a.kind == Arg::Kind::Float) return {DType::Float64, true};
-    if (a.kind == Arg::Kind::Bool) return {DType::Bool, true};
-    return {DType::Int64, true};
+  // torch.result_type of a comparison's two operands: dimensioned tensors
+  // outrank zero-dim tensors, which outrank numbers, unless the lower one is of
+  // a higher category (le(f32 scalar tensor, f16 tensor) compares in float16).
+  DType comparison_dtype(const Node& n) const {
+    std::vector<Tensor> metas;
+    std::vector<Scalar> numbers;
+    for (size_t pos = 0; pos < 2; ++pos) {
+      const Arg& a = n.args.at(pos);
+      if (a.is_node()) metas.push_back(Tensor::meta(tensor_arg(n, pos).sizes, tensor_arg(n, pos).dtype));
+      else if (a.kind == Arg::Kind::Float) numbers.push_back(Scalar(a.f));
+      else if (a.kind == Arg::Kind::Bool) numbers.push_back(Scalar(a.b));
+      else numbers.push_back(Scalar(a.i));
+    }
+    if (numbers.empty()) return result_type({metas[0], metas[1]});
+    if (metas.empty()) return result_type({numbers[0], numbers[1]});
+    return result_type({metas[0], numbers[0]});
   }
 
   // Sets the ranges the index simplifier knows for a kernel over `ranges` then `reduction_ranges`.
@@ -401,18 +411,12 @@ class Lowerer {
     }
     // Comparisons compute in the operands' common dtype, arithmetic in the result's.
     DType compute = d;
-    if (is_comparison(op)) {
-      auto [da, a_number] = operand_dtype(n, 0);
-      auto [db, b_number] = operand_dtype(n, 1);
-      if (a_number == b_number) compute = promote_types(da, db);
-      else {
-        DType tensor = a_number ? db : da, number = a_number ? da : db;
-        // A number only changes the category (bool < integer < float), as in ATen's result_type.
-        if (is_floating(number) && !is_floating(tensor)) compute = kDefaultFloat;
-        else if (number == DType::Int64 && tensor == DType::Bool) compute = DType::Int64;
-        else compute = tensor;
-      }
-    }
+    if (is_comparison(op)) compute = comparison_dtype(n);
+    // Half-precision arithmetic runs in float ("opmath") and rounds once, as
+    // ATen's kernels do: a float scalar operand (a number or a zero-dim float
+    // tensor) then keeps its full value instead of being rounded first.
+    const bool opmath = !is_comparison(op) && (d == DType::Float16 || d == DType::BFloat16);
+    if (opmath) compute = DType::Float32;
     const Arg* alpha = (op == ExprOp::Add || op == ExprOp::Sub) ? arg(n, 2, "alpha") : nullptr;
     values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices& idx) {
       ExprRef a = operand(n, 0, idx, compute), b = operand(n, 1, idx, compute);
@@ -420,7 +424,8 @@ class Lowerer {
         double s = alpha->kind == Arg::Kind::Float ? alpha->f : double(alpha->kind == Arg::Kind::Bool ? alpha->b : alpha->i);
         if (s != 1) b = expr_binary(ExprOp::Mul, b, expr_constant(s, compute), compute);
       }
-      return expr_binary(op, a, b, is_comparison(op) ? DType::Bool : compute);
+      ExprRef r = expr_binary(op, a, b, is_comparison(op) ? DType::Bool : compute);
+      return opmath ? expr_cast(r, d) : r;
     }));
   }
 

@@ -24,6 +24,7 @@
 #include "compiler/runtime/compiled_graph.h"
 #include "core/graph/printer.h"
 #include "loopir_test_util.h"
+#include "core/tensor/tensor_repr.h"
 #include "random_graph.h"
 #include "test_support.h"
 
@@ -100,7 +101,10 @@ Result fuzz_one(uint32_t seed, const std::string& inject_bug = "none") {
   }
   std::vector<Tensor> want;
   for (const Value& v : *eager) want.push_back(v.to_tensor());
-  const std::string header = "seed " + std::to_string(seed) + "\n" + print_graph_module(g);
+  std::string header = "seed " + std::to_string(seed) + "\n" + print_graph_module(g);
+  // Small inputs are printed whole: a mismatch often hangs on one value.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].numel() <= 64) header += "input " + std::to_string(i) + ": " + tensor_repr(inputs[i]) + "\n";
   auto fail = [&](std::string why) {
     r.outcome = Outcome::Failed;
     r.report = header + why;
