@@ -469,11 +469,15 @@ class Lowerer {
         if (!given || int64_t(given->size()) != rank) fail(n, "needs one dim per input dim");
         dims = *given;
         for (int64_t& d : dims) d = wrap(d, rank);
-      } else if (rank == 2 || t == "aten::transpose.int") {
+      } else if (rank == 2 || (t == "aten::transpose.int" && rank > 0)) {
         int64_t a = t == "aten::t.default" ? 0 : wrap(int_arg(n, 1, "dim0"), rank);
         int64_t b = t == "aten::t.default" ? 1 : wrap(int_arg(n, 2, "dim1"), rank);
+        if (a < 0 || a >= rank || b < 0 || b >= rank) fail(n, "dims ", a, " and ", b, " are out of range for rank ", rank);
         std::swap(dims[size_t(a)], dims[size_t(b)]);
       }
+      // A 0-d tensor's transpose (dims 0 or -1, as ATen wraps them) is the tensor itself.
+      for (int64_t d : dims)
+        if (d < 0 || d >= rank) fail(n, "dim ", d, " is out of range for rank ", rank);
       make_view(id, x, out, [dims](const Indices& idx) {
         Indices src(idx.size());
         for (size_t i = 0; i < dims.size(); ++i) src[size_t(dims[i])] = idx[i];

@@ -78,7 +78,7 @@ class TestCodegenCuda : public QObject {
     }
     // Random graphs: pointwise ops, reductions, views, broadcasts, casts, 7 dtypes.
     const int graphs = qEnvironmentVariableIntValue("KILN_CUDA_FUZZ_GRAPHS") > 0
-                           ? qEnvironmentVariableIntValue("KILN_CUDA_FUZZ_GRAPHS") : 40;
+                           ? qEnvironmentVariableIntValue("KILN_CUDA_FUZZ_GRAPHS") : 150;
     int kernels = 0;
     for (int seed = 1; seed <= graphs; ++seed) {
       std::vector<Tensor> inputs;

@@ -111,6 +111,20 @@ class TestLoopirLower : public QObject {
     QVERIFY2(contains(text, "index0 = p0 + 4*p1\n"), text.c_str());  // x.permute(1, 0)[i, j] = x[j, i]
   }
 
+  // ATen wraps the dims of a 0-d tensor as if it had one: transpose(x, 0, -1)
+  // is x itself. The lowering used to index past the empty dim list.
+  void transpose_of_a_scalar() {
+    Tensor x = Tensor::from_vector(std::vector<float>{2.5f}, {});
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("x", x);
+    Var t = e.call1("aten::transpose.int", {a, int64_t(0), int64_t(-1)});
+    e.output({e.call1("aten::mul.Scalar", {t, 3.0})});
+    Program p;
+    CHECK_SAME(g, &p, x);
+    QCOMPARE(p.kernels.size(), size_t(1));
+  }
+
   void slice_mul() {
     std::mt19937 rng(4);
     Tensor x = random_f32({6, 5}, rng), y = random_f32({2, 3}, rng);
