@@ -122,6 +122,13 @@ void ExprVisitor::visit(const ExprRef& e) {
   visit_node(e);
 }
 
+bool is_relu(const Expr& e) {
+  if (e.op != ExprOp::Maximum) return false;
+  for (const ExprRef& o : e.operands)
+    if (o->op == ExprOp::Constant && o->value == 0) return true;
+  return false;
+}
+
 ExprRef ExprMutator::mutate(const ExprRef& e) {
   std::vector<ExprRef> operands;
   bool changed = false;

@@ -65,6 +65,9 @@ ExprRef expr_binary(ExprOp op, ExprRef a, ExprRef b, DType dtype);
 ExprRef expr_where(ExprRef cond, ExprRef a, ExprRef b, DType dtype);
 // A cast; `a` itself when it already has that dtype.
 ExprRef expr_cast(ExprRef a, DType dtype);
+// relu as the lowering writes it (Maximum with a constant 0): where the
+// code generators inject KILN_INJECT_BUG's relu bugs.
+bool is_relu(const Expr& e);
 
 enum class ReductionType { Sum, Max, Min, Prod, Argmax, Any };
 std::string_view reduction_type_name(ReductionType t);  // "sum"

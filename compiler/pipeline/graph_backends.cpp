@@ -78,14 +78,14 @@ ConformanceBackend graph_backend(bool decompose) {
   };
 }
 
-}  // namespace
-
-// The case through every graph pass, then compiled to CPU code and run.
-ConformanceBackend kiln_backend() {
-  return [](const CorpusCase& c) -> Expected<ValueList> {
+// The case through every graph pass, then compiled by `compile_fn` and run
+// (CompiledGraph and CudaCompiledGraph both take and return host tensors).
+template <typename CompileFn>
+ConformanceBackend compiled_backend(CompileFn compile_fn) {
+  return [compile_fn](const CorpusCase& c) -> Expected<ValueList> {
     Expected<CaseGraph> cg = case_graph(c);
     if (!cg) return cg.status();
-    Expected<std::shared_ptr<runtime::CompiledGraph>> code = compile_to_cpu(std::move(cg->graph));
+    auto code = compile_fn(std::move(cg->graph));
     if (!code) return code.status();
     std::vector<Tensor> inputs;
     for (const Value& v : cg->inputs) inputs.push_back(v.to_tensor());
@@ -95,18 +95,14 @@ ConformanceBackend kiln_backend() {
   };
 }
 
+}  // namespace
+
+ConformanceBackend kiln_backend() {
+  return compiled_backend([](Graph g) { return compile_to_cpu(std::move(g)); });
+}
+
 ConformanceBackend kiln_cuda_backend() {
-  return [](const CorpusCase& c) -> Expected<ValueList> {
-    Expected<CaseGraph> cg = case_graph(c);
-    if (!cg) return cg.status();
-    Expected<std::shared_ptr<runtime::CudaCompiledGraph>> code = compile_to_cuda(std::move(cg->graph));
-    if (!code) return code.status();
-    std::vector<Tensor> inputs;
-    for (const Value& v : cg->inputs) inputs.push_back(v.to_tensor());
-    Expected<std::vector<Tensor>> r = (*code)->run(inputs);
-    if (!r) return r.status();
-    return ValueList(r->begin(), r->end());
-  };
+  return compiled_backend([](Graph g) { return compile_to_cuda(std::move(g)); });
 }
 
 Expected<std::string> kiln_cuda_compile_case(const CorpusCase& c) {

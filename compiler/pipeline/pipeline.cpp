@@ -36,7 +36,10 @@ CompileResult compile(Graph g, Options options) {
   return result;
 }
 
-Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const runtime::CompileOptions& options) {
+namespace {
+
+// Every graph pass, with a throwing pass turned into the Status.
+Expected<CompileResult> passes_for_codegen(Graph g) {
   CompileResult passes;
   try {
     passes = compile(std::move(g));
@@ -44,18 +47,21 @@ Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const 
     return Status::error(e.what());
   }
   if (!passes.status.ok()) return passes.status;
-  return runtime::CompiledGraph::compile(passes.graph, options, passes.constants.all());
+  return passes;
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const runtime::CompileOptions& options) {
+  Expected<CompileResult> passes = passes_for_codegen(std::move(g));
+  if (!passes) return passes.status();
+  return runtime::CompiledGraph::compile(passes->graph, options, passes->constants.all());
 }
 
 Expected<std::shared_ptr<runtime::CudaCompiledGraph>> compile_to_cuda(Graph g, const runtime::CudaCompileOptions& options) {
-  CompileResult passes;
-  try {
-    passes = compile(std::move(g));
-  } catch (const Error& e) {
-    return Status::error(e.what());
-  }
-  if (!passes.status.ok()) return passes.status;
-  return runtime::CudaCompiledGraph::compile(passes.graph, options, passes.constants.all());
+  Expected<CompileResult> passes = passes_for_codegen(std::move(g));
+  if (!passes) return passes.status();
+  return runtime::CudaCompiledGraph::compile(passes->graph, options, passes->constants.all());
 }
 
 }  // namespace kiln::pipeline

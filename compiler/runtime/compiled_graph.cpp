@@ -7,6 +7,7 @@
 #include "compiler/loopir/extern_call.h"
 #include "compiler/loopir/lower.h"
 #include "compiler/runtime/compile_cache.h"
+#include "compiler/runtime/program_binding.h"
 #include "core/graph/hash.h"
 #include "compiler/loopir/print_ir.h"
 #include "compiler/pipeline/emitter.h"
@@ -24,15 +25,7 @@ struct CompiledGraph::Impl {
   std::unique_ptr<codegen::cpu::Module> code;
   std::vector<CodegenStage> stages;
   CompileStats stats;
-  // Per buffer of scheduled.program.buffers: the buffer whose storage it uses.
-  std::vector<size_t> storage_of;
-  // Per program input: the constant bound to it, or undefined for the
-  // caller's next input.
-  std::vector<Tensor> bound_inputs;
-  size_t given_inputs = 0;  // the inputs run() takes: those bound_inputs leaves undefined
-  // Buffer indices of Program::inputs and Program::outputs, found once here
-  // rather than by name on every run.
-  std::vector<size_t> input_slots, output_slots;
+  ProgramBinding binding;
 };
 
 namespace {
@@ -59,8 +52,6 @@ sched::ScheduledProgram unfused(const loopir::Program& p) {
   return s;
 }
 
-Shape shape_of(const std::vector<int64_t>& v) { return Shape(v.begin(), v.end()); }
-
 // What the structural hash leaves out and the generated code depends on:
 // every tensor's strides.
 void append_strides(const Val& v, std::string& text) {
@@ -85,10 +76,6 @@ CacheKey cache_key(const Graph& g, const codegen::cpu::Options& o, bool fuse) {
   key.options += ";fuse=" + std::to_string(int(fuse)) + ";inject=" + std::to_string(int(o.inject_bug));
   key.target = codegen::cpu::target_description();
   return key;
-}
-
-char* base_of(const Tensor& t) {
-  return static_cast<char*>(t.raw_data()) - t.storage_offset() * int64_t(t.itemsize());
 }
 
 }  // namespace
@@ -122,7 +109,7 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
                                                                 const std::map<std::string, Tensor>& constants) {
   auto t_start = Clock::now();
   auto impl = std::make_unique<Impl>();
-  Expected<Graph> bound = bind_constants(source, constants, impl->bound_inputs);
+  Expected<Graph> bound = bind_constants(source, constants, impl->binding.bound_inputs);
   if (!bound) return bound.status();
   const Graph& g = *bound;
   codegen::cpu::Options cg;
@@ -178,13 +165,7 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
     impl->stages.push_back({"assembly", m.assembly, m.times.codegen_ms});
   }
   const loopir::Program& p = impl->scheduled.program;
-  impl->storage_of.resize(p.buffers.size());
-  for (size_t i = 0; i < p.buffers.size(); ++i) impl->storage_of[i] = i;
-  for (const sched::BufferAllocation& a : impl->scheduled.allocations)
-    if (a.reused) impl->storage_of[p.buffer_index(a.buffer)] = p.buffer_index(a.storage);
-  for (const std::string& name : p.inputs) impl->input_slots.push_back(p.buffer_index(name));
-  for (const std::string& name : p.outputs) impl->output_slots.push_back(p.buffer_index(name));
-  for (const Tensor& b : impl->bound_inputs) impl->given_inputs += !b.defined();
+  impl->binding.index(impl->scheduled);
   CompileStats& st = impl->stats;
   st.emit_ms = m.times.emit_ms;
   st.optimize_ms = m.times.optimize_ms;
@@ -206,44 +187,31 @@ struct Memory {
 
 Expected<Memory> allocate(const CompiledGraph::Impl& impl, const std::vector<Tensor>& given, bool fresh_storage) {
   const loopir::Program& p = impl.scheduled.program;
-  if (given.size() != impl.given_inputs)
-    return Status::error("compiled graph: expected " + std::to_string(impl.given_inputs) + " inputs, got " +
-                         std::to_string(given.size()));
-  std::vector<Tensor> inputs;
-  for (size_t i = 0, next = 0; i < impl.bound_inputs.size(); ++i)
-    inputs.push_back(impl.bound_inputs[i].defined() ? impl.bound_inputs[i] : given[next++]);
-  KILN_CHECK(inputs.size() == p.inputs.size(), "compiled graph: ", inputs.size(), " inputs for ", p.inputs.size(), " placeholders");
+  const ProgramBinding& bind = impl.binding;
+  Expected<std::vector<Tensor>> inputs = bind.all_inputs(given);
+  if (!inputs) return inputs.status();
+  KILN_CHECK(inputs->size() == p.inputs.size(), "compiled graph: ", inputs->size(), " inputs for ", p.inputs.size(), " placeholders");
   Memory mem;
   mem.tensors.resize(p.buffers.size());
   mem.bases.resize(p.buffers.size(), nullptr);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    size_t at = impl.input_slots[i];
-    const Buffer& b = p.buffers[at];
-    const Tensor& t = inputs[i];
-    if (t.sizes() != shape_of(b.sizes) || t.dtype() != b.dtype)
-      return Status::error("compiled graph: input " + std::to_string(i) + " (" + b.name + ") is " + t.type_str() +
-                           ", the graph was compiled for " + std::string(dtype_name(b.dtype)) + shape_str(b.sizes));
-    if (t.strides() == shape_of(b.strides) && t.storage_offset() == b.offset && !t.is_meta()) {
-      mem.tensors[at] = t;
-    } else {
-      // Another layout than the compiled one: copy into the compiled layout.
-      Tensor storage = Tensor::empty({loopir::storage_span(b)}, b.dtype);
-      mem.tensors[at] = storage.as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
-      mem.tensors[at].copy_(t);
-    }
-    mem.bases[at] = base_of(mem.tensors[at]);
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    size_t at = bind.input_slots[i];
+    Expected<Tensor> laid_out = input_in_buffer_layout(i, p.buffers[at], (*inputs)[i]);
+    if (!laid_out) return laid_out.status();
+    mem.tensors[at] = *laid_out;
+    mem.bases[at] = storage_base(mem.tensors[at]);
   }
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     const Buffer& b = p.buffers[i];
     if (b.role == BufferRole::Input) continue;
-    size_t owner = fresh_storage ? i : impl.storage_of[i];
+    size_t owner = fresh_storage ? i : bind.storage_of[i];
     if (owner != i && mem.tensors[owner].defined()) {
-      mem.tensors[i] = mem.tensors[owner].as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
+      mem.tensors[i] = mem.tensors[owner].as_strided(Shape(b.sizes.begin(), b.sizes.end()),
+                                                     Shape(b.strides.begin(), b.strides.end()), b.offset);
     } else {
-      Tensor storage = Tensor::empty({loopir::storage_span(b)}, b.dtype);
-      mem.tensors[i] = storage.as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
+      mem.tensors[i] = buffer_tensor(b);
     }
-    mem.bases[i] = base_of(mem.tensors[i]);
+    mem.bases[i] = storage_base(mem.tensors[i]);
   }
   return mem;
 }
@@ -282,7 +250,7 @@ Expected<std::vector<Tensor>> CompiledGraph::run(const std::vector<Tensor>& inpu
   if (Status st = execute(*impl_, *mem); !st.ok()) return st;
   // A graph that returns its input returns that very tensor (when it came in the compiled layout), as eager does.
   std::vector<Tensor> outputs;
-  for (size_t slot : impl_->output_slots) outputs.push_back(mem->tensors[slot]);
+  for (size_t slot : impl_->binding.output_slots) outputs.push_back(mem->tensors[slot]);
   return outputs;
 }
 

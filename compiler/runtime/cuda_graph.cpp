@@ -9,6 +9,7 @@
 #include "compiler/loopir/extern_call.h"
 #include "compiler/loopir/lower.h"
 #include "compiler/loopir/print_ir.h"
+#include "compiler/runtime/program_binding.h"
 #include "compiler/sched/schedule.h"
 
 namespace kiln::runtime {
@@ -25,10 +26,7 @@ struct CudaCompiledGraph::Impl {
   bool compile_only = false;
   CudaModule module;
   std::vector<CUfunction> functions;  // per source.kernels
-  std::vector<size_t> storage_of;     // per buffer: the buffer whose device memory it uses
-  std::vector<Tensor> bound_inputs;
-  size_t given_inputs = 0;
-  std::vector<size_t> input_slots, output_slots;
+  ProgramBinding binding;  // storage_of: the buffer whose device memory each buffer uses
 };
 
 namespace {
@@ -36,19 +34,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-Shape shape_of(const std::vector<int64_t>& v) { return Shape(v.begin(), v.end()); }
-
 size_t span_bytes(const Buffer& b) { return size_t(loopir::storage_span(b)) * element_size(b.dtype); }
-
-char* base_of(const Tensor& t) {
-  return static_cast<char*>(t.raw_data()) - t.storage_offset() * int64_t(t.itemsize());
-}
-
-// A host tensor over a fresh storage with the buffer's layout.
-Tensor host_buffer(const Buffer& b) {
-  Tensor storage = Tensor::empty({std::max<int64_t>(loopir::storage_span(b), 0)}, b.dtype);
-  return storage.as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
-}
 
 }  // namespace
 
@@ -63,7 +49,7 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
   auto t_start = Clock::now();
   auto impl = std::make_unique<Impl>();
   impl->compile_only = options.compile_only;
-  Expected<Graph> bound = bind_constants(source, constants, impl->bound_inputs);
+  Expected<Graph> bound = bind_constants(source, constants, impl->binding.bound_inputs);
   if (!bound) return bound.status();
   InjectedBug bug = InjectedBug::None;
   if (options.inject_bug != "none") {
@@ -123,13 +109,7 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
       st.load_ms = ms_since(t0);
     }
   }
-  impl->storage_of.resize(p.buffers.size());
-  for (size_t i = 0; i < p.buffers.size(); ++i) impl->storage_of[i] = i;
-  for (const sched::BufferAllocation& a : impl->scheduled.allocations)
-    if (a.reused) impl->storage_of[p.buffer_index(a.buffer)] = p.buffer_index(a.storage);
-  for (const std::string& name : p.inputs) impl->input_slots.push_back(p.buffer_index(name));
-  for (const std::string& name : p.outputs) impl->output_slots.push_back(p.buffer_index(name));
-  for (const Tensor& b : impl->bound_inputs) impl->given_inputs += !b.defined();
+  impl->binding.index(impl->scheduled);
   st.total_ms = ms_since(t_start);
   return std::shared_ptr<CudaCompiledGraph>(new CudaCompiledGraph(std::move(impl)));
 }
@@ -139,54 +119,38 @@ Expected<std::vector<Tensor>> CudaCompiledGraph::run(const std::vector<Tensor>& 
   if (impl.compile_only) return Status::error("kiln-cuda: this graph was compiled with --compile-only and cannot run");
   if (Status st = cuda_make_current(); !st.ok()) return st;
   const loopir::Program& p = impl.scheduled.program;
-  if (given.size() != impl.given_inputs)
-    return Status::error("compiled graph: expected " + std::to_string(impl.given_inputs) + " inputs, got " +
-                         std::to_string(given.size()));
-  std::vector<Tensor> inputs;
-  for (size_t i = 0, next = 0; i < impl.bound_inputs.size(); ++i)
-    inputs.push_back(impl.bound_inputs[i].defined() ? impl.bound_inputs[i] : given[next++]);
+  const ProgramBinding& bind = impl.binding;
+  Expected<std::vector<Tensor>> inputs = bind.all_inputs(given);
+  if (!inputs) return inputs.status();
 
   // Device memory: one allocation per owning buffer, large enough for every buffer sharing it.
   std::vector<size_t> bytes(p.buffers.size(), 0);
   for (size_t i = 0; i < p.buffers.size(); ++i)
-    bytes[impl.storage_of[i]] = std::max(bytes[impl.storage_of[i]], span_bytes(p.buffers[i]));
+    bytes[bind.storage_of[i]] = std::max(bytes[bind.storage_of[i]], span_bytes(p.buffers[i]));
   std::vector<DeviceBuffer> storage(p.buffers.size());
-  std::vector<CUdeviceptr> ptr(p.buffers.size(), 0);
   for (size_t i = 0; i < p.buffers.size(); ++i) {
-    if (impl.storage_of[i] != i) continue;
+    if (bind.storage_of[i] != i) continue;
     Expected<DeviceBuffer> b = DeviceBuffer::alloc(std::max<size_t>(bytes[i], 16));
     if (!b) return b.status();
     storage[i] = std::move(*b);
   }
-  for (size_t i = 0; i < p.buffers.size(); ++i) ptr[i] = storage[impl.storage_of[i]].ptr();
-  auto device_of = [&](size_t i) -> DeviceBuffer& { return storage[impl.storage_of[i]]; };
+  auto device_of = [&](size_t i) -> DeviceBuffer& { return storage[bind.storage_of[i]]; };
 
   std::vector<Tensor> host_input(p.buffers.size());
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    size_t at = impl.input_slots[k];
-    const Buffer& b = p.buffers[at];
-    const Tensor& t = inputs[k];
-    if (t.sizes() != shape_of(b.sizes) || t.dtype() != b.dtype)
-      return Status::error("compiled graph: input " + std::to_string(k) + " (" + b.name + ") is " + t.type_str() +
-                           ", the graph was compiled for " + std::string(dtype_name(b.dtype)) + shape_str(b.sizes));
-    Tensor laid_out = t;
-    if (t.strides() != shape_of(b.strides) || t.storage_offset() != b.offset || t.is_meta()) {
-      laid_out = host_buffer(b);
-      laid_out.copy_(t);
-    }
-    host_input[at] = t;
-    if (size_t n = span_bytes(b); n > 0)
-      if (Status st = device_of(at).upload(base_of(laid_out), n); !st.ok()) return st;
+  for (size_t k = 0; k < inputs->size(); ++k) {
+    size_t at = bind.input_slots[k];
+    Expected<Tensor> laid_out = input_in_buffer_layout(k, p.buffers[at], (*inputs)[k]);
+    if (!laid_out) return laid_out.status();
+    host_input[at] = (*inputs)[k];
+    if (size_t n = span_bytes(p.buffers[at]); n > 0)
+      if (Status st = device_of(at).upload(storage_base(*laid_out), n); !st.ok()) return st;
   }
 
+  // Straight into the host tensor's storage: the buffer's span is a prefix of its device memory.
   auto download = [&](size_t i) -> Expected<Tensor> {
-    const Buffer& b = p.buffers[i];
-    Tensor host = host_buffer(b);
-    size_t n = span_bytes(b);
-    if (n == 0) return host;
-    std::vector<char> all(device_of(i).bytes());
-    if (Status st = device_of(i).download(all.data(), all.size()); !st.ok()) return st;
-    std::copy(all.begin(), all.begin() + long(n), base_of(host));
+    Tensor host = buffer_tensor(p.buffers[i]);
+    if (size_t n = span_bytes(p.buffers[i]); n > 0)
+      if (Status st = device_of(i).download(storage_base(host), n); !st.ok()) return st;
     return host;
   };
 
@@ -215,7 +179,7 @@ Expected<std::vector<Tensor>> CudaCompiledGraph::run(const std::vector<Tensor>& 
         for (const std::string& o : loopir::extern_outputs(K)) {
           size_t i = p.buffer_index(o);
           if (size_t n = span_bytes(p.buffers[i]); n > 0)
-            if (Status st = device_of(i).upload(base_of(host[o]), n); !st.ok()) return st;
+            if (Status st = device_of(i).upload(storage_base(host[o]), n); !st.ok()) return st;
         }
       }
       continue;
@@ -225,7 +189,7 @@ Expected<std::vector<Tensor>> CudaCompiledGraph::run(const std::vector<Tensor>& 
     CUfunction fn = impl.functions[next_kernel++];
     if (k.outer_numel <= 0) continue;
     std::vector<CUdeviceptr> args_ptr;
-    for (const std::string& name : k.buffers) args_ptr.push_back(ptr[p.buffer_index(name)]);
+    for (const std::string& name : k.buffers) args_ptr.push_back(device_of(p.buffer_index(name)).ptr());
     int64_t n = k.outer_numel;
     std::vector<void*> args;
     for (CUdeviceptr& a : args_ptr) args.push_back(&a);
@@ -238,7 +202,7 @@ Expected<std::vector<Tensor>> CudaCompiledGraph::run(const std::vector<Tensor>& 
   }
 
   std::vector<Tensor> outputs;
-  for (size_t slot : impl.output_slots) {
+  for (size_t slot : bind.output_slots) {
     if (p.buffers[slot].role == BufferRole::Input) {
       outputs.push_back(host_input[slot]);
       continue;

@@ -247,8 +247,7 @@ class Emitter {
     auto run = [&](Value* lo, Value* hi, Value* acc) {
       Value* partial = loop(lo, hi, {constant(0, DType::Float32)}, [&](Value* iv, const std::vector<Value*>& f) {
         vars_[last_var] = iv;
-        std::vector<Value*> next = step({f[0]});
-        return next;
+        return step(f);
       })[0];
       return b_.CreateFAdd(acc, b_.CreateFPExt(partial, b_.getDoubleTy()));
     };
@@ -403,13 +402,6 @@ class Emitter {
     y = b_.CreateSelect(b_.CreateFCmpOGT(x, c(88.72283935546875)), llvm::ConstantFP::getInfinity(f), y);
     y = b_.CreateSelect(b_.CreateFCmpOLT(x, c(-103.972084045410)), c(0.0), y);
     return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, y);
-  }
-
-  bool is_relu(const Expr& e) const {
-    if (e.op != ExprOp::Maximum) return false;
-    for (const ExprRef& o : e.operands)
-      if (o->op == ExprOp::Constant && o->value == 0) return true;
-    return false;
   }
 
   Value* expr(const ExprRef& e) {

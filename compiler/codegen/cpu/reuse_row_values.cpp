@@ -133,7 +133,6 @@ std::vector<std::string> reuse_row_values(const Program& p, GroupLoops& plan) {
         to_red[pw.first_inner + int64_t(d)] = index_var(first_red + int64_t(d));
         to_pw[first_red + int64_t(d)] = index_var(pw.first_inner + int64_t(d));
       }
-      std::map<const Expr*, const Expr*> original_of;
       DagRewriter to_reduction_vars([&](const ExprRef& e) -> ExprRef {
         if (e->op != ExprOp::Load) return nullptr;
         return expr_load(e->buffer, rename(e->index, to_red, red.ranges), e->dtype);
@@ -142,9 +141,10 @@ std::vector<std::string> reuse_row_values(const Program& p, GroupLoops& plan) {
       auto [in_pointwise, in_reduction] = find_shared_value(renamed, red.body);
       if (!in_reduction || in_reduction->dtype != out.dtype) continue;
 
-      red.side_stores.push_back({out.name, rename(pw.store_index, to_red, red.ranges), in_reduction});
+      IndexRef out_index = rename(pw.store_index, to_red, red.ranges);
+      red.side_stores.push_back({out.name, out_index, in_reduction});
       // Replace the shared value in the renamed body, then rename back.
-      ExprRef reload = expr_load(out.name, rename(pw.store_index, to_red, red.ranges), out.dtype);
+      ExprRef reload = expr_load(out.name, out_index, out.dtype);
       DagRewriter replace([&](const ExprRef& e) -> ExprRef { return e == in_pointwise ? reload : nullptr; });
       DagRewriter to_pointwise_vars([&](const ExprRef& e) -> ExprRef {
         if (e->op != ExprOp::Load) return nullptr;

@@ -170,8 +170,8 @@ class Emitter {
     for (int64_t r : ranges) total *= r;
     std::ostream& os = *out_;
     if (ranges.empty()) {
-      if (per_row) os << "      if (threadIdx.x == 0) {\n";
-      else os << "      {\n";
+      // One point, done by one thread; r = 0 is its position (argmax's index).
+      os << (per_row ? "      if (threadIdx.x == 0) {\n" : "      {\n") << "        const i64 r = 0;\n        (void)r;\n";
     } else if (per_row) {
       os << "      for (i64 r = threadIdx.x; r < " << total << "LL; r += blockDim.x) {\n";
     } else {
@@ -235,11 +235,10 @@ class Emitter {
       if (K.reduction == ReductionType::Any) x = "(int)(" + cast(v, body_dtype, DType::Bool) + ")";
       if (K.reduction == ReductionType::Argmax) {
         os << "        if (kiln_arg_takes(" << x << ", r, acc, acc_i)) { acc = " << x << "; acc_i = r; }\n";
-        if (K.reduction_ranges.empty()) os << "        (void)r;\n";
       } else {
         os << "        acc = " << combine << "()(acc, " << x << ");\n";
       }
-    }, /*argmax needs r*/ K.reduction == ReductionType::Argmax);
+    });
     if (per_row) {
       if (K.reduction == ReductionType::Argmax)
         os << "      kiln_block_argmax(acc, acc_i, (" << acc_t << "*)kiln_scratch, (i64*)(kiln_scratch + 32));\n";
@@ -255,16 +254,6 @@ class Emitter {
     os << "      }\n";
   }
 
-  // flat_loop with an `r` even when there are no reduction dimensions (argmax's position).
-  void flat_loop(const std::vector<int64_t>& ranges, int64_t first_var, bool per_row, const std::function<void()>& body,
-                 bool needs_r) {
-    if (!ranges.empty() || !needs_r) return flat_loop(ranges, first_var, per_row, body);
-    *out_ << "      " << (per_row ? "if (threadIdx.x == 0) " : "") << "{\n        const i64 r = 0;\n";
-    memo_.clear();
-    body();
-    *out_ << "      }\n";
-  }
-
   // ---- values: each node once per loop body, as `const T tN = ...;` ----
 
   std::string expr(const ExprRef& e) {
@@ -275,13 +264,6 @@ class Emitter {
     *out_ << "        const " << ctype(e->dtype) << " " << name << " = " << v << ";\n";
     memo_[e.get()] = name;
     return name;
-  }
-
-  bool is_relu(const Expr& e) const {
-    if (e.op != ExprOp::Maximum) return false;
-    for (const ExprRef& o : e.operands)
-      if (o->op == ExprOp::Constant && o->value == 0) return true;
-    return false;
   }
 
   std::string inject(const std::string& relu, DType d) {

@@ -1,0 +1,52 @@
+#include "compiler/runtime/program_binding.h"
+
+#include <algorithm>
+#include <string>
+
+namespace kiln::runtime {
+
+namespace {
+Shape shape_of(const std::vector<int64_t>& v) { return Shape(v.begin(), v.end()); }
+}  // namespace
+
+void ProgramBinding::index(const sched::ScheduledProgram& s) {
+  const loopir::Program& p = s.program;
+  storage_of.resize(p.buffers.size());
+  for (size_t i = 0; i < p.buffers.size(); ++i) storage_of[i] = i;
+  for (const sched::BufferAllocation& a : s.allocations)
+    if (a.reused) storage_of[p.buffer_index(a.buffer)] = p.buffer_index(a.storage);
+  for (const std::string& name : p.inputs) input_slots.push_back(p.buffer_index(name));
+  for (const std::string& name : p.outputs) output_slots.push_back(p.buffer_index(name));
+  for (const Tensor& b : bound_inputs) given_inputs += !b.defined();
+}
+
+Expected<std::vector<Tensor>> ProgramBinding::all_inputs(const std::vector<Tensor>& given) const {
+  if (given.size() != given_inputs)
+    return Status::error("compiled graph: expected " + std::to_string(given_inputs) + " inputs, got " +
+                         std::to_string(given.size()));
+  std::vector<Tensor> inputs;
+  for (size_t i = 0, next = 0; i < bound_inputs.size(); ++i)
+    inputs.push_back(bound_inputs[i].defined() ? bound_inputs[i] : given[next++]);
+  return inputs;
+}
+
+Tensor buffer_tensor(const loopir::Buffer& b) {
+  Tensor storage = Tensor::empty({std::max<int64_t>(loopir::storage_span(b), 0)}, b.dtype);
+  return storage.as_strided(shape_of(b.sizes), shape_of(b.strides), b.offset);
+}
+
+Expected<Tensor> input_in_buffer_layout(size_t i, const loopir::Buffer& b, const Tensor& t) {
+  if (t.sizes() != shape_of(b.sizes) || t.dtype() != b.dtype)
+    return Status::error("compiled graph: input " + std::to_string(i) + " (" + b.name + ") is " + t.type_str() +
+                         ", the graph was compiled for " + std::string(dtype_name(b.dtype)) + shape_str(b.sizes));
+  if (t.strides() == shape_of(b.strides) && t.storage_offset() == b.offset && !t.is_meta()) return t;
+  Tensor copy = buffer_tensor(b);
+  copy.copy_(t);
+  return copy;
+}
+
+char* storage_base(const Tensor& t) {
+  return static_cast<char*>(t.raw_data()) - t.storage_offset() * int64_t(t.itemsize());
+}
+
+}  // namespace kiln::runtime
