@@ -7,6 +7,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
+find_package(ZLIB REQUIRED)  # inflating zipped repro files (minifier/repro_zip.cpp)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 
 if(KILN_WITH_LLVM)

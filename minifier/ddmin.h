@@ -21,4 +21,13 @@ struct DdminStats {
 std::vector<size_t> ddmin(size_t n, const std::function<bool(const std::vector<size_t>&)>& interesting,
                           DdminStats* stats = nullptr, const std::function<bool()>& cancelled = {});
 
+// The same reduction with several removals tried at once: `first_interesting`
+// gets up to `batch` candidates (the removals of consecutive chunks, each from
+// the current list) and returns the index of the first interesting one, or -1.
+// Taking the first in order makes the result independent of `batch`: it is
+// what ddmin() finds with the same test.
+std::vector<size_t> ddmin_batched(size_t n,
+                                  const std::function<int(const std::vector<std::vector<size_t>>&)>& first_interesting,
+                                  size_t batch, DdminStats* stats = nullptr, const std::function<bool()>& cancelled = {});
+
 }  // namespace kiln

@@ -44,6 +44,32 @@ class TestDdmin : public QObject {
     }
   }
 
+  void batched_finds_what_sequential_finds() {
+    // Interesting when 3 and 17 are kept and the sum is at least 60.
+    auto test = [](const std::vector<size_t>& keep) {
+      std::set<size_t> s(keep.begin(), keep.end());
+      size_t sum = 0;
+      for (size_t i : keep) sum += i;
+      return s.count(3) && s.count(17) && sum >= 60;
+    };
+    std::vector<size_t> sequential = ddmin(40, test);
+    for (size_t batch : {1, 2, 3, 8}) {
+      int calls = 0;
+      size_t largest = 0;
+      auto first = [&](const std::vector<std::vector<size_t>>& cands) -> int {
+        ++calls;
+        largest = std::max(largest, cands.size());
+        for (size_t i = 0; i < cands.size(); ++i)
+          if (test(cands[i])) return int(i);
+        return -1;
+      };
+      std::vector<size_t> batched = ddmin_batched(40, first, batch);
+      QCOMPARE(batched, sequential);
+      QVERIFY(calls > 0);
+      QVERIFY(largest <= batch && largest >= std::min<size_t>(batch, 2));
+    }
+  }
+
   void cancellation_stops_early() {
     int calls = 0;
     auto kept = ddmin(64, [&](const std::vector<size_t>&) { ++calls; return false; }, nullptr,

@@ -1,0 +1,259 @@
+// `kiln-cli minify INPUT --check C [...]` (CLI.md): delta-minifies a failing
+// graph with Kiln's minifier (minifier/minify.h), printing one line per
+// accepted step, then the result and the repro paths. INPUT is a Kiln repro,
+// a PyTorch repro.py / minifier_launcher.py, a graph text file, or a trace
+// with --compile-id and --stage. Every step is journaled in OUT/minify.db;
+// --resume continues the latest run there.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include "app/cli/commands.h"
+#include "core/graph/parser.h"
+#include "core/trace/reader.h"
+#include "minifier/minify.h"
+#include "minifier/repro.h"
+
+namespace kiln::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace kiln::minify;
+
+struct Options {
+  std::string input, check = "accuracy", oracle, oracle_match, out = "minify_out", compile_id, stage;
+  std::string error_stage, error_match, torch_device = "cpu", torch_check = "accuracy";
+  int jobs = 1;
+  double timeout_s = 60, tolerance = 1e-3;
+  int64_t memory_mb = 8192;
+  bool resume = false, allow_drift = false, json = false, check_non_float = false;
+};
+
+std::atomic<bool> g_cancel{false};
+extern "C" void on_interrupt(int) { g_cancel = true; }
+
+// A trace's stage graph: its placeholders' annotations give the inputs'
+// dtypes and sizes; values are random from seed 0 (traces hold no tensors).
+Expected<Repro> repro_from_trace(const Options& o) {
+  Expected<trace::Trace> t = trace::open_trace(o.input);
+  if (!t) return t.status();
+  const trace::CompileEntry* e = t->find(o.compile_id);
+  if (!e) return Status::error(o.input + ": no compile id '" + o.compile_id + "'");
+  const trace::Artifact* a = e->artifact(o.stage);
+  if (!a) return Status::error(o.input + ": compile id " + o.compile_id + " has no stage '" + o.stage + "'");
+  Expected<std::string> text = t->payload_text(*e, o.stage);
+  if (!text) return text.status();
+  std::string file = a->payload.file < t->files.size() ? t->files[a->payload.file].path : o.input;
+  Expected<Graph> g = parse_graph_module(*text, file, a->payload.first_line);
+  if (!g) return g.status();
+  Repro r;
+  r.graph = std::move(*g);
+  r.path = o.input;
+  std::mt19937 rng(0);
+  std::normal_distribution<double> normal;
+  for (const Node& n : r.graph.nodes) {
+    if (n.op != OpKind::Placeholder) continue;
+    if (!n.meta.val.is_tensor()) return Status::error(file + ": placeholder '" + n.name + "' has no tensor annotation");
+    Shape sizes;
+    for (const SymInt& s : n.meta.val.tensor.sizes) {
+      if (s.is_symbolic()) return Status::error(file + ": placeholder '" + n.name + "' has a symbolic size (" + s.expr + ")");
+      sizes.push_back(s.value);
+    }
+    std::optional<DType> dtype = dtype_from_name(n.meta.val.tensor.dtype);
+    if (!dtype) return Status::error(file + ": placeholder '" + n.name + "' has dtype " + n.meta.val.tensor.dtype);
+    std::vector<double> v(size_t(shape_numel(sizes)));
+    for (double& x : v) x = normal(rng);
+    r.inputs.push_back(from_doubles(v, sizes, *dtype));
+    r.input_origins.push_back("random (seed 0)");
+  }
+  return r;
+}
+
+std::string torch_check_for(const PredicateOptions& p) {
+  switch (p.kind) {
+    case CheckKind::CompileError: return "compile-error";
+    case CheckKind::Crash: return "crash";
+    case CheckKind::Oracle: return p.torch_check;
+    default: return "accuracy";
+  }
+}
+
+int fail(int code, const std::string& message) {
+  std::fprintf(stderr, "kiln-cli: minify: %s\n", message.c_str());
+  return code;
+}
+
+int run_minify(const Options& o) {
+  PredicateOptions p;
+  Expected<CheckKind> kind = check_from_name(o.check);
+  if (!kind) return fail(kExitUsage, kind.status().message());
+  p.kind = *kind;
+  p.tolerance = o.tolerance;
+  p.check_non_float = o.check_non_float;
+  p.allow_drift = o.allow_drift;
+  p.stage = o.error_stage;
+  p.message_regex = o.error_match;
+  p.oracle_command = o.oracle;
+  p.oracle_match = o.oracle_match;
+  p.torch_device = o.torch_device;
+  p.torch_check = o.torch_check;
+  if (p.kind == CheckKind::Oracle && o.oracle.find("{repro}") == std::string::npos)
+    return fail(kExitUsage, "--check oracle needs --oracle CMD with {repro} in it");
+  if (o.compile_id.empty() != o.stage.empty()) return fail(kExitUsage, "--compile-id and --stage go together");
+
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec) return fail(kExitBadInput, "cannot make " + o.out + ": " + ec.message());
+  Expected<std::unique_ptr<Journal>> journal = Journal::open((fs::path(o.out) / "minify.db").string());
+  if (!journal) return fail(kExitBadInput, journal.status().message());
+
+  MinifyOptions mo;
+  mo.jobs = o.jobs;
+  mo.limits.timeout_s = o.timeout_s;
+  mo.limits.memory_mb = o.memory_mb;
+  mo.journal = journal->get();
+  mo.input_name = o.input;
+  mo.cancel = &g_cancel;
+  Candidate start;
+  std::vector<std::string> origins;
+  size_t initial_nodes = 0;
+  if (o.resume) {
+    Expected<std::optional<Journal::Resumed>> last = (*journal)->latest_run();
+    if (!last) return fail(kExitBadInput, last.status().message());
+    if (!*last) return fail(kExitBadInput, (fs::path(o.out) / "minify.db").string() + ": no run to resume");
+    Journal::Resumed& r = **last;
+    Expected<PredicateOptions> jp = predicate_from_json(r.predicate_json);
+    if (!jp) return fail(kExitBadInput, "minify journal: " + jp.status().message());
+    p = *jp;
+    (*journal)->continue_run(r.run);
+    start = std::move(r.last);
+    mo.resume_original = r.original;
+    mo.resume_steps = r.steps;
+    mo.input_name = r.input;
+    initial_nodes = r.initial_nodes;
+    if (!o.json)
+      std::printf("resuming run %lld of %s: %zu steps done, %zu ops left\n", (long long)r.run, r.input.c_str(),
+                  r.steps.size(), op_count(start.graph));
+  } else {
+    Expected<Repro> repro = o.compile_id.empty() ? read_repro(o.input) : repro_from_trace(o);
+    if (!repro) return fail(kExitBadInput, repro.status().to_string());
+    start = Candidate{std::move(repro->graph), std::move(repro->inputs)};
+    origins = repro->input_origins;
+    if (Status s = annotate(start); !s) return fail(kExitBadInput, o.input + ": " + s.message());
+    initial_nodes = op_count(start.graph);
+    if (!o.json) {
+      std::printf("minify %s: %zu ops, %zu inputs, check %s\n", o.input.c_str(), initial_nodes, start.inputs.size(),
+                  describe(p).c_str());
+      for (size_t i = 0; i < origins.size(); ++i)
+        if (origins[i] != "stored") std::printf("  input %zu: %s\n", i, origins[i].c_str());
+    }
+  }
+  mo.predicate = p;
+  if (!o.json)
+    mo.progress = [](const Progress& pr) {
+      if (!pr.step) return;
+      std::printf("step %d [%s] %s: %zu -> %zu ops (%.2f s, %d oracle calls)\n", pr.step->index, pr.step->strategy.c_str(),
+                  pr.step->description.c_str(), pr.step->nodes_before, pr.step->nodes_after, pr.elapsed_s, pr.oracle_calls);
+      std::fflush(stdout);
+    };
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  Expected<MinifyResult> r = minify::minify(start, mo);
+  if (!r) return fail(kExitFailures, r.status().message());
+  if (!o.json) std::printf("original failure: %s: %s\n", r->original.kind.c_str(), r->original.detail.c_str());
+
+  Repro out;
+  out.graph = r->result.graph;
+  out.inputs = r->result.inputs;
+  out.predicate_json = predicate_to_json(p, r->original.signature);
+  out.input_origins.assign(out.inputs.size(), "stored");
+  const std::string repro_dir = (fs::path(o.out) / "repro").string(), torch_repro = (fs::path(o.out) / "repro.py").string();
+  if (Status s = write_kiln_repro(repro_dir, out); !s) return fail(kExitFailures, s.to_string());
+  TorchReproOptions to;
+  to.check = torch_check_for(p);
+  to.tolerance = p.tolerance;
+  to.device = p.kind == CheckKind::Oracle ? p.torch_device : "cpu";
+  if (Status s = write_torch_repro(torch_repro, out, to); !s) return fail(kExitFailures, s.to_string());
+
+  const size_t final_ops = op_count(r->result.graph);
+  if (o.json) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const Step& s : r->steps)
+      steps.push_back({{"index", s.index}, {"strategy", s.strategy}, {"description", s.description},
+                       {"nodes_before", s.nodes_before}, {"nodes_after", s.nodes_after}, {"at_s", s.at_s}});
+    nlohmann::json doc = {{"initial_nodes", initial_nodes},
+                          {"final_nodes", final_ops},
+                          {"final_ops", final_ops},
+                          {"oracle_calls", r->stats.oracle_calls},
+                          {"cache_hits", r->stats.cache_hits},
+                          {"reference_runs", r->stats.reference_runs},
+                          {"timeouts", r->stats.timeouts},
+                          {"crashes", r->stats.crashes},
+                          {"wall_s", r->wall_s},
+                          {"cancelled", r->cancelled},
+                          {"check", describe(p)},
+                          {"original", {{"kind", r->original.kind}, {"signature", r->original.signature}, {"detail", r->original.detail}}},
+                          {"steps", steps},
+                          {"repro", repro_dir},
+                          {"torch_repro", torch_repro},
+                          {"journal", (fs::path(o.out) / "minify.db").string()}};
+    std::cout << doc.dump(1) << "\n";
+  } else {
+    std::printf("%s: %zu -> %zu ops, %zu inputs, %d oracle calls, %d cache hits, %d reference runs, wall %.2f s\n",
+                r->cancelled ? "cancelled" : "done", initial_nodes, final_ops, r->result.inputs.size(),
+                r->stats.oracle_calls, r->stats.cache_hits, r->stats.reference_runs, r->wall_s);
+    if (r->stats.timeouts || r->stats.crashes)
+      std::printf("contained: %d timeouts, %d crashes\n", r->stats.timeouts, r->stats.crashes);
+    std::printf("repro: %s\ntorch repro: %s\n", repro_dir.c_str(), torch_repro.c_str());
+  }
+  return r->cancelled ? kExitFailures : kExitOk;
+}
+
+}  // namespace
+
+void add_minify_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("minify", "Delta-minify a failing graph into a small repro");
+  sub->add_option("input", o->input, "Kiln repro, PyTorch repro.py / minifier_launcher.py, graph text, or trace");
+  sub->add_option("--check", o->check, "accuracy, compile-error, crash, cpu-gpu-mismatch or oracle");
+  sub->add_option("--oracle", o->oracle, "oracle: shell command; {repro} is the path of a PyTorch repro.py");
+  sub->add_option("--oracle-match", o->oracle_match, "oracle: interesting when this regex matches its output (default: non-zero exit)");
+  sub->add_option("--torch-device", o->torch_device, "oracle: device of repro.py's inputs (cpu, cuda)");
+  sub->add_option("--torch-check", o->torch_check, "oracle: what repro.py checks (accuracy, compile-error, crash)");
+  sub->add_option("--error-stage", o->error_stage, "compile-error: only at this stage (passes, a pass name, codegen)");
+  sub->add_option("--error-match", o->error_match, "compile-error: only when the message matches this regex");
+  sub->add_option("-j,--jobs", o->jobs, "candidates evaluated in parallel")->check(CLI::Range(1, 256));
+  sub->add_option("--timeout", o->timeout_s, "seconds per candidate before it is killed")->check(CLI::Range(0.1, 86400.0));
+  sub->add_option("--memory-mb", o->memory_mb, "address space a candidate's process may add")->check(CLI::Range(int64_t(64), int64_t(1) << 30));
+  sub->add_option("--tolerance", o->tolerance, "accuracy tolerance")->check(CLI::Range(0.0, 1e6));
+  sub->add_flag("--check-non-float", o->check_non_float, "accuracy: compare integer and bool outputs too");
+  sub->add_option("--out", o->out, "output folder: repro/, repro.py and the journal minify.db (default minify_out)");
+  sub->add_flag("--resume", o->resume, "continue the latest run journaled in --out");
+  sub->add_flag("--allow-drift", o->allow_drift, "accept candidates that fail differently from the input");
+  sub->add_option("--compile-id", o->compile_id, "INPUT is a trace: this compile id");
+  sub->add_option("--stage", o->stage, "INPUT is a trace: this stage graph");
+  sub->add_flag("--json", o->json, "print one JSON document");
+  sub->callback([o, &exit_code] {
+    if (o->input.empty() && !o->resume) {
+      std::fprintf(stderr, "kiln-cli: minify: INPUT is required (or --resume)\n");
+      exit_code = kExitUsage;
+      return;
+    }
+    try {
+      exit_code = run_minify(*o);
+    } catch (const Error& e) {
+      exit_code = fail(kExitBadInput, e.what());
+    } catch (const std::filesystem::filesystem_error& e) {
+      exit_code = fail(kExitFailures, e.what());
+    }
+  });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,142 @@
+// `kiln-cli repro run REPRO [--check C] [--tolerance T] [--timeout S] [--json]`:
+// replays a repro (a Kiln repro folder or zip; PyTorch's repro.py and
+// minifier_launcher.py and graph text files too) with the predicate stored in
+// it, in a child process (minifier/evaluator.h) so a crashing or hanging
+// compile is reported rather than taking kiln-cli down.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "minifier/candidate.h"
+#include "minifier/evaluator.h"
+#include "minifier/predicate.h"
+#include "minifier/repro.h"
+
+namespace kiln::cli {
+namespace {
+
+struct Options {
+  std::string repro;
+  std::string check;
+  double tolerance = -1;  // < 0: the repro's own
+  double timeout_s = 120;
+  bool json = false;
+};
+
+int bad_input(const Status& s) {
+  std::fprintf(stderr, "kiln-cli: %s\n", s.to_string().c_str());
+  return kExitBadInput;
+}
+
+std::string origins_summary(const minify::Repro& r) {
+  std::map<std::string, int> counts;
+  for (const std::string& o : r.input_origins) ++counts[o];
+  std::string out;
+  for (const auto& [origin, n] : counts) out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + origin;
+  return out;
+}
+
+int run(const Options& o) {
+  auto start = std::chrono::steady_clock::now();
+  Expected<minify::Repro> repro = minify::read_repro(o.repro);
+  if (!repro) return bad_input(repro.status());
+  minify::PredicateOptions predicate;
+  std::string recorded_signature;
+  if (!repro->predicate_json.empty()) {
+    Expected<minify::PredicateOptions> p = minify::predicate_from_json(repro->predicate_json, &recorded_signature);
+    if (!p) return bad_input(Status::error(p.status().message(), {o.repro + "/predicate.json", 0}));
+    predicate = *p;
+  } else if (o.check.empty()) {
+    std::fprintf(stderr, "kiln-cli repro run: %s names no check (it has no predicate.json): give --check\n",
+                 o.repro.c_str());
+    return kExitUsage;
+  }
+  if (!o.check.empty()) {
+    Expected<minify::CheckKind> kind = minify::check_from_name(o.check);
+    if (!kind) {
+      std::fprintf(stderr, "kiln-cli repro run: %s\n", kind.status().message().c_str());
+      return kExitUsage;
+    }
+    // Another check than the recorded one looks for another failure.
+    if (*kind != predicate.kind) recorded_signature.clear();
+    predicate.kind = *kind;
+  }
+  if (o.tolerance >= 0) predicate.tolerance = o.tolerance;
+
+  minify::Candidate candidate{repro->graph, repro->inputs};
+  if (Status s = minify::annotate(candidate); !s) return bad_input(Status::error(s.message(), {o.repro, 0}));
+  minify::Limits limits;
+  limits.timeout_s = o.timeout_s;
+  minify::Evaluator evaluator(predicate, limits, 1);
+  minify::Verdict v = evaluator.evaluate(candidate);
+  double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // A failure counts as the recorded one when its signature matches (or the
+  // predicate allows drift, or none was recorded); a different one is still a
+  // failure, named as such.
+  bool same = !v.failed() || recorded_signature.empty() || predicate.allow_drift || v.signature == recorded_signature;
+  std::string verdict = v.outcome == minify::Verdict::Outcome::Invalid ? "cannot replay"
+                        : !v.failed()                                  ? "no longer fails"
+                        : same                                         ? "still fails"
+                                                                       : "fails differently";
+  int code = v.outcome == minify::Verdict::Outcome::Invalid ? kExitBadInput : v.failed() ? kExitFailures : kExitOk;
+  if (o.json) {
+    nlohmann::json inputs = nlohmann::json::array();
+    std::vector<NodeId> ph = minify::placeholders(repro->graph);
+    for (size_t k = 0; k < ph.size() && k < repro->input_origins.size(); ++k)
+      inputs.push_back({{"name", repro->graph[ph[k]].name}, {"origin", repro->input_origins[k]}});
+    nlohmann::json j = {{"repro", o.repro},
+                        {"ops", minify::op_count(repro->graph)},
+                        {"inputs", inputs},
+                        {"check", minify::check_name(predicate.kind)},
+                        {"predicate", minify::describe(predicate)},
+                        {"verdict", verdict},
+                        {"failed", v.failed()},
+                        {"same_failure", v.failed() && same},
+                        {"kind", v.kind},
+                        {"signature", v.signature},
+                        {"recorded_signature", recorded_signature},
+                        {"detail", v.detail},
+                        {"wall_s", wall_s}};
+    std::printf("%s\n", j.dump(1).c_str());
+  } else {
+    size_t ops = minify::op_count(repro->graph);
+    std::printf("repro: %s (%zu op%s; inputs: %s)\n", o.repro.c_str(), ops, ops == 1 ? "" : "s",
+                origins_summary(*repro).c_str());
+    std::printf("check: %s\n", minify::describe(predicate).c_str());
+    std::string line = verdict;
+    if (v.failed()) line += ": " + v.kind + ": " + v.detail;
+    else if (!v.detail.empty()) line += " (" + v.detail + ")";
+    std::printf("%s\n", line.c_str());
+    if (v.failed() && !same) std::printf("recorded failure: %s\n", recorded_signature.c_str());
+  }
+  if (code == kExitBadInput && !o.json) std::fprintf(stderr, "kiln-cli: %s: %s\n", o.repro.c_str(), v.detail.c_str());
+  return code;
+}
+
+}  // namespace
+
+void add_repro_command(CLI::App& app, int& exit_code) {
+  CLI::App* repro = app.add_subcommand("repro", "Replay repro files");
+  repro->require_subcommand(1);
+  auto opts = std::make_shared<Options>();
+  CLI::App* run_cmd = repro->add_subcommand(
+      "run", "Replay a repro and say whether it still fails (exit 1: it does; 0: it no longer fails)");
+  run_cmd->add_option("REPRO", opts->repro,
+                      "a Kiln repro folder or .zip; also PyTorch's repro.py / minifier_launcher.py or a graph text file")
+      ->required();
+  run_cmd->add_option("--check", opts->check,
+                      "the check instead of predicate.json's: accuracy, compile-error, crash, cpu-gpu-mismatch, oracle");
+  run_cmd->add_option("--tolerance", opts->tolerance, "accuracy tolerance instead of predicate.json's");
+  run_cmd->add_option("--timeout", opts->timeout_s, "seconds the replay may take before it counts as a hang")
+      ->capture_default_str();
+  run_cmd->add_flag("--json", opts->json, "print one JSON document");
+  run_cmd->callback([opts, &exit_code] { exit_code = run(*opts); });
+}
+
+}  // namespace kiln::cli

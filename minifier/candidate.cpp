@@ -1,0 +1,348 @@
+#include "minifier/candidate.h"
+
+#include <cstring>
+#include <functional>
+#include <type_traits>
+
+#include "compiler/passes/dead_code_elimination.h"
+#include "compiler/pipeline/aten_interpreter.h"
+#include "compiler/pipeline/emitter.h"
+#include "core/graph/hash.h"
+#include "core/graph/parser.h"
+#include "core/ops/registry.h"
+
+namespace kiln::minify {
+
+size_t op_count(const Graph& g) {
+  size_t n = 0;
+  for (const Node& node : g.nodes)
+    n += node.op == OpKind::CallFunction || node.op == OpKind::CallMethod || node.op == OpKind::CallModule;
+  return n;
+}
+
+CandidateSize size_of(const Candidate& c) {
+  CandidateSize s;
+  for (const Node& n : c.graph.nodes)
+    s.ops += (n.op == OpKind::CallFunction || n.op == OpKind::CallMethod || n.op == OpKind::CallModule) &&
+             n.target != "aten::full.default";
+  s.inputs = c.inputs.size();
+  for (const Tensor& t : c.inputs) {
+    s.elements += t.numel();
+    DType d = t.dtype();
+    s.unusual_dtypes += d != DType::Float32 && d != DType::Int64 && d != DType::Bool;
+  }
+  s.outputs = output_items(c.graph).size();
+  return s;
+}
+
+std::vector<NodeId> placeholders(const Graph& g) {
+  std::vector<NodeId> out;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.nodes[i].op == OpKind::Placeholder) out.push_back(NodeId(i));
+  return out;
+}
+
+namespace {
+
+Val val_of(const Value& v) {
+  if (v.is_tensor()) return Val::of_tensor(pipeline::tensor_meta_of(v.to_tensor()));
+  if (v.is_list()) {
+    std::vector<Val> items;
+    for (const Value& x : v.to_list()) items.push_back(val_of(x));
+    return Val::tuple(std::move(items));
+  }
+  return Val();
+}
+
+Tensor meta_like(const Tensor& t) { return Tensor::meta_strided(t.sizes(), t.strides(), t.dtype()); }
+
+Value as_meta(const Value& v) {
+  if (v.is_tensor()) return Value(meta_like(v.to_tensor()));
+  if (v.is_list()) {
+    ValueList items;
+    for (const Value& x : v.to_list()) items.push_back(as_meta(x));
+    return Value(std::move(items));
+  }
+  return v;
+}
+
+// Graphs PyTorch prints pass Python numbers where a schema says Tensor
+// (`aten.mul.Tensor(x, 2)`): PyTorch's argument parser wraps them into
+// tensors, Kiln's registry does not. The same op's overload that takes the
+// arguments as they are (mul.Scalar) means the same, so the node is moved to
+// it; the first overload, in registry order, whose meta function accepts wins.
+std::optional<std::string> overload_taking(const std::string& target, const ValueList& args, const KwargList& kwargs) {
+  size_t dot = target.rfind('.');
+  if (dot == std::string::npos) return std::nullopt;
+  const std::string base = target.substr(0, dot + 1);
+  for (const OpDef* def : op_registry().all()) {
+    std::string name = def->schema.full_name();
+    if (name == target || name.compare(0, base.size(), base) != 0) continue;
+    try {
+      if (call_meta(name, args, kwargs).ok()) return name;
+    } catch (const Error&) {
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status annotate(Candidate& c) {
+  Graph& g = c.graph;
+  std::vector<Value> metas(g.size());
+  size_t next_input = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    Node& n = g.nodes[i];
+    if (n.op == OpKind::Placeholder) {
+      if (next_input >= c.inputs.size())
+        return Status::error("placeholder '" + n.name + "' has no input (" + std::to_string(c.inputs.size()) + " given)");
+      const Tensor& t = c.inputs[next_input++];
+      n.meta.val = Val::of_tensor(pipeline::tensor_meta_of(t));
+      metas[i] = Value(meta_like(t));
+      continue;
+    }
+    if (n.op != OpKind::CallFunction) continue;
+    if (n.target == "operator.getitem" && n.args.size() == 2 && n.args[0].is_node() && n.args[1].kind == Arg::Kind::Int) {
+      const Value& tuple = metas[size_t(n.args[0].node_id())];
+      if (!tuple.is_list() || n.args[1].i < 0 || size_t(n.args[1].i) >= tuple.to_list().size())
+        return Status::error("node '" + n.name + "': getitem of a value that is not a tuple of that length");
+      metas[i] = tuple.to_list()[size_t(n.args[1].i)];
+      n.meta.val = val_of(metas[i]);
+      continue;
+    }
+    if (!op_registry().find(n.target)) continue;  // unknown ops keep what the input file said
+    auto node_value = [&](NodeId id) -> std::optional<Value> {
+      if (metas[size_t(id)].is_none()) return std::nullopt;
+      return metas[size_t(id)];
+    };
+    ValueList args;
+    KwargList kwargs;
+    for (const Arg& a : n.args) {
+      Expected<Value> v = pipeline::arg_value(a, node_value);
+      if (!v) return Status::error("node '" + n.name + "': " + v.status().message());
+      args.push_back(std::move(*v));
+    }
+    for (const auto& [k, a] : n.kwargs) {
+      Expected<Value> v = pipeline::arg_value(a, node_value);
+      if (!v) return Status::error("node '" + n.name + "': " + v.status().message());
+      kwargs.emplace_back(k, std::move(*v));
+    }
+    Expected<ValueList> r = Status::error("");
+    try {
+      r = call_meta(n.target, args, kwargs);
+    } catch (const Error& e) {
+      r = Status::error(e.what());
+    }
+    if (!r) {
+      if (std::optional<std::string> other = overload_taking(n.target, args, kwargs)) {
+        n.target = *other;
+        r = call_meta(n.target, args, kwargs);
+      }
+    }
+    if (!r) return Status::error("node '" + n.name + "' (" + n.target + "): " + r.status().message());
+    metas[i] = r->size() == 1 ? as_meta((*r)[0]) : as_meta(Value(*r));
+    n.meta.val = val_of(metas[i]);
+  }
+  if (next_input != c.inputs.size())
+    return Status::error(std::to_string(c.inputs.size()) + " inputs for " + std::to_string(next_input) + " placeholders");
+  return Status();
+}
+
+namespace {
+
+template <class T>
+auto float_or_value(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return float(v);
+  else return v;
+}
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+// Calls fn(pointer to element) for every element of t in row-major order.
+void for_each_element(const Tensor& t, const std::function<void(const char*)>& fn) {
+  const char* base = static_cast<const char*>(t.raw_data());
+  const size_t item = t.itemsize();
+  const int64_t n = t.numel();
+  if (n == 0) return;
+  std::vector<int64_t> index(size_t(t.dim()), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = 0;
+    for (size_t d = 0; d < index.size(); ++d) off += index[d] * t.strides()[d];
+    fn(base + off * int64_t(item));
+    for (size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < t.sizes()[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+uint64_t candidate_key(const Candidate& c) {
+  uint64_t h = structural_hash(c.graph);
+  for (const Tensor& t : c.inputs) {
+    h = mix(h, uint64_t(t.dtype()));
+    for (int64_t s : t.sizes()) h = mix(h, uint64_t(s));
+    uint64_t bytes = 1469598103934665603ULL;  // FNV-1a over the elements
+    const size_t item = t.itemsize();
+    for_each_element(t, [&](const char* p) {
+      for (size_t b = 0; b < item; ++b) bytes = (bytes ^ uint8_t(p[b])) * 1099511628211ULL;
+    });
+    h = mix(h, bytes);
+  }
+  return h;
+}
+
+std::vector<Arg> output_items(const Graph& g) {
+  const Node* out = g.output();
+  if (!out || out->args.empty()) return {};
+  const Arg& r = out->args[0];
+  if (r.kind == Arg::Kind::Tuple || r.kind == Arg::Kind::List) return r.items;
+  return {r};
+}
+
+void set_outputs(Graph& g, std::vector<Arg> items) {
+  for (Node& n : g.nodes)
+    if (n.op == OpKind::Output) {
+      n.args = {Arg::tuple(std::move(items))};
+      n.meta.output_descs.clear();
+    }
+  g.pytree_out = false;
+}
+
+void prune(Candidate& c) {
+  pipeline::eliminate_dead_code(c.graph, pipeline::PassContext{});
+  std::vector<std::vector<NodeId>> users = compute_users(c.graph);
+  std::vector<bool> remove(c.graph.size(), false);
+  std::vector<Tensor> kept;
+  size_t input = 0;
+  bool any = false;
+  for (size_t i = 0; i < c.graph.size(); ++i) {
+    if (c.graph.nodes[i].op != OpKind::Placeholder) continue;
+    if (users[i].empty()) {
+      remove[i] = true;
+      any = true;
+    } else {
+      kept.push_back(c.inputs[input]);
+    }
+    ++input;
+  }
+  if (!any) return;
+  remove_nodes(c.graph, remove);
+  c.inputs = std::move(kept);
+}
+
+void reorder_placeholders_first(Candidate& c) {
+  Graph& g = c.graph;
+  std::vector<NodeId> order;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.nodes[i].op == OpKind::Placeholder) order.push_back(NodeId(i));
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.nodes[i].op != OpKind::Placeholder && g.nodes[i].op != OpKind::Output) order.push_back(NodeId(i));
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.nodes[i].op == OpKind::Output) order.push_back(NodeId(i));
+  bool same = true;
+  for (size_t i = 0; i < order.size(); ++i) same &= order[i] == NodeId(i);
+  if (same) return;
+  std::vector<NodeId> new_id(g.size());
+  for (size_t i = 0; i < order.size(); ++i) new_id[size_t(order[i])] = NodeId(i);
+  std::function<void(Arg&)> renumber = [&](Arg& a) {
+    if (a.kind == Arg::Kind::Node) a.i = new_id[size_t(a.i)];
+    for (Arg& item : a.items) renumber(item);
+  };
+  std::vector<Node> nodes;
+  nodes.reserve(g.size());
+  for (NodeId id : order) {
+    Node n = std::move(g.nodes[size_t(id)]);
+    for (Arg& a : n.args) renumber(a);
+    for (auto& kv : n.kwargs) renumber(kv.second);
+    nodes.push_back(std::move(n));
+  }
+  g.nodes = std::move(nodes);
+}
+
+Tensor compact_copy(const Tensor& t) {
+  Tensor out = Tensor::empty(t.sizes(), t.dtype());
+  char* dst = static_cast<char*>(out.raw_data());
+  const size_t item = t.itemsize();
+  for_each_element(t, [&](const char* p) {
+    std::memcpy(dst, p, item);
+    dst += item;
+  });
+  return out;
+}
+
+namespace {
+
+template <class F>
+void dispatch(DType d, F&& f) {
+  switch (d) {
+    case DType::Bool: f(bool{}); break;
+    case DType::UInt8: f(uint8_t{}); break;
+    case DType::Int8: f(int8_t{}); break;
+    case DType::Int16: f(int16_t{}); break;
+    case DType::Int32: f(int32_t{}); break;
+    case DType::Int64: f(int64_t{}); break;
+    case DType::Float16: f(Half{}); break;
+    case DType::BFloat16: f(BFloat16{}); break;
+    case DType::Float32: f(float{}); break;
+    case DType::Float64: f(double{}); break;
+  }
+}
+
+}  // namespace
+
+std::vector<double> to_doubles(const Tensor& t) {
+  std::vector<double> out;
+  out.reserve(size_t(t.numel()));
+  dispatch(t.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    for_each_element(t, [&](const char* p) {
+      T v;
+      std::memcpy(&v, p, sizeof(T));
+      out.push_back(double(float_or_value(v)));
+    });
+  });
+  return out;
+}
+
+Tensor from_doubles(const std::vector<double>& values, const Shape& sizes, DType dtype) {
+  Tensor out = Tensor::empty(sizes, dtype);
+  dispatch(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T* p = static_cast<T*>(out.raw_data());
+    for (size_t i = 0; i < values.size(); ++i) {
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) p[i] = T(float(values[i]));
+      else p[i] = T(values[i]);
+    }
+  });
+  return out;
+}
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.sizes() != b.sizes()) return false;
+  Tensor ca = compact_copy(a), cb = compact_copy(b);
+  return std::memcmp(ca.raw_data(), cb.raw_data(), size_t(ca.numel()) * ca.itemsize()) == 0;
+}
+
+std::string unique_name(const Graph& g, const std::string& base) {
+  if (g.find(base) == kNoNode) return base;
+  for (int k = 1;; ++k) {
+    std::string name = base + "_" + std::to_string(k);
+    if (g.find(name) == kNoNode) return name;
+  }
+}
+
+Expected<Candidate> candidate_from_text(const std::string& text, std::vector<Tensor> inputs, const std::string& where) {
+  Expected<Graph> g = parse_graph_module(text, where);
+  if (!g) return g.status();
+  Candidate c{std::move(*g), std::move(inputs)};
+  if (Status s = annotate(c); !s) return Status::error(where + ": " + s.message());
+  return c;
+}
+
+}  // namespace kiln::minify

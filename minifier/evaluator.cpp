@@ -1,0 +1,248 @@
+#include "minifier/evaluator.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <span>
+
+#include <unistd.h>
+
+#include "core/io/safetensors.h"
+#include "minifier/predicate_util.h"
+
+namespace kiln::minify {
+
+namespace {
+
+constexpr char kSep = '\x1f';
+
+std::string encode(const Verdict& v) {
+  return std::to_string(int(v.outcome)) + kSep + v.kind + kSep + v.signature + kSep + v.detail;
+}
+
+Verdict decode(const std::string& s) {
+  Verdict v;
+  size_t a = s.find(kSep), b = a == std::string::npos ? a : s.find(kSep, a + 1),
+         c = b == std::string::npos ? b : s.find(kSep, b + 1);
+  if (c == std::string::npos) return {Verdict::Outcome::Invalid, "setup", "", "unreadable verdict from the child"};
+  v.outcome = Verdict::Outcome(std::atoi(s.substr(0, a).c_str()));
+  v.kind = s.substr(a + 1, b - a - 1);
+  v.signature = s.substr(b + 1, c - b - 1);
+  v.detail = s.substr(c + 1);
+  return v;
+}
+
+std::vector<std::pair<std::string, std::string>> read_hooks() {
+  std::vector<std::pair<std::string, std::string>> hooks;
+  const char* env = std::getenv("KILN_MINIFY_TEST_HOOK");
+  if (!env) return hooks;
+  std::string s = env;
+  for (size_t start = 0; start < s.size();) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    std::string item = s.substr(start, end - start);
+    size_t colon = item.find(':');
+    if (colon != std::string::npos) hooks.emplace_back(item.substr(0, colon), item.substr(colon + 1));
+    start = end + 1;
+  }
+  return hooks;
+}
+
+[[maybe_unused]] void run_hook(const std::string& action) {
+  if (action == "segfault") {
+    volatile int* p = nullptr;
+    *p = 1;
+    std::raise(SIGSEGV);
+  } else if (action == "abort") {
+    std::abort();
+  } else if (action == "hang") {
+    volatile unsigned long spins = 0;
+    for (;;) spins = spins + 1;
+  } else if (action == "sleep") {
+    ::usleep(300000);
+  } else if (action == "oom") {
+    std::vector<char*> blocks;
+    for (;;) {
+      char* b = new char[64 << 20];
+      std::memset(b, 1, 64 << 20);
+      blocks.push_back(b);
+    }
+  }
+}
+
+}  // namespace
+
+Evaluator::Evaluator(PredicateOptions predicate, Limits limits, int jobs)
+    : predicate_(std::move(predicate)), limits_(limits), jobs_(std::max(jobs, 1)), hooks_(read_hooks()) {}
+
+Verdict Evaluator::verdict_of(const ChildOutcome& o) const {
+  switch (o.end) {
+    case ChildOutcome::End::Exited:
+      if (o.exit_code == 0) return decode(o.payload);
+      if (o.exit_code == kOomExitCode)
+        return {Verdict::Outcome::Fail, "oom", "oom", "out of memory (limit " + std::to_string(limits_.memory_mb) + " MB)"};
+      return {Verdict::Outcome::Fail, "exception", "exception", o.payload};
+    case ChildOutcome::End::Signaled:
+      if (o.signal == SIGXCPU) return {Verdict::Outcome::Fail, "timeout", "timeout", "CPU time limit"};
+      return {Verdict::Outcome::Fail, "crash", "crash: " + signal_name(o.signal),
+              "killed by " + signal_name(o.signal)};
+    case ChildOutcome::End::TimedOut: {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "no verdict within %g s", limits_.timeout_s);
+      return {Verdict::Outcome::Fail, "timeout", "timeout", buf};
+    }
+    case ChildOutcome::End::ForkFailed: break;
+  }
+  return {Verdict::Outcome::Invalid, "setup", "", "could not start a child process"};
+}
+
+std::vector<Verdict> Evaluator::run_batch(const std::vector<const Candidate*>& batch) {
+  std::vector<Verdict> out(batch.size());
+  std::vector<ChildJob> jobs;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Candidate* c = batch[i];
+    auto job = [this, c]() -> std::string {
+      for (const auto& [action, target] : hooks_)
+        for (const Node& n : c->graph.nodes)
+          if (n.op == OpKind::CallFunction && (n.target == target || target == "*")) {
+            run_hook(action);
+            break;
+          }
+      return encode(check_ ? check_(*c) : run_check(predicate_, *c));
+    };
+    if (in_process_) {
+      out[i] = decode(job());
+      continue;
+    }
+    jobs.push_back(job);
+    where.push_back(i);
+  }
+  if (!jobs.empty()) {
+    std::vector<ChildOutcome> outcomes = run_in_children(jobs, limits_, jobs_);
+    for (size_t k = 0; k < outcomes.size(); ++k) out[where[k]] = verdict_of(outcomes[k]);
+  }
+  for (const Verdict& v : out) {
+    stats_.timeouts += v.kind == "timeout";
+    stats_.crashes += v.kind == "crash";
+    stats_.invalid += v.outcome == Verdict::Outcome::Invalid;
+  }
+  return out;
+}
+
+Verdict Evaluator::evaluate(const Candidate& c) {
+  const Candidate* one = &c;
+  first_interesting({one}, Verdict{}, false);
+  return cache_.at(candidate_key(c));
+}
+
+int Evaluator::first_interesting(const std::vector<const Candidate*>& candidates, const Verdict& original,
+                                 bool allow_drift) {
+  std::vector<uint64_t> keys(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) keys[i] = candidate_key(*candidates[i]);
+  std::vector<bool> ran(candidates.size(), false);
+  for (size_t at = 0; at < candidates.size();) {
+    if (auto it = cache_.find(keys[at]); it != cache_.end()) {
+      stats_.cache_hits += !ran[at];
+      if (is_interesting(it->second, original, allow_drift)) return int(at);
+      ++at;
+      continue;
+    }
+    // The next `jobs` candidates not answered yet run together.
+    std::vector<const Candidate*> batch;
+    std::vector<uint64_t> batch_keys;
+    for (size_t i = at; i < candidates.size() && int(batch.size()) < jobs_; ++i) {
+      if (cache_.count(keys[i]) || std::find(batch_keys.begin(), batch_keys.end(), keys[i]) != batch_keys.end()) continue;
+      batch.push_back(candidates[i]);
+      batch_keys.push_back(keys[i]);
+      ran[i] = true;
+    }
+    std::vector<Verdict> verdicts = run_batch(batch);
+    stats_.oracle_calls += int(batch.size());
+    for (size_t k = 0; k < batch.size(); ++k) cache_[batch_keys[k]] = verdicts[k];
+  }
+  return -1;
+}
+
+namespace {
+
+void serialize(const std::map<std::string, Tensor>& values, const std::string& prefix, NamedTensors& into) {
+  for (const auto& [name, t] : values) into.emplace_back(prefix + name, t);
+}
+
+std::string to_payload(const NamedTensors& tensors) {
+  Expected<std::vector<std::byte>> bytes = serialize_safetensors(tensors);
+  if (!bytes) throw Error(bytes.status().message());
+  return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+}
+
+}  // namespace
+
+Expected<Recording> Evaluator::record(const Candidate& c, bool fp64, bool compiled) {
+  ++stats_.reference_runs;
+  auto eager_job = [&c, fp64]() -> std::string {
+    NamedTensors out;
+    Expected<std::map<std::string, Tensor>> e = run_eager_all(c, false);
+    if (!e) return "!" + e.status().message();
+    serialize(*e, "eager:", out);
+    if (fp64) {
+      Expected<std::map<std::string, Tensor>> f = run_eager_all(c, true);
+      if (f) serialize(*f, "fp64:", out);
+    }
+    return to_payload(out);
+  };
+  std::string inject = predicate_.inject_bug;
+  auto compiled_job = [&c, inject]() -> std::string {
+    CpuCompile cc = compile_cpu(c.graph, inject, /*fuse=*/false);
+    if (!cc.error.empty()) return "!" + cc.error;
+    Expected<std::map<std::string, Tensor>> values = cc.code->run_with_intermediates(c.inputs);
+    if (!values) return "!" + values.status().message();
+    NamedTensors out;
+    serialize(*values, "compiled:", out);
+    return to_payload(out);
+  };
+  std::vector<ChildJob> jobs = {eager_job};
+  if (compiled) jobs.push_back(compiled_job);
+  std::vector<ChildOutcome> outcomes;
+  if (in_process_) {
+    for (const ChildJob& j : jobs) outcomes.push_back({ChildOutcome::End::Exited, 0, 0, j(), 0});
+  } else {
+    outcomes = run_in_children(jobs, limits_, jobs_);
+  }
+  Recording r;
+  r.key = candidate_key(c);
+  auto parse = [this](const ChildOutcome& o, std::string& error) -> std::optional<SafetensorsFile> {
+    if (o.end != ChildOutcome::End::Exited || o.exit_code != 0) {
+      error = verdict_of(o).detail;
+      return std::nullopt;
+    }
+    if (!o.payload.empty() && o.payload[0] == '!') {
+      error = o.payload.substr(1);
+      return std::nullopt;
+    }
+    auto bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(o.payload.data()), o.payload.size());
+    Expected<SafetensorsFile> f = parse_safetensors(bytes, "recording");
+    if (!f) {
+      error = f.status().message();
+      return std::nullopt;
+    }
+    return std::move(*f);
+  };
+  std::string error;
+  std::optional<SafetensorsFile> eager = parse(outcomes[0], error);
+  if (!eager) return Status::error("the eager reference run failed: " + error);
+  for (auto& [name, t] : eager->tensors) {
+    if (name.rfind("eager:", 0) == 0) r.eager[name.substr(6)] = t;
+    else if (name.rfind("fp64:", 0) == 0) r.fp64[name.substr(5)] = t;
+  }
+  if (compiled) {
+    std::optional<SafetensorsFile> comp = parse(outcomes[1], r.compiled_error);
+    if (comp)
+      for (auto& [name, t] : comp->tensors) r.compiled[name.substr(9)] = t;
+  }
+  return r;
+}
+
+}  // namespace kiln::minify

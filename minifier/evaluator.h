@@ -1,0 +1,80 @@
+#pragma once
+// Evaluates candidates with the predicate, each in a child process
+// (isolation.h), `jobs` at a time, with verdicts cached by candidate_key:
+// strategies often rebuild a candidate already tried, and those cost nothing.
+// Also makes the reference recordings strategies feed replaced nodes from.
+//
+// Test hook: KILN_MINIFY_TEST_HOOK="ACTION:TARGET[,ACTION:TARGET...]" makes a
+// child that evaluates a candidate containing a node with that target
+// segfault, abort, hang, allocate without bound or sleep 300 ms (ACTION =
+// segfault, abort, hang, oom, sleep; TARGET * matches any candidate) before
+// the check runs. The containment tests use it; it is read
+// once, when the evaluator is made.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "minifier/candidate.h"
+#include "minifier/isolation.h"
+#include "minifier/predicate.h"
+
+namespace kiln::minify {
+
+struct EvalStats {
+  int oracle_calls = 0;    // candidates evaluated (children run for a verdict)
+  int cache_hits = 0;      // candidates answered from the cache
+  int reference_runs = 0;  // recordings made
+  int timeouts = 0, crashes = 0, invalid = 0;
+};
+
+// Values of a candidate's call nodes, by node name.
+struct Recording {
+  uint64_t key = 0;                          // candidate_key of what was recorded
+  std::map<std::string, Tensor> eager;       // in each node's own dtype
+  std::map<std::string, Tensor> fp64;        // floating inputs widened to float64 (when asked)
+  std::map<std::string, Tensor> compiled;    // the compiled code's intermediates, unfused (when asked)
+  std::string compiled_error;                // why `compiled` is empty
+};
+
+class Evaluator {
+ public:
+  Evaluator(PredicateOptions predicate, Limits limits, int jobs);
+
+  // Tests of the checks themselves: evaluate in this process (no containment).
+  void set_in_process(bool in_process) { in_process_ = in_process; }
+  // Replaces run_check (tests of the strategies use predicates made up for them).
+  using CheckFn = std::function<Verdict(const Candidate&)>;
+  void set_check(CheckFn check) { check_ = std::move(check); }
+
+  Verdict evaluate(const Candidate& c);
+  // Verdicts in order, `jobs` candidates at a time, stopping after the first
+  // batch that holds an interesting one; returns its index or -1.
+  int first_interesting(const std::vector<const Candidate*>& candidates, const Verdict& original, bool allow_drift);
+
+  // Eager values of every node (and fp64 ones, and the compiled code's
+  // unfused intermediates, when asked), made in children.
+  Expected<Recording> record(const Candidate& c, bool fp64, bool compiled);
+
+  const EvalStats& stats() const { return stats_; }
+  const PredicateOptions& predicate() const { return predicate_; }
+  int jobs() const { return jobs_; }
+
+ private:
+  std::vector<Verdict> run_batch(const std::vector<const Candidate*>& batch);
+  Verdict verdict_of(const ChildOutcome& o) const;
+
+  PredicateOptions predicate_;
+  Limits limits_;
+  int jobs_;
+  bool in_process_ = false;
+  CheckFn check_;
+  std::vector<std::pair<std::string, std::string>> hooks_;  // (action, target)
+  std::unordered_map<uint64_t, Verdict> cache_;
+  EvalStats stats_;
+};
+
+}  // namespace kiln::minify

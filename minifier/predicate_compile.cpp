@@ -1,0 +1,86 @@
+// compile-error and crash, and the compile both they and accuracy start from.
+#include <regex>
+
+#include "compiler/pipeline/pipeline.h"
+#include "minifier/predicate.h"
+#include "minifier/predicate_util.h"
+
+namespace kiln::minify {
+
+CpuCompile compile_cpu(const Graph& g, const std::string& inject_bug, bool fuse) {
+  CpuCompile out;
+  pipeline::CompileResult passes;
+  try {
+    passes = pipeline::compile(g);
+  } catch (const std::exception& e) {
+    passes.status = Status::error(e.what());
+  }
+  if (!passes.status.ok()) {
+    out.stage = passes.stages.empty() ? "passes" : passes.stages.back().name;
+    out.error = passes.status.message();
+    return out;
+  }
+  runtime::CompileOptions options;
+  options.use_cache = false;
+  options.fuse = fuse;
+  options.inject_bug = inject_bug;
+  Expected<std::shared_ptr<runtime::CompiledGraph>> code = Status::error("");
+  try {
+    code = runtime::CompiledGraph::compile(passes.graph, options, passes.constants.all());
+  } catch (const std::exception& e) {
+    code = Status::error(e.what());
+  }
+  if (!code) {
+    out.stage = "codegen";
+    out.error = code.status().message();
+    return out;
+  }
+  out.code = *code;
+  return out;
+}
+
+namespace {
+
+bool stage_matches(const std::string& wanted, const std::string& stage) {
+  if (wanted.empty() || wanted == stage) return true;
+  return wanted == "passes" && stage != "codegen";
+}
+
+Verdict compile_failure(const CpuCompile& cc) {
+  Verdict v;
+  v.outcome = Verdict::Outcome::Fail;
+  v.kind = "compile-error";
+  v.signature = error_signature(cc.stage, cc.error);
+  v.detail = "compile error at " + cc.stage + ": " + cc.error;
+  return v;
+}
+
+}  // namespace
+
+Verdict check_compile_error(const PredicateOptions& p, const Candidate& c) {
+  CpuCompile cc = compile_cpu(c.graph, p.inject_bug);
+  if (cc.error.empty()) return {Verdict::Outcome::Pass, "", "", "compiled"};
+  bool matches = stage_matches(p.stage, cc.stage);
+  if (matches && !p.message_regex.empty()) {
+    try {
+      matches = std::regex_search(cc.error, std::regex(p.message_regex));
+    } catch (const std::regex_error& e) {
+      return {Verdict::Outcome::Invalid, "setup", "", std::string("bad message regex: ") + e.what()};
+    }
+  }
+  Verdict v = compile_failure(cc);
+  // A compile error the user did not ask about is a different failure: drift.
+  if (!matches) v.signature = "unmatched " + v.signature;
+  return v;
+}
+
+Verdict check_crash(const PredicateOptions& p, const Candidate& c) {
+  CpuCompile cc = compile_cpu(c.graph, p.inject_bug);
+  if (!cc.error.empty()) return compile_failure(cc);
+  // A crash ends this process; the evaluator turns the signal into the verdict.
+  Expected<std::vector<Tensor>> out = cc.code->run(c.inputs);
+  if (!out) return {Verdict::Outcome::Fail, "run-error", "run-error", out.status().message()};
+  return {Verdict::Outcome::Pass, "", "", "ran without crashing"};
+}
+
+}  // namespace kiln::minify

@@ -1,0 +1,81 @@
+#pragma once
+// Repro files: what the minifier reads failing graphs from and writes its
+// results to. Three formats in, two out:
+//   in:  a Kiln repro (folder or .zip), PyTorch's repro.py / minifier_launcher.py
+//        (graph from the `Repro` module, inputs from `load_args`), a graph text file;
+//   out: a Kiln repro folder (graph.txt in print_readable form, inputs.safetensors,
+//        predicate.json, README.txt) and a PyTorch repro.py in the after_aot style.
+// Malformed files give a kiln::Error naming the file and line.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/tensor/tensor.h"
+#include "core/util/status.h"
+
+namespace kiln::minify {
+
+struct Repro {
+  Graph graph;
+  // One per placeholder, in placeholder order.
+  std::vector<Tensor> inputs;
+  // Per input, where its values came from: "stored" or "random (seed N)" for
+  // PyTorch files whose load_args names no stored tensor. The writers take a
+  // missing entry as "stored".
+  std::vector<std::string> input_origins;
+  // The predicate and its options as JSON text (owned by predicate.h); empty when
+  // the file does not say (PyTorch files).
+  std::string predicate_json;
+  std::string path;  // the file or folder it was read from
+};
+
+// Detects the format from the path and contents: a folder or a *.zip (or any
+// file starting with a zip signature) is a Kiln repro, a file with a
+// `class Repro(` is a PyTorch minifier file, anything else a graph text file.
+Expected<Repro> read_repro(const std::string& path);
+
+// The seed of the inputs a file gives no values for ("random (seed 0)").
+inline constexpr uint64_t kDefaultInputSeed = 0;
+
+// One input per placeholder of `g`, from its meta['val'] (concrete sizes,
+// strides, a dtype Kiln knows), drawn as PyTorch's rand_strided draws them
+// after torch.manual_seed(seed) on the CPU: float tensors from the normal
+// distribution, integer and bool tensors zero. The same numbers as the
+// repro.py write_torch_repro writes, when it regenerates its inputs. A
+// placeholder without such a val is an error naming `file`.
+Expected<std::vector<Tensor>> random_inputs(const Graph& g, uint64_t seed = kDefaultInputSeed,
+                                            const std::string& file = "");
+
+// Sets meta['val'] of every node that has none (graphs read from
+// GraphModule.code text, as in repro.py, carry no annotations) from the op
+// registry's meta functions, placeholders first from `inputs` when given. What
+// the meta functions do not know stays unset.
+void propagate_meta_vals(Graph& g, const std::vector<Tensor>& inputs = {});
+
+// Writes folder `dir` (created; an existing Kiln repro there is replaced, any
+// other non-empty folder is refused). Writes to a temporary sibling and renames,
+// so a crash never leaves half a repro.
+Status write_kiln_repro(const std::string& dir, const Repro& r);
+
+struct TorchReproOptions {
+  std::string device = "cpu";  // where the repro places its inputs
+  // What the run block does: "accuracy" (and "cpu-gpu-mismatch") compares
+  // torch.compile against eager with the accuracy predicate's rule
+  // (predicate.h: allclose to eager, else RMSE against an fp64 eager run) and
+  // exits 1 on mismatch; "compile-error" / "crash" / "oracle" just compile and
+  // run it, so an exception or a crash is the non-zero exit.
+  std::string check = "accuracy";
+  double tolerance = 1e-3;
+  // accuracy: compare integer and bool outputs too (exactly), as the
+  // accuracy predicate's check_non_float.
+  bool check_non_float = false;
+  std::string backend = "inductor";
+};
+
+// A repro.py that runs on stock PyTorch 2.x: a Repro(torch.nn.Module) whose
+// forward calls ATen ops, load_args with the inputs saved next to it
+// (safetensors) or generated from a seed, and a run block.
+Status write_torch_repro(const std::string& path, const Repro& r, const TorchReproOptions& options = {});
+
+}  // namespace kiln::minify

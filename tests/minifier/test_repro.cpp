@@ -1,0 +1,391 @@
+// Repro files (minifier/repro.h): Kiln repro folders and zips round trip
+// bit-exactly, PyTorch's minifier files and content store read, and damaged
+// files fail with the file and line named.
+#include <QtTest/QtTest>
+
+#include <QTemporaryDir>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/graph/printer.h"
+#include "core/io/safetensors.h"
+#include "minifier/repro.h"
+#include "test_support.h"
+
+using namespace kiln;
+using namespace kiln::minify;
+namespace fs = std::filesystem;
+
+namespace {
+
+// print_readable text with a column-major input and an integer one.
+constexpr const char* kGraphText = R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[8, 4][1, 8]cpu", w: "f32[16, 4][4, 1]cpu", b: "f32[16][1]cpu", idx: "i64[8][1]cpu"):
+        permute = torch.ops.aten.permute.default(w, [1, 0]);  w = None
+        addmm = torch.ops.aten.addmm.default(b, x, permute);  b = x = permute = None
+        relu = torch.ops.aten.relu.default(addmm);  addmm = None
+        mul = torch.ops.aten.mul.Tensor(relu, 2.5);  relu = None
+        return (mul, idx)
+)";
+
+void write(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.sizes() != b.sizes() || a.strides() != b.strides()) return false;
+  Tensor x = a.contiguous(), y = b.contiguous();
+  return std::memcmp(x.raw_data(), y.raw_data(), size_t(x.numel()) * x.itemsize()) == 0;
+}
+
+void expect_same_repro(const Repro& a, const Repro& b) {
+  QCOMPARE(print_graph_module(b.graph), print_graph_module(a.graph));
+  QCOMPARE(b.inputs.size(), a.inputs.size());
+  for (size_t k = 0; k < a.inputs.size(); ++k)
+    QVERIFY2(same_bits(a.inputs[k], b.inputs[k]), qPrintable(QString("input %1 differs").arg(k)));
+  QCOMPARE(b.input_origins, a.input_origins);
+  QCOMPARE(b.predicate_json, a.predicate_json);
+}
+
+// The error must name `file` (a suffix of the message's file) and, when
+// `line` > 0, that line.
+void expect_error_at(const Expected<Repro>& r, const std::string& file, int line, const std::string& needle) {
+  QVERIFY2(!r.ok(), "expected an error");
+  const Status& s = r.status();
+  QVERIFY2(s.where().file.ends_with(file), qPrintable(QString::fromStdString(s.to_string())));
+  if (line > 0) QVERIFY2(s.where().line == line, qPrintable(QString::fromStdString(s.to_string())));
+  QVERIFY2(s.message().find(needle) != std::string::npos, qPrintable(QString::fromStdString(s.to_string())));
+}
+
+bool have_python3() { return QProcess::execute("python3", {"-c", "import zipfile"}) == 0; }
+
+// Zips `folder` into `zip` under the top-level name `prefix` with python3's zipfile.
+void python_zip(const std::string& folder, const std::string& zip, const std::string& prefix, bool deflate) {
+  QString script = QString(
+      "import os, sys, zipfile\n"
+      "src, out, prefix, method = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]\n"
+      "with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED if method == 'deflate' else zipfile.ZIP_STORED) as z:\n"
+      "    for name in sorted(os.listdir(src)):\n"
+      "        z.write(os.path.join(src, name), prefix + name)\n");
+  int rc = QProcess::execute("python3", {"-c", script, QString::fromStdString(folder), QString::fromStdString(zip),
+                                         QString::fromStdString(prefix), deflate ? "deflate" : "stored"});
+  QCOMPARE(rc, 0);
+}
+
+Repro sample_repro(const QTemporaryDir& tmp) {
+  std::string path = tmp.filePath("graph.txt").toStdString();
+  write(path, kGraphText);
+  Expected<Repro> r = read_repro(path);
+  if (!r) qFatal("%s", r.status().to_string().c_str());
+  r->predicate_json = "{\"check\": \"accuracy\", \"tolerance\": 0.001}";
+  return std::move(*r);
+}
+
+}  // namespace
+
+class TestRepro : public QObject {
+  Q_OBJECT
+ private slots:
+  void graph_text_gets_seeded_inputs() {
+    QTemporaryDir tmp;
+    Repro r = sample_repro(tmp);
+    QCOMPARE(r.inputs.size(), size_t(4));
+    QCOMPARE(r.input_origins, (std::vector<std::string>(4, "random (seed 0)")));
+    // The annotation's layout, column-major included.
+    QCOMPARE(r.inputs[0].strides(), (Shape{1, 8}));
+    QCOMPARE(r.inputs[3].dtype(), DType::Int64);
+    // rand_strided: integer inputs are zeros, floats are normal draws.
+    for (double v : test::values(r.inputs[3])) QCOMPARE(v, 0.0);
+    std::vector<double> x = test::values(r.inputs[0]);
+    QVERIFY(std::any_of(x.begin(), x.end(), [](double v) { return v < 0; }));
+    // Same seed, same numbers.
+    Expected<std::vector<Tensor>> again = random_inputs(r.graph);
+    QVERIFY(again.ok());
+    for (size_t k = 0; k < r.inputs.size(); ++k) QVERIFY(same_bits(r.inputs[k], (*again)[k]));
+  }
+
+  void folder_round_trip_is_bit_exact() {
+    QTemporaryDir tmp;
+    Repro r = sample_repro(tmp);
+    std::string dir = tmp.filePath("out/repro").toStdString();
+    Status st = write_kiln_repro(dir, r);
+    QVERIFY2(st.ok(), st.to_string().c_str());
+    for (const char* f : {"graph.txt", "inputs.safetensors", "predicate.json", "README.txt"})
+      QVERIFY2(fs::exists(fs::path(dir) / f), f);
+    QVERIFY(slurp(dir + "/README.txt").find("kiln-cli repro run " + fs::absolute(dir).string() + "\n") !=
+            std::string::npos);
+    QCOMPARE(slurp(dir + "/graph.txt"), print_graph_module(r.graph));
+    Expected<Repro> back = read_repro(dir);
+    QVERIFY2(back.ok(), back.status().to_string().c_str());
+    expect_same_repro(r, *back);
+    QCOMPARE(back->path, dir);
+    // Nothing staged is left beside it.
+    QCOMPARE(std::distance(fs::directory_iterator(fs::path(dir).parent_path()), fs::directory_iterator()), 1L);
+  }
+
+  void rewriting_replaces_a_repro_but_not_other_folders() {
+    QTemporaryDir tmp;
+    Repro r = sample_repro(tmp);
+    std::string dir = tmp.filePath("repro").toStdString();
+    QVERIFY(write_kiln_repro(dir, r).ok());
+    r.predicate_json = "{\"check\": \"crash\"}";
+    r.inputs[2] = Tensor::full({16}, Scalar(1.5), DType::Float32);
+    QVERIFY(write_kiln_repro(dir, r).ok());
+    Expected<Repro> back = read_repro(dir);
+    QVERIFY(back.ok());
+    expect_same_repro(r, *back);
+    // graph.txt of sample_repro and the repro: nothing staged or moved aside is left.
+    QCOMPARE(std::distance(fs::directory_iterator(tmp.path().toStdString()), fs::directory_iterator()), 2L);
+
+    std::string other = tmp.filePath("notes").toStdString();
+    write(other + "/todo.txt", "keep me");
+    Status refused = write_kiln_repro(other, r);
+    QVERIFY(!refused.ok());
+    QVERIFY2(refused.message().find("refusing") != std::string::npos, refused.message().c_str());
+    QCOMPARE(slurp(other + "/todo.txt"), std::string("keep me"));
+
+    Repro wrong = r;
+    wrong.inputs.pop_back();
+    QVERIFY(!write_kiln_repro(tmp.filePath("wrong").toStdString(), wrong).ok());
+    QVERIFY(!fs::exists(tmp.filePath("wrong").toStdString()));
+  }
+
+  void zipped_repros_read_like_folders() {
+    if (!have_python3()) QSKIP("python3 (zipfile) is not installed");
+    QTemporaryDir tmp;
+    Repro r = sample_repro(tmp);
+    std::string dir = tmp.filePath("repro").toStdString();
+    QVERIFY(write_kiln_repro(dir, r).ok());
+    for (bool deflate : {false, true}) {
+      for (std::string prefix : {"", "repro/"}) {
+        std::string zip = tmp.path().toStdString() + "/r_" + (deflate ? "deflate" : "stored") + (prefix.empty() ? "" : "_prefixed") + ".zip";
+        python_zip(dir, zip, prefix, deflate);
+        Expected<Repro> back = read_repro(zip);
+        QVERIFY2(back.ok(), back.status().to_string().c_str());
+        expect_same_repro(r, *back);
+      }
+    }
+    // A zip without the extension is still recognised by its signature.
+    std::string plain = tmp.filePath("repro_archive").toStdString();
+    fs::copy_file(tmp.path().toStdString() + "/r_deflate_prefixed.zip", plain);
+    QVERIFY(read_repro(plain).ok());
+  }
+
+  void damaged_zips_are_named() {
+    if (!have_python3()) QSKIP("python3 (zipfile) is not installed");
+    QTemporaryDir tmp;
+    Repro r = sample_repro(tmp);
+    std::string dir = tmp.filePath("repro").toStdString();
+    QVERIFY(write_kiln_repro(dir, r).ok());
+    std::string zip = tmp.filePath("r.zip").toStdString();
+    python_zip(dir, zip, "", false);
+    std::string bytes = slurp(zip);
+
+    std::string truncated = tmp.filePath("truncated.zip").toStdString();
+    write(truncated, bytes.substr(0, bytes.size() / 2));
+    expect_error_at(read_repro(truncated), "truncated.zip", 0, "zip");
+
+    // Flip a byte inside graph.txt's stored data: the CRC catches it.
+    std::string corrupt = bytes;
+    size_t at = corrupt.find("class GraphModule");
+    QVERIFY(at != std::string::npos);
+    corrupt[at + 2] = 'X';
+    std::string crc = tmp.filePath("crc.zip").toStdString();
+    write(crc, corrupt);
+    expect_error_at(read_repro(crc), "crc.zip", 0, "CRC mismatch");
+
+    // A zip that is not a repro.
+    std::string other = tmp.filePath("other").toStdString();
+    write(other + "/hello.txt", "hi");
+    std::string other_zip = tmp.filePath("other.zip").toStdString();
+    python_zip(other, other_zip, "", true);
+    expect_error_at(read_repro(other_zip), "other.zip", 0, "no graph.txt");
+  }
+
+  void every_reference_minifier_file_reads() {
+    const std::string ref = test::reference_dir() + "/minifier";
+    struct Case {
+      const char* file;
+      size_t ops, inputs;
+    };
+    for (Case c : {Case{"accuracy_cuda/repro.py", 1, 1}, Case{"accuracy_cuda/minifier_launcher.py", 27, 7},
+                   Case{"accuracy_cpu/repro.py", 25, 7}, Case{"accuracy_cpu/minifier_launcher.py", 27, 7},
+                   Case{"compile_error_cpu/minifier_launcher.py", 27, 7}}) {
+      std::string path = ref + "/" + c.file;
+      Expected<Repro> r = read_repro(path);
+      QVERIFY2(r.ok(), qPrintable(QString::fromStdString(path + ": " + r.status().to_string())));
+      QCOMPARE(count_nodes(r->graph, OpKind::CallFunction), c.ops);
+      QCOMPARE(r->inputs.size(), c.inputs);
+      // No storage folder is shipped with the reference files: every input is drawn.
+      QCOMPARE(r->input_origins, std::vector<std::string>(c.inputs, "random (seed 0)"));
+      // Meta vals were filled in from the inputs for every call node.
+      for (const Node& n : r->graph.nodes)
+        if (n.op == OpKind::CallFunction && n.target != "operator.getitem")
+          QVERIFY2(n.meta.val.kind != Val::Kind::None, n.name.c_str());
+    }
+    Expected<Repro> one = read_repro(ref + "/accuracy_cuda/repro.py");
+    QCOMPARE(one->inputs[0].sizes(), (Shape{8, 64}));
+    QCOMPARE(one->graph[one->graph.find("relu")].target, std::string("aten::relu.default"));
+    Expected<Repro> launcher = read_repro(ref + "/accuracy_cpu/minifier_launcher.py");
+    QCOMPARE(launcher->inputs[0].sizes(), (Shape{64, 32}));
+    QCOMPARE(launcher->inputs[6].sizes(), (Shape{16}));
+  }
+
+  void pytorch_content_store_is_read() {
+    if (!have_python3()) QSKIP("python3 (zipfile) is not installed");
+    QTemporaryDir tmp;
+    std::string dir = tmp.path().toStdString();
+    // A repro.py as after_aot writes it, its first storage saved in the content store.
+    write(dir + "/repro.py", R"(import torch
+from torch import tensor, device
+class Repro(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+
+
+
+    def forward(self, a, b):
+        add = torch.ops.aten.add.Tensor(a, b);  a = b = None
+        return (add,)
+
+def load_args(reader):
+    buf0 = reader.storage('00112233445566778899aabbccddeeff00112233', 48)
+    reader.tensor(buf0, (2, 3), (1, 2), storage_offset=1, is_leaf=True)  # a
+    buf1 = reader.storage('ffeeddccbbaa99887766554433221100ffeeddcc', 24)
+    reader.tensor(buf1, (6,), is_leaf=True)  # b
+load_args._version = 0
+mod = Repro()
+if __name__ == '__main__':
+    from torch._dynamo.repro.after_aot import run_repro
+    with torch.no_grad():
+        run_repro(mod, load_args, accuracy=True, command='run', save_dir='/nonexistent/checkpoints', tracing_mode='real', check_str=None)
+)");
+    // torch.save's layout: <archive>/data.pkl, byteorder, data/0 (the bytes); stored entries.
+    std::vector<float> values(12);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = 0.25f * float(i) - 1.0f;
+    std::string raw(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+    write(dir + "/raw.bin", raw);
+    QString script(
+        "import sys, zipfile\n"
+        "h = sys.argv[2]\n"
+        "with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_STORED) as z:\n"
+        "    z.writestr(h + '/data.pkl', b'not read')\n"
+        "    z.writestr(h + '/byteorder', b'little')\n"
+        "    z.writestr(h + '/data/0', open(sys.argv[3], 'rb').read())\n"
+        "    z.writestr(h + '/version', b'3')\n"
+        "    z.writestr(h + '/.data/serialization_id', b'123')\n");
+    fs::create_directories(dir + "/checkpoints/storages");
+    QCOMPARE(QProcess::execute("python3", {"-c", script,
+                                           QString::fromStdString(dir + "/checkpoints/storages/00112233445566778899aabbccddeeff00112233"),
+                                           "00112233445566778899aabbccddeeff00112233",
+                                           QString::fromStdString(dir + "/raw.bin")}),
+             0);
+    Expected<Repro> r = read_repro(dir + "/repro.py");
+    QVERIFY2(r.ok(), r.status().to_string().c_str());
+    QCOMPARE(r->input_origins, (std::vector<std::string>{"stored", "random (seed 0)"}));
+    // a = storage[1 + i + 2 j] as a (2, 3) view with strides (1, 2).
+    QCOMPARE(r->inputs[0].strides(), (Shape{1, 2}));
+    KILN_COMPARE_VALUES(r->inputs[0], {values[1], values[3], values[5], values[2], values[4], values[6]});
+    QCOMPARE(r->inputs[1].sizes(), (Shape{6}));
+
+    // A storage whose file holds fewer bytes than load_args says is an error naming the file.
+    write(dir + "/raw.bin", raw.substr(0, 8));
+    QCOMPARE(QProcess::execute("python3", {"-c", script,
+                                           QString::fromStdString(dir + "/checkpoints/storages/00112233445566778899aabbccddeeff00112233"),
+                                           "00112233445566778899aabbccddeeff00112233",
+                                           QString::fromStdString(dir + "/raw.bin")}),
+             0);
+    expect_error_at(read_repro(dir + "/repro.py"), "00112233445566778899aabbccddeeff00112233", 0, "holds 8 bytes");
+  }
+
+  void malformed_kiln_repros_name_file_and_line() {
+    QTemporaryDir tmp;
+    Repro r = sample_repro(tmp);
+    std::string dir = tmp.filePath("repro").toStdString();
+    QVERIFY(write_kiln_repro(dir, r).ok());
+    const std::string graph = slurp(dir + "/graph.txt");
+    const std::string inputs = slurp(dir + "/inputs.safetensors");
+
+    // Truncated graph: cut in the middle of the addmm line (line 4).
+    size_t cut = graph.find("addmm.default(b, x") + 20;
+    write(dir + "/graph.txt", graph.substr(0, cut) + "\n");
+    // The parser reports the unclosed call where the text ends, on line 5.
+    expect_error_at(read_repro(dir), "repro/graph.txt", 5, "never closed");
+    write(dir + "/graph.txt", graph);
+
+    write(dir + "/inputs.safetensors", "this is not a safetensors file at all");
+    expect_error_at(read_repro(dir), "repro/inputs.safetensors", 0, "");
+    write(dir + "/inputs.safetensors", inputs.substr(0, inputs.size() - 10));
+    expect_error_at(read_repro(dir), "repro/inputs.safetensors", 0, "");
+    fs::remove(dir + "/inputs.safetensors");
+    expect_error_at(read_repro(dir), "repro/inputs.safetensors", 0, "missing");
+    write(dir + "/inputs.safetensors", inputs);
+
+    write(dir + "/predicate.json", "{\n  \"check\": \"accuracy\",\n  \"tolerance\": 1e-3,,\n}\n");
+    expect_error_at(read_repro(dir), "repro/predicate.json", 3, "bad JSON");
+    write(dir + "/predicate.json", "[1, 2]\n");
+    expect_error_at(read_repro(dir), "repro/predicate.json", 1, "JSON object");
+    fs::remove(dir + "/predicate.json");
+    QVERIFY(read_repro(dir).ok());  // the predicate is optional
+
+    // An input whose shape disagrees with its placeholder's annotation.
+    NamedTensors wrong;
+    wrong.emplace_back("x", Tensor::zeros({8, 5}, DType::Float32));
+    wrong.emplace_back("w", r.inputs[1].contiguous());
+    wrong.emplace_back("b", r.inputs[2]);
+    wrong.emplace_back("idx", r.inputs[3]);
+    QVERIFY(write_safetensors(dir + "/inputs.safetensors", wrong).ok());
+    expect_error_at(read_repro(dir), "repro/inputs.safetensors", 0, "graph.txt:2) is f32[8, 4][1, 8]cpu");
+    wrong.erase(wrong.begin());
+    QVERIFY(write_safetensors(dir + "/inputs.safetensors", wrong).ok());
+    expect_error_at(read_repro(dir), "repro/inputs.safetensors", 0, "no tensor 'x'");
+
+    fs::remove(dir + "/graph.txt");
+    expect_error_at(read_repro(dir), "repro", 0, "no graph.txt");
+    expect_error_at(read_repro(tmp.filePath("nowhere").toStdString()), "nowhere", 0, "no such file");
+  }
+
+  void malformed_pytorch_files_name_file_and_line() {
+    QTemporaryDir tmp;
+    std::string path = tmp.filePath("repro.py").toStdString();
+    const std::string head = R"(import torch
+class Repro(torch.nn.Module):
+    def forward(self, a, b):
+        add = torch.ops.aten.add.Tensor(a, b);  a = b = None
+        return (add,)
+
+def load_args(reader):
+)";
+    write(path, head + "    buf0 = reader.storage(None, 16)\n    reader.tensor(buf0, (4,))  # a\n    frobnicate(buf0)\n");
+    expect_error_at(read_repro(path), "repro.py", 10, "cannot read this load_args line");
+
+    write(path, head + "    buf0 = reader.storage(None, 16)\n    reader.tensor(buf0, (4,))  # a\n");
+    expect_error_at(read_repro(path), "repro.py", 7, "forward() takes 2 inputs but load_args describes 1");
+
+    write(path, head + "    buf0 = reader.storage(None, 16)\n    reader.tensor(buf0, (8,))  # a\n    reader.tensor(buf0, (4,))  # b\n");
+    expect_error_at(read_repro(path), "repro.py", 9, "reaches element 7");
+
+    write(path, head + "    buf0 = reader.storage(None, 16)\n    reader.tensor(buf0, (s0,))  # a\n    reader.symint(4)  # s0\n");
+    expect_error_at(read_repro(path), "repro.py", 9, "symbolic sizes are not supported");
+
+    write(path, "import torch\nclass Repro(torch.nn.Module):\n    def forward(self, a):\n        add = torch.ops.aten.add.Tensor(a, \n");
+    expect_error_at(read_repro(path), "repro.py", 0, "");
+
+    // A graph text file whose placeholder has no annotation.
+    std::string text = tmp.filePath("g.txt").toStdString();
+    write(text, "class GraphModule(torch.nn.Module):\n    def forward(self, x):\n        sin = torch.ops.aten.sin.default(x)\n        return (sin,)\n");
+    expect_error_at(read_repro(text), "g.txt", 2, "placeholder 'x' has no tensor annotation");
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRepro)
+#include "test_repro.moc"
