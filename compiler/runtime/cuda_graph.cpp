@@ -5,6 +5,7 @@
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/codegen/cuda/cuda_api.h"
+#include "compiler/codegen/cuda/cublas.h"
 #include "compiler/codegen/cuda/cuda_emit.h"
 #include "compiler/loopir/extern_call.h"
 #include "compiler/loopir/lower.h"
@@ -75,7 +76,9 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     impl->scheduled = sched::schedule(program);
     st.schedule_ms = ms_since(t0);
     t0 = Clock::now();
-    impl->source = emit_cuda(impl->scheduled, plan_for_cuda(impl->scheduled), bug);
+    LaunchChoice launch;
+    launch.row_elements_per_thread = options.row_elements_per_thread;
+    impl->source = emit_cuda(impl->scheduled, plan_for_cuda(impl->scheduled), bug, launch);
     st.emit_ms = ms_since(t0);
   } catch (const Error& e) {
     return Status::error(e.what());
@@ -114,74 +117,226 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
   return std::shared_ptr<CudaCompiledGraph>(new CudaCompiledGraph(std::move(impl)));
 }
 
-Expected<std::vector<Tensor>> CudaCompiledGraph::run(const std::vector<Tensor>& given) const {
-  const Impl& impl = *impl_;
+// ---- CudaExecution ------------------------------------------------------------
+
+struct CudaExecution::State {
+  std::shared_ptr<const CudaCompiledGraph> graph;
+  std::vector<DeviceBuffer> storage;         // per owning buffer
+  std::vector<CUdeviceptr> pointer;          // per buffer: where its storage is (an owned buffer or a bound input)
+  std::vector<Tensor> host_input;            // per buffer: the host tensor given for an input (outputs returns it)
+  std::vector<size_t> given_input_index;     // caller's input k -> index into Program::inputs
+  bool has_host_externs = false;
+
+  const CudaCompiledGraph::Impl& impl() const { return graph->impl(); }
+  const loopir::Program& program() const { return impl().scheduled.program; }
+  Status upload_input(size_t input_index, const Tensor& host);
+  Expected<Tensor> download(size_t buffer) const;
+  Status run_extern_on_host(size_t group);
+  Status run_gemm(const loopir::Kernel& k, const Stream* stream) const;
+};
+
+namespace {
+
+// The GPU versions of extern kernels: GEMMs cuBLAS takes as they are.
+bool gemm_on_gpu(const loopir::Program& p, const loopir::Kernel& k) {
+  const loopir::ExternCall& c = *k.call;
+  if (c.kind != loopir::ExternKind::Gemm || c.gemm.c >= 0 || c.gemm.c_constant) return false;
+  const DType d = p.buffer(k.output).dtype;
+  for (int i : {c.gemm.a, c.gemm.b})
+    if (p.buffer(c.tensors[size_t(i)].buffer).dtype != d) return false;
+  return d == DType::Float32 || d == DType::Float64 || d == DType::Float16 || d == DType::BFloat16;
+}
+
+}  // namespace
+
+Status CudaExecution::State::run_gemm(const loopir::Kernel& k, const Stream* stream) const {
+  const loopir::Program& p = program();
+  const loopir::ExternCall& c = *k.call;
+  const loopir::Buffer& out = p.buffer(k.output);
+  auto operand = [&](const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset,
+                     CUdeviceptr ptr) {
+    GemmOperand o;
+    const size_t r = sizes.size();
+    o.ptr = ptr;
+    o.offset = offset;
+    o.row_stride = strides[r - 2];
+    o.col_stride = strides[r - 1];
+    o.batch_stride = r == 3 ? strides[0] : 0;
+    return o;
+  };
+  const loopir::BufferView& a = c.tensors[size_t(c.gemm.a)];
+  const loopir::BufferView& b = c.tensors[size_t(c.gemm.b)];
+  GemmCall g;
+  const size_t r = out.sizes.size();
+  g.m = out.sizes[r - 2], g.n = out.sizes[r - 1], g.k = a.sizes.back();
+  g.batch = r == 3 ? out.sizes[0] : 1;
+  g.a = operand(a.sizes, a.strides, a.offset, pointer[p.buffer_index(a.buffer)]);
+  g.b = operand(b.sizes, b.strides, b.offset, pointer[p.buffer_index(b.buffer)]);
+  g.c = operand(out.sizes, out.strides, out.offset, pointer[p.buffer_index(k.output)]);
+  g.dtype = out.dtype;
+  g.alpha = c.gemm.alpha;
+  g.beta = 0;
+  return cublas_gemm(g, stream);
+}
+
+Status CudaExecution::State::upload_input(size_t input_index, const Tensor& given) {
+  const loopir::Program& p = program();
+  const ProgramBinding& bind = impl().binding;
+  size_t at = bind.input_slots[input_index];
+  Expected<Tensor> laid_out = input_in_buffer_layout(input_index, p.buffers[at], given);
+  if (!laid_out) return laid_out.status();
+  host_input[at] = given;
+  size_t n = span_bytes(p.buffers[at]);
+  if (n == 0) return {};
+  if (Status st = cuda_make_current(); !st.ok()) return st;
+  DeviceBuffer& dst = storage[bind.storage_of[at]];
+  if (pointer[at] != dst.ptr()) return Status::error("input " + std::to_string(input_index) + " is bound to other memory");
+  return dst.upload(storage_base(*laid_out), n);
+}
+
+// Straight into a host tensor's storage: the buffer's span is a prefix of its device memory.
+Expected<Tensor> CudaExecution::State::download(size_t i) const {
+  const loopir::Buffer& b = program().buffers[i];
+  Tensor host = buffer_tensor(b);
+  size_t n = span_bytes(b);
+  if (n == 0) return host;
+  if (Status st = cuda_make_current(); !st.ok()) return st;
+  // Bound inputs are not DeviceBuffers: copy through a temporary one.
+  const DeviceBuffer& own = storage[impl().binding.storage_of[i]];
+  if (pointer[i] == own.ptr()) {
+    if (Status st = own.download(storage_base(host), n); !st.ok()) return st;
+    return host;
+  }
+  Expected<DeviceBuffer> tmp = DeviceBuffer::alloc(n);
+  if (!tmp) return tmp.status();
+  if (Status st = copy_device(tmp->ptr(), pointer[i], n); !st.ok()) return st;
+  if (Status st = tmp->download(storage_base(host), n); !st.ok()) return st;
+  return host;
+}
+
+// Library calls with no GPU version run on the host kernels: their buffers make the round trip.
+Status CudaExecution::State::run_extern_on_host(size_t group) {
+  const loopir::Program& p = program();
+  const sched::ScheduledProgram& s = impl().scheduled;
+  for (size_t k : s.groups[group].kernels) {
+    const loopir::Kernel& K = p.kernels[k];
+    std::map<std::string, Tensor> host;
+    std::vector<std::string> names = loopir::extern_inputs(K);
+    for (const std::string& o : loopir::extern_outputs(K)) names.push_back(o);
+    for (const std::string& name : names) {
+      if (host.count(name)) continue;
+      Expected<Tensor> t = download(p.buffer_index(name));
+      if (!t) return t.status();
+      host[name] = *t;
+    }
+    try {
+      loopir::run_extern(p, K, [&](const std::string& name) { return host.at(name); });
+    } catch (const Error& e) {
+      return Status::error(std::string("extern kernel ") + s.groups[group].name + ": " + e.what());
+    }
+    for (const std::string& o : loopir::extern_outputs(K)) {
+      size_t i = p.buffer_index(o);
+      size_t n = span_bytes(p.buffers[i]);
+      if (n == 0) continue;
+      DeviceBuffer& own = storage[impl().binding.storage_of[i]];
+      if (pointer[i] != own.ptr()) return Status::error("extern kernel writes bound input " + o);
+      if (Status st = own.upload(storage_base(host[o]), n); !st.ok()) return st;
+    }
+  }
+  return {};
+}
+
+CudaExecution::CudaExecution(std::unique_ptr<State> s) : s_(std::move(s)) {}
+CudaExecution::~CudaExecution() = default;
+
+Expected<std::unique_ptr<CudaExecution>> CudaExecution::create(std::shared_ptr<const CudaCompiledGraph> graph) {
+  const CudaCompiledGraph::Impl& impl = graph->impl();
   if (impl.compile_only) return Status::error("kiln-cuda: this graph was compiled with --compile-only and cannot run");
   if (Status st = cuda_make_current(); !st.ok()) return st;
+  auto s = std::make_unique<State>();
+  s->graph = std::move(graph);
   const loopir::Program& p = impl.scheduled.program;
   const ProgramBinding& bind = impl.binding;
-  Expected<std::vector<Tensor>> inputs = bind.all_inputs(given);
-  if (!inputs) return inputs.status();
-
-  // Device memory: one allocation per owning buffer, large enough for every buffer sharing it.
+  // One allocation per owning buffer, large enough for every buffer sharing it.
   std::vector<size_t> bytes(p.buffers.size(), 0);
   for (size_t i = 0; i < p.buffers.size(); ++i)
     bytes[bind.storage_of[i]] = std::max(bytes[bind.storage_of[i]], span_bytes(p.buffers[i]));
-  std::vector<DeviceBuffer> storage(p.buffers.size());
+  s->storage.resize(p.buffers.size());
+  s->pointer.assign(p.buffers.size(), 0);
+  s->host_input.resize(p.buffers.size());
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     if (bind.storage_of[i] != i) continue;
     Expected<DeviceBuffer> b = DeviceBuffer::alloc(std::max<size_t>(bytes[i], 16));
     if (!b) return b.status();
-    storage[i] = std::move(*b);
+    s->storage[i] = std::move(*b);
   }
-  auto device_of = [&](size_t i) -> DeviceBuffer& { return storage[bind.storage_of[i]]; };
-
-  std::vector<Tensor> host_input(p.buffers.size());
-  for (size_t k = 0; k < inputs->size(); ++k) {
-    size_t at = bind.input_slots[k];
-    Expected<Tensor> laid_out = input_in_buffer_layout(k, p.buffers[at], (*inputs)[k]);
-    if (!laid_out) return laid_out.status();
-    host_input[at] = (*inputs)[k];
-    if (size_t n = span_bytes(p.buffers[at]); n > 0)
-      if (Status st = device_of(at).upload(storage_base(*laid_out), n); !st.ok()) return st;
+  for (size_t i = 0; i < p.buffers.size(); ++i) s->pointer[i] = s->storage[bind.storage_of[i]].ptr();
+  for (size_t k = 0; k < bind.bound_inputs.size(); ++k) {
+    if (!bind.bound_inputs[k].defined()) {
+      s->given_input_index.push_back(k);
+      continue;
+    }
+    if (Status st = s->upload_input(k, bind.bound_inputs[k]); !st.ok()) return st;
   }
+  for (const sched::FusedGroup& g : impl.scheduled.groups)
+    for (size_t k : g.kernels)
+      if (p.kernels[k].kind == loopir::KernelKind::Extern && !gemm_on_gpu(p, p.kernels[k])) s->has_host_externs = true;
+  return std::unique_ptr<CudaExecution>(new CudaExecution(std::move(s)));
+}
 
-  // Straight into the host tensor's storage: the buffer's span is a prefix of its device memory.
-  auto download = [&](size_t i) -> Expected<Tensor> {
-    Tensor host = buffer_tensor(p.buffers[i]);
-    if (size_t n = span_bytes(p.buffers[i]); n > 0)
-      if (Status st = device_of(i).download(storage_base(host), n); !st.ok()) return st;
-    return host;
-  };
+size_t CudaExecution::input_count() const { return s_->given_input_index.size(); }
 
+Status CudaExecution::set_input(size_t k, const Tensor& host) {
+  if (k >= input_count()) return Status::error("input " + std::to_string(k) + " of " + std::to_string(input_count()));
+  return s_->upload_input(s_->given_input_index[k], host);
+}
+
+size_t CudaExecution::input_bytes(size_t k) const {
+  return span_bytes(s_->program().buffers[s_->impl().binding.input_slots[s_->given_input_index.at(k)]]);
+}
+
+CUdeviceptr CudaExecution::input_pointer(size_t k) const {
+  return s_->pointer[s_->impl().binding.input_slots[s_->given_input_index.at(k)]];
+}
+
+Status CudaExecution::bind_input(size_t k, CUdeviceptr ptr) {
+  if (k >= input_count()) return Status::error("input " + std::to_string(k) + " of " + std::to_string(input_count()));
+  const ProgramBinding& bind = s_->impl().binding;
+  size_t at = bind.input_slots[s_->given_input_index[k]];
+  // Buffers sharing the input's storage (views of it) move with it.
+  for (size_t i = 0; i < s_->pointer.size(); ++i)
+    if (bind.storage_of[i] == bind.storage_of[at]) {
+      if (i != at && s_->program().buffers[i].role != BufferRole::Input)
+        return Status::error("input " + std::to_string(k) + " shares its storage with computed buffer " +
+                             s_->program().buffers[i].name + "; it cannot be rebound");
+      s_->pointer[i] = ptr;
+    }
+  return {};
+}
+
+bool CudaExecution::capturable() const { return !s_->has_host_externs; }
+
+Status CudaExecution::launch(const Stream* stream) {
+  State& st = *s_;
+  const CudaCompiledGraph::Impl& impl = st.impl();
+  const loopir::Program& p = impl.scheduled.program;
+  if (Status rc = cuda_make_current(); !rc.ok()) return rc;
   const sched::ScheduledProgram& s = impl.scheduled;
   size_t next_kernel = 0;
   for (size_t g = 0; g < s.groups.size(); ++g) {
     const loopir::Kernel& first = p.kernels[s.groups[g].kernels.front()];
     if (first.kind == loopir::KernelKind::Extern) {
-      // Library calls run on the host kernels for now: their buffers make the round trip.
-      for (size_t k : s.groups[g].kernels) {
-        const loopir::Kernel& K = p.kernels[k];
-        std::map<std::string, Tensor> host;
-        std::vector<std::string> names = loopir::extern_inputs(K);
-        for (const std::string& o : loopir::extern_outputs(K)) names.push_back(o);
-        for (const std::string& name : names) {
-          if (host.count(name)) continue;
-          Expected<Tensor> t = download(p.buffer_index(name));
-          if (!t) return t.status();
-          host[name] = *t;
-        }
-        try {
-          loopir::run_extern(p, K, [&](const std::string& name) { return host.at(name); });
-        } catch (const Error& e) {
-          return Status::error(std::string("extern kernel ") + s.groups[g].name + ": " + e.what());
-        }
-        for (const std::string& o : loopir::extern_outputs(K)) {
-          size_t i = p.buffer_index(o);
-          if (size_t n = span_bytes(p.buffers[i]); n > 0)
-            if (Status st = device_of(i).upload(storage_base(host[o]), n); !st.ok()) return st;
-        }
+      bool all_gpu = true;
+      for (size_t k : s.groups[g].kernels) all_gpu = all_gpu && gemm_on_gpu(p, p.kernels[k]);
+      if (all_gpu) {
+        for (size_t k : s.groups[g].kernels)
+          if (Status rc = st.run_gemm(p.kernels[k], stream); !rc.ok())
+            return Status::error("extern kernel " + s.groups[g].name + ": " + rc.message());
+        continue;
       }
+      if (stream)
+        if (Status rc = stream->synchronize(); !rc.ok()) return rc;
+      if (Status rc = st.run_extern_on_host(g); !rc.ok()) return rc;
       continue;
     }
     if (next_kernel >= impl.source.kernels.size() || impl.source.kernels[next_kernel].group != g) continue;
@@ -189,29 +344,50 @@ Expected<std::vector<Tensor>> CudaCompiledGraph::run(const std::vector<Tensor>& 
     CUfunction fn = impl.functions[next_kernel++];
     if (k.outer_numel <= 0) continue;
     std::vector<CUdeviceptr> args_ptr;
-    for (const std::string& name : k.buffers) args_ptr.push_back(device_of(p.buffer_index(name)).ptr());
+    for (const std::string& name : k.buffers) args_ptr.push_back(st.pointer[p.buffer_index(name)]);
     int64_t n = k.outer_numel;
     std::vector<void*> args;
     for (CUdeviceptr& a : args_ptr) args.push_back(&a);
     args.push_back(&n);
     Dim3 block{unsigned(k.block_threads)};
-    int64_t blocks = k.per_row ? n : (n + k.block_threads - 1) / k.block_threads;
-    Dim3 grid{unsigned(std::min<int64_t>(blocks, int64_t(1) << 20))};
-    if (Status st = launch(fn, grid, block, 0, args.data()); !st.ok())
-      return Status::error("kernel " + k.name + ": " + st.message());
+    const int64_t per_block = int64_t(k.block_threads) * k.elements_per_thread;
+    int64_t blocks = k.per_row ? n : (n + per_block - 1) / per_block;
+    Dim3 grid{unsigned(std::min<int64_t>(std::max<int64_t>(blocks, 1), int64_t(1) << 20))};
+    if (Status rc = codegen::cuda::launch(fn, grid, block, 0, args.data(), stream); !rc.ok())
+      return Status::error("kernel " + k.name + ": " + rc.message());
   }
+  return {};
+}
 
-  std::vector<Tensor> outputs;
-  for (size_t slot : bind.output_slots) {
-    if (p.buffers[slot].role == BufferRole::Input) {
-      outputs.push_back(host_input[slot]);
+Expected<std::vector<Tensor>> CudaExecution::outputs() const {
+  const State& st = *s_;
+  const loopir::Program& p = st.program();
+  std::vector<Tensor> out;
+  for (size_t slot : st.impl().binding.output_slots) {
+    if (p.buffers[slot].role == BufferRole::Input && st.host_input[slot].defined()) {
+      out.push_back(st.host_input[slot]);
       continue;
     }
-    Expected<Tensor> t = download(slot);
+    Expected<Tensor> t = st.download(slot);
     if (!t) return t.status();
-    outputs.push_back(*t);
+    out.push_back(*t);
   }
-  return outputs;
+  return out;
+}
+
+Expected<std::vector<Tensor>> CudaCompiledGraph::run(const std::vector<Tensor>& given) const {
+  if (impl_->compile_only) return Status::error("kiln-cuda: this graph was compiled with --compile-only and cannot run");
+  if (given.size() != impl_->binding.given_inputs)
+    return impl_->binding.all_inputs(given).status();
+  // The execution keeps the graph alive through a shared_ptr; this object is
+  // owned by one, but a temporary non-owning alias is enough for one run.
+  std::shared_ptr<const CudaCompiledGraph> self(std::shared_ptr<const CudaCompiledGraph>{}, this);
+  Expected<std::unique_ptr<CudaExecution>> exec = CudaExecution::create(self);
+  if (!exec) return exec.status();
+  for (size_t k = 0; k < given.size(); ++k)
+    if (Status st = (*exec)->set_input(k, given[k]); !st.ok()) return st;
+  if (Status st = (*exec)->launch(); !st.ok()) return st;
+  return (*exec)->outputs();
 }
 
 }  // namespace kiln::runtime

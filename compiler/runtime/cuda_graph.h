@@ -3,13 +3,15 @@
 // scheduled, emitted as CUDA C++ (codegen/cuda/cuda_emit.h) and compiled by
 // NVRTC. Compiling needs only NVRTC; run() needs the driver and a GPU: it
 // uploads the inputs, launches a kernel per group (extern kernels run on the
-// host kernels, their buffers copied across), and downloads the outputs.
+// host kernels, their buffers copied across, except GEMMs, which cuBLAS
+// runs on the device), and downloads the outputs.
 // This is what backend "kiln-cuda" runs.
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cuda/cuda_api.h"
 #include "compiler/runtime/compiled_graph.h"
 #include "core/graph/graph.h"
 #include "core/tensor/tensor.h"
@@ -25,6 +27,7 @@ struct CudaCompileOptions {
   int sm = 90;
   // "" takes KILN_INJECT_BUG from the environment; "none" ignores it.
   std::string inject_bug;
+  int row_elements_per_thread = 8;  // codegen::cuda::LaunchChoice
 };
 
 struct CudaCompileStats {
@@ -47,10 +50,45 @@ class CudaCompiledGraph {
   const CudaCompileStats& stats() const;
 
   struct Impl;
+  const Impl& impl() const { return *impl_; }
 
  private:
   explicit CudaCompiledGraph(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+};
+
+// A compiled graph's buffers held on the GPU, so that repeated launches pay no
+// allocation and no copy: what benchmarks and CUDA graph replay
+// (reduce-overhead) use. run() above is create + set_input + launch + outputs.
+class CudaExecution {
+ public:
+  // Allocates every buffer and uploads the constants bound at compile time.
+  static Expected<std::unique_ptr<CudaExecution>> create(std::shared_ptr<const CudaCompiledGraph> graph);
+  ~CudaExecution();
+
+  size_t input_count() const;  // the caller's inputs (constants left out)
+  // Copies the caller's input `k` into its device buffer, in the buffer's layout.
+  Status set_input(size_t k, const Tensor& host);
+  // Input k's bytes in the buffer's layout, and where the kernels read it.
+  size_t input_bytes(size_t k) const;
+  codegen::cuda::CUdeviceptr input_pointer(size_t k) const;
+  // Makes the kernels read input k from `ptr` (device memory of input_bytes(k)
+  // in the buffer's layout, from cuMemAlloc) instead: benchmarks rotate
+  // several copies so that inputs do not sit in L2 between launches.
+  Status bind_input(size_t k, codegen::cuda::CUdeviceptr ptr);
+
+  // Queues every kernel and library call on `stream` (null: the legacy
+  // stream). An extern kernel with no GPU version runs on the host, which
+  // synchronizes; such a graph is not capturable.
+  Status launch(const codegen::cuda::Stream* stream = nullptr);
+  bool capturable() const;
+  // Downloads the outputs (placeholder inputs returned as given).
+  Expected<std::vector<Tensor>> outputs() const;
+
+ private:
+  struct State;
+  explicit CudaExecution(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
 };
 
 }  // namespace kiln::runtime

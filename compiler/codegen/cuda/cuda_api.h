@@ -189,6 +189,9 @@ struct Dim3 {
 Status launch(CUfunction fn, Dim3 grid, Dim3 block, unsigned shared_bytes, void** args,
               const Stream* stream = nullptr);
 
+// Device-to-device copy of `bytes`, queued on `stream` (null: the legacy stream).
+Status copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, const Stream* stream = nullptr);
+
 // Records the work issued on a stream between capture_begin and capture_end
 // into an executable graph, then replays it with one launch.
 class CudaGraph {

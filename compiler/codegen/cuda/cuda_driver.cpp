@@ -275,6 +275,12 @@ Status DeviceBuffer::zero() {
   return check(drv().MemsetD8(ptr_, 0, bytes_), "cuMemsetD8_v2");
 }
 
+Status copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, const Stream* stream) {
+  if (Status st = cuda_init(); !st.ok()) return st;
+  if (bytes == 0) return {};
+  return check(drv().MemcpyDtoDAsync(dst, src, bytes, stream ? stream->handle() : nullptr), "cuMemcpyDtoDAsync_v2");
+}
+
 // ---- CudaModule -------------------------------------------------------------
 
 Expected<CudaModule> CudaModule::load(const std::string& image) {

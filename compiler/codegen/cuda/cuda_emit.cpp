@@ -98,9 +98,44 @@ std::string identifier(const std::string& s) {
   return out;
 }
 
+// Index arithmetic narrower than 64 bits is half the instructions; it is used
+// when every index the group computes, and every loop bound, stays below this.
+constexpr int64_t kNarrowLimit = int64_t(1) << 30;
+
+bool is_outer_var(const IndexRef& e) { return e->kind == IndexKind::Var && e->value == kOuterVar; }
+
+bool uses_inner_var(const IndexRef& e) {
+  if (e->kind == IndexKind::Var) return e->value != kOuterVar;
+  for (const IndexRef& o : e->operands)
+    if (uses_inner_var(o)) return true;
+  return false;
+}
+
+bool fits_narrow(const IndexRef& e, const IndexRanges& ranges) {
+  IndexRange r = index_range(e, ranges);
+  if (r.lo < -kNarrowLimit || r.hi > kNarrowLimit) return false;
+  for (const IndexRef& o : e->operands)
+    if (!fits_narrow(o, ranges)) return false;
+  return true;
+}
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (int64_t x : v) n *= x;
+  return n;
+}
+
+// Every buffer access of a kernel, loads and stores alike.
+template <class Fn>
+void for_each_access(const KernelLoops& kl, Fn&& fn) {
+  for (const sched::detail::LoadSite& l : sched::detail::collect_loads(kl.body)) fn(l.buffer, l.index, false);
+  for (const KernelLoops::SideStore& s : kl.side_stores) fn(s.buffer, s.index, true);
+  fn(kl.kernel->output, kl.store_index, true);
+}
+
 class Emitter {
  public:
-  Emitter(const Program& p, InjectedBug bug) : p_(p), bug_(bug) {}
+  Emitter(const Program& p, InjectedBug bug, LaunchChoice launch) : p_(p), bug_(bug), launch_(launch) {}
 
   CudaKernel emit_group(size_t index, const sched::FusedGroup& group, const GroupLoops& plan, std::ostringstream& os) {
     CudaKernel k;
@@ -120,84 +155,285 @@ class Emitter {
     }
     k.name = "kiln_g" + std::to_string(index) + what;
     int64_t row_work = 1;
-    for (const KernelLoops& kl : plan.kernels) {
-      int64_t w = 1;
-      for (int64_t r : kl.inner_ranges) w *= r;
-      for (int64_t r : kl.kernel->reduction_ranges) w *= r;
-      row_work = std::max(row_work, w);
-    }
+    for (const KernelLoops& kl : plan.kernels) row_work = std::max(row_work, flat_total(kl));
     if (k.per_row) {
-      // Enough threads that each handles about 8 elements of the row.
       int threads = 32;
-      while (threads < 1024 && threads * 8 < row_work) threads *= 2;
+      while (threads < 1024 && int64_t(threads) * launch_.row_elements_per_thread < row_work) threads *= 2;
       k.block_threads = threads;
     }
+    narrow_ = choose_narrow(plan, row_work);
+    vector_ = k.per_row ? 1 : vector_width(plan);
+    row_iters_ = k.per_row ? register_row_iterations(plan, k.block_threads) : 0;
+    block_ = k.block_threads;
+    k.elements_per_thread = vector_;
 
     out_ = &os;
     os << "\n// group " << index << " (" << group.name << "): ";
     os << (k.per_row ? "a block per row of " + std::to_string(row_work) + " elements, " : "a thread per element, ")
        << plan.outer_numel << (k.per_row ? " rows" : " elements") << "\n";
     for (const std::string& note : plan.notes) os << "// " << note << "\n";
+    if (vector_ > 1) os << "// " << vector_ << " consecutive elements per thread, with vector loads and stores\n";
+    if (row_iters_ > 0)
+      os << "// each thread walks its " << row_iters_
+         << " positions of the row in unrolled loops; what a later kernel reloads stays in registers\n";
     os << "extern \"C\" __global__ void __launch_bounds__(" << k.block_threads << ") " << k.name << "(";
     for (const std::string& b : k.buffers) os << mtype(p_.buffer(b).dtype) << "* __restrict__ " << identifier(b) << ", ";
     os << "i64 n) {\n";
+    os << "  using ix = " << (narrow_ ? "int" : "i64") << ";\n";
     if (k.per_row) {
       os << "  __shared__ u64 kiln_scratch[64];\n";
-      os << "  for (i64 o = blockIdx.x; o < n; o += gridDim.x) {\n";
+      os << "  for (ix o = blockIdx.x; o < n; o += gridDim.x) {\n";
+      emit_row_body(plan);
+      os << "  }\n";
+    } else if (vector_ > 1) {
+      os << "  const ix nv = (ix)(n / " << vector_ << ");\n";
+      os << "  for (ix v = (ix)(blockIdx.x * blockDim.x + threadIdx.x); v < nv; v += (ix)(gridDim.x * blockDim.x)) {\n";
+      os << "    const ix base = v * " << vector_ << ";\n";
+      emit_vector_body(plan);
+      os << "  }\n";
+      os << "  // the last n % " << vector_ << " elements, one per thread\n";
+      os << "  for (ix o = nv * " << vector_
+         << " + (ix)(blockIdx.x * blockDim.x + threadIdx.x); o < n; o += (ix)(gridDim.x * blockDim.x)) {\n";
+      vector_ = 1;
+      emit_kernels(plan, false);
+      os << "  }\n";
     } else {
-      os << "  for (i64 o = (i64)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x) {\n";
+      os << "  for (ix o = (ix)(blockIdx.x * blockDim.x + threadIdx.x); o < n; o += (ix)(gridDim.x * blockDim.x)) {\n";
+      emit_kernels(plan, false);
+      os << "  }\n";
     }
-    for (const KernelLoops& kl : plan.kernels) {
-      ranges_ = &kl.ranges;
-      const Kernel& K = *kl.kernel;
-      os << "    // " << K.output << " = " << (K.origin.empty() ? "?" : K.origin);
-      if (K.kind == KernelKind::Reduction) os << ", " << reduction_type_name(K.reduction) << " over " << shape_str(K.reduction_ranges);
-      os << "\n    {\n";
-      if (K.kind == KernelKind::Reduction) reduction(kl, k.per_row);
-      else pointwise(kl, k.per_row);
-      os << "    }\n";
-      if (k.per_row) os << "    __syncthreads();\n";
-    }
-    os << "  }\n}\n";
+    os << "}\n";
     return k;
   }
 
  private:
+  static int64_t flat_total(const KernelLoops& kl) {
+    return product(kl.inner_ranges) * product(kl.kernel->reduction_ranges);
+  }
+
+  bool choose_narrow(const GroupLoops& plan, int64_t row_work) const {
+    if (plan.outer_numel > kNarrowLimit || row_work > kNarrowLimit) return false;
+    bool ok = true;
+    for (const KernelLoops& kl : plan.kernels)
+      for_each_access(kl, [&](const std::string&, const IndexRef& i, bool) { ok = ok && fits_narrow(i, kl.ranges); });
+    return ok;
+  }
+
+  // Elements per thread for a pointwise group: enough that the narrowest
+  // buffer read or written at the element's own position moves 16 bytes at
+  // once. 1 when no access is at that position, or when a buffer the group
+  // both writes and reads is also touched elsewhere (its values would have
+  // to go through memory between the kernels).
+  int vector_width(const GroupLoops& plan) const {
+    std::map<std::string, bool> written, elsewhere;
+    size_t narrowest = 0;
+    for (const KernelLoops& kl : plan.kernels) {
+      if (!kl.inner_ranges.empty() || !kl.kernel->reduction_ranges.empty()) return 1;
+      for_each_access(kl, [&](const std::string& b, const IndexRef& i, bool store) {
+        if (store) written[b] = true;
+        if (!is_outer_var(i)) {
+          elsewhere[b] = true;
+          return;
+        }
+        size_t size = element_size(p_.buffer(b).dtype);
+        narrowest = narrowest == 0 ? size : std::min(narrowest, size);
+      });
+    }
+    for (const auto& [b, w] : written)
+      if (elsewhere.count(b)) return 1;
+    if (narrowest == 0) return 1;
+    return int(std::clamp<size_t>(16 / narrowest, 1, 8));
+  }
+
+  // Iterations per thread when the whole row fits in registers: every kernel
+  // of the group walks the same number of row positions, and a thread's
+  // share is small. The loops are then unrolled with a constant trip count,
+  // so each thread has all its loads in flight at once (a loop bounded by
+  // blockDim.x issues one at a time). 0: the row goes through memory.
+  int register_row_iterations(const GroupLoops& plan, int threads) const {
+    int64_t total = -1;
+    int looping = 0;
+    for (const KernelLoops& kl : plan.kernels) {
+      // A kernel of one point per row (thread 0 computes it) takes no part.
+      if (kl.inner_ranges.empty() && kl.kernel->reduction_ranges.empty()) continue;
+      ++looping;
+      int64_t t = flat_total(kl);
+      if (total >= 0 && t != total) return 0;
+      total = t;
+    }
+    if (total <= 0 || looping < 1) return 0;
+    int64_t iters = (total + threads - 1) / threads;
+    return iters <= 32 ? int(iters) : 0;
+  }
+
+  // In a row group, a barrier goes before a kernel only when it reads from
+  // memory a buffer an earlier kernel of the row wrote, or writes to memory
+  // one an earlier kernel read from there (values kept in registers need
+  // none; the block reductions guard their own scratch).
+  void emit_kernels(const GroupLoops& plan, bool per_row) {
+    std::ostream& os = *out_;
+    written_in_group_.clear();
+    read_in_group_.clear();
+    read_by_kernel_.clear();
+    for (size_t i = 0; i < plan.kernels.size(); ++i) {
+      const KernelLoops& kl = plan.kernels[i];
+      ranges_ = &kl.ranges;
+      const Kernel& K = *kl.kernel;
+      std::ostringstream text;
+      out_ = &text;
+      needs_barrier_ = false;
+      text << "    // " << K.output << " = " << (K.origin.empty() ? "?" : K.origin);
+      if (K.kind == KernelKind::Reduction) text << ", " << reduction_type_name(K.reduction) << " over " << shape_str(K.reduction_ranges);
+      text << "\n    {\n";
+      if (K.kind == KernelKind::Reduction) reduction(kl, per_row);
+      else pointwise(kl, per_row);
+      text << "    }\n";
+      out_ = &os;
+      if (per_row && i > 0 && needs_barrier_) os << "    __syncthreads();\n";
+      os << text.str();
+      written_in_group_.insert(K.output);
+      for (const KernelLoops::SideStore& st : kl.side_stores) written_in_group_.insert(st.buffer);
+      read_in_group_.insert(read_by_kernel_.begin(), read_by_kernel_.end());
+      read_by_kernel_.clear();
+    }
+    // The next row's first kernel may read what this row's threads wrote to shared storage.
+    if (per_row && plan.kernels.size() > 1) os << "    __syncthreads();\n";
+  }
+
+  // Vector mode: buffers accessed at the element's own position move through
+  // per-thread arrays, loaded before the kernels and stored after them.
+  void emit_vector_body(const GroupLoops& plan) {
+    std::ostream& os = *out_;
+    std::ostringstream body;
+    out_ = &body;
+    vec_in_.clear(), vec_out_.clear();
+    emit_kernels(plan, false);
+    out_ = &os;
+    for (const auto& [buffer, array] : vec_in_) {
+      os << "    alignas(16) " << mtype(p_.buffer(buffer).dtype) << " " << array << "[" << vector_ << "];\n";
+      os << "    kiln_vload<" << vector_ << ">(" << identifier(buffer) << " + base, " << array << ");\n";
+    }
+    for (const auto& [buffer, array] : vec_out_)
+      os << "    alignas(16) " << mtype(p_.buffer(buffer).dtype) << " " << array << "[" << vector_ << "];\n";
+    os << body.str();
+    for (const auto& [buffer, array] : vec_out_)
+      os << "    kiln_vstore<" << vector_ << ">(" << identifier(buffer) << " + base, " << array << ");\n";
+  }
+
+  // Register-row mode: the cache arrays are declared before the kernels that fill them.
+  void emit_row_body(const GroupLoops& plan) {
+    std::ostream& os = *out_;
+    std::ostringstream body;
+    out_ = &body;
+    row_cache_.clear();
+    cache_decls_.clear();
+    row_dead_side_stores_ = row_iters_ > 0 ? dead_side_stores(plan) : std::set<std::string>{};
+    row_group_ = true;
+    emit_kernels(plan, true);
+    row_group_ = false;
+    out_ = &os;
+    for (const std::string& d : cache_decls_) os << "    " << d << "\n";
+    os << body.str();
+  }
+
+  // Side stores whose buffer a later kernel of the group overwrites at the
+  // same positions, and which nothing reads elsewhere: in register-row mode
+  // their readers take the value from the cache, so the memory write is waste.
+  std::set<std::string> dead_side_stores(const GroupLoops& plan) {
+    std::set<std::string> dead;
+    for (size_t i = 0; i < plan.kernels.size(); ++i)
+      for (const KernelLoops::SideStore& s : plan.kernels[i].side_stores) {
+        std::string key = cache_key(s.buffer, s.index, plan.kernels[i]);
+        bool overwritten = false, read_elsewhere = false;
+        for (size_t j = 0; j < plan.kernels.size(); ++j) {
+          const KernelLoops& kl = plan.kernels[j];
+          for_each_access(kl, [&](const std::string& b, const IndexRef& idx, bool store) {
+            if (b != s.buffer) return;
+            bool same = cache_key(b, idx, kl) == key;
+            if (!same) read_elsewhere = true;
+            if (store && same && j > i && &idx == &kl.store_index) overwritten = true;
+          });
+        }
+        if (overwritten && !read_elsewhere) dead.insert(key);
+      }
+    return dead;
+  }
+
+  // A position of a buffer as a kernel's loop computes it: the index text,
+  // with loop variables numbered from the kernel's first, and the ranges
+  // those variables decompose the row position r into.
+  std::string cache_key(const std::string& buffer, const IndexRef& index, const KernelLoops& kl) {
+    const bool red = kl.kernel->kind == KernelKind::Reduction;
+    const IndexRanges* saved = ranges_;
+    ranges_ = &kl.ranges;
+    key_var_base_ = red ? int64_t(kl.kernel->ranges.size()) : kl.first_inner;
+    std::string key = buffer;
+    key += '@';
+    key += index_text(index);
+    key += '@';
+    key_var_base_ = -1;
+    ranges_ = saved;
+    for (int64_t x : red ? kl.kernel->reduction_ranges : kl.inner_ranges) {
+      key += ',';
+      key += std::to_string(x);
+    }
+    return key;
+  }
+
+  std::string lit(int64_t v) const { return std::to_string(v) + (narrow_ ? "" : "LL"); }
+
   // Loops over `ranges` flattened into one index: strided by the block's
   // threads in a per-row kernel, sequential in a per-element one.
   void flat_loop(const std::vector<int64_t>& ranges, int64_t first_var, bool per_row, const std::function<void()>& body) {
-    int64_t total = 1;
-    for (int64_t r : ranges) total *= r;
+    int64_t total = product(ranges);
     std::ostream& os = *out_;
+    in_row_loop_ = false;
     if (ranges.empty()) {
       // One point, done by one thread; r = 0 is its position (argmax's index).
-      os << (per_row ? "      if (threadIdx.x == 0) {\n" : "      {\n") << "        const i64 r = 0;\n        (void)r;\n";
+      // One point: in a row kernel of a reduction, thread 0 alone (the block
+      // reduction combines every thread's value); otherwise each thread
+      // computes it, and store() keeps it in a register.
+      const bool thread0 = per_row && current_->kernel->kind == KernelKind::Reduction;
+      os << (thread0 ? "      if (threadIdx.x == 0) {\n" : "      {\n") << "        const ix r = 0;\n        (void)r;\n";
+    } else if (per_row && row_iters_ > 0) {
+      os << "      #pragma unroll\n      for (int it = 0; it < " << row_iters_ << "; ++it) {\n";
+      os << "        const ix r = threadIdx.x + it * " << block_ << ";\n";
+      if (total != int64_t(row_iters_) * block_) os << "        if (r < " << lit(total) << ") {\n";
+      else os << "        {\n";
+      in_row_loop_ = true;
     } else if (per_row) {
-      os << "      for (i64 r = threadIdx.x; r < " << total << "LL; r += blockDim.x) {\n";
+      os << "      for (ix r = threadIdx.x; r < " << lit(total) << "; r += blockDim.x) {\n";
     } else {
-      os << "      for (i64 r = 0; r < " << total << "LL; ++r) {\n";
+      os << "      for (ix r = 0; r < " << lit(total) << "; ++r) {\n";
     }
     int64_t stride = total;
     for (size_t d = 0; d < ranges.size(); ++d) {
       stride /= ranges[d];
       std::string v = "r";
-      if (stride != 1) v = "(r / " + std::to_string(stride) + "LL)";
-      if (d > 0) v = "(" + v + " % " + std::to_string(ranges[d]) + "LL)";
-      os << "        const i64 x" << first_var + int64_t(d) << " = " << v << ";\n";
+      if (stride != 1) v = "(r / " + lit(stride) + ")";
+      if (d > 0) v = "(" + v + " % " + lit(ranges[d]) + ")";
+      os << "        const ix x" << first_var + int64_t(d) << " = " << v << ";\n";
     }
     memo_.clear();
     body();
+    if (in_row_loop_) os << "        }\n";
     os << "      }\n";
+    in_row_loop_ = false;
   }
 
   void pointwise(const KernelLoops& kl, bool per_row) {
+    current_ = &kl;
+    if (vector_ > 1) *out_ << "      #pragma unroll\n      for (int j = 0; j < " << vector_ << "; ++j) {\n"
+                           << "        const ix o = base + j;\n";
     flat_loop(kl.inner_ranges, kl.first_inner, per_row, [&] {
       std::string v = expr(kl.body);
       store(kl.kernel->output, kl.store_index, v, kl.kernel->body->dtype);
     });
+    if (vector_ > 1) *out_ << "      }\n";
   }
 
   void reduction(const KernelLoops& kl, bool per_row) {
+    current_ = &kl;
     const Kernel& K = *kl.kernel;
     KILN_CHECK(kl.inner_ranges.empty(), "cuda codegen: reduction ", K.output, " has loops outside its outer point");
     std::ostream& os = *out_;
@@ -230,11 +466,15 @@ class Emitter {
     if (K.reduction == ReductionType::Argmax) os << "      i64 acc_i = 0;\n";
     flat_loop(K.reduction_ranges, first_red, per_row, [&] {
       std::string v = expr(kl.body);
-      for (const KernelLoops::SideStore& s : kl.side_stores) store(s.buffer, s.index, expr(s.value), s.value->dtype);
+      for (const KernelLoops::SideStore& s : kl.side_stores) {
+        side_store_ = true;
+        store(s.buffer, s.index, expr(s.value), s.value->dtype);
+        side_store_ = false;
+      }
       std::string x = "(" + acc_t + ")(" + cast(v, body_dtype, acc == DType::Bool ? DType::Bool : acc) + ")";
       if (K.reduction == ReductionType::Any) x = "(int)(" + cast(v, body_dtype, DType::Bool) + ")";
       if (K.reduction == ReductionType::Argmax) {
-        os << "        if (kiln_arg_takes(" << x << ", r, acc, acc_i)) { acc = " << x << "; acc_i = r; }\n";
+        os << "        if (kiln_arg_takes(" << x << ", (i64)r, acc, acc_i)) { acc = " << x << "; acc_i = r; }\n";
       } else {
         os << "        acc = " << combine << "()(acc, " << x << ");\n";
       }
@@ -244,10 +484,10 @@ class Emitter {
         os << "      kiln_block_argmax(acc, acc_i, (" << acc_t << "*)kiln_scratch, (i64*)(kiln_scratch + 32));\n";
       else
         os << "      acc = kiln_block_reduce(acc, " << combine << "(), (" << acc_t << "*)kiln_scratch);\n";
-      os << "      if (threadIdx.x == 0) {\n";
-    } else {
-      os << "      {\n";
     }
+    // Every thread holds the combined value: store() keeps it in a register
+    // for later kernels of the row and lets thread 0 write it to memory.
+    os << "      {\n";
     memo_.clear();
     if (K.reduction == ReductionType::Argmax) store(K.output, kl.store_index, "acc_i", DType::Int64);
     else store(K.output, kl.store_index, cast("acc", acc == DType::Bool ? DType::Int32 : acc, out_dtype), out_dtype);
@@ -345,9 +585,44 @@ class Emitter {
     return identifier(buffer) + "[" + index_text(index) + "]";
   }
 
+  // The memory-typed value at `index`, from a vector array or a row cache
+  // when one holds it, else from memory.
+  std::string raw_load(const std::string& buffer, const IndexRef& index) {
+    if (vector_ > 1 && is_outer_var(index)) {
+      if (auto it = vec_out_.find(buffer); it != vec_out_.end()) return it->second + "[j]";
+      auto [it, fresh] = vec_in_.emplace(buffer, "vin_" + identifier(buffer));
+      return it->second + "[j]";
+    }
+    if (row_group_ && !uses_inner_var(index)) {
+      if (auto it = row_cache_.find(scalar_key(buffer, index)); it != row_cache_.end()) return it->second;
+      return memory_load(buffer, index);
+    }
+    if (in_row_loop_) {
+      std::string key = cache_key(buffer, index, *current_);
+      if (auto it = row_cache_.find(key); it != row_cache_.end()) return it->second + "[it]";
+      std::string array = declare_cache(buffer);
+      row_cache_[key] = array;
+      *out_ << "        " << array << "[it] = " << memory_load(buffer, index) << ";\n";
+      return array + "[it]";
+    }
+    return memory_load(buffer, index);
+  }
+
+  std::string memory_load(const std::string& buffer, const IndexRef& index) {
+    if (written_in_group_.count(buffer)) needs_barrier_ = true;
+    read_by_kernel_.insert(buffer);
+    return address(buffer, index);
+  }
+
+  std::string declare_cache(const std::string& buffer) {
+    std::string array = "row_" + identifier(buffer) + "_" + std::to_string(cache_decls_.size());
+    cache_decls_.push_back(mtype(p_.buffer(buffer).dtype) + " " + array + "[" + std::to_string(row_iters_) + "];");
+    return array;
+  }
+
   std::string load(const std::string& buffer, const IndexRef& index, DType want) {
     DType d = p_.buffer(buffer).dtype;
-    std::string raw = address(buffer, index);
+    std::string raw = raw_load(buffer, index);
     std::string v = raw;
     if (d == DType::Bool) v = "(" + raw + " != 0)";
     else if (d == DType::Float16) v = "kiln_h2f(" + raw + ")";
@@ -361,7 +636,55 @@ class Emitter {
     if (d == DType::Bool) v = "(unsigned char)(" + v + ")";
     else if (d == DType::Float16) v = "kiln_f2h(" + v + ")";
     else if (d == DType::BFloat16) v = "kiln_f2bf(" + v + ")";
+    if (vector_ > 1 && is_outer_var(index)) {
+      auto [it, fresh] = vec_out_.emplace(buffer, "vout_" + identifier(buffer));
+      *out_ << "        " << it->second << "[j] = " << v << ";\n";
+      return;
+    }
+    if (row_group_ && !uses_inner_var(index)) {
+      // A value per row: every thread has it; thread 0 writes it.
+      std::string key = scalar_key(buffer, index);
+      forget_cached(buffer, key);
+      auto [it, fresh] = row_cache_.emplace(key, std::string());
+      if (fresh) {
+        it->second = "rs_" + identifier(buffer) + "_" + std::to_string(cache_decls_.size());
+        cache_decls_.push_back(mtype(d) + " " + it->second + ";");
+      }
+      *out_ << "        " << it->second << " = " << v << ";\n";
+      *out_ << "        if (threadIdx.x == 0) " << address(buffer, index) << " = " << it->second << ";\n";
+      return;
+    }
+    if (in_row_loop_) {
+      std::string key = cache_key(buffer, index, *current_);
+      forget_cached(buffer, key);
+      auto [it, fresh] = row_cache_.emplace(key, std::string());
+      if (fresh) it->second = declare_cache(buffer);
+      *out_ << "        " << it->second << "[it] = " << v << ";\n";
+      if (!(side_store_ && row_dead_side_stores_.count(key))) {
+        note_memory_store(buffer);
+        *out_ << "        " << address(buffer, index) << " = " << it->second << "[it];\n";
+      }
+      return;
+    }
+    forget_cached(buffer, "");
+    note_memory_store(buffer);
     *out_ << "        " << address(buffer, index) << " = " << v << ";\n";
+  }
+
+  void note_memory_store(const std::string& buffer) {
+    if (read_in_group_.count(buffer)) needs_barrier_ = true;
+  }
+
+  // A store elsewhere in a buffer may overwrite what the cache holds for
+  // other positions of it: those entries go.
+  void forget_cached(const std::string& buffer, const std::string& except) {
+    const std::string prefix = buffer + "@";
+    for (auto it = row_cache_.begin(); it != row_cache_.end();)
+      it = it->first.rfind(prefix, 0) == 0 && it->first != except ? row_cache_.erase(it) : std::next(it);
+  }
+
+  std::string scalar_key(const std::string& buffer, const IndexRef& index) {
+    return buffer + "@" + index_text(index) + "@row";
   }
 
   // ---- indices ----
@@ -370,8 +693,11 @@ class Emitter {
 
   std::string index_text(const IndexRef& e) {
     switch (e->kind) {
-      case IndexKind::Const: return std::to_string(e->value) + "LL";
-      case IndexKind::Var: return e->value == kOuterVar ? "o" : "x" + std::to_string(e->value);
+      case IndexKind::Const: return lit(e->value);
+      case IndexKind::Var:
+        if (e->value == kOuterVar) return "o";
+        if (key_var_base_ >= 0) return "v" + std::to_string(e->value - key_var_base_);
+        return "x" + std::to_string(e->value);
       case IndexKind::Sym: throw Error("cuda codegen: symbolic size " + e->name + " (compile with concrete sizes)");
       case IndexKind::Add: case IndexKind::Mul: {
         std::string s = "(" + index_text(e->operands[0]);
@@ -392,7 +718,25 @@ class Emitter {
 
   const Program& p_;
   InjectedBug bug_;
-  std::ostringstream* out_ = nullptr;
+  LaunchChoice launch_;
+  std::ostream* out_ = nullptr;
+  bool narrow_ = false;  // 32-bit index arithmetic
+  int vector_ = 1;       // elements per thread of a pointwise group
+  int row_iters_ = 0;    // register-row mode: row positions per thread
+  int block_ = 256;
+  bool in_row_loop_ = false;
+  bool side_store_ = false;  // store() is emitting a reduction's side store
+  bool row_group_ = false;   // emitting a block-per-row group
+  std::set<std::string> written_in_group_;  // by the kernels emitted so far
+  std::set<std::string> read_in_group_;     // from memory, by the kernels emitted so far
+  std::set<std::string> read_by_kernel_;    // from memory, by the kernel being emitted
+  bool needs_barrier_ = false;       // the kernel being emitted loads one of those from memory
+  int64_t key_var_base_ = -1;  // cache_key: variables renamed relative to this
+  const KernelLoops* current_ = nullptr;
+  std::map<std::string, std::string> vec_in_, vec_out_;  // buffer -> per-thread array
+  std::map<std::string, std::string> row_cache_;          // cache_key -> array
+  std::vector<std::string> cache_decls_;
+  std::set<std::string> row_dead_side_stores_;
   std::map<const Expr*, std::string> memo_;
   int next_temp_ = 0;
   const IndexRanges* ranges_ = nullptr;
@@ -411,11 +755,12 @@ std::vector<GroupLoops> plan_for_cuda(const sched::ScheduledProgram& s) {
   return plans;
 }
 
-CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLoops>& plans, InjectedBug bug) {
+CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLoops>& plans, InjectedBug bug,
+                     const LaunchChoice& launch) {
   CudaSource out;
   std::ostringstream os;
   os << "// Generated by Kiln's CUDA code generator: one kernel per fused group.\n" << kCudaPrelude;
-  Emitter emitter(s.program, bug);
+  Emitter emitter(s.program, bug, launch);
   for (size_t g = 0; g < s.groups.size(); ++g)
     if (plans[g].has_function()) out.kernels.push_back(emitter.emit_group(g, s.groups[g], plans[g], os));
   out.text = os.str();

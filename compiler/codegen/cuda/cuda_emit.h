@@ -29,6 +29,7 @@ struct CudaKernel {
   int64_t outer_numel = 0;           // elements (pointwise) or rows (reduction)
   bool per_row = false;              // a block per outer point (reduction groups)
   int block_threads = 256;
+  int elements_per_thread = 1;  // pointwise groups: consecutive elements a thread moves with vector loads
 };
 
 struct CudaSource {
@@ -39,8 +40,15 @@ struct CudaSource {
 // The plans CUDA wants for `s` (pointwise groups flat, rows reused as on CPU).
 std::vector<cpu::GroupLoops> plan_for_cuda(const sched::ScheduledProgram& s);
 
+// Launch shapes the generator picks; max-autotune tries several.
+struct LaunchChoice {
+  // Reduction groups: a block has enough threads that each walks about this
+  // many positions of the row (fewer threads per row: more rows per SM).
+  int row_elements_per_thread = 8;
+};
+
 // Throws kiln::Error for what it cannot generate (symbolic sizes).
 CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<cpu::GroupLoops>& plans,
-                     InjectedBug bug = InjectedBug::None);
+                     InjectedBug bug = InjectedBug::None, const LaunchChoice& launch = {});
 
 }  // namespace kiln::codegen::cuda

@@ -25,6 +25,37 @@ __device__ __forceinline__ unsigned short kiln_f2bf(float f) {
 __device__ __forceinline__ float kiln_round_h(float f) { return kiln_h2f(kiln_f2h(f)); }
 __device__ __forceinline__ float kiln_round_bf(float f) { return kiln_bf2f(kiln_f2bf(f)); }
 
+// V elements of T between memory and a per-thread array in the widest moves
+// their size allows (16 bytes: one LDG.128). Both sides are aligned to that:
+// the array is declared alignas(16) and p is the start of a cudaMalloc'd
+// buffer plus a multiple of V elements.
+template <int V, typename T>
+__device__ __forceinline__ void kiln_vload(const T* __restrict__ p, T* a) {
+  constexpr int bytes = V * (int)sizeof(T);
+  if constexpr (bytes % 16 == 0) {
+    for (int i = 0; i < bytes / 16; ++i) reinterpret_cast<uint4*>(a)[i] = __ldg(reinterpret_cast<const uint4*>(p) + i);
+  } else if constexpr (bytes % 8 == 0) {
+    for (int i = 0; i < bytes / 8; ++i) reinterpret_cast<uint2*>(a)[i] = __ldg(reinterpret_cast<const uint2*>(p) + i);
+  } else if constexpr (bytes % 4 == 0) {
+    for (int i = 0; i < bytes / 4; ++i) reinterpret_cast<unsigned*>(a)[i] = __ldg(reinterpret_cast<const unsigned*>(p) + i);
+  } else {
+    for (int i = 0; i < V; ++i) a[i] = p[i];
+  }
+}
+template <int V, typename T>
+__device__ __forceinline__ void kiln_vstore(T* __restrict__ p, const T* a) {
+  constexpr int bytes = V * (int)sizeof(T);
+  if constexpr (bytes % 16 == 0) {
+    for (int i = 0; i < bytes / 16; ++i) reinterpret_cast<uint4*>(p)[i] = reinterpret_cast<const uint4*>(a)[i];
+  } else if constexpr (bytes % 8 == 0) {
+    for (int i = 0; i < bytes / 8; ++i) reinterpret_cast<uint2*>(p)[i] = reinterpret_cast<const uint2*>(a)[i];
+  } else if constexpr (bytes % 4 == 0) {
+    for (int i = 0; i < bytes / 4; ++i) reinterpret_cast<unsigned*>(p)[i] = reinterpret_cast<const unsigned*>(a)[i];
+  } else {
+    for (int i = 0; i < V; ++i) p[i] = a[i];
+  }
+}
+
 // Python's // and % (toward -inf) for index arithmetic of any sign.
 __device__ __forceinline__ i64 kiln_floordiv(i64 a, i64 b) {
   i64 q = a / b, r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;

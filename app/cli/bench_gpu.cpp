@@ -1,0 +1,459 @@
+// `kiln-cli bench gpu`: the graphs of ../shared/reference/perf/perf_gpu.jsonl,
+// at the same sizes, compiled by the CUDA backend (the graph passes, then
+// CUDA C++ through NVRTC) and timed on the device with CUDA events: median of
+// --reps (default 50) after warm-up, each repetition reading the next of
+// several copies of the inputs, so that the inputs do not sit in L2.
+//
+//   sin_cos          sin(x) + cos(x), x float32[64M]
+//   pointwise_chain  ((x*2+1).relu()*y - 0.5).sigmoid()*x, x, y float32[64M]
+//   softmax          _softmax(x, -1) of float32[8192, 8192]
+//   layer_norm       layer_norm(x, [4096], w, b) of float32[16384, 4096]
+//   sum_lastdim      x.sum(-1) of float32[16384, 4096]
+//   var_mean         var_mean(x, -1) of float32[16384, 4096]
+//   gelu_mlp         gelu(x @ w1, approximate='tanh') @ w2, bfloat16 [8192, 2048] x [2048, 8192] x [8192, 2048]
+//   attention        softmax(q @ k^T * 0.125) @ v, float16 [64, 1024, 64]
+//
+// Ceilings, measured in the same run: for the memory-bound graphs a
+// device-to-device copy moving the bytes the ideal fused kernel reads and
+// writes (half read, half written), so GB/s and ratio_to_ceiling count as the
+// reference's copy_ceiling does; for the two matmul graphs cuBLAS running
+// their GEMMs alone on the same operands.
+//
+// scripts/bench_gpu_torch.py runs these graphs through PyTorch eager and
+// torch.compile beside this command and prints the side-by-side table.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "app/cli/commands.h"
+#include "compiler/codegen/cuda/cublas.h"
+#include "compiler/codegen/cuda/cuda_api.h"
+#include "compiler/pipeline/aten_interpreter.h"
+#include "compiler/pipeline/emitter.h"
+#include "compiler/pipeline/pipeline.h"
+#include "compiler/runtime/cuda_graph.h"
+#include "core/util/status.h"
+
+namespace kiln::cli {
+
+int run_gpu_bench(int reps, const std::string& reference, const std::string& only, const std::string& dump_dir,
+                  std::vector<int> row_elements, bool json);
+
+namespace {
+
+using namespace kiln::codegen::cuda;
+using pipeline::GraphEmitter;
+using pipeline::Var;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kL2Bytes = 60.0 * (1 << 20);  // H200: 60 MiB (HOPPER.md); rotation covers 3x that
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+Tensor random_tensor(Shape sizes, uint32_t seed, DType dtype = DType::Float32, float scale = 2.f) {
+  Tensor t = Tensor::empty(std::move(sizes), DType::Float32);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
+  return t.to(dtype);
+}
+
+// A GEMM of the graph that the ceiling times alone: operands by input index,
+// or -1 for the output of the previous GEMM of the list.
+struct GemmShape {
+  int64_t batch, m, n, k;
+  bool b_transposed;
+};
+
+struct Case {
+  std::string name, reference_graph;
+  Graph graph;
+  std::vector<Tensor> inputs;
+  double bytes = 0;  // the ideal fused kernel's reads plus writes
+  double flops = 0;  // matmul graphs
+  std::vector<GemmShape> gemms;  // matmul graphs: the GEMMs cuBLAS times as the ceiling
+  DType gemm_dtype = DType::Float32;
+};
+
+using Builder = std::function<Case()>;
+
+Case pointwise(const std::string& name, bool chain) {
+  const int64_t n = int64_t(64) << 20;
+  Case c;
+  c.name = name;
+  c.reference_graph = chain ? "pointwise_chain_64M" : "seed_sin_cos_64M";
+  c.inputs.push_back(random_tensor({n}, 1));
+  if (chain) c.inputs.push_back(random_tensor({n}, 2));
+  GraphEmitter e(c.graph);
+  Var x = e.placeholder("x", c.inputs[0]);
+  if (!chain) {
+    e.output({e.call1("aten::add.Tensor", {e.call1("aten::sin.default", {x}), e.call1("aten::cos.default", {x})})});
+    c.bytes = 2.0 * 4 * double(n);
+    return c;
+  }
+  Var y = e.placeholder("y", c.inputs[1]);
+  Var v = e.call1("aten::add.Scalar", {e.call1("aten::mul.Scalar", {x, 2.0}), 1.0});
+  v = e.call1("aten::mul.Tensor", {e.call1("aten::relu.default", {v}), y});
+  v = e.call1("aten::sigmoid.default", {e.call1("aten::sub.Scalar", {v, 0.5})});
+  e.output({e.call1("aten::mul.Tensor", {v, x})});
+  c.bytes = 3.0 * 4 * double(n);
+  return c;
+}
+
+Case softmax() {
+  Case c;
+  c.name = "softmax";
+  c.reference_graph = "softmax_8192x8192";
+  c.inputs.push_back(random_tensor({8192, 8192}, 3));
+  GraphEmitter e(c.graph);
+  Var x = e.placeholder("x", c.inputs[0]);
+  e.output({e.call1("aten::_softmax.default", {x, int64_t(-1), false})});
+  c.bytes = 2.0 * 4 * 8192.0 * 8192.0;
+  return c;
+}
+
+Case layer_norm() {
+  Case c;
+  c.name = "layer_norm";
+  c.reference_graph = "layernorm_16384x4096";
+  c.inputs = {random_tensor({16384, 4096}, 4), random_tensor({4096}, 5), random_tensor({4096}, 6)};
+  GraphEmitter e(c.graph);
+  Var x = e.placeholder("x", c.inputs[0]), w = e.placeholder("weight", c.inputs[1]), b = e.placeholder("bias", c.inputs[2]);
+  std::vector<Var> r = e.call("aten::native_layer_norm.default", {x, std::vector<int64_t>{4096}, w, b, 1e-5});
+  e.output({r[0]});
+  c.bytes = 4.0 * (2 * 16384.0 * 4096 + 2 * 4096);
+  return c;
+}
+
+Case row_reduction(bool var_mean) {
+  Case c;
+  c.name = var_mean ? "var_mean" : "sum_lastdim";
+  c.reference_graph = var_mean ? "var_mean_16384x4096" : "sum_lastdim_16384x4096";
+  c.inputs.push_back(random_tensor({16384, 4096}, 7));
+  GraphEmitter e(c.graph);
+  Var x = e.placeholder("x", c.inputs[0]);
+  if (var_mean) {
+    std::vector<Var> r = e.call("aten::var_mean.correction", {x, std::vector<int64_t>{-1}},
+                                {{"correction", int64_t(1)}, {"keepdim", false}});
+    e.output({r[0], r[1]});
+    c.bytes = 4.0 * (16384.0 * 4096 + 2 * 16384);
+  } else {
+    e.output({e.call1("aten::sum.dim_IntList", {x, std::vector<int64_t>{-1}})});
+    c.bytes = 4.0 * (16384.0 * 4096 + 16384);
+  }
+  return c;
+}
+
+Case gelu_mlp() {
+  Case c;
+  c.name = "gelu_mlp";
+  c.reference_graph = "gelu_mlp_bf16_8192x2048x8192";
+  const int64_t m = 8192, d = 2048, h = 8192;
+  c.inputs = {random_tensor({m, d}, 8, DType::BFloat16, 1.f), random_tensor({d, h}, 9, DType::BFloat16, 0.03f),
+              random_tensor({h, d}, 10, DType::BFloat16, 0.03f)};
+  GraphEmitter e(c.graph);
+  Var x = e.placeholder("x", c.inputs[0]), w1 = e.placeholder("w1", c.inputs[1]), w2 = e.placeholder("w2", c.inputs[2]);
+  Var hidden = e.call1("aten::mm.default", {x, w1});
+  Var g = e.call1("aten::gelu.default", {hidden}, {{"approximate", Value(std::string("tanh"))}});
+  e.output({e.call1("aten::mm.default", {g, w2})});
+  c.flops = 2.0 * 2 * double(m) * double(d) * double(h);
+  c.gemms = {{1, m, h, d, false}, {1, m, d, h, false}};
+  c.gemm_dtype = DType::BFloat16;
+  return c;
+}
+
+Case attention() {
+  Case c;
+  c.name = "attention";
+  c.reference_graph = "attention_explicit_fp16_64x1024x64";
+  const int64_t b = 64, s = 1024, d = 64;
+  c.inputs = {random_tensor({b, s, d}, 11, DType::Float16, 1.f), random_tensor({b, s, d}, 12, DType::Float16, 1.f),
+              random_tensor({b, s, d}, 13, DType::Float16, 1.f)};
+  GraphEmitter e(c.graph);
+  Var q = e.placeholder("q", c.inputs[0]), k = e.placeholder("k", c.inputs[1]), v = e.placeholder("v", c.inputs[2]);
+  Var kt = e.call1("aten::transpose.int", {k, int64_t(1), int64_t(2)});
+  Var scores = e.call1("aten::mul.Scalar", {e.call1("aten::bmm.default", {q, kt}), 0.125});
+  Var p = e.call1("aten::_softmax.default", {scores, int64_t(-1), false});
+  e.output({e.call1("aten::bmm.default", {p, v})});
+  c.flops = 2.0 * 2 * double(b) * double(s) * double(s) * double(d);
+  c.gemms = {{b, s, s, d, true}, {b, s, d, s, false}};
+  c.gemm_dtype = DType::Float16;
+  return c;
+}
+
+std::vector<std::pair<std::string, Builder>> all_cases() {
+  return {{"sin_cos", [] { return pointwise("sin_cos", false); }},
+          {"pointwise_chain", [] { return pointwise("pointwise_chain", true); }},
+          {"softmax", softmax},
+          {"layer_norm", layer_norm},
+          {"sum_lastdim", [] { return row_reduction(false); }},
+          {"var_mean", [] { return row_reduction(true); }},
+          {"gelu_mlp", gelu_mlp},
+          {"attention", attention}};
+}
+
+std::map<std::string, nlohmann::json> reference_rows(const std::string& dir) {
+  std::map<std::string, nlohmann::json> rows;
+  std::ifstream in(dir + "/perf/perf_gpu.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object()) rows[j.value("graph", "")] = j;
+  }
+  return rows;
+}
+
+void check(const Status& st, const std::string& what) {
+  if (!st.ok()) throw Error(what + ": " + st.message());
+}
+
+// Times `work` on `stream` with CUDA events: `warmup` untimed runs, then the
+// median of `reps`. `work(i)` gets the repetition number (for rotation).
+double time_on_device(Stream& stream, int reps, const std::function<void(int)>& work, int warmup = 5) {
+  Expected<Event> start = Event::create(), end = Event::create();
+  check(start.status(), "cuEventCreate");
+  check(end.status(), "cuEventCreate");
+  for (int i = 0; i < warmup; ++i) work(i);
+  check(stream.synchronize(), "warm-up");
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    check(start->record(stream), "cuEventRecord");
+    work(warmup + i);
+    check(end->record(stream), "cuEventRecord");
+    Expected<float> t = Event::elapsed_ms(*start, *end);
+    check(t.status(), "cuEventElapsedTime");
+    ms.push_back(*t);
+  }
+  return median(ms);
+}
+
+struct Measured {
+  double ms = 0, ceiling_ms = 0, compile_ms = 0;
+  double max_error = -1;  // against Kiln's eager CPU kernels; -1: not checked (the matmul graphs)
+  size_t kernels = 0, externs = 0;
+  int rotation = 1;
+  int row_elements = 0;
+  std::string ceiling;
+};
+
+Measured measure(Case& c, int reps, int row_elements) {
+  Measured m;
+  runtime::CudaCompileOptions options;
+  options.inject_bug = "none";
+  options.row_elements_per_thread = row_elements;
+  auto t0 = Clock::now();
+  auto compiled = pipeline::compile_to_cuda(c.graph, options);
+  m.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  check(compiled.status(), "compile");
+  m.kernels = (*compiled)->stats().kernels;
+  m.externs = (*compiled)->stats().extern_groups;
+  auto exec = runtime::CudaExecution::create(*compiled);
+  check(exec.status(), "allocate");
+  runtime::CudaExecution& x = **exec;
+  Expected<Stream> stream = Stream::create();
+  check(stream.status(), "cuStreamCreate");
+
+  // Input copies: enough that one round through them is three times L2.
+  double input_bytes = 0;
+  for (size_t k = 0; k < x.input_count(); ++k) input_bytes += double(x.input_bytes(k));
+  m.rotation = int(std::clamp(std::ceil(3 * kL2Bytes / std::max(input_bytes, 1.0)), 1.0, 8.0));
+  std::vector<std::vector<DeviceBuffer>> copies(x.input_count());
+  for (size_t k = 0; k < x.input_count(); ++k) {
+    check(x.set_input(k, c.inputs[k]), "upload");
+    for (int r = 0; r < m.rotation; ++r) {
+      Expected<DeviceBuffer> b = DeviceBuffer::alloc(x.input_bytes(k));
+      check(b.status(), "allocate input copy");
+      check(copy_device(b->ptr(), x.input_pointer(k), x.input_bytes(k), &*stream), "copy input");
+      copies[k].push_back(std::move(*b));
+    }
+  }
+  check(stream->synchronize(), "copy inputs");
+  m.ms = time_on_device(*stream, reps, [&](int i) {
+    for (size_t k = 0; k < copies.size(); ++k) check(x.bind_input(k, copies[k][size_t(i % m.rotation)].ptr()), "bind");
+    check(x.launch(&*stream), c.name);
+  });
+
+  if (c.gemms.empty()) {
+    // A fast wrong kernel is no result: the outputs against Kiln's eager CPU
+    // kernels, as max |got - want| / max(1, |want|) over every element.
+    for (size_t k = 0; k < copies.size(); ++k) check(x.bind_input(k, copies[k][0].ptr()), "bind");
+    check(x.launch(&*stream), c.name);
+    check(stream->synchronize(), c.name);
+    Expected<std::vector<Tensor>> got = x.outputs();
+    check(got.status(), "download");
+    auto want = pipeline::run_aten_graph(c.graph, std::vector<Value>(c.inputs.begin(), c.inputs.end()));
+    check(want.status(), "eager");
+    m.max_error = 0;
+    for (size_t i = 0; i < got->size(); ++i) {
+      Tensor a = (*got)[i].to(DType::Float64).contiguous(), b = (*want)[i].to_tensor().to(DType::Float64).contiguous();
+      for (int64_t e = 0; e < a.numel(); ++e) {
+        double w = b.data<double>()[e], d = std::fabs(a.data<double>()[e] - w) / std::max(1.0, std::fabs(w));
+        if (!(d <= m.max_error)) m.max_error = std::isnan(d) ? INFINITY : d;
+      }
+    }
+    if (m.max_error > 1e-4) throw Error("wrong results: max error " + std::to_string(m.max_error) + " against eager");
+    // The copy ceiling: bytes/2 read and bytes/2 written.
+    const size_t half = size_t(c.bytes / 2);
+    std::vector<DeviceBuffer> src;
+    const int rotation = int(std::clamp(std::ceil(3 * kL2Bytes / double(half)), 1.0, 8.0));
+    for (int r = 0; r < rotation; ++r) {
+      Expected<DeviceBuffer> b = DeviceBuffer::alloc(half);
+      check(b.status(), "allocate");
+      check(b->zero(), "memset");
+      src.push_back(std::move(*b));
+    }
+    Expected<DeviceBuffer> dst = DeviceBuffer::alloc(half);
+    check(dst.status(), "allocate");
+    m.ceiling_ms = time_on_device(*stream, reps, [&](int i) {
+      check(copy_device(dst->ptr(), src[size_t(i % rotation)].ptr(), half, &*stream), "copy");
+    });
+    m.ceiling = "d2d_copy";
+    return m;
+  }
+  // The GEMM ceiling: cuBLAS on the graph's own input copies (the first GEMM's
+  // operands are inputs 0 and 1; the second reads a scratch of the first's
+  // shape and input 2), no pointwise work between them.
+  const size_t es = element_size(c.gemm_dtype);
+  std::vector<DeviceBuffer> scratch;
+  for (const GemmShape& g : c.gemms) {
+    Expected<DeviceBuffer> b = DeviceBuffer::alloc(size_t(g.batch * g.m * g.n) * es);
+    check(b.status(), "allocate");
+    check(b->zero(), "memset");
+    scratch.push_back(std::move(*b));
+  }
+  m.ceiling_ms = time_on_device(*stream, reps, [&](int i) {
+    const size_t r = size_t(i % m.rotation);
+    for (size_t gi = 0; gi < c.gemms.size(); ++gi) {
+      const GemmShape& g = c.gemms[gi];
+      GemmCall call;
+      call.m = g.m, call.n = g.n, call.k = g.k, call.batch = g.batch, call.dtype = c.gemm_dtype;
+      CUdeviceptr a = gi == 0 ? copies[0][r].ptr() : scratch[gi - 1].ptr();
+      CUdeviceptr b = gi == 0 ? copies[1][r].ptr() : copies[2][r].ptr();
+      call.a = {a, 0, g.k, 1, g.m * g.k};
+      call.b = g.b_transposed ? GemmOperand{b, 0, 1, g.k, g.k * g.n} : GemmOperand{b, 0, g.n, 1, g.k * g.n};
+      call.c = {scratch[gi].ptr(), 0, g.n, 1, g.m * g.n};
+      check(cublas_gemm(call, &*stream), "cuBLAS");
+    }
+  });
+  m.ceiling = "cublas_gemms";
+  return m;
+}
+
+int dump_sources(const std::vector<Case>& cases, const std::string& dir) {
+  for (const Case& c : cases) {
+    runtime::CudaCompileOptions options;
+    options.compile_only = true;
+    options.keep_text = true;
+    options.inject_bug = "none";
+    auto compiled = pipeline::compile_to_cuda(c.graph, options);
+    if (!compiled) {
+      std::fprintf(stderr, "%s: %s\n", c.name.c_str(), compiled.status().message().c_str());
+      return kExitFailures;
+    }
+    for (const runtime::CodegenStage& s : (*compiled)->stages()) {
+      if (s.name != "cuda_source" && s.name != "ir_post_fusion") continue;
+      std::ofstream(dir + "/" + c.name + "." + (s.name == "cuda_source" ? "cu" : "txt")) << s.text;
+    }
+    std::printf("%-16s %zu kernel(s), %zu extern call(s), NVRTC %.0f ms\n", c.name.c_str(), (*compiled)->stats().kernels,
+                (*compiled)->stats().extern_groups, (*compiled)->stats().nvrtc_ms);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_gpu_bench(int reps, const std::string& reference, const std::string& only, const std::string& dump_dir,
+                  std::vector<int> row_elements, bool json) {
+  if (row_elements.empty()) row_elements = {8};
+  if (reps == 0) reps = 50;
+  std::vector<Case> cases;
+  for (auto& [name, build] : all_cases())
+    if (only.empty() || only == name) cases.push_back(build());
+  if (cases.empty()) {
+    std::fprintf(stderr, "kiln-cli: bench gpu: no graph named '%s'\n", only.c_str());
+    return kExitUsage;
+  }
+  if (!dump_dir.empty()) return dump_sources(cases, dump_dir);
+  if (Status st = cuda_init(); !st.ok()) {
+    std::fprintf(stderr, "kiln-cli: bench gpu needs a GPU: %s\n", st.message().c_str());
+    return kExitBadInput;
+  }
+  Expected<DeviceInfo> info = cuda_device_info();
+  auto refs = reference_rows(reference);
+  if (!json)
+    std::printf("CUDA code generator on %s, CUDA events, median of %d (ref: PyTorch reference run, perf_gpu.jsonl)\n"
+                "%-16s %9s %9s %8s %8s %9s %9s %9s  %s\n",
+                info ? info->name.c_str() : "?", reps, "name", "ms", "ceil_ms", "ceiling", "GB/s", "TFLOP/s", "ref_ind",
+                "ref_eag", "kernels");
+  nlohmann::json rows = nlohmann::json::array();
+  for (Case& c : cases) {
+    nlohmann::json row = {{"name", c.name}};
+    const nlohmann::json ref = refs.count(c.reference_graph) ? refs[c.reference_graph] : nlohmann::json::object();
+    if (!ref.empty())
+      row["reference"] = {{"graph", c.reference_graph}, {"inductor_ms", ref.value("default_ms", 0.0)},
+                          {"eager_ms", ref.value("eager_ms", 0.0)}};
+    Measured m;
+    nlohmann::json sweep = nlohmann::json::array();
+    try {
+      // max-autotune's search, by hand: each launch shape, the fastest kept.
+      for (int r : row_elements) {
+        Measured t = measure(c, reps, r);
+        sweep.push_back({{"row_elements_per_thread", r}, {"ms", t.ms}});
+        if (m.ms == 0 || t.ms < m.ms) m = t, m.row_elements = r;
+      }
+    } catch (const Error& e) {
+      row["error"] = e.what();
+      row["ms"] = nullptr;  // every row has ms (CLI.md); null: not measured
+      if (json) rows.push_back(row);
+      else std::printf("%-16s failed: %s\n", c.name.c_str(), e.what());
+      continue;
+    }
+    const double ratio = m.ceiling_ms / m.ms;
+    row.update({{"ms", m.ms}, {"ceiling", m.ceiling}, {"ceiling_ms", m.ceiling_ms}, {"ratio_to_ceiling", ratio},
+                {"compile_ms", m.compile_ms}, {"kernels", m.kernels}, {"extern_calls", m.externs},
+                {"input_rotation", m.rotation}, {"row_elements_per_thread", m.row_elements}});
+    if (m.max_error >= 0) row["max_error_vs_eager"] = m.max_error;
+    if (sweep.size() > 1) row["sweep"] = sweep;
+    if (c.bytes > 0) row["GBps"] = c.bytes / (m.ms * 1e6), row["bytes"] = c.bytes;
+    if (c.flops > 0) row["TFLOPs"] = c.flops / (m.ms * 1e9);
+    if (json) {
+      rows.push_back(row);
+      continue;
+    }
+    char gbps[32] = "-", tflops[32] = "-", ref_ind[32] = "-", ref_eag[32] = "-";
+    if (c.bytes > 0) std::snprintf(gbps, sizeof gbps, "%.0f", c.bytes / (m.ms * 1e6));
+    if (c.flops > 0) std::snprintf(tflops, sizeof tflops, "%.1f", c.flops / (m.ms * 1e9));
+    if (!ref.empty()) {
+      std::snprintf(ref_ind, sizeof ref_ind, "%.3f", ref.value("default_ms", 0.0));
+      std::snprintf(ref_eag, sizeof ref_eag, "%.3f", ref.value("eager_ms", 0.0));
+    }
+    std::printf("%-16s %9.4f %9.4f %7.0f%% %8s %9s %9s %9s  %zu + %zu extern, compile %.0f ms\n", c.name.c_str(), m.ms,
+                m.ceiling_ms, 100 * ratio, gbps, tflops, ref_ind, ref_eag, m.kernels, m.externs, m.compile_ms);
+  }
+  if (json) {
+    nlohmann::json doc = {{"rows", rows},
+                          {"ceiling", {{"memory", "d2d_copy"}, {"gemm", "cublas_gemms"}, {"cublas", cublas_describe()}}},
+                          {"device", info ? info->name : ""},
+                          {"reps", reps}};
+    std::cout << doc.dump(1) << "\n";
+  } else {
+    std::printf("ceiling: a device-to-device copy of each row's bytes (half read, half written); the matmul rows against "
+                "cuBLAS running their GEMMs alone (%s)\n",
+                cublas_describe().c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace kiln::cli

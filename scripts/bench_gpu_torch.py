@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Side by side on one GPU: PyTorch eager, torch.compile (Inductor) and Kiln.
+
+Runs the graphs of `kiln-cli bench gpu` (same sizes, same dtypes, same
+formulas) through PyTorch eager and torch.compile in this process, timed the
+same way (CUDA events, median of --reps after warm-up, inputs rotated through
+copies worth three times L2), then runs `kiln-cli bench gpu --json` and prints
+one table with every figure, and the same table as JSON with --json.
+
+    python3 scripts/bench_gpu_torch.py --kiln build/app/kiln-cli [--reps 50] [--graph softmax]
+"""
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+
+L2_BYTES = 60 * 2**20
+
+
+def graphs():
+    """name -> (function, input factory, bytes or None, flops or None)."""
+    def rand(*shape, dtype=torch.float32, scale=2.0):
+        return ((torch.rand(*shape, device="cuda") * 2 - 1) * scale).to(dtype)
+
+    n = 64 << 20
+    def sin_cos(x):
+        return torch.sin(x) + torch.cos(x)
+
+    def chain(x, y):
+        return torch.sigmoid(torch.relu(x * 2 + 1) * y - 0.5) * x
+
+    def softmax(x):
+        return torch.softmax(x, -1)
+
+    def layer_norm(x, w, b):
+        return F.layer_norm(x, (4096,), w, b, 1e-5)
+
+    def sum_lastdim(x):
+        return x.sum(-1)
+
+    def var_mean(x):
+        return torch.var_mean(x, -1)
+
+    def gelu_mlp(x, w1, w2):
+        return F.gelu(x @ w1, approximate="tanh") @ w2
+
+    def attention(q, k, v):
+        return torch.softmax(q @ k.transpose(1, 2) * 0.125, -1) @ v
+
+    bf, h = torch.bfloat16, torch.float16
+    return {
+        "sin_cos": (sin_cos, lambda: [rand(n)], 2 * 4 * n, None),
+        "pointwise_chain": (chain, lambda: [rand(n), rand(n)], 3 * 4 * n, None),
+        "softmax": (softmax, lambda: [rand(8192, 8192)], 2 * 4 * 8192 * 8192, None),
+        "layer_norm": (layer_norm, lambda: [rand(16384, 4096), rand(4096), rand(4096)],
+                       4 * (2 * 16384 * 4096 + 2 * 4096), None),
+        "sum_lastdim": (sum_lastdim, lambda: [rand(16384, 4096)], 4 * (16384 * 4096 + 16384), None),
+        "var_mean": (var_mean, lambda: [rand(16384, 4096)], 4 * (16384 * 4096 + 2 * 16384), None),
+        "gelu_mlp": (gelu_mlp, lambda: [rand(8192, 2048, dtype=bf, scale=1.0), rand(2048, 8192, dtype=bf, scale=0.03),
+                                        rand(8192, 2048, dtype=bf, scale=0.03)], None, 2 * 2 * 8192 * 2048 * 8192),
+        "attention": (attention, lambda: [rand(64, 1024, 64, dtype=h, scale=1.0) for _ in range(3)], None,
+                      2 * 2 * 64 * 1024 * 1024 * 64),
+    }
+
+
+def time_ms(fn, input_sets, reps, warmup=5):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for i in range(warmup):
+        fn(*input_sets[i % len(input_sets)])
+    torch.cuda.synchronize()
+    times = []
+    for i in range(reps):
+        args = input_sets[(warmup + i) % len(input_sets)]
+        start.record()
+        fn(*args)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kiln", required=True, help="path of kiln-cli")
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--graph", default="", help="only this graph")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("bench_gpu_torch.py: no CUDA device")
+
+    cmd = [args.kiln, "bench", "gpu", "--json", "--reps", str(args.reps)]
+    if args.graph:
+        cmd += ["--graph", args.graph]
+    kiln = subprocess.run(cmd, capture_output=True, text=True)
+    if kiln.returncode != 0:
+        sys.exit("kiln-cli bench gpu failed (%d):\n%s%s" % (kiln.returncode, kiln.stdout, kiln.stderr))
+    kiln_rows = {r["name"]: r for r in json.loads(kiln.stdout)["rows"]}
+
+    rows = []
+    for name, (fn, make, nbytes, flops) in graphs().items():
+        if args.graph and name != args.graph:
+            continue
+        first = make()
+        per_set = sum(t.numel() * t.element_size() for t in first)
+        copies = max(1, min(8, math.ceil(3 * L2_BYTES / per_set)))
+        input_sets = [first] + [[t.clone() for t in first] for _ in range(copies - 1)]
+        eager_ms = time_ms(fn, input_sets, args.reps)
+        torch._dynamo.reset()
+        compiled = torch.compile(fn)
+        compiled(*first)  # compile outside the timing
+        inductor_ms = time_ms(compiled, input_sets, args.reps)
+        k = kiln_rows.get(name, {})
+        row = {"name": name, "eager_ms": eager_ms, "inductor_ms": inductor_ms, "kiln_ms": k.get("ms"),
+               "kiln_ratio_to_ceiling": k.get("ratio_to_ceiling"), "ceiling": k.get("ceiling"),
+               "ceiling_ms": k.get("ceiling_ms"), "kiln_error": k.get("error")}
+        if nbytes:
+            row["inductor_ratio_to_ceiling"] = k["ceiling_ms"] / inductor_ms if k.get("ceiling_ms") else None
+            row["eager_ratio_to_ceiling"] = k["ceiling_ms"] / eager_ms if k.get("ceiling_ms") else None
+        if flops:
+            row["inductor_TFLOPs"] = flops / (inductor_ms * 1e9)
+            row["kiln_TFLOPs"] = flops / (k["ms"] * 1e9) if k.get("ms") else None
+            row["inductor_ratio_to_ceiling"] = k["ceiling_ms"] / inductor_ms if k.get("ceiling_ms") else None
+        rows.append(row)
+        del input_sets, first
+        torch.cuda.empty_cache()
+
+    if args.json:
+        print(json.dumps({"rows": rows, "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                          "reps": args.reps}, indent=1))
+        return
+    print("%s, PyTorch %s, median of %d CUDA-event timings, inputs rotated" %
+          (torch.cuda.get_device_name(), torch.__version__, args.reps))
+    print("%-16s %9s %9s %9s %9s | %7s %7s %7s | %s" % ("graph", "eager_ms", "induct_ms", "kiln_ms", "ceil_ms",
+                                                      "eager%", "induct%", "kiln%", "kiln vs inductor"))
+    def pct(v):
+        return "%6.0f%%" % (100 * v) if v else "     - "
+    for r in rows:
+        if r["kiln_ms"] is None:
+            print("%-16s %9.4f %9.4f   kiln failed: %s" % (r["name"], r["eager_ms"], r["inductor_ms"], r["kiln_error"]))
+            continue
+        print("%-16s %9.4f %9.4f %9.4f %9.4f | %7s %7s %7s | %.2fx %s" % (
+            r["name"], r["eager_ms"], r["inductor_ms"], r["kiln_ms"], r["ceiling_ms"],
+            pct(r.get("eager_ratio_to_ceiling")), pct(r.get("inductor_ratio_to_ceiling")),
+            pct(r["kiln_ratio_to_ceiling"]), r["inductor_ms"] / r["kiln_ms"],
+            "faster" if r["kiln_ms"] < r["inductor_ms"] else "slower"))
+    print("%: the same-run ceiling's time over the graph's (device-to-device copy of the ideal bytes; "
+          "cuBLAS GEMMs alone for gelu_mlp and attention)")
+
+
+if __name__ == "__main__":
+    main()
