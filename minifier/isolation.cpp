@@ -55,8 +55,12 @@ void write_all(int fd, const std::string& s) {
   struct rlimit core = {0, 0};
   ::setrlimit(RLIMIT_CORE, &core);  // crashing candidates are expected; no core files
   if (limits.memory_mb > 0) {
+    // The soft limit only: the oracle predicate lifts it again for the
+    // external command it runs (CUDA reserves far more address space than it uses).
     rlim_t as = rlim_t(current_address_space() + limits.memory_mb * (int64_t(1) << 20));
-    struct rlimit r = {as, as};
+    struct rlimit r;
+    ::getrlimit(RLIMIT_AS, &r);
+    r.rlim_cur = std::min(as, r.rlim_max);
     ::setrlimit(RLIMIT_AS, &r);
   }
   if (limits.timeout_s > 0) {

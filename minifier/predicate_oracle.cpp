@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <regex>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "minifier/predicate.h"
@@ -13,6 +14,27 @@
 namespace kiln::minify {
 
 namespace {
+
+// "accuracy failure" when repro.py's check says so, else the class of the
+// last Python exception in the output ("RuntimeError"): the first unindented
+// line after the last traceback's frames. "" when there is neither.
+std::string oracle_failure_kind(const std::string& output) {
+  if (output.find("ACCURACY FAILURE") != std::string::npos) return "accuracy failure";
+  size_t at = output.rfind("Traceback (most recent call last):");
+  if (at == std::string::npos) return "";
+  size_t line = output.find('\n', at);
+  while (line != std::string::npos) {
+    size_t start = line + 1, stop = output.find('\n', start);
+    std::string text = output.substr(start, stop == std::string::npos ? std::string::npos : stop - start);
+    if (!text.empty() && text[0] != ' ' && text[0] != '\t') {
+      static const std::regex name(R"(^([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)(?::|$))");
+      std::smatch m;
+      return std::regex_search(text, m, name) ? m[1].str() : "";
+    }
+    line = stop;
+  }
+  return "";
+}
 
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
@@ -52,6 +74,13 @@ Verdict check_oracle(const PredicateOptions& p, const Candidate& c) {
   for (size_t at; (at = command.find("{repro}")) != std::string::npos;)
     command.replace(at, 7, shell_quote(repro));
   command = "cd " + shell_quote(dir.string()) + " && (" + command + ") 2>&1";
+  // The command is not Kiln's compiler: the evaluator's address-space cap
+  // (meant for runaway compiles) would make CUDA's initialisation fail.
+  struct rlimit as;
+  if (::getrlimit(RLIMIT_AS, &as) == 0) {
+    as.rlim_cur = as.rlim_max;
+    ::setrlimit(RLIMIT_AS, &as);
+  }
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return {Verdict::Outcome::Invalid, "setup", "", "cannot run the oracle command"};
   std::string output;
@@ -73,7 +102,11 @@ Verdict check_oracle(const PredicateOptions& p, const Candidate& c) {
     return {Verdict::Outcome::Fail, "oracle", "oracle: signal " + std::to_string(WTERMSIG(status)), tail};
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 0) return {Verdict::Outcome::Pass, "", "", "oracle exited 0"};
-  return {Verdict::Outcome::Fail, "oracle", "oracle: exit " + std::to_string(code), tail};
+  // What failed is part of the signature, so a candidate that exits 1 for
+  // another reason (an exception, CUDA out of memory) is drift, not the bug.
+  std::string kind = oracle_failure_kind(output);
+  return {Verdict::Outcome::Fail, "oracle",
+          "oracle: exit " + std::to_string(code) + (kind.empty() ? "" : " (" + kind + ")"), tail};
 }
 
 }  // namespace kiln::minify

@@ -126,6 +126,20 @@ class GraphModule(torch.nn.Module):
     QVERIFY(!run_check(p, c).failed());
   }
 
+  // The same exit code for another reason is another failure: an accuracy
+  // failure the original run reported is not the CUDA out-of-memory error a
+  // crowded GPU gives a candidate (seen on the H200 with -j 6).
+  void oracle_signature_says_what_failed() {
+    Candidate c = test::candidate_of(kReluGraph);
+    PredicateOptions p = with(CheckKind::Oracle, "none");
+    p.oracle_command = "test -f {repro} && echo 'ACCURACY FAILURE: output 0: mismatch'; exit 1";
+    QCOMPARE(run_check(p, c).signature, std::string("oracle: exit 1 (accuracy failure)"));
+    p.oracle_command = "test -f {repro} && printf 'Traceback (most recent call last):\\n  File x\\nRuntimeError: CUDA error: out of memory\\n'; exit 1";
+    QCOMPARE(run_check(p, c).signature, std::string("oracle: exit 1 (RuntimeError)"));
+    p.oracle_command = "test -f {repro} && printf 'Traceback (most recent call last):\\n  File x\\n    y()\\ntorch._dynamo.exc.BackendCompilerFailed: boom\\n'; exit 1";
+    QCOMPARE(run_check(p, c).signature, std::string("oracle: exit 1 (torch._dynamo.exc.BackendCompilerFailed)"));
+  }
+
   void json_round_trip() {
     PredicateOptions p = with(CheckKind::Oracle, "relu:accuracy");
     p.stage = "codegen";
