@@ -89,6 +89,7 @@ def main():
     ap.add_argument("--kiln", required=True, help="path of kiln-cli")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--graph", default="", help="only this graph")
+    ap.add_argument("--row-elements", default="", help="passed to kiln-cli bench gpu (launch shapes to try)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -97,6 +98,8 @@ def main():
     cmd = [args.kiln, "bench", "gpu", "--json", "--reps", str(args.reps)]
     if args.graph:
         cmd += ["--graph", args.graph]
+    if args.row_elements:
+        cmd += ["--row-elements", args.row_elements]
     kiln = subprocess.run(cmd, capture_output=True, text=True)
     if kiln.returncode != 0:
         sys.exit("kiln-cli bench gpu failed (%d):\n%s%s" % (kiln.returncode, kiln.stdout, kiln.stderr))

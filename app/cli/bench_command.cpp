@@ -247,7 +247,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   sub->add_option("--dump-cuda", opts->dump_cuda, "gpu: write each graph's CUDA source and fused IR to this folder (no GPU needed)")
       ->check(CLI::ExistingDirectory);
   sub->add_option("--row-elements", opts->row_elements,
-                  "gpu: row positions per thread to try for reduction kernels (the fastest is reported; default 8)")
+                  "gpu: row positions per thread to try for reduction kernels (the fastest is reported; default: the compiler's own choice)")
       ->delimiter(',')
       ->check(CLI::Range(1, 256));
   sub->add_option("--seed-child", opts->seed_child, "(internal) one seed capture-to-runnable, as JSON")->group("");

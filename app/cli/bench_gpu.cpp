@@ -376,7 +376,7 @@ int dump_sources(const std::vector<Case>& cases, const std::string& dir) {
 
 int run_gpu_bench(int reps, const std::string& reference, const std::string& only, const std::string& dump_dir,
                   std::vector<int> row_elements, bool json) {
-  if (row_elements.empty()) row_elements = {8};
+  if (row_elements.empty()) row_elements = {runtime::CudaCompileOptions().row_elements_per_thread};
   if (reps == 0) reps = 50;
   std::vector<Case> cases;
   for (auto& [name, build] : all_cases())

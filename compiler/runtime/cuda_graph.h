@@ -27,7 +27,7 @@ struct CudaCompileOptions {
   int sm = 90;
   // "" takes KILN_INJECT_BUG from the environment; "none" ignores it.
   std::string inject_bug;
-  int row_elements_per_thread = 8;  // codegen::cuda::LaunchChoice
+  int row_elements_per_thread = 32;  // codegen::cuda::LaunchChoice
 };
 
 struct CudaCompileStats {

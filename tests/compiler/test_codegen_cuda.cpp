@@ -56,7 +56,11 @@ class TestCodegenCuda : public QObject {
     if (qEnvironmentVariableIsSet("KILN_DUMP_CUDA")) qInfo("%s", src.text.c_str());
     QCOMPARE(src.kernels.size(), size_t(1));
     const CudaKernel& k = src.kernels[0];
-    QVERIFY2(k.per_row && k.outer_numel == 64 && k.block_threads == 256, src.text.c_str());
+    // 2048 positions, about 32 per thread (LaunchChoice's default): 64 threads, 4 at a time in float4s.
+    QVERIFY2(k.per_row && k.outer_numel == 64 && k.block_threads == 64, src.text.c_str());
+    QVERIFY2(has(src.text, "kiln_vload<4>(&x[") && has(src.text, "kiln_vstore<4>("), src.text.c_str());
+    // The row is read once: exp(x - max) for the sum and the division come from registers.
+    QVERIFY2(src.text.find("kiln_vload<4>") == src.text.rfind("kiln_vload<4>(&x["), src.text.c_str());
     QVERIFY2(has(k.name, "amax") && has(k.name, "div"), k.name.c_str());
     QVERIFY2(has(src.text, "kiln_block_reduce(acc, KilnFMax()") && has(src.text, "kiln_block_reduce(acc, KilnSum()"),
              src.text.c_str());
@@ -67,6 +71,28 @@ class TestCodegenCuda : public QObject {
       QFAIL(reason.c_str());
     }
     std::string p = nvrtc_problem(src, "softmax");
+    QVERIFY2(p.empty(), p.c_str());
+  }
+
+  void pointwise_kernels_move_16_bytes_and_share_sincos() {
+    std::mt19937 rng(2);
+    Tensor x = test::random_f32({1000}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var v = e.placeholder("x", x);
+    e.output({e.call1("aten::add.Tensor", {e.call1("aten::sin.default", {v}), e.call1("aten::cos.default", {v})})});
+    CudaSource src = source_of(g);
+    QCOMPARE(src.kernels.size(), size_t(1));
+    QCOMPARE(src.kernels[0].elements_per_thread, 4);
+    QVERIFY2(has(src.text, "kiln_vload<4>(x + base") && has(src.text, "kiln_vstore<4>("), src.text.c_str());
+    QVERIFY2(has(src.text, "sincosf(") && !has(src.text, "= sinf(") && !has(src.text, "= cosf("), src.text.c_str());
+    QVERIFY2(has(src.text, "the last n % 4 elements"), src.text.c_str());
+    std::string reason;
+    if (!nvrtc_or_skip_reason(&reason)) {
+      if (qgetenv("KILN_ALLOW_NO_NVRTC") == "1") QSKIP(reason.c_str());
+      QFAIL(reason.c_str());
+    }
+    std::string p = nvrtc_problem(src, "sin_cos");
     QVERIFY2(p.empty(), p.c_str());
   }
 

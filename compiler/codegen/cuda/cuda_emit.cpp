@@ -163,7 +163,9 @@ class Emitter {
     }
     narrow_ = choose_narrow(plan, row_work);
     vector_ = k.per_row ? 1 : vector_width(plan);
-    row_iters_ = k.per_row ? register_row_iterations(plan, k.block_threads) : 0;
+    row_vec_ = k.per_row ? row_vector_width(plan) : 1;
+    row_iters_ = k.per_row ? register_row_iterations(plan, k.block_threads * row_vec_) : 0;
+    if (row_iters_ == 0) row_vec_ = 1;
     block_ = k.block_threads;
     k.elements_per_thread = vector_;
 
@@ -174,8 +176,9 @@ class Emitter {
     for (const std::string& note : plan.notes) os << "// " << note << "\n";
     if (vector_ > 1) os << "// " << vector_ << " consecutive elements per thread, with vector loads and stores\n";
     if (row_iters_ > 0)
-      os << "// each thread walks its " << row_iters_
-         << " positions of the row in unrolled loops; what a later kernel reloads stays in registers\n";
+      os << "// each thread walks its " << row_iters_ * row_vec_ << " positions of the row in unrolled loops"
+         << (row_vec_ > 1 ? ", " + std::to_string(row_vec_) + " consecutive ones at a time with vector loads" : "")
+         << "; what a later kernel reloads stays in registers\n";
     os << "extern \"C\" __global__ void __launch_bounds__(" << k.block_threads << ") " << k.name << "(";
     for (const std::string& b : k.buffers) os << mtype(p_.buffer(b).dtype) << "* __restrict__ " << identifier(b) << ", ";
     os << "i64 n) {\n";
@@ -243,6 +246,30 @@ class Emitter {
       if (elsewhere.count(b)) return 1;
     if (narrowest == 0) return 1;
     return int(std::clamp<size_t>(16 / narrowest, 1, 8));
+  }
+
+  // Row positions a thread takes at once, so that a buffer read or written
+  // along the row moves 16 bytes per access: every looping kernel walks one
+  // dimension (its position is the loop variable itself), and the row length
+  // is a multiple of the width. 1 when a kernel's row has several dimensions.
+  int row_vector_width(const GroupLoops& plan) const {
+    size_t narrowest = 0;
+    int64_t total = 0;
+    for (const KernelLoops& kl : plan.kernels) {
+      const std::vector<int64_t>& r = kl.kernel->kind == KernelKind::Reduction ? kl.kernel->reduction_ranges : kl.inner_ranges;
+      if (r.empty()) continue;
+      if (r.size() != 1) return 1;
+      total = r[0];
+      for_each_access(kl, [&](const std::string& b, const IndexRef& i, bool) {
+        if (!uses_inner_var(i)) return;
+        size_t size = element_size(p_.buffer(b).dtype);
+        narrowest = narrowest == 0 ? size : std::min(narrowest, size);
+      });
+    }
+    if (narrowest == 0) return 1;
+    int v = int(std::clamp<size_t>(16 / narrowest, 1, 8));
+    while (v > 1 && total % v != 0) v /= 2;
+    return v;
   }
 
   // Iterations per thread when the whole row fits in registers: every kernel
@@ -382,6 +409,67 @@ class Emitter {
 
   std::string lit(int64_t v) const { return std::to_string(v) + (narrow_ ? "" : "LL"); }
 
+  // The register-row loop taking row_vec_ consecutive positions at once:
+  // loads along the row are gathered before the positions' loop as vector
+  // loads into the cache arrays, stores scattered after it.
+  void vector_row_loop(int64_t total, int64_t var, const std::function<void()>& body) {
+    std::ostream& os = *out_;
+    const int64_t step = int64_t(block_) * row_vec_;
+    os << "      #pragma unroll\n      for (int it = 0; it < " << row_iters_ << "; ++it) {\n";
+    os << "        const ix rv = (threadIdx.x + it * " << block_ << ") * " << row_vec_ << ";\n";
+    os << (total != int64_t(row_iters_) * step ? "        if (rv < " + lit(total) + ") {\n" : "        {\n");
+    std::ostringstream inner;
+    out_ = &inner;
+    row_var_ = var;
+    vector_loads_.clear(), vector_stores_.clear();
+    in_row_loop_ = true;
+    memo_.clear();
+    sincos_done_.clear();
+    inner << "        #pragma unroll\n        for (int j = 0; j < " << row_vec_ << "; ++j) {\n";
+    inner << "        const ix r = rv + j;\n        const ix x" << var << " = r;\n";
+    body();
+    inner << "        }\n";
+    in_row_loop_ = false;
+    out_ = &os;
+    // The position's own variable at the first of the consecutive positions.
+    auto at_first = [&](const std::string& line) { os << "        { const ix x" << var << " = rv; " << line << " }\n"; };
+    for (const auto& [array, address] : vector_loads_)
+      at_first("kiln_vload<" + std::to_string(row_vec_) + ">(&" + address + ", &" + array + "[it * " +
+               std::to_string(row_vec_) + "]);");
+    os << inner.str();
+    for (const auto& [array, address] : vector_stores_)
+      at_first("kiln_vstore<" + std::to_string(row_vec_) + ">(&" + address + ", &" + array + "[it * " +
+               std::to_string(row_vec_) + "]);");
+    os << "        }\n      }\n";
+    row_var_ = -1;
+  }
+
+  // Whether `index` is the row position plus a part the same for the whole
+  // row that is a multiple of the vector width (so a vector access at the
+  // first of row_vec_ positions is aligned).
+  bool along_row(const IndexRef& index) const {
+    if (row_var_ < 0) return false;
+    auto is_var = [&](const IndexRef& e) { return e->kind == IndexKind::Var && e->value == row_var_; };
+    if (is_var(index)) return true;
+    if (index->kind != IndexKind::Add) return false;
+    int vars = 0;
+    for (const IndexRef& t : index->operands) {
+      if (is_var(t)) {
+        ++vars;
+        continue;
+      }
+      if (uses_inner_var(t)) return false;
+      bool multiple = t->kind == IndexKind::Const && t->value % row_vec_ == 0;
+      if (t->kind == IndexKind::Mul)
+        for (const IndexRef& f : t->operands) multiple = multiple || (f->kind == IndexKind::Const && f->value % row_vec_ == 0);
+      if (!multiple) return false;
+    }
+    return vars == 1;
+  }
+
+  // The cache array element of the current position.
+  std::string slot() const { return row_vec_ > 1 ? "[it * " + std::to_string(row_vec_) + " + j]" : "[it]"; }
+
   // Loops over `ranges` flattened into one index: strided by the block's
   // threads in a per-row kernel, sequential in a per-element one.
   void flat_loop(const std::vector<int64_t>& ranges, int64_t first_var, bool per_row, const std::function<void()>& body) {
@@ -389,12 +477,14 @@ class Emitter {
     std::ostream& os = *out_;
     in_row_loop_ = false;
     if (ranges.empty()) {
-      // One point, done by one thread; r = 0 is its position (argmax's index).
-      // One point: in a row kernel of a reduction, thread 0 alone (the block
+      // One point (r = 0 is its position: argmax's index): in a row kernel of a reduction, thread 0 alone (the block
       // reduction combines every thread's value); otherwise each thread
       // computes it, and store() keeps it in a register.
       const bool thread0 = per_row && current_->kernel->kind == KernelKind::Reduction;
       os << (thread0 ? "      if (threadIdx.x == 0) {\n" : "      {\n") << "        const ix r = 0;\n        (void)r;\n";
+    } else if (per_row && row_iters_ > 0 && row_vec_ > 1) {
+      vector_row_loop(total, first_var, body);
+      return;
     } else if (per_row && row_iters_ > 0) {
       os << "      #pragma unroll\n      for (int it = 0; it < " << row_iters_ << "; ++it) {\n";
       os << "        const ix r = threadIdx.x + it * " << block_ << ";\n";
@@ -415,6 +505,7 @@ class Emitter {
       os << "        const ix x" << first_var + int64_t(d) << " = " << v << ";\n";
     }
     memo_.clear();
+    sincos_done_.clear();
     body();
     if (in_row_loop_) os << "        }\n";
     os << "      }\n";
@@ -473,10 +564,11 @@ class Emitter {
       }
       std::string x = "(" + acc_t + ")(" + cast(v, body_dtype, acc == DType::Bool ? DType::Bool : acc) + ")";
       if (K.reduction == ReductionType::Any) x = "(int)(" + cast(v, body_dtype, DType::Bool) + ")";
+      // *out_, not os: a vector row loop emits the body into its own stream.
       if (K.reduction == ReductionType::Argmax) {
-        os << "        if (kiln_arg_takes(" << x << ", (i64)r, acc, acc_i)) { acc = " << x << "; acc_i = r; }\n";
+        *out_ << "        if (kiln_arg_takes(" << x << ", (i64)r, acc, acc_i)) { acc = " << x << "; acc_i = r; }\n";
       } else {
-        os << "        acc = " << combine << "()(acc, " << x << ");\n";
+        *out_ << "        acc = " << combine << "()(acc, " << x << ");\n";
       }
     });
     if (per_row) {
@@ -489,6 +581,7 @@ class Emitter {
     // for later kernels of the row and lets thread 0 write it to memory.
     os << "      {\n";
     memo_.clear();
+    sincos_done_.clear();
     if (K.reduction == ReductionType::Argmax) store(K.output, kl.store_index, "acc_i", DType::Int64);
     else store(K.output, kl.store_index, cast("acc", acc == DType::Bool ? DType::Int32 : acc, out_dtype), out_dtype);
     os << "      }\n";
@@ -542,8 +635,9 @@ class Emitter {
         return "(" + ctype(d) + ")(" + operand(0, d) + " < 0 ? -" + operand(0, d) + " : " + operand(0, d) + ")";
       case ExprOp::Exp: return round(math("expf", "exp", fop(0), fas), d);
       case ExprOp::Log: return round(math("logf", "log", fop(0), fas), d);
-      case ExprOp::Sin: return round(math("sinf", "sin", fop(0), fas), d);
-      case ExprOp::Cos: return round(math("cosf", "cos", fop(0), fas), d);
+      case ExprOp::Sin: case ExprOp::Cos:
+        if (std::string both = sincos(e, fop(0), fas); !both.empty()) return round(both, d);
+        return round(e.op == ExprOp::Sin ? math("sinf", "sin", fop(0), fas) : math("cosf", "cos", fop(0), fas), d);
       case ExprOp::Tanh: return round(math("tanhf", "tanh", fop(0), fas), d);
       case ExprOp::Sqrt: return round(math("sqrtf", "sqrt", fop(0), fas), d);
       case ExprOp::Rsqrt: return round(one + " / " + math("sqrtf", "sqrt", fop(0), fas), d);
@@ -565,6 +659,45 @@ class Emitter {
       case ExprOp::Load: case ExprOp::Constant: break;
     }
     throw Error("cuda codegen: no rule for " + std::string(expr_op_name(e.op)) + " in " + std::string(dtype_name(d)));
+  }
+
+  // sin and cos of the same value share one argument reduction (sincosf),
+  // which is most of their cost: sin+cos of float32 is compute-bound on an
+  // H200 otherwise. "" when the body does not take both.
+  std::string sincos(const Expr& e, const std::string& arg, DType as) {
+    if (!current_ || !current_->body) return "";
+    if (sincos_scan_ != current_) {
+      sincos_scan_ = current_;
+      sincos_both_.clear();
+      std::map<std::string, int> seen;  // structural key -> 1 sin, 2 cos
+      std::function<void(const ExprRef&)> walk = [&](const ExprRef& x) {
+        if (x->op == ExprOp::Sin || x->op == ExprOp::Cos) seen[structural_key(*x->operands[0])] |= x->op == ExprOp::Sin ? 1 : 2;
+        for (const ExprRef& o : x->operands) walk(o);
+      };
+      walk(current_->body);
+      for (const auto& [key, bits] : seen)
+        if (bits == 3) sincos_both_.insert(key);
+    }
+    std::string key = structural_key(*e.operands[0]);
+    if (!sincos_both_.count(key)) return "";
+    auto [it, fresh] = sincos_done_.emplace(key, std::string());
+    if (fresh) {
+      it->second = "sc" + std::to_string(next_temp_++);
+      const std::string t = as == DType::Float64 ? "double" : "float";
+      *out_ << "        " << t << " " << it->second << "_s, " << it->second << "_c;\n";
+      *out_ << "        " << (as == DType::Float64 ? "sincos(" : "sincosf(") << arg << ", &" << it->second << "_s, &"
+            << it->second << "_c);\n";
+    }
+    return it->second + (e.op == ExprOp::Sin ? "_s" : "_c");
+  }
+
+  // Equal for expressions computing the same value (loads by buffer and index).
+  std::string structural_key(const Expr& e) {
+    std::string k = std::string(expr_op_name(e.op)) + ":" + std::string(dtype_name(e.dtype));
+    if (e.op == ExprOp::Load) k += ":" + e.buffer + "[" + index_text(e.index) + "]";
+    if (e.op == ExprOp::Constant) k += ":" + std::to_string(e.value);
+    for (const ExprRef& o : e.operands) k += "(" + structural_key(*o) + ")";
+    return k;
   }
 
   std::string arithmetic(ExprOp op, const std::string& x, const std::string& y, DType d) {
@@ -599,11 +732,12 @@ class Emitter {
     }
     if (in_row_loop_) {
       std::string key = cache_key(buffer, index, *current_);
-      if (auto it = row_cache_.find(key); it != row_cache_.end()) return it->second + "[it]";
+      if (auto it = row_cache_.find(key); it != row_cache_.end()) return it->second + slot();
       std::string array = declare_cache(buffer);
       row_cache_[key] = array;
-      *out_ << "        " << array << "[it] = " << memory_load(buffer, index) << ";\n";
-      return array + "[it]";
+      if (row_vec_ > 1 && along_row(index)) vector_loads_.emplace_back(array, memory_load(buffer, index));
+      else *out_ << "        " << array << slot() << " = " << memory_load(buffer, index) << ";\n";
+      return array + slot();
     }
     return memory_load(buffer, index);
   }
@@ -616,7 +750,8 @@ class Emitter {
 
   std::string declare_cache(const std::string& buffer) {
     std::string array = "row_" + identifier(buffer) + "_" + std::to_string(cache_decls_.size());
-    cache_decls_.push_back(mtype(p_.buffer(buffer).dtype) + " " + array + "[" + std::to_string(row_iters_) + "];");
+    cache_decls_.push_back("alignas(16) " + mtype(p_.buffer(buffer).dtype) + " " + array + "[" +
+                           std::to_string(row_iters_ * row_vec_) + "];");
     return array;
   }
 
@@ -659,10 +794,16 @@ class Emitter {
       forget_cached(buffer, key);
       auto [it, fresh] = row_cache_.emplace(key, std::string());
       if (fresh) it->second = declare_cache(buffer);
-      *out_ << "        " << it->second << "[it] = " << v << ";\n";
+      *out_ << "        " << it->second << slot() << " = " << v << ";\n";
       if (!(side_store_ && row_dead_side_stores_.count(key))) {
         note_memory_store(buffer);
-        *out_ << "        " << address(buffer, index) << " = " << it->second << "[it];\n";
+        if (row_vec_ > 1 && along_row(index)) {
+          auto same = [&](const auto& s) { return s.first == it->second; };
+          if (std::none_of(vector_stores_.begin(), vector_stores_.end(), same))
+            vector_stores_.emplace_back(it->second, address(buffer, index));
+        } else {
+          *out_ << "        " << address(buffer, index) << " = " << it->second << slot() << ";\n";
+        }
       }
       return;
     }
@@ -722,7 +863,10 @@ class Emitter {
   std::ostream* out_ = nullptr;
   bool narrow_ = false;  // 32-bit index arithmetic
   int vector_ = 1;       // elements per thread of a pointwise group
-  int row_iters_ = 0;    // register-row mode: row positions per thread
+  int row_iters_ = 0;    // register-row mode: iterations per thread
+  int row_vec_ = 1;      // register-row mode: consecutive positions per iteration
+  int64_t row_var_ = -1;  // vector_row_loop: the position's loop variable
+  std::vector<std::pair<std::string, std::string>> vector_loads_, vector_stores_;  // cache array, address at rv
   int block_ = 256;
   bool in_row_loop_ = false;
   bool side_store_ = false;  // store() is emitting a reduction's side store
@@ -739,6 +883,9 @@ class Emitter {
   std::set<std::string> row_dead_side_stores_;
   std::map<const Expr*, std::string> memo_;
   int next_temp_ = 0;
+  const KernelLoops* sincos_scan_ = nullptr;  // the kernel sincos_both_ was found for
+  std::set<std::string> sincos_both_;         // operands the body takes both sin and cos of
+  std::map<std::string, std::string> sincos_done_;  // operand key -> the sincos results' names (this body)
   const IndexRanges* ranges_ = nullptr;
 };
 

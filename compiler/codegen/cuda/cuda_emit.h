@@ -44,7 +44,7 @@ std::vector<cpu::GroupLoops> plan_for_cuda(const sched::ScheduledProgram& s);
 struct LaunchChoice {
   // Reduction groups: a block has enough threads that each walks about this
   // many positions of the row (fewer threads per row: more rows per SM).
-  int row_elements_per_thread = 8;
+  int row_elements_per_thread = 32;
 };
 
 // Throws kiln::Error for what it cannot generate (symbolic sizes).
