@@ -1,51 +1,118 @@
-// kiln [PATH] [--screenshot FILE.png] [--quit]
+// kiln [PATH...] [--select COMPILE_ID] [--stage NAME] [--screenshot FILE.png] [--quit]
+// With no PATH, the bundled example program (a graph break and a recompile).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
-#include <QScreen>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <cstdio>
+#include <functional>
 
-#include "app/gui/main_window.h"
 #include "app/version.h"
+#include "viewer/minifier_panel.h"
+#include "viewer/workbench.h"
+
+namespace {
+
+// The example ships in the source tree: beside the build folder, else where CMake saw it.
+QString bundled_example() {
+  const QString rel = "resources/examples/workbench_demo.py";
+  QString near_binary = QCoreApplication::applicationDirPath() + "/../../" + rel;
+  if (QFileInfo::exists(near_binary)) return QFileInfo(near_binary).absoluteFilePath();
+  QString source = KILN_DEFAULT_REFERENCE_DIR;  // <source>/../shared/reference
+  source.chop(QString("/../shared/reference").size());
+  return source + "/" + rel;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
+  QApplication::setOrganizationName("kiln");
   QApplication::setApplicationName("kiln");
   QApplication::setApplicationVersion(kiln::version_string());
   QCommandLineParser parser;
-  parser.setApplicationDescription("Kiln: a workbench for debugging tensor-graph compilers");
+  parser.setApplicationDescription(
+      "Kiln: a workbench for debugging tensor-graph compilers. Opens Kiln programs (.py), TORCH_TRACE logs (file or "
+      "folder), TORCH_COMPILE_DEBUG folders, PyTorch repro.py / minifier_launcher.py files and op corpus folders.");
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument("path", "what to open (an op corpus folder); default: the reference corpus");
-  QCommandLineOption screenshot("screenshot", "save a picture of the window when loading is done", "file.png");
-  QCommandLineOption quit("quit", "exit when loading is done (with --screenshot: after saving it)");
-  parser.addOption(screenshot);
-  parser.addOption(quit);
+  parser.addPositionalArgument("path", "what to open; default: the bundled example program", "[PATH...]");
+  QCommandLineOption select("select", "show this compile id (\"0/0\", \"1/0\", a label \"0/0#2\")", "compile_id");
+  QCommandLineOption stage("stage", "show this stage of it (\"aot_forward_graph\", \"forward cse #6\", or a pass name)", "name");
+  QCommandLineOption screenshot("screenshot", "save a picture of the window once loading and layout are done", "file.png");
+  QCommandLineOption quit("quit", "exit when done (with --screenshot: after saving it)");
+  QCommandLineOption panel("panel", "raise a panel: source, code, node, guards, numerics, minifier, corpus, log", "name");
+  QCommandLineOption diff("diff", "show the structural diff of the stage against the one before it");
+  QCommandLineOption changed("changed-only", "step only through stages that changed the graph");
+  QCommandLineOption node("node", "select this node of the shown graph", "name");
+  QCommandLineOption numerics("numerics", "measure the shown stage's numerics");
+  QCommandLineOption minify("minify", "minify the shown stage graph with this check (accuracy, compile-error, crash)", "check");
+  for (const QCommandLineOption& o : {select, stage, screenshot, quit, panel, diff, changed, node, numerics, minify}) parser.addOption(o);
   parser.process(app);
 
-  QString path;
-  if (!parser.positionalArguments().isEmpty()) {
-    path = parser.positionalArguments().first();
-  } else {
-    QByteArray ref = qgetenv("KILN_REFERENCE_DIR");
-    path = (ref.isEmpty() ? QString(KILN_DEFAULT_REFERENCE_DIR) : QString::fromLocal8Bit(ref)) + "/opcorpus";
-  }
+  QStringList paths = parser.positionalArguments();
+  if (paths.isEmpty()) paths << bundled_example();
 
-  kiln::MainWindow window;
+  kiln::viewer::Workbench window;
+  window.setDiffMode(parser.isSet(diff));
+  window.setChangedOnly(parser.isSet(changed));
+  window.setPendingSelection(parser.value(select), parser.value(stage));
   window.show();
-  QObject::connect(&window, &kiln::MainWindow::runFinished, &app, [&] {
-    if (parser.isSet(screenshot)) {
-      QString file = parser.value(screenshot);
-      if (!window.grab().save(file)) {
-        std::fprintf(stderr, "kiln: cannot write screenshot %s\n", qPrintable(file));
-        QApplication::exit(3);
-        return;
-      }
-    }
-    if (parser.isSet(quit)) QApplication::quit();
+  int exit_code = 0;
+  // KILN_SETTLE_MS bounds how long a scripted run waits for loading and layout.
+  int settle_ms = qEnvironmentVariableIsSet("KILN_SETTLE_MS") ? qEnvironmentVariableIntValue("KILN_SETTLE_MS") : 120000;
+  QObject::connect(&window, &kiln::viewer::Workbench::openFailed, &app, [&](const QString& path, const QString& error) {
+    std::fprintf(stderr, "kiln: %s: %s\n", qPrintable(path), qPrintable(error));
+    exit_code = 3;
   });
-  window.openCorpus(QDir(path).absolutePath());
-  return QApplication::exec();
+
+  // Scripted steps, each once the window has settled: the node, numerics, the panel, then the picture.
+  auto finish = [&](bool timed_out) {
+    if (timed_out)
+      std::fprintf(stderr, "kiln: still busy (%s) after the time limit; taking the picture as it is\n", qPrintable(window.busyReason()));
+    if (parser.isSet(panel) && !window.showPanel(parser.value(panel)))
+      std::fprintf(stderr, "kiln: no panel named %s\n", qPrintable(parser.value(panel)));
+    QTimer::singleShot(200, &window, [&] {
+      if (parser.isSet(screenshot)) {
+        QString file = parser.value(screenshot);
+        if (!window.grab().save(file)) {
+          std::fprintf(stderr, "kiln: cannot write screenshot %s\n", qPrintable(file));
+          exit_code = 3;
+        }
+      }
+      if (parser.isSet(quit)) QApplication::exit(exit_code);
+    });
+  };
+  auto after_numerics = [&](bool) {
+    if (parser.isSet(minify)) {
+      window.minifierPanel()->setCheck(parser.value(minify));
+      window.minifierPanel()->start();
+      window.showPanel("minifier");
+      window.whenSettled(finish, settle_ms);
+    } else {
+      finish(false);
+    }
+  };
+  auto after_node = [&](bool) {
+    if (parser.isSet(numerics)) {
+      window.measureNumerics();
+      window.whenSettled(after_numerics, settle_ms);
+    } else {
+      after_numerics(false);
+    }
+  };
+  window.whenSettled([&](bool timed_out) {
+    if (parser.isSet(node) && !window.selectNodeByName(parser.value(node)))
+      std::fprintf(stderr, "kiln: no node %s in the shown graph\n", qPrintable(parser.value(node)));
+    if (timed_out) {
+      finish(true);
+      return;
+    }
+    window.whenSettled(after_node, settle_ms);
+  }, settle_ms);
+  window.open(paths);
+  int code = QApplication::exec();
+  return code ? code : exit_code;
 }

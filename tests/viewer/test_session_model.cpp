@@ -1,0 +1,278 @@
+// The workbench's data and item models without a window: a program compiled
+// into a session (the bundled example: a graph break and a recompile), a
+// reference trace, the session tree, stepping and provenance between stages,
+// the structural diff, guards and the input signature check, and numerics.
+// Every model runs under QAbstractItemModelTester.
+#include <QAbstractItemModelTester>
+#include <QtTest/QtTest>
+
+#include <cmath>
+
+#include "test_support.h"
+#include "viewer/guard_models.h"
+#include "viewer/numerics_model.h"
+#include "viewer/session.h"
+#include "viewer/session_model.h"
+#include "viewer/stage_links.h"
+
+using namespace kiln;
+using namespace kiln::viewer;
+
+namespace {
+
+std::string example() { return std::string(KILN_SOURCE_DIR) + "/resources/examples/workbench_demo.py"; }
+
+std::shared_ptr<Session> load(const std::string& path) {
+  auto s = load_session(path);
+  if (!s) qFatal("cannot open %s: %s", path.c_str(), s.status().to_string().c_str());
+  return *s;
+}
+
+// The tree as indented text, the way hotspot's model tests compare trees.
+QString dump(const QAbstractItemModel& m, const QModelIndex& parent = {}, int depth = 0, int max_depth = 3) {
+  QString out;
+  for (int r = 0; r < m.rowCount(parent); ++r) {
+    QModelIndex i = m.index(r, 0, parent);
+    out += QString(depth * 2, ' ') + i.data().toString() + " | " + m.index(r, 1, parent).data().toString() + "\n";
+    if (depth + 1 < max_depth) out += dump(m, i, depth + 1, max_depth);
+  }
+  return out;
+}
+
+}  // namespace
+
+class TestSessionModel : public QObject {
+  Q_OBJECT
+ private:
+  std::shared_ptr<Session> demo_;
+
+ private slots:
+  void initTestCase() { demo_ = load(example()); }
+
+  void programSessionHasBreakAndRecompile() {
+    const Session& s = *demo_;
+    QCOMPARE(s.kind, Session::Kind::Program);
+    QCOMPARE(s.frames(), (std::vector<std::string>{"0", "1"}));
+    QCOMPARE(int(s.compiles.size()), 4);  // forward and its resume function, each compiled twice (batch 8, then 12)
+    int breaks = 0, recompiles = 0;
+    for (const SessionCompile& c : s.compiles) {
+      breaks += !c.breaks.empty();
+      recompiles += !c.recompile_reasons.empty();
+      QVERIFY2(c.status != CompileStatus::Failed, c.status_note.c_str());
+    }
+    QCOMPARE(breaks, 2);
+    QCOMPARE(recompiles, 2);
+    const SessionCompile* first = s.find("0/0");
+    QVERIFY(first);
+    QCOMPARE(first->breaks.front().line, 15);  // print("hidden", h.shape)
+    QCOMPARE(first->status, CompileStatus::GraphBreak);
+    const SessionCompile* again = s.find("1/1");
+    QVERIFY(again);
+    QCOMPARE(again->status, CompileStatus::Recompile);
+    QVERIFY(QString::fromStdString(again->recompile_reasons.front()).contains("size mismatch at index 0. expected 8, actual 12"));
+    // Training stages, the passes of both halves, and generated code.
+    for (const char* st : {"dynamo_output_graph", "to_aten", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
+                           "forward decompose #2", "backward decompose #2", "forward llvm_ir", "forward assembly"})
+      QVERIFY2(first->stage(st), st);
+    QCOMPARE(first->stage("forward assembly")->kind, StageKind::Code);
+    QCOMPARE(first->stage("forward assembly")->language, std::string("asm"));
+    QCOMPARE(first->stage("aot_joint_graph")->nodes, 13);
+  }
+
+  void sessionTreeModel() {
+    SessionModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.addSession(demo_);
+    QCOMPARE(m.rowCount(), 1);
+    QModelIndex entry = m.index(0, 0);
+    QCOMPARE(m.rowCount(entry), 2);  // frames 0 and 1
+    QModelIndex frame0 = m.index(0, 0, entry);
+    QCOMPARE(frame0.data().toString(), QString("frame 0"));
+    QCOMPARE(m.rowCount(frame0), 2);
+    QModelIndex c0 = m.index(0, 0, frame0);
+    QVERIFY(c0.data().toString().startsWith("[0/0"));
+    QCOMPARE(m.index(0, SessionModel::Detail, frame0).data().toString(), QString("graph break"));
+    QCOMPARE(c0.data(Qt::DecorationRole).value<QColor>(), SessionModel::statusColor(CompileStatus::GraphBreak));
+    QCOMPARE(m.index(1, SessionModel::Detail, m.index(1, 0, entry)).data().toString(), QString("recompile"));
+    QCOMPARE(m.rowCount(c0), int(demo_->compiles[0].stages.size()));
+    SessionModel::Ref r = m.ref(m.index(3, 0, c0));
+    QCOMPARE(r.level, SessionModel::Level::Stage);
+    QCOMPARE(r.stage, 3);
+    QCOMPARE(m.stageIndex(0, 0, 3), m.index(3, 0, c0));
+    // Reopening the same path replaces the entry; another path adds one.
+    m.addSession(load(example()));
+    QCOMPARE(m.rowCount(), 1);
+    auto trace = load(reference_dir_trace("s03_graph_breaks"));
+    m.addSession(trace);
+    QCOMPARE(m.rowCount(), 2);
+    QString text = dump(m, m.index(1, 0), 0, 2);
+    QVERIFY2(text.contains("[2/0] f_data_dep | graph break"), qPrintable(text));
+    m.clear();
+    QCOMPARE(m.rowCount(), 0);
+  }
+
+  void traceSession() {
+    auto s = load(reference_dir_trace("s03_graph_breaks"));
+    QCOMPARE(s->kind, Session::Kind::Trace);
+    const SessionCompile* c = s->find("2/0");
+    QVERIFY(c);
+    QCOMPARE(c->function, std::string("f_data_dep"));
+    QCOMPARE(c->status, CompileStatus::GraphBreak);
+    QCOMPARE(c->breaks.front().line, 8);
+    QVERIFY(!c->guards.empty());
+    // Tensor guards read from dynamo_cpp_guards_str feed the signature check (sizes measured by PyTorch 2.11: x is 8x16).
+    std::vector<SignatureInput> sig = signature_of(*c);
+    QCOMPARE(int(sig.size()), 1);
+    QCOMPARE(sig[0].source, std::string("L['x']"));
+    QCOMPARE(sig[0].dtype, std::string("float32"));
+    QCOMPARE(sig[0].sizes, (std::vector<int64_t>{8, 16}));
+    sig[0].sizes = {4, 16};
+    std::string why;
+    QVERIFY(first_failing_guard(c->guards, sig, &why) >= 0);
+    QCOMPARE(QString::fromStdString(why), QString("tensor 'x' size mismatch at index 0. expected 8, actual 4"));
+    bool guard_line = false;
+    for (const SessionGuard& g : c->guards) guard_line |= g.kind == "TENSOR_MATCH" && g.line == 7;
+    QVERIFY(guard_line);  // y = x * 3 (line 7) read x
+    const SessionStage* st = c->stage("aot_inference_graph");
+    QVERIFY(st);
+    auto g = stage_graph(*s, *c, *st);
+    QVERIFY2(g.ok(), g.ok() ? "" : g.status().message().c_str());
+    QCOMPARE(int((*g)->size()), 5);
+    // The dump was made on another machine: the source view has the lines it quotes.
+    QVERIFY(!s->known_lines.empty());
+    bool has_code = false;
+    for (const SessionStage& x : c->stages) has_code |= x.kind == StageKind::Code && x.language == "python";
+    QVERIFY(has_code);  // inductor_output_code
+  }
+
+  void stepping() {
+    const SessionCompile& c = *demo_->find("0/0");
+    int fw = c.stage_index("aot_forward_graph");
+    QCOMPARE(step_stage(c, fw, 1, false), fw + 1);
+    // "forward functionalize #1" left the graph unchanged; "changed only" skips it.
+    int next_changed = step_stage(c, fw, 1, true);
+    QVERIFY(next_changed > fw);
+    for (int i = fw + 1; i <= next_changed; ++i) QVERIFY(i == next_changed ? c.stages[size_t(i)].changed : true);
+    QVERIFY(c.stages[size_t(next_changed)].changed);
+    QCOMPARE(step_stage(c, 0, -1, false), 0);
+    QCOMPARE(step_stage(c, int(c.stages.size()) - 1, 5, false), int(c.stages.size()) - 1);
+  }
+
+  void provenanceAndDiff() {
+    const SessionCompile& c = *demo_->find("0/0");
+    auto lookup = [&](int i) { return c.stages[size_t(i)].graph; };
+    int fw = c.stage_index("aot_forward_graph");
+    int decomp = c.stage_index("forward decompose #2");
+    int dyn = c.stage_index("dynamo_output_graph");
+    int bw = c.stage_index("aot_backward_graph");
+    QVERIFY(fw >= 0 && decomp >= 0 && dyn >= 0 && bw >= 0);
+    const Graph& fg = *c.stages[size_t(fw)].graph;
+    NodeId linear = kNoNode;
+    for (NodeId i = 0; i < NodeId(fg.size()); ++i)
+      if (fg[i].target.find("linear") != std::string::npos) linear = i;
+    QVERIFY(linear != kNoNode);
+    // Down: the decomposition of aten.linear (a transpose, a matmul, an add...).
+    std::vector<NodeId> down = linked_nodes(c, fw, decomp, {fg[linear].name}, lookup);
+    QVERIFY2(down.size() >= 2, qPrintable(QString::number(down.size())));
+    // Up: the torch-level node it came from in the captured graph.
+    std::vector<NodeId> up = linked_nodes(c, fw, dyn, {fg[linear].name}, lookup);
+    QCOMPARE(int(up.size()), 1);
+    QVERIFY(QString::fromStdString((*c.stages[size_t(dyn)].graph)[up[0]].target).contains("linear"));
+    // And across to the backward graph through the joint graph.
+    QCOMPARE(provenance_path(c, fw, bw).size(), size_t(3));
+    // The decompose pass: aten.linear is gone, new nodes came.
+    StageDiff d = diff_graphs(*c.stages[size_t(diff_base(c, decomp))].graph, *c.stages[size_t(decomp)].graph);
+    QVERIFY(!d.added.empty());
+    QVERIFY(std::find(d.removed_names.begin(), d.removed_names.end(), fg[linear].name) != d.removed_names.end());
+    // An unchanged stage differs from nothing.
+    int func = c.stage_index("forward functionalize #1");
+    QVERIFY(!c.stages[size_t(func)].changed);
+    QVERIFY(diff_graphs(*c.stages[size_t(diff_base(c, func))].graph, *c.stages[size_t(func)].graph).empty());
+  }
+
+  void guardsAndSignature() {
+    const SessionCompile& c = *demo_->find("0/0");
+    GuardModel gm;
+    QAbstractItemModelTester t1(&gm, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    gm.setGuards(c.guards);
+    QCOMPARE(gm.rowCount(), int(c.guards.size()));
+    gm.setFailedRow(1);
+    QVERIFY(gm.index(1, 0).data(Qt::BackgroundRole).isValid());
+
+    RecompileModel rm;
+    QAbstractItemModelTester t2(&rm, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    rm.setSession(demo_);
+    QCOMPARE(rm.rowCount(), 4);
+    QVERIFY(rm.index(1, RecompileModel::Reason).data().toString().contains("size mismatch"));
+
+    SignatureModel sm;
+    QAbstractItemModelTester t3(&sm, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    sm.setInputs(signature_of(c));
+    QCOMPARE(sm.rowCount(), 1);  // L['x']; the parameters are not the caller's
+    QCOMPARE(sm.index(0, SignatureModel::Shape).data().toString(), QString("8, 16"));
+    std::string why;
+    QCOMPARE(first_failing_guard(c.guards, sm.inputs(), &why), -1);
+    QVERIFY(sm.setData(sm.index(0, SignatureModel::Shape), "12, 16"));
+    QVERIFY(first_failing_guard(c.guards, sm.inputs(), &why) >= 0);
+    QCOMPARE(QString::fromStdString(why), QString("tensor 'x' size mismatch at index 0. expected 8, actual 12"));
+    // The recompiled entry takes batch 12.
+    QCOMPARE(first_failing_guard(demo_->find("0/1")->guards, sm.inputs(), &why), -1);
+    QVERIFY(sm.setData(sm.index(0, SignatureModel::DType), "float64"));
+    QVERIFY(first_failing_guard(c.guards, sm.inputs(), &why) >= 0);
+    QCOMPARE(QString::fromStdString(why), QString("tensor 'x' dtype mismatch. expected Float, actual Double"));
+    QVERIFY(!sm.setData(sm.index(0, SignatureModel::Shape), "8, x"));
+    QVERIFY(!sm.setData(sm.index(0, SignatureModel::DType), "float128"));
+    QCOMPARE(parse_shape("[2, 3]"), (std::optional<std::vector<int64_t>>{{2, 3}}));
+  }
+
+  void numerics() {
+    const SessionCompile& c = *demo_->find("0/0");
+    const Graph& g = *c.stage("aot_forward_graph")->graph;
+    auto r = measure_numerics(g, 1e-4);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.status().message().c_str());
+    QVERIFY(!r->rows.empty());
+    // Every rung ran and agrees with float64 to float32 rounding.
+    for (const NodeNumerics& n : r->rows) {
+      QVERIFY2(!std::isnan(n.rel[0]), n.name.c_str());
+      QVERIFY2(n.rel[0] < 1e-5, n.name.c_str());
+    }
+    bool kiln_measured = false;
+    for (const NodeNumerics& n : r->rows) kiln_measured |= !std::isnan(n.rel[2]);
+    QVERIFY2(kiln_measured, r->notes.empty() ? "" : r->notes.front().c_str());
+    QCOMPARE(r->first_divergent, -1);
+    // A tolerance of zero makes the first rounded node divergent.
+    auto strict = measure_numerics(g, 0);
+    QVERIFY(strict.ok());
+    QVERIFY(strict->first_divergent >= 0);
+
+    NumericsModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.setResult(*strict);
+    QCOMPARE(m.rowCount(), int(strict->rows.size()));
+    QCOMPARE(m.columnCount(), 2 + 2 * kRungs);
+    QCOMPARE(m.headerData(NumericsModel::FirstRung + 5, Qt::Horizontal).toString(), QString("kiln rel"));
+    m.clear();
+    QCOMPARE(m.rowCount(), 0);
+  }
+
+  void badInputIsAnError() {
+    auto s = load_session("/nonexistent/trace.log");
+    QVERIFY(!s.ok());
+    QVERIFY(QString::fromStdString(s.status().message()).contains("/nonexistent/trace.log"));
+    QTemporaryDir dir;
+    QString bad = dir.filePath("bad.py");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("import torch\ndef f(x):\n    return x +\n");
+    f.close();
+    auto p = load_session(bad.toStdString());
+    QVERIFY(!p.ok());
+    QVERIFY2(QString::fromStdString(p.status().to_string()).contains("bad.py:3"), p.status().to_string().c_str());
+  }
+
+ private:
+  static std::string reference_dir_trace(const char* name) { return test::reference_dir() + "/traces/" + name; }
+};
+
+QTEST_MAIN(TestSessionModel)
+#include "test_session_model.moc"

@@ -1,0 +1,301 @@
+// GraphView: painting with level of detail, colours, the minimap and tooltips.
+// Everything is drawn by hand from the layout's rectangles and paths: an item
+// per node would cost more than the whole frame for thousands of boxes.
+#include <QPainter>
+#include <QPaintEvent>
+
+#include <algorithm>
+#include <cmath>
+
+#include "viewer/graph_view.h"
+#include "viewer/graph_view_state.h"
+
+namespace kiln {
+namespace {
+
+// Zoom levels where detail appears: below kTextZoom boxes are plain
+// rectangles, below kOutlineZoom they lose outlines and antialiasing too.
+constexpr double kTextZoom = 0.4, kOutlineZoom = 0.15;
+constexpr int kMinimapMaxWidth = 200, kMinimapMaxHeight = 160, kMinimapMargin = 10;
+
+bool any_of_words(const std::string& op, std::initializer_list<const char*> words) {
+  for (const char* w : words)
+    if (op == w) return true;
+  return false;
+}
+
+QColor op_kind_color(const Node& n) {
+  switch (n.op) {
+    case OpKind::Placeholder: return QColor(0xcd, 0xe8, 0xcd);
+    case OpKind::GetAttr: return QColor(0xf3, 0xe3, 0xb3);
+    case OpKind::Output: return QColor(0xd4, 0xd4, 0xd4);
+    default: break;
+  }
+  std::string op = short_target(n);
+  if (size_t dot = op.find('.'); dot != std::string::npos) op.resize(dot);
+  if (op.find("backward") != std::string::npos) return QColor(0xf2, 0xc4, 0xcf);
+  if (any_of_words(op, {"mm", "addmm", "bmm", "baddbmm", "matmul", "convolution", "conv2d", "conv1d", "linear",
+                        "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+                        "scaled_dot_product_attention", "einsum"}))
+    return QColor(0xb6, 0xd0, 0xf0);
+  if (op.find("norm") != std::string::npos) return QColor(0xd8, 0xc6, 0xef);
+  if (any_of_words(op, {"sum", "mean", "amax", "amin", "max", "min", "var", "std", "prod", "argmax", "argmin",
+                        "_softmax", "softmax", "_log_softmax", "log_softmax", "logsumexp", "var_mean", "cumsum"}))
+    return QColor(0xf3, 0xcc, 0xa6);
+  if (any_of_words(op, {"view", "reshape", "_unsafe_view", "permute", "transpose", "t", "expand", "squeeze",
+                        "unsqueeze", "slice", "select", "as_strided", "clone", "alias", "split", "split_with_sizes",
+                        "cat", "stack", "contiguous", "flatten", "getitem", "detach", "_to_copy", "copy_", "copy",
+                        "empty", "zeros", "ones", "full", "new_zeros", "new_empty", "lift_fresh_copy"}))
+    return QColor(0xe6, 0xe6, 0xe6);
+  return QColor(0xfa, 0xfa, 0xf4);  // pointwise and everything else
+}
+
+QColor fusion_color(int group) {
+  if (group < 0) return QColor(0xee, 0xee, 0xee);
+  double hue = std::fmod(group * 0.618033988749895, 1.0);  // golden ratio: neighbours get far-apart hues
+  return QColor::fromHsvF(float(hue), 0.38f, 0.97f);
+}
+
+// Relative error on a log scale: 1e-7 and below green, 1e-1 and above red.
+QColor error_color(double e) {
+  if (std::isnan(e)) return QColor(0xe2, 0xe2, 0xe2);
+  double t = std::clamp((std::log10(std::max(e, 1e-12)) + 7) / 6, 0.0, 1.0);
+  return QColor::fromHsvF(float((1 - t) * 120.0 / 360.0), 0.5f, 0.98f);
+}
+
+}  // namespace
+
+QColor selection_color() { return QColor(0x1e, 0x6f, 0xd9); }
+
+QColor box_fill(const GraphViewState& s, const SceneBox& box) {
+  const Graph& g = *s.graph;
+  switch (s.color_mode) {
+    case GraphColorMode::OpKind:
+      return box.is_scope() ? QColor(0xe8, 0xee, 0xf7) : op_kind_color(g[box.node]);
+    case GraphColorMode::FusionGroup: {
+      // A scope box takes its members' group when they share one.
+      int group = -2;
+      for (NodeId m : box.members) {
+        int gm = size_t(m) < s.fusion_groups.size() ? s.fusion_groups[size_t(m)] : -1;
+        group = group == -2 || group == gm ? gm : -1;
+      }
+      return fusion_color(group);
+    }
+    case GraphColorMode::Numerics: {
+      double worst = std::nan("");  // a scope shows its worst member
+      for (NodeId m : box.members) {
+        double e = size_t(m) < s.errors.size() ? s.errors[size_t(m)] : std::nan("");
+        if (!std::isnan(e) && (std::isnan(worst) || e > worst)) worst = e;
+      }
+      return error_color(worst);
+    }
+  }
+  return Qt::white;
+}
+
+void GraphView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), QColor(0xfc, 0xfc, 0xfd));
+  if (!d_->shown) {
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(rect(), Qt::AlignCenter, d_->graph ? tr("Laying out…") : tr("No graph"));
+    emit painted();
+    return;
+  }
+  const SceneLayout& s = *d_->shown;
+  const double zoom = d_->zoom;
+  const QRectF visible = visibleLayoutRect();
+  p.setRenderHint(QPainter::Antialiasing, zoom >= kOutlineZoom);
+  p.save();
+  p.scale(zoom, zoom);
+  p.translate(-d_->origin);
+
+  // Edges under boxes.
+  // Zoomed far out, edges fade so the boxes (the shape of the computation) stay visible.
+  QPen edge_pen(QColor(0x70, 0x78, 0x88, zoom >= kOutlineZoom ? 255 : 70), 1.0);
+  edge_pen.setCosmetic(true);
+  QPen hover_pen(selection_color(), 2.5);
+  hover_pen.setCosmetic(true);
+  const bool arrows = zoom >= kOutlineZoom;
+  for (size_t i = 0; i < d_->edges.size(); ++i) {
+    const DrawnEdge& e = d_->edges[i];
+    if (!e.bounds.intersects(visible)) continue;
+    const bool hot = int(i) == d_->hover_edge;
+    p.setPen(hot ? hover_pen : edge_pen);
+    p.setBrush(Qt::NoBrush);
+    p.drawPath(e.path);
+    if (arrows) {
+      double len = std::hypot(e.tip_direction.x(), e.tip_direction.y());
+      if (len > 0) {
+        QPointF u = e.tip_direction / len, n(-u.y(), u.x());
+        const double a = 7;
+        QPointF head[3] = {e.tip, e.tip - u * a + n * a * 0.45, e.tip - u * a - n * a * 0.45};
+        p.setBrush(hot ? selection_color() : QColor(0x70, 0x78, 0x88));
+        p.drawPolygon(head, 3);
+      }
+    }
+  }
+
+  // Boxes.
+  const bool text = zoom >= kTextZoom;
+  const bool outlines = zoom >= kOutlineZoom;
+  QFont bold = d_->font;
+  bold.setBold(true);
+  QPen outline(QColor(0x5a, 0x62, 0x70), 1.0);
+  outline.setCosmetic(true);
+  QPen select_pen(selection_color(), 3.0);
+  select_pen.setCosmetic(true);
+  for (size_t i = 0; i < d_->boxes.size(); ++i) {
+    const QRectF& r = d_->boxes[i];
+    if (!r.intersects(visible)) continue;
+    const SceneBox& box = s.scene.boxes[i];
+    const QColor fill = box_fill(*d_, box);
+    bool selected = false;
+    const QColor* mark = nullptr;
+    for (NodeId m : box.members) {
+      selected |= d_->selected[size_t(m)] != 0;
+      if (!mark) {
+        auto it = d_->marks.constFind(m);
+        if (it != d_->marks.constEnd()) mark = &*it;
+      }
+    }
+    if (!outlines) {  // at least two pixels, and darker, or the boxes vanish among the edges
+      QRectF dot = r;
+      dot.setSize(r.size().expandedTo(QSizeF(2 / zoom, 2 / zoom)));
+      p.fillRect(dot, selected ? selection_color() : mark ? *mark : fill.darker(140));
+      continue;
+    }
+    if (box.is_scope()) {  // a stack of cards: this box holds many nodes
+      p.setPen(outline);
+      p.setBrush(fill.darker(104));
+      p.drawRoundedRect(r.adjusted(6, 0, 0, -6), 4, 4);
+    }
+    QRectF face = box.is_scope() ? r.adjusted(0, 6, -6, 0) : r;
+    p.setPen(outline);
+    p.setBrush(fill);
+    p.drawRoundedRect(face, 4, 4);
+    if (mark) {
+      QPen mark_pen(*mark, 3.0);
+      mark_pen.setCosmetic(true);
+      p.setPen(mark_pen);
+      p.setBrush(Qt::NoBrush);
+      p.drawRoundedRect(face.adjusted(-2, -2, 2, 2), 5, 5);
+    }
+    if (selected) {
+      p.setPen(select_pen);
+      p.setBrush(Qt::NoBrush);
+      p.drawRoundedRect(face.adjusted(-4, -4, 4, 4), 6, 6);
+    }
+    if (text) {
+      BoxText t = box_text(*s.graph, box);
+      QRectF inner = face.adjusted(6, 4, -6, -4);
+      QRectF top(inner.left(), inner.top(), inner.width(), inner.height() / 2);
+      QRectF bottom(inner.left(), inner.center().y(), inner.width(), inner.height() / 2);
+      p.setPen(QColor(0x20, 0x22, 0x28));
+      p.setFont(bold);
+      p.drawText(top, Qt::AlignCenter,
+                 QFontMetrics(bold).elidedText(QString::fromStdString(t.title), Qt::ElideMiddle, int(top.width())));
+      p.setPen(QColor(0x55, 0x5a, 0x66));
+      p.setFont(d_->font);
+      p.drawText(bottom, Qt::AlignCenter,
+                 QFontMetrics(d_->font).elidedText(QString::fromStdString(t.subtitle), Qt::ElideMiddle,
+                                                   int(bottom.width())));
+    }
+  }
+  p.restore();
+  paintMinimap(p);
+  emit painted();
+}
+
+QRect GraphView::minimapRect() const {
+  if (!d_->shown || d_->bounds.isEmpty()) return {};
+  // Only when part of the graph is off screen.
+  if (visibleLayoutRect().contains(d_->bounds)) return {};
+  double scale = std::min(kMinimapMaxWidth / d_->bounds.width(), kMinimapMaxHeight / d_->bounds.height());
+  int w = std::max(24, int(d_->bounds.width() * scale)), h = std::max(24, int(d_->bounds.height() * scale));
+  if (w + 2 * kMinimapMargin > width() / 2 || h + 2 * kMinimapMargin > height() / 2) return {};
+  return QRect(width() - w - kMinimapMargin, height() - h - kMinimapMargin, w, h);
+}
+
+void GraphView::paintMinimap(QPainter& p) {
+  const QRect mm = minimapRect();
+  if (mm.isEmpty()) return;
+  const double scale = mm.width() / d_->bounds.width();
+  if (d_->minimap_dirty || d_->minimap.size() != mm.size() * devicePixelRatioF()) {
+    QPixmap pix(mm.size() * devicePixelRatioF());
+    pix.setDevicePixelRatio(devicePixelRatioF());
+    pix.fill(QColor(255, 255, 255, 235));
+    QPainter mp(&pix);
+    mp.scale(scale, scale);
+    mp.translate(-d_->bounds.topLeft());
+    const SceneLayout& s = *d_->shown;
+    for (size_t i = 0; i < d_->boxes.size(); ++i) {
+      const SceneBox& box = s.scene.boxes[i];
+      bool selected = false;
+      for (NodeId m : box.members) selected |= d_->selected[size_t(m)] != 0;
+      QColor c = selected ? selection_color() : box_fill(*d_, box).darker(125);
+      // At least a pixel, or small graphs' boxes vanish.
+      QRectF r = d_->boxes[i];
+      QSizeF min_size(1.5 / scale, 1.5 / scale);
+      r.setSize(r.size().expandedTo(min_size));
+      mp.fillRect(r, c);
+    }
+    d_->minimap = pix;
+    d_->minimap_dirty = false;
+  }
+  p.setRenderHint(QPainter::Antialiasing, false);
+  p.drawPixmap(mm.topLeft(), d_->minimap);
+  p.setPen(QColor(0x90, 0x96, 0xa0));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(mm.adjusted(0, 0, -1, -1));
+  QRectF view = visibleLayoutRect();
+  QRectF shown((view.left() - d_->bounds.left()) * scale + mm.left(), (view.top() - d_->bounds.top()) * scale + mm.top(),
+               view.width() * scale, view.height() * scale);
+  p.setPen(QPen(selection_color(), 1.5));
+  p.setBrush(QColor(30, 111, 217, 30));
+  p.drawRect(shown.intersected(QRectF(mm)));
+}
+
+QString GraphView::nodeToolTip(int box) const {
+  const Graph& g = *d_->graph;
+  const SceneBox& b = d_->shown->scene.boxes[size_t(box)];
+  if (b.is_scope()) {
+    return tr("<b>%1</b><br>%2 nodes, collapsed; double-click to expand")
+        .arg(QString::fromStdString(b.scope).toHtmlEscaped())
+        .arg(b.members.size());
+  }
+  const Node& n = g[b.node];
+  QString tip = QStringLiteral("<b>%1</b> = %2").arg(QString::fromStdString(n.name).toHtmlEscaped(),
+                                                      QString::fromStdString(n.target).toHtmlEscaped());
+  if (std::string v = describe_val(n.meta.val); !v.empty())
+    tip += QStringLiteral("<br>%1").arg(QString::fromStdString(v).toHtmlEscaped());
+  if (!n.meta.scope.empty()) tip += tr("<br>scope: %1").arg(QString::fromStdString(n.meta.scope).toHtmlEscaped());
+  if (!n.meta.stack.empty()) {
+    const StackFrame& f = n.meta.stack.back();
+    tip += QStringLiteral("<br>%1:%2 %3").arg(QString::fromStdString(f.file).toHtmlEscaped()).arg(f.line)
+               .arg(QString::fromStdString(f.code).toHtmlEscaped());
+  }
+  if (d_->color_mode == GraphColorMode::Numerics && size_t(b.node) < d_->errors.size() &&
+      !std::isnan(d_->errors[size_t(b.node)]))
+    tip += tr("<br>relative error: %1").arg(d_->errors[size_t(b.node)], 0, 'g', 3);
+  if (d_->color_mode == GraphColorMode::FusionGroup && size_t(b.node) < d_->fusion_groups.size())
+    tip += tr("<br>fusion group: %1").arg(d_->fusion_groups[size_t(b.node)]);
+  return tip;
+}
+
+QString GraphView::edgeToolTip(int edge) const {
+  const Graph& g = *d_->graph;
+  const SceneEdge& e = d_->shown->scene.edges[size_t(edge)];
+  QStringList lines;
+  const size_t shown = std::min<size_t>(e.sources.size(), 8);
+  for (size_t i = 0; i < shown; ++i) {
+    const Node& n = g[e.sources[i]];
+    std::string v = describe_val(n.meta.val);
+    lines << QStringLiteral("%1: %2").arg(QString::fromStdString(n.name).toHtmlEscaped(),
+                                          v.empty() ? tr("(no shape)") : QString::fromStdString(v).toHtmlEscaped());
+  }
+  if (e.sources.size() > shown) lines << tr("… and %1 more").arg(e.sources.size() - shown);
+  return lines.join(QStringLiteral("<br>"));
+}
+
+}  // namespace kiln

@@ -1,0 +1,46 @@
+#pragma once
+// Per-node numerics of one graph: every tensor a node computes, in float32 on
+// each rung of the ladder (eager kernels -> decomp_eager -> kiln), against the
+// same graph run in float64 on the eager kernels. The rungs run the graph with
+// its output widened to every node, so no extra interpreter is needed: the
+// ATen interpreter (compiler/pipeline/aten_interpreter.h) for eager and
+// decomp_eager, the CPU code generator's run_with_intermediates for kiln.
+// Nodes are matched across rungs by name; a node a pass replaced has no value
+// on the later rungs and shows as not measured.
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/util/status.h"
+
+namespace kiln::viewer {
+
+inline constexpr int kRungs = 3;
+const char* rung_name(int rung);  // "eager", "decomp_eager", "kiln"
+
+struct NodeNumerics {
+  NodeId node = kNoNode;
+  std::string name, target;
+  double abs[kRungs], rel[kRungs];  // NaN: not measured on that rung
+  NodeNumerics() {
+    for (int i = 0; i < kRungs; ++i) abs[i] = rel[i] = std::numeric_limits<double>::quiet_NaN();
+  }
+  double worst_rel() const;  // the largest measured rel, NaN when none
+};
+
+struct NumericsResult {
+  std::vector<NodeNumerics> rows;  // tensor-valued call nodes, graph order
+  std::vector<std::string> notes;  // rungs that could not run and why
+  int first_divergent = -1;        // row index of the first node over the tolerance
+  double tolerance = 1e-4;
+};
+
+// Inputs are made from the placeholders' meta (normal-ish floats from a fixed
+// seed, small ints); a graph with symbolic sizes is an error saying so.
+Expected<NumericsResult> measure_numerics(const Graph& g, double tolerance = 1e-4,
+                                          const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace kiln::viewer

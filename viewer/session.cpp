@@ -1,0 +1,523 @@
+#include "viewer/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "compiler/aot/eager_autograd.h"
+#include "compiler/aot/joint.h"
+#include "compiler/aot/partition.h"
+#include "compiler/capture/capture.h"
+#include "compiler/capture/region_tracer.h"
+#include "compiler/pipeline/pipeline.h"
+#include "compiler/pipeline/to_aten.h"
+#include "compiler/runtime/compiled_graph.h"
+#include "core/python/vm.h"
+#include "core/store/workspace.h"
+#include "core/trace/indexed_open.h"
+#include "core/trace/reader.h"
+#include "core/trace/summary.h"
+
+namespace kiln::viewer {
+
+const char* compile_status_name(CompileStatus s) {
+  switch (s) {
+    case CompileStatus::Ok: return "ok";
+    case CompileStatus::GraphBreak: return "graph break";
+    case CompileStatus::Recompile: return "recompile";
+    case CompileStatus::Failed: return "failed";
+  }
+  return "?";
+}
+
+const SessionStage* SessionCompile::stage(std::string_view name) const {
+  int i = stage_index(name);
+  return i < 0 ? nullptr : &stages[size_t(i)];
+}
+
+int SessionCompile::stage_index(std::string_view name) const {
+  for (size_t i = 0; i < stages.size(); ++i)
+    if (stages[i].name == name) return int(i);
+  return -1;
+}
+
+std::vector<std::string> Session::frames() const {
+  std::vector<std::string> out;
+  for (const SessionCompile& c : compiles)
+    if (std::find(out.begin(), out.end(), c.frame) == out.end()) out.push_back(c.frame);
+  return out;
+}
+
+const SessionCompile* Session::find(std::string_view id) const {
+  for (const SessionCompile& c : compiles)
+    if (c.id == id) return &c;
+  // "0/0" finds "0/0_1" (a restarted analysis keeps the frame's compile id).
+  for (const SessionCompile& c : compiles)
+    if (c.id.starts_with(std::string(id) + "_")) return &c;
+  return nullptr;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void count(SessionStage& s) {
+  if (!s.graph) return;
+  s.nodes = int(s.graph->size());
+  s.ops = 0;
+  for (const Node& n : s.graph->nodes)
+    s.ops += n.op == OpKind::CallFunction || n.op == OpKind::CallMethod || n.op == OpKind::CallModule;
+}
+
+SessionStage graph_stage(std::string name, std::string group, std::shared_ptr<const Graph> g, double secs,
+                         std::string summary, int parent) {
+  SessionStage s;
+  s.pass = name;
+  s.name = group.empty() ? name : group + " " + name;
+  s.group = std::move(group);
+  s.graph = std::move(g);
+  s.seconds = secs;
+  s.summary = std::move(summary);
+  s.parent = parent;
+  count(s);
+  return s;
+}
+
+std::string language_of(const std::string& stage) {
+  if (stage.starts_with("llvm_ir")) return "llvm";
+  if (stage == "assembly") return "asm";
+  if (stage.starts_with("ir_")) return "loopir";
+  return "text";
+}
+
+// The graph passes on one half, then the code generator, appended as stages.
+// Provenance chains through the snapshots only: an unchanged pass makes no graph.
+void add_pipeline(SessionCompile& c, Graph g, const std::string& group, int parent, const LoadOptions& o) {
+  pipeline::CompileResult r;
+  try {
+    r = pipeline::compile(std::move(g), {});
+  } catch (const std::exception& e) {
+    r.status = Status::error(e.what());
+  }
+  int last = parent;
+  for (const pipeline::Stage& s : r.stages) {
+    if (s.name == "input") continue;
+    SessionStage st;
+    st.pass = s.name;
+    st.name = (group.empty() ? "" : group + " ") + s.name + " #" + std::to_string(s.application);
+    st.group = group;
+    st.changed = s.changed;
+    st.seconds = s.seconds;
+    st.summary = s.changed ? s.summary : "unchanged";
+    for (const std::string& p : s.problems) st.summary += " [problem: " + p + "]";
+    if (s.changed && s.graph) {
+      st.graph = s.graph;
+      st.parent = last;
+      last = int(c.stages.size());
+    } else {
+      // An unchanged stage shows the graph it left alone.
+      st.parent = last;
+      if (last >= 0) st.graph = c.stages[size_t(last)].graph;
+    }
+    count(st);
+    c.stages.push_back(std::move(st));
+  }
+  if (!r.status.ok()) {
+    c.status = CompileStatus::Failed;
+    c.status_note = (group.empty() ? "" : group + ": ") + r.status.to_string();
+    return;
+  }
+  if (!o.codegen) return;
+  runtime::CompileOptions co;
+  co.keep_text = true;
+  co.use_cache = false;  // the texts are only kept by a fresh compile
+  auto code = runtime::CompiledGraph::compile(r.graph, co, r.constants.all());
+  if (!code) {
+    c.diagnostics_note(group, code.status().message());
+    return;
+  }
+  for (const runtime::CodegenStage& cs : (*code)->stages()) {
+    SessionStage st;
+    st.kind = StageKind::Code;
+    st.pass = cs.name;
+    st.name = (group.empty() ? "" : group + " ") + cs.name;
+    st.group = group;
+    st.seconds = cs.ms / 1e3;
+    st.language = language_of(cs.name);
+    st.text = cs.text;
+    st.summary = std::to_string(std::count(cs.text.begin(), cs.text.end(), '\n')) + " lines";
+    st.parent = -1;
+    c.stages.push_back(std::move(st));
+  }
+}
+
+}  // namespace
+
+void SessionCompile::diagnostics_note(const std::string& group, const std::string& message) {
+  std::string note = (group.empty() ? "" : group + ": ") + "no code generated: " + message;
+  status_note += status_note.empty() ? note : "; " + note;
+}
+
+Expected<std::shared_ptr<Session>> load_program(const std::string& path, const LoadOptions& o) {
+  auto t0 = Clock::now();
+  auto s = std::make_shared<Session>();
+  s->kind = Session::Kind::Program;
+  s->path = path;
+  s->title = std::filesystem::path(path).filename().string();
+  s->source_file = path;
+  s->source_text = read_file(path);
+  auto report = [&](double f, const std::string& what) {
+    if (o.progress) o.progress(f, what);
+  };
+  auto cancelled = [&] { return o.cancel && o.cancel->load(); };
+  report(0.02, "running " + s->title);
+
+  // Programs call loss.backward(): the interpreter takes its derivatives from Kiln's formulas.
+  static std::once_flag autograd;
+  std::call_once(autograd, [] { aot::install_eager_autograd(); });
+  py::VMOptions vo;
+  vo.out = [s](std::string_view text) { s->program_output += text; };
+  vo.err = [s](std::string_view text) { s->program_output += text; };
+  py::VM vm(vo);
+  capture::install_capture(vm);
+  int code = 0;
+  Status st = vm.run_file(path, &code);
+  if (code == 3 && !st.ok()) return st;  // a syntax error or a construct outside the subset
+  if (!st.ok()) s->diagnostics.push_back("the program stopped early: " + st.to_string());
+
+  // Breaks and recompiles per callable; regions by compile id.
+  std::map<std::string, std::vector<std::string>> recompile_reasons;
+  for (const capture::CallableReport& r : capture::capture_reports(vm))
+    for (const capture::RecompileRecord& rc : r.recompiles) recompile_reasons[rc.compile_id] = rc.reasons;
+
+  auto regions = capture::compiled_regions(vm);
+  size_t done = 0;
+  for (const auto& [id, region] : regions) {
+    if (cancelled()) return Status::error("cancelled");
+    report(0.1 + 0.9 * double(done++) / double(std::max<size_t>(regions.size(), 1)), "compiling [" + id + "]");
+    SessionCompile c;
+    c.id = id;
+    c.frame = id.substr(0, id.find('/'));
+    auto t1 = Clock::now();
+    // The compiled function: the innermost frame of a node's stack, else the break's.
+    for (const Node& n : region->graph.nodes)
+      if (!n.meta.stack.empty()) {
+        c.function = n.meta.stack.back().function;
+        c.file = n.meta.stack.back().file;
+        c.line = n.meta.stack.back().line;
+        break;
+      }
+    for (const capture::Guard& g : region->guards) {
+      SessionGuard sg;
+      sg.kind = g.kind_name();
+      sg.text = g.text();
+      sg.source = g.source ? g.source->str() : "";
+      sg.file = g.user_file;
+      sg.line = g.user_line;
+      if (g.kind == capture::Guard::Kind::TensorMatch) {
+        sg.dtype = std::string(dtype_name(g.dtype));
+        sg.sizes = g.sizes;
+        sg.dynamic = g.dynamic;
+      }
+      c.guards.push_back(std::move(sg));
+    }
+    if (region->break_info) {
+      const capture::BreakRecord& b = region->break_record;
+      c.breaks.push_back({b.reason, b.explanation, b.file, b.line, b.code});
+      if (c.function.empty()) c.function = b.function, c.file = b.file;
+    }
+    std::string plain = id.substr(0, id.find('_'));
+    if (auto it = recompile_reasons.find(plain); it != recompile_reasons.end()) c.recompile_reasons = it->second;
+    if (!c.breaks.empty()) {
+      c.status = CompileStatus::GraphBreak;
+      c.status_note = "graph break: " + c.breaks.front().reason;
+    } else if (!c.recompile_reasons.empty()) {
+      c.status = CompileStatus::Recompile;
+      c.status_note = "recompile: " + c.recompile_reasons.front();
+    }
+    if (!c.recompile_reasons.empty() && c.status == CompileStatus::GraphBreak)
+      c.status_note += "; recompile: " + c.recompile_reasons.front();
+
+    auto dynamo = std::make_shared<const Graph>(region->graph);
+    c.stages.push_back(graph_stage("dynamo_output_graph", "", dynamo, 0, "captured by Kiln's Dynamo", -1));
+    if (region->op_count == 0) {
+      s->compiles.push_back(std::move(c));
+      continue;
+    }
+    double secs = 0;
+    auto ta = Clock::now();
+    Expected<Graph> aten = [&]() -> Expected<Graph> {
+      try {
+        return pipeline::lower_to_aten(vm, *region);
+      } catch (const std::exception& e) {
+        return Status::error(e.what());
+      }
+    }();
+    secs = since(ta);
+    if (!aten.ok()) {
+      c.status = CompileStatus::Failed;
+      c.status_note = "to_aten: " + aten.status().message();
+      s->compiles.push_back(std::move(c));
+      continue;
+    }
+    c.stages.push_back(graph_stage("to_aten", "", std::make_shared<const Graph>(*aten), secs, "lowered to ATen ops", 0));
+    int aten_index = int(c.stages.size()) - 1;
+    aot::JointOptions jo;
+    bool any_grad = false;
+    for (const py::Value& v : region->input_values) {
+      bool rg = v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad;
+      jo.requires_grad.push_back(rg);
+      any_grad |= rg;
+    }
+    Expected<aot::JointGraph> joint = Status::error("no input requires grad (an inference graph)");
+    if (any_grad) {
+      auto tj = Clock::now();
+      try {
+        joint = aot::build_joint(*aten, jo);
+      } catch (const std::exception& e) {
+        joint = Status::error(e.what());
+      }
+      secs = since(tj);
+    }
+    if (!joint.ok()) {
+      c.stages.back().summary += "; no joint graph: " + joint.status().message();
+      add_pipeline(c, std::move(*aten), "", aten_index, o);
+    } else {
+      c.stages.push_back(graph_stage("aot_joint_graph", "", std::make_shared<const Graph>(joint->graph), secs,
+                                     std::to_string(joint->num_primals) + " primals, " +
+                                         std::to_string(joint->num_tangents) + " tangents",
+                                     aten_index));
+      int joint_index = int(c.stages.size()) - 1;
+      auto tp = Clock::now();
+      aot::Partition part = aot::default_partition(*joint);
+      secs = since(tp);
+      c.stages.push_back(graph_stage("aot_forward_graph", "", std::make_shared<const Graph>(part.forward), secs,
+                                     "saves " + std::to_string(part.saved.size()) + " tensor(s), " +
+                                         std::to_string(part.saved_bytes) + " bytes",
+                                     joint_index));
+      int fw = int(c.stages.size()) - 1;
+      // Each half with its passes and code right after it, so stepping reads like the pipeline.
+      add_pipeline(c, std::move(part.forward), "forward", fw, o);
+      c.stages.push_back(graph_stage("aot_backward_graph", "", std::make_shared<const Graph>(part.backward), 0,
+                                     std::to_string(part.recomputed.size()) + " op(s) recomputed", joint_index));
+      int bw = int(c.stages.size()) - 1;
+      add_pipeline(c, std::move(part.backward), "backward", bw, o);
+    }
+    c.compile_seconds = since(t1);
+    s->compiles.push_back(std::move(c));
+  }
+  if (s->compiles.empty()) s->diagnostics.push_back("the program compiled nothing (no torch.compile call ran)");
+  s->load_seconds = since(t0);
+  report(1, "done");
+  return s;
+}
+
+namespace {
+
+// One guard of a dynamo_cpp_guards_str tree: "check_tensor(L['x'], Tensor, ...,
+// torch.float32, ..., size=[8, 16], stride=[16, 1])  # y = x * 3  # f.py:7 in f".
+// Tensor guards keep what the input signature check compares; None sizes are dynamic.
+SessionGuard parse_cpp_guard(const std::string& kind, std::string text) {
+  SessionGuard g;
+  g.kind = kind;
+  std::string where;
+  if (size_t h = text.find("  # "); h != std::string::npos) {
+    size_t last = text.rfind("  # ");
+    if (last > h) where = text.substr(last + 4);
+    text.resize(h);
+  }
+  while (!text.empty() && text.front() == ' ') text.erase(0, 1);
+  g.text = text;
+  // "f.py:7 in f_data_dep"
+  if (size_t in = where.find(" in "); in != std::string::npos) where.resize(in);
+  if (size_t colon = where.rfind(':'); colon != std::string::npos) {
+    g.file = where.substr(0, colon);
+    g.line = std::atoi(where.c_str() + colon + 1);
+  }
+  if (kind != "TENSOR_MATCH" || !text.starts_with("check_tensor(")) return g;
+  size_t comma = text.find(',');
+  g.source = text.substr(13, comma == std::string::npos ? std::string::npos : comma - 13);
+  if (size_t t = text.find(", torch."); t != std::string::npos) {
+    size_t end = text.find(',', t + 2);
+    g.dtype = text.substr(t + 8, end == std::string::npos ? std::string::npos : end - t - 8);
+  }
+  if (size_t sz = text.find("size=["); sz != std::string::npos) {
+    size_t end = text.find(']', sz);
+    std::istringstream in(text.substr(sz + 6, end == std::string::npos ? std::string::npos : end - sz - 6));
+    for (std::string item; std::getline(in, item, ',');) {
+      while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+      bool dynamic = item == "None";
+      g.sizes.push_back(dynamic ? 0 : std::atoll(item.c_str()));
+      g.dynamic.push_back(dynamic);
+    }
+  }
+  return g;
+}
+
+CompileStatus trace_status(const trace::CompileEntry& e, std::string& note) {
+  std::string st = trace::entry_status(e);
+  if (st == "error") {
+    note = e.metrics && e.metrics->fail_reason ? "failed: " + *e.metrics->fail_reason : "failed";
+    return CompileStatus::Failed;
+  }
+  if (st == "break") {
+    note = e.graph_breaks.empty() ? "restarted analysis" : "graph break: " + e.graph_breaks.front().reason;
+    return CompileStatus::GraphBreak;
+  }
+  if (!e.recompile_reasons.empty()) {
+    note = "recompile: " + e.recompile_reasons.front();
+    return CompileStatus::Recompile;
+  }
+  return CompileStatus::Ok;
+}
+
+// The provenance parent of a trace stage: dumps carry no NodeMeta::from, so
+// stage_links matches nodes by name along this chain.
+int trace_parent(const SessionCompile& c, const std::string& base, const std::string& name) {
+  auto find = [&](std::string_view n) { return c.stage_index(n); };
+  bool second = name.ends_with("#2");
+  if (base == "aot_forward_graph" || base == "aot_backward_graph") {
+    int j = find("aot_joint_graph");
+    return j >= 0 ? j : find("dynamo_output_graph");
+  }
+  if (base == "dynamo_output_graph") return -1;
+  // Inductor stages of the backward are logged a second time under the same id.
+  if (second) return find("aot_backward_graph");
+  for (int i = int(c.stages.size()) - 1; i >= 0; --i)
+    if (c.stages[size_t(i)].kind == StageKind::Graph && !c.stages[size_t(i)].name.ends_with("#2")) return i;
+  return -1;
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const LoadOptions& o) {
+  auto t0 = Clock::now();
+  auto s = std::make_shared<Session>();
+  s->kind = Session::Kind::Trace;
+  s->path = path;
+  s->title = std::filesystem::path(path).filename().string();
+  if (s->title.empty()) s->title = std::filesystem::path(path).parent_path().filename().string();
+  Expected<trace::Trace> t = Status::error("not read");
+  if (o.workspace) {
+    if (o.progress) o.progress(0.1, "indexing " + s->title);
+    t = trace::open_trace_cached(path, o.workspace, &s->from_store);
+  } else {
+    trace::ReadOptions ro;
+    ro.cancel = o.cancel;
+    if (o.progress) ro.progress = [&](double f) { o.progress(0.9 * f, "indexing " + s->title); };
+    t = trace::open_trace(path, ro);
+  }
+  if (!t) return t.status();
+  auto tr = std::make_shared<trace::Trace>(std::move(*t));
+  s->trace = tr;
+  for (const trace::Diagnostic& d : tr->diagnostics)
+    s->diagnostics.push_back(d.file + ":" + std::to_string(d.line) + ": " + d.message);
+  std::map<int, std::string> lines;
+  for (const trace::CompileEntry& e : tr->entries) {
+    if (e.artifacts.empty() && e.graph_breaks.empty() && !e.metrics) continue;  // "unknown": only timings
+    SessionCompile c;
+    c.id = e.label;
+    c.frame = e.id.frame_id ? std::to_string(*e.id.frame_id) : e.label;
+    c.function = e.function();
+    c.file = e.function_file();
+    c.line = e.function_line();
+    c.status = trace_status(e, c.status_note);
+    c.recompile_reasons = e.recompile_reasons;
+    if (e.metrics && e.metrics->entire_frame_compile_time_s) c.compile_seconds = *e.metrics->entire_frame_compile_time_s;
+    if (s->source_file.empty() && !c.file.empty()) s->source_file = c.file;
+    for (const trace::GraphBreak& b : e.graph_breaks) {
+      std::string code = b.user_stack.empty() ? "" : b.user_stack.back().code;
+      c.breaks.push_back({b.reason, b.detail, b.file, b.line, code});
+      if (b.file == s->source_file && !code.empty()) lines[b.line] = code;
+    }
+    for (const trace::StackFrame& f : e.stack)
+      if (f.file == s->source_file && !f.code.empty()) lines[f.line] = f.code;
+    for (const trace::Artifact& a : e.artifacts) {
+      SessionStage st;
+      st.name = a.name;
+      st.pass = a.base;
+      st.artifact = a.name;
+      if (trace::is_graph_stage(a.base)) {
+        st.kind = StageKind::Graph;
+        // Sizes for the tree from the text's lines; the graph itself is parsed when shown.
+        if (auto text = tr->payload_text(e, a.name)) {
+          trace::GraphCounts gc = trace::count_graph_text(*text);
+          st.nodes = gc.nodes;
+          st.ops = gc.ops;
+        }
+        st.parent = trace_parent(c, a.base, a.name);
+        c.stages.push_back(std::move(st));
+      } else if (a.base == "inductor_output_code" || a.base == "output_code" || a.base == "ir_pre_fusion" ||
+                 a.base == "ir_post_fusion" || a.base == "dynamo_cpp_guards_str") {
+        auto text = tr->payload_text(e, a.name);
+        if (!text) continue;
+        if (a.base == "dynamo_cpp_guards_str") {
+          // One guard per "+- KIND: text" line of the guard-manager tree.
+          std::istringstream in(*text);
+          for (std::string line; std::getline(in, line);) {
+            size_t p = line.find("+- ");
+            if (p == std::string::npos) continue;
+            std::string rest = line.substr(p + 3);
+            size_t colon = rest.find(':');
+            if (colon == std::string::npos || colon == 0) continue;
+            std::string kind = rest.substr(0, colon);
+            if (kind.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789") != std::string::npos) continue;
+            c.guards.push_back(parse_cpp_guard(kind, rest.substr(colon + 1)));
+          }
+          continue;
+        }
+        st.kind = StageKind::Code;
+        st.language = a.base.starts_with("ir_") ? "text" : "python";
+        st.text = std::move(*text);
+        st.summary = std::to_string(std::count(st.text.begin(), st.text.end(), '\n')) + " lines";
+        c.stages.push_back(std::move(st));
+      }
+    }
+    s->compiles.push_back(std::move(c));
+  }
+  // A minifier repro is its own source: the graph's lines are in it.
+  if (tr->kind == trace::TraceKind::Minifier) s->source_file = path;
+  if (!s->source_file.empty()) s->source_text = read_file(s->source_file);
+  for (const auto& [line, code] : lines) s->known_lines.push_back({line, code});
+  s->load_seconds = since(t0);
+  if (o.progress) o.progress(1, "done");
+  return s;
+}
+
+Expected<std::shared_ptr<Session>> load_session(const std::string& path, const LoadOptions& o) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::error(path + ": no such file or folder");
+  bool is_program = false;
+  if (path.ends_with(".py") && std::filesystem::is_regular_file(path, ec)) {
+    // A PyTorch minifier file has a `class Repro`; the rest are Kiln programs.
+    std::string text = read_file(path);
+    is_program = text.find("class Repro") == std::string::npos;
+  }
+  return is_program ? load_program(path, o) : load_trace(path, o);
+}
+
+Expected<std::shared_ptr<const Graph>> stage_graph(const Session& s, const SessionCompile& c, const SessionStage& st) {
+  if (st.kind != StageKind::Graph) return Status::error(st.name + " is not a graph");
+  if (st.graph) return st.graph;
+  if (!s.trace || st.artifact.empty()) return Status::error(st.name + ": no graph");
+  const trace::CompileEntry* e = s.trace->find(c.id);
+  if (!e) return Status::error(c.id + ": not in the trace");
+  return s.trace->graph(*e, st.artifact);
+}
+
+}  // namespace kiln::viewer

@@ -1,0 +1,127 @@
+#pragma once
+// What the workbench shows of one opened input, whatever it was: a Kiln
+// program compiled here, or a PyTorch dump read by core/trace. Plain structs
+// built on a worker (load_session) and then only read by the UI thread, so the
+// views never touch the VM or the trace reader. Trace graphs are parsed on
+// demand (stage_graph), also on a worker.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/util/status.h"
+
+namespace kiln {
+class Workspace;
+namespace trace {
+class Trace;
+}
+}  // namespace kiln
+
+namespace kiln::viewer {
+
+enum class StageKind { Graph, Code };
+
+struct SessionStage {
+  std::string name;     // "aot_forward_graph", "forward cse #6", "backward llvm_ir"
+  std::string pass;     // the pass or step alone ("cse"); what the stepper and diff talk about
+  std::string group;    // "", "forward", "backward": stages of one group form a provenance chain
+  StageKind kind = StageKind::Graph;
+  bool changed = true;  // false: the pass ran and left the graph as it was (no snapshot)
+  double seconds = 0;
+  std::string summary;
+  std::string language;  // code stages: "llvm", "asm", "loopir", "python", "cuda"
+  std::string text;      // code stages: the text
+  // Graph stages of a program hold their graph; trace stages name their artifact
+  // and are parsed on first use (stage_graph).
+  std::shared_ptr<const Graph> graph;
+  std::string artifact;
+  // The stage whose nodes this one's NodeMeta::from names (-1: none): provenance
+  // runs along these links, which form a tree (the joint graph feeds both halves).
+  int parent = -1;
+  int nodes = -1, ops = -1;  // -1 until known
+};
+
+struct SessionGuard {
+  std::string kind;  // TENSOR_MATCH, ...
+  std::string text;
+  std::string source;  // the guarded value: "L['x']"
+  std::string file;    // the user line that made it
+  int line = 0;
+  // TENSOR_MATCH: what the input signature check compares.
+  std::string dtype;
+  std::vector<int64_t> sizes;
+  std::vector<bool> dynamic;
+};
+
+struct SessionBreak {
+  std::string reason;
+  std::string detail;
+  std::string file;
+  int line = 0;
+  std::string code;
+};
+
+enum class CompileStatus { Ok, GraphBreak, Recompile, Failed };
+const char* compile_status_name(CompileStatus s);
+
+struct SessionCompile {
+  std::string id;     // "0/1", "0/0_1"; for traces the entry label
+  std::string frame;  // "0": the frame part of the id
+  std::string function, file;
+  int line = 0;
+  CompileStatus status = CompileStatus::Ok;
+  std::string status_note;  // "graph break: ...", "recompile: ...", the failure
+  std::vector<SessionStage> stages;
+  std::vector<SessionGuard> guards;
+  std::vector<SessionBreak> breaks;
+  std::vector<std::string> recompile_reasons;
+  double compile_seconds = 0;
+  const SessionStage* stage(std::string_view name) const;
+  int stage_index(std::string_view name) const;
+  void diagnostics_note(const std::string& group, const std::string& message);
+};
+
+struct SourceLine {
+  int line = 0;
+  std::string code;
+};
+
+struct Session {
+  enum class Kind { Program, Trace } kind = Kind::Program;
+  std::string path;
+  std::string title;             // file name
+  std::string source_file;       // the program (or the traced user file)
+  std::string source_text;       // empty when the file is not here (a dump from another machine)
+  std::vector<SourceLine> known_lines;  // traces without the file: the lines the dump quotes
+  std::vector<SessionCompile> compiles;
+  std::vector<std::string> diagnostics;
+  std::string program_output;
+  double load_seconds = 0;
+  bool from_store = false;  // a trace index reopened from the workspace
+  std::shared_ptr<const trace::Trace> trace;  // traces: where stage graphs are parsed from
+  std::vector<std::string> frames() const;   // distinct frame ids in first-seen order
+  const SessionCompile* find(std::string_view id) const;
+};
+
+struct LoadOptions {
+  std::function<void(double, const std::string&)> progress;  // fraction, what is happening
+  const std::atomic<bool>* cancel = nullptr;
+  Workspace* workspace = nullptr;  // traces: reopen from a stored index
+  bool codegen = true;             // programs: generate code (LLVM IR, assembly) for every region
+};
+
+// A program (.py that is not a PyTorch repro) or anything open_trace reads.
+Expected<std::shared_ptr<Session>> load_session(const std::string& path, const LoadOptions& options = {});
+Expected<std::shared_ptr<Session>> load_program(const std::string& path, const LoadOptions& options = {});
+Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const LoadOptions& options = {});
+
+// A stage's graph: the program's snapshot, or the trace artifact parsed (cached
+// by the trace). Null with an error for code stages and unparsable payloads.
+// Safe to call from one worker at a time.
+Expected<std::shared_ptr<const Graph>> stage_graph(const Session& s, const SessionCompile& c, const SessionStage& st);
+
+}  // namespace kiln::viewer

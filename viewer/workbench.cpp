@@ -1,0 +1,426 @@
+#include "viewer/workbench.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QVBoxLayout>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QTreeView>
+
+#include <chrono>
+
+#include "core/store/workspace.h"
+#include "viewer/code_editor.h"
+#include "viewer/corpus_panel.h"
+#include "viewer/graph_view.h"
+#include "viewer/job_runner.h"
+#include "viewer/minifier_panel.h"
+#include "viewer/session_model.h"
+
+namespace kiln::viewer {
+
+namespace {
+constexpr int kMaxRecent = 10;
+
+// Where the workspace database lives: KILN_WORKSPACE, else the user's data folder.
+QString workspace_path() {
+  QByteArray env = qgetenv("KILN_WORKSPACE");
+  if (!env.isEmpty()) return QString::fromLocal8Bit(env);
+  QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+  if (dir.isEmpty()) return {};
+  QDir().mkpath(dir);
+  return dir + "/workspace.kiln";
+}
+}  // namespace
+
+Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle("Kiln");
+  setAcceptDrops(true);
+  setDockNestingEnabled(true);
+  loader_ = new JobRunner(this);
+  viewer_ = new JobRunner(this);
+  numerics_runner_ = new JobRunner(this);
+  model_ = new SessionModel(this);
+
+  setCentralWidget(buildStagePanel());
+  buildDocks();
+  buildMenus();
+
+  status_ = new QLabel("Open a Kiln program, a TORCH_TRACE log or a TORCH_COMPILE_DEBUG folder (File > Open, or drop it here).", this);
+  // Long messages are cut, not allowed to widen the window.
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  status_->setMinimumWidth(100);
+  progress_ = new QProgressBar(this);
+  progress_->setMaximumWidth(260);
+  progress_->setRange(0, 1000);
+  progress_->hide();
+  cancel_ = new QPushButton("Cancel", this);
+  cancel_->hide();
+  connect(cancel_, &QPushButton::clicked, this, [this] {
+    loader_->cancelAll();
+    numerics_runner_->cancel("numerics");
+    corpus_->cancel();
+  });
+  statusBar()->addWidget(status_, 1);
+  resize(1600, 1000);
+  statusBar()->addPermanentWidget(progress_);
+  statusBar()->addPermanentWidget(cancel_);
+
+  for (JobRunner* r : {loader_, numerics_runner_}) {
+    connect(r, &JobRunner::jobProgress, this, [this](const QString&, double f, const QString& what) { setBusy(what, f); });
+    connect(r, &JobRunner::jobStarted, this, [this](const QString&) { updateBusy(); });
+    connect(r, &JobRunner::jobFinished, this, [this](const QString&) { updateBusy(); });
+  }
+  connect(corpus_, &CorpusPanel::progress, this, [this](int done, int total) {
+    setBusy(QString("op corpus: %1 / %2 cases").arg(done).arg(total), double(done) / std::max(total, 1));
+  });
+  connect(corpus_, &CorpusPanel::runFinished, this, [this](const QString& summary) {
+    status_->setText("Op corpus: " + summary);
+    updateBusy();
+  });
+}
+
+void Workbench::showEvent(QShowEvent* e) {
+  QMainWindow::showEvent(e);
+  if (sized_) return;
+  sized_ = true;
+  // Docks laid out before the first show can push the window wider than asked: ask again.
+  resize(1600, 1000);
+  // Sensible first sizes: the tree and the side panels readable, the graph the biggest.
+  resizeDocks({session_dock_, source_dock_}, {width() * 27 / 100, width() / 4}, Qt::Horizontal);
+  resizeDocks({guards_dock_}, {height() * 3 / 10}, Qt::Vertical);
+}
+
+Workbench::~Workbench() {
+  // Workers first: their results must not arrive at half-destroyed panels.
+  loader_->stop();
+  viewer_->stop();
+  numerics_runner_->stop();
+}
+
+void Workbench::closeEvent(QCloseEvent* e) {
+  QSettings settings;
+  settings.setValue("window/state", saveState());
+  QMainWindow::closeEvent(e);
+}
+
+QDockWidget* Workbench::dock(const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {
+  auto* d = new QDockWidget(title, this);
+  d->setObjectName(name);
+  d->setWidget(w);
+  d->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+  addDockWidget(area, d);
+  docks_.push_back(d);
+  return d;
+}
+
+void Workbench::buildDocks() {
+  tree_ = new QTreeView(this);
+  tree_->setModel(model_);
+  tree_->setUniformRowHeights(true);
+  tree_->header()->setStretchLastSection(false);
+  tree_->header()->setSectionResizeMode(SessionModel::Name, QHeaderView::Stretch);
+  tree_->header()->setSectionResizeMode(SessionModel::Detail, QHeaderView::Interactive);
+  tree_->header()->resizeSection(SessionModel::Detail, 118);
+  tree_->header()->setSectionResizeMode(SessionModel::Time, QHeaderView::ResizeToContents);
+  connect(tree_, &QTreeView::clicked, this, &Workbench::onTreeActivated);
+  connect(tree_, &QTreeView::activated, this, &Workbench::onTreeActivated);
+  QDockWidget* session = dock("Session", "session", tree_, Qt::LeftDockWidgetArea);
+
+  source_ = new CodeEditor(this);
+  QDockWidget* source = dock("Source", "source", source_, Qt::RightDockWidgetArea);
+  auto* code_box = new QWidget(this);
+  auto* code_layout = new QVBoxLayout(code_box);
+  code_layout->setContentsMargins(2, 2, 2, 2);
+  code_combo_ = new QComboBox(code_box);
+  code_ = new CodeEditor(code_box);
+  code_layout->addWidget(code_combo_);
+  code_layout->addWidget(code_);
+  connect(code_combo_, &QComboBox::activated, this, [this](int i) {
+    if (!updating_) showCodeStage(code_combo_->itemData(i).toInt());
+  });
+  QDockWidget* code = dock("Code", "code", code_box, Qt::RightDockWidgetArea);
+  node_panel_ = new QTextBrowser(this);
+  node_panel_->setOpenLinks(false);
+  connect(node_panel_, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
+    // stage:<index> links jump to a stage keeping the selection.
+    if (url.scheme() == "stage") showStage(url.path().toInt());
+  });
+  QDockWidget* node = dock("Node", "node", node_panel_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(source, code);
+  tabifyDockWidget(code, node);
+  source->raise();
+
+  QDockWidget* guards = dock("Guards and recompiles", "guards", buildGuardsPanel(), Qt::BottomDockWidgetArea);
+  QDockWidget* numerics = dock("Numerics", "numerics", buildNumericsPanel(), Qt::BottomDockWidgetArea);
+  QDockWidget* minifier = dock("Minifier", "minifier", buildMinifierPanel(), Qt::BottomDockWidgetArea);
+  corpus_ = new CorpusPanel(this);
+  QDockWidget* corpus = dock("Op corpus", "corpus", corpus_, Qt::BottomDockWidgetArea);
+  log_ = new QPlainTextEdit(this);
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(20000);
+  QDockWidget* log = dock("Log", "log", log_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(guards, numerics);
+  tabifyDockWidget(numerics, minifier);
+  tabifyDockWidget(minifier, corpus);
+  tabifyDockWidget(corpus, log);
+  guards->raise();
+  // The bottom panels span the whole width under the session tree and the graph.
+  setCorner(Qt::BottomLeftCorner, Qt::BottomDockWidgetArea);
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+  session_dock_ = session;
+  source_dock_ = source;
+  guards_dock_ = guards;
+}
+
+void Workbench::buildMenus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  QAction* open_file = file->addAction("&Open...");
+  open_file->setShortcut(QKeySequence::Open);
+  connect(open_file, &QAction::triggered, this, [this] {
+    QString path = QFileDialog::getOpenFileName(this, "Open a program, TORCH_TRACE log or repro", {},
+                                                "Kiln inputs (*.py *.log *.txt);;All files (*)");
+    if (!path.isEmpty()) this->open({path});
+  });
+  QAction* folder = file->addAction("Open &folder...");
+  folder->setShortcut(QKeySequence("Ctrl+Shift+O"));
+  connect(folder, &QAction::triggered, this, [this] {
+    QString dir = QFileDialog::getExistingDirectory(this, "Open a TORCH_TRACE folder, TORCH_COMPILE_DEBUG folder or op corpus");
+    if (!dir.isEmpty()) this->open({dir});
+  });
+  recent_menu_ = file->addMenu("Open &recent");
+  refreshRecentMenu();
+  file->addSeparator();
+  QAction* quit = file->addAction("&Quit");
+  quit->setShortcut(QKeySequence::Quit);
+  connect(quit, &QAction::triggered, this, &QWidget::close);
+
+  QMenu* stage = menuBar()->addMenu("&Stage");
+  QAction* prev = stage->addAction("&Previous stage");
+  prev->setShortcuts({QKeySequence("Alt+Left"), QKeySequence("[")});
+  connect(prev, &QAction::triggered, this, [this] { stepStage(-1); });
+  QAction* next = stage->addAction("&Next stage");
+  next->setShortcuts({QKeySequence("Alt+Right"), QKeySequence("]")});
+  connect(next, &QAction::triggered, this, [this] { stepStage(1); });
+  QAction* changed = stage->addAction("&Changed only");
+  changed->setCheckable(true);
+  changed->setShortcut(QKeySequence("Ctrl+Shift+C"));
+  connect(changed, &QAction::toggled, this, &Workbench::setChangedOnly);
+  connect(changed_only_, &QCheckBox::toggled, changed, &QAction::setChecked);
+  QAction* diff = stage->addAction("Show &diff");
+  diff->setCheckable(true);
+  diff->setShortcut(QKeySequence("Ctrl+D"));
+  connect(diff, &QAction::toggled, this, &Workbench::setDiffMode);
+  connect(diff_, &QCheckBox::toggled, diff, &QAction::setChecked);
+  QAction* find = stage->addAction("&Find node...");
+  find->setShortcut(QKeySequence::Find);
+  connect(find, &QAction::triggered, this, [this] { find_->setFocus(); find_->selectAll(); });
+  QAction* numerics = stage->addAction("&Measure numerics");
+  numerics->setShortcut(QKeySequence("Ctrl+M"));
+  connect(numerics, &QAction::triggered, this, &Workbench::measureNumerics);
+
+  QMenu* view = menuBar()->addMenu("&View");
+  for (QDockWidget* d : docks_) view->addAction(d->toggleViewAction());
+}
+
+void Workbench::refreshRecentMenu() {
+  recent_menu_->clear();
+  QStringList recent = QSettings().value("recent").toStringList();
+  for (const QString& path : recent) {
+    QAction* a = recent_menu_->addAction(path);
+    connect(a, &QAction::triggered, this, [this, path] { open({path}); });
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void Workbench::addRecent(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value("recent").toStringList();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue("recent", recent);
+  refreshRecentMenu();
+}
+
+void Workbench::dragEnterEvent(QDragEnterEvent* e) {
+  if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void Workbench::dropEvent(QDropEvent* e) {
+  QStringList paths;
+  for (const QUrl& u : e->mimeData()->urls())
+    if (u.isLocalFile()) paths << u.toLocalFile();
+  if (!paths.isEmpty()) open(paths);
+}
+
+void Workbench::setPendingSelection(const QString& compileId, const QString& stage) {
+  pending_compile_ = compileId;
+  pending_stage_ = stage;
+}
+
+void Workbench::open(const QStringList& paths) {
+  for (const QString& p : paths) openOne(QFileInfo(p).absoluteFilePath());
+}
+
+void Workbench::openOne(const QString& path) {
+  if (QFileInfo(path).isDir() && QFileInfo::exists(path + "/ops.json")) {
+    corpus_->openCorpus(path);
+    showPanel("corpus");
+    addRecent(path);
+    updateBusy();
+    return;
+  }
+  setBusy("opening " + QFileInfo(path).fileName(), 0);
+  std::string p = path.toStdString();
+  // A newer request for the same path replaces a queued one; Cancel stops them all.
+  loader_->post("open:" + path, [this, p, path](JobContext& ctx) -> JobRunner::Done {
+    if (!workspace_tried_) {
+      workspace_tried_ = true;
+      QString ws = workspace_path();
+      if (!ws.isEmpty())
+        if (auto w = Workspace::open(ws.toStdString())) workspace_ = std::move(*w);
+    }
+    LoadOptions o;
+    o.cancel = ctx.cancel;
+    o.progress = ctx.progress;
+    o.workspace = workspace_.get();
+    auto t0 = std::chrono::steady_clock::now();
+    auto s = load_session(p, o);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!s) {
+      QString msg = QString::fromStdString(s.status().to_string());
+      return [this, path, msg] {
+        last_error_ = msg;
+        status_->setText("Could not open " + path + ": " + msg);
+        log_->appendPlainText("error: " + msg);
+        emit openFailed(path, msg);
+      };
+    }
+    return [this, s = *s, path, secs] {
+      onSessionLoaded(s, path, secs);
+    };
+  });
+}
+
+void Workbench::onSessionLoaded(std::shared_ptr<Session> s, const QString& path, double seconds) {
+  last_open_seconds_ = seconds;
+  int index = model_->addSession(s);
+  addRecent(path);
+  setWindowTitle("Kiln — " + QString::fromStdString(s->title));
+  QString note = s->from_store ? " (index from the workspace)" : "";
+  status_->setText(QString("Opened %1: %2 compile(s) in %3 s%4")
+                       .arg(QString::fromStdString(s->title))
+                       .arg(s->compiles.size())
+                       .arg(seconds, 0, 'f', 2)
+                       .arg(note));
+  log_->appendPlainText(QString("== opened %1 in %2 s%3").arg(path).arg(seconds, 0, 'f', 3).arg(note));
+  for (const std::string& d : s->diagnostics) log_->appendPlainText("diagnostic: " + QString::fromStdString(d));
+  if (!s->program_output.empty()) log_->appendPlainText(QString::fromStdString(s->program_output).trimmed());
+  tree_->expand(model_->index(index, 0));
+  for (int r = 0; r < model_->rowCount(model_->index(index, 0)); ++r) tree_->expand(model_->index(r, 0, model_->index(index, 0)));
+  emit sessionOpened(index);
+  // What to show first: the command line's choice, else the first compile with a graph.
+  int compile = -1;
+  if (!pending_compile_.isEmpty()) {
+    const SessionCompile* c = s->find(pending_compile_.toStdString());
+    if (c) compile = int(c - s->compiles.data());
+    else log_->appendPlainText("no compile id " + pending_compile_ + " in " + path);
+  }
+  if (compile < 0)
+    for (int i = 0; i < int(s->compiles.size()) && compile < 0; ++i)
+      if (s->compiles[size_t(i)].stages.size() > 1) compile = i;
+  if (compile < 0 && !s->compiles.empty()) compile = 0;
+  if (compile >= 0) showCompile(index, compile, pending_stage_);
+  pending_compile_.clear();
+  pending_stage_.clear();
+  updateBusy();
+}
+
+void Workbench::setBusy(const QString& what, double fraction) {
+  progress_->setValue(int(fraction * 1000));
+  progress_->show();
+  cancel_->show();
+  if (!what.isEmpty()) status_->setText(what);
+}
+
+void Workbench::updateBusy() {
+  bool busy = !loader_->isIdle() || !numerics_runner_->isIdle() || corpus_->isBusy();
+  progress_->setVisible(busy);
+  cancel_->setVisible(busy);
+}
+
+bool Workbench::showPanel(const QString& name) {
+  for (QDockWidget* d : docks_)
+    if (d->objectName() == name) {
+      d->show();
+      d->raise();
+      return true;
+    }
+  return false;
+}
+
+QString Workbench::busyReason() const {
+  QStringList r;
+  if (!loader_->isIdle()) r << "opening";
+  if (!viewer_->isIdle()) r << "loading a stage";
+  if (!numerics_runner_->isIdle()) r << "numerics";
+  if (corpus_->isBusy()) r << "op corpus";
+  if (minifier_->isRunning()) r << "minifier";
+  if (shown_graph_ && !graph_->isLayoutReady()) r << "graph layout";
+  return r.join(", ");
+}
+
+bool Workbench::isSettled() const {
+  if (!loader_->isIdle() || !viewer_->isIdle() || !numerics_runner_->isIdle()) return false;
+  if (corpus_->isBusy() || minifier_->isRunning()) return false;
+  if (shown_graph_ && !graph_->isLayoutReady()) return false;
+  return true;
+}
+
+void Workbench::whenSettled(std::function<void(bool)> fn, int timeout_ms) {
+  auto* timer = new QTimer(this);
+  auto start = std::chrono::steady_clock::now();
+  auto settled_since = std::make_shared<int>(0);
+  connect(timer, &QTimer::timeout, this, [this, timer, fn, start, timeout_ms, settled_since] {
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    // Settled for a few ticks in a row: queued results and the first paint have gone through.
+    *settled_since = isSettled() ? *settled_since + 1 : 0;
+    bool timed_out = ms > timeout_ms;
+    if (*settled_since >= 3 || timed_out) {
+      timer->stop();
+      timer->deleteLater();
+      fn(timed_out);
+    }
+  });
+  timer->start(50);
+}
+
+}  // namespace kiln::viewer
+
+namespace kiln::viewer {
+double Workbench::now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace kiln::viewer

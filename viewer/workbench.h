@@ -1,0 +1,231 @@
+#pragma once
+// The workbench window: the session tree on the left, the graph of the
+// current stage in the middle with the stage stepper above it, the source,
+// code and node panels on the right, and guards/recompiles, numerics, the
+// minifier, the op-corpus table and the log below. Everything long (compiling
+// a program, indexing a dump, parsing a stage graph, numerics) runs on
+// JobRunner workers; a panel changes only when its job's result comes back.
+//
+// It lives in kiln_viewer rather than app/ so that the end-to-end tests drive
+// the real window offscreen (tests/viewer/test_workbench.cpp); app/gui/main.cpp
+// only reads the command line.
+#include <QMainWindow>
+#include <QStringList>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "viewer/session.h"
+#include "viewer/stage_links.h"
+
+class QAction;
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QTableView;
+class QTabWidget;
+class QTextBrowser;
+class QToolButton;
+class QTreeView;
+class QTreeWidget;
+class QDockWidget;
+
+namespace kiln {
+class GraphView;
+class Workspace;
+}
+
+namespace kiln::viewer {
+
+class CodeEditor;
+class CorpusPanel;
+class GuardModel;
+class JobRunner;
+class MinifierPanel;
+class NumericsModel;
+class RecompileModel;
+class SessionModel;
+class SignatureModel;
+
+class Workbench : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit Workbench(QWidget* parent = nullptr);
+  ~Workbench() override;
+
+  // Opens each path on the loading worker: a program is compiled, a dump
+  // indexed (through the workspace, so a second open is instant), an op corpus
+  // folder runs in the conformance panel.
+  void open(const QStringList& paths);
+  // What to show once the next session has opened (the command line's --select / --stage).
+  void setPendingSelection(const QString& compileId, const QString& stage);
+
+  // Selection in the most recently opened session; false when there is no such compile or stage.
+  bool selectCompile(const QString& id);
+  bool selectStage(const QString& name);
+  void stepStage(int delta);  // previous/next, honouring "changed only"
+  void setChangedOnly(bool on);
+  void setDiffMode(bool on);
+  bool selectNodeByName(const QString& name);
+  // Raises a panel by name: session, source, code, node, guards, numerics, minifier, corpus, log.
+  bool showPanel(const QString& name);
+  void measureNumerics();
+
+  // True when no job is queued or running and the graph (if any) is laid out.
+  bool isSettled() const;
+  QString busyReason() const;  // what isSettled waits for, for messages
+  // Calls `fn` once settled (polling; also after `timeout_ms`, with `timedOut`).
+  void whenSettled(std::function<void(bool timedOut)> fn, int timeout_ms = 120000);
+
+  // For tests and scripting.
+  SessionModel* sessionModel() const { return model_; }
+  GraphView* graphView() const { return graph_; }
+  CodeEditor* sourceView() const { return source_; }
+  CodeEditor* codeView() const { return code_; }
+  GuardModel* guardModel() const { return guards_; }
+  RecompileModel* recompileModel() const { return recompiles_; }
+  SignatureModel* signatureModel() const { return signature_; }
+  NumericsModel* numericsModel() const { return numerics_; }
+  CorpusPanel* corpusPanel() const { return corpus_; }
+  MinifierPanel* minifierPanel() const { return minifier_; }
+  std::shared_ptr<const Session> currentSession() const;
+  const SessionCompile* currentCompile() const;
+  int currentStageIndex() const { return stage_; }
+  const SessionStage* currentStage() const;
+  std::vector<std::string> selectedNodeNames() const { return selection_; }
+  QString stageInfoText() const;
+  QString signatureVerdict() const;
+  QString lastError() const { return last_error_; }
+  double lastOpenSeconds() const { return last_open_seconds_; }
+  double lastStageSeconds() const { return last_stage_seconds_; }
+
+ signals:
+  void sessionOpened(int index);
+  void openFailed(const QString& path, const QString& error);
+  void stageShown(int stage);
+  void numericsDone();
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* e) override;
+  void dropEvent(QDropEvent* e) override;
+  void closeEvent(QCloseEvent* e) override;
+  void showEvent(QShowEvent* e) override;
+
+ private:
+  // workbench.cpp: the frame, menus, opening, progress.
+  void buildMenus();
+  void buildDocks();
+  void openOne(const QString& path);
+  void onSessionLoaded(std::shared_ptr<Session> s, const QString& path, double seconds);
+  void addRecent(const QString& path);
+  void refreshRecentMenu();
+  void setBusy(const QString& what, double fraction);
+  void updateBusy();
+  QDockWidget* dock(const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area);
+
+  // workbench_stage.cpp: selection, the stepper, the graph and the links between stages.
+  QWidget* buildStagePanel();
+  void onTreeActivated(const QModelIndex& index);
+  void showCompile(int session, int compile, const QString& preferStage = {});
+  void showStage(int stage);
+  void onStageLoaded(int session, int compile, int stage, const std::map<int, std::shared_ptr<const Graph>>& parsed,
+                     const std::vector<NodeId>& linked, const std::optional<StageDiff>& diff);
+  void onStageFailed(int stage, const QString& message);
+  void onNodeClicked(NodeId id);
+  void updateNodePanel();
+  void updateStepper();
+  void showCodeStage(int stage);
+  void fillCodeCombo();
+  std::shared_ptr<const Graph> loadedGraph(int stage) const;
+
+  // workbench_panels.cpp: source, guards, numerics, minifier.
+  QWidget* buildGuardsPanel();
+  QWidget* buildNumericsPanel();
+  QWidget* buildMinifierPanel();
+  void updateSource();
+  void updateGuards();
+  void checkSignature();
+  void jumpToSource(const std::string& file, int line);
+  void jumpToFirstDivergent();
+  void applyNumericsColours();
+
+  JobRunner* loader_;  // opening: compile, index
+  JobRunner* viewer_;  // stage graphs, provenance, diffs
+  JobRunner* numerics_runner_;
+  std::unique_ptr<Workspace> workspace_;  // touched only on the loading worker
+  bool workspace_tried_ = false;
+
+  SessionModel* model_;
+  QTreeView* tree_;
+  GraphView* graph_;
+  CodeEditor* source_;
+  CodeEditor* code_;
+  QComboBox* code_combo_;
+  QTextBrowser* node_panel_;
+  QPlainTextEdit* log_;
+  CorpusPanel* corpus_;
+  MinifierPanel* minifier_;
+  GuardModel* guards_;
+  RecompileModel* recompiles_;
+  SignatureModel* signature_;
+  QTableView* guard_table_;
+  QTableView* recompile_table_;
+  QTreeWidget* breaks_;
+  QLabel* signature_verdict_;
+  NumericsModel* numerics_;
+  QTableView* numerics_table_;
+  QLabel* numerics_notes_;
+  QDoubleSpinBox* tolerance_;
+  QCheckBox* colour_by_error_;
+
+  // Stepper bar.
+  QToolButton* prev_;
+  QToolButton* next_;
+  QComboBox* stage_combo_;
+  QCheckBox* changed_only_;
+  QCheckBox* diff_;
+  QComboBox* colour_mode_;
+  QLineEdit* find_;
+  QLabel* stage_info_;
+
+  QProgressBar* progress_;
+  QPushButton* cancel_;
+  QLabel* status_;
+  QMenu* recent_menu_;
+  std::vector<QDockWidget*> docks_;
+  QDockWidget* session_dock_ = nullptr;
+  QDockWidget* source_dock_ = nullptr;
+  QDockWidget* guards_dock_ = nullptr;
+  bool sized_ = false;
+
+  int session_ = -1, compile_ = -1, stage_ = -1;
+  int graph_stage_ = -1;  // the stage whose graph is shown (stage_ may be a code stage)
+  std::shared_ptr<const Graph> shown_graph_;
+  std::map<std::pair<int, int>, std::shared_ptr<const Graph>> parsed_;  // (compile, stage) -> parsed trace graph
+  double stage_requested_at_ = 0;
+  static double now_seconds();
+  static double seconds_since(double t) { return now_seconds() - t; }
+  std::vector<std::string> selection_;  // node names in stage selection_stage_
+  int selection_stage_ = -1;
+  std::vector<std::vector<NodeId>> linked_;  // per stage of the compile: the selection's relatives
+  QString pending_compile_, pending_stage_;
+  QString last_error_;
+  QString stage_info_text_;
+  double last_open_seconds_ = 0, last_stage_seconds_ = 0;
+  bool updating_ = false;
+  const Session* recompiles_property_session_ = nullptr;  // the session the recompile table shows
+  const Session* source_shown_for_ = nullptr;            // the session whose source is loaded  // the UI is being filled in: ignore its own signals
+};
+
+}  // namespace kiln::viewer

@@ -1,0 +1,368 @@
+// The workbench's side panels: source with marked lines, guards and
+// recompiles with the input signature check, numerics, and the minifier.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "viewer/code_editor.h"
+#include "viewer/graph_view.h"
+#include "viewer/guard_models.h"
+#include "viewer/job_runner.h"
+#include "viewer/minifier_panel.h"
+#include "viewer/numerics_model.h"
+#include "viewer/workbench.h"
+
+namespace kiln::viewer {
+
+namespace {
+
+const QColor kBreakLine(230, 120, 0), kGuardLine(60, 120, 220), kNodeLine(120, 120, 120);
+
+QTableView* make_table(QWidget* parent, QAbstractItemModel* model) {
+  auto* t = new QTableView(parent);
+  t->setModel(model);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  t->verticalHeader()->hide();
+  t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 6);
+  t->horizontalHeader()->setStretchLastSection(true);
+  t->setWordWrap(false);
+  return t;
+}
+
+QLabel* heading(const QString& text, QWidget* parent) {
+  auto* l = new QLabel("<b>" + text + "</b>", parent);
+  l->setContentsMargins(2, 4, 2, 2);
+  return l;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  return a == b || QFileInfo(QString::fromStdString(a)).fileName() == QFileInfo(QString::fromStdString(b)).fileName();
+}
+
+}  // namespace
+
+QWidget* Workbench::buildGuardsPanel() {
+  auto* split = new QSplitter(Qt::Horizontal, this);
+
+  auto* left = new QWidget(split);
+  auto* ll = new QVBoxLayout(left);
+  ll->setContentsMargins(4, 0, 4, 4);
+  ll->addWidget(heading("Guards of the selected compile", left));
+  guards_ = new GuardModel(this);
+  guard_table_ = make_table(left, guards_);
+  guard_table_->horizontalHeader()->setSectionResizeMode(GuardModel::Kind, QHeaderView::ResizeToContents);
+  guard_table_->horizontalHeader()->setSectionResizeMode(GuardModel::Guard, QHeaderView::Stretch);
+  guard_table_->horizontalHeader()->setSectionResizeMode(GuardModel::Line, QHeaderView::ResizeToContents);
+  guard_table_->horizontalHeader()->setStretchLastSection(false);
+  connect(guard_table_, &QTableView::clicked, this, [this](const QModelIndex& i) {
+    const SessionGuard& g = guards_->guard(i.row());
+    if (g.line > 0) jumpToSource(g.file, g.line);
+  });
+  ll->addWidget(guard_table_);
+  split->addWidget(left);
+
+  auto* mid = new QWidget(split);
+  auto* ml = new QVBoxLayout(mid);
+  ml->setContentsMargins(4, 0, 4, 4);
+  ml->addWidget(heading("Check an input signature", mid));
+  auto* hint = new QLabel("Edit a dtype or shape: the first guard of each cache entry of this frame that would fail is shown.", mid);
+  hint->setWordWrap(true);
+  ml->addWidget(hint);
+  signature_ = new SignatureModel(this);
+  auto* sig_table = make_table(mid, signature_);
+  sig_table->setEditTriggers(QAbstractItemView::AllEditTriggers);
+  sig_table->horizontalHeader()->setSectionResizeMode(SignatureModel::Input, QHeaderView::Stretch);
+  sig_table->horizontalHeader()->setStretchLastSection(false);
+  sig_table->setMaximumHeight(130);
+  ml->addWidget(sig_table);
+  signature_verdict_ = new QLabel(mid);
+  signature_verdict_->setWordWrap(true);
+  signature_verdict_->setTextFormat(Qt::RichText);
+  signature_verdict_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  ml->addWidget(signature_verdict_, 1);
+  connect(signature_, &SignatureModel::signatureEdited, this, &Workbench::checkSignature);
+  split->addWidget(mid);
+
+  auto* right = new QWidget(split);
+  auto* rl = new QVBoxLayout(right);
+  rl->setContentsMargins(4, 0, 4, 4);
+  rl->addWidget(heading("Compiles and recompiles", right));
+  recompiles_ = new RecompileModel(this);
+  recompile_table_ = make_table(right, recompiles_);
+  recompile_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  recompile_table_->horizontalHeader()->setSectionResizeMode(RecompileModel::Function, QHeaderView::Interactive);
+  recompile_table_->horizontalHeader()->resizeSection(RecompileModel::Function, 150);
+  recompile_table_->horizontalHeader()->setSectionResizeMode(RecompileModel::Reason, QHeaderView::Stretch);
+  recompile_table_->horizontalHeader()->setStretchLastSection(false);
+  connect(recompile_table_, &QTableView::clicked, this, [this](const QModelIndex& i) {
+    showCompile(session_, recompiles_->compileAt(i.row()));
+  });
+  rl->addWidget(recompile_table_, 3);
+  rl->addWidget(heading("Graph breaks", right));
+  breaks_ = new QTreeWidget(right);
+  breaks_->setHeaderLabels({"Line", "Reason", "Compile"});
+  breaks_->setRootIsDecorated(false);
+  breaks_->setWordWrap(true);
+  breaks_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  breaks_->header()->setSectionResizeMode(1, QHeaderView::Stretch);
+  breaks_->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+  breaks_->header()->setStretchLastSection(false);
+  connect(breaks_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
+    jumpToSource(item->data(0, Qt::UserRole).toString().toStdString(), item->text(0).toInt());
+  });
+  rl->addWidget(breaks_, 2);
+  split->addWidget(right);
+  split->setStretchFactor(0, 4);
+  split->setStretchFactor(1, 3);
+  split->setStretchFactor(2, 4);
+  return split;
+}
+
+void Workbench::updateGuards() {
+  auto s = currentSession();
+  const SessionCompile* c = currentCompile();
+  guards_->setGuards(c ? c->guards : std::vector<SessionGuard>{});
+  if (recompiles_->rowCount() == 0 || !s || recompiles_property_session_ != s.get()) {
+    recompiles_->setSession(s);
+    recompiles_property_session_ = s.get();
+  }
+  for (int r = 0; r < recompiles_->rowCount(); ++r)
+    if (recompiles_->compileAt(r) == compile_) recompile_table_->selectRow(r);
+  breaks_->clear();
+  if (s)
+    for (const SessionCompile& sc : s->compiles)
+      for (const SessionBreak& b : sc.breaks) {
+        auto* item = new QTreeWidgetItem(breaks_, {QString::number(b.line), QString::fromStdString(b.reason), QString::fromStdString(sc.id)});
+        item->setData(0, Qt::UserRole, QString::fromStdString(b.file));
+        QString tip = QString::fromStdString(b.detail.empty() ? b.reason : b.detail);
+        if (!b.code.empty()) tip += "\n\n" + QString::fromStdString(b.code);
+        item->setToolTip(1, tip);
+      }
+  signature_->setInputs(c ? signature_of(*c) : std::vector<SignatureInput>{});
+  checkSignature();
+}
+
+void Workbench::checkSignature() {
+  auto s = currentSession();
+  const SessionCompile* c = currentCompile();
+  guards_->setFailedRow(-1);
+  if (!s || !c || signature_->rowCount() == 0) {
+    signature_verdict_->setText(c && !c->guards.empty() && signature_->rowCount() == 0
+                                    ? "<span style='color:gray'>No tensor guards on frame inputs to check.</span>"
+                                    : "");
+    return;
+  }
+  // The cache entries of this frame, in compile order, as Dynamo tries them.
+  QString out;
+  bool hit = false;
+  for (const SessionCompile& e : s->compiles) {
+    if (e.frame != c->frame) continue;
+    std::string why;
+    int failed = first_failing_guard(e.guards, signature_->inputs(), &why);
+    if (failed < 0) {
+      out += QString("<div style='color:#287a3c'>[%1] guards pass: this call would run entry %1</div>").arg(QString::fromStdString(e.id));
+      hit = true;
+      break;
+    }
+    out += QString("<div>[%1] <span style='color:#c03030'>%2</span><br>&nbsp;&nbsp;failing guard: <code>%3</code></div>")
+               .arg(QString::fromStdString(e.id), QString::fromStdString(why).toHtmlEscaped(),
+                    QString::fromStdString(e.guards[size_t(failed)].text).toHtmlEscaped().left(160));
+    if (&e == c) guards_->setFailedRow(failed);
+  }
+  if (!hit) out += "<div><b>No entry matches: the call would recompile.</b></div>";
+  signature_verdict_->setText(out);
+}
+
+QString Workbench::signatureVerdict() const { return signature_verdict_->text(); }
+
+void Workbench::updateSource() {
+  auto s = currentSession();
+  if (!s) return;
+  if (source_shown_for_ != s.get()) {
+    source_shown_for_ = s.get();
+    if (!s->source_text.empty()) {
+      source_->setCode(QString::fromStdString(s->source_text), "python");
+    } else if (!s->known_lines.empty()) {
+      // The dump was made elsewhere: only the lines it quotes are known.
+      QString text;
+      std::vector<int> numbers;
+      for (const SourceLine& l : s->known_lines) {
+        text += QString::fromStdString(l.code) + "\n";
+        numbers.push_back(l.line);
+      }
+      text.chop(1);
+      source_->setCode(text, "python");
+      source_->setLineNumbers(numbers);
+    } else {
+      source_->setCode(s->kind == Session::Kind::Trace ? "The source of this dump is not on this machine, and the dump quotes no lines of it."
+                                                      : "No source.",
+                       "");
+    }
+  }
+  source_->clearMarks();
+  for (const SessionCompile& c : s->compiles)
+    for (const SessionBreak& b : c.breaks)
+      if (same_file(b.file, s->source_file) && b.line > 0)
+        source_->markLine(b.line, kBreakLine,
+                          QString("Graph break [%1]: %2%3")
+                              .arg(QString::fromStdString(c.id), QString::fromStdString(b.reason),
+                                   b.detail.empty() ? QString() : "\n" + QString::fromStdString(b.detail).left(600)));
+  if (const SessionCompile* c = currentCompile())
+    for (const SessionGuard& g : c->guards)
+      if (g.line > 0 && same_file(g.file, s->source_file))
+        source_->markLine(g.line, kGuardLine, QString("Guard [%1]: %2").arg(QString::fromStdString(c->id), QString::fromStdString(g.text).left(300)));
+  if (const SessionCompile* c = currentCompile()) {
+    int line = c->line;
+    if (!c->breaks.empty()) line = c->breaks.front().line;
+    if (line > 0 && same_file(c->file.empty() ? s->source_file : c->file, s->source_file)) source_->goToLine(line);
+  }
+}
+
+void Workbench::jumpToSource(const std::string& file, int line) {
+  auto s = currentSession();
+  if (!s || line <= 0) return;
+  if (!file.empty() && !same_file(file, s->source_file)) {
+    status_->setText(QString("%1:%2 is not the session's source file").arg(QString::fromStdString(file)).arg(line));
+    return;
+  }
+  source_->goToLine(line);
+  showPanel("source");
+}
+
+QWidget* Workbench::buildNumericsPanel() {
+  auto* panel = new QWidget(this);
+  auto* layout = new QVBoxLayout(panel);
+  layout->setContentsMargins(4, 2, 4, 4);
+  auto* bar = new QHBoxLayout;
+  auto* measure = new QPushButton("Measure this stage", panel);
+  measure->setToolTip("Run the shown graph on every rung (eager, decomp_eager, kiln) and compare each node with float64 eager (Ctrl+M)");
+  tolerance_ = new QDoubleSpinBox(panel);
+  tolerance_->setDecimals(8);
+  tolerance_->setRange(0, 1);
+  tolerance_->setSingleStep(1e-5);
+  tolerance_->setValue(1e-4);
+  tolerance_->setToolTip("Relative tolerance: nodes over it are tinted and the first is the divergent one");
+  auto* jump = new QPushButton("First divergent node", panel);
+  jump->setToolTip("Select the first node over the tolerance, in graph order");
+  colour_by_error_ = new QCheckBox("Colour graph by error", panel);
+  colour_by_error_->setChecked(true);
+  bar->addWidget(measure);
+  bar->addWidget(new QLabel("Tolerance", panel));
+  bar->addWidget(tolerance_);
+  bar->addWidget(jump);
+  bar->addWidget(colour_by_error_);
+  bar->addStretch(1);
+  layout->addLayout(bar);
+  numerics_notes_ = new QLabel("Per node: max abs and relative error of each rung against the same graph run in float64.", panel);
+  numerics_notes_->setWordWrap(true);
+  layout->addWidget(numerics_notes_);
+  numerics_ = new NumericsModel(this);
+  numerics_table_ = make_table(panel, numerics_);
+  numerics_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  numerics_table_->horizontalHeader()->setStretchLastSection(false);
+  layout->addWidget(numerics_table_, 1);
+  connect(measure, &QPushButton::clicked, this, &Workbench::measureNumerics);
+  connect(jump, &QPushButton::clicked, this, &Workbench::jumpToFirstDivergent);
+  connect(colour_by_error_, &QCheckBox::toggled, this, [this] { applyNumericsColours(); });
+  connect(numerics_table_, &QTableView::clicked, this, [this](const QModelIndex& i) {
+    NodeId id = numerics_->result().rows[size_t(i.row())].node;
+    graph_->selectNodes({id});
+  });
+  return panel;
+}
+
+void Workbench::measureNumerics() {
+  auto g = shown_graph_;
+  if (!g) {
+    numerics_notes_->setText("Show a graph stage first.");
+    return;
+  }
+  double tol = tolerance_->value();
+  int stage = graph_stage_, compile = compile_;
+  numerics_notes_->setText("Measuring ...");
+  showPanel("numerics");
+  numerics_runner_->post("numerics", [this, g, tol, stage, compile](JobContext& ctx) -> JobRunner::Done {
+    ctx.progress(0.1, "numerics: running every rung");
+    auto r = measure_numerics(*g, tol, ctx.cancel);
+    if (!r) {
+      QString msg = QString::fromStdString(r.status().message());
+      return [this, msg] {
+        numerics_->clear();
+        numerics_notes_->setText("Numerics could not run: " + msg);
+        status_->setText("Numerics could not run: " + msg);
+        emit numericsDone();
+      };
+    }
+    return [this, r = std::move(*r), stage, compile]() mutable {
+      if (stage != graph_stage_ || compile != compile_) return;
+      QString notes = QString("%1 nodes measured against float64 eager.").arg(r.rows.size());
+      if (r.first_divergent >= 0)
+        notes += QString(" First node over %1: <b>%2</b> (%3).")
+                     .arg(r.tolerance)
+                     .arg(QString::fromStdString(r.rows[size_t(r.first_divergent)].name),
+                          QString::fromStdString(r.rows[size_t(r.first_divergent)].target));
+      else
+        notes += " No node is over the tolerance.";
+      for (const std::string& n : r.notes) notes += "<br><span style='color:gray'>" + QString::fromStdString(n).toHtmlEscaped() + "</span>";
+      numerics_notes_->setText(notes);
+      status_->setText(QString("Numerics: %1 nodes measured%2")
+                           .arg(r.rows.size())
+                           .arg(r.first_divergent >= 0 ? ", first divergent: " + QString::fromStdString(r.rows[size_t(r.first_divergent)].name) : QString()));
+      numerics_->setResult(std::move(r));
+      applyNumericsColours();
+      emit numericsDone();
+    };
+  });
+}
+
+void Workbench::applyNumericsColours() {
+  if (!shown_graph_) return;
+  if (!colour_by_error_->isChecked() || numerics_->rowCount() == 0) {
+    if (colour_mode_->currentIndex() == 2) colour_mode_->setCurrentIndex(0);
+    return;
+  }
+  std::vector<double> errors(shown_graph_->size(), std::nan(""));
+  for (const NodeNumerics& n : numerics_->result().rows)
+    if (n.node >= 0 && n.node < NodeId(errors.size())) errors[size_t(n.node)] = n.worst_rel();
+  graph_->setNodeErrors(errors);
+  colour_mode_->setCurrentIndex(2);
+}
+
+void Workbench::jumpToFirstDivergent() {
+  int row = numerics_->result().first_divergent;
+  if (row < 0) {
+    status_->setText(numerics_->rowCount() ? "No node is over the tolerance." : "Measure the stage first.");
+    return;
+  }
+  numerics_table_->selectRow(row);
+  numerics_table_->scrollTo(numerics_->index(row, 0));
+  onNodeClicked(numerics_->result().rows[size_t(row)].node);
+}
+
+QWidget* Workbench::buildMinifierPanel() {
+  minifier_ = new MinifierPanel(this);
+  connect(minifier_, &MinifierPanel::reproReady, this, [this](const QString& repro) {
+    log_->appendPlainText("minifier: wrote " + repro);
+    open({repro});
+  });
+  return minifier_;
+}
+
+}  // namespace kiln::viewer
