@@ -10,6 +10,7 @@
 #include "compiler/loopir/extern_call.h"
 #include "compiler/loopir/lower.h"
 #include "compiler/loopir/print_ir.h"
+#include "compiler/runtime/compile_cache.h"
 #include "compiler/runtime/program_binding.h"
 #include "compiler/sched/schedule.h"
 
@@ -36,6 +37,21 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 size_t span_bytes(const Buffer& b) { return size_t(loopir::storage_span(b)) * element_size(b.dtype); }
+
+// The generated source says everything the cubin depends on but the target.
+// NVRTC's version is left out on purpose: naming it means loading NVRTC
+// (tens of milliseconds), which a hit must not pay, and any NVRTC's cubin for
+// an sm runs on that sm; a new Kiln build (in the key) starts afresh anyway.
+CacheKey cubin_cache_key(const std::string& source, int sm) {
+  CacheKey key;
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : source) h = (h ^ c) * 1099511628211ull;
+  key.graph_hash = h;
+  key.layout = std::to_string(source.size());
+  key.options = "cuda-cubin";
+  key.target = "sm_" + std::to_string(sm);
+  return key;
+}
 
 }  // namespace
 
@@ -93,15 +109,28 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     st.extern_groups += p.kernels[g.kernels.front()].kind == loopir::KernelKind::Extern;
   st.kernels = impl->source.kernels.size();
   if (!impl->source.kernels.empty()) {
-    Expected<NvrtcOutput> out = nvrtc_compile(impl->source.text, "kiln_graph.cu", sm, true);
-    if (!out) return out.status();
-    st.nvrtc_ms = out->ms;
-    st.ptx_bytes = out->ptx.size();
-    st.cubin_bytes = out->cubin.size();
-    if (options.keep_text) impl->stages.push_back({"ptx", out->ptx, out->ms});
+    // The stages want the PTX, which the cache does not keep: keep_text compiles.
+    CompileCache* cache = options.use_cache && !options.keep_text && !options.compile_only ? default_compile_cache() : nullptr;
+    CacheKey key = cubin_cache_key(impl->source.text, sm);
+    std::string image;
+    if (cache)
+      if (std::optional<std::string> hit = cache->lookup(key)) image = std::move(*hit), st.cache_hit = true;
+    if (image.empty()) {
+      Expected<NvrtcOutput> out = nvrtc_compile(impl->source.text, "kiln_graph.cu", sm, true);
+      if (!out) return out.status();
+      st.nvrtc_ms = out->ms;
+      st.ptx_bytes = out->ptx.size();
+      st.cubin_bytes = out->cubin.size();
+      if (options.keep_text) impl->stages.push_back({"ptx", out->ptx, out->ms});
+      image = out->cubin.empty() ? out->ptx : out->cubin;
+      if (cache && !out->cubin.empty())
+        (void)cache->store(key, out->cubin, "cubin sm_" + std::to_string(sm) + ", " + std::to_string(st.kernels) + " kernel(s)");
+    } else {
+      st.cubin_bytes = image.size();
+    }
     if (!options.compile_only) {
       auto t0 = Clock::now();
-      Expected<CudaModule> m = CudaModule::load(out->cubin.empty() ? out->ptx : out->cubin);
+      Expected<CudaModule> m = CudaModule::load(image);
       if (!m) return m.status();
       impl->module = std::move(*m);
       for (const CudaKernel& k : impl->source.kernels) {
@@ -126,6 +155,7 @@ struct CudaExecution::State {
   std::vector<Tensor> host_input;            // per buffer: the host tensor given for an input (outputs returns it)
   std::vector<size_t> given_input_index;     // caller's input k -> index into Program::inputs
   bool has_host_externs = false;
+  CudaGraph graph_replay;                    // reduce-overhead: the captured launches
 
   const CudaCompiledGraph::Impl& impl() const { return graph->impl(); }
   const loopir::Program& program() const { return impl().scheduled.program; }
@@ -301,6 +331,8 @@ CUdeviceptr CudaExecution::input_pointer(size_t k) const {
 
 Status CudaExecution::bind_input(size_t k, CUdeviceptr ptr) {
   if (k >= input_count()) return Status::error("input " + std::to_string(k) + " of " + std::to_string(input_count()));
+  if (s_->graph_replay.ready())
+    return Status::error("input " + std::to_string(k) + " cannot be rebound: a CUDA graph captured the old pointer");
   const ProgramBinding& bind = s_->impl().binding;
   size_t at = bind.input_slots[s_->given_input_index[k]];
   // Buffers sharing the input's storage (views of it) move with it.
@@ -315,6 +347,20 @@ Status CudaExecution::bind_input(size_t k, CUdeviceptr ptr) {
 }
 
 bool CudaExecution::capturable() const { return !s_->has_host_externs; }
+
+Status CudaExecution::replay(Stream& stream) {
+  if (!capturable())
+    return Status::error("reduce-overhead: the graph has extern kernels that run on the host; it cannot be captured");
+  if (!s_->graph_replay.ready()) {
+    if (Status st = s_->graph_replay.capture_begin(stream); !st.ok()) return st;
+    Status launched = launch(&stream);
+    // End the capture even when a launch failed, so the stream is usable again.
+    Status ended = s_->graph_replay.capture_end(stream);
+    if (!launched.ok()) return launched;
+    if (!ended.ok()) return ended;
+  }
+  return s_->graph_replay.replay(stream);
+}
 
 Status CudaExecution::launch(const Stream* stream) {
   State& st = *s_;

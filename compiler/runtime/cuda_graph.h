@@ -28,11 +28,15 @@ struct CudaCompileOptions {
   // "" takes KILN_INJECT_BUG from the environment; "none" ignores it.
   std::string inject_bug;
   int row_elements_per_thread = 32;  // codegen::cuda::LaunchChoice
+  // The SQLite compile cache (default_compile_cache()): the cubin keyed by the
+  // CUDA source, the target and NVRTC's version, so a hit skips NVRTC.
+  bool use_cache = true;
 };
 
 struct CudaCompileStats {
   double lower_ms = 0, schedule_ms = 0, emit_ms = 0, nvrtc_ms = 0, load_ms = 0, total_ms = 0;
   size_t kernels = 0, extern_groups = 0, ptx_bytes = 0, cubin_bytes = 0;
+  bool cache_hit = false;
 };
 
 class CudaCompiledGraph {
@@ -82,6 +86,12 @@ class CudaExecution {
   // synchronizes; such a graph is not capturable.
   Status launch(const codegen::cuda::Stream* stream = nullptr);
   bool capturable() const;
+  // mode="reduce-overhead": the first call records launch() on `stream` into
+  // a CUDA graph (driver stream capture), every call replays it, one launch
+  // for the whole graph. The graph holds the buffer pointers of its capture:
+  // inputs go through set_input (static input buffers), and bind_input
+  // afterwards is refused.
+  Status replay(codegen::cuda::Stream& stream);
   // Downloads the outputs (placeholder inputs returned as given).
   Expected<std::vector<Tensor>> outputs() const;
 

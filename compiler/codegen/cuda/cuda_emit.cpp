@@ -355,12 +355,64 @@ class Emitter {
     row_cache_.clear();
     cache_decls_.clear();
     row_dead_side_stores_ = row_iters_ > 0 ? dead_side_stores(plan) : std::set<std::string>{};
+    shared_values_ = row_iters_ > 0 ? values_shared_across_kernels(plan) : std::set<std::string>{};
+    row_values_.clear();
     row_group_ = true;
     emit_kernels(plan, true);
     row_group_ = false;
     out_ = &os;
     for (const std::string& d : cache_decls_) os << "    " << d << "\n";
     os << body.str();
+  }
+
+  // Values a later kernel of the row computes again at the same positions
+  // (fusion inlines `exp(x - max)` into both softmax's sum and its division;
+  // a half-precision row repeats its conversions): the earliest kernel keeps
+  // them in registers, the later ones read them there. Only the largest such
+  // expressions, and only while no kernel in between writes what they load.
+  std::set<std::string> values_shared_across_kernels(const GroupLoops& plan) {
+    std::map<std::string, std::set<std::string>> available;  // value key -> buffers it loads
+    std::set<std::string> needed;
+    for (const KernelLoops& kl : plan.kernels) {
+      if (kl.inner_ranges.empty() && kl.kernel->reduction_ranges.empty()) continue;
+      std::function<void(const ExprRef&)> find = [&](const ExprRef& e) {
+        if (e->op == ExprOp::Load || e->op == ExprOp::Constant) return;
+        if (std::string key = row_value_key(*e, kl); available.count(key)) {
+          needed.insert(key);
+          return;
+        }
+        for (const ExprRef& o : e->operands) find(o);
+      };
+      find(kl.body);
+      std::function<std::set<std::string>(const ExprRef&)> offer = [&](const ExprRef& e) {
+        std::set<std::string> loads;
+        if (e->op == ExprOp::Load) loads.insert(e->buffer);
+        for (const ExprRef& o : e->operands)
+          for (const std::string& b : offer(o)) loads.insert(b);
+        if (e->op != ExprOp::Load && e->op != ExprOp::Constant) available.emplace(row_value_key(*e, kl), loads);
+        return loads;
+      };
+      offer(kl.body);
+      std::set<std::string> written{kl.kernel->output};
+      for (const KernelLoops::SideStore& st : kl.side_stores) written.insert(st.buffer);
+      for (auto it = available.begin(); it != available.end();) {
+        bool stale = std::any_of(it->second.begin(), it->second.end(), [&](const std::string& b) { return written.count(b); });
+        it = stale ? available.erase(it) : std::next(it);
+      }
+    }
+    return needed;
+  }
+
+  std::string row_value_key(const Expr& e, const KernelLoops& kl) {
+    const bool red = kl.kernel->kind == KernelKind::Reduction;
+    const IndexRanges* saved = ranges_;
+    ranges_ = &kl.ranges;
+    key_var_base_ = red ? int64_t(kl.kernel->ranges.size()) : kl.first_inner;
+    std::string key = structural_key(e);
+    key_var_base_ = -1;
+    ranges_ = saved;
+    for (int64_t x : red ? kl.kernel->reduction_ranges : kl.inner_ranges) key += "," + std::to_string(x);
+    return key;
   }
 
   // Side stores whose buffer a later kernel of the group overwrites at the
@@ -591,11 +643,25 @@ class Emitter {
 
   std::string expr(const ExprRef& e) {
     if (auto it = memo_.find(e.get()); it != memo_.end()) return it->second;
+    std::string shared_key;
+    if (in_row_loop_ && !shared_values_.empty() && e->op != ExprOp::Load && e->op != ExprOp::Constant) {
+      std::string key = row_value_key(*e, *current_);
+      if (shared_values_.count(key)) {
+        if (auto it = row_values_.find(key); it != row_values_.end()) return memo_[e.get()] = it->second + slot();
+        shared_key = key;
+      }
+    }
     std::string v = compute(*e);
     if (is_relu(*e) && bug_ != InjectedBug::None) v = inject(v, e->dtype);
     std::string name = "t" + std::to_string(next_temp_++);
     *out_ << "        const " << ctype(e->dtype) << " " << name << " = " << v << ";\n";
     memo_[e.get()] = name;
+    if (!shared_key.empty()) {
+      std::string array = "rv_" + std::to_string(cache_decls_.size());
+      cache_decls_.push_back(ctype(e->dtype) + " " + array + "[" + std::to_string(row_iters_ * row_vec_) + "];");
+      row_values_[shared_key] = array;
+      *out_ << "        " << array << slot() << " = " << name << ";\n";
+    }
     return name;
   }
 
@@ -881,6 +947,8 @@ class Emitter {
   std::map<std::string, std::string> row_cache_;          // cache_key -> array
   std::vector<std::string> cache_decls_;
   std::set<std::string> row_dead_side_stores_;
+  std::set<std::string> shared_values_;          // row_value_key of values later kernels reuse
+  std::map<std::string, std::string> row_values_;  // row_value_key -> the register array holding it
   std::map<const Expr*, std::string> memo_;
   int next_temp_ = 0;
   const KernelLoops* sincos_scan_ = nullptr;  // the kernel sincos_both_ was found for
