@@ -7,9 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_GUI=OFF -DKILN_LLVM_STATIC=ON -DBUILD_TESTING=OFF >/dev/null
-ninja -C build-portable kiln-cli
+ninja -C build-portable kiln-cli kiln-codegen-fuzz
 rm -rf .portable/bundle && mkdir -p .portable/bundle/lib
 strip -o .portable/bundle/kiln-cli build-portable/app/kiln-cli
+strip -o .portable/bundle/kiln-codegen-fuzz build-portable/tools/kiln-codegen-fuzz
 # glibc and the C++ runtime come from the target machine; everything else travels.
 ldd build-portable/app/kiln-cli | awk '/=>/ {print $3}' | grep -vE 'lib(c|m|stdc\+\+|gcc_s)\.so' |
   while read -r lib; do cp -L "$lib" .portable/bundle/lib/; done
