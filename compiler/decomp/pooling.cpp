@@ -246,9 +246,72 @@ std::vector<Var> linear1d(Emitter& e, const DecompCall& c) {
   return one(squeeze_dims(e, out, {2}));
 }
 
+// Inductor's max-pool prims (core/ops/inductor_prims.cpp) as PyTorch defines
+// them: max_poolNd_with_indices plus index arithmetic. `first` is o * stride -
+// padding, the input position where window o starts along spatial dim d.
+struct PoolDims {
+  std::vector<int64_t> k, s, p, dil;
+};
+PoolDims pool_dims(const Bound& b, size_t ki, size_t si, size_t pi, size_t di) {
+  PoolDims w{b.ints(ki), b.ints(si), b.ints(pi), b.ints(di)};
+  size_t n = w.k.size();
+  KILN_USER_CHECK((n == 2 || n == 3) && w.s.size() == n && w.p.size() == n && w.dil.size() == n, b.op(),
+                  ": kernel_size, stride, padding and dilation must have 2 or 3 entries each, alike");
+  return w;
+}
+Var window_first(Emitter& e, Var like, const PoolDims& w, size_t d) {
+  const int64_t nd = e.dim(like), n = int64_t(w.k.size());
+  Shape bh(size_t(nd), 1);
+  bh[size_t(nd - n + int64_t(d))] = e.sizes(like)[size_t(nd - n + int64_t(d))];
+  Var o = view(e, arange(e, bh[size_t(nd - n + int64_t(d))], DType::Int64), bh);
+  return sub(e, mul(e, o, EArg(w.s[d])), EArg(w.p[d]));
+}
+Var floor_div(Emitter& e, Var a, int64_t b) {
+  return e.call1("aten::div.Scalar_mode", {a, b}, {{"rounding_mode", "floor"}});
+}
+
+std::vector<Var> max_pool_with_offsets(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  PoolDims w = pool_dims(b, 1, 2, 3, 4);
+  const size_t n = w.k.size();
+  std::vector<Var> r = e.call(n == 2 ? "aten::max_pool2d_with_indices.default" : "aten::max_pool3d_with_indices.default",
+                              {b.var(0), w.k, w.s, w.p, w.dil, b[5]});
+  Shape in = e.sizes(b.var(0));
+  Var rest = r.at(1), offset;
+  for (size_t d = 0; d < n; ++d) {
+    int64_t inner = 1;
+    for (size_t j = d + 1; j < n; ++j) inner *= in[in.size() - n + j];
+    Var pos = floor_div(e, rest, inner);
+    rest = sub(e, rest, mul(e, pos, EArg(inner)));
+    Var inc = floor_div(e, sub(e, pos, window_first(e, r[1], w, d)), w.dil[d]);
+    offset = d == 0 ? inc : add(e, mul(e, offset, EArg(w.k[d])), inc);
+  }
+  return {r[0], to_dtype(e, offset, DType::Int8)};
+}
+
+std::vector<Var> max_pool_offsets_to_indices(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  PoolDims w = pool_dims(b, 1, 3, 4, 5);
+  std::vector<int64_t> in = b.ints(2);
+  const size_t n = w.k.size();
+  KILN_USER_CHECK(in.size() == n, b.op(), ": input_size must have ", n, " entries");
+  Var rest = to_dtype(e, b.var(0), DType::Int64), flat;
+  for (size_t d = 0; d < n; ++d) {
+    int64_t inner = 1;
+    for (size_t j = d + 1; j < n; ++j) inner *= w.k[j];
+    Var kpos = d + 1 < n ? floor_div(e, rest, inner) : rest;
+    if (d + 1 < n) rest = sub(e, rest, mul(e, kpos, EArg(inner)));
+    Var pos = add(e, window_first(e, b.var(0), w, d), mul(e, kpos, EArg(w.dil[d])));
+    flat = d == 0 ? pos : add(e, mul(e, flat, EArg(in[d])), pos);
+  }
+  return one(flat);
+}
+
 }  // namespace
 
 void add_pooling_decomps(DecompTable& t) {
+  t["prims::_low_memory_max_pool_with_offsets.default"] = max_pool_with_offsets;
+  t["prims::_low_memory_max_pool_offsets_to_indices.default"] = max_pool_offsets_to_indices;
   t["aten::_adaptive_avg_pool2d.default"] = adaptive_avg_if_mean<2>;
   t["aten::_adaptive_avg_pool3d.default"] = adaptive_avg_if_mean<3>;
   t["aten::adaptive_avg_pool1d.default"] = adaptive_avg_if_mean<1>;

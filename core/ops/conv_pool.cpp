@@ -594,9 +594,12 @@ BackwardArgs backward_args(const OpArgs& args) {
   Shape expect = conv_output_shape(b.input, b.weight, Tensor(), b.setup);
   KILN_USER_CHECK(b.grad_output.sizes() == expect, "convolution_backward: expected grad_output of size ",
                   shape_str(expect), ", but got ", shape_str(b.grad_output.sizes()));
+  // bias_sizes shapes only the bias gradient: PyTorch passes [0] for a
+  // convolution without bias (and then output_mask[2] is false), so it is
+  // checked only when that gradient is asked for.
   auto bias_sizes = args.opt_ints(3);
   b.bias_size = bias_sizes ? *bias_sizes : Shape{expect[1]};
-  KILN_USER_CHECK(shape_numel(b.bias_size) == expect[1], "convolution_backward: bias_sizes ",
+  KILN_USER_CHECK(!b.mask[2] || shape_numel(b.bias_size) == expect[1], "convolution_backward: bias_sizes ",
                   shape_str(b.bias_size), " do not match the ", expect[1], " output channels");
   return b;
 }
