@@ -411,7 +411,10 @@ class Emitter {
     std::string key = structural_key(e);
     key_var_base_ = -1;
     ranges_ = saved;
-    for (int64_t x : red ? kl.kernel->reduction_ranges : kl.inner_ranges) key += "," + std::to_string(x);
+    for (int64_t x : red ? kl.kernel->reduction_ranges : kl.inner_ranges) {
+      key += ',';
+      key += std::to_string(x);
+    }
     return key;
   }
 
