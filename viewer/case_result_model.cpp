@@ -33,6 +33,14 @@ QVariant CaseResultModel::data(const QModelIndex& index, int role) const {
     }
   }
   if (role == Qt::ToolTipRole && index.column() == Reason) return QString::fromStdString(r.reason);
+  if (role == Qt::TextAlignmentRole && (index.column() == MaxAbs || index.column() == MaxRel))
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  // What the table sorts by: errors as numbers (as text "1e-07" would sort after "0.5").
+  if (role == SortRole) {
+    if (index.column() == MaxAbs) return r.max_abs;
+    if (index.column() == MaxRel) return r.max_rel;
+    return data(index, Qt::DisplayRole);
+  }
   return {};
 }
 

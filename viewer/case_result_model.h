@@ -12,6 +12,7 @@ class CaseResultModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column { Status, Id, Op, MaxAbs, MaxRel, Reason, ColumnCount };
+  static constexpr int SortRole = Qt::UserRole + 1;  // errors as numbers, the rest as shown
 
   using QAbstractTableModel::QAbstractTableModel;
   int rowCount(const QModelIndex& parent = {}) const override;

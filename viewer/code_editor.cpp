@@ -34,7 +34,7 @@ CodeEditor::CodeEditor(QWidget* parent) : QPlainTextEdit(parent) {
   setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
   gutter_ = new Gutter(this);
-  connect(this, &QPlainTextEdit::blockCountChanged, this, [this] { setViewportMargins(gutterWidth(), 0, 0, 0); });
+  connect(this, &QPlainTextEdit::blockCountChanged, this, [this] { setViewportMargins(notice_ ? 0 : gutterWidth(), 0, 0, 0); });
   connect(this, &QPlainTextEdit::updateRequest, this, [this](const QRect& rect, int dy) {
     if (dy) gutter_->scroll(0, dy);
     else gutter_->update(0, rect.y(), gutter_->width(), rect.height());
@@ -44,6 +44,9 @@ CodeEditor::CodeEditor(QWidget* parent) : QPlainTextEdit(parent) {
 }
 
 void CodeEditor::setCode(const QString& text, const QString& language) {
+  notice_ = false;
+  setPlaceholderText({});
+  gutter_->show();
   delete highlighter_;
   highlighter_ = nullptr;
   numbers_.clear();
@@ -53,6 +56,23 @@ void CodeEditor::setCode(const QString& text, const QString& language) {
   setPlainText(text);
   if (CodeHighlighter::knows(language)) highlighter_ = new CodeHighlighter(document(), language);
   setViewportMargins(gutterWidth(), 0, 0, 0);
+  updateSelections();
+}
+
+void CodeEditor::showNotice(const QString& text) {
+  setCode({}, {});
+  notice_ = true;
+  updateSelections();
+  // QPlainTextEdit draws its placeholder wrapped and greyed, and nothing in it can be selected.
+  setPlaceholderText(text);
+  gutter_->hide();
+  setViewportMargins(0, 0, 0, 0);
+}
+
+void CodeEditor::setWrapLines(bool on) {
+  setLineWrapMode(on ? QPlainTextEdit::WidgetWidth : QPlainTextEdit::NoWrap);
+  // Wrapped lines break at spaces where they can, so code stays readable.
+  setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
   updateSelections();
 }
 
@@ -142,8 +162,14 @@ void CodeEditor::updateSelections() {
     c.setAlpha(55);
     s.format.setBackground(c);
     s.format.setProperty(QTextFormat::FullWidthSelection, true);
+    // The whole block, so every row of a wrapped line is marked.
     s.cursor = QTextCursor(document()->findBlockByNumber(b));
+    s.cursor.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
     sels.push_back(s);
+  }
+  if (notice_) {  // nothing to point at: no current line either
+    setExtraSelections({});
+    return;
   }
   QTextEdit::ExtraSelection cur;
   cur.format.setBackground(QColor(0, 120, 215, 28));

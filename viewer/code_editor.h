@@ -21,6 +21,12 @@ class CodeEditor : public QPlainTextEdit {
   void setCode(const QString& text, const QString& language);
   // Line numbers shown in the gutter instead of 1..N (a sparse listing of known lines).
   void setLineNumbers(std::vector<int> numbers);
+  // Instead of code, a short message (wrapped, greyed, not selectable), e.g.
+  // that the source of a dump is not on this machine. setCode clears it.
+  void showNotice(const QString& text);
+  bool showsNotice() const { return notice_; }
+  // Long lines wrap at the panel's width (a gutter number per source line) or scroll sideways.
+  void setWrapLines(bool on);
   void markLine(int line, QColor colour, const QString& tooltip);
   void clearMarks();
   // Scrolls to a line (1-based, in the gutter's numbering) and puts the cursor there.
@@ -51,6 +57,7 @@ class CodeEditor : public QPlainTextEdit {
   std::vector<int> numbers_;
   std::map<int, QColor> marks_;
   std::map<int, QString> tips_;
+  bool notice_ = false;
 };
 
 }  // namespace kiln::viewer

@@ -19,6 +19,7 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
   proxy_ = new QSortFilterProxyModel(this);
   proxy_->setSourceModel(model_);
   proxy_->setFilterKeyColumn(-1);
+  proxy_->setSortRole(CaseResultModel::SortRole);
   proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -32,6 +33,8 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+  table_->setWordWrap(false);
   layout->addWidget(summary_);
   layout->addWidget(filter_);
   layout->addWidget(table_);

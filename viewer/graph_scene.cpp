@@ -1,6 +1,7 @@
 #include "viewer/graph_scene.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
@@ -140,13 +141,25 @@ BoxText box_text(const Graph& g, const SceneBox& box) {
   return {short_target(n), n.name};
 }
 
+double TextMetrics::text_width(const std::string& text, bool title) const {
+  const std::array<float, 128>& advance = title ? title_advance : subtitle_advance;
+  double w = 0;
+  for (char ch : text) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    w += c < 128 && advance[c] > 0 ? double(advance[c]) : char_width;
+  }
+  return w;
+}
+
 LayoutInput layout_input(const Graph& g, const GraphScene& scene, const TextMetrics& metrics) {
   LayoutInput in;
   in.boxes.reserve(scene.boxes.size());
+  // The painter leaves 6 units each side of the text; a cap keeps a long name from widening its whole rank.
+  const double padding = 16, cap = 28 * metrics.char_width;
   for (const SceneBox& b : scene.boxes) {
     BoxText t = box_text(g, b);
-    size_t chars = std::min<size_t>(std::max(t.title.size(), t.subtitle.size()), 28);
-    double width = std::max(64.0, double(chars) * metrics.char_width + 16);
+    double text = std::min(cap, std::max(metrics.text_width(t.title, true), metrics.text_width(t.subtitle, false)));
+    double width = std::max(64.0, std::ceil(text) + padding);
     double height = 2 * metrics.line_height + 10;
     if (b.is_scope()) width += 12, height += 8;  // room for the stacked-card look
     in.boxes.push_back({width, height});
@@ -169,6 +182,8 @@ uint64_t scene_layout_key(const Graph& g, const std::set<std::string>& expanded,
   h = mix(h, expanded.size());
   for (const std::string& s : expanded) h = mix(h, s);
   h = mix(h, uint64_t(metrics.char_width * 1000));
+  for (size_t c = 0; c < metrics.title_advance.size(); ++c)
+    h = mix(h, uint64_t(metrics.title_advance[c] * 64) * 131 + uint64_t(metrics.subtitle_advance[c] * 64));
   return mix(h, uint64_t(metrics.line_height * 1000));
 }
 

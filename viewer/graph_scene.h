@@ -9,6 +9,7 @@
 // that is not expanded; a node whose whole path is expanded is its own box.
 // Expanding "layer1" therefore shows "layer1.0", "layer1.1" as boxes: one
 // level at a time. A scope box that would hold a single node shows the node.
+#include <array>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -57,10 +58,14 @@ std::string short_target(const Node& n);
 // "f32[64, 3, 7, 7]" and the like, as print_readable annotates values.
 std::string describe_val(const Val& v);
 
-// Sizes from box_text with a fixed average character width, so the worker
-// needs no fonts; the painter elides whatever would not fit.
+// Sizes from box_text with per-character advances measured once on the GUI
+// thread (title bold, subtitle plain), so the worker needs no fonts and short
+// names always fit; the painter elides only what is over the width cap.
+// Without advances (tests), a fixed average character width.
 struct TextMetrics {
   double char_width = 7, line_height = 15;
+  std::array<float, 128> title_advance{}, subtitle_advance{};  // ASCII; others take char_width
+  double text_width(const std::string& text, bool title) const;
 };
 LayoutInput layout_input(const Graph& g, const GraphScene& scene, const TextMetrics& metrics);
 

@@ -21,6 +21,10 @@ namespace {
 constexpr double kMinZoom = 0.01, kMaxZoom = 4;
 // Below this zoom a fitted big graph is unreadable: the first view shows its top instead.
 constexpr double kFirstViewMinZoom = 0.35;
+// Edges of graphs with more boxes than this that span more ranks than this are drawn faint.
+constexpr size_t kFaintEdgeMinBoxes = 80;
+constexpr double kFaintEdgeRanks = 3.5;
+constexpr double kFaintEdgeWidth = 6;  // ... or run sideways further than this many rank heights
 }  // namespace
 
 GraphView::GraphView(QWidget* parent) : QWidget(parent), d_(std::make_unique<GraphViewState>()) {
@@ -37,6 +41,10 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent), d_(std::make_unique<Gra
   QFontMetricsF plain(d_->font), strong(bold);
   d_->metrics.char_width = std::max(plain.averageCharWidth(), strong.averageCharWidth()) * 1.05;
   d_->metrics.line_height = std::max(plain.height(), strong.height());
+  for (int c = 32; c < 127; ++c) {
+    d_->metrics.title_advance[size_t(c)] = float(strong.horizontalAdvance(QChar(c)));
+    d_->metrics.subtitle_advance[size_t(c)] = float(plain.horizontalAdvance(QChar(c)));
+  }
 }
 
 GraphView::~GraphView() {
@@ -130,6 +138,8 @@ void GraphView::adoptLayout(std::shared_ptr<const SceneLayout> result) {
   }
   d_->edges.clear();
   d_->edges.reserve(s.layout.edge_paths.size());
+  // A rank: a box and the gap under it (graph_layout.h's rank_gap).
+  const double rank_pitch = 2 * d_->metrics.line_height + 10 + LayoutOptions{}.rank_gap;
   for (const auto& pts : s.layout.edge_paths) {
     DrawnEdge e;
     if (pts.size() >= 4) {
@@ -143,6 +153,8 @@ void GraphView::adoptLayout(std::shared_ptr<const SceneLayout> result) {
       e.tip_direction = e.tip - from;
     }
     e.bounds = e.path.controlPointRect().adjusted(-4, -4, 4, 4);
+    e.faint = s.scene.boxes.size() > kFaintEdgeMinBoxes &&
+              (e.bounds.height() > kFaintEdgeRanks * rank_pitch || e.bounds.width() > kFaintEdgeWidth * rank_pitch);
     d_->edges.push_back(std::move(e));
   }
   d_->bounds = bounds.adjusted(-20, -20, 20, 20);
@@ -176,8 +188,16 @@ void GraphView::chooseFirstView() {
   double visible_width = width() / d_->zoom;
   d_->origin = QPointF(d_->bounds.center().x() - visible_width / 2, d_->bounds.top());
   if (d_->bounds.width() > visible_width) {
-    // Wide graphs: centre on the first box rather than on empty space.
-    if (!d_->boxes.empty()) d_->origin.setX(d_->boxes.front().center().x() - visible_width / 2);
+    // Wide graphs: centre on the first op (where the computation starts)
+    // rather than on empty space or on a row of inputs.
+    const SceneLayout& s = *d_->shown;
+    int first = d_->boxes.empty() ? -1 : 0;
+    for (NodeId id = 0; id < NodeId(d_->graph->size()); ++id)
+      if ((*d_->graph)[id].op == OpKind::CallFunction && s.scene.box_of_node[size_t(id)] >= 0) {
+        first = s.scene.box_of_node[size_t(id)];
+        break;
+      }
+    if (first >= 0) d_->origin.setX(d_->boxes[size_t(first)].center().x() - visible_width / 2);
   }
 }
 

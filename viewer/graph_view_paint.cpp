@@ -110,31 +110,46 @@ void GraphView::paintEvent(QPaintEvent*) {
   p.scale(zoom, zoom);
   p.translate(-d_->origin);
 
-  // Edges under boxes.
+  // Edges under boxes: faint long ones first, then the rest, then the hovered
+  // one and those of the selection on top.
   // Zoomed far out, edges fade so the boxes (the shape of the computation) stay visible.
-  QPen edge_pen(QColor(0x70, 0x78, 0x88, zoom >= kOutlineZoom ? 255 : 70), 1.0);
-  edge_pen.setCosmetic(true);
-  QPen hover_pen(selection_color(), 2.5);
-  hover_pen.setCosmetic(true);
+  const QColor edge_colour(0x70, 0x78, 0x88, zoom >= kOutlineZoom ? 255 : 70);
+  const QColor faint_colour(0x70, 0x78, 0x88, zoom >= kOutlineZoom ? 60 : 25);
+  QPen edge_pen(edge_colour, 1.0), faint_pen(faint_colour, 1.0), hot_pen(selection_color(), 2.0);
+  for (QPen* pen : {&edge_pen, &faint_pen, &hot_pen}) pen->setCosmetic(true);
   const bool arrows = zoom >= kOutlineZoom;
-  for (size_t i = 0; i < d_->edges.size(); ++i) {
+  std::vector<char> box_selected(d_->boxes.size(), 0);
+  if (!d_->selection.empty())
+    for (size_t b = 0; b < s.scene.boxes.size(); ++b)
+      for (NodeId m : s.scene.boxes[b].members) box_selected[b] |= d_->selected[size_t(m)];
+  auto draw_edge = [&](size_t i, const QPen& pen, const QColor& head_colour) {
     const DrawnEdge& e = d_->edges[i];
-    if (!e.bounds.intersects(visible)) continue;
-    const bool hot = int(i) == d_->hover_edge;
-    p.setPen(hot ? hover_pen : edge_pen);
+    p.setPen(pen);
     p.setBrush(Qt::NoBrush);
     p.drawPath(e.path);
-    if (arrows) {
-      double len = std::hypot(e.tip_direction.x(), e.tip_direction.y());
-      if (len > 0) {
-        QPointF u = e.tip_direction / len, n(-u.y(), u.x());
-        const double a = 7;
-        QPointF head[3] = {e.tip, e.tip - u * a + n * a * 0.45, e.tip - u * a - n * a * 0.45};
-        p.setBrush(hot ? selection_color() : QColor(0x70, 0x78, 0x88));
-        p.drawPolygon(head, 3);
+    if (!arrows) return;
+    double len = std::hypot(e.tip_direction.x(), e.tip_direction.y());
+    if (len <= 0) return;
+    QPointF u = e.tip_direction / len, n(-u.y(), u.x());
+    const double a = 7;
+    QPointF head[3] = {e.tip, e.tip - u * a + n * a * 0.45, e.tip - u * a - n * a * 0.45};
+    p.setPen(Qt::NoPen);
+    p.setBrush(head_colour);
+    p.drawPolygon(head, 3);
+  };
+  std::vector<size_t> hot;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < d_->edges.size(); ++i) {
+      const DrawnEdge& e = d_->edges[i];
+      if (e.faint != (pass == 0) || !e.bounds.intersects(visible)) continue;
+      const SceneEdge& se = s.scene.edges[i];
+      if (int(i) == d_->hover_edge || box_selected[size_t(se.from)] || box_selected[size_t(se.to)]) {
+        hot.push_back(i);
+        continue;
       }
+      draw_edge(i, e.faint ? faint_pen : edge_pen, e.faint ? faint_colour : edge_colour);
     }
-  }
+  for (size_t i : hot) draw_edge(i, hot_pen, selection_color());
 
   // Boxes.
   const bool text = zoom >= kTextZoom;

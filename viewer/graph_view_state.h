@@ -35,6 +35,9 @@ struct DrawnEdge {
   QRectF bounds;  // of the path, slightly grown, for culling and hover hit tests
   QPointF tip;    // where the arrowhead goes
   QPointF tip_direction;
+  // Spans many ranks in a big graph: drawn faint, so the long wires of saved
+  // activations and weights do not hide the local structure.
+  bool faint = false;
 };
 
 struct GraphViewState {

@@ -15,6 +15,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSpinBox>
+#include <QVBoxLayout>
 
 #include "core/graph/printer.h"
 
@@ -62,13 +63,16 @@ MinifierPanel::MinifierPanel(QWidget* parent) : QWidget(parent) {
   form->addRow("Timeout per candidate", timeout_);
   form->addRow("Injected bug", inject_);
   form->addRow(buttons);
-  form->addRow(progress_);
-  form->addRow(state_);
   layout->addLayout(form, 2);
+  // The run's state above its log, where there is room for a long path.
+  auto* run = new QVBoxLayout;
+  run->addWidget(progress_);
+  run->addWidget(state_);
   log_ = new QPlainTextEdit(this);
   log_->setReadOnly(true);
   log_->setPlaceholderText("Each accepted step of the minifier appears here.");
-  layout->addWidget(log_, 3);
+  run->addWidget(log_, 1);
+  layout->addLayout(run, 3);
   connect(minify_, &QPushButton::clicked, this, &MinifierPanel::start);
   connect(cancel_, &QPushButton::clicked, this, &MinifierPanel::cancel);
 }

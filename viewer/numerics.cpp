@@ -1,19 +1,22 @@
 #include "viewer/numerics.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/runtime/compiled_graph.h"
+#include "core/ops/registry.h"
 #include "core/ops/value.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
+#include "minifier/repro.h"
 
 namespace kiln::viewer {
 
 const char* rung_name(int rung) {
-  static const char* names[kRungs] = {"eager", "decomp_eager", "kiln"};
+  static const char* names[kRungs] = {"eager", "aot_eager", "decomp_eager", "kiln"};
   return rung >= 0 && rung < kRungs ? names[rung] : "?";
 }
 
@@ -46,6 +49,69 @@ Expected<Tensor> make_input(const Node& p, uint64_t& seed) {
   return Tensor::from_vector(v, sizes).to(*dt);
 }
 
+// A dump's graph as the CPU rungs can run it, computing the same: PyTorch
+// wraps a Python number given for a Tensor argument into a 0-d tensor (dumps
+// hold `aten.add.Tensor(num_batches_tracked, 1)`) where the op registry does
+// not, so such nodes run their `.Scalar` overload; and devices become the CPU.
+void make_runnable_on_cpu(Graph& g) {
+  for (Node& n : g.nodes) {
+    // The rungs run on the CPU: a dump made on a GPU names its device in factory calls.
+    std::function<void(Arg&)> to_cpu = [&](Arg& a) {
+      if (a.kind == Arg::Kind::Device && a.s.starts_with("cuda")) a.s = "cpu";
+      for (Arg& item : a.items) to_cpu(item);
+    };
+    for (Arg& a : n.args) to_cpu(a);
+    for (auto& kv : n.kwargs) to_cpu(kv.second);
+    if (n.op != OpKind::CallFunction || !n.target.ends_with(".Tensor") || n.args.size() < 2) continue;
+    Arg::Kind k = n.args[1].kind;
+    if (k != Arg::Kind::Int && k != Arg::Kind::Float && k != Arg::Kind::Bool) continue;
+    std::string scalar = n.target.substr(0, n.target.size() - 7) + ".Scalar";
+    if (op_registry().find(scalar)) n.target = scalar;
+  }
+}
+
+// The first call the eager kernels cannot run (kNoNode: none), such as a prims
+// op Kiln has no kernel for.
+NodeId first_unrunnable(const Graph& g) {
+  for (NodeId i = 0; i < NodeId(g.size()); ++i) {
+    const Node& n = g[i];
+    if (n.op != OpKind::CallFunction || n.target == "operator.getitem") continue;
+    if (op_registry().find(n.target) || pipeline::inplace_functional_twin(n.target) || pipeline::is_out_overload(n.target))
+      continue;
+    return i;
+  }
+  return kNoNode;
+}
+
+// `g` cut before node `stop`: every placeholder and the nodes before it, so
+// what comes before an op Kiln cannot run is still measured. Nodes keep their
+// ids (FX graphs list placeholders first); widen_outputs fills the output.
+Graph prefix_before(const Graph& g, NodeId stop) {
+  Graph p = g;
+  p.nodes.resize(size_t(stop));
+  for (NodeId i = stop; i < NodeId(g.size()); ++i)
+    if (g[i].op == OpKind::Placeholder) p.add(g[i]);
+  // Returning every value keeps the kiln rung's dead-code elimination from sweeping the prefix away.
+  std::vector<Arg> values;
+  for (NodeId i = 0; i < stop; ++i)
+    if (p[i].op == OpKind::CallFunction && p[i].meta.val.is_tensor()) values.push_back(Arg::node(i));
+  Node out;
+  out.op = OpKind::Output;
+  out.name = out.target = "output";
+  out.args = {Arg::tuple(std::move(values))};
+  p.add(std::move(out));
+  return p;
+}
+
+// The node a run_aten_graph error names ("node add_3 (aten::add.Tensor): ..."); kNoNode when none.
+NodeId failing_node(const Graph& g, const std::string& message) {
+  if (!message.starts_with("node ")) return kNoNode;
+  size_t end = message.find(" (");
+  if (end == std::string::npos) return kNoNode;
+  NodeId id = g.find(message.substr(5, end - 5));
+  return id != kNoNode && g[id].op == OpKind::CallFunction ? id : kNoNode;
+}
+
 // The graph returning every tensor-valued call node, and those nodes' names.
 Graph widen_outputs(const Graph& g, std::vector<std::string>& names) {
   Graph w = g;
@@ -75,6 +141,21 @@ Expected<std::map<std::string, Tensor>> run_widened(const Graph& g, const std::v
   return values;
 }
 
+// `g` through the named passes of the pipeline only, in the pipeline's order.
+Expected<Graph> run_passes(const Graph& g, const std::vector<std::string>& keep) {
+  pipeline::Options o;
+  for (const std::string& p : pipeline::graph_pass_pipeline())
+    if (std::find(keep.begin(), keep.end(), p) == keep.end()) o.disabled_passes.push_back(p);
+  pipeline::CompileResult c;
+  try {
+    c = pipeline::compile(g, std::move(o));
+  } catch (const std::exception& e) {
+    return Status::error(std::string("the passes failed: ") + e.what());
+  }
+  if (!c.status.ok()) return Status::error("the passes failed: " + c.status.message());
+  return std::move(c.graph);
+}
+
 void compare(const Tensor& got, const Tensor& ref, double& abs, double& rel) {
   if (got.sizes() != ref.sizes()) return;
   Tensor a = got.to(DType::Float64).contiguous(), b = ref.to(DType::Float64).contiguous();
@@ -94,8 +175,30 @@ void compare(const Tensor& got, const Tensor& ref, double& abs, double& rel) {
 
 }  // namespace
 
-Expected<NumericsResult> measure_numerics(const Graph& g, double tolerance, const std::atomic<bool>* cancel) {
+// The graph without its writes into inputs that nothing reads back (an AOT
+// graph's epilogue `copy_(num_batches_tracked, add)`): they change no value
+// the table shows, and the code generator lowers no in-place op.
+Graph without_unread_copies(Graph g) {
+  std::vector<std::vector<NodeId>> users = compute_users(g);
+  std::vector<bool> remove(g.size(), false);
+  bool any = false;
+  for (NodeId i = 0; i < NodeId(g.size()); ++i)
+    if (g[i].op == OpKind::CallFunction && g[i].target == "aten::copy_.default" && users[size_t(i)].empty())
+      remove[size_t(i)] = any = true;
+  if (any) remove_nodes(g, remove);
+  return g;
+}
+
+Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, const std::atomic<bool>* cancel) {
   auto stop = [&] { return cancel && cancel->load(); };
+  Graph g = shown;  // the same nodes, in the same order, as every rung can run them
+  make_runnable_on_cpu(g);
+  std::string cut;
+  if (NodeId stop = first_unrunnable(g); stop != kNoNode) {
+    cut = "measured the nodes before " + g[stop].name + " (" + g[stop].target +
+          "), which Kiln's eager kernels do not run; the nodes after it are not measured";
+    g = prefix_before(g, stop);
+  }
   std::vector<Value> inputs32, inputs64;
   uint64_t seed = 0x4b696c6e;
   for (const Node& n : g.nodes) {
@@ -105,32 +208,64 @@ Expected<NumericsResult> measure_numerics(const Graph& g, double tolerance, cons
     inputs32.push_back(*t);
     inputs64.push_back(is_floating(t->dtype()) ? t->to(DType::Float64) : *t);
   }
+  // Every run gets its own copies: a graph that writes an input (a dump's
+  // `copy_(num_batches_tracked, add)`) would otherwise feed the next run a
+  // changed value, and the integer inputs are shared by both widths.
+  auto fresh = [](const std::vector<Value>& in) {
+    std::vector<Value> out;
+    for (const Value& v : in) out.push_back(v.is_tensor() ? Value(v.to_tensor().clone()) : v);
+    return out;
+  };
   NumericsResult r;
   r.tolerance = tolerance;
+  if (!cut.empty()) r.notes.push_back(cut);
   // The fp64 reference: the same graph with widened inputs (ops that take an
   // explicit dtype keep theirs, as PyTorch's fp64 reference does).
-  auto ref = run_widened(g, inputs64);
+  auto ref = run_widened(g, fresh(inputs64));
+  // A node the kernels refuse (an argument form they do not support): measure what comes before it.
+  for (int retry = 0; !ref && retry < 8; ++retry) {
+    NodeId bad = failing_node(g, ref.status().message());
+    if (bad == kNoNode) break;
+    r.notes.push_back("measured the nodes before " + g[bad].name + ", which failed on the eager kernels: " +
+                      ref.status().message());
+    g = prefix_before(g, bad);
+    ref = run_widened(g, fresh(inputs64));
+  }
   if (!ref) return Status::error("the float64 reference run failed: " + ref.status().message());
   if (stop()) return Status::error("cancelled");
   std::map<std::string, Tensor> rung[kRungs];
-  if (auto e = run_widened(g, inputs32)) rung[0] = std::move(*e);
-  else r.notes.push_back(std::string("eager: ") + e.status().message());
+  auto run_rung = [&](int k, const Graph& graph) {
+    bool has_constants = false;
+    for (const Node& n : graph.nodes) has_constants |= n.op == OpKind::GetAttr;
+    if (has_constants) r.notes.push_back(std::string(rung_name(k)) + ": graphs with get_attr constants are not run here");
+    else if (auto v = run_widened(graph, fresh(inputs32))) rung[k] = std::move(*v);
+    else r.notes.push_back(std::string(rung_name(k)) + ": " + v.status().message());
+  };
+  run_rung(kEagerRung, g);
   if (stop()) return Status::error("cancelled");
+  // aot_eager and decomp_eager: the first passes of the pipeline alone, as
+  // AOTAutograd (functionalization) and Inductor's decomposition table are
+  // the first things a graph meets in PyTorch.
+  for (int k : {kAotEagerRung, kDecompEagerRung}) {
+    auto passed = run_passes(g, k == kAotEagerRung ? std::vector<std::string>{"functionalize"}
+                                                     : std::vector<std::string>{"functionalize", "decompose"});
+    if (passed) run_rung(k, *passed);
+    else r.notes.push_back(std::string(rung_name(k)) + ": " + passed.status().message());
+    if (stop()) return Status::error("cancelled");
+  }
   pipeline::CompileResult compiled;
   try {
-    compiled = pipeline::compile(g, {});
+    // Dumps print no annotation for tuple results (convolution_backward's);
+    // the code generator reads extern output sizes from them.
+    Graph annotated = without_unread_copies(g);
+    minify::propagate_meta_vals(annotated);
+    compiled = pipeline::compile(std::move(annotated), {});
   } catch (const std::exception& e) {
     compiled.status = Status::error(e.what());
   }
   if (!compiled.status.ok()) {
-    r.notes.push_back("decomp_eager, kiln: the graph passes failed: " + compiled.status.message());
+    r.notes.push_back("kiln: the graph passes failed: " + compiled.status.message());
   } else {
-    bool has_constants = false;
-    for (const Node& n : compiled.graph.nodes) has_constants |= n.op == OpKind::GetAttr;
-    if (has_constants) r.notes.push_back("decomp_eager: folded constants are not re-run here");
-    else if (auto d = run_widened(compiled.graph, inputs32)) rung[1] = std::move(*d);
-    else r.notes.push_back(std::string("decomp_eager: ") + d.status().message());
-    if (stop()) return Status::error("cancelled");
     runtime::CompileOptions co;
     co.fuse = false;
     auto code = runtime::CompiledGraph::compile(compiled.graph, co, compiled.constants.all());
@@ -138,8 +273,8 @@ Expected<NumericsResult> measure_numerics(const Graph& g, double tolerance, cons
       r.notes.push_back("kiln: " + code.status().message());
     } else {
       std::vector<Tensor> ts;
-      for (const Value& v : inputs32) ts.push_back(v.to_tensor());
-      if (auto k = (*code)->run_with_intermediates(ts)) rung[2] = std::move(*k);
+      for (const Value& v : fresh(inputs32)) ts.push_back(v.to_tensor());
+      if (auto k = (*code)->run_with_intermediates(ts)) rung[kKilnRung] = std::move(*k);
       else r.notes.push_back("kiln: " + k.status().message());
     }
   }
@@ -150,13 +285,17 @@ Expected<NumericsResult> measure_numerics(const Graph& g, double tolerance, cons
     NodeNumerics row;
     row.node = i;
     row.name = n.name;
-    row.target = n.target;
+    row.target = shown[i].target;  // as the graph says it, before make_runnable_on_cpu
     for (int k = 0; k < kRungs; ++k) {
       auto v = rung[k].find(n.name);
       if (v != rung[k].end()) compare(v->second, it->second, row.abs[k], row.rel[k]);
     }
     double w = row.worst_rel();
-    if (r.first_divergent < 0 && !std::isnan(w) && w > tolerance) r.first_divergent = int(r.rows.size());
+    if (r.first_divergent < 0 && !std::isnan(w) && w > tolerance) {
+      r.first_divergent = int(r.rows.size());
+      for (int k = kRungs - 1; k >= 0; --k)
+        if (!std::isnan(row.rel[k]) && row.rel[k] > tolerance) r.first_divergent_rung = k;
+    }
     r.rows.push_back(std::move(row));
   }
   return r;

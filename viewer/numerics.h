@@ -1,10 +1,16 @@
 #pragma once
 // Per-node numerics of one graph: every tensor a node computes, in float32 on
-// each rung of the ladder (eager kernels -> decomp_eager -> kiln), against the
-// same graph run in float64 on the eager kernels. The rungs run the graph with
-// its output widened to every node, so no extra interpreter is needed: the
-// ATen interpreter (compiler/pipeline/aten_interpreter.h) for eager and
-// decomp_eager, the CPU code generator's run_with_intermediates for kiln.
+// each rung of the ladder the issue names, against the same graph run in
+// float64 on the eager kernels:
+//   eager         the graph as shown, op by op on the eager kernels (in-place
+//                 ops with eager semantics);
+//   aot_eager     the graph as AOTAutograd hands it on: functionalized;
+//   decomp_eager  functionalized and decomposed to the core ATen set;
+//   kiln          every graph pass, then the CPU code generator.
+// A rung that differs from the one before it is the layer to suspect. The
+// rungs run the graph with its output widened to every node, so no extra
+// interpreter is needed: the ATen interpreter (compiler/pipeline/aten_interpreter.h)
+// for the first three, the CPU code generator's run_with_intermediates for kiln.
 // Nodes are matched across rungs by name; a node a pass replaced has no value
 // on the later rungs and shows as not measured.
 #include <atomic>
@@ -18,8 +24,9 @@
 
 namespace kiln::viewer {
 
-inline constexpr int kRungs = 3;
-const char* rung_name(int rung);  // "eager", "decomp_eager", "kiln"
+inline constexpr int kRungs = 4;
+enum Rung { kEagerRung, kAotEagerRung, kDecompEagerRung, kKilnRung };
+const char* rung_name(int rung);  // "eager", "aot_eager", "decomp_eager", "kiln"
 
 struct NodeNumerics {
   NodeId node = kNoNode;
@@ -35,6 +42,7 @@ struct NumericsResult {
   std::vector<NodeNumerics> rows;  // tensor-valued call nodes, graph order
   std::vector<std::string> notes;  // rungs that could not run and why
   int first_divergent = -1;        // row index of the first node over the tolerance
+  int first_divergent_rung = -1;   // the lowest rung over the tolerance at that node
   double tolerance = 1e-4;
 };
 

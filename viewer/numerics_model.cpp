@@ -39,7 +39,18 @@ QVariant NumericsModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant NumericsModel::headerData(int section, Qt::Orientation o, int role) const {
-  if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (o != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole && section >= FirstRung && section < FirstRung + 2 * kRungs) {
+    static const char* what[kRungs] = {
+        "the graph as shown, on the eager kernels in float32",
+        "functionalized, as AOTAutograd hands the graph on, on the eager kernels",
+        "functionalized and decomposed to core ATen ops, on the eager kernels",
+        "every graph pass, then Kiln's CPU code generator (unfused, so every node has a buffer)"};
+    int k = (section - FirstRung) / 2;
+    return QString("%1: %2.\n%3 against the same graph run in float64 on the eager kernels.")
+        .arg(rung_name(k), what[k], (section - FirstRung) % 2 == 0 ? "Max absolute error" : "Max |x - ref| / max |ref|");
+  }
+  if (role != Qt::DisplayRole) return {};
   if (section == Node) return QString("Node");
   if (section == Target) return QString("Op");
   int k = (section - FirstRung) / 2;

@@ -105,9 +105,11 @@ std::string language_of(const std::string& stage) {
   return "text";
 }
 
+}  // namespace
+
 // The graph passes on one half, then the code generator, appended as stages.
 // Provenance chains through the snapshots only: an unchanged pass makes no graph.
-void add_pipeline(SessionCompile& c, Graph g, const std::string& group, int parent, const LoadOptions& o) {
+void add_pipeline_stages(SessionCompile& c, Graph g, const std::string& group, int parent, const LoadOptions& o) {
   pipeline::CompileResult r;
   try {
     r = pipeline::compile(std::move(g), {});
@@ -165,8 +167,6 @@ void add_pipeline(SessionCompile& c, Graph g, const std::string& group, int pare
     c.stages.push_back(std::move(st));
   }
 }
-
-}  // namespace
 
 void SessionCompile::diagnostics_note(const std::string& group, const std::string& message) {
   std::string note = (group.empty() ? "" : group + ": ") + "no code generated: " + message;
@@ -296,7 +296,7 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
     }
     if (!joint.ok()) {
       c.stages.back().summary += "; no joint graph: " + joint.status().message();
-      add_pipeline(c, std::move(*aten), "", aten_index, o);
+      add_pipeline_stages(c, std::move(*aten), "", aten_index, o);
     } else {
       c.stages.push_back(graph_stage("aot_joint_graph", "", std::make_shared<const Graph>(joint->graph), secs,
                                      std::to_string(joint->num_primals) + " primals, " +
@@ -312,11 +312,11 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
                                      joint_index));
       int fw = int(c.stages.size()) - 1;
       // Each half with its passes and code right after it, so stepping reads like the pipeline.
-      add_pipeline(c, std::move(part.forward), "forward", fw, o);
+      add_pipeline_stages(c, std::move(part.forward), "forward", fw, o);
       c.stages.push_back(graph_stage("aot_backward_graph", "", std::make_shared<const Graph>(part.backward), 0,
                                      std::to_string(part.recomputed.size()) + " op(s) recomputed", joint_index));
       int bw = int(c.stages.size()) - 1;
-      add_pipeline(c, std::move(part.backward), "backward", bw, o);
+      add_pipeline_stages(c, std::move(part.backward), "backward", bw, o);
     }
     c.compile_seconds = since(t1);
     s->compiles.push_back(std::move(c));
@@ -490,6 +490,18 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
     }
     s->compiles.push_back(std::move(c));
   }
+  // An entry with nothing under it would only puzzle: say why instead.
+  if (s->compiles.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0)
+      return Status::error(path + ": the file is empty");
+    if (!tr->diagnostics.empty()) {
+      const trace::Diagnostic& d = tr->diagnostics.front();
+      return Status::error(d.file + ":" + std::to_string(d.line) + ": " + d.message +
+                           (tr->diagnostics.size() > 1 ? " (and " + std::to_string(tr->diagnostics.size() - 1) + " more problems)" : ""));
+    }
+    return Status::error(path + ": no compiled graph in it (no dynamo_start, graph or guard records)");
+  }
   // A minifier repro is its own source: the graph's lines are in it.
   if (tr->kind == trace::TraceKind::Minifier) s->source_file = path;
   if (!s->source_file.empty()) s->source_text = read_file(s->source_file);
@@ -502,6 +514,9 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
 Expected<std::shared_ptr<Session>> load_session(const std::string& path, const LoadOptions& o) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::error(path + ": no such file or folder");
+  if (path.ends_with(".pt2"))  // a zip, which the readers would misname
+    return Status::error(path + ": a torch.export archive; Kiln reads the TORCH_TRACE log of the run that exported it instead");
+  if (is_kiln_repro(path)) return load_kiln_repro(path, o);
   bool is_program = false;
   if (path.ends_with(".py") && std::filesystem::is_regular_file(path, ec)) {
     // A PyTorch minifier file has a `class Repro`; the rest are Kiln programs.

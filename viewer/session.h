@@ -114,10 +114,19 @@ struct LoadOptions {
   bool codegen = true;             // programs: generate code (LLVM IR, assembly) for every region
 };
 
-// A program (.py that is not a PyTorch repro) or anything open_trace reads.
+// A program (.py that is not a PyTorch repro), a Kiln repro, or anything open_trace reads.
 Expected<std::shared_ptr<Session>> load_session(const std::string& path, const LoadOptions& options = {});
 Expected<std::shared_ptr<Session>> load_program(const std::string& path, const LoadOptions& options = {});
 Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const LoadOptions& options = {});
+// A Kiln repro (what kiln-cli minify writes: a folder with graph.txt, or its
+// .zip): the graph, then Kiln's graph passes and code generator on it, as for
+// a program's region (session_repro.cpp).
+bool is_kiln_repro(const std::string& path);
+Expected<std::shared_ptr<Session>> load_kiln_repro(const std::string& path, const LoadOptions& options = {});
+// Shared by the loaders: `g` through every graph pass, then the code generator,
+// appended to `c` as stages of `group` ("", "forward", "backward") whose
+// provenance starts at stage `parent`.
+void add_pipeline_stages(SessionCompile& c, Graph g, const std::string& group, int parent, const LoadOptions& o);
 
 // A stage's graph: the program's snapshot, or the trace artifact parsed (cached
 // by the trace). Null with an error for code stages and unparsable payloads.

@@ -140,8 +140,7 @@ QVariant SessionModel::data(const QModelIndex& index, int role) const {
       switch (r.level) {
         case Level::Entry:
           if (col == Name) return QString::fromStdString(s.title);
-          if (col == Detail)
-            return QString("%1 · %2 compile(s)").arg(s.kind == Session::Kind::Program ? "program" : "trace").arg(s.compiles.size());
+          if (col == Detail) return s.compiles.size() == 1 ? QString("1 compile") : QString("%1 compiles").arg(s.compiles.size());
           if (col == Time) return seconds_text(s.load_seconds);
           return {};
         case Level::Frame:
@@ -172,13 +171,21 @@ QVariant SessionModel::data(const QModelIndex& index, int role) const {
       if (r.level == Level::Compile && col == Detail) return statusColor(c->status);
       return {};
     case Qt::ToolTipRole:
-      if (r.level == Level::Entry) return QString::fromStdString(s.path);
+      if (r.level == Level::Entry)
+        return QString("%1\n%2, %3 compile(s), opened in %4")
+            .arg(QString::fromStdString(s.path), s.kind == Session::Kind::Program ? "a Kiln program" : "a PyTorch dump")
+            .arg(s.compiles.size())
+            .arg(seconds_text(s.load_seconds));
       if (r.level == Level::Compile) {
-        QString tip = QString("%1:%2").arg(QString::fromStdString(c->file)).arg(c->line);
+        // The full name first: the column may have cut its middle.
+        QString tip = QString("[%1] %2\n%3:%4")
+                          .arg(QString::fromStdString(c->id), QString::fromStdString(c->function), QString::fromStdString(c->file))
+                          .arg(c->line);
         if (!c->status_note.empty()) tip += "\n" + QString::fromStdString(c->status_note);
         return tip;
       }
-      if (r.level == Level::Stage && !st->summary.empty()) return QString::fromStdString(st->summary);
+      if (r.level == Level::Stage)
+        return QString::fromStdString(st->name) + (st->summary.empty() ? QString() : "\n" + QString::fromStdString(st->summary));
       return {};
     case Qt::FontRole:
       if (r.level == Level::Entry && col == Name) {

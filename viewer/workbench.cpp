@@ -4,6 +4,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLineEdit>
+#include <QHBoxLayout>
 #include <QVBoxLayout>
 #include <QApplication>
 #include <QCloseEvent>
@@ -108,8 +109,8 @@ void Workbench::showEvent(QShowEvent* e) {
   // Docks laid out before the first show can push the window wider than asked: ask again.
   resize(1600, 1000);
   // Sensible first sizes: the tree and the side panels readable, the graph the biggest.
-  resizeDocks({session_dock_, source_dock_}, {width() * 27 / 100, width() / 4}, Qt::Horizontal);
-  resizeDocks({guards_dock_}, {height() * 3 / 10}, Qt::Vertical);
+  resizeDocks({session_dock_, source_dock_}, {width() * 28 / 100, width() * 24 / 100}, Qt::Horizontal);
+  resizeDocks({guards_dock_}, {height() * 29 / 100}, Qt::Vertical);
 }
 
 Workbench::~Workbench() {
@@ -139,23 +140,39 @@ void Workbench::buildDocks() {
   tree_ = new QTreeView(this);
   tree_->setModel(model_);
   tree_->setUniformRowHeights(true);
+  tree_->setIndentation(14);
+  // Sizes and times are never cut; long names lose their middle, keeping the
+  // "#3" that tells pass applications apart.
+  tree_->setTextElideMode(Qt::ElideMiddle);
   tree_->header()->setStretchLastSection(false);
+  tree_->header()->setMinimumSectionSize(24);
   tree_->header()->setSectionResizeMode(SessionModel::Name, QHeaderView::Stretch);
-  tree_->header()->setSectionResizeMode(SessionModel::Detail, QHeaderView::Interactive);
-  tree_->header()->resizeSection(SessionModel::Detail, 118);
+  tree_->header()->setSectionResizeMode(SessionModel::Detail, QHeaderView::ResizeToContents);
   tree_->header()->setSectionResizeMode(SessionModel::Time, QHeaderView::ResizeToContents);
   connect(tree_, &QTreeView::clicked, this, &Workbench::onTreeActivated);
   connect(tree_, &QTreeView::activated, this, &Workbench::onTreeActivated);
   QDockWidget* session = dock("Session", "session", tree_, Qt::LeftDockWidgetArea);
 
   source_ = new CodeEditor(this);
+  // A side panel is narrower than a program's longest lines: wrap them rather than cut them.
+  source_->setWrapLines(true);
   QDockWidget* source = dock("Source", "source", source_, Qt::RightDockWidgetArea);
   auto* code_box = new QWidget(this);
   auto* code_layout = new QVBoxLayout(code_box);
   code_layout->setContentsMargins(2, 2, 2, 2);
+  auto* code_bar = new QHBoxLayout;
   code_combo_ = new QComboBox(code_box);
+  code_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  code_combo_->setMinimumContentsLength(16);
   code_ = new CodeEditor(code_box);
-  code_layout->addWidget(code_combo_);
+  code_->setWrapLines(true);
+  auto* wrap = new QCheckBox("Wrap", code_box);
+  wrap->setChecked(true);
+  wrap->setToolTip("Wrap lines longer than the panel (off: scroll sideways)");
+  connect(wrap, &QCheckBox::toggled, code_, &CodeEditor::setWrapLines);
+  code_bar->addWidget(code_combo_, 1);
+  code_bar->addWidget(wrap);
+  code_layout->addLayout(code_bar);
   code_layout->addWidget(code_);
   connect(code_combo_, &QComboBox::activated, this, [this](int i) {
     if (!updating_) showCodeStage(code_combo_->itemData(i).toInt());
@@ -338,6 +355,11 @@ void Workbench::onSessionLoaded(std::shared_ptr<Session> s, const QString& path,
   log_->appendPlainText(QString("== opened %1 in %2 s%3").arg(path).arg(seconds, 0, 'f', 3).arg(note));
   for (const std::string& d : s->diagnostics) log_->appendPlainText("diagnostic: " + QString::fromStdString(d));
   if (!s->program_output.empty()) log_->appendPlainText(QString::fromStdString(s->program_output).trimmed());
+  // Frame rows say everything in their name: they span the columns.
+  for (int e = 0; e < model_->rowCount(); ++e) {
+    QModelIndex entry = model_->index(e, 0);
+    for (int r = 0; r < model_->rowCount(entry); ++r) tree_->setFirstColumnSpanned(r, entry, true);
+  }
   tree_->expand(model_->index(index, 0));
   for (int r = 0; r < model_->rowCount(model_->index(index, 0)); ++r) tree_->expand(model_->index(r, 0, model_->index(index, 0)));
   emit sessionOpened(index);

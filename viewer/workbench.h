@@ -38,7 +38,7 @@ class QTabWidget;
 class QTextBrowser;
 class QToolButton;
 class QTreeView;
-class QTreeWidget;
+class QTableWidget;
 class QDockWidget;
 
 namespace kiln {
@@ -74,6 +74,7 @@ class Workbench : public QMainWindow {
   // Selection in the most recently opened session; false when there is no such compile or stage.
   bool selectCompile(const QString& id);
   bool selectStage(const QString& name);
+  bool selectStageAt(int index);  // by position in the current compile's stage list
   void stepStage(int delta);  // previous/next, honouring "changed only"
   void setChangedOnly(bool on);
   void setDiffMode(bool on);
@@ -144,6 +145,7 @@ class Workbench : public QMainWindow {
   void onStageFailed(int stage, const QString& message);
   void onNodeClicked(NodeId id);
   void updateNodePanel();
+  void loadAllStageGraphs();
   void updateStepper();
   void showCodeStage(int stage);
   void fillCodeCombo();
@@ -181,7 +183,7 @@ class Workbench : public QMainWindow {
   SignatureModel* signature_;
   QTableView* guard_table_;
   QTableView* recompile_table_;
-  QTreeWidget* breaks_;
+  QTableWidget* breaks_;
   QLabel* signature_verdict_;
   NumericsModel* numerics_;
   QTableView* numerics_table_;

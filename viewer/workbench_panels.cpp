@@ -14,9 +14,10 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
-#include <QTreeWidget>
+#include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "viewer/code_editor.h"
@@ -33,7 +34,9 @@ namespace {
 
 const QColor kBreakLine(230, 120, 0), kGuardLine(60, 120, 220), kNodeLine(120, 120, 120);
 
-QTableView* make_table(QWidget* parent, QAbstractItemModel* model) {
+// wrap: long texts (guards, reasons) wrap inside their column and the rows
+// grow to fit them, rather than being cut; for short tables.
+QTableView* make_table(QWidget* parent, QAbstractItemModel* model, bool wrap = false) {
   auto* t = new QTableView(parent);
   t->setModel(model);
   t->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -41,7 +44,11 @@ QTableView* make_table(QWidget* parent, QAbstractItemModel* model) {
   t->verticalHeader()->hide();
   t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 6);
   t->horizontalHeader()->setStretchLastSection(true);
-  t->setWordWrap(false);
+  t->setWordWrap(wrap);
+  if (wrap) {
+    t->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    t->setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
+  }
   return t;
 }
 
@@ -66,6 +73,7 @@ QWidget* Workbench::buildGuardsPanel() {
   ll->setContentsMargins(4, 0, 4, 4);
   ll->addWidget(heading("Guards of the selected compile", left));
   guards_ = new GuardModel(this);
+  // Guards can be long (GLOBAL_STATE is a page of JSON): one row each, cut, the whole text in the tooltip.
   guard_table_ = make_table(left, guards_);
   guard_table_->horizontalHeader()->setSectionResizeMode(GuardModel::Kind, QHeaderView::ResizeToContents);
   guard_table_->horizontalHeader()->setSectionResizeMode(GuardModel::Guard, QHeaderView::Stretch);
@@ -105,33 +113,44 @@ QWidget* Workbench::buildGuardsPanel() {
   rl->setContentsMargins(4, 0, 4, 4);
   rl->addWidget(heading("Compiles and recompiles", right));
   recompiles_ = new RecompileModel(this);
-  recompile_table_ = make_table(right, recompiles_);
+  recompile_table_ = make_table(right, recompiles_, true);
   recompile_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // Function names of resumed frames are long (torch_dynamo_resume_in_f_at_4):
+  // updateGuards sizes the column to them, up to a cap, leaving the rest to the reason.
   recompile_table_->horizontalHeader()->setSectionResizeMode(RecompileModel::Function, QHeaderView::Interactive);
-  recompile_table_->horizontalHeader()->resizeSection(RecompileModel::Function, 150);
   recompile_table_->horizontalHeader()->setSectionResizeMode(RecompileModel::Reason, QHeaderView::Stretch);
   recompile_table_->horizontalHeader()->setStretchLastSection(false);
   connect(recompile_table_, &QTableView::clicked, this, [this](const QModelIndex& i) {
     showCompile(session_, recompiles_->compileAt(i.row()));
   });
-  rl->addWidget(recompile_table_, 3);
+  rl->addWidget(recompile_table_, 2);
   rl->addWidget(heading("Graph breaks", right));
-  breaks_ = new QTreeWidget(right);
-  breaks_->setHeaderLabels({"Line", "Reason", "Compile"});
-  breaks_->setRootIsDecorated(false);
+  // A table rather than a tree: its rows grow to show a wrapped reason whole.
+  breaks_ = new QTableWidget(0, 3, right);
+  breaks_->setHorizontalHeaderLabels({"Line", "Reason", "Compile"});
+  breaks_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  breaks_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  breaks_->setSelectionMode(QAbstractItemView::SingleSelection);
   breaks_->setWordWrap(true);
-  breaks_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-  breaks_->header()->setSectionResizeMode(1, QHeaderView::Stretch);
-  breaks_->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
-  breaks_->header()->setStretchLastSection(false);
-  connect(breaks_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
-    jumpToSource(item->data(0, Qt::UserRole).toString().toStdString(), item->text(0).toInt());
+  breaks_->setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
+  breaks_->verticalHeader()->hide();
+  breaks_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  breaks_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  breaks_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+  breaks_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+  breaks_->horizontalHeader()->setStretchLastSection(false);
+  breaks_->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+  connect(breaks_, &QTableWidget::cellClicked, this, [this](int row, int) {
+    QTableWidgetItem* item = breaks_->item(row, 0);
+    if (item) jumpToSource(item->data(Qt::UserRole).toString().toStdString(), item->text().toInt());
   });
-  rl->addWidget(breaks_, 2);
+  rl->addWidget(breaks_, 1);
   split->addWidget(right);
   split->setStretchFactor(0, 4);
   split->setStretchFactor(1, 3);
-  split->setStretchFactor(2, 4);
+  split->setStretchFactor(2, 5);
+  // The signature check needs little width; the recompile reasons need the most.
+  split->setSizes({400, 280, 480});
   return split;
 }
 
@@ -142,18 +161,28 @@ void Workbench::updateGuards() {
   if (recompiles_->rowCount() == 0 || !s || recompiles_property_session_ != s.get()) {
     recompiles_->setSession(s);
     recompiles_property_session_ = s.get();
+    QHeaderView* header = recompile_table_->horizontalHeader();
+    int fit = std::max(header->sectionSizeHint(RecompileModel::Function),
+                       static_cast<QAbstractItemView*>(recompile_table_)->sizeHintForColumn(RecompileModel::Function));
+    header->resizeSection(RecompileModel::Function, std::min(fit, 150));
   }
   for (int r = 0; r < recompiles_->rowCount(); ++r)
     if (recompiles_->compileAt(r) == compile_) recompile_table_->selectRow(r);
-  breaks_->clear();
+  breaks_->setRowCount(0);
   if (s)
     for (const SessionCompile& sc : s->compiles)
       for (const SessionBreak& b : sc.breaks) {
-        auto* item = new QTreeWidgetItem(breaks_, {QString::number(b.line), QString::fromStdString(b.reason), QString::fromStdString(sc.id)});
-        item->setData(0, Qt::UserRole, QString::fromStdString(b.file));
+        int row = breaks_->rowCount();
+        breaks_->insertRow(row);
+        auto* line = new QTableWidgetItem(QString::number(b.line));
+        line->setData(Qt::UserRole, QString::fromStdString(b.file));
+        auto* reason = new QTableWidgetItem(QString::fromStdString(b.reason));
         QString tip = QString::fromStdString(b.detail.empty() ? b.reason : b.detail);
         if (!b.code.empty()) tip += "\n\n" + QString::fromStdString(b.code);
-        item->setToolTip(1, tip);
+        reason->setToolTip(tip);
+        breaks_->setItem(row, 0, line);
+        breaks_->setItem(row, 1, reason);
+        breaks_->setItem(row, 2, new QTableWidgetItem(QString::fromStdString(sc.id)));
       }
   signature_->setInputs(c ? signature_of(*c) : std::vector<SignatureInput>{});
   checkSignature();
@@ -211,9 +240,9 @@ void Workbench::updateSource() {
       source_->setCode(text, "python");
       source_->setLineNumbers(numbers);
     } else {
-      source_->setCode(s->kind == Session::Kind::Trace ? "The source of this dump is not on this machine, and the dump quotes no lines of it."
-                                                      : "No source.",
-                       "");
+      source_->showNotice(s->kind == Session::Kind::Trace
+                              ? "The source of this dump is not on this machine, and the dump quotes no lines of it."
+                              : "No source.");
     }
   }
   source_->clearMarks();
@@ -252,7 +281,8 @@ QWidget* Workbench::buildNumericsPanel() {
   layout->setContentsMargins(4, 2, 4, 4);
   auto* bar = new QHBoxLayout;
   auto* measure = new QPushButton("Measure this stage", panel);
-  measure->setToolTip("Run the shown graph on every rung (eager, decomp_eager, kiln) and compare each node with float64 eager (Ctrl+M)");
+  measure->setToolTip("Run the shown graph on every rung (eager, aot_eager, decomp_eager, kiln) and compare each node "
+                      "with the graph run in float64 on the eager kernels (Ctrl+M)");
   tolerance_ = new QDoubleSpinBox(panel);
   tolerance_->setDecimals(8);
   tolerance_->setRange(0, 1);
@@ -314,10 +344,11 @@ void Workbench::measureNumerics() {
       if (stage != graph_stage_ || compile != compile_) return;
       QString notes = QString("%1 nodes measured against float64 eager.").arg(r.rows.size());
       if (r.first_divergent >= 0)
-        notes += QString(" First node over %1: <b>%2</b> (%3).")
+        notes += QString(" First node over %1: <b>%2</b> (%3), first on rung <b>%4</b>.")
                      .arg(r.tolerance)
                      .arg(QString::fromStdString(r.rows[size_t(r.first_divergent)].name),
-                          QString::fromStdString(r.rows[size_t(r.first_divergent)].target));
+                          QString::fromStdString(r.rows[size_t(r.first_divergent)].target),
+                          QString(rung_name(r.first_divergent_rung)));
       else
         notes += " No node is over the tolerance.";
       for (const std::string& n : r.notes) notes += "<br><span style='color:gray'>" + QString::fromStdString(n).toHtmlEscaped() + "</span>";

@@ -9,6 +9,8 @@
 #include <QTableView>
 #include <QTextBrowser>
 #include <QToolButton>
+#include <QAbstractItemView>
+#include <QStyle>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -55,16 +57,20 @@ QWidget* Workbench::buildStagePanel() {
   stage_combo_->setMinimumWidth(200);
   stage_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   stage_combo_->setMinimumContentsLength(18);
+  // Its list is as wide as the longest stage name, even when the box is not.
+  stage_combo_->view()->setMinimumWidth(360);
   changed_only_ = new QCheckBox("Changed only", panel);
   changed_only_->setToolTip("Skip the passes that left the graph unchanged");
   diff_ = new QCheckBox("Diff", panel);
   diff_->setToolTip("Mark what the pass changed: added (green), rewritten (orange); removed nodes are listed");
   colour_mode_ = new QComboBox(panel);
-  colour_mode_->addItems({"Colour: op kind", "Colour: fusion group", "Colour: numerics"});
+  colour_mode_->addItems({"Op kind", "Fusion group", "Numerics"});
+  colour_mode_->setToolTip("Colour the nodes by op kind, by fusion group, or by their error against float64 eager");
   find_ = new QLineEdit(panel);
-  find_->setPlaceholderText("Find node by name or op (Ctrl+F)");
+  find_->setPlaceholderText("Find node (Ctrl+F)");
+  find_->setToolTip("Find a node by name, op or op kind; Enter finds the next");
   find_->setClearButtonEnabled(true);
-  find_->setMaximumWidth(220);
+  find_->setMaximumWidth(180);
   auto* fit = new QToolButton(panel);
   fit->setText("Fit");
   fit->setToolTip("Fit the graph to the view");
@@ -75,6 +81,9 @@ QWidget* Workbench::buildStagePanel() {
   bar->addWidget(changed_only_);
   bar->addWidget(diff_);
   bar->addSpacing(8);
+  auto* colour = new QLabel("Colour", panel);
+  colour->setBuddy(colour_mode_);
+  bar->addWidget(colour);
   bar->addWidget(colour_mode_);
   bar->addWidget(find_);
   bar->addWidget(fit);
@@ -163,6 +172,13 @@ bool Workbench::selectStage(const QString& name) {
   return true;
 }
 
+bool Workbench::selectStageAt(int index) {
+  const SessionCompile* c = currentCompile();
+  if (!c || index < 0 || index >= int(c->stages.size())) return false;
+  showStage(index);
+  return true;
+}
+
 void Workbench::showCompile(int session, int compile, const QString& preferStage) {
   bool same_session = session == session_;
   if (!same_session) parsed_.clear();
@@ -232,10 +248,16 @@ void Workbench::updateStepper() {
     for (int i = 0; i < int(c->stages.size()); ++i) {
       const SessionStage& st = c->stages[size_t(i)];
       if (changed_only_->isChecked() && !st.changed && i != stage_) continue;
+      // Short labels, so the box shows whole names: code stages carry an icon,
+      // unchanged ones are grey (as in the session tree), both say so in the tooltip.
       QString label = QString::fromStdString(st.name);
-      if (!st.changed) label += "  (unchanged)";
-      if (st.kind == StageKind::Code) label += "  [code]";
-      stage_combo_->addItem(label, i);
+      if (st.kind == StageKind::Code) stage_combo_->addItem(style()->standardIcon(QStyle::SP_FileIcon), label, i);
+      else stage_combo_->addItem(label, i);
+      int row = stage_combo_->count() - 1;
+      if (!st.changed) stage_combo_->setItemData(row, QColor(Qt::gray), Qt::ForegroundRole);
+      stage_combo_->setItemData(row, label + (st.kind == StageKind::Code ? " (code, shown in the Code panel)" : "") +
+                                         (st.changed ? "" : " (unchanged: the pass left the graph as it was)"),
+                                Qt::ToolTipRole);
       if (i == stage_) stage_combo_->setCurrentIndex(stage_combo_->count() - 1);
     }
     prev_->setEnabled(step_stage(*c, stage_, -1, changed_only_->isChecked()) != stage_);
@@ -261,6 +283,8 @@ void Workbench::showStage(int stage) {
   stage_ = stage;
   graph_stage_ = stage;
   updateStepper();
+  // The minifier offers the graph on screen first.
+  minifier_->setCompile(s, compile_, stage);
   stage_requested_at_ = now_seconds();
   int ci = compile_, si = session_;
   std::vector<std::string> names = selection_;
@@ -359,10 +383,37 @@ void Workbench::onNodeClicked(NodeId id) {
   selection_stage_ = graph_stage_;
   graph_->selectNodes({id});
   updateNodePanel();
+  loadAllStageGraphs();
   // The innermost user frame is the line that made the node.
   if (!n.meta.stack.empty()) jumpToSource(n.meta.stack.back().file, n.meta.stack.back().line);
   for (int r = 0; r < int(numerics_->result().rows.size()); ++r)
     if (numerics_->result().rows[size_t(r)].node == id) numerics_table_->selectRow(r);
+}
+
+void Workbench::loadAllStageGraphs() {
+  // A dump's stages are parsed when first shown; the Node panel wants the
+  // selection in every stage, so parse the rest on the worker, then refill it.
+  auto s = currentSession();
+  const SessionCompile* c = currentCompile();
+  if (!s || !c) return;
+  std::vector<int> missing;
+  for (int i = 0; i < int(c->stages.size()); ++i)
+    if (c->stages[size_t(i)].kind == StageKind::Graph && c->stages[size_t(i)].changed && !loadedGraph(i)) missing.push_back(i);
+  if (missing.empty()) return;
+  int si = session_, ci = compile_;
+  viewer_->post("all stages", [this, s, si, ci, missing](JobContext& ctx) -> JobRunner::Done {
+    const SessionCompile& c = s->compiles[size_t(ci)];
+    std::map<int, std::shared_ptr<const Graph>> parsed;
+    for (int i : missing) {
+      if (ctx.cancelled()) break;
+      if (auto g = stage_graph(*s, c, c.stages[size_t(i)])) parsed[i] = *g;
+    }
+    return [this, si, ci, parsed] {
+      if (si != session_ || ci != compile_) return;
+      for (const auto& [i, g] : parsed) parsed_[{ci, i}] = g;
+      updateNodePanel();
+    };
+  });
 }
 
 bool Workbench::selectNodeByName(const QString& name) {

@@ -1,4 +1,5 @@
 #include <QAbstractItemModelTester>
+#include <QSortFilterProxyModel>
 #include <QtTest/QtTest>
 
 #include "viewer/case_result_model.h"
@@ -22,6 +23,22 @@ class TestCaseResultModel : public QObject {
     QCOMPARE(model.headerData(CaseResultModel::Op, Qt::Horizontal).toString(), QString("Op"));
     model.clear();
     QCOMPARE(model.rowCount(), 0);
+  }
+
+  // Errors sort as numbers: 2e-07 is smaller than 0.5 (as text it would not be).
+  void sorts_errors_as_numbers() {
+    CaseResultModel model;
+    model.append({"c000", "aten::exp.default", CaseStatus::Fail, 0.5, 0.5, ""});
+    model.append({"c001", "aten::cos.default", CaseStatus::Pass, 2e-07, 2e-07, ""});
+    model.append({"c002", "aten::sin.default", CaseStatus::Pass, 0.03, 0.03, ""});
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setSortRole(CaseResultModel::SortRole);
+    proxy.sort(CaseResultModel::MaxAbs, Qt::AscendingOrder);
+    QCOMPARE(proxy.index(0, CaseResultModel::Id).data().toString(), QString("c001"));
+    QCOMPARE(proxy.index(2, CaseResultModel::Id).data().toString(), QString("c000"));
+    proxy.sort(CaseResultModel::Id, Qt::DescendingOrder);
+    QCOMPARE(proxy.index(0, CaseResultModel::Id).data().toString(), QString("c002"));
   }
 };
 

@@ -2,6 +2,7 @@
 // asynchronously, scopes collapse and expand, find, clicks, colours, and the
 // two open-to-first-paint timings the workbench promises.
 #include <QElapsedTimer>
+#include <QFontMetricsF>
 #include <QHelpEvent>
 #include <QImage>
 #include <QSignalSpy>
@@ -376,6 +377,62 @@ class TestGraphView : public QObject {
       QVERIFY2(t.first_paint_ms < 6000, "target 2 s, 3x for a noisy CI machine");
       QVERIFY(distinct_colors(v.grab().toImage()) > 8);
     }
+  }
+
+  // Box widths come from the font's own advances: op names (bold) are never cut
+  // short ("permute" once showed as "pe...te"), whatever their letters.
+  void boxesFitTheirText() {
+    auto g = std::make_shared<Graph>();
+    Node x;
+    x.op = OpKind::Placeholder;
+    x.name = x.target = "x";
+    NodeId last = g->add(x);
+    for (const char* target : {"aten::permute.default", "aten::convolution.default", "aten::unsqueeze.default",
+                               "aten::squeeze.dims", "aten::mm.default", "aten::max_pool2d_with_indices.default"})
+      last = g->add(op_node(std::string(target).substr(6, 7), target, {last}, ""));
+    QFont plain;
+    plain.setPixelSize(11);  // GraphView's font
+    QFont bold = plain;
+    bold.setBold(true);
+    QFontMetricsF title(bold), subtitle(plain);
+    TextMetrics m;
+    m.char_width = title.averageCharWidth();  // as GraphView sets it; also the width cap's unit
+    for (int c = 32; c < 127; ++c) {
+      m.title_advance[size_t(c)] = float(title.horizontalAdvance(QChar(c)));
+      m.subtitle_advance[size_t(c)] = float(subtitle.horizontalAdvance(QChar(c)));
+    }
+    GraphScene scene = build_scene(*g, {});
+    LayoutInput in = layout_input(*g, scene, m);
+    for (size_t i = 0; i < scene.boxes.size(); ++i) {
+      BoxText t = box_text(*g, scene.boxes[i]);
+      // The painter draws text 6 units in from each side.
+      double inner = in.boxes[i].width - 12;
+      QVERIFY2(inner >= title.horizontalAdvance(QString::fromStdString(t.title)), t.title.c_str());
+      QVERIFY2(inner >= subtitle.horizontalAdvance(QString::fromStdString(t.subtitle)), t.subtitle.c_str());
+    }
+    // Another font is another layout: the cache must not hand back boxes of the old sizes.
+    TextMetrics wider = m;
+    wider.title_advance['m'] += 1;
+    QVERIFY(scene_layout_key(*g, {}, m) != scene_layout_key(*g, {}, wider));
+  }
+
+  // A big graph too wide to read when fitted opens at its top, at a readable
+  // zoom, with the first op of the computation on screen (not a corner of inputs).
+  void bigGraphFirstViewShowsWhereTheComputationStarts() {
+    auto g = reference_graph("aot_joint_graph");
+    GraphView v;
+    v.resize(760, 520);
+    v.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    QSignalSpy ready(&v, &GraphView::layoutReady);
+    v.setGraph(g);
+    QVERIFY(wait_layout(ready));
+    QVERIFY2(v.zoom() >= 0.35, qPrintable(QString::number(v.zoom())));
+    NodeId first_op = kNoNode;
+    for (NodeId id = 0; id < NodeId(g->size()) && first_op == kNoNode; ++id)
+      if ((*g)[id].op == OpKind::CallFunction) first_op = id;
+    QPoint p = v.nodeCenter(first_op);
+    QVERIFY2(QRect(0, 0, v.width(), v.height()).contains(p), qPrintable(QString("%1, %2").arg(p.x()).arg(p.y())));
   }
 
   void fiveThousandNodesOpenCollapsedWithinOneSecond() {

@@ -236,9 +236,22 @@ class TestSessionModel : public QObject {
       QVERIFY2(!std::isnan(n.rel[0]), n.name.c_str());
       QVERIFY2(n.rel[0] < 1e-5, n.name.c_str());
     }
-    bool kiln_measured = false;
-    for (const NodeNumerics& n : r->rows) kiln_measured |= !std::isnan(n.rel[2]);
-    QVERIFY2(kiln_measured, r->notes.empty() ? "" : r->notes.front().c_str());
+    // The ladder the issue names, in order, each rung measured on some node.
+    QCOMPARE(kRungs, 4);
+    const char* ladder[] = {"eager", "aot_eager", "decomp_eager", "kiln"};
+    for (int k = 0; k < kRungs; ++k) {
+      QCOMPARE(QString(rung_name(k)), QString(ladder[k]));
+      bool measured = false;
+      for (const NodeNumerics& n : r->rows) measured |= !std::isnan(n.rel[k]);
+      QVERIFY2(measured, qPrintable(QString("%1: %2").arg(ladder[k], r->notes.empty() ? "" : r->notes.front().c_str())));
+    }
+    QVERIFY2(r->notes.empty(), r->notes.empty() ? "" : r->notes.front().c_str());
+    // aten::linear is a node of eager and aot_eager; decomposition replaces it (permute, mm, add).
+    for (const NodeNumerics& n : r->rows)
+      if (n.target == "aten::linear.default") {
+        QVERIFY(!std::isnan(n.rel[kEagerRung]) && !std::isnan(n.rel[kAotEagerRung]));
+        QVERIFY(std::isnan(n.rel[kDecompEagerRung]) && std::isnan(n.rel[kKilnRung]));
+      }
     QCOMPARE(r->first_divergent, -1);
     // A tolerance of zero makes the first rounded node divergent.
     auto strict = measure_numerics(g, 0);
@@ -250,9 +263,57 @@ class TestSessionModel : public QObject {
     m.setResult(*strict);
     QCOMPARE(m.rowCount(), int(strict->rows.size()));
     QCOMPARE(m.columnCount(), 2 + 2 * kRungs);
-    QCOMPARE(m.headerData(NumericsModel::FirstRung + 5, Qt::Horizontal).toString(), QString("kiln rel"));
+    QCOMPARE(m.headerData(NumericsModel::FirstRung + 2, Qt::Horizontal).toString(), QString("aot_eager abs"));
+    QCOMPARE(m.headerData(NumericsModel::FirstRung + 7, Qt::Horizontal).toString(), QString("kiln rel"));
+    QVERIFY(m.headerData(NumericsModel::FirstRung + 3, Qt::Horizontal, Qt::ToolTipRole).toString().contains("functionalized"));
     m.clear();
     QCOMPARE(m.rowCount(), 0);
+  }
+
+  // The ladder tells which layer is wrong: with relu miscompiled on purpose
+  // (KILN_INJECT_BUG) only the kiln rung diverges, and first at relu.
+  void numericsLadderFindsTheLayer() {
+    const Graph& g = *demo_->find("0/0")->stage("aot_forward_graph")->graph;
+    qputenv("KILN_INJECT_BUG", "relu:accuracy");
+    auto r = measure_numerics(g, 1e-4);
+    qunsetenv("KILN_INJECT_BUG");
+    QVERIFY2(r.ok(), r.ok() ? "" : r.status().message().c_str());
+    QVERIFY(r->first_divergent >= 0);
+    const NodeNumerics& bad = r->rows[size_t(r->first_divergent)];
+    QCOMPARE(bad.target, std::string("aten::relu.default"));
+    QCOMPARE(r->first_divergent_rung, int(kKilnRung));
+    for (int k : {kEagerRung, kAotEagerRung, kDecompEagerRung}) QVERIFY2(bad.rel[k] < 1e-5, rung_name(k));
+    QVERIFY(bad.rel[kKilnRung] > 1e-4);
+  }
+
+  // A dump from a GPU run: devices become the CPU, `add.Tensor(x, 1)` runs,
+  // and an op Kiln has no kernel for ends the measurement there, said in a note.
+  void numericsOnAGpuDump() {
+    auto t = load_session(reference_dir_trace("s05_resnet18_train"));
+    QVERIFY(t.ok());
+    const SessionCompile& c = (*t)->compiles[0];
+    for (const char* name : {"aot_forward_graph", "aot_backward_graph"}) {
+      auto g = stage_graph(**t, c, *c.stage(name));
+      QVERIFY(g.ok());
+      auto r = measure_numerics(**g, 1e-4);
+      QVERIFY2(r.ok(), r.ok() ? "" : r.status().message().c_str());
+      int calls = 0, eager = 0, kiln = 0;
+      for (const Node& n : (*g)->nodes) calls += n.op == OpKind::CallFunction && n.meta.val.is_tensor();
+      for (const NodeNumerics& n : r->rows) {
+        eager += !std::isnan(n.rel[kEagerRung]);
+        kiln += !std::isnan(n.rel[kKilnRung]);
+        QCOMPARE(n.target, (**g)[n.node].target);  // as the graph says it
+        // Each run gets its own inputs: the graph's copy_ into num_batches_tracked
+        // once made `add` differ by 1 between the runs.
+        if (!std::isnan(n.rel[kEagerRung])) QVERIFY2(n.rel[kEagerRung] < 1e-4, n.name.c_str());
+      }
+      for (const std::string& note : r->notes) qInfo("note: %s", note.substr(0, 300).c_str());
+      qInfo("%s: %zu of %d tensor nodes measured (%d on kiln); %s", name, r->rows.size(), calls, kiln,
+            r->notes.empty() ? "" : r->notes.front().c_str());
+      QVERIFY2(eager >= 20 && kiln >= 20, name);
+      // Either everything was measured or a note says where it stopped.
+      QVERIFY(int(r->rows.size()) == calls || !r->notes.empty());
+    }
   }
 
   void badInputIsAnError() {

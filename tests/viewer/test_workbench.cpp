@@ -169,6 +169,53 @@ class TestWorkbench : public QObject {
     QDir(QFileInfo(m->torchRepro()).absolutePath()).removeRecursively();
   }
 
+  // The end-to-end run on a dump: open a reference trace, select a
+  // compile id, step through its stages, minify its forward graph (relu
+  // miscompiled on purpose) and check that the repro is written and opens.
+  void traceStepsThenMinifies() {
+    Workbench w;
+    w.show();
+    QSignalSpy opened(&w, &Workbench::sessionOpened);
+    w.open({QString::fromStdString(trace_dir("s02_linear_relu"))});
+    QVERIFY(opened.wait(30000));
+    QVERIFY(settle(w));
+    QVERIFY(w.selectCompile("0/0"));
+    QVERIFY(settle(w));
+    const SessionCompile* c = w.currentCompile();
+    QVERIFY(c);
+    for (int i = 0; i < int(c->stages.size()); ++i) {
+      QVERIFY(w.selectStageAt(i));
+      QVERIFY(stage_loaded(w, i));
+      QVERIFY2(!w.stageInfoText().startsWith("Cannot show"), qPrintable(w.stageInfoText()));
+    }
+    QVERIFY(w.selectStage("aot_forward_graph"));
+    QVERIFY(settle(w));
+    bool has_relu = false;
+    for (const Node& n : w.graphView()->graph()->nodes) has_relu |= n.target == "aten::relu.default";
+    QVERIFY(has_relu);
+    opened.clear();
+    MinifierPanel* m = w.minifierPanel();
+    m->setCliPath(KILN_CLI_PATH);
+    m->setCheck("accuracy");
+    m->setInjectBug("relu:accuracy");
+    QSignalSpy done(m, &MinifierPanel::finished);
+    m->start();
+    QVERIFY(m->isRunning());
+    QVERIFY(done.wait(180000));
+    QVERIFY2(done.front().at(0).toBool(), qPrintable(m->log()));
+    QVERIFY(QFileInfo::exists(m->reproPath() + "/graph.txt"));
+    QVERIFY(QFileInfo::exists(m->torchRepro()));
+    QVERIFY(opened.wait(30000));  // the repro.py, as a new entry
+    auto repro = w.currentSession();
+    QVERIFY(QString::fromStdString(repro->path).endsWith("repro.py"));
+    // What is left is the relu, alone.
+    QVERIFY(settle(w));
+    int calls = 0;
+    for (const Node& n : w.graphView()->graph()->nodes) calls += n.op == OpKind::CallFunction;
+    QCOMPARE(calls, 1);
+    QDir(QFileInfo(m->torchRepro()).absolutePath()).removeRecursively();
+  }
+
   void dropAndRecentFiles() {
     Workbench w;
     w.show();
