@@ -2,9 +2,11 @@
 
 #include <cstring>
 #include <functional>
+#include <set>
 #include <type_traits>
 
 #include "compiler/passes/dead_code_elimination.h"
+#include "compiler/passes/graph_editor.h"
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/emitter.h"
 #include "core/graph/hash.h"
@@ -54,6 +56,21 @@ Val val_of(const Value& v) {
   return Val();
 }
 
+// A meta value from a file's annotation: a tensor, or a tuple of them; none otherwise.
+Value meta_value_of(const Val& v) {
+  if (v.kind == Val::Kind::Tuple || v.kind == Val::Kind::List) {
+    ValueList items;
+    for (const Val& x : v.items) {
+      Value item = meta_value_of(x);
+      if (item.is_none()) return Value();
+      items.push_back(std::move(item));
+    }
+    return Value(std::move(items));
+  }
+  std::optional<Tensor> t = pipeline::meta_tensor_of(v);
+  return t ? Value(*t) : Value();
+}
+
 Tensor meta_like(const Tensor& t) { return Tensor::meta_strided(t.sizes(), t.strides(), t.dtype()); }
 
 Value as_meta(const Value& v) {
@@ -86,14 +103,129 @@ std::optional<std::string> overload_taking(const std::string& target, const Valu
   return std::nullopt;
 }
 
+// A Python number where the schema says Tensor that no other overload takes
+// (`aten.sub.Tensor(1, x)`, as tanh's backward prints): PyTorch wraps it
+// into a 0-dim tensor. The wrapper's dtype is chosen so type promotion gives
+// what a wrapped number gives: the tensors' own dtype when the number's
+// category (bool < int < float) is not above theirs, else the category's
+// default dtype (int64, float32).
+struct NumberWrap {
+  size_t node = 0, arg = 0;
+  DType dtype = DType::Float32;
+};
+
+bool is_number(const Arg& a) { return a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Float || a.kind == Arg::Kind::Bool; }
+
+int category(DType d) { return d == DType::Bool ? 0 : is_floating(d) ? 2 : 1; }
+
+std::optional<DType> wrapped_number_dtype(const ValueList& args, const Value& number) {
+  const int number_category = number.is_bool() ? 0 : number.is_int() ? 1 : 2;
+  std::optional<DType> tensors;
+  for (const Value& a : args)
+    if (a.is_tensor()) tensors = tensors ? promote_types(*tensors, a.to_tensor().dtype()) : a.to_tensor().dtype();
+  if (tensors && category(*tensors) >= number_category) return tensors;
+  static constexpr DType kDefault[] = {DType::Bool, DType::Int64, DType::Float32};
+  return kDefault[number_category];
+}
+
+// The node's meta with its numbers in Tensor slots wrapped; nullopt when
+// there are none or the op still rejects the arguments.
+std::optional<ValueList> meta_with_wrapped_numbers(const Node& n, size_t node, ValueList args, const KwargList& kwargs,
+                                                   std::vector<NumberWrap>& wraps) {
+  const OpDef* def = op_registry().find(n.target);
+  if (!def) return std::nullopt;
+  std::vector<NumberWrap> mine;
+  for (size_t i = 0; i < args.size() && i < def->schema.args.size(); ++i) {
+    const ArgType& type = def->schema.args[i].type;
+    if (type.base != ArgType::Base::Tensor || type.is_list || !is_number(n.args[i])) continue;
+    if (!(args[i].is_int() || args[i].is_float() || args[i].is_bool())) continue;
+    std::optional<DType> d = wrapped_number_dtype(args, args[i]);
+    if (!d) continue;
+    mine.push_back({node, i, *d});
+  }
+  if (mine.empty()) return std::nullopt;
+  for (const NumberWrap& w : mine) args[w.arg] = Value(Tensor::meta_strided({}, {}, w.dtype));
+  try {
+    Expected<ValueList> r = call_meta(n.target, args, kwargs);
+    if (!r) return std::nullopt;
+    wraps.insert(wraps.end(), mine.begin(), mine.end());
+    return std::move(*r);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// Gives each wrap an aten.scalar_tensor node just before the node that reads
+// it. Arguments only refer to earlier nodes, so each node's references are
+// renumbered as it is copied.
+void insert_number_wrappers(Graph& g, const std::vector<NumberWrap>& wraps) {
+  std::set<std::string> names;
+  for (const Node& n : g.nodes) names.insert(n.name);
+  std::vector<Node> nodes;
+  std::vector<NodeId> new_id(g.size());
+  std::function<void(Arg&)> renumber = [&](Arg& a) {
+    if (a.kind == Arg::Kind::Node) a.i = new_id[size_t(a.i)];
+    for (Arg& item : a.items) renumber(item);
+  };
+  size_t w = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    Node n = std::move(g.nodes[i]);
+    for (Arg& a : n.args) renumber(a);
+    for (auto& kv : n.kwargs) renumber(kv.second);
+    for (; w < wraps.size() && wraps[w].node == i; ++w) {
+      Node s;
+      s.op = OpKind::CallFunction;
+      s.name = "scalar_tensor";
+      for (int k = 1; names.count(s.name); ++k) s.name = "scalar_tensor_" + std::to_string(k);
+      names.insert(s.name);
+      s.target = "aten::scalar_tensor.default";
+      s.args = {n.args[wraps[w].arg]};
+      s.kwargs = {{"dtype", Arg::dtype(std::string(dtype_name(wraps[w].dtype)))}};
+      s.meta.stack = n.meta.stack;
+      n.args[wraps[w].arg] = Arg::node(NodeId(nodes.size()));
+      nodes.push_back(std::move(s));
+    }
+    new_id[i] = NodeId(nodes.size());
+    nodes.push_back(std::move(n));
+  }
+  g.nodes = std::move(nodes);
+}
+
+// Makes a graph PyTorch printed one Kiln's eager kernels run: prims ops its
+// registry lacks become the ATen op that computes the same (the code
+// generators treat them alike), and device arguments (factories of a CUDA
+// graph: `full(..., device=cuda:0)`) become the CPU, where candidates run.
+// The repro writers move devices to the one asked for again.
+void arg_devices_to_cpu(Arg& a) {
+  if (a.kind == Arg::Kind::Device && a.s != "cpu" && a.s != "meta") a.s = "cpu";
+  for (Arg& item : a.items) arg_devices_to_cpu(item);
+}
+
+void legalize(Graph& g) {
+  for (Node& n : g.nodes) {
+    if (n.op != OpKind::CallFunction) continue;
+    for (Arg& a : n.args) arg_devices_to_cpu(a);
+    for (auto& kv : n.kwargs) arg_devices_to_cpu(kv.second);
+    if (n.target != "prims::convert_element_type.default" || n.args.size() != 2 || !n.kwargs.empty()) continue;
+    n.target = "aten::_to_copy.default";
+    n.kwargs = {{"dtype", n.args[1]}};
+    n.args.resize(1);
+  }
+}
+
 }  // namespace
 
-Status annotate(Candidate& c) {
+namespace {
+
+// One pass of meta propagation; numbers that need wrapping are wrapped in
+// the metas and listed in `wraps` for the caller to make nodes of.
+Status annotate_pass(Candidate& c, std::vector<NumberWrap>& wraps, std::string* failed_node) {
   Graph& g = c.graph;
   std::vector<Value> metas(g.size());
   size_t next_input = 0;
   for (size_t i = 0; i < g.size(); ++i) {
     Node& n = g.nodes[i];
+    if (failed_node) *failed_node = n.name;  // left naming the node an error returns at
     if (n.op == OpKind::Placeholder) {
       if (next_input >= c.inputs.size())
         return Status::error("placeholder '" + n.name + "' has no input (" + std::to_string(c.inputs.size()) + " given)");
@@ -105,27 +237,56 @@ Status annotate(Candidate& c) {
     if (n.op != OpKind::CallFunction) continue;
     if (n.target == "operator.getitem" && n.args.size() == 2 && n.args[0].is_node() && n.args[1].kind == Arg::Kind::Int) {
       const Value& tuple = metas[size_t(n.args[0].node_id())];
+      if (tuple.is_none() && n.meta.val.is_tensor()) {  // an item of an op Kiln does not know: as annotated
+        metas[i] = meta_value_of(n.meta.val);
+        continue;
+      }
       if (!tuple.is_list() || n.args[1].i < 0 || size_t(n.args[1].i) >= tuple.to_list().size())
         return Status::error("node '" + n.name + "': getitem of a value that is not a tuple of that length");
       metas[i] = tuple.to_list()[size_t(n.args[1].i)];
       n.meta.val = val_of(metas[i]);
       continue;
     }
-    if (!op_registry().find(n.target)) continue;  // unknown ops keep what the input file said
+    // Ops the registry does not have keep what the input file annotated, so
+    // an oracle (real PyTorch) can still minify graphs that hold them.
+    if (!op_registry().find(n.target)) {
+      // An in-place op (relu_) or an out= overload returns the tensor it writes.
+      const Arg* written = nullptr;
+      if (pipeline::inplace_functional_twin(n.target) && !n.args.empty()) written = &n.args[0];
+      if (pipeline::is_out_overload(n.target))
+        for (const auto& [k, a] : n.kwargs)
+          if (k == "out") written = &a;
+      if (written && written->is_node() && metas[size_t(written->node_id())].is_tensor()) {
+        metas[i] = metas[size_t(written->node_id())];
+        n.meta.val = val_of(metas[i]);
+      } else {
+        metas[i] = meta_value_of(n.meta.val);
+      }
+      continue;
+    }
+    std::string unknown_input;
     auto node_value = [&](NodeId id) -> std::optional<Value> {
-      if (metas[size_t(id)].is_none()) return std::nullopt;
+      if (metas[size_t(id)].is_none()) {
+        if (unknown_input.empty()) unknown_input = g[id].name + "' (" + g[id].target;
+        return std::nullopt;
+      }
       return metas[size_t(id)];
+    };
+    auto unknown = [&](const Status& s) {
+      if (unknown_input.empty()) return Status::error("node '" + n.name + "': " + s.message());
+      return Status::error("node '" + n.name + "' reads '" + unknown_input +
+                           "'), whose result is not known: an op Kiln's registry does not have, with no annotation in the file");
     };
     ValueList args;
     KwargList kwargs;
     for (const Arg& a : n.args) {
       Expected<Value> v = pipeline::arg_value(a, node_value);
-      if (!v) return Status::error("node '" + n.name + "': " + v.status().message());
+      if (!v) return unknown(v.status());
       args.push_back(std::move(*v));
     }
     for (const auto& [k, a] : n.kwargs) {
       Expected<Value> v = pipeline::arg_value(a, node_value);
-      if (!v) return Status::error("node '" + n.name + "': " + v.status().message());
+      if (!v) return unknown(v.status());
       kwargs.emplace_back(k, std::move(*v));
     }
     Expected<ValueList> r = Status::error("");
@@ -138,15 +299,30 @@ Status annotate(Candidate& c) {
       if (std::optional<std::string> other = overload_taking(n.target, args, kwargs)) {
         n.target = *other;
         r = call_meta(n.target, args, kwargs);
+      } else if (std::optional<ValueList> wrapped = meta_with_wrapped_numbers(n, i, args, kwargs, wraps)) {
+        r = std::move(*wrapped);
       }
     }
     if (!r) return Status::error("node '" + n.name + "' (" + n.target + "): " + r.status().message());
     metas[i] = r->size() == 1 ? as_meta((*r)[0]) : as_meta(Value(*r));
     n.meta.val = val_of(metas[i]);
   }
+  if (failed_node) failed_node->clear();
   if (next_input != c.inputs.size())
     return Status::error(std::to_string(c.inputs.size()) + " inputs for " + std::to_string(next_input) + " placeholders");
   return Status();
+}
+
+}  // namespace
+
+Status annotate(Candidate& c, std::string* failed_node) {
+  legalize(c.graph);
+  std::vector<NumberWrap> wraps;
+  Status s = annotate_pass(c, wraps, failed_node);
+  if (!s || wraps.empty()) return s;
+  insert_number_wrappers(c.graph, wraps);
+  wraps.clear();
+  return annotate_pass(c, wraps, failed_node);
 }
 
 namespace {

@@ -41,8 +41,17 @@ CandidateSize size_of(const Candidate& c);
 
 // Sets meta['val'] of every placeholder from its input and of every call
 // node from the ops' meta functions. A candidate whose ops reject their
-// arguments (a shape shrunk below what a view needs) is an error naming the node.
-Status annotate(Candidate& c);
+// arguments (a shape shrunk below what a view needs) is an error naming the
+// node (also in `failed_node`, when given).
+//
+// Graphs as PyTorch prints them are first made ones Kiln's kernels run, with
+// the same meaning: prims.convert_element_type becomes aten._to_copy,
+// device arguments the CPU, and a Python number where the schema wants a
+// Tensor (`aten.sub.Tensor(1, x)`) an aten.scalar_tensor node, as PyTorch's
+// argument parser wraps it (unless another overload of the op takes the
+// number: `mul.Tensor(x, 2)` becomes `mul.Scalar`). Ops the registry lacks keep
+// their annotated meta (an oracle can still run them).
+Status annotate(Candidate& c, std::string* failed_node = nullptr);
 
 // The evaluation cache's key: the graph's structural hash, the inputs'
 // dtypes and sizes, and their bytes (accuracy depends on the values).

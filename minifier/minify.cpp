@@ -152,7 +152,13 @@ Expected<MinifyResult> minify(Candidate input, const MinifyOptions& options) {
   Verdict original = options.resume_original ? *options.resume_original : first;
   if (!first.failed())
     return Status::error(std::string(options.resume_original ? "the journal's last candidate" : "the input") +
-                         " does not fail: " + (first.detail.empty() ? "it passes the check" : first.detail));
+                         " does not fail --check " + describe(options.predicate) + ": " +
+                         (first.detail.empty() ? "it passes the check" : first.detail) + "; nothing to minify");
+  if (!options.resume_original && (first.kind == "timeout" || first.kind == "oom") && !options.predicate.allow_drift)
+    return Status::error("the input's own evaluation hit a limit (" + first.detail + "): raise " +
+                         (first.kind == "timeout" ? "--timeout" : "--memory-mb") +
+                         " to check it, or pass --allow-drift to minify the " +
+                         (first.kind == "timeout" ? "hang" : "out-of-memory") + " itself");
   if (!options.resume_original && first.kind != kind_expected(options.predicate.kind) && !options.predicate.allow_drift)
     return Status::error("the input fails differently from what --check " + std::string(check_name(options.predicate.kind)) +
                          " looks for: " + first.kind + ": " + first.detail + " (--allow-drift minifies it anyway)");

@@ -22,7 +22,8 @@ struct CpuCompile {
 CpuCompile compile_cpu(const Graph& g, const std::string& inject_bug, bool fuse = true);
 
 // The graph run by the ATen interpreter; with `fp64`, floating inputs are
-// widened to float64 first (the reference PyTorch's minifier compares with).
+// widened to float64 first and the graph's floating dtype arguments (its own
+// casts) become float64 (the reference PyTorch's minifier compares with).
 Expected<std::vector<Tensor>> run_eager(const Candidate& c, bool fp64);
 
 // Every call node's value (single tensors only), keyed by node name.

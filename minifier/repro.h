@@ -7,10 +7,12 @@
 //        predicate.json, README.txt) and a PyTorch repro.py in the after_aot style.
 // Malformed files give a kiln::Error naming the file and line.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "minifier/candidate.h"
 #include "core/tensor/tensor.h"
 #include "core/util/status.h"
 
@@ -28,12 +30,33 @@ struct Repro {
   // the file does not say (PyTorch files).
   std::string predicate_json;
   std::string path;  // the file or folder it was read from
+  // Where the graph's text is (graph.txt inside a folder, the log file of a
+  // trace) and the line each node is defined on there, for messages.
+  std::string graph_file;
+  std::map<std::string, int> node_lines;
 };
 
 // Detects the format from the path and contents: a folder or a *.zip (or any
 // file starting with a zip signature) is a Kiln repro, a file with a
 // `class Repro(` is a PyTorch minifier file, anything else a graph text file.
 Expected<Repro> read_repro(const std::string& path);
+
+// A stage graph of a TORCH_TRACE log (or any trace open_trace reads):
+// `compile_id` as `kiln-cli trace summary` lists it, `stage` a graph stage
+// (aot_forward_graph, inductor_post_grad_graph, fx_graph_runnable, ...).
+// Inputs come from the payload's load_args where it has one
+// (fx_graph_runnable), else from the placeholders' annotations, drawn as
+// for a graph text file.
+Expected<Repro> read_trace_stage(const std::string& path, const std::string& compile_id, const std::string& stage);
+
+// annotate() (candidate.h) for a candidate read from `source`: an error names
+// the file and line of the node that fails.
+Status annotate_read(Candidate& c, const Repro& source);
+
+// Kiln runs a candidate eagerly (the reference of every check but oracle):
+// the first node it cannot run (an op its registry does not have) is an
+// error naming the file and line that define it.
+Status check_runs_in_kiln(const Graph& g, const Repro& source);
 
 // The seed of the inputs a file gives no values for ("random (seed 0)").
 inline constexpr uint64_t kDefaultInputSeed = 0;

@@ -1,10 +1,13 @@
 #pragma once
 // Shared by the repro_*.cpp files; not part of the minifier's interface.
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/graph/graph.h"
 #include "core/tensor/generator.h"
+#include "core/trace/trace.h"
 #include "core/tensor/tensor.h"
 #include "core/util/status.h"
 #include "minifier/repro.h"
@@ -36,6 +39,36 @@ std::string read_text_file(const std::string& path);
 
 // 1-based line of the first line of `text` containing `needle` (0 when none).
 int line_containing(std::string_view text, std::string_view needle);
+
+// The line each node is defined on in graph text (`name: "f32[4]" = ...`,
+// `name = ...`, a parameter line `name: "f32[4]",`), counted from `first_line`.
+std::map<std::string, int> node_lines_of(std::string_view text, int first_line = 1);
+
+// Refuses graphs the minifier cannot replay: Dynamo-level calls (torch.sin,
+// methods, modules, attributes) rather than ATen ops; the error names the
+// node's line in r.graph_file.
+void check_aten_graph(const Repro& r);
+
+// A repro of a graph parsed from print_readable text: inputs drawn from the
+// placeholders' annotations (kDefaultInputSeed). `first_line` is the line of
+// the text's first line in `file`.
+Repro repro_from_graph_text(Graph g, std::string_view text, const std::string& file, int first_line = 1);
+
+// A Repro holding `g` read from `text` of `file` (its nodes' lines counted from
+// first_line), checked to be an ATen graph Kiln runs; inputs not yet set.
+Repro repro_of_graph(Graph g, std::string_view text, const std::string& file, int first_line);
+
+// A repro of a Repro module's graph and load_args inputs (line numbers in
+// `file`); `source` is the text around them (searched for save_dir) and
+// `first_line` its first line in `file`.
+Repro repro_from_torch_source(Graph g, const std::vector<trace::ReproInput>& inputs, const std::string& source,
+                              const std::string& file, int first_line);
+
+// The repro.py write_torch_repro writes (its own load_args: an INPUTS table
+// and a safetensors file beside it), told apart from PyTorch's by that
+// load_args; read back with its check and inputs (repro_read_kiln_py.cpp).
+bool is_kiln_torch_repro(const std::string& source);
+Repro read_kiln_torch_repro(const std::string& path, const std::string& source);
 
 // The reading PyTorch's minifier files and their content store
 // (repro_read_torch.cpp); throws kiln::Error.

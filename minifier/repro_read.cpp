@@ -1,5 +1,6 @@
 // read_repro: telling the formats apart, Kiln's own repro (folder or zip) and
 // plain graph text files. PyTorch's minifier files are repro_read_torch.cpp.
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/passes/graph_editor.h"
+#include "compiler/pipeline/aten_interpreter.h"
+#include "core/ops/registry.h"
 #include "core/graph/annotation.h"
 #include "core/graph/parser.h"
 #include "core/io/safetensors.h"
@@ -127,6 +130,114 @@ Tensor input_for(const Node& p, const Tensor& stored, const KilnParts& parts) {
   return plain_copy(stored, meta->strides());
 }
 
+}  // namespace
+
+std::map<std::string, int> node_lines_of(std::string_view text, int first_line) {
+  std::map<std::string, int> out;
+  int line = first_line;
+  for (size_t pos = 0; pos < text.size(); ++line) {
+    size_t nl = text.find('\n', pos);
+    std::string_view l = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    size_t b = l.find_first_not_of(' ');
+    if (b == std::string_view::npos || !(std::isalpha(uint8_t(l[b])) || l[b] == '_')) continue;
+    size_t e = b;
+    while (e < l.size() && (std::isalnum(uint8_t(l[e])) || l[e] == '_')) ++e;
+    std::string_view rest = l.substr(e);
+    if (rest.starts_with(": ") || rest.starts_with(" = ")) out.emplace(std::string(l.substr(b, e - b)), line);
+  }
+  return out;
+}
+
+namespace {
+
+constexpr const char* kWhatMinifies =
+    ": the minifier replays ATen graphs (torch.ops.aten.* calls), such as a trace's aot_forward_graph or "
+    "inductor_post_grad_graph, or PyTorch's repro.py; this looks like a Dynamo graph (dynamo_output_graph)";
+
+}  // namespace
+
+void check_aten_graph(const Repro& r) {
+  for (const Node& n : r.graph.nodes) {
+    std::string what;
+    switch (n.op) {
+      case OpKind::CallMethod: what = "calls the method ." + n.target + "()"; break;
+      case OpKind::CallModule: what = "calls the module '" + n.target + "'"; break;
+      case OpKind::GetAttr: what = "reads the attribute '" + n.target + "'"; break;
+      case OpKind::CallFunction:
+        if (n.target != "operator.getitem" && n.target.find("::") == std::string::npos) what = "calls " + n.target;
+        break;
+      default: break;
+    }
+    if (what.empty()) continue;
+    auto it = r.node_lines.find(n.name);
+    throw Error("node '" + n.name + "' " + what + ", not an ATen op" + kWhatMinifies,
+                {r.graph_file.empty() ? r.path : r.graph_file, it == r.node_lines.end() ? 0 : it->second});
+  }
+}
+
+Status check_runs_in_kiln(const Graph& g, const Repro& source) {
+  for (const Node& n : g.nodes) {
+    if (n.op != OpKind::CallFunction || n.target == "operator.getitem" || op_registry().find(n.target) ||
+        pipeline::inplace_functional_twin(n.target) || pipeline::is_out_overload(n.target))
+      continue;
+    auto it = source.node_lines.find(n.name);
+    return Status::error("node '" + n.name + "' calls " + n.target +
+                             ", an op Kiln's registry does not have, so Kiln cannot run the graph for a reference "
+                             "(only --check oracle, which runs real PyTorch, can minify it)",
+                         {source.graph_file.empty() ? source.path : source.graph_file,
+                          it == source.node_lines.end() ? 0 : it->second});
+  }
+  return Status();
+}
+
+Status annotate_read(Candidate& c, const Repro& source) {
+  std::string node;
+  Status s = annotate(c, &node);
+  if (s) return s;
+  auto it = source.node_lines.find(node);
+  return Status::error(s.message(), {source.graph_file.empty() ? source.path : source.graph_file,
+                                     it == source.node_lines.end() ? 0 : it->second});
+}
+
+Repro repro_of_graph(Graph g, std::string_view text, const std::string& file, int first_line) {
+  Repro r;
+  r.path = file;
+  r.graph = std::move(g);
+  r.graph_file = file;
+  r.node_lines = node_lines_of(text, first_line);
+  check_aten_graph(r);
+  return r;
+}
+
+Repro repro_from_graph_text(Graph g, std::string_view text, const std::string& file, int first_line) {
+  Repro r = repro_of_graph(std::move(g), text, file, first_line);
+  for (const Node& n : r.graph.nodes) {
+    if (n.op != OpKind::Placeholder || pipeline::meta_tensor_of(n.meta.val)) continue;
+    const int line = first_line - 1 + placeholder_line(text, n.name);
+    if (n.meta.val.kind == Val::Kind::Sym || n.meta.val.kind == Val::Kind::Scalar)
+      throw Error("placeholder '" + n.name + "' is a number (" + format_val(n.meta.val) +
+                      "), not a tensor: Kiln replays graphs with concrete shapes and tensor inputs only "
+                      "(this one was captured with dynamic shapes)",
+                  {file, line});
+    if (n.meta.val.is_tensor())
+      throw Error("placeholder '" + n.name + "' is " + format_val(n.meta.val) +
+                      ": symbolic sizes or a dtype Kiln does not know; Kiln replays concrete shapes only, so no "
+                      "input can be made for it",
+                  {file, line});
+    throw Error("placeholder '" + n.name +
+                    "' has no tensor annotation with concrete sizes and a dtype Kiln knows (such as "
+                    "\"f32[8, 64]\"), so no input can be made for it",
+                {file, line});
+  }
+  r.inputs = value_or_throw(random_inputs(r.graph, kDefaultInputSeed, file));
+  r.input_origins.assign(r.inputs.size(), random_origin(kDefaultInputSeed));
+  propagate_meta_vals(r.graph, r.inputs);
+  return r;
+}
+
+namespace {
+
 Repro assemble_kiln(const KilnParts& parts, const std::string& path) {
   Repro r;
   r.path = path;
@@ -158,6 +269,9 @@ Repro assemble_kiln(const KilnParts& parts, const std::string& path) {
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
     r.predicate_json = text;
   }
+  r.graph_file = parts.graph_name;
+  r.node_lines = node_lines_of(parts.graph_text);
+  check_aten_graph(r);
   propagate_meta_vals(r.graph, r.inputs);
   return r;
 }
@@ -214,30 +328,19 @@ Repro read_kiln_zip(const std::string& path) {
   return assemble_kiln(parts, path);
 }
 
-Repro read_graph_text(const std::string& path, const std::string& text) {
-  Repro r;
-  r.path = path;
-  r.graph = value_or_throw(parse_graph_module(text, path));
-  for (const Node& n : r.graph.nodes)
-    if (n.op == OpKind::Placeholder && !pipeline::meta_tensor_of(n.meta.val))
-      throw Error("placeholder '" + n.name +
-                      "' has no tensor annotation with concrete sizes and a dtype Kiln knows (such as "
-                      "\"f32[8, 64]\"), so no input can be made for it",
-                  {path, placeholder_line(text, n.name)});
-  r.inputs = value_or_throw(random_inputs(r.graph, kDefaultInputSeed, path));
-  r.input_origins.assign(r.inputs.size(), random_origin(kDefaultInputSeed));
-  propagate_meta_vals(r.graph, r.inputs);
-  return r;
-}
-
 Repro read_any(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error("no such file or folder", {path, 0});
   if (fs::is_directory(path, ec)) return read_kiln_folder(path);
   if (path.ends_with(".zip") || looks_like_zip(path)) return read_kiln_zip(path);
   std::string text = read_text_file(path);
-  if (text.find("\nclass Repro(") != std::string::npos || text.starts_with("class Repro(")) return read_torch_minifier_file(path);
-  return read_graph_text(path, text);
+  if (text.find("\nclass Repro(") != std::string::npos || text.starts_with("class Repro(")) {
+    if (is_kiln_torch_repro(text)) return read_kiln_torch_repro(path, text);
+    return read_torch_minifier_file(path);
+  }
+  Repro r = repro_from_graph_text(value_or_throw(parse_graph_module(text, path)), text, path);
+  r.path = path;
+  return r;
 }
 
 }  // namespace

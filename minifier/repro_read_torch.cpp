@@ -175,32 +175,23 @@ class InputLoader {
 
 }  // namespace
 
-Repro read_torch_minifier_file(const std::string& path) {
-  auto trace = trace::read_minifier_file(path);
-  if (!trace) throw Error(trace.status().message(), trace.status().where());
-  const trace::CompileEntry& entry = trace->entries.at(0);
-  for (const trace::Diagnostic& d : trace->diagnostics) throw Error(d.message, {d.file, d.line});
-  auto graph = trace->graph(entry, "repro");
-  if (!graph) throw Error(graph.status().message(), graph.status().where());
-  Repro r;
-  r.path = path;
-  r.graph = **graph;
-  const trace::Artifact* repro = entry.artifact("repro");
-  int class_line = repro ? repro->line : 0;
-  std::string source = read_text_file(path);
-  int load_args_line = line_containing(source, "def load_args(");
-  InputLoader loader(path, storage_folders(path, source));
+Repro repro_from_torch_source(Graph g, const std::vector<trace::ReproInput>& inputs, const std::string& source,
+                              const std::string& file, int first_line) {
+  Repro r = repro_of_graph(std::move(g), source, file, first_line);
+  const int class_line = first_line - 1 + line_containing(source, "class Repro(");
+  const int load_args_line = line_containing(source, "def load_args(");
+  InputLoader loader(file, storage_folders(file, source));
   std::vector<const Node*> placeholders;
   for (const Node& n : r.graph.nodes)
     if (n.op == OpKind::Placeholder) placeholders.push_back(&n);
   size_t k = 0;
-  for (const trace::ReproInput& in : entry.inputs) {
+  for (const trace::ReproInput& in : inputs) {
     if (in.kind != "tensor")
       throw Error("reader." + in.kind + " inputs are not supported (Kiln replays graphs with tensor inputs only)",
-                  {path, in.line});
+                  {file, in.line});
     if (k == placeholders.size())
       throw Error("load_args describes more inputs than forward() takes (" + std::to_string(placeholders.size()) + ")",
-                  {path, in.line});
+                  {file, in.line});
     std::string origin;
     r.inputs.push_back(loader.tensor(in, origin));
     r.input_origins.push_back(origin);
@@ -209,9 +200,19 @@ Repro read_torch_minifier_file(const std::string& path) {
   if (k != placeholders.size())
     throw Error("forward() takes " + std::to_string(placeholders.size()) + " inputs but load_args describes " +
                     std::to_string(k) + (load_args_line == 0 ? " (there is no load_args)" : ""),
-                {path, load_args_line ? load_args_line : class_line});
+                {file, load_args_line ? first_line - 1 + load_args_line : class_line});
   propagate_meta_vals(r.graph, r.inputs);
   return r;
+}
+
+Repro read_torch_minifier_file(const std::string& path) {
+  auto trace = trace::read_minifier_file(path);
+  if (!trace) throw Error(trace.status().message(), trace.status().where());
+  const trace::CompileEntry& entry = trace->entries.at(0);
+  for (const trace::Diagnostic& d : trace->diagnostics) throw Error(d.message, {d.file, d.line});
+  auto graph = trace->graph(entry, "repro");
+  if (!graph) throw Error(graph.status().message(), graph.status().where());
+  return repro_from_torch_source(**graph, entry.inputs, read_text_file(path), path, 1);
 }
 
 }  // namespace kiln::minify

@@ -12,11 +12,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <random>
 
 #include "app/cli/commands.h"
-#include "core/graph/parser.h"
-#include "core/trace/reader.h"
 #include "minifier/minify.h"
 #include "minifier/repro.h"
 
@@ -38,43 +35,6 @@ struct Options {
 
 std::atomic<bool> g_cancel{false};
 extern "C" void on_interrupt(int) { g_cancel = true; }
-
-// A trace's stage graph: its placeholders' annotations give the inputs'
-// dtypes and sizes; values are random from seed 0 (traces hold no tensors).
-Expected<Repro> repro_from_trace(const Options& o) {
-  Expected<trace::Trace> t = trace::open_trace(o.input);
-  if (!t) return t.status();
-  const trace::CompileEntry* e = t->find(o.compile_id);
-  if (!e) return Status::error(o.input + ": no compile id '" + o.compile_id + "'");
-  const trace::Artifact* a = e->artifact(o.stage);
-  if (!a) return Status::error(o.input + ": compile id " + o.compile_id + " has no stage '" + o.stage + "'");
-  Expected<std::string> text = t->payload_text(*e, o.stage);
-  if (!text) return text.status();
-  std::string file = a->payload.file < t->files.size() ? t->files[a->payload.file].path : o.input;
-  Expected<Graph> g = parse_graph_module(*text, file, a->payload.first_line);
-  if (!g) return g.status();
-  Repro r;
-  r.graph = std::move(*g);
-  r.path = o.input;
-  std::mt19937 rng(0);
-  std::normal_distribution<double> normal;
-  for (const Node& n : r.graph.nodes) {
-    if (n.op != OpKind::Placeholder) continue;
-    if (!n.meta.val.is_tensor()) return Status::error(file + ": placeholder '" + n.name + "' has no tensor annotation");
-    Shape sizes;
-    for (const SymInt& s : n.meta.val.tensor.sizes) {
-      if (s.is_symbolic()) return Status::error(file + ": placeholder '" + n.name + "' has a symbolic size (" + s.expr + ")");
-      sizes.push_back(s.value);
-    }
-    std::optional<DType> dtype = dtype_from_name(n.meta.val.tensor.dtype);
-    if (!dtype) return Status::error(file + ": placeholder '" + n.name + "' has dtype " + n.meta.val.tensor.dtype);
-    std::vector<double> v(size_t(shape_numel(sizes)));
-    for (double& x : v) x = normal(rng);
-    r.inputs.push_back(from_doubles(v, sizes, *dtype));
-    r.input_origins.push_back("random (seed 0)");
-  }
-  return r;
-}
 
 std::string torch_check_for(const PredicateOptions& p) {
   switch (p.kind) {
@@ -142,11 +102,13 @@ int run_minify(const Options& o) {
       std::printf("resuming run %lld of %s: %zu steps done, %zu ops left\n", (long long)r.run, r.input.c_str(),
                   r.steps.size(), op_count(start.graph));
   } else {
-    Expected<Repro> repro = o.compile_id.empty() ? read_repro(o.input) : repro_from_trace(o);
+    Expected<Repro> repro = o.compile_id.empty() ? read_repro(o.input) : read_trace_stage(o.input, o.compile_id, o.stage);
     if (!repro) return fail(kExitBadInput, repro.status().to_string());
     start = Candidate{std::move(repro->graph), std::move(repro->inputs)};
     origins = repro->input_origins;
-    if (Status s = annotate(start); !s) return fail(kExitBadInput, o.input + ": " + s.message());
+    if (Status s = annotate_read(start, *repro); !s) return fail(kExitBadInput, s.to_string());
+    if (p.kind != CheckKind::Oracle)
+      if (Status s = check_runs_in_kiln(start.graph, *repro); !s) return fail(kExitBadInput, s.to_string());
     initial_nodes = op_count(start.graph);
     if (!o.json) {
       std::printf("minify %s: %zu ops, %zu inputs, check %s\n", o.input.c_str(), initial_nodes, start.inputs.size(),

@@ -69,7 +69,9 @@ int run(const Options& o) {
   if (o.tolerance >= 0) predicate.tolerance = o.tolerance;
 
   minify::Candidate candidate{repro->graph, repro->inputs};
-  if (Status s = minify::annotate(candidate); !s) return bad_input(Status::error(s.message(), {o.repro, 0}));
+  if (Status s = minify::annotate_read(candidate, *repro); !s) return bad_input(s);
+  if (predicate.kind != minify::CheckKind::Oracle)
+    if (Status s = minify::check_runs_in_kiln(candidate.graph, *repro); !s) return bad_input(s);
   minify::Limits limits;
   limits.timeout_s = o.timeout_s;
   minify::Evaluator evaluator(predicate, limits, 1);

@@ -12,6 +12,7 @@
 #include "core/graph/parser.h"
 #include "core/trace/reader.h"
 #include "minifier/candidate.h"
+#include "minifier/minify.h"
 #include "test_support.h"
 
 namespace kiln::test {
@@ -73,6 +74,21 @@ inline std::vector<std::string> op_targets(const Graph& g) {
   std::vector<std::string> out;
   for (const Node& n : g.nodes)
     if (n.op == OpKind::CallFunction) out.push_back(n.target);
+  return out;
+}
+
+// Options minifying under each of KILN_INJECT_BUG's relu bugs with the check
+// that sees it (accuracy, compile-error, crash), two jobs, as the tests run them.
+inline std::vector<std::pair<const char*, minify::MinifyOptions>> relu_bug_options() {
+  std::vector<std::pair<const char*, minify::MinifyOptions>> out;
+  for (auto [check, bug] : {std::pair{minify::CheckKind::Accuracy, "relu:accuracy"},
+                            {minify::CheckKind::CompileError, "relu:compile-error"}, {minify::CheckKind::Crash, "relu:crash"}}) {
+    minify::MinifyOptions o;
+    o.predicate.kind = check;
+    o.predicate.inject_bug = bug;
+    o.jobs = 2;
+    out.emplace_back(bug, o);
+  }
   return out;
 }
 

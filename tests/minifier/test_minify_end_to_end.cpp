@@ -57,12 +57,7 @@ class GraphModule(torch.nn.Module):
         sum_2: "f32[6]" = torch.ops.aten.sum.dim_IntList(mul_1, [1, 2])
         return (sum_2, view)
 )";
-    for (auto [check, bug] : {std::pair{CheckKind::Accuracy, "relu:accuracy"}, {CheckKind::CompileError, "relu:compile-error"},
-                              {CheckKind::Crash, "relu:crash"}}) {
-      MinifyOptions o;
-      o.predicate.kind = check;
-      o.predicate.inject_bug = bug;
-      o.jobs = 2;
+    for (auto [bug, o] : test::relu_bug_options()) {
       Expected<MinifyResult> r = minify::minify(test::candidate_of(text, 7), o);
       QVERIFY2(r.ok(), r.status().message().c_str());
       qInfo("held-out %s: %zu -> %zu ops, %d oracle calls", bug, r->initial_nodes, op_count(r->result.graph), r->stats.oracle_calls);
