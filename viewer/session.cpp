@@ -15,9 +15,12 @@
 #include "compiler/aot/partition.h"
 #include "compiler/capture/capture.h"
 #include "compiler/capture/region_tracer.h"
+#include "compiler/loopir/lower.h"
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/pipeline/to_aten.h"
 #include "compiler/runtime/compiled_graph.h"
+#include "compiler/runtime/cuda_graph.h"
+#include "compiler/sched/schedule.h"
 #include "core/python/vm.h"
 #include "core/store/workspace.h"
 #include "core/trace/indexed_open.h"
@@ -105,6 +108,33 @@ std::string language_of(const std::string& stage) {
   return "text";
 }
 
+// Per node, the scheduler's fused group: a node with a kernel of its own by
+// that kernel's group, one inlined into its consumers' kernels by a user's.
+std::vector<int> fusion_groups_of(const Graph& g) {
+  try {
+    sched::ScheduledProgram s = sched::schedule(loopir::lower_to_loops(g));
+    std::map<std::string, int> group_of;
+    for (size_t gi = 0; gi < s.groups.size(); ++gi)
+      for (size_t k : s.groups[gi].kernels)
+        if (!s.program.kernels[k].origin.empty()) group_of.emplace(s.program.kernels[k].origin, int(gi));
+    std::vector<int> out(g.size(), -1);
+    for (NodeId i = 0; i < NodeId(g.size()); ++i)
+      if (auto it = group_of.find(g[i].name); it != group_of.end()) out[size_t(i)] = it->second;
+    std::vector<std::vector<NodeId>> users = compute_users(g);
+    for (NodeId i = NodeId(g.size()) - 1; i >= 0; --i) {
+      if (out[size_t(i)] >= 0 || g[i].op != OpKind::CallFunction) continue;
+      for (NodeId u : users[size_t(i)])
+        if (out[size_t(u)] >= 0) {
+          out[size_t(i)] = out[size_t(u)];
+          break;
+        }
+    }
+    return out;
+  } catch (const std::exception&) {
+    return {};  // a graph the loop lowering refuses: no colours, the code stage says why
+  }
+}
+
 }  // namespace
 
 // The graph passes on one half, then the code generator, appended as stages.
@@ -145,6 +175,7 @@ void add_pipeline_stages(SessionCompile& c, Graph g, const std::string& group, i
     return;
   }
   if (!o.codegen) return;
+  if (last >= 0 && c.stages[size_t(last)].graph) c.stages[size_t(last)].fusion_groups = fusion_groups_of(*c.stages[size_t(last)].graph);
   runtime::CompileOptions co;
   co.keep_text = true;
   co.use_cache = false;  // the texts are only kept by a fresh compile
@@ -165,6 +196,26 @@ void add_pipeline_stages(SessionCompile& c, Graph g, const std::string& group, i
     st.summary = std::to_string(std::count(cs.text.begin(), cs.text.end(), '\n')) + " lines";
     st.parent = -1;
     c.stages.push_back(std::move(st));
+  }
+  // The same graph for the GPU: the CUDA source alone, so no CUDA is needed.
+  runtime::CudaCompileOptions cuda;
+  cuda.keep_text = true;
+  cuda.emit_only = true;
+  cuda.inject_bug = "none";
+  if (auto gpu = runtime::CudaCompiledGraph::compile(r.graph, cuda, r.constants.all())) {
+    for (const runtime::CodegenStage& cs : (*gpu)->stages()) {
+      if (cs.name != "cuda_source") continue;
+      SessionStage st;
+      st.kind = StageKind::Code;
+      st.pass = cs.name;
+      st.name = (group.empty() ? "" : group + " ") + cs.name;
+      st.group = group;
+      st.seconds = cs.ms / 1e3;
+      st.language = "cuda";
+      st.text = cs.text;
+      st.summary = std::to_string(std::count(cs.text.begin(), cs.text.end(), '\n')) + " lines";
+      c.stages.push_back(std::move(st));
+    }
   }
 }
 

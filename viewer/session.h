@@ -43,6 +43,9 @@ struct SessionStage {
   // runs along these links, which form a tree (the joint graph feeds both halves).
   int parent = -1;
   int nodes = -1, ops = -1;  // -1 until known
+  // Per node of `graph`: the fused group the scheduler puts it in (-1: none,
+  // e.g. placeholders); empty when the stage was not scheduled.
+  std::vector<int> fusion_groups;
 };
 
 struct SessionGuard {

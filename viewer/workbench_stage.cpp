@@ -338,7 +338,8 @@ void Workbench::onStageLoaded(int session, int compile, int stage, const std::ma
     // Clearing first drops the old layout's boxes: GraphView would otherwise
     // paint them against the new graph until its layout arrives.
     graph_->setGraph(nullptr);
-    graph_->setGraph(g);
+    // The scheduler's groups belong to the stage's own graph (not a parsed copy of another).
+    graph_->setGraph(g, g == st.graph ? st.fusion_groups : std::vector<int>{});
   }
   graph_->clearMarks();
   graph_->selectNodes(linked);

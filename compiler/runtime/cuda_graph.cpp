@@ -76,7 +76,7 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     bug = *b;
   }
   int sm = options.sm;
-  if (!options.compile_only) {
+  if (!options.compile_only && !options.emit_only) {
     if (Status st = cuda_init(); !st.ok()) return st;
     Expected<DeviceInfo> info = cuda_device_info();
     if (!info) return info.status();
@@ -108,7 +108,8 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
   for (const sched::FusedGroup& g : impl->scheduled.groups)
     st.extern_groups += p.kernels[g.kernels.front()].kind == loopir::KernelKind::Extern;
   st.kernels = impl->source.kernels.size();
-  if (!impl->source.kernels.empty()) {
+  if (options.emit_only) impl->compile_only = true;
+  if (!impl->source.kernels.empty() && !options.emit_only) {
     // The stages want the PTX, which the cache does not keep: keep_text compiles.
     CompileCache* cache = options.use_cache && !options.keep_text && !options.compile_only ? default_compile_cache() : nullptr;
     CacheKey key = cubin_cache_key(impl->source.text, sm);

@@ -24,6 +24,9 @@ struct CudaCompileOptions {
   // Compile only (no driver needed): for the target `sm` below. Otherwise
   // the GPU's own compute capability is used and the module is loaded.
   bool compile_only = false;
+  // Stop after the CUDA source (no NVRTC, so no CUDA needed at all): for
+  // tools that show the generated code, as the workbench's code view does.
+  bool emit_only = false;
   int sm = 90;
   // "" takes KILN_INJECT_BUG from the environment; "none" ignores it.
   std::string inject_bug;

@@ -7,6 +7,7 @@
 #include <QtTest/QtTest>
 
 #include <cmath>
+#include <set>
 
 #include "test_support.h"
 #include "viewer/guard_models.h"
@@ -77,6 +78,27 @@ class TestSessionModel : public QObject {
     QCOMPARE(first->stage("forward assembly")->kind, StageKind::Code);
     QCOMPARE(first->stage("forward assembly")->language, std::string("asm"));
     QCOMPARE(first->stage("aot_joint_graph")->nodes, 13);
+    // The GPU code of the same graph, emitted without CUDA.
+    const SessionStage* cuda = first->stage("forward cuda_source");
+    QVERIFY(cuda);
+    QCOMPARE(cuda->language, std::string("cuda"));
+    QVERIFY(cuda->text.find("__global__") != std::string::npos);
+    // The last graph stage of each half knows its fused groups: every op in one,
+    // and fewer groups than ops (something fused).
+    const SessionStage* last = nullptr;
+    for (const SessionStage& st : first->stages)
+      if (st.group == "forward" && st.kind == StageKind::Graph && !st.fusion_groups.empty()) last = &st;
+    QVERIFY(last && last->graph);
+    QCOMPARE(last->fusion_groups.size(), last->graph->size());
+    std::set<int> groups;
+    int ops = 0;
+    for (NodeId i = 0; i < NodeId(last->graph->size()); ++i)
+      if ((*last->graph)[i].op == OpKind::CallFunction) {
+        ++ops;
+        QVERIFY2(last->fusion_groups[size_t(i)] >= 0, (*last->graph)[i].name.c_str());
+        groups.insert(last->fusion_groups[size_t(i)]);
+      }
+    QVERIFY2(!groups.empty() && int(groups.size()) < ops, (std::to_string(groups.size()) + " groups, " + std::to_string(ops) + " ops").c_str());
   }
 
   void sessionTreeModel() {
