@@ -144,6 +144,14 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
   Expected<std::unique_ptr<codegen::cpu::Module>> code = Status::error("not compiled");
   if (cache) {
     key = cache_key(g, cg, options.fuse);
+    // The object code's buffers and kernels are the schedule's: code cached
+    // under another scheduler (same graph, same build id: a scheduler change
+    // without a bump) would write into the wrong buffers. So the schedule is
+    // part of the key.
+    const std::string schedule = sched::print_scheduled(impl->scheduled);
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char ch : schedule) h = (h ^ ch) * 1099511628211ull;
+    key.options += ";schedule=" + std::to_string(h);
     if (std::optional<std::string> object = cache->lookup(key)) {
       code = codegen::cpu::load_object(impl->scheduled, std::move(*object));
       impl->stats.cache_hit = code.ok();

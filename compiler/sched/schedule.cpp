@@ -154,6 +154,36 @@ std::string join(const std::vector<std::string>& parts) {
   return out;
 }
 
+// Inlining copies a producer's body into each consumer, at each load of it.
+// Along a chain of diamonds (a residual block's x feeding both the norm and
+// the add) that doubles the code per block: 12 layer_norm/MLP/softmax blocks
+// grew to 461k lines of loop IR and 1.3M lines of LLVM IR. Inductor bounds
+// the same thing (realize_reads_threshold / realize_opcount_threshold); these
+// bounds count expression nodes as written out, not shared.
+constexpr int64_t kRecomputedOpsLimit = 24;   // a body recomputed by two or more consumers
+constexpr int64_t kInlinedBodyLimit = 400;    // a consumer's body after inlining
+
+// Nodes of `e` counted as a tree (each use of a shared node again), stopping at `cap`.
+int64_t tree_size(const ExprRef& e, int64_t cap) {
+  int64_t n = 1;
+  for (const ExprRef& o : e->operands) {
+    if (n >= cap) break;
+    n += tree_size(o, cap - n);
+  }
+  return n;
+}
+
+// Loads of `buffer` in `e`, counted as a tree, stopping at `cap`.
+int64_t tree_loads(const ExprRef& e, const std::string& buffer, int64_t cap) {
+  if (e->op == ExprOp::Load) return e->buffer == buffer ? 1 : 0;
+  int64_t n = 0;
+  for (const ExprRef& o : e->operands) {
+    if (n >= cap) break;
+    n += tree_loads(o, buffer, cap - n);
+  }
+  return n;
+}
+
 // Step 1. Kernels stay in program order; inlined ones are dropped.
 void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
   std::vector<bool> removed(p.kernels.size(), false);
@@ -198,6 +228,25 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
              "): inlining would recompute it in each, kept materialized");
       continue;
     }
+    const int64_t body = tree_size(k.body, kInlinedBodyLimit + 1);
+    if (consumers.size() >= 2 && body > kRecomputedOpsLimit) {
+      refuse("read by " + std::to_string(consumers.size()) + " kernels and " + std::to_string(body) +
+             " ops long: recomputing it in each would multiply the code, kept materialized");
+      continue;
+    }
+    std::string too_big;
+    for (size_t j : consumers) {
+      const Kernel& c = p.kernels[j];
+      const int64_t loads = tree_loads(c.body, k.output, kInlinedBodyLimit + 1);
+      const int64_t after = tree_size(c.body, kInlinedBodyLimit + 1) + loads * body;
+      if (after > kInlinedBodyLimit) {
+        too_big = c.output + "'s body would grow to " + (after > kInlinedBodyLimit * 2 ? "over " : "") +
+                  std::to_string(std::min(after, kInlinedBodyLimit * 2)) + " ops (" + std::to_string(loads) +
+                  " loads of a " + std::to_string(body) + "-op body)";
+        break;
+      }
+    }
+    if (!too_big.empty()) { refuse(too_big + ", kept materialized"); continue; }
     for (size_t j : consumers) {
       Kernel& c = p.kernels[j];
       IndexRanges r = kernel_index_ranges(c);

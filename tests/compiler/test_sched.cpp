@@ -104,6 +104,28 @@ class TestSched : public QObject {
     QVERIFY2(contains(text, "index0 = 4*p0 + p1\n") && !contains(text, "index1"), text.c_str());
   }
 
+  // A chain of diamonds (each value read twice by the next step, as a residual
+  // block reads x in its norm and its add) doubles an inlined body per step;
+  // past a bound the producer is kept in memory, so the code stays linear.
+  void diamonds_do_not_multiply_the_code() {
+    std::mt19937 rng(3);
+    Tensor x = random_f32({4, 8}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var v = e.placeholder("x", x);
+    for (int i = 0; i < 12; ++i) {
+      Var t = e.call1("aten::tanh.default", {e.call1("aten::mul.Scalar", {v, 0.5})});
+      v = e.call1("aten::add.Tensor", {e.call1("aten::mul.Tensor", {t, v}), e.call1("aten::sigmoid.default", {v})});
+    }
+    e.output({v});
+    SCHEDULE(s, g, x);
+    size_t total = 0;
+    for (const Kernel& k : s.program.kernels) total += count_ops(k.body, ExprOp::Load) + count_ops(k.body, ExprOp::Tanh);
+    // Fully inlined, the last body would hold 2^12 copies of the first step.
+    QVERIFY2(total < 200, (std::to_string(total) + " loads and tanh\n" + print_scheduled(s)).c_str());
+    QVERIFY2(has_decision(s, false, "kept materialized"), print_scheduled(s).c_str());
+  }
+
   void softmax_is_at_most_two_passes() {
     std::mt19937 rng(2);
     Tensor x = random_f32({5, 8}, rng, -6.f, 6.f);
