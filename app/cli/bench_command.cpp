@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "app/cli/bench_util.h"
 #include "app/cli/commands.h"
 #include "core/ops/registry.h"
 #include "core/store/workspace.h"
@@ -52,18 +53,6 @@ struct Options {
   std::string dump_cuda;   // gpu: write each graph's CUDA source here instead of timing
   std::vector<int> row_elements;  // gpu: launch shapes to try for reductions
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <class F>
-double time_ms(F&& f) {
-  auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 struct Row {
   std::string name;

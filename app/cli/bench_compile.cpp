@@ -34,6 +34,7 @@
 
 #include <unistd.h>
 
+#include "app/cli/bench_util.h"
 #include "app/cli/commands.h"
 #include "compiler/capture/capture.h"
 #include "compiler/capture/guard.h"
@@ -65,11 +66,6 @@ def foo(x, y):
     return a + b
 x, y = torch.randn(10, 10), torch.randn(10, 10)
 )";
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 using Clock = std::chrono::steady_clock;
 

@@ -27,6 +27,7 @@
 #include <iostream>
 #include <random>
 
+#include "app/cli/bench_util.h"
 #include "app/cli/commands.h"
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/emitter.h"
@@ -44,27 +45,6 @@ namespace {
 using pipeline::GraphEmitter;
 using pipeline::Var;
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <class F>
-double time_ms(F&& f) {
-  auto t0 = Clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-Tensor random_tensor(Shape sizes, uint32_t seed) {
-  Tensor t = Tensor::empty(std::move(sizes), DType::Float32);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2.f, 2.f);
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
-  return t;
-}
 
 struct Case {
   std::string name, reference_graph;

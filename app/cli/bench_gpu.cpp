@@ -33,6 +33,7 @@
 #include <map>
 #include <random>
 
+#include "app/cli/bench_util.h"
 #include "app/cli/commands.h"
 #include "compiler/codegen/cuda/cublas.h"
 #include "compiler/codegen/cuda/cuda_api.h"
@@ -55,20 +56,6 @@ using pipeline::Var;
 using Clock = std::chrono::steady_clock;
 
 constexpr double kL2Bytes = 60.0 * (1 << 20);  // H200: 60 MiB (HOPPER.md); rotation covers 3x that
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-Tensor random_tensor(Shape sizes, uint32_t seed, DType dtype = DType::Float32, float scale = 2.f) {
-  Tensor t = Tensor::empty(std::move(sizes), DType::Float32);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
-  return t.to(dtype);
-}
 
 // A GEMM of the graph that the ceiling times alone: operands by input index,
 // or -1 for the output of the previous GEMM of the list.

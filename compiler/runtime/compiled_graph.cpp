@@ -13,6 +13,7 @@
 #include "compiler/pipeline/emitter.h"
 #include "compiler/sched/schedule.h"
 #include "core/tensor/parallel.h"
+#include "core/util/md5.h"
 
 namespace kiln::runtime {
 
@@ -148,10 +149,7 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
     // under another scheduler (same graph, same build id: a scheduler change
     // without a bump) would write into the wrong buffers. So the schedule is
     // part of the key.
-    const std::string schedule = sched::print_scheduled(impl->scheduled);
-    uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (unsigned char ch : schedule) h = (h ^ ch) * 1099511628211ull;
-    key.options += ";schedule=" + std::to_string(h);
+    key.options += ";schedule=" + md5_hex(sched::print_scheduled(impl->scheduled));
     if (std::optional<std::string> object = cache->lookup(key)) {
       code = codegen::cpu::load_object(impl->scheduled, std::move(*object));
       impl->stats.cache_hit = code.ok();

@@ -13,6 +13,7 @@
 #include "compiler/runtime/compile_cache.h"
 #include "compiler/runtime/program_binding.h"
 #include "compiler/sched/schedule.h"
+#include "core/util/md5.h"
 
 namespace kiln::runtime {
 
@@ -44,10 +45,7 @@ size_t span_bytes(const Buffer& b) { return size_t(loopir::storage_span(b)) * el
 // an sm runs on that sm; a new Kiln build (in the key) starts afresh anyway.
 CacheKey cubin_cache_key(const std::string& source, int sm) {
   CacheKey key;
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : source) h = (h ^ c) * 1099511628211ull;
-  key.graph_hash = h;
-  key.layout = std::to_string(source.size());
+  key.layout = md5_hex(source);
   key.options = "cuda-cubin";
   key.target = "sm_" + std::to_string(sm);
   return key;
