@@ -7,6 +7,7 @@
 #include "app/version.h"
 #include "compiler/aot/eager_autograd.h"
 #include "compiler/codegen/cpu/cpu_codegen.h"
+#include "compiler/pipeline/cuda_region.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Kiln: a workbench for debugging tensor-graph compilers (headless)", "kiln-cli"};
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   }
   // Programs that call backward() run Kiln's derivative formulas.
   kiln::aot::install_eager_autograd();
+  kiln::pipeline::install_cuda_device_counter();
   kiln::cli::add_conformance_command(app, exit_code);
   kiln::cli::add_bench_command(app, exit_code);
   kiln::cli::add_trace_command(app, exit_code);

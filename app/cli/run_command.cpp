@@ -34,7 +34,9 @@ capture::CaptureOptions capture_options(const RunOptions& o) {
 
 // Backends that run regions through Kiln's later stages (aot_eager, decomp_eager).
 void install_backends(py::VM& vm, capture::CaptureOptions& c) {
-  c.backend_runner = [&vm](const std::string& backend, const std::string& id) { return pipeline::region_runner(vm, backend, id); };
+  c.backend_runner = [&vm](const std::string& backend, const std::string& mode, const std::string& id) {
+    return pipeline::region_runner(vm, backend, mode, id);
+  };
 }
 
 int run_program(py::VM& vm, const RunOptions& o) {

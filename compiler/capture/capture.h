@@ -39,7 +39,8 @@ struct CaptureOptions {
   // Makes the runner of one compiled entry for a torch.compile backend
   // ("aot_eager"); may return null. Kept outside capture so that capture does
   // not depend on the later stages.
-  std::function<RegionRunner(const std::string& backend, const std::string& compile_id)> backend_runner;
+  std::function<RegionRunner(const std::string& backend, const std::string& mode, const std::string& compile_id)>
+      backend_runner;
 };
 
 struct BreakRecord {

@@ -276,7 +276,7 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
           vm.write_err(std::string("W kiln capture: torch._dynamo.config.") + name +
                        " = True is not supported; those ops still break the graph\n");
       }
-      info.settings.runner = options.backend_runner ? options.backend_runner(owner.backend, cid) : nullptr;
+      info.settings.runner = options.backend_runner ? options.backend_runner(owner.backend, owner.mode, cid) : nullptr;
       RegionResult region;
       try {
         region = trace_region(vm, frame, info.settings);

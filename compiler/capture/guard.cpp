@@ -80,13 +80,18 @@ std::string reason_with_stack(const Guard& g, std::string line) {
 
 std::string torch_dtype_name(DType d) { return std::string("torch.") + std::string(dtype_name(d)); }
 
+std::string dispatch_keys(const std::string& device) {
+  return device.starts_with("cuda") ? "DispatchKeySet(CUDA, BackendSelect, ADInplaceOrView, AutogradCUDA)"
+                                    : "DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU)";
+}
+
 }  // namespace
 
 std::string Guard::text() const {
   switch (kind) {
     case Kind::TensorMatch:
-      return "check_tensor(" + source->str() + ", Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), " +
-             torch_dtype_name(dtype) + ", device=None, requires_grad=" + (requires_grad ? "True" : "False") +
+      return "check_tensor(" + source->str() + ", Tensor, " + dispatch_keys(device) + ", " + torch_dtype_name(dtype) +
+             ", device=" + (device.starts_with("cuda:") ? device.substr(5) : std::string("None")) + ", requires_grad=" + (requires_grad ? "True" : "False") +
              ", size=" + list_text(sizes, [this](size_t i) { return i < dynamic.size() && dynamic[i]; }) +
              ", stride=" + list_text(strides, [this](size_t i) { return stride_is_dynamic(i); }) + ")";
     case Kind::EqualsMatch: return source->str() + " == " + py::repr(expected);
@@ -121,8 +126,9 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
       const std::string name = "tensor '" + source->short_name() + "'";
       if (!v.is(py::ObjKind::Tensor)) return fail(name + " is not a tensor (" + py::type_name(v) + ")");
       const auto* t = v.as<py::TensorObj>();
-      if (t->device != "cpu")
-        return fail(name + " dispatch key set mismatch. expected DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), actual DispatchKeySet(CUDA, BackendSelect, ADInplaceOrView, AutogradCUDA)");
+      if (dispatch_keys(t->device) != dispatch_keys(device))
+        return fail(name + " dispatch key set mismatch. expected " + dispatch_keys(device) + ", actual " + dispatch_keys(t->device));
+      if (t->device != device) return fail(name + " device mismatch. expected " + device + ", actual " + t->device);
       if (t->t.dtype() != dtype)
         return fail(name + " dtype mismatch. expected " + scalar_type_name(dtype) + ", actual " + scalar_type_name(t->t.dtype()));
       if (t->requires_grad != requires_grad)

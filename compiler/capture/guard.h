@@ -21,6 +21,7 @@ struct Guard {
   std::vector<int64_t> sizes, strides;
   std::vector<bool> dynamic;  // per dim: size and stride not checked (automatic dynamic)
   bool requires_grad = false;
+  std::string device = "cpu";  // "cuda:0": the dispatch keys differ, as Dynamo's check_tensor sees it
   // EqualsMatch: the value; IdMatch: the object; TypeMatch: the class.
   py::Value expected;
   int64_t length = 0;  // LengthCheck

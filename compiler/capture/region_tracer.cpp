@@ -492,6 +492,7 @@ void RegionTracer::add_tensor_guard(py::TensorObj* t, const SourcePtr& src, bool
   g.sizes = t->t.sizes();
   g.strides = t->t.strides();
   g.requires_grad = t->requires_grad;
+  g.device = t->device;
   for (size_t d = 0; d < g.sizes.size(); ++d) g.dynamic.push_back(!specialize && is_dynamic(src, d, g.sizes[d]));
   // A later specializing read replaces the dynamic guard of the same tensor.
   for (Guard& old : out_.guards)
@@ -606,6 +607,7 @@ NodeId RegionTracer::lift(py::TensorObj* t) {
   size_t index = phs_.size();
   p.fake = make_fake(Tensor::meta_strided(t->t.sizes(), t->t.strides(), t->t.dtype()), ph_id(index));
   p.fake->requires_grad = t->requires_grad;
+  p.fake->device = t->device;
   phs_.push_back(std::move(p));
   lifted_[t] = index;
   return ph_id(index);
@@ -640,7 +642,7 @@ Val RegionTracer::val_of(const Value& v, const std::vector<bool>* dynamic) const
     const Tensor& t = v.as<py::TensorObj>()->t;
     TensorMeta m;
     m.dtype = std::string(dtype_name(t.dtype()));
-    m.device = "cpu";
+    m.device = v.as<py::TensorObj>()->device;
     const size_t n = t.sizes().size();
     for (size_t d = 0; d < n; ++d) {
       if (dynamic && (*dynamic)[d]) m.sizes.push_back(SymInt::symbol("s" + std::to_string(next_symbol_++)));

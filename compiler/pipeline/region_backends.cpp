@@ -6,6 +6,7 @@
 #include "compiler/aot/partition.h"
 #include "compiler/decomp/decompose.h"
 #include "compiler/pipeline/aten_interpreter.h"
+#include "compiler/pipeline/cuda_region.h"
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/runtime/compiled_graph.h"
 #include "compiler/pipeline/to_aten.h"
@@ -17,13 +18,23 @@ namespace kiln::pipeline {
 
 namespace {
 
+// A graph as code (CPU or GPU): host tensors in, host tensors out.
+using GraphCode = std::function<Expected<std::vector<Tensor>>(const std::vector<Tensor>&)>;
+
+// Where backend kiln's code runs: the CPU, or the GPU when the region's inputs
+// are on a CUDA device (or the backend is kiln-cuda).
+struct Target {
+  bool cuda = false;
+  bool reduce_overhead = false;  // mode="reduce-overhead": CUDA graph replay
+};
+
 // The forward and backward graphs of a region run while gradients are
 // recorded (AOTAutograd's compiled function), made on the first such run.
 struct Training {
   bool tried = false;
   std::vector<bool> requires_grad;  // per placeholder, as when it was made
   std::shared_ptr<Graph> forward, backward;  // null when autodiff failed
-  std::shared_ptr<const runtime::CompiledGraph> compiled_forward, compiled_backward;  // backend kiln
+  GraphCode compiled_forward, compiled_backward;  // backend kiln
   size_t num_forward_outputs = 0;
   std::vector<size_t> tangent_of_output;  // per tangent: its forward output
 };
@@ -33,34 +44,50 @@ struct Lowered {
   bool tried = false;
   std::shared_ptr<Graph> graph;  // null when the lowering failed
   bool decomposed = false;       // the training graphs are decomposed too
-  std::shared_ptr<const runtime::CompiledGraph> compiled;  // backend kiln: the inference graph as code
+  Target target;
+  std::string device = "cpu";    // where the region's outputs are
+  GraphCode compiled;            // backend kiln: the inference graph as code
   Training training;
 };
 
 // Runs a graph as code when the kiln backend compiled it, else on the eager kernels.
-Expected<std::vector<Value>> run_graph(const Graph& g, const runtime::CompiledGraph* compiled, const std::vector<Value>& args) {
+Expected<std::vector<Value>> run_graph(const Graph& g, const GraphCode& compiled, const std::vector<Value>& args) {
   if (!compiled) return run_aten_graph(g, args);
   std::vector<Tensor> tensors;
   for (const Value& v : args) {
     if (!v.is_tensor()) return Status::error("a compiled graph takes tensors only");
     tensors.push_back(v.to_tensor());
   }
-  Expected<std::vector<Tensor>> r = compiled->run(tensors);
+  Expected<std::vector<Tensor>> r = compiled(tensors);
   if (!r) return r.status();
   return std::vector<Value>(r->begin(), r->end());
 }
 
 // Backend kiln: the graph through every graph pass, then lowered, fused and
-// generated as CPU code. What cannot be compiled runs on the eager kernels
-// (the graph as given), with a warning naming the region and the reason.
-std::shared_ptr<const runtime::CompiledGraph> compile_for_kiln(py::VM& vm, const Graph& g, const std::string& compile_id,
-                                                              const std::string& what) {
+// generated as CPU or CUDA code. What cannot be compiled runs on the eager
+// kernels (the graph as given), with a warning naming the region and the reason.
+GraphCode compile_for_kiln(py::VM& vm, const Graph& g, const std::string& compile_id, const std::string& what,
+                           const Target& target) {
+  if (target.cuda) {
+    Expected<std::shared_ptr<CudaRegionCode>> code = CudaRegionCode::compile(g, target.reduce_overhead);
+    if (!code) {
+      vm.write_err("W kiln kiln-cuda: [" + compile_id + "] " + what + " runs on the eager kernels: " +
+                   code.status().message() + "\n");
+      return nullptr;
+    }
+    if (target.reduce_overhead && !(*code)->replays())
+      vm.write_err("W kiln kiln-cuda: [" + compile_id + "] " + what +
+                   " is not captured into a CUDA graph (mode=\"reduce-overhead\"): it calls kernels that run on the host\n");
+    std::shared_ptr<CudaRegionCode> shared = *code;
+    return [shared](const std::vector<Tensor>& inputs) { return shared->run(inputs); };
+  }
   Expected<std::shared_ptr<runtime::CompiledGraph>> code = compile_to_cpu(g);
   if (!code) {
     vm.write_err("W kiln kiln: [" + compile_id + "] " + what + " runs on the eager kernels: " + code.status().message() + "\n");
     return nullptr;
   }
-  return *code;
+  std::shared_ptr<const runtime::CompiledGraph> shared = *code;
+  return [shared](const std::vector<Tensor>& inputs) { return shared->run(inputs); };
 }
 
 // The backward of one run of a compiled region: the backward graph on the
@@ -77,7 +104,7 @@ class RegionBackward : public py::autograd::Node {
       else
         args.emplace_back(Tensor::zeros(forward_output_meta[out].sizes(), forward_output_meta[out].dtype()));
     }
-    Expected<std::vector<Value>> r = run_graph(*backward, compiled_backward.get(), args);
+    Expected<std::vector<Value>> r = run_graph(*backward, compiled_backward, args);
     if (!r) throw Error("the backward graph of [" + compile_id + "]: " + r.status().message());
     Grads grads;
     for (size_t i = 0; i < r->size(); ++i)
@@ -89,7 +116,7 @@ class RegionBackward : public py::autograd::Node {
 
   std::string compile_id;
   std::shared_ptr<Graph> backward;
-  std::shared_ptr<const runtime::CompiledGraph> compiled_backward;
+  GraphCode compiled_backward;
   std::vector<Tensor> saved;
   std::vector<bool> requires_grad;             // per primal
   std::vector<size_t> tangent_of_output;       // per tangent: its forward output
@@ -102,8 +129,8 @@ class RegionBackward : public py::autograd::Node {
 // partitioner (decomposed as well for decomp_eager). Failures are warnings:
 // the region then runs its torch-level graph, which eager autograd records.
 void make_training(py::VM& vm, const Graph& lowered, Training& t, bool decompose, const std::string& compile_id,
-                   const std::string& backend) {
-  const bool kiln = backend == "kiln";
+                   const std::string& backend, const Target& target) {
+  const bool kiln = backend == "kiln" || backend == "kiln-cuda";
   t.tried = true;
   aot::JointOptions jo;
   jo.requires_grad = t.requires_grad;
@@ -126,8 +153,8 @@ void make_training(py::VM& vm, const Graph& lowered, Training& t, bool decompose
   }
   // A region left undecomposed (training batch norm) stays on the eager kernels.
   if (kiln && decompose) {
-    t.compiled_forward = compile_for_kiln(vm, part.forward, compile_id, "the forward graph");
-    t.compiled_backward = compile_for_kiln(vm, part.backward, compile_id, "the backward graph");
+    t.compiled_forward = compile_for_kiln(vm, part.forward, compile_id, "the forward graph", target);
+    t.compiled_backward = compile_for_kiln(vm, part.backward, compile_id, "the backward graph", target);
   }
   t.forward = std::make_shared<Graph>(std::move(part.forward));
   t.backward = std::make_shared<Graph>(std::move(part.backward));
@@ -147,9 +174,18 @@ std::vector<bool> requires_grad_flags(py::VM& vm, const std::vector<py::Value>& 
 }
 
 std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& region, const std::vector<py::Value>& inputs,
-                                   Lowered& lowered, bool decompose, const std::string& compile_id, const std::string& backend) {
+                                   Lowered& lowered, bool decompose, const std::string& compile_id, const std::string& backend,
+                                   const std::string& mode) {
   if (!lowered.tried) {
     lowered.tried = true;
+    for (const py::Value& v : inputs)
+      if (v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->device.starts_with("cuda")) {
+        lowered.device = v.as<py::TensorObj>()->device;
+        break;
+      }
+    const bool kiln = backend == "kiln" || backend == "kiln-cuda";
+    lowered.target.cuda = backend == "kiln-cuda" || (kiln && lowered.device.starts_with("cuda"));
+    lowered.target.reduce_overhead = lowered.target.cuda && mode == "reduce-overhead";
     // The lowering records the sizes and numbers of the traced call: a region
     // with symbolic sizes or number inputs runs as the eager backend does.
     bool symbolic = false;
@@ -169,13 +205,13 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
         if (n.target.find("batch_norm") != std::string::npos && n.args.size() > 5 && n.args[5].kind == Arg::Kind::Bool && n.args[5].b)
           writes_inside_kernel = true;
     if (g.ok() && decompose && writes_inside_kernel)
-      vm.write_err("W kiln " + backend + ": [" + compile_id + "] not decomposed" + (backend == "kiln" ? std::string(" and runs on the eager kernels") : std::string()) +
+      vm.write_err("W kiln " + backend + ": [" + compile_id + "] not decomposed" + (kiln ? std::string(" and runs on the eager kernels") : std::string()) +
                    ": training-mode batch norm updates its running statistics in place\n");
     else if (g.ok() && decompose) {
       g = decomp::decompose(*g);
       lowered.decomposed = true;
     }
-    if (g.ok() && backend == "kiln" && lowered.decomposed) lowered.compiled = compile_for_kiln(vm, *g, compile_id, "the graph");
+    if (g.ok() && kiln && lowered.decomposed) lowered.compiled = compile_for_kiln(vm, *g, compile_id, "the graph", lowered.target);
     if (g.ok()) lowered.graph = std::make_shared<Graph>(std::move(*g));
     else vm.write_err("W kiln " + backend + ": [" + compile_id + "] runs with the eager kernels: " + g.status().message() + "\n");
   }
@@ -185,7 +221,7 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
   if (!requires_grad.empty() && (!training.tried || training.requires_grad != requires_grad)) {
     training = Training{};
     training.requires_grad = requires_grad;
-    make_training(vm, *lowered.graph, training, lowered.decomposed, compile_id, backend);
+    make_training(vm, *lowered.graph, training, lowered.decomposed, compile_id, backend, lowered.target);
   }
   const bool train = !requires_grad.empty();
   if (train && !training.forward) return capture::run_graph(vm, region, inputs);
@@ -197,7 +233,7 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
     else if (v.is_float()) args.emplace_back(v.as_float());
     else throw py::PyError("RuntimeError", "kiln " + backend + ": graph input of type " + py::type_name(v));
   }
-  const runtime::CompiledGraph* compiled = train ? training.compiled_forward.get() : lowered.compiled.get();
+  const GraphCode& compiled = train ? training.compiled_forward : lowered.compiled;
   Expected<std::vector<Value>> r = run_graph(graph, compiled, args);
   if (!r) throw py::PyError("RuntimeError", "kiln " + backend + ": [" + compile_id + "] " + r.status().message());
   // The lowering made in-place writes functional: write the new values back into the inputs.
@@ -230,10 +266,15 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
       std::string name = desc.substr(14);
       auto at = std::find(placeholders.begin(), placeholders.end(), name);
       if (at != placeholders.end() && inputs[size_t(at - placeholders.begin())].is(py::ObjKind::Tensor))
-        inputs[size_t(at - placeholders.begin())].as<py::TensorObj>()->t.copy_((*r)[i].to_tensor());
+      {
+        const Tensor& dst = inputs[size_t(at - placeholders.begin())].as<py::TensorObj>()->t;
+        dst.copy_((*r)[i].to_tensor());
+        py::autograd::bump_storage_version(dst.storage().get());  // a copy resident on the GPU is stale now
+      }
       continue;
     }
     auto result = py::make<py::TensorObj>((*r)[i].to_tensor());
+    result->device = lowered.device;
     if (node && is_floating(result->t.dtype())) {
       node->node_output_of.back() = int(node->num_outputs_given++);
       py::autograd::set_history(result.get(), node, uint32_t(node->node_output_of.back()));
@@ -247,16 +288,19 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
 
 }  // namespace
 
-capture::RegionRunner region_runner(py::VM& vm, const std::string& requested, const std::string& compile_id) {
-  // torch.compile's default backend, inductor, is Kiln's own code generator here.
+capture::RegionRunner region_runner(py::VM& vm, const std::string& requested, const std::string& mode,
+                                    const std::string& compile_id) {
+  // torch.compile's default backend, inductor, is Kiln's own code generator
+  // here: on the CPU, or on the GPU for regions whose inputs are there.
   const std::string backend = requested == "inductor" ? "kiln" : requested;
-  if (backend != "aot_eager" && backend != "decomp_eager" && backend != "kiln") return nullptr;
+  if (backend != "aot_eager" && backend != "decomp_eager" && backend != "kiln" && backend != "kiln-cuda") return nullptr;
   auto lowered = std::make_shared<Lowered>();
   // kiln decomposes as part of its graph passes (compile_for_kiln).
-  bool decompose = backend == "decomp_eager" || backend == "kiln";
+  bool decompose = backend == "decomp_eager" || backend == "kiln" || backend == "kiln-cuda";
   py::VM* vmp = &vm;
-  return [vmp, lowered, decompose, compile_id, backend](const capture::RegionResult& region, const std::vector<py::Value>& inputs) {
-    return run_lowered(*vmp, region, inputs, *lowered, decompose, compile_id, backend);
+  return [vmp, lowered, decompose, compile_id, backend, mode](const capture::RegionResult& region,
+                                                              const std::vector<py::Value>& inputs) {
+    return run_lowered(*vmp, region, inputs, *lowered, decompose, compile_id, backend, mode);
   };
 }
 

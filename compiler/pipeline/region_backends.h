@@ -12,6 +12,8 @@ namespace kiln::pipeline {
 
 // For CaptureOptions::backend_runner: the runner of one compiled entry, or
 // null for backends that run the torch-level graph (eager, and for now kiln).
-capture::RegionRunner region_runner(py::VM& vm, const std::string& backend, const std::string& compile_id);
+// `mode` is torch.compile's ("reduce-overhead" replays CUDA graphs on the GPU).
+capture::RegionRunner region_runner(py::VM& vm, const std::string& backend, const std::string& mode,
+                                    const std::string& compile_id);
 
 }  // namespace kiln::pipeline

@@ -48,6 +48,7 @@ struct AccumulateGrad : Node {
       Tensor own = g.clone();
       if (own.dtype() != leaf->t.dtype()) own = own.to(leaf->t.dtype());
       leaf->grad = tensor_value(own);
+      leaf->grad.as<TensorObj>()->device = leaf->device;
     }
     return {};
   }

@@ -333,13 +333,19 @@ class Module:
                 dtype = a.dtype
             else:
                 device = a
-        if device is not None and torch.device(device).type != "cpu":
-            torch.empty(0).to(device)
+        if dtype is not None and not dtype.is_floating_point:
+            _raise("TypeError", f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+        if device is not None:
+            self._apply(lambda t: t.to(device))
         if dtype is None:
             return self
-        if not dtype.is_floating_point:
-            _raise("TypeError", f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
         return self._convert_floats(dtype)
+
+    def cuda(self, device=None):
+        return self._apply(lambda t: t.cuda(device))
+
+    def cpu(self):
+        return self._apply(lambda t: t.cpu())
 
     def float(self):
         return self._convert_floats(torch.float32)
@@ -352,12 +358,6 @@ class Module:
 
     def bfloat16(self):
         return self._convert_floats(torch.bfloat16)
-
-    def cpu(self):
-        return self
-
-    def cuda(self, device=None):
-        torch.empty(0).cuda()
 
     # ---- state_dict ----
 

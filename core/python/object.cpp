@@ -392,6 +392,7 @@ std::string repr_with(const Value& v, const std::function<std::string(const Valu
       extras.requires_grad = t->requires_grad && t->grad_fn.empty();
       extras.grad_fn = t->grad_fn;
       extras.is_parameter = t->is_parameter;
+      if (t->device != "cpu") extras.device = t->device;
       return tensor_repr(t->t, extras);
     }
     case ObjKind::DType: return dtype_repr(static_cast<DTypeObj*>(o)->dtype);

@@ -349,8 +349,12 @@ Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargLi
         reasons.push_back(std::move(why));
         continue;
       }
+      std::string device;
       for (size_t i = 0; i < sig->params.size(); ++i)
-        if (sig->params[i].type.base == ParamType::Base::Device) check_device(bound[i]);
+        if (sig->params[i].type.base == ParamType::Base::Device) {
+          check_device(bound[i]);
+          if (!bound[i].is_none()) device = device_name(bound[i]);
+        }
       Bound b(*sig, std::move(bound), mode);
       ValueList result = sig->handler(b);
       // Ops returning Tensor[] give one List; the Python tuple holds its items.
@@ -364,6 +368,7 @@ Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargLi
         info->fields = sig->fields;
         info->returns_arg = b.returns_arg() >= 0 ? b.returns_arg() : sig->returns_arg;
         info->signature = c.name + sig->display(c.is_method);
+        info->device = device;
       }
       return result;
     }

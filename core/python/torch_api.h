@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 // The layer between Python-level torch calls and the ATen op registry: what
 // PyTorch's python_arg_parser and its torch / Tensor / torch.nn.functional
 // function tables are. It works on ops-level values (core/ops/value.h) so it
@@ -92,6 +93,13 @@ enum class ResultKind {
   PyList,      // values[0] is a (nested) List that is a Python list (Tensor.tolist())
 };
 
+// How many CUDA devices Kiln can run compiled regions on. The CUDA runtime
+// lives in compiler/, which core does not depend on: the application installs
+// the counter; it is asked once, on first need (probing loads the driver).
+// Without one there are no CUDA devices.
+void set_cuda_device_counter(std::function<int()> counter);
+int cuda_device_count();
+
 struct CallInfo {
   ResultKind kind = ResultKind::Single;
   std::string type_name;            // NamedTuple: "torch.return_types.max"
@@ -101,6 +109,8 @@ struct CallInfo {
   // return the same object. -1 when the result is new.
   int returns_arg = -1;
   std::string signature;            // the overload that matched, as PyTorch prints it
+  // The device= argument given ("cuda:0", "cpu", "meta"; device_name()), "" when none.
+  std::string device;
 };
 
 // Calls `c` with Python positional and keyword arguments (for methods args[0] is

@@ -4,6 +4,8 @@
 #include "core/python/autograd.h"
 
 #include <cctype>
+#include <optional>
+#include <mutex>
 
 #include "core/ops/registry.h"
 
@@ -317,14 +319,28 @@ Scalar item_of(const Tensor& t, Mode mode, std::string_view what) {
   return t.item();
 }
 
+std::string device_name(const Value& device) {
+  if (device.is_none()) return "";
+  if (device.is_int()) return "cuda:" + std::to_string(device.to_int());
+  std::string d = device.to_string();
+  if (d == "cuda") return "cuda:0";
+  return d;
+}
+
 void check_device(const Value& device) {
   if (device.is_none()) return;
-  if (device.is_int()) KILN_FAIL("CUDA device is not available in this build (device ", device.to_int(), ")");
-  std::string d = device.to_string();
+  std::string d = device_name(device);
   std::string type = d.substr(0, d.find(':'));
-  if (type == "cuda") KILN_FAIL("CUDA device is not available in this build (device '", d, "')");
+  if (type == "cuda") {
+    const int count = cuda_device_count();
+    if (count == 0) KILN_FAIL("CUDA device is not available here (device '", d, "'): no CUDA driver or GPU was found");
+    int index = std::atoi(d.c_str() + 5);
+    KILN_USER_CHECK(index >= 0 && index < count, "CUDA error: invalid device ordinal (device '", d, "'; ", count,
+                    " device(s) here)");
+    return;
+  }
   KILN_USER_CHECK(type == "cpu" || type == "meta", "device '", d,
-                  "' is not available in this build: tensors live on the CPU");
+                  "' is not available in this build: tensors live on the CPU or a CUDA device");
 }
 
 std::string shape_text(const Shape& s) {
@@ -459,3 +475,25 @@ Callable* Table::get(std::string_view python_name) {
 }
 
 }  // namespace kiln::torchapi::detail
+
+namespace kiln::torchapi {
+
+namespace {
+std::mutex g_cuda_count_mutex;
+std::function<int()> g_cuda_counter;
+std::optional<int> g_cuda_count;
+}  // namespace
+
+void set_cuda_device_counter(std::function<int()> counter) {
+  std::lock_guard lock(g_cuda_count_mutex);
+  g_cuda_counter = std::move(counter);
+  g_cuda_count.reset();
+}
+
+int cuda_device_count() {
+  std::lock_guard lock(g_cuda_count_mutex);
+  if (!g_cuda_count) g_cuda_count = g_cuda_counter ? g_cuda_counter() : 0;
+  return *g_cuda_count;
+}
+
+}  // namespace kiln::torchapi

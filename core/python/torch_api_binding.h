@@ -134,8 +134,13 @@ Tensor scalar_to_tensor(const Scalar& s, DType dtype, Mode mode);
 // where the value is data-dependent.
 Scalar item_of(const Tensor& t, Mode mode, std::string_view what);
 
-// "cuda" and other devices are refused with one message; "cpu" and "meta" pass.
+// "cpu" and "meta" pass; "cuda" (or "cuda:N", or N) passes when a CUDA device
+// of that index is there (cuda_device_count), other devices are refused.
 void check_device(const Value& device);
+// A device argument as tensors carry it: "cpu", "meta", "cuda:0" ("cuda" and 0
+// mean the current device, cuda:0). "" for None.
+std::string device_name(const Value& device);
+
 
 // ---- the table ----
 

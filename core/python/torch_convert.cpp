@@ -7,6 +7,7 @@
 
 #include "core/python/autograd.h"
 #include "core/python/bigint.h"
+#include "core/python/torch_device.h"
 #include "core/python/vm.h"
 
 namespace kiln::py {
@@ -65,7 +66,7 @@ bool non_differentiable(std::string_view name) {
 // (x.contiguous() on a contiguous tensor, x.float() on a float tensor).
 bool may_return_self(std::string_view name) {
   static const char* const names[] = {"contiguous", "to", "float", "double", "half", "bfloat16", "int", "long",
-                                      "short", "bool", "byte", "char", "type", "type_as", "cpu", "dropout"};
+                                      "short", "bool", "byte", "char", "type", "type_as", "cpu", "cuda", "dropout"};
   for (const char* n : names)
     if (name == n) return true;
   return false;
@@ -399,6 +400,10 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
   CallInfo info;
   Expected<kiln::ValueList> r = torchapi::call(c, args, kwargs, mode, &info);
   if (!r.ok()) raise_status(r.status());
+  std::string moved_to = info.device;
+  if (moved_to.empty() && c.name == "to" && a.npos > 1 && a[1].is(ObjKind::Tensor)) moved_to = a[1].as<TensorObj>()->device;
+  if (moved_to.empty() && c.is_method && (c.name == "cpu" || c.name == "cuda")) moved_to = c.name == "cpu" ? "cpu" : "cuda:0";
+  const std::string device = call_device(c.name, a, moved_to);
   kiln::ValueList& values = r.value();
   if (int64_t limit = vm.options().max_tensor_numel)
     for (const kiln::Value& v : values)
@@ -416,8 +421,19 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
     return self;
   }
   if (may_return_self(c.name) && a.npos > 0 && a[0].is(ObjKind::Tensor) && values.size() == 1 &&
-      values[0].is_tensor() && same_view(values[0].to_tensor(), a[0].as<TensorObj>()->t))
-    return a[0];
+      values[0].is_tensor() && same_view(values[0].to_tensor(), a[0].as<TensorObj>()->t)) {
+    const TensorObj* self = a[0].as<TensorObj>();
+    if (self->device == device || moved_to.empty()) return a[0];
+    // Another device is another tensor: writes to one must not show in the other.
+    Tensor copy = self->t;
+    if (mode == Mode::Eager) {
+      const Tensor& t = self->t;
+      copy = t.is_non_overlapping_and_dense() ? Tensor::empty_strided(t.sizes(), t.strides(), t.dtype())
+                                              : Tensor::empty(t.sizes(), t.dtype());
+      copy.copy_(t);
+    }
+    values[0] = kiln::Value(copy);
+  }
 
   Value out;
   switch (info.kind) {
@@ -437,6 +453,7 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
     case ResultKind::Size: out = make_size(values.at(0).to_int_list()); break;
     case ResultKind::PyList: out = from_ops(values.at(0), /*as_list=*/true); break;
   }
+  place_results(out, a, device);
   if (requires_grad && vm.truth(*requires_grad))
     if (TensorObj* t = tensor_obj(out)) {
       if (!is_floating(t->t.dtype()))
@@ -461,11 +478,19 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
 
 Value call_traced(VM& vm, const Callable* callable, std::string graph_target, bool is_method, const CallArgs& args,
                   const std::function<Value(const CallArgs&, Mode)>& run) {
+  // Table calls place their results themselves (run_torch: device= arguments);
+  // operators, indexing and attributes follow their tensor arguments.
+  const bool place = callable == nullptr;
+  const std::string device = place ? call_device(graph_target, args, "") : std::string();
+  Value out;
   if (vm.tracer) {
-    TorchCall call{callable, std::move(graph_target), is_method, args};
-    return vm.tracer->record(vm, call, [&run](const CallArgs& a) { return run(a, Mode::Meta); });
+    TorchCall call{callable, graph_target, is_method, args};
+    out = vm.tracer->record(vm, call, [&run](const CallArgs& a) { return run(a, Mode::Meta); });
+  } else {
+    out = run(args, Mode::Eager);
   }
-  return run(args, Mode::Eager);
+  if (place) place_results(out, args, device);
+  return out;
 }
 
 Value call_torch(VM& vm, const Callable& c, const CallArgs& args) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/io/safetensors.h"
+#include "core/python/torch_api.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
 #include "core/tensor/generator.h"
@@ -340,8 +341,15 @@ void install_torch(VM& vm) {
   install_dynamo(vm, torch);
 
   auto cuda = new_module(vm, "torch.cuda");
-  def(cuda, "is_available", [](VM&, const CallArgs&) { return Value(false); });
-  def(cuda, "device_count", [](VM&, const CallArgs&) { return Value(int64_t(0)); });
+  def(cuda, "is_available", [](VM&, const CallArgs&) { return Value(torchapi::cuda_device_count() > 0); });
+  def(cuda, "device_count", [](VM&, const CallArgs&) { return Value(int64_t(torchapi::cuda_device_count())); });
+  def(cuda, "current_device", [](VM&, const CallArgs&) {
+    if (torchapi::cuda_device_count() == 0) throw PyError("RuntimeError", "No CUDA GPUs are available");
+    return Value(int64_t(0));
+  });
+  // Eager work is done by the time a call returns, and compiled regions wait
+  // for their GPU work before handing back results: nothing is outstanding.
+  def(cuda, "synchronize", [](VM&, const CallArgs&) { return Value(); });
   def(cuda, "manual_seed", [](VM&, const CallArgs&) { return Value(); });
   def(cuda, "manual_seed_all", [](VM&, const CallArgs&) { return Value(); });
 

@@ -301,7 +301,9 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
     // Dynamo traces .data as detach(); eagerly it is an alias without grad.
     ValueVec args{t};
     out = call_traced(vm, nullptr, "detach", true, CallArgs{args.data(), 1, nullptr}, [](const CallArgs& x, Mode) {
-      return tensor_value(x[0].as<TensorObj>()->t);
+      Value alias = tensor_value(x[0].as<TensorObj>()->t);
+      alias.as<TensorObj>()->device = x[0].as<TensorObj>()->device;
+      return alias;
     });
   } else if (name == "T" || name == "mT" || name == "H" || name == "mH") {
     // Dynamo records getattr(x, 'T'): a call_function node whose replay reads
@@ -351,6 +353,8 @@ void tensor_setattr(VM& vm, const Value& t, std::string_view name, const Value& 
     obj->grad = value;
   } else if (name == "data") {
     obj->t = tensor_of(value, "Tensor.data");
+    // Module.to(device) moves parameters this way, keeping the objects.
+    obj->device = value.as<TensorObj>()->device;
   } else {
     throw PyError("AttributeError",
                   "setting attribute '" + std::string(name) + "' on a Tensor (Kiln's tensors carry no attributes of their own)",

@@ -228,12 +228,13 @@ void add_grad_methods(const Ref<Class>& cls) {
 }
 
 void add_device_methods(const Ref<Class>& cls) {
-  add_method(cls, "cpu", [](VM& vm, const CallArgs& a) {
-    return call_traced(vm, nullptr, "cpu", true, a, [](const CallArgs& x, Mode) { return x[0]; });
-  });
-  add_method(cls, "cuda", [](VM&, const CallArgs&) -> Value {
-    throw PyError("AssertionError", "Torch not compiled with CUDA enabled", /*unsupported=*/true);
-  });
+  // Through the table (torch_api_tensor_methods.cpp), so that the result is
+  // placed on its device as every other call's is.
+  for (const char* name : {"cpu", "cuda"}) {
+    const torchapi::Callable* callable = torchapi::find(std::string("Tensor.") + name);
+    KILN_CHECK(callable, "Tensor.", name, " is not in the torch API table");
+    add_method(cls, name, [callable](VM& vm, const CallArgs& a) { return call_torch(vm, *callable, a); });
+  }
   add_method(cls, "numpy", [](VM&, const CallArgs&) -> Value {
     throw_unsupported("Tensor.numpy() (NumPy is not part of Kiln's Python subset)");
   });

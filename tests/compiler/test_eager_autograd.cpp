@@ -31,7 +31,9 @@ Run run(const std::string& source, const std::string& backend = "eager") {
   aot::install_eager_autograd();
   capture::CaptureOptions co;
   co.default_backend = backend;
-  co.backend_runner = [&vm](const std::string& b, const std::string& id) { return pipeline::region_runner(vm, b, id); };
+  co.backend_runner = [&vm](const std::string& b, const std::string& m, const std::string& id) {
+    return pipeline::region_runner(vm, b, m, id);
+  };
   capture::install_capture(vm, co);
   r.status = vm.run_source(source, "test.py", &r.code);
   return r;

@@ -1,0 +1,46 @@
+#pragma once
+// A torch.compile region run on the GPU (backend kiln-cuda, and kiln /
+// inductor when the region's inputs are on a CUDA device): the graph compiled
+// by compile_to_cuda, its buffers held on the device between calls.
+//
+// The interpreter's tensors live in host memory (core/python/torch_device.h),
+// so each call uploads its inputs, but an input whose storage is unchanged
+// since the last call (same storage and view, same version: a parameter, a
+// buffer, a constant input) stays resident and is not copied again. With
+// mode="reduce-overhead" the launches are captured once into a CUDA graph and
+// replayed, inputs going through the static input buffers, as Inductor's
+// cudagraphs do.
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/tensor/tensor.h"
+#include "core/util/status.h"
+
+namespace kiln::pipeline {
+
+class CudaRegionCode {
+ public:
+  static Expected<std::shared_ptr<CudaRegionCode>> compile(const Graph& g, bool reduce_overhead);
+  ~CudaRegionCode();
+  // Host tensors in (placeholder order), host tensors out; one call at a time.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+  // Uploads skipped because an input was resident: what the tests check.
+  size_t resident_hits() const { return resident_hits_; }
+  bool replays() const;  // reduce-overhead, and the graph is capturable
+
+  struct State;
+
+ private:
+  explicit CudaRegionCode(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
+  size_t resident_hits_ = 0;
+};
+
+// Lets programs see the GPU: torch.cuda.is_available() and device("cuda")
+// tensors, counted (on first need) as the devices the CUDA driver opens.
+// CUDA_VISIBLE_DEVICES="" hides it, as it does from PyTorch.
+void install_cuda_device_counter();
+
+}  // namespace kiln::pipeline
