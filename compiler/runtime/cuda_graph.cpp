@@ -6,7 +6,9 @@
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/codegen/cuda/cuda_api.h"
 #include "compiler/codegen/cuda/cublas.h"
+#include "compiler/codegen/cuda/cuda_conv.h"
 #include "compiler/codegen/cuda/cuda_emit.h"
+#include "compiler/codegen/cuda/cuda_gemm.h"
 #include "compiler/loopir/extern_call.h"
 #include "compiler/loopir/lower.h"
 #include "compiler/loopir/print_ir.h"
@@ -29,6 +31,9 @@ struct CudaCompiledGraph::Impl {
   bool compile_only = false;
   CudaModule module;
   std::vector<CUfunction> functions;  // per source.kernels
+  std::vector<int> conv_of_kernel;    // per program kernel: its index in source.convs, or -1
+  std::vector<ConvFunctions> conv_functions;  // per source.convs
+  std::vector<CUfunction> gemm_fill_c;        // per program kernel: a GEMM's kernel filling its output with C
   ProgramBinding binding;  // storage_of: the buffer whose device memory each buffer uses
 };
 
@@ -49,6 +54,21 @@ CacheKey cubin_cache_key(const std::string& source, int sm) {
   key.options = "cuda-cubin";
   key.target = "sm_" + std::to_string(sm);
   return key;
+}
+
+// An extern kernel whose outputs are all empty writes nothing (a dead
+// `full([0])` a decomposition left): nothing to run, on either side.
+bool writes_nothing(const loopir::Program& p, const loopir::Kernel& k) {
+  for (const std::string& o : loopir::extern_outputs(k))
+    if (span_bytes(p.buffer(o)) != 0) return false;
+  return true;
+}
+
+// Convolutions as the emitter planned them (cuda_conv.h), GEMMs as cuBLAS takes them (cuda_gemm.h).
+bool extern_on_gpu(const CudaCompiledGraph::Impl& impl, size_t kernel) {
+  const loopir::Program& p = impl.scheduled.program;
+  const loopir::Kernel& k = p.kernels[kernel];
+  return impl.conv_of_kernel[kernel] >= 0 || gemm_on_gpu(p, k) || writes_nothing(p, k);
 }
 
 }  // namespace
@@ -103,11 +123,16 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     impl->stages.push_back({"cuda_source", impl->source.text, st.emit_ms});
   }
   const loopir::Program& p = impl->scheduled.program;
+  impl->conv_of_kernel.assign(p.kernels.size(), -1);
+  for (size_t c = 0; c < impl->source.convs.size(); ++c) impl->conv_of_kernel[impl->source.convs[c].kernel] = int(c);
   for (const sched::FusedGroup& g : impl->scheduled.groups)
     st.extern_groups += p.kernels[g.kernels.front()].kind == loopir::KernelKind::Extern;
+  for (size_t k = 0; k < p.kernels.size(); ++k)
+    st.host_externs += p.kernels[k].kind == loopir::KernelKind::Extern && !extern_on_gpu(*impl, k);
   st.kernels = impl->source.kernels.size();
   if (options.emit_only) impl->compile_only = true;
-  if (!impl->source.kernels.empty() && !options.emit_only) {
+  const bool has_module = !impl->source.kernels.empty() || !impl->source.library_kernels.empty();
+  if (has_module && !options.emit_only) {
     // The stages want the PTX, which the cache does not keep: keep_text compiles.
     CompileCache* cache = options.use_cache && !options.keep_text && !options.compile_only ? default_compile_cache() : nullptr;
     CacheKey key = cubin_cache_key(impl->source.text, sm);
@@ -137,6 +162,19 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
         if (!f) return f.status();
         impl->functions.push_back(*f);
       }
+      std::map<std::string, CUfunction> library;
+      for (const std::string& name : impl->source.library_kernels) {
+        Expected<CUfunction> f = impl->module.function(name);
+        if (!f) return f.status();
+        library[name] = *f;
+      }
+      auto helper = [&](const std::string& name) { return name.empty() ? nullptr : library.at(name); };
+      for (const ConvGpuPlan& c : impl->source.convs)
+        impl->conv_functions.push_back({helper(c.im2col_kernel), helper(c.bias_kernel)});
+      impl->gemm_fill_c.assign(p.kernels.size(), nullptr);
+      for (size_t k = 0; k < p.kernels.size(); ++k)
+        if (p.kernels[k].kind == loopir::KernelKind::Extern && gemm_on_gpu(p, p.kernels[k]))
+          impl->gemm_fill_c[k] = helper(gemm_c_kernel(p, p.kernels[k]));
       st.load_ms = ms_since(t0);
     }
   }
@@ -153,7 +191,8 @@ struct CudaExecution::State {
   std::vector<CUdeviceptr> pointer;          // per buffer: where its storage is (an owned buffer or a bound input)
   std::vector<Tensor> host_input;            // per buffer: the host tensor given for an input (outputs returns it)
   std::vector<size_t> given_input_index;     // caller's input k -> index into Program::inputs
-  bool has_host_externs = false;
+  DeviceBuffer conv_workspace;               // im2col's columns, shared by every convolution (they run in turn)
+  std::string host_externs;                  // the extern kernels that run on the host, for messages
   CudaGraph graph_replay;                    // reduce-overhead: the captured launches
 
   const CudaCompiledGraph::Impl& impl() const { return graph->impl(); }
@@ -161,51 +200,22 @@ struct CudaExecution::State {
   Status upload_input(size_t input_index, const Tensor& host);
   Expected<Tensor> download(size_t buffer) const;
   Status run_extern_on_host(size_t group);
-  Status run_gemm(const loopir::Kernel& k, const Stream* stream) const;
+  Status run_extern_on_gpu(size_t kernel, const Stream* stream) const;
 };
 
-namespace {
-
-// The GPU versions of extern kernels: GEMMs cuBLAS takes as they are.
-bool gemm_on_gpu(const loopir::Program& p, const loopir::Kernel& k) {
-  const loopir::ExternCall& c = *k.call;
-  if (c.kind != loopir::ExternKind::Gemm || c.gemm.c >= 0 || c.gemm.c_constant) return false;
-  const DType d = p.buffer(k.output).dtype;
-  for (int i : {c.gemm.a, c.gemm.b})
-    if (p.buffer(c.tensors[size_t(i)].buffer).dtype != d) return false;
-  return d == DType::Float32 || d == DType::Float64 || d == DType::Float16 || d == DType::BFloat16;
-}
-
-}  // namespace
-
-Status CudaExecution::State::run_gemm(const loopir::Kernel& k, const Stream* stream) const {
+Status CudaExecution::State::run_extern_on_gpu(size_t kernel, const Stream* stream) const {
+  const CudaCompiledGraph::Impl& im = impl();
   const loopir::Program& p = program();
-  const loopir::ExternCall& c = *k.call;
-  const loopir::Buffer& out = p.buffer(k.output);
-  auto operand = [&](const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset,
-                     CUdeviceptr ptr) {
-    GemmOperand o;
-    const size_t r = sizes.size();
-    o.ptr = ptr;
-    o.offset = offset;
-    o.row_stride = strides[r - 2];
-    o.col_stride = strides[r - 1];
-    o.batch_stride = r == 3 ? strides[0] : 0;
-    return o;
-  };
-  const loopir::BufferView& a = c.tensors[size_t(c.gemm.a)];
-  const loopir::BufferView& b = c.tensors[size_t(c.gemm.b)];
-  GemmCall g;
-  const size_t r = out.sizes.size();
-  g.m = out.sizes[r - 2], g.n = out.sizes[r - 1], g.k = a.sizes.back();
-  g.batch = r == 3 ? out.sizes[0] : 1;
-  g.a = operand(a.sizes, a.strides, a.offset, pointer[p.buffer_index(a.buffer)]);
-  g.b = operand(b.sizes, b.strides, b.offset, pointer[p.buffer_index(b.buffer)]);
-  g.c = operand(out.sizes, out.strides, out.offset, pointer[p.buffer_index(k.output)]);
-  g.dtype = out.dtype;
-  g.alpha = c.gemm.alpha;
-  g.beta = 0;
-  return cublas_gemm(g, stream);
+  const loopir::Kernel& k = p.kernels[kernel];
+  auto at = [&](const std::string& buffer) { return pointer[p.buffer_index(buffer)]; };
+  if (const int conv = im.conv_of_kernel[kernel]; conv >= 0) {
+    const ConvGpuPlan& plan = im.source.convs[size_t(conv)];
+    ConvPointers ptr{at(plan.input), at(plan.weight), plan.bias.empty() ? 0 : at(plan.bias), at(plan.output),
+                     conv_workspace.ptr()};
+    return run_conv_on_gpu(plan, ptr, im.conv_functions[size_t(conv)], stream);
+  }
+  if (gemm_on_gpu(p, k)) return run_gemm_on_gpu(p, k, at, im.gemm_fill_c[kernel], stream);
+  return {};  // writes_nothing
 }
 
 Status CudaExecution::State::upload_input(size_t input_index, const Tensor& given) {
@@ -309,7 +319,17 @@ Expected<std::unique_ptr<CudaExecution>> CudaExecution::create(std::shared_ptr<c
   }
   for (const sched::FusedGroup& g : impl.scheduled.groups)
     for (size_t k : g.kernels)
-      if (p.kernels[k].kind == loopir::KernelKind::Extern && !gemm_on_gpu(p, p.kernels[k])) s->has_host_externs = true;
+      if (p.kernels[k].kind == loopir::KernelKind::Extern && !extern_on_gpu(impl, k))
+        s->host_externs +=
+            (s->host_externs.empty() ? "" : ", ") + p.kernels[k].output + " (" + p.kernels[k].call->target + ")";
+  // Allocated once, so that launch() allocates nothing and stays capturable.
+  size_t workspace = 0;
+  for (const ConvGpuPlan& c : impl.source.convs) workspace = std::max(workspace, c.workspace_bytes());
+  if (workspace > 0) {
+    Expected<DeviceBuffer> b = DeviceBuffer::alloc(workspace);
+    if (!b) return b.status();
+    s->conv_workspace = std::move(*b);
+  }
   return std::unique_ptr<CudaExecution>(new CudaExecution(std::move(s)));
 }
 
@@ -345,11 +365,12 @@ Status CudaExecution::bind_input(size_t k, CUdeviceptr ptr) {
   return {};
 }
 
-bool CudaExecution::capturable() const { return !s_->has_host_externs; }
+bool CudaExecution::capturable() const { return s_->host_externs.empty(); }
 
 Status CudaExecution::replay(Stream& stream) {
   if (!capturable())
-    return Status::error("reduce-overhead: the graph has extern kernels that run on the host; it cannot be captured");
+    return Status::error("reduce-overhead: the graph has extern kernels that run on the host (" + s_->host_externs +
+                         "); it cannot be captured");
   if (!s_->graph_replay.ready()) {
     if (Status st = s_->graph_replay.capture_begin(stream); !st.ok()) return st;
     Status launched = launch(&stream);
@@ -372,10 +393,10 @@ Status CudaExecution::launch(const Stream* stream) {
     const loopir::Kernel& first = p.kernels[s.groups[g].kernels.front()];
     if (first.kind == loopir::KernelKind::Extern) {
       bool all_gpu = true;
-      for (size_t k : s.groups[g].kernels) all_gpu = all_gpu && gemm_on_gpu(p, p.kernels[k]);
+      for (size_t k : s.groups[g].kernels) all_gpu = all_gpu && extern_on_gpu(impl, k);
       if (all_gpu) {
         for (size_t k : s.groups[g].kernels)
-          if (Status rc = st.run_gemm(p.kernels[k], stream); !rc.ok())
+          if (Status rc = st.run_extern_on_gpu(k, stream); !rc.ok())
             return Status::error("extern kernel " + s.groups[g].name + ": " + rc.message());
         continue;
       }

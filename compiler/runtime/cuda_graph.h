@@ -2,9 +2,10 @@
 // A graph compiled for the GPU: the decomposed ATen graph lowered to loops,
 // scheduled, emitted as CUDA C++ (codegen/cuda/cuda_emit.h) and compiled by
 // NVRTC. Compiling needs only NVRTC; run() needs the driver and a GPU: it
-// uploads the inputs, launches a kernel per group (extern kernels run on the
-// host kernels, their buffers copied across, except GEMMs, which cuBLAS
-// runs on the device), and downloads the outputs.
+// uploads the inputs, launches a kernel per group (GEMMs run on cuBLAS,
+// convolutions as im2col + cuBLAS (codegen/cuda/cuda_conv.h); other extern
+// kernels run on the host kernels, their buffers copied across), and
+// downloads the outputs.
 // This is what backend "kiln-cuda" runs.
 #include <map>
 #include <memory>
@@ -39,6 +40,7 @@ struct CudaCompileOptions {
 struct CudaCompileStats {
   double lower_ms = 0, schedule_ms = 0, emit_ms = 0, nvrtc_ms = 0, load_ms = 0, total_ms = 0;
   size_t kernels = 0, extern_groups = 0, ptx_bytes = 0, cubin_bytes = 0;
+  size_t host_externs = 0;  // extern kernels with no GPU version: they make a launch uncapturable
   bool cache_hit = false;
 };
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "compiler/codegen/cpu/reuse_row_values.h"
+#include "compiler/codegen/cuda/cuda_gemm.h"
 #include "compiler/codegen/cuda/cuda_prelude.h"
 #include "compiler/sched/sched_util.h"
 #include "core/util/status.h"
@@ -981,6 +982,27 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
   Emitter emitter(s.program, bug, launch);
   for (size_t g = 0; g < s.groups.size(); ++g)
     if (plans[g].has_function()) out.kernels.push_back(emitter.emit_group(g, s.groups[g], plans[g], os));
+  // Extern kernels run on cuBLAS with helpers of their own in this module.
+  std::set<std::string> helpers, gemm_helpers;
+  for (size_t k = 0; k < s.program.kernels.size(); ++k) {
+    const loopir::Kernel& kernel = s.program.kernels[k];
+    if (kernel.kind != loopir::KernelKind::Extern) continue;
+    if (kernel.call->kind == loopir::ExternKind::Gemm && gemm_on_gpu(s.program, kernel)) {
+      if (std::string c = gemm_c_kernel(s.program, kernel); !c.empty()) gemm_helpers.insert(c);
+    } else if (kernel.call->kind == loopir::ExternKind::Convolution) {
+      Expected<ConvGpuPlan> conv = plan_conv_on_gpu(s.program, k);
+      if (!conv) {
+        os << "\n// " << kernel.output << " runs on the host: " << conv.status().message() << "\n";
+        continue;
+      }
+      for (const std::string* name : {&conv->im2col_kernel, &conv->bias_kernel})
+        if (!name->empty()) helpers.insert(*name);
+      out.convs.push_back(std::move(*conv));
+    }
+  }
+  os << conv_kernels_source(out.convs) << gemm_c_kernels_source(gemm_helpers);
+  helpers.insert(gemm_helpers.begin(), gemm_helpers.end());
+  out.library_kernels.assign(helpers.begin(), helpers.end());
   out.text = os.str();
   return out;
 }

@@ -15,6 +15,7 @@
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/codegen/cpu/loop_plan.h"
+#include "compiler/codegen/cuda/cuda_conv.h"
 #include "compiler/sched/schedule.h"
 
 namespace kiln::codegen::cuda {
@@ -35,6 +36,13 @@ struct CudaKernel {
 struct CudaSource {
   std::string text;
   std::vector<CudaKernel> kernels;  // groups with loops; extern groups have none
+  // The convolution extern kernels that run on the GPU; their im2col and bias
+  // kernels are in `text` (a convolution with no plan takes the host path,
+  // and a comment in `text` says why).
+  std::vector<ConvGpuPlan> convs;
+  // The extern kernels' helpers in `text` (im2col, bias, a GEMM's C), which
+  // the runtime looks up by name.
+  std::vector<std::string> library_kernels;
 };
 
 // The plans CUDA wants for `s` (pointwise groups flat, rows reused as on CPU).

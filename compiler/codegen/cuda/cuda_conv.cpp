@@ -1,0 +1,334 @@
+#include "compiler/codegen/cuda/cuda_conv.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace kiln::codegen::cuda {
+namespace {
+
+// Larger batches gain little GEMM efficiency past this; a bigger batch runs
+// im2col + GEMM over chunks of samples so the workspace stays bounded.
+constexpr size_t kWorkspaceCap = size_t(512) << 20;
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = int64_t(1) << 16;  // the kernels stride over the rest
+
+bool gpu_dtype(DType d) {
+  return d == DType::Float32 || d == DType::Float64 || d == DType::Float16 || d == DType::BFloat16;
+}
+
+// The one stride with which row-major dims `sizes` walk memory as a single
+// flattened dim (size-1 dims have no say), or none when they do not.
+std::optional<int64_t> flat_stride(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  std::optional<int64_t> unit;
+  int64_t inner = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] == 1) continue;
+    if (!unit) unit = strides[d];
+    else if (strides[d] != *unit * inner) return std::nullopt;
+    inner *= sizes[d];
+  }
+  return unit.value_or(1);
+}
+
+GemmOperand transposed(GemmOperand o) {
+  std::swap(o.row_stride, o.col_stride);
+  return o;
+}
+
+// out[n][g] = W[g] @ col[n][g] for samples [n0, n0 + count) and group g. An
+// output whose channels, not pixels, are adjacent (channels-last) is written
+// as its transpose: out^T = col^T @ W^T.
+GemmCall conv_gemm(const ConvGpuPlan& p, const ConvPointers& ptr, int64_t g, int64_t n0, int64_t count) {
+  const int64_t og = p.oc / p.groups, ckk = p.column_rows(), pixels = p.pixels();
+  GemmOperand w{ptr.weight, p.w_offset + g * og * p.w_row_stride, p.w_row_stride, p.w_col_stride, 0};
+  GemmOperand cols;
+  if (p.direct)
+    cols = {ptr.input, p.x_offset + n0 * p.x_stride[0] + g * (p.c / p.groups) * p.x_stride[1], p.x_stride[1],
+            p.x_pixel_stride, p.x_stride[0]};
+  else
+    cols = {ptr.workspace, g * ckk * pixels, pixels, 1, p.groups * ckk * pixels};
+  GemmOperand out{ptr.output, p.out_offset + n0 * p.out_n_stride + g * og * p.out_c_stride, p.out_c_stride,
+                  p.out_pixel_stride, p.out_n_stride};
+  GemmCall call;
+  call.batch = count;
+  call.dtype = p.dtype;
+  call.k = ckk;
+  if (p.out_pixel_stride == 1) {
+    call.m = og, call.n = pixels, call.a = w, call.b = cols, call.c = out;
+  } else {
+    call.m = pixels, call.n = og, call.a = transposed(cols), call.b = transposed(w), call.c = transposed(out);
+    if (og == 1) call.c.col_stride = 1;  // a single column: its stride is never used
+  }
+  return call;
+}
+
+template <class I>
+struct Im2colArgs {  // kiln_conv_im2col's KilnIm2col<I>, member for member
+  I rows, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+};
+
+// im2col's threads: x along a row's pixels, y over rows, so that a warp
+// writes consecutive pixels and a row's (n, c, kh, kw) is worked out once
+// for several of them (kPixelsPerThread) rather than per element.
+constexpr int64_t kPixelsPerThread = 4;
+struct Im2colShape {
+  Dim3 grid, block;
+};
+Im2colShape im2col_shape(int64_t rows, int64_t pixels) {
+  const int64_t bx = std::min<int64_t>(kThreads, (pixels + 31) / 32 * 32), by = kThreads / bx;
+  Im2colShape s;
+  s.block = {unsigned(bx), unsigned(by)};
+  s.grid = {unsigned(std::clamp<int64_t>((pixels + bx * kPixelsPerThread - 1) / (bx * kPixelsPerThread), 1, 65535)),
+            unsigned(std::clamp<int64_t>((rows + by - 1) / by, 1, 65535))};
+  return s;
+}
+
+template <class I>
+Status launch_im2col(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction fn, int64_t n0, int64_t count,
+                     const Stream* stream) {
+  const size_t es = element_size(p.dtype);
+  const int64_t rows = count * p.c * p.kh * p.kw;
+  Im2colArgs<I> a{I(rows),          I(p.c),           I(p.h),           I(p.w),
+                  I(p.kh),          I(p.kw),          I(p.oh),          I(p.ow),
+                  I(p.x_stride[0]), I(p.x_stride[1]), I(p.x_stride[2]), I(p.x_stride[3]),
+                  I(p.stride[0]),   I(p.stride[1]),   I(p.pad[0]),      I(p.pad[1]),
+                  I(p.dil[0]),      I(p.dil[1])};
+  CUdeviceptr x = ptr.input + CUdeviceptr((p.x_offset + n0 * p.x_stride[0]) * int64_t(es));
+  CUdeviceptr col = ptr.workspace;
+  void* args[] = {&x, &col, &a};
+  const Im2colShape shape = im2col_shape(rows, p.pixels());
+  return launch(fn, shape.grid, shape.block, 0, args, stream);
+}
+
+// Every index the narrow im2col computes fits in an int: the column elements
+// of a chunk (plus a grid's stride past the end) and the input elements a chunk reads.
+bool im2col_fits_int(const ConvGpuPlan& p) {
+  const int64_t limit = (int64_t(1) << 31) - 65535 * kThreads;
+  const int64_t total = p.chunk * p.c * p.kh * p.kw * p.pixels();
+  int64_t span = 0;
+  const int64_t sizes[4] = {p.chunk, p.c, p.h, p.w};
+  for (int d = 0; d < 4; ++d) span += (sizes[d] - 1) * std::llabs(p.x_stride[d]);
+  return total < limit && span < limit;
+}
+
+const char* kConvSource = R"KILN(
+// ---- Convolution extern kernels (cuda_conv.h): im2col and the bias ----
+template <typename I> struct KilnIm2col {
+  I rows, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+};
+
+// col[n][c * KH * KW + kh * KW + kw][oh * OW + ow] = x[n, c, ih, iw], 0 in the
+// padding; `rows` counts (n, c, kh, kw). threadIdx.x walks a row's pixels, so
+// a warp's writes coalesce; threadIdx.y picks the row, whose decomposition
+// serves every pixel the thread writes in it. Values are only moved: the
+// element size picks the instantiation, not the dtype.
+template <typename T, typename I>
+__device__ __forceinline__ void kiln_conv_im2col(const T* __restrict__ x, T* __restrict__ col, const KilnIm2col<I>& a) {
+  const I pixels = a.oh * a.ow, window = a.kh * a.kw, per_sample = a.c * window;
+  const I row_step = (I)gridDim.y * (I)blockDim.y, pixel_step = (I)gridDim.x * (I)blockDim.x;
+  for (I row = (I)blockIdx.y * (I)blockDim.y + (I)threadIdx.y; row < a.rows; row += row_step) {
+    const I n = row / per_sample, r = row - n * per_sample;
+    const I c = r / window, k = r - c * window;
+    const I kh = k / a.kw, kw = k - kh * a.kw;
+    const T* __restrict__ plane = x + n * a.sn + c * a.sc;
+    T* __restrict__ out = col + row * pixels;
+    const I h0 = kh * a.dil_h - a.pad_h, w0 = kw * a.dil_w - a.pad_w;
+    for (I l = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; l < pixels; l += pixel_step) {
+      const I oh = l / a.ow, ow = l - oh * a.ow;
+      const I ih = oh * a.stride_h + h0, iw = ow * a.stride_w + w0;
+      T v = 0;
+      if (ih >= 0 && ih < a.h && iw >= 0 && iw < a.w) v = plane[ih * a.sh + iw * a.sw];
+      out[l] = v;
+    }
+  }
+}
+
+// A dtype's storage type and how it converts to the type the bias is added in.
+struct KilnConvF32 {
+  typedef float T;
+  static __device__ float get(T v) { return v; }
+  static __device__ T put(float v) { return v; }
+};
+struct KilnConvF64 {
+  typedef double T;
+  static __device__ double get(T v) { return v; }
+  static __device__ T put(double v) { return v; }
+};
+struct KilnConvF16 {
+  typedef unsigned short T;
+  static __device__ float get(T v) { return kiln_h2f(v); }
+  static __device__ T put(float v) { return kiln_f2h(v); }
+};
+struct KilnConvBF16 {
+  typedef unsigned short T;
+  static __device__ float get(T v) { return kiln_bf2f(v); }
+  static __device__ T put(float v) { return kiln_f2bf(v); }
+};
+
+// out[n, oc, pixel] += bias[oc], in float for the half types.
+template <typename D>
+__device__ __forceinline__ void kiln_conv_bias(typename D::T* out, const typename D::T* __restrict__ bias, i64 total,
+                                               i64 channels, i64 pixels, i64 sn, i64 sc, i64 sp, i64 bias_stride) {
+  const i64 step = (i64)gridDim.x * blockDim.x;
+  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
+    const i64 p = i % pixels, nc = i / pixels, c = nc % channels, n = nc / channels;
+    typename D::T& o = out[n * sn + c * sc + p * sp];
+    o = D::put(D::get(o) + D::get(bias[c * bias_stride]));
+  }
+}
+)KILN";
+
+std::string im2col_instance(const std::string& name, size_t element_bytes, bool narrow) {
+  const char* t = element_bytes == 2 ? "unsigned short" : element_bytes == 4 ? "unsigned" : "u64";
+  const char* i = narrow ? "int" : "i64";
+  std::ostringstream os;
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ") " << name << "(const " << t << "* x, "
+     << t << "* col, KilnIm2col<" << i << "> a) { kiln_conv_im2col(x, col, a); }\n";
+  return os.str();
+}
+
+std::string bias_instance(const std::string& name, DType d) {
+  const char* traits = d == DType::Float64    ? "KilnConvF64"
+                       : d == DType::Float16  ? "KilnConvF16"
+                       : d == DType::BFloat16 ? "KilnConvBF16"
+                                              : "KilnConvF32";
+  std::ostringstream os;
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ") " << name << "(" << traits
+     << "::T* out, const " << traits << "::T* bias, i64 total, i64 channels, i64 pixels, i64 sn, i64 sc, i64 sp, "
+     << "i64 bias_stride) { kiln_conv_bias<" << traits << ">(out, bias, total, channels, pixels, sn, sc, sp, "
+     << "bias_stride); }\n";
+  return os.str();
+}
+
+Status unsupported(const std::string& why) { return Status::error("convolution on the GPU: " + why); }
+
+}  // namespace
+
+size_t ConvGpuPlan::workspace_bytes() const {
+  if (direct) return 0;
+  return size_t(chunk * c * kh * kw * pixels()) * element_size(dtype);
+}
+
+Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel) {
+  const loopir::Kernel& k = p.kernels.at(kernel);
+  if (k.kind != loopir::KernelKind::Extern || !k.call || k.call->kind != loopir::ExternKind::Convolution)
+    return unsupported(k.output + " is not a convolution extern kernel");
+  const loopir::ExternCall& call = *k.call;
+  const loopir::ConvParams& cp = call.conv;
+  const loopir::Buffer& out = p.buffer(k.output);
+  const loopir::BufferView& x = call.tensors.at(size_t(cp.input));
+  const loopir::BufferView& w = call.tensors.at(size_t(cp.weight));
+  const loopir::BufferView* bias = cp.bias >= 0 ? &call.tensors.at(size_t(cp.bias)) : nullptr;
+  ConvGpuPlan plan;
+  plan.kernel = kernel;
+  plan.dtype = out.dtype;
+  if (!gpu_dtype(plan.dtype)) return unsupported("no " + std::string(dtype_name(plan.dtype)) + " GEMM in cuBLAS");
+  for (const loopir::BufferView* v : {&x, &w, bias})
+    if (v && p.buffer(v->buffer).dtype != plan.dtype)
+      return unsupported("mixed dtypes (" + v->buffer + " is " + std::string(dtype_name(p.buffer(v->buffer).dtype)) +
+                         ", the output " + std::string(dtype_name(plan.dtype)) + ")");
+  const size_t rank = x.sizes.size();
+  if ((rank != 3 && rank != 4) || w.sizes.size() != rank || out.sizes.size() != rank)
+    return unsupported("only 1-D and 2-D convolutions");
+  const size_t spatial = rank - 2;
+  if (cp.stride.size() != spatial || cp.padding.size() != spatial || cp.dilation.size() != spatial)
+    return unsupported("stride, padding and dilation do not match the input's rank");
+  // 1-D as 2-D with a height of 1.
+  auto as_2d = [&](std::vector<int64_t> v, int64_t height) {
+    if (rank == 3) v.insert(v.begin() + 2, height);
+    return v;
+  };
+  const std::vector<int64_t> xs = as_2d(x.sizes, 1), xt = as_2d(x.strides, 0);
+  const std::vector<int64_t> ws = as_2d(w.sizes, 1), wt = as_2d(w.strides, 0);
+  const std::vector<int64_t> os = as_2d(out.sizes, 1), ot = as_2d(out.strides, 0);
+  plan.input = x.buffer, plan.weight = w.buffer, plan.output = k.output;
+  plan.n = xs[0], plan.c = xs[1], plan.h = xs[2], plan.w = xs[3];
+  std::copy(xt.begin(), xt.end(), plan.x_stride);
+  plan.x_offset = x.offset;
+  plan.oc = ws[0], plan.kh = ws[2], plan.kw = ws[3], plan.groups = cp.groups;
+  plan.oh = os[2], plan.ow = os[3];
+  for (size_t d = 0; d < 2; ++d) {
+    const bool real = rank == 4 || d == 1;  // the inserted height has stride 1, no padding
+    const size_t at = rank == 4 ? d : 0;
+    plan.stride[d] = real ? cp.stride[at] : 1;
+    plan.pad[d] = real ? cp.padding[at] : 0;
+    plan.dil[d] = real ? cp.dilation[at] : 1;
+  }
+  if (plan.groups < 1 || plan.c % plan.groups || plan.oc % plan.groups || ws[1] != plan.c / plan.groups || plan.c == 0)
+    return unsupported("channels and groups do not match");
+  if (os[0] != plan.n || os[1] != plan.oc) return unsupported("the output's batch or channels do not match");
+  const int64_t in[2] = {plan.h, plan.w}, window[2] = {plan.kh, plan.kw}, produced[2] = {plan.oh, plan.ow};
+  for (int d = 0; d < 2; ++d) {
+    if (plan.stride[d] < 1 || plan.dil[d] < 1 || plan.pad[d] < 0)
+      return unsupported("a stride or dilation below 1, or negative padding");
+    int64_t want = (in[d] + 2 * plan.pad[d] - plan.dil[d] * (window[d] - 1) - 1) / plan.stride[d] + 1;
+    if (want != produced[d]) return unsupported("the output's spatial size does not follow from the parameters");
+  }
+  plan.w_row_stride = wt[0], plan.w_offset = w.offset;
+  std::optional<int64_t> w_col = flat_stride({ws[1], ws[2], ws[3]}, {wt[1], wt[2], wt[3]});
+  if (!w_col) return unsupported("the weight's (C, KH, KW) elements are not on one stride (a channels-last weight)");
+  plan.w_col_stride = *w_col;
+  std::optional<int64_t> out_pixel = flat_stride({os[2], os[3]}, {ot[2], ot[3]});
+  if (!out_pixel) return unsupported("the output's pixels are not on one stride");
+  plan.out_n_stride = ot[0], plan.out_c_stride = ot[1], plan.out_pixel_stride = *out_pixel, plan.out_offset = out.offset;
+  if (bias) {
+    plan.bias = bias->buffer, plan.bias_stride = bias->strides.at(0), plan.bias_offset = bias->offset;
+    plan.bias_kernel = "kiln_conv_bias_" + std::string(dtype_abbrev(plan.dtype));
+  }
+  std::optional<int64_t> x_pixel = flat_stride({plan.h, plan.w}, {plan.x_stride[2], plan.x_stride[3]});
+  plan.direct = plan.kh == 1 && plan.kw == 1 && plan.stride[0] == 1 && plan.stride[1] == 1 && plan.pad[0] == 0 &&
+                plan.pad[1] == 0 && x_pixel;
+  if (plan.direct) {
+    plan.x_pixel_stride = *x_pixel;
+    plan.chunk = std::max<int64_t>(plan.n, 1);
+  } else {
+    const size_t per_sample = size_t(plan.c * plan.kh * plan.kw * plan.pixels()) * element_size(plan.dtype);
+    plan.chunk = std::clamp<int64_t>(int64_t(kWorkspaceCap / std::max<size_t>(per_sample, 1)), 1,
+                                     std::max<int64_t>(plan.n, 1));
+    plan.im2col_kernel = "kiln_conv_im2col_b" + std::to_string(element_size(plan.dtype)) +
+                         (im2col_fits_int(plan) ? "_i32" : "_i64");
+  }
+  if (Status st = cublas_supports(conv_gemm(plan, {}, 0, 0, plan.chunk)); !st.ok()) return unsupported(st.message());
+  return plan;
+}
+
+std::string conv_kernels_source(const std::vector<ConvGpuPlan>& plans) {
+  std::string instances;
+  std::set<std::string> done;
+  for (const ConvGpuPlan& p : plans) {
+    if (!p.im2col_kernel.empty() && done.insert(p.im2col_kernel).second)
+      instances += im2col_instance(p.im2col_kernel, element_size(p.dtype), p.im2col_kernel.ends_with("_i32"));
+    if (!p.bias_kernel.empty() && done.insert(p.bias_kernel).second) instances += bias_instance(p.bias_kernel, p.dtype);
+  }
+  return instances.empty() ? "" : kConvSource + instances;
+}
+
+Status run_conv_on_gpu(const ConvGpuPlan& p, const ConvPointers& ptr, const ConvFunctions& fn, const Stream* stream) {
+  if (p.n == 0 || p.oc == 0 || p.pixels() == 0) return {};
+  for (int64_t n0 = 0; n0 < p.n; n0 += p.chunk) {
+    const int64_t count = std::min(p.chunk, p.n - n0);
+    if (!p.direct) {
+      Status st = p.im2col_kernel.ends_with("_i32") ? launch_im2col<int32_t>(p, ptr, fn.im2col, n0, count, stream)
+                                                     : launch_im2col<int64_t>(p, ptr, fn.im2col, n0, count, stream);
+      if (!st.ok()) return Status::error(p.im2col_kernel + ": " + st.message());
+    }
+    for (int64_t g = 0; g < p.groups; ++g)
+      if (Status st = cublas_gemm(conv_gemm(p, ptr, g, n0, count), stream); !st.ok()) return st;
+  }
+  if (p.bias.empty()) return {};
+  const size_t es = element_size(p.dtype);
+  CUdeviceptr out = ptr.output + CUdeviceptr(p.out_offset * int64_t(es));
+  CUdeviceptr bias = ptr.bias + CUdeviceptr(p.bias_offset * int64_t(es));
+  int64_t total = p.n * p.oc * p.pixels(), channels = p.oc, pixels = p.pixels();
+  int64_t sn = p.out_n_stride, sc = p.out_c_stride, sp = p.out_pixel_stride, bias_stride = p.bias_stride;
+  void* args[] = {&out, &bias, &total, &channels, &pixels, &sn, &sc, &sp, &bias_stride};
+  Dim3 grid{unsigned(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks))};
+  if (Status st = launch(fn.bias, grid, Dim3{kThreads}, 0, args, stream); !st.ok())
+    return Status::error(p.bias_kernel + ": " + st.message());
+  return {};
+}
+
+}  // namespace kiln::codegen::cuda

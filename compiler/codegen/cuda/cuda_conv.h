@@ -1,0 +1,70 @@
+#pragma once
+// Convolution extern kernels on the GPU. cuDNN is not among the libraries Kiln
+// loads, so a convolution is what the CPU backend does with OpenBLAS
+// (extern_kernels.cpp), on the device: an im2col kernel fills a column buffer
+// (the workspace), one cuBLAS strided-batched GEMM per group multiplies the
+// weight by it straight into the output, and a small kernel adds the bias.
+// Everything is queued on one stream and nothing is allocated per launch, so
+// a graph of such kernels can be captured for CUDA graph replay.
+//
+// The plan is made once when the source is emitted: it decides whether a
+// convolution can run here at all (else it takes the host path, for the
+// reason the Status gives) and which kernel instantiations the module needs.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cuda/cublas.h"
+#include "compiler/codegen/cuda/cuda_api.h"
+#include "compiler/loopir/loop_ir.h"
+
+namespace kiln::codegen::cuda {
+
+struct ConvGpuPlan {
+  size_t kernel = 0;  // index into Program::kernels
+  DType dtype = DType::Float32;
+  std::string input, weight, bias, output;  // buffers (bias "" when none)
+  // The input as [N, C, H, W] (1-D: H = 1): sizes, element strides, offset.
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  int64_t x_stride[4] = {0, 0, 0, 0}, x_offset = 0;
+  int64_t oc = 0, kh = 1, kw = 1, oh = 1, ow = 1, groups = 1;
+  int64_t stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
+  // The weight as an [OC, C/groups * KH * KW] matrix.
+  int64_t w_row_stride = 0, w_col_stride = 1, w_offset = 0;
+  // The output per sample as an [OC, OH * OW] matrix, pixels on one stride.
+  int64_t out_n_stride = 0, out_c_stride = 0, out_pixel_stride = 1, out_offset = 0;
+  int64_t bias_stride = 1, bias_offset = 0;
+  // 1x1, stride 1, no padding, pixels on one stride: the input already is the
+  // column matrix (rows c, columns h * W + w), so im2col is skipped.
+  bool direct = false;
+  int64_t x_pixel_stride = 1;  // direct only
+  int64_t chunk = 1;           // samples per im2col pass: what the workspace holds
+  std::string im2col_kernel, bias_kernel;  // names in the module ("" when not used)
+
+  int64_t pixels() const { return oh * ow; }
+  int64_t column_rows() const { return c / groups * kh * kw; }  // per group
+  size_t workspace_bytes() const;
+};
+
+// How extern kernel `kernel` of `p` (a Convolution) runs on the GPU, or why
+// it cannot: an unsupported dtype, mixed dtypes, 3-D, or a layout cuBLAS
+// cannot take without a copy.
+Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel);
+
+// CUDA source for the kernels `plans` name, each instantiation once; it uses
+// the prelude's helpers (cuda_prelude.h) and is appended after them.
+std::string conv_kernels_source(const std::vector<ConvGpuPlan>& plans);
+
+struct ConvPointers {
+  CUdeviceptr input = 0, weight = 0, bias = 0, output = 0;  // storage bases: the plan's offsets apply
+  CUdeviceptr workspace = 0;  // at least plan.workspace_bytes()
+};
+struct ConvFunctions {
+  CUfunction im2col = nullptr, bias = nullptr;
+};
+
+// Queues the convolution on `stream` (null: the legacy stream).
+Status run_conv_on_gpu(const ConvGpuPlan& plan, const ConvPointers& ptr, const ConvFunctions& fn,
+                       const Stream* stream);
+
+}  // namespace kiln::codegen::cuda

@@ -1,0 +1,322 @@
+// Convolution extern kernels on the GPU (codegen/cuda/cuda_conv.h): im2col
+// into a workspace, a cuBLAS GEMM per group, a bias kernel. Without a GPU the
+// graphs must still compile (the module carries the im2col kernels and NVRTC
+// accepts it); with one (the lent GPU machine) they run against the ATen
+// kernels, through a plain run and through CUDA graph replay.
+#include <random>
+
+#include "compiler/codegen/cuda/cuda_api.h"
+#include "compiler/codegen/cuda/cuda_emit.h"
+#include "compiler/decomp/decompose.h"
+#include "compiler/loopir/lower.h"
+#include "compiler/pipeline/emitter.h"
+#include "compiler/runtime/cuda_graph.h"
+#include "compiler/sched/schedule.h"
+#include "core/graph/printer.h"
+#include "loopir_test_util.h"
+#include "test_support.h"
+
+using namespace kiln;
+using namespace kiln::pipeline;
+using namespace kiln::codegen::cuda;
+using runtime::CudaCompiledGraph;
+using runtime::CudaCompileOptions;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+CudaSource source_of(const Graph& g) {
+  sched::ScheduledProgram s = sched::schedule(loopir::lower_to_loops(g));
+  return emit_cuda(s, plan_for_cuda(s));
+}
+
+struct ConvCase {
+  std::string name;
+  std::vector<int64_t> x, w;
+  bool bias;
+  std::vector<int64_t> stride, pad, dil;
+  int64_t groups;
+  DType dtype = DType::Float32;
+  std::string layout = "contiguous";  // "channels_last": the input a permuted view; "slice": a channel slice
+  std::string im2col;                  // the im2col kernel the module must carry ("" for a direct 1x1)
+};
+
+std::vector<ConvCase> conv_cases() {
+  return {
+      {"stride2_pad1_bias", {2, 4, 9, 8}, {6, 4, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 1, DType::Float32, "contiguous",
+       "kiln_conv_im2col_b4_i32"},
+      {"groups2_dilation", {2, 4, 9, 8}, {6, 2, 3, 2}, false, {2, 1}, {1, 1}, {1, 2}, 2, DType::Float32, "contiguous",
+       "kiln_conv_im2col_b4_i32"},
+      {"pointwise_1x1", {2, 8, 5, 5}, {4, 8, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1, DType::Float32, "contiguous", ""},
+      {"pointwise_1x1_stride2", {2, 8, 5, 5}, {4, 8, 1, 1}, false, {2, 2}, {0, 0}, {1, 1}, 1, DType::Float32,
+       "contiguous", "kiln_conv_im2col_b4_i32"},
+      {"depthwise", {2, 6, 7, 7}, {12, 1, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 6, DType::Float32, "contiguous",
+       "kiln_conv_im2col_b4_i32"},
+      {"conv1d", {2, 3, 11}, {5, 3, 4}, true, {2}, {1}, {1}, 1, DType::Float32, "contiguous", "kiln_conv_im2col_b4_i32"},
+      {"channels_last_input", {2, 4, 9, 8}, {6, 4, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, DType::Float32,
+       "channels_last", "kiln_conv_im2col_b4_i32"},
+      {"channels_last_1x1", {2, 8, 5, 5}, {4, 8, 1, 1}, false, {1, 1}, {0, 0}, {1, 1}, 1, DType::Float32,
+       "channels_last", ""},
+      {"channel_slice", {2, 4, 9, 8}, {5, 4, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, DType::Float32, "slice",
+       "kiln_conv_im2col_b4_i32"},
+      {"float64", {2, 4, 9, 8}, {6, 2, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 2, DType::Float64, "contiguous",
+       "kiln_conv_im2col_b8_i32"},
+      {"float16", {2, 4, 9, 8}, {6, 4, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 1, DType::Float16, "contiguous",
+       "kiln_conv_im2col_b2_i32"},
+      {"bfloat16", {2, 4, 9, 8}, {6, 4, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, DType::BFloat16, "contiguous",
+       "kiln_conv_im2col_b2_i32"},
+  };
+}
+
+// The case's graph and inputs: x, w and (always, used or not) b.
+Graph conv_graph(const ConvCase& c, std::vector<Tensor>* inputs, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int64_t> xs = c.x;
+  if (c.layout == "channels_last") std::rotate(xs.begin() + 1, xs.begin() + 2, xs.end());  // [N, H, W, C]
+  if (c.layout == "slice") xs[1] += 2;
+  Tensor x = test::random_f32(xs, rng).to(c.dtype), w = test::random_f32(c.w, rng).to(c.dtype);
+  Tensor b = test::random_f32({c.w[0]}, rng).to(c.dtype);
+  *inputs = {x, w, b};
+  Graph g;
+  GraphEmitter e(g);
+  Var vx = e.placeholder("x", x), vw = e.placeholder("w", w), vb = e.placeholder("b", b);
+  if (c.layout == "channels_last") {
+    std::vector<int64_t> perm = c.x.size() == 4 ? std::vector<int64_t>{0, 3, 1, 2} : std::vector<int64_t>{0, 2, 1};
+    vx = e.call1("aten::permute.default", {vx, perm});
+  }
+  if (c.layout == "slice") vx = e.call1("aten::slice.Tensor", {vx, int64_t(1), int64_t(1), c.x[1] + 1});
+  std::vector<int64_t> out_pad(c.stride.size(), 0);
+  e.output({e.call1("aten::convolution.default", {vx, vw, c.bias ? EArg(vb) : EArg::none(), c.stride, c.pad, c.dil,
+                                                  false, out_pad, c.groups})});
+  return g;
+}
+
+double tolerance(DType d) {
+  return d == DType::Float64 ? 1e-9 : d == DType::Float16 ? 1e-2 : d == DType::BFloat16 ? 4e-2 : 1e-4;
+}
+
+const std::string& stage(const CudaCompiledGraph& g, const std::string& name) {
+  static const std::string none = "(no stage)";
+  for (const runtime::CodegenStage& s : g.stages())
+    if (s.name == name) return s.text;
+  return none;
+}
+
+// Why the GPU cases cannot run here, or "".
+std::string no_gpu_reason() {
+  Status st = cuda_init();
+  return st.ok() ? "" : "no GPU: " + st.message();
+}
+
+// conv -> batch norm (eval) -> relu -> max pool 3/2/1 -> adaptive avg pool ->
+// flatten -> linear: a ResNet stem and head, decomposed as the backend gets it.
+Graph resnet_like_graph(std::vector<Tensor>* inputs) {
+  std::mt19937 rng(7);
+  Tensor x = test::random_f32({2, 3, 16, 16}, rng), w = test::random_f32({8, 3, 7, 7}, rng, -0.2f, 0.2f);
+  Tensor gamma = test::random_f32({8}, rng), beta = test::random_f32({8}, rng), mean = test::random_f32({8}, rng);
+  Tensor var = test::random_f32({8}, rng, 0.5f, 2.f);
+  Tensor fc_w = test::random_f32({10, 8}, rng), fc_b = test::random_f32({10}, rng);
+  *inputs = {x, w, gamma, beta, mean, var, fc_w, fc_b};
+  Graph g;
+  GraphEmitter e(g);
+  Var vx = e.placeholder("x", x), vw = e.placeholder("w", w), vg = e.placeholder("gamma", gamma);
+  Var vbeta = e.placeholder("beta", beta), vm = e.placeholder("mean", mean), vv = e.placeholder("var", var);
+  Var vfw = e.placeholder("fc_w", fc_w), vfb = e.placeholder("fc_b", fc_b);
+  Var c = e.call1("aten::convolution.default", {vx, vw, EArg::none(), std::vector<int64_t>{2, 2},
+                                                std::vector<int64_t>{3, 3}, std::vector<int64_t>{1, 1}, false,
+                                                std::vector<int64_t>{0, 0}, int64_t(1)});
+  Var bn = e.call("aten::_native_batch_norm_legit_no_training.default", {c, vg, vbeta, vm, vv, 0.1, 1e-5}).at(0);
+  Var r = e.call1("aten::relu.default", {bn});
+  Var mp = e.call("aten::max_pool2d_with_indices.default", {r, std::vector<int64_t>{3, 3}, std::vector<int64_t>{2, 2},
+                                                            std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}, false})
+               .at(0);
+  Var ap = e.call1("aten::_adaptive_avg_pool2d.default", {mp, std::vector<int64_t>{1, 1}});
+  Var flat = e.call1("aten::view.default", {ap, std::vector<int64_t>{2, 8}});
+  Var fc = e.call1("aten::addmm.default", {vfb, flat, e.call1("aten::t.default", {vfw})});
+  e.output({fc});
+  return g;
+}
+
+}  // namespace
+
+class TestCudaConv : public QObject {
+  Q_OBJECT
+ private slots:
+  void conv_graphs_compile_with_im2col() {
+    if (std::string d = nvrtc_describe(); d.rfind("unavailable", 0) == 0) {
+      if (qgetenv("KILN_ALLOW_NO_NVRTC") == "1") QSKIP(d.c_str());
+      QFAIL(d.c_str());
+    }
+    for (const ConvCase& c : conv_cases()) {
+      std::vector<Tensor> inputs;
+      Graph g = conv_graph(c, &inputs, 1);
+      CudaCompileOptions o;
+      o.compile_only = true, o.keep_text = true, o.use_cache = false;
+      auto compiled = CudaCompiledGraph::compile(g, o);
+      QVERIFY2(compiled.ok(), (c.name + ": " + compiled.status().message()).c_str());
+      const CudaCompiledGraph& cg = **compiled;
+      const std::string& src = stage(cg, "cuda_source");
+      const std::string& ptx = stage(cg, "ptx");
+      QVERIFY2(cg.stats().extern_groups == 1 && cg.stats().host_externs == 0, (c.name + "\n" + src).c_str());
+      CudaSource emitted = source_of(g);
+      QCOMPARE(emitted.convs.size(), size_t(1));
+      QVERIFY2(!has(src, "runs on the host"), (c.name + "\n" + src).c_str());
+      if (c.im2col.empty()) {
+        QVERIFY2(emitted.convs[0].direct && !has(src, "kiln_conv_im2col_b"), (c.name + "\n" + src).c_str());
+      } else {
+        QVERIFY2(has(src, "void __launch_bounds__(256) " + c.im2col + "("), (c.name + "\n" + src).c_str());
+        QVERIFY2(has(ptx, ".entry " + c.im2col), (c.name + ": no entry in the PTX").c_str());
+      }
+      const std::string bias = "kiln_conv_bias_" + std::string(dtype_abbrev(c.dtype));
+      QVERIFY2(has(ptx, ".entry " + bias) == c.bias, (c.name + ": " + bias + " entry").c_str());
+    }
+  }
+
+  // A layout cuBLAS cannot take without a copy keeps the host path, and says why.
+  void unsupported_convs_keep_the_host_path() {
+    std::mt19937 rng(2);
+    Tensor x = test::random_f32({1, 4, 6, 6}, rng), w = test::random_f32({3, 6, 6, 4}, rng);  // [OC, KH, KW, C]
+    Graph g;
+    GraphEmitter e(g);
+    Var vw = e.call1("aten::permute.default", {e.placeholder("w", w), std::vector<int64_t>{0, 3, 1, 2}});
+    e.output({e.call1("aten::convolution.default", {e.placeholder("x", x), vw, EArg::none(), std::vector<int64_t>{1, 1},
+                                                    std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 1}, false,
+                                                    std::vector<int64_t>{0, 0}, int64_t(1)})});
+    CudaCompileOptions o;
+    o.emit_only = true, o.keep_text = true;
+    auto compiled = CudaCompiledGraph::compile(g, o);
+    QVERIFY2(compiled.ok(), compiled.status().message().c_str());
+    QCOMPARE((*compiled)->stats().host_externs, size_t(1));
+    const std::string& src = stage(**compiled, "cuda_source");
+    QVERIFY2(has(src, "runs on the host: convolution on the GPU: the weight's (C, KH, KW)"), src.c_str());
+  }
+
+  void convs_match_aten_on_the_gpu() {
+    if (std::string why = no_gpu_reason(); !why.empty()) {
+      if (qgetenv("KILN_REQUIRE_GPU") == "1") QFAIL(why.c_str());
+      QSKIP(why.c_str());
+    }
+    for (const ConvCase& c : conv_cases()) {
+      std::vector<Tensor> inputs;
+      Graph g = conv_graph(c, &inputs, 3);
+      std::vector<Tensor> want = test::aten_outputs(g, inputs);
+      CudaCompileOptions o;
+      o.use_cache = false;
+      auto compiled = CudaCompiledGraph::compile(g, o);
+      QVERIFY2(compiled.ok(), (c.name + ": " + compiled.status().message()).c_str());
+      auto got = (*compiled)->run(inputs);
+      QVERIFY2(got.ok(), (c.name + ": " + got.status().message()).c_str());
+      std::string diff = test::compare_outputs(*got, want, tolerance(c.dtype));
+      QVERIFY2(diff.empty(), (c.name + ": " + diff).c_str());
+      // Replayed from a CUDA graph: the same numbers, with new inputs after capture.
+      auto exec = runtime::CudaExecution::create(*compiled);
+      QVERIFY2(exec.ok(), exec.status().message().c_str());
+      QVERIFY2((*exec)->capturable(), c.name.c_str());
+      auto stream = Stream::create();
+      QVERIFY2(stream.ok(), stream.status().message().c_str());
+      for (uint32_t round = 0; round < 2; ++round) {
+        std::vector<Tensor> again;
+        Graph same = conv_graph(c, &again, 10 + round);
+        for (size_t k = 0; k < again.size(); ++k) QVERIFY((*exec)->set_input(k, again[k]).ok());
+        Status st = (*exec)->replay(*stream);
+        QVERIFY2(st.ok(), (c.name + ": " + st.message()).c_str());
+        QVERIFY(stream->synchronize().ok());
+        auto out = (*exec)->outputs();
+        QVERIFY2(out.ok(), out.status().message().c_str());
+        diff = test::compare_outputs(*out, test::aten_outputs(same, again), tolerance(c.dtype));
+        QVERIFY2(diff.empty(), (c.name + " replay " + std::to_string(round) + ": " + diff).c_str());
+      }
+    }
+  }
+
+  // What a ResNet stem and head leave as extern kernels once decomposed (printed
+  // for the record): the convolution and the linear run on the GPU.
+  void resnet_like_graph_externs() {
+    std::vector<Tensor> inputs;
+    Graph g = resnet_like_graph(&inputs);
+    auto decomposed = decomp::decompose(g);
+    QVERIFY2(decomposed.ok(), decomposed.status().message().c_str());
+    sched::ScheduledProgram s = sched::schedule(loopir::lower_to_loops(*decomposed));
+    CudaSource emitted = emit_cuda(s, plan_for_cuda(s));
+    if (qEnvironmentVariableIsSet("KILN_DUMP_CUDA"))
+      qInfo("%s\n%s", print_graph_module(*decomposed).c_str(), sched::print_scheduled(s).c_str());
+    CudaCompileOptions o;
+    o.emit_only = true;
+    auto compiled = CudaCompiledGraph::compile(*decomposed, o);
+    QVERIFY2(compiled.ok(), compiled.status().message().c_str());
+    size_t convs = 0, fallbacks_writing = 0;
+    for (const loopir::Kernel& k : s.program.kernels) {
+      if (k.kind != loopir::KernelKind::Extern) continue;
+      convs += k.call->kind == loopir::ExternKind::Convolution;
+      bool writes = false;
+      for (const std::string& o : loopir::extern_outputs(k))
+        writes = writes || loopir::storage_span(s.program.buffer(o)) > 0;
+      fallbacks_writing += k.call->kind == loopir::ExternKind::Fallback && writes;
+      qInfo("extern %s: %s (%s)", k.output.c_str(), std::string(loopir::extern_kind_name(k.call->kind)).c_str(),
+            k.call->target.c_str());
+    }
+    qInfo("extern groups %zu, on the host %zu", (*compiled)->stats().extern_groups, (*compiled)->stats().host_externs);
+    QCOMPARE(convs, size_t(1));
+    QCOMPARE(emitted.convs.size(), size_t(1));
+    // addmm (the head's linear) runs on cuBLAS with its bias copied in first;
+    // the dead `full([0])`s of the batch norm decomposition write nothing. Only
+    // fallbacks that write something stay on the host (max_pool2d_with_indices
+    // while it has no loop lowering).
+    QVERIFY2(has(emitted.text, "kiln_gemm_c_copy_b4("), emitted.text.c_str());
+    QCOMPARE((*compiled)->stats().host_externs, fallbacks_writing);
+    if (std::string why = no_gpu_reason(); !why.empty()) QSKIP(("the run: " + why).c_str());
+    CudaCompileOptions run_options;
+    run_options.use_cache = false;
+    auto runnable = CudaCompiledGraph::compile(*decomposed, run_options);
+    QVERIFY2(runnable.ok(), runnable.status().message().c_str());
+    auto got = (*runnable)->run(inputs);
+    QVERIFY2(got.ok(), got.status().message().c_str());
+    std::string diff = test::compare_outputs(*got, test::aten_outputs(g, inputs), 1e-3);
+    QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+  // A GEMM with C (addmm's bias broadcast over rows, or a number) fills the
+  // output with C by a kernel of the module, then cuBLAS adds beta * C.
+  void gemm_with_c_runs_on_cublas() {
+    for (DType d : {DType::Float32, DType::Float16}) {
+      std::mt19937 rng(5);
+      Tensor bias = test::random_f32({6}, rng).to(d), a = test::random_f32({5, 7}, rng).to(d);
+      Tensor b = test::random_f32({7, 6}, rng).to(d), m = test::random_f32({5, 6}, rng).to(d);
+      std::vector<Tensor> inputs = {bias, a, b, m};
+      Graph g;
+      GraphEmitter e(g);
+      Var vbias = e.placeholder("bias", bias), va = e.placeholder("a", a), vb = e.placeholder("b", b);
+      Var vm = e.placeholder("m", m);
+      Var addmm = e.call1("aten::addmm.default", {vbias, va, vb}, {{"beta", 0.5}, {"alpha", 2.0}});
+      Var plus_matrix = e.call1("aten::add.Tensor", {e.call1("aten::mm.default", {va, vb}), vm});
+      Var plus_number = e.call1("aten::add.Scalar", {e.call1("aten::mm.default", {va, vb}), 1.5});
+      e.output({addmm, plus_matrix, plus_number});
+      CudaSource emitted = source_of(g);
+      if (qEnvironmentVariableIsSet("KILN_DUMP_CUDA")) qInfo("%s", emitted.text.c_str());
+      const std::string bytes = std::to_string(element_size(d));
+      QVERIFY2(has(emitted.text, "kiln_gemm_c_copy_b" + bytes + "(") && has(emitted.text, "kiln_gemm_c_fill_b" + bytes + "("),
+               emitted.text.c_str());
+      CudaCompileOptions o;
+      o.compile_only = true, o.use_cache = false;
+      auto compiled = CudaCompiledGraph::compile(g, o);
+      QVERIFY2(compiled.ok(), compiled.status().message().c_str());
+      QCOMPARE((*compiled)->stats().extern_groups, size_t(3));
+      QCOMPARE((*compiled)->stats().host_externs, size_t(0));
+      if (std::string why = no_gpu_reason(); !why.empty()) {
+        if (qgetenv("KILN_REQUIRE_GPU") == "1") QFAIL(why.c_str());
+        QSKIP(("the run: " + why).c_str());
+      }
+      o.compile_only = false;
+      auto runnable = CudaCompiledGraph::compile(g, o);
+      QVERIFY2(runnable.ok(), runnable.status().message().c_str());
+      auto got = (*runnable)->run(inputs);
+      QVERIFY2(got.ok(), got.status().message().c_str());
+      std::string diff = test::compare_outputs(*got, test::aten_outputs(g, inputs), tolerance(d));
+      QVERIFY2(diff.empty(), (std::string(dtype_name(d)) + ": " + diff).c_str());
+    }
+  }
+};
+
+QTEST_MAIN(TestCudaConv)
+#include "test_cuda_conv.moc"
