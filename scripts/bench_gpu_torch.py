@@ -8,11 +8,18 @@ copies worth three times L2), then runs `kiln-cli bench gpu --json` and prints
 one table with every figure, and the same table as JSON with --json.
 
     python3 scripts/bench_gpu_torch.py --kiln build/app/kiln-cli [--reps 50] [--graph softmax]
+
+The resnet18 row is the model of resources/examples/resnet18_infer.py (eval,
+batch 16, 3x128x128), built here exactly as that program builds it: PyTorch
+eager, torch.compile default and mode="reduce-overhead" beside Kiln's launch
+and CUDA-graph replay. Each call gets the next of four batches, as Kiln's does.
+Run it from the repository root.
 """
 import argparse
 import json
 import math
 import statistics
+import os
 import subprocess
 import sys
 
@@ -66,6 +73,43 @@ def graphs():
         "attention": (attention, lambda: [rand(64, 1024, 64, dtype=h, scale=1.0) for _ in range(3)], None,
                       2 * 2 * 64 * 1024 * 1024 * 64),
     }
+
+
+def resnet18_model():
+    """The example's model and batch, on the GPU: its class definitions run here, then its own set-up lines."""
+    path = os.path.join("resources", "examples", "resnet18_infer.py")
+    with open(path) as f:
+        source = f.read()
+    definitions, setup = source.split("\ntorch.manual_seed(0)\n", 1)
+    scope = {"__name__": "resnet18_infer"}
+    exec(compile(definitions, path, "exec"), scope)
+    torch.manual_seed(0)
+    model = scope["ResNet"]([2, 2, 2, 2]).eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.1, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+    x = torch.randn(16, 3, 128, 128)
+    return model.cuda(), x.cuda()
+
+
+def model_rows(reps, kiln_rows):
+    model, x = resnet18_model()
+    batches = [[x]] + [[x.clone()] for _ in range(3)]
+    row = {"name": "resnet18"}
+    with torch.no_grad():
+        row["eager_ms"] = time_ms(model, batches, reps)
+        for mode, key in (("default", "inductor_ms"), ("reduce-overhead", "inductor_reduce_overhead_ms")):
+            torch._dynamo.reset()
+            compiled = torch.compile(model, mode=mode)
+            for _ in range(3):
+                compiled(x)  # compile (and record the CUDA graph) outside the timing
+            row[key] = time_ms(compiled, batches, reps)
+    k = kiln_rows.get("resnet18", {})
+    row.update({"kiln_ms": k.get("ms"), "kiln_reduce_overhead_ms": k.get("reduce_overhead_ms"),
+                "kiln_error": k.get("error") or k.get("reduce_overhead_error"),
+                "kiln_max_error_vs_eager": k.get("max_error_vs_eager")})
+    return [row]
 
 
 def time_ms(fn, input_sets, reps, warmup=5):
@@ -133,8 +177,10 @@ def main():
         del input_sets, first
         torch.cuda.empty_cache()
 
+    models = model_rows(args.reps, kiln_rows) if args.graph in ("", "resnet18") else []
+
     if args.json:
-        print(json.dumps({"rows": rows, "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+        print(json.dumps({"rows": rows, "models": models, "device": torch.cuda.get_device_name(), "torch": torch.__version__,
                           "reps": args.reps}, indent=1))
         return
     print("%s, PyTorch %s, median of %d CUDA-event timings, inputs rotated" %
@@ -154,6 +200,13 @@ def main():
             "faster" if r["kiln_ms"] < r["inductor_ms"] else "slower"))
     print("%: the same-run ceiling's time over the graph's (device-to-device copy of the ideal bytes; "
           "cuBLAS GEMMs alone for gelu_mlp and attention)")
+    for r in models:
+        def ms(v):
+            return "%.4f" % v if v is not None else "-"
+        print("\n%-10s eager %s ms | Inductor %s ms, reduce-overhead %s ms | Kiln %s ms, reduce-overhead %s ms%s" % (
+            r["name"], ms(r["eager_ms"]), ms(r["inductor_ms"]), ms(r["inductor_reduce_overhead_ms"]),
+            ms(r["kiln_ms"]), ms(r["kiln_reduce_overhead_ms"]),
+            " (kiln: %s)" % r["kiln_error"] if r["kiln_error"] else ""))
 
 
 if __name__ == "__main__":

@@ -280,10 +280,68 @@ class Lowerer {
       values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices& idx) { return load(x, idx); }));
       return;
     }
+    if (t == "aten::copy.default") {
+      // Functionalized in-place writes (nn.ReLU(inplace=True)): self's shape
+      // and dtype, src's values broadcast into it.
+      DType d = dtype_of(n);
+      values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices& idx) { return operand(n, 1, idx, d); }));
+      return;
+    }
+    if (t == "aten::max_pool2d_with_indices.default" && lower_max_pool_values(id)) return;
     if (t == "operator.getitem") return lower_getitem(id);
     if (lower_view(id)) return;
     if (lower_reduction(id)) return;
     lower_extern(id);
+  }
+
+  // Max pooling whose indices nobody reads (inference): one pointwise kernel
+  // over the output with the window unrolled, as Inductor lowers it. Reads in
+  // the padding clamp to the edge, which lies inside the same window when
+  // dilation is 1 (PyTorch requires padding <= kernel / 2, and the last window
+  // starts inside the input), and max does not mind a repeat. The indices
+  // would need a loop index as a value, which the loop IR has not: a graph
+  // that reads them keeps the extern kernel.
+  bool lower_max_pool_values(NodeId id) {
+    const Node& n = g_[id];
+    for (NodeId u : users_[size_t(id)]) {
+      const Node& gi = g_[u];
+      if (gi.target != "operator.getitem" || gi.args.size() != 2 || gi.args[1].kind != Arg::Kind::Int) return false;
+      if (gi.args[1].i != 0 && !users_[size_t(u)].empty()) return false;
+    }
+    const Val& val = n.meta.val;
+    if (val.items.empty() || !val.items[0].is_tensor()) return false;
+    const LValue& x = tensor_arg(n, 0);
+    const size_t r = x.sizes.size();
+    std::optional<Shape> kernel = int_list_arg(n, 1, "kernel_size"), stride = int_list_arg(n, 2, "stride"),
+                         padding = int_list_arg(n, 3, "padding"), dilation = int_list_arg(n, 4, "dilation");
+    auto pair = [](std::optional<Shape> v, Shape fallback) {
+      if (!v || v->empty()) return fallback;
+      return v->size() == 1 ? Shape{(*v)[0], (*v)[0]} : *v;
+    };
+    const Shape k = pair(kernel, {1, 1});
+    const Shape st = pair(stride, k), pad = pair(padding, {0, 0}), dil = pair(dilation, {1, 1});
+    if (r < 3 || k.size() != 2 || dil != Shape{1, 1} || k[0] * k[1] > 64) return false;
+    const int64_t H = x.sizes[r - 2], W = x.sizes[r - 1];
+    const DType d = x.dtype;
+    const Shape out_sizes = concrete(n, val.items[0].tensor.sizes);
+    const Buffer& values = pointwise(n, out_sizes, d, [&](const Indices& idx) {
+      ExprRef best;
+      for (int64_t i = 0; i < k[0]; ++i)
+        for (int64_t j = 0; j < k[1]; ++j) {
+          Indices at = idx;
+          at[r - 2] = index_min(index_max(index_add({index_mul({idx[r - 2], index_const(st[0])}), index_const(i - pad[0])}),
+                                          index_const(0)),
+                                index_const(H - 1));
+          at[r - 1] = index_min(index_max(index_add({index_mul({idx[r - 1], index_const(st[1])}), index_const(j - pad[1])}),
+                                          index_const(0)),
+                                index_const(W - 1));
+          ExprRef v = load(x, at);
+          best = best ? expr_binary(ExprOp::Maximum, best, v, d) : v;
+        }
+      return best;
+    });
+    tuple_values_[id][0] = whole(values);
+    return true;
   }
 
   // ---- extern kernels (Inductor's ExternKernel / FallbackKernel) ----
@@ -295,7 +353,10 @@ class Lowerer {
     auto it = tuple_values_.find(n.args[0].node_id());
     if (it == tuple_values_.end()) fail(n, "reads '", g_[n.args[0].node_id()].name, "', which has no tuple value");
     auto item = it->second.find(n.args[1].i);
-    if (item == it->second.end()) fail(n, "reads result ", n.args[1].i, ", which is not a tensor");
+    if (item == it->second.end()) {
+      if (users_[size_t(id)].empty()) return;  // a result nobody reads was not made (max pool's indices)
+      fail(n, "reads result ", n.args[1].i, ", which is not a tensor");
+    }
     values_[id] = item->second;
   }
 

@@ -298,6 +298,40 @@ class TestLoopirLower : public QObject {
              print_loop_ir(p).c_str());
   }
 
+  // Inference max pooling (indices unread) is a window max kernel, padding
+  // included: ResNet's 3x3 / stride 2 / padding 1, odd sizes so the last
+  // window hangs over the edge, a 2x2 without padding, and 1-sided windows.
+  void max_pool_values_are_a_window_max() {
+    std::mt19937 rng(7);
+    struct Shape4 { Shape x, k, s, p; };
+    for (const Shape4& c : {Shape4{{2, 3, 9, 7}, {3, 3}, {2, 2}, {1, 1}}, Shape4{{1, 2, 8, 8}, {2, 2}, {2, 2}, {0, 0}},
+                            Shape4{{3, 5, 6}, {3, 1}, {1, 1}, {1, 0}}}) {
+      Tensor x = random_f32(c.x, rng);
+      Graph g;
+      GraphEmitter e(g);
+      Var vx = e.placeholder("x", x);
+      std::vector<Var> mp = e.call("aten::max_pool2d_with_indices.default", {vx, c.k, c.s, c.p});
+      e.output({e.call1("aten::relu.default", {mp[0]})});
+      Program p;
+      CHECK_SAME(g, &p, x);
+      QCOMPARE(count_kind(p, KernelKind::Extern), size_t(0));
+    }
+  }
+
+  // Functionalized in-place writes: copy(self, src) has self's shape and
+  // dtype and src's values, broadcast and cast.
+  void functional_copy_is_pointwise() {
+    std::mt19937 rng(8);
+    Tensor self = random_f32({3, 4}, rng), src = random_f32({4}, rng).to(DType::Float64);
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("self", self), b = e.placeholder("src", src);
+    e.output({e.call1("aten::copy.default", {a, b})});
+    Program p;
+    CHECK_SAME(g, &p, self, src);
+    QCOMPARE(count_kind(p, KernelKind::Extern), size_t(0));
+  }
+
   void unsupported_op_names_the_node() {
     Graph g;
     GraphEmitter e(g);
