@@ -93,23 +93,31 @@ def resnet18_model():
     return model.cuda(), x.cuda()
 
 
-def model_rows(reps, kiln_rows):
+def model_rows(reps, kiln_rows, only):
+    """resnet18 with PyTorch's default TF32 convolutions, resnet18_fp32 with exact float32 ones."""
     model, x = resnet18_model()
     batches = [[x]] + [[x.clone()] for _ in range(3)]
-    row = {"name": "resnet18"}
-    with torch.no_grad():
-        row["eager_ms"] = time_ms(model, batches, reps)
-        for mode, key in (("default", "inductor_ms"), ("reduce-overhead", "inductor_reduce_overhead_ms")):
-            torch._dynamo.reset()
-            compiled = torch.compile(model, mode=mode)
-            for _ in range(3):
-                compiled(x)  # compile (and record the CUDA graph) outside the timing
-            row[key] = time_ms(compiled, batches, reps)
-    k = kiln_rows.get("resnet18", {})
-    row.update({"kiln_ms": k.get("ms"), "kiln_reduce_overhead_ms": k.get("reduce_overhead_ms"),
-                "kiln_error": k.get("error") or k.get("reduce_overhead_error"),
-                "kiln_max_error_vs_eager": k.get("max_error_vs_eager")})
-    return [row]
+    rows = []
+    for name, tf32 in (("resnet18", True), ("resnet18_fp32", False)):
+        if only and only != name:
+            continue
+        torch.backends.cudnn.allow_tf32 = tf32
+        row = {"name": name, "conv_tf32": tf32}
+        with torch.no_grad():
+            row["eager_ms"] = time_ms(model, batches, reps)
+            for mode, key in (("default", "inductor_ms"), ("reduce-overhead", "inductor_reduce_overhead_ms")):
+                torch._dynamo.reset()
+                compiled = torch.compile(model, mode=mode)
+                for _ in range(3):
+                    compiled(x)  # compile (and record the CUDA graph) outside the timing
+                row[key] = time_ms(compiled, batches, reps)
+        k = kiln_rows.get(name, {})
+        row.update({"kiln_ms": k.get("ms"), "kiln_reduce_overhead_ms": k.get("reduce_overhead_ms"),
+                    "kiln_error": k.get("error") or k.get("reduce_overhead_error"),
+                    "kiln_max_error_vs_eager": k.get("max_error_vs_eager")})
+        rows.append(row)
+    torch.backends.cudnn.allow_tf32 = True
+    return rows
 
 
 def time_ms(fn, input_sets, reps, warmup=5):
@@ -177,7 +185,7 @@ def main():
         del input_sets, first
         torch.cuda.empty_cache()
 
-    models = model_rows(args.reps, kiln_rows) if args.graph in ("", "resnet18") else []
+    models = model_rows(args.reps, kiln_rows, args.graph) if args.graph in ("", "resnet18", "resnet18_fp32") else []
 
     if args.json:
         print(json.dumps({"rows": rows, "models": models, "device": torch.cuda.get_device_name(), "torch": torch.__version__,

@@ -4,15 +4,21 @@
 # beside it. Writes .portable/bundle.tar.xz; on the other machine:
 #   tar -xJf bundle.tar.xz -C /tmp && LD_LIBRARY_PATH=/tmp/bundle/lib /tmp/bundle/kiln-cli bench cpu --threads 16
 #   python3 scripts/bench/inductor_cpu.py 16     # the same graphs through Inductor
+# KILN_PORTABLE_TESTS="test_cuda_conv test_cuda_placement" also packs those
+# QtTest executables (with Qt's libraries), for the tests that need a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_GUI=OFF -DKILN_LLVM_STATIC=ON -DBUILD_TESTING=OFF >/dev/null
-ninja -C build-portable kiln-cli kiln-codegen-fuzz
+tests="${KILN_PORTABLE_TESTS:-}"
+cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_GUI=OFF -DKILN_LLVM_STATIC=ON \
+  -DBUILD_TESTING=$([ -n "$tests" ] && echo ON || echo OFF) >/dev/null
+ninja -C build-portable kiln-cli kiln-codegen-fuzz $tests
 rm -rf .portable/bundle && mkdir -p .portable/bundle/lib
 strip -o .portable/bundle/kiln-cli build-portable/app/kiln-cli
 strip -o .portable/bundle/kiln-codegen-fuzz build-portable/tools/kiln-codegen-fuzz
 # glibc and the C++ runtime come from the target machine; everything else travels.
-ldd build-portable/app/kiln-cli | awk '/=>/ {print $3}' | grep -vE 'lib(c|m|stdc\+\+|gcc_s)\.so' |
-  while read -r lib; do cp -L "$lib" .portable/bundle/lib/; done
-tar -C .portable -cJf .portable/bundle.tar.xz bundle && rm -rf .portable/bundle
+for t in $tests; do strip -o ".portable/bundle/$t" "build-portable/tests/$t"; done
+ldd build-portable/app/kiln-cli $(for t in $tests; do echo "build-portable/tests/$t"; done) | awk '/=>/ {print $3}' |
+  grep -vE 'lib(c|m|stdc\+\+|gcc_s)\.so' | sort -u | while read -r lib; do cp -L "$lib" .portable/bundle/lib/; done
+# -9: a 64 MiB window, so the LLVM code the executables share is stored once.
+XZ_OPT=-9 tar -C .portable -cJf .portable/bundle.tar.xz bundle && rm -rf .portable/bundle
 ls -la .portable/bundle.tar.xz

@@ -44,8 +44,12 @@ struct CudaRegionCode::State {
 CudaRegionCode::CudaRegionCode(std::unique_ptr<State> s) : s_(std::move(s)) {}
 CudaRegionCode::~CudaRegionCode() = default;
 
-Expected<std::shared_ptr<CudaRegionCode>> CudaRegionCode::compile(const Graph& g, bool reduce_overhead) {
-  Expected<std::shared_ptr<runtime::CudaCompiledGraph>> code = compile_to_cuda(g);
+Expected<std::shared_ptr<CudaRegionCode>> CudaRegionCode::compile(const Graph& g, bool reduce_overhead, bool conv_tf32,
+                                                                  bool matmul_tf32) {
+  runtime::CudaCompileOptions options;
+  options.conv_tf32 = conv_tf32;
+  options.matmul_tf32 = matmul_tf32;
+  Expected<std::shared_ptr<runtime::CudaCompiledGraph>> code = compile_to_cuda(g, options);
   if (!code) return code.status();
   auto s = std::make_unique<State>();
   s->graph = *code;

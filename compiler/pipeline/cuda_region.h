@@ -22,7 +22,10 @@ namespace kiln::pipeline {
 
 class CudaRegionCode {
  public:
-  static Expected<std::shared_ptr<CudaRegionCode>> compile(const Graph& g, bool reduce_overhead);
+  // `conv_tf32` / `matmul_tf32`: torch.backends.cudnn.allow_tf32 and
+  // torch.backends.cuda.matmul.allow_tf32 when the region was compiled.
+  static Expected<std::shared_ptr<CudaRegionCode>> compile(const Graph& g, bool reduce_overhead, bool conv_tf32,
+                                                           bool matmul_tf32);
   ~CudaRegionCode();
   // Host tensors in (placeholder order), host tensors out; one call at a time.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);

@@ -26,7 +26,16 @@ using GraphCode = std::function<Expected<std::vector<Tensor>>(const std::vector<
 struct Target {
   bool cuda = false;
   bool reduce_overhead = false;  // mode="reduce-overhead": CUDA graph replay
+  bool conv_tf32 = true, matmul_tf32 = false;  // torch.backends' switches when the region compiled
 };
+
+// A torch.backends switch (torch.backends.cudnn.allow_tf32) as the program left it.
+bool backend_flag(py::VM& vm, const std::string& module, const char* name, bool fallback) {
+  auto m = vm.module(module);
+  if (!m) return fallback;
+  const py::Value* v = m->dict->find_str(name);
+  return v ? vm.truth(*v) : fallback;
+}
 
 // The forward and backward graphs of a region run while gradients are
 // recorded (AOTAutograd's compiled function), made on the first such run.
@@ -69,7 +78,8 @@ Expected<std::vector<Value>> run_graph(const Graph& g, const GraphCode& compiled
 GraphCode compile_for_kiln(py::VM& vm, const Graph& g, const std::string& compile_id, const std::string& what,
                            const Target& target) {
   if (target.cuda) {
-    Expected<std::shared_ptr<CudaRegionCode>> code = CudaRegionCode::compile(g, target.reduce_overhead);
+    Expected<std::shared_ptr<CudaRegionCode>> code =
+        CudaRegionCode::compile(g, target.reduce_overhead, target.conv_tf32, target.matmul_tf32);
     if (!code) {
       vm.write_err("W kiln kiln-cuda: [" + compile_id + "] " + what + " runs on the eager kernels: " +
                    code.status().message() + "\n");
@@ -186,6 +196,8 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
     const bool kiln = backend == "kiln" || backend == "kiln-cuda";
     lowered.target.cuda = backend == "kiln-cuda" || (kiln && lowered.device.starts_with("cuda"));
     lowered.target.reduce_overhead = lowered.target.cuda && mode == "reduce-overhead";
+    lowered.target.conv_tf32 = backend_flag(vm, "torch.backends.cudnn", "allow_tf32", true);
+    lowered.target.matmul_tf32 = backend_flag(vm, "torch.backends.cuda.matmul", "allow_tf32", false);
     // The lowering records the sizes and numbers of the traced call: a region
     // with symbolic sizes or number inputs runs as the eager backend does.
     bool symbolic = false;

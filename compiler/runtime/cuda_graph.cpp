@@ -35,6 +35,7 @@ struct CudaCompiledGraph::Impl {
   std::vector<ConvFunctions> conv_functions;  // per source.convs
   std::vector<CUfunction> gemm_fill_c;        // per program kernel: a GEMM's kernel filling its output with C
   ProgramBinding binding;  // storage_of: the buffer whose device memory each buffer uses
+  bool conv_tf32 = false, matmul_tf32 = false;  // CudaCompileOptions
 };
 
 namespace {
@@ -131,6 +132,10 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     st.host_externs += p.kernels[k].kind == loopir::KernelKind::Extern && !extern_on_gpu(*impl, k);
   st.kernels = impl->source.kernels.size();
   if (options.emit_only) impl->compile_only = true;
+  impl->conv_tf32 = options.conv_tf32;
+  impl->matmul_tf32 = options.matmul_tf32;
+  // Sized whether or not there is a module: a graph of plain GEMMs has none, and reads null here.
+  impl->gemm_fill_c.assign(p.kernels.size(), nullptr);
   const bool has_module = !impl->source.kernels.empty() || !impl->source.library_kernels.empty();
   if (has_module && !options.emit_only) {
     // The stages want the PTX, which the cache does not keep: keep_text compiles.
@@ -171,7 +176,6 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
       auto helper = [&](const std::string& name) { return name.empty() ? nullptr : library.at(name); };
       for (const ConvGpuPlan& c : impl->source.convs)
         impl->conv_functions.push_back({helper(c.im2col_kernel), helper(c.bias_kernel)});
-      impl->gemm_fill_c.assign(p.kernels.size(), nullptr);
       for (size_t k = 0; k < p.kernels.size(); ++k)
         if (p.kernels[k].kind == loopir::KernelKind::Extern && gemm_on_gpu(p, p.kernels[k]))
           impl->gemm_fill_c[k] = helper(gemm_c_kernel(p, p.kernels[k]));
@@ -212,9 +216,9 @@ Status CudaExecution::State::run_extern_on_gpu(size_t kernel, const Stream* stre
     const ConvGpuPlan& plan = im.source.convs[size_t(conv)];
     ConvPointers ptr{at(plan.input), at(plan.weight), plan.bias.empty() ? 0 : at(plan.bias), at(plan.output),
                      conv_workspace.ptr()};
-    return run_conv_on_gpu(plan, ptr, im.conv_functions[size_t(conv)], stream);
+    return run_conv_on_gpu(plan, ptr, im.conv_functions[size_t(conv)], im.conv_tf32, stream);
   }
-  if (gemm_on_gpu(p, k)) return run_gemm_on_gpu(p, k, at, im.gemm_fill_c[kernel], stream);
+  if (gemm_on_gpu(p, k)) return run_gemm_on_gpu(p, k, at, im.gemm_fill_c[kernel], im.matmul_tf32, stream);
   return {};  // writes_nothing
 }
 
@@ -372,12 +376,18 @@ Status CudaExecution::replay(Stream& stream) {
     return Status::error("reduce-overhead: the graph has extern kernels that run on the host (" + s_->host_externs +
                          "); it cannot be captured");
   if (!s_->graph_replay.ready()) {
+    // One run outside the capture first, as PyTorch's CUDA graph trees warm
+    // up: libraries set themselves up on first use (cublasCreate allocates and
+    // synchronizes), which a stream capture forbids. Its results are the call's.
+    if (Status st = launch(&stream); !st.ok()) return st;
+    if (Status st = stream.synchronize(); !st.ok()) return st;
     if (Status st = s_->graph_replay.capture_begin(stream); !st.ok()) return st;
     Status launched = launch(&stream);
     // End the capture even when a launch failed, so the stream is usable again.
     Status ended = s_->graph_replay.capture_end(stream);
     if (!launched.ok()) return launched;
     if (!ended.ok()) return ended;
+    return {};  // the warm-up run above computed this call
   }
   return s_->graph_replay.replay(stream);
 }

@@ -32,6 +32,12 @@ struct CudaCompileOptions {
   // "" takes KILN_INJECT_BUG from the environment; "none" ignores it.
   std::string inject_bug;
   int row_elements_per_thread = 32;  // codegen::cuda::LaunchChoice
+  // TF32 for float32 products (about 1e-3 relative): off unless asked, so
+  // that a graph computes what the CPU does. Programs get PyTorch's defaults
+  // through torch.backends: convolutions on (cudnn.allow_tf32), matmuls off
+  // (cuda.matmul.allow_tf32).
+  bool conv_tf32 = false;
+  bool matmul_tf32 = false;
   // The SQLite compile cache (default_compile_cache()): the cubin keyed by the
   // CUDA source, the target and NVRTC's version, so a hit skips NVRTC.
   bool use_cache = true;

@@ -353,6 +353,17 @@ void install_torch(VM& vm) {
   def(cuda, "manual_seed", [](VM&, const CallArgs&) { return Value(); });
   def(cuda, "manual_seed_all", [](VM&, const CallArgs&) { return Value(); });
 
+  // The precision switches PyTorch's CUDA kernels read; Kiln's GPU backend
+  // reads them when it compiles a region (compiler/pipeline/region_backends.cpp).
+  new_module(vm, "torch.backends");
+  auto cudnn = new_module(vm, "torch.backends.cudnn");
+  cudnn->dict->set(str_value("allow_tf32"), Value(true));
+  cudnn->dict->set(str_value("enabled"), Value(true));
+  cudnn->dict->set(str_value("benchmark"), Value(false));
+  cudnn->dict->set(str_value("deterministic"), Value(false));
+  new_module(vm, "torch.backends.cuda");
+  new_module(vm, "torch.backends.cuda.matmul")->dict->set(str_value("allow_tf32"), Value(false));
+
   auto nn = new_module(vm, "torch.nn");
   nn->dict->set(str_value("Parameter"), Value(vm.builtin_type("Parameter")));
   add_callables(new_module(vm, "torch.nn.functional"), "torch.nn.functional");

@@ -295,7 +295,10 @@ class TestCudaConv : public QObject {
       CudaSource emitted = source_of(g);
       if (qEnvironmentVariableIsSet("KILN_DUMP_CUDA")) qInfo("%s", emitted.text.c_str());
       const std::string bytes = std::to_string(element_size(d));
-      QVERIFY2(has(emitted.text, "kiln_gemm_c_copy_b" + bytes + "(") && has(emitted.text, "kiln_gemm_c_fill_b" + bytes + "("),
+      // A half-precision `mm + 1.5` rounds the product before adding, so the
+      // scheduler does not fold the number into the GEMM there: no fill kernel.
+      QVERIFY2(has(emitted.text, "kiln_gemm_c_copy_b" + bytes + "(") &&
+                   (d != DType::Float32 || has(emitted.text, "kiln_gemm_c_fill_b" + bytes + "(")),
                emitted.text.c_str());
       CudaCompileOptions o;
       o.compile_only = true, o.use_cache = false;

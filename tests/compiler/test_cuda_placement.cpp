@@ -137,6 +137,17 @@ class TestCudaPlacement : public QObject {
       QVERIFY2(r.err.find("W kiln kiln-cuda") == std::string::npos, r.err.c_str());
   }
 
+  // The precision switches a region is compiled under: PyTorch's defaults
+  // (TF32 convolutions, exact float32 matmuls), and the program may change them.
+  void tf32_switches_have_pytorchs_defaults() {
+    Run r = run(
+        "print(torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)\n"
+        "torch.backends.cudnn.allow_tf32 = False\n"
+        "print(torch.backends.cudnn.allow_tf32)\n");
+    QVERIFY2(r.code == 0, (r.status.to_string() + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("True False\nFalse\n"));
+  }
+
   void guards_name_the_device() {
     Run r = run(
         "import torch._dynamo\n"

@@ -17,7 +17,7 @@ using Handle = void*;
 constexpr int kSuccess = 0;
 constexpr int kOpN = 0, kOpT = 1;                                             // cublasOperation_t
 constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14;                   // cudaDataType
-constexpr int kCompute32F = 68, kCompute64F = 70;                            // cublasComputeType_t
+constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70;                            // cublasComputeType_t
 constexpr int kGemmDefault = -1;                                              // CUBLAS_GEMM_DEFAULT
 
 struct Cublas {
@@ -134,7 +134,7 @@ Status cublas_gemm(const GemmCall& g, const Stream* stream) {
   const size_t es = element_size(g.dtype);
   const int type = data_type(g.dtype);
   const bool f64 = g.dtype == DType::Float64;
-  const int compute = f64 ? kCompute64F : kCompute32F;
+  const int compute = f64 ? kCompute64F : g.tf32 && g.dtype == DType::Float32 ? kCompute32FFastTF32 : kCompute32F;
   // C^T = B^T A^T in column-major: cuBLAS's "A" is our B, its m is our n.
   ColumnMajor a = as_column_major(g.a, g.m, g.k), b = as_column_major(g.b, g.k, g.n);
   const int64_t ldc = std::max({g.c.row_stride, g.n, int64_t(1)});

@@ -29,6 +29,10 @@ struct GemmCall {
   GemmOperand a, b, c;
   DType dtype = DType::Float32;
   double alpha = 1, beta = 0;
+  // float32 multiplied as TF32 on the tensor cores (accumulating in float32):
+  // what PyTorch does for convolutions by default (torch.backends.cudnn.allow_tf32)
+  // and for matmuls when torch.backends.cuda.matmul.allow_tf32 is set.
+  bool tf32 = false;
 };
 
 // Whether cuBLAS can take these operands as they are (no copy): a Status saying why not.

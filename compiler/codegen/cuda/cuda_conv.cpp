@@ -306,7 +306,8 @@ std::string conv_kernels_source(const std::vector<ConvGpuPlan>& plans) {
   return instances.empty() ? "" : kConvSource + instances;
 }
 
-Status run_conv_on_gpu(const ConvGpuPlan& p, const ConvPointers& ptr, const ConvFunctions& fn, const Stream* stream) {
+Status run_conv_on_gpu(const ConvGpuPlan& p, const ConvPointers& ptr, const ConvFunctions& fn, bool tf32,
+                       const Stream* stream) {
   if (p.n == 0 || p.oc == 0 || p.pixels() == 0) return {};
   for (int64_t n0 = 0; n0 < p.n; n0 += p.chunk) {
     const int64_t count = std::min(p.chunk, p.n - n0);
@@ -315,8 +316,11 @@ Status run_conv_on_gpu(const ConvGpuPlan& p, const ConvPointers& ptr, const Conv
                                                      : launch_im2col<int64_t>(p, ptr, fn.im2col, n0, count, stream);
       if (!st.ok()) return Status::error(p.im2col_kernel + ": " + st.message());
     }
-    for (int64_t g = 0; g < p.groups; ++g)
-      if (Status st = cublas_gemm(conv_gemm(p, ptr, g, n0, count), stream); !st.ok()) return st;
+    for (int64_t g = 0; g < p.groups; ++g) {
+      GemmCall call = conv_gemm(p, ptr, g, n0, count);
+      call.tf32 = tf32;
+      if (Status st = cublas_gemm(call, stream); !st.ok()) return st;
+    }
   }
   if (p.bias.empty()) return {};
   const size_t es = element_size(p.dtype);

@@ -64,7 +64,8 @@ struct ConvFunctions {
 };
 
 // Queues the convolution on `stream` (null: the legacy stream).
-Status run_conv_on_gpu(const ConvGpuPlan& plan, const ConvPointers& ptr, const ConvFunctions& fn,
+// `tf32`: float32 products in TF32 (GemmCall::tf32).
+Status run_conv_on_gpu(const ConvGpuPlan& plan, const ConvPointers& ptr, const ConvFunctions& fn, bool tf32,
                        const Stream* stream);
 
 }  // namespace kiln::codegen::cuda

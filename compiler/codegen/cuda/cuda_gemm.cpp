@@ -151,11 +151,12 @@ std::string gemm_c_kernels_source(const std::set<std::string>& names) {
 }
 
 Status run_gemm_on_gpu(const loopir::Program& p, const loopir::Kernel& k,
-                       const std::function<CUdeviceptr(const std::string&)>& pointer, CUfunction fill_c,
+                       const std::function<CUdeviceptr(const std::string&)>& pointer, CUfunction fill_c, bool tf32,
                        const Stream* stream) {
   const loopir::ExternCall& c = *k.call;
   const loopir::Buffer& out = p.buffer(k.output);
   GemmCall g = gemm_call(p, k, pointer);
+  g.tf32 = tf32;
   if (c.gemm.c >= 0 || c.gemm.c_constant) {
     if (!fill_c) return Status::error("GEMM with C: the module has no " + gemm_c_kernel(p, k));
     const size_t es = element_size(out.dtype);

@@ -26,7 +26,7 @@ std::string gemm_c_kernels_source(const std::set<std::string>& names);
 // Queues the GEMM of `k` on `stream`; `pointer` gives a buffer's storage base,
 // `fill_c` the module's gemm_c_kernel (null when there is none).
 Status run_gemm_on_gpu(const loopir::Program& p, const loopir::Kernel& k,
-                       const std::function<CUdeviceptr(const std::string&)>& pointer, CUfunction fill_c,
+                       const std::function<CUdeviceptr(const std::string&)>& pointer, CUfunction fill_c, bool tf32,
                        const Stream* stream);
 
 }  // namespace kiln::codegen::cuda
