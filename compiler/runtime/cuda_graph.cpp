@@ -175,7 +175,7 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
       }
       auto helper = [&](const std::string& name) { return name.empty() ? nullptr : library.at(name); };
       for (const ConvGpuPlan& c : impl->source.convs)
-        impl->conv_functions.push_back({helper(c.im2col_kernel), helper(c.bias_kernel)});
+        impl->conv_functions.push_back({helper(c.im2col_kernel), helper(c.bias_kernel), helper(c.scatter_kernel)});
       for (size_t k = 0; k < p.kernels.size(); ++k)
         if (p.kernels[k].kind == loopir::KernelKind::Extern && gemm_on_gpu(p, p.kernels[k]))
           impl->gemm_fill_c[k] = helper(gemm_c_kernel(p, p.kernels[k]));

@@ -14,6 +14,15 @@ namespace {
 constexpr size_t kWorkspaceCap = size_t(512) << 20;
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = int64_t(1) << 16;  // the kernels stride over the rest
+// Below this many output pixels per sample, samples share one GEMM
+// (ConvGpuPlan::merged); KILN_CONV_MERGED_PIXELS overrides it for tuning.
+int64_t merged_pixels() {
+  static const int64_t limit = [] {
+    const char* env = std::getenv("KILN_CONV_MERGED_PIXELS");
+    return env && *env ? std::atoll(env) : int64_t(512);
+  }();
+  return limit;
+}
 
 bool gpu_dtype(DType d) {
   return d == DType::Float32 || d == DType::Float64 || d == DType::Float16 || d == DType::BFloat16;
@@ -43,6 +52,16 @@ GemmOperand transposed(GemmOperand o) {
 // as its transpose: out^T = col^T @ W^T.
 GemmCall conv_gemm(const ConvGpuPlan& p, const ConvPointers& ptr, int64_t g, int64_t n0, int64_t count) {
   const int64_t og = p.oc / p.groups, ckk = p.column_rows(), pixels = p.pixels();
+  if (p.merged) {  // groups == 1: product[oc][sample * pixels + pixel] = W @ col
+    const int64_t wide = count * pixels;
+    GemmCall call;
+    call.dtype = p.dtype;
+    call.m = p.oc, call.n = wide, call.k = ckk;
+    call.a = {ptr.weight, p.w_offset, p.w_row_stride, p.w_col_stride, 0};
+    call.b = {ptr.workspace, 0, wide, 1, 0};
+    call.c = {ptr.workspace, p.chunk * ckk * pixels, wide, 1, 0};
+    return call;
+  }
   GemmOperand w{ptr.weight, p.w_offset + g * og * p.w_row_stride, p.w_row_stride, p.w_col_stride, 0};
   GemmOperand cols;
   if (p.direct)
@@ -68,6 +87,7 @@ GemmCall conv_gemm(const ConvGpuPlan& p, const ConvPointers& ptr, int64_t g, int
 template <class I>
 struct Im2colArgs {  // kiln_conv_im2col's KilnIm2col<I>, member for member
   I rows, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  I col_sample, col_row;  // where column row (n, r) starts: n * col_sample + r * col_row
 };
 
 // im2col's threads: x along a row's pixels, y over rows, so that a warp
@@ -95,7 +115,9 @@ Status launch_im2col(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction f
                   I(p.kh),          I(p.kw),          I(p.oh),          I(p.ow),
                   I(p.x_stride[0]), I(p.x_stride[1]), I(p.x_stride[2]), I(p.x_stride[3]),
                   I(p.stride[0]),   I(p.stride[1]),   I(p.pad[0]),      I(p.pad[1]),
-                  I(p.dil[0]),      I(p.dil[1])};
+                  I(p.dil[0]),      I(p.dil[1]),
+                  I(p.merged ? p.pixels() : p.c * p.kh * p.kw * p.pixels()),
+                  I(p.merged ? count * p.pixels() : p.pixels())};
   CUdeviceptr x = ptr.input + CUdeviceptr((p.x_offset + n0 * p.x_stride[0]) * int64_t(es));
   CUdeviceptr col = ptr.workspace;
   void* args[] = {&x, &col, &a};
@@ -107,7 +129,7 @@ Status launch_im2col(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction f
 // of a chunk (plus a grid's stride past the end) and the input elements a chunk reads.
 bool im2col_fits_int(const ConvGpuPlan& p) {
   const int64_t limit = (int64_t(1) << 31) - 65535 * kThreads;
-  const int64_t total = p.chunk * p.c * p.kh * p.kw * p.pixels();
+  const int64_t total = int64_t(p.workspace_bytes() / element_size(p.dtype));
   int64_t span = 0;
   const int64_t sizes[4] = {p.chunk, p.c, p.h, p.w};
   for (int d = 0; d < 4; ++d) span += (sizes[d] - 1) * std::llabs(p.x_stride[d]);
@@ -118,10 +140,12 @@ const char* kConvSource = R"KILN(
 // ---- Convolution extern kernels (cuda_conv.h): im2col and the bias ----
 template <typename I> struct KilnIm2col {
   I rows, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  I col_sample, col_row;
 };
 
 // col[n][c * KH * KW + kh * KW + kw][oh * OW + ow] = x[n, c, ih, iw], 0 in the
-// padding; `rows` counts (n, c, kh, kw). threadIdx.x walks a row's pixels, so
+// padding, row (n, r) starting at n * col_sample + r * col_row (samples one
+// after another, or side by side for a merged GEMM); `rows` counts (n, c, kh, kw). threadIdx.x walks a row's pixels, so
 // a warp's writes coalesce; threadIdx.y picks the row, whose decomposition
 // serves every pixel the thread writes in it. Values are only moved: the
 // element size picks the instantiation, not the dtype.
@@ -134,7 +158,7 @@ __device__ __forceinline__ void kiln_conv_im2col(const T* __restrict__ x, T* __r
     const I c = r / window, k = r - c * window;
     const I kh = k / a.kw, kw = k - kh * a.kw;
     const T* __restrict__ plane = x + n * a.sn + c * a.sc;
-    T* __restrict__ out = col + row * pixels;
+    T* __restrict__ out = col + n * a.col_sample + r * a.col_row;
     const I h0 = kh * a.dil_h - a.pad_h, w0 = kw * a.dil_w - a.pad_w;
     for (I l = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; l < pixels; l += pixel_step) {
       const I oh = l / a.ow, ow = l - oh * a.ow;
@@ -143,6 +167,17 @@ __device__ __forceinline__ void kiln_conv_im2col(const T* __restrict__ x, T* __r
       if (ih >= 0 && ih < a.h && iw >= 0 && iw < a.w) v = plane[ih * a.sh + iw * a.sw];
       out[l] = v;
     }
+  }
+}
+
+// A merged GEMM's product[oc][n * pixels + p] to out[n, oc, p]; values only moved.
+template <typename T>
+__device__ __forceinline__ void kiln_conv_scatter(T* out, const T* __restrict__ product, i64 total, i64 channels,
+                                                  i64 pixels, i64 samples, i64 sn, i64 sc, i64 sp) {
+  const i64 step = (i64)gridDim.x * blockDim.x;
+  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
+    const i64 p = i % pixels, nc = i / pixels, c = nc % channels, n = nc / channels;
+    out[n * sn + c * sc + p * sp] = product[(c * samples + n) * pixels + p];
   }
 }
 
@@ -190,6 +225,15 @@ std::string im2col_instance(const std::string& name, size_t element_bytes, bool 
   return os.str();
 }
 
+std::string scatter_instance(const std::string& name, size_t element_bytes) {
+  const char* t = element_bytes == 2 ? "unsigned short" : element_bytes == 4 ? "unsigned" : "u64";
+  std::ostringstream os;
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ") " << name << "(" << t << "* out, const "
+     << t << "* product, i64 total, i64 channels, i64 pixels, i64 samples, i64 sn, i64 sc, i64 sp) { "
+     << "kiln_conv_scatter(out, product, total, channels, pixels, samples, sn, sc, sp); }\n";
+  return os.str();
+}
+
 std::string bias_instance(const std::string& name, DType d) {
   const char* traits = d == DType::Float64    ? "KilnConvF64"
                        : d == DType::Float16  ? "KilnConvF16"
@@ -209,7 +253,7 @@ Status unsupported(const std::string& why) { return Status::error("convolution o
 
 size_t ConvGpuPlan::workspace_bytes() const {
   if (direct) return 0;
-  return size_t(chunk * c * kh * kw * pixels()) * element_size(dtype);
+  return size_t(chunk * (c * kh * kw + (merged ? oc : 0)) * pixels()) * element_size(dtype);
 }
 
 Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel) {
@@ -285,11 +329,14 @@ Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel) 
     plan.x_pixel_stride = *x_pixel;
     plan.chunk = std::max<int64_t>(plan.n, 1);
   } else {
-    const size_t per_sample = size_t(plan.c * plan.kh * plan.kw * plan.pixels()) * element_size(plan.dtype);
+    plan.merged = plan.groups == 1 && plan.pixels() < merged_pixels();
+    const size_t per_sample =
+        size_t((plan.c * plan.kh * plan.kw + (plan.merged ? plan.oc : 0)) * plan.pixels()) * element_size(plan.dtype);
     plan.chunk = std::clamp<int64_t>(int64_t(kWorkspaceCap / std::max<size_t>(per_sample, 1)), 1,
                                      std::max<int64_t>(plan.n, 1));
     plan.im2col_kernel = "kiln_conv_im2col_b" + std::to_string(element_size(plan.dtype)) +
                          (im2col_fits_int(plan) ? "_i32" : "_i64");
+    if (plan.merged) plan.scatter_kernel = "kiln_conv_scatter_b" + std::to_string(element_size(plan.dtype));
   }
   if (Status st = cublas_supports(conv_gemm(plan, {}, 0, 0, plan.chunk)); !st.ok()) return unsupported(st.message());
   return plan;
@@ -302,6 +349,8 @@ std::string conv_kernels_source(const std::vector<ConvGpuPlan>& plans) {
     if (!p.im2col_kernel.empty() && done.insert(p.im2col_kernel).second)
       instances += im2col_instance(p.im2col_kernel, element_size(p.dtype), p.im2col_kernel.ends_with("_i32"));
     if (!p.bias_kernel.empty() && done.insert(p.bias_kernel).second) instances += bias_instance(p.bias_kernel, p.dtype);
+    if (!p.scatter_kernel.empty() && done.insert(p.scatter_kernel).second)
+      instances += scatter_instance(p.scatter_kernel, element_size(p.dtype));
   }
   return instances.empty() ? "" : kConvSource + instances;
 }
@@ -320,6 +369,17 @@ Status run_conv_on_gpu(const ConvGpuPlan& p, const ConvPointers& ptr, const Conv
       GemmCall call = conv_gemm(p, ptr, g, n0, count);
       call.tf32 = tf32;
       if (Status st = cublas_gemm(call, stream); !st.ok()) return st;
+    }
+    if (p.merged) {
+      const size_t es = element_size(p.dtype);
+      CUdeviceptr out = ptr.output + CUdeviceptr((p.out_offset + n0 * p.out_n_stride) * int64_t(es));
+      CUdeviceptr product = ptr.workspace + CUdeviceptr(p.chunk * p.column_rows() * p.pixels() * int64_t(es));
+      int64_t total = count * p.oc * p.pixels(), channels = p.oc, pixels = p.pixels(), samples = count;
+      int64_t sn = p.out_n_stride, sc = p.out_c_stride, sp = p.out_pixel_stride;
+      void* args[] = {&out, &product, &total, &channels, &pixels, &samples, &sn, &sc, &sp};
+      Dim3 grid{unsigned(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks))};
+      if (Status st = launch(fn.scatter, grid, Dim3{kThreads}, 0, args, stream); !st.ok())
+        return Status::error(p.scatter_kernel + ": " + st.message());
     }
   }
   if (p.bias.empty()) return {};

@@ -39,7 +39,12 @@ struct ConvGpuPlan {
   bool direct = false;
   int64_t x_pixel_stride = 1;  // direct only
   int64_t chunk = 1;           // samples per im2col pass: what the workspace holds
-  std::string im2col_kernel, bias_kernel;  // names in the module ("" when not used)
+  // Few output pixels per sample (ResNet's last stages): a strided batch of
+  // narrow GEMMs runs far below cuBLAS's speed, so the chunk's samples sit side
+  // by side in one GEMM instead (columns [row][sample][pixel]), whose product,
+  // in the workspace after the columns, a scatter kernel moves to the output.
+  bool merged = false;
+  std::string im2col_kernel, bias_kernel, scatter_kernel;  // names in the module ("" when not used)
 
   int64_t pixels() const { return oh * ow; }
   int64_t column_rows() const { return c / groups * kh * kw; }  // per group
@@ -60,7 +65,7 @@ struct ConvPointers {
   CUdeviceptr workspace = 0;  // at least plan.workspace_bytes()
 };
 struct ConvFunctions {
-  CUfunction im2col = nullptr, bias = nullptr;
+  CUfunction im2col = nullptr, bias = nullptr, scatter = nullptr;
 };
 
 // Queues the convolution on `stream` (null: the legacy stream).

@@ -995,7 +995,7 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
         os << "\n// " << kernel.output << " runs on the host: " << conv.status().message() << "\n";
         continue;
       }
-      for (const std::string* name : {&conv->im2col_kernel, &conv->bias_kernel})
+      for (const std::string* name : {&conv->im2col_kernel, &conv->bias_kernel, &conv->scatter_kernel})
         if (!name->empty()) helpers.insert(*name);
       out.convs.push_back(std::move(*conv));
     }
