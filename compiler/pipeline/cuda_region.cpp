@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/cuda/cuda_api.h"
 #include "compiler/pipeline/pipeline.h"
+#include "compiler/runtime/cuda_autotune.h"
 #include "compiler/runtime/cuda_graph.h"
 #include "core/python/autograd.h"
 #include "core/python/torch_api.h"
@@ -29,6 +30,10 @@ struct Resident {
 }  // namespace
 
 struct CudaRegionCode::State {
+  Graph source;                          // kept for max-autotune's variants
+  runtime::CudaCompileOptions options;
+  bool autotune_pending = false;
+  int tuned_row_elements = 0;
   std::shared_ptr<runtime::CudaCompiledGraph> graph;
   std::unique_ptr<runtime::CudaExecution> exec;
   codegen::cuda::Stream stream;
@@ -44,15 +49,26 @@ struct CudaRegionCode::State {
 CudaRegionCode::CudaRegionCode(std::unique_ptr<State> s) : s_(std::move(s)) {}
 CudaRegionCode::~CudaRegionCode() = default;
 
-Expected<std::shared_ptr<CudaRegionCode>> CudaRegionCode::compile(const Graph& g, bool reduce_overhead, bool conv_tf32,
-                                                                  bool matmul_tf32) {
+CudaRegionCode::Options CudaRegionCode::options_for_mode(const std::string& mode) {
+  Options o;
+  // As torch.compile documents its modes: max-autotune also uses CUDA graphs.
+  o.reduce_overhead = mode == "reduce-overhead" || mode == "max-autotune";
+  o.autotune = mode == "max-autotune" || mode == "max-autotune-no-cudagraphs";
+  return o;
+}
+
+Expected<std::shared_ptr<CudaRegionCode>> CudaRegionCode::compile(const Graph& g, const Options& o) {
   runtime::CudaCompileOptions options;
-  options.conv_tf32 = conv_tf32;
-  options.matmul_tf32 = matmul_tf32;
+  options.conv_tf32 = o.conv_tf32;
+  options.matmul_tf32 = o.matmul_tf32;
   Expected<std::shared_ptr<runtime::CudaCompiledGraph>> code = compile_to_cuda(g, options);
   if (!code) return code.status();
   auto s = std::make_unique<State>();
   s->graph = *code;
+  s->options = options;
+  s->autotune_pending = o.autotune;
+  if (o.autotune) s->source = g;
+  const bool reduce_overhead = o.reduce_overhead;
   Expected<std::unique_ptr<runtime::CudaExecution>> exec = runtime::CudaExecution::create(s->graph);
   if (!exec) return exec.status();
   s->exec = std::move(*exec);
@@ -65,12 +81,30 @@ Expected<std::shared_ptr<CudaRegionCode>> CudaRegionCode::compile(const Graph& g
 }
 
 bool CudaRegionCode::replays() const { return s_->reduce_overhead && s_->exec->capturable(); }
+int CudaRegionCode::tuned_row_elements() const { return s_->tuned_row_elements; }
 
 Expected<std::vector<Tensor>> CudaRegionCode::run(const std::vector<Tensor>& inputs) {
   State& s = *s_;
   if (inputs.size() != s.resident.size())
     return Status::error("kiln-cuda: the graph takes " + std::to_string(s.resident.size()) + " inputs, given " +
                          std::to_string(inputs.size()));
+  if (s.autotune_pending) {
+    s.autotune_pending = false;
+    const Graph& g = s.source;
+    Expected<runtime::AutotuneResult> tuned = runtime::autotune_cuda(
+        [&g](const runtime::CudaCompileOptions& o) { return compile_to_cuda(g, o); }, s.options, inputs);
+    if (!tuned) return tuned.status();
+    if (tuned->graph != s.graph) {
+      Expected<std::unique_ptr<runtime::CudaExecution>> exec = runtime::CudaExecution::create(tuned->graph);
+      if (!exec) return exec.status();
+      for (std::optional<Resident>& r : s.resident)
+        if (r) ag::unwatch_storage(r->storage.get()), r.reset();
+      s.graph = tuned->graph;
+      s.exec = std::move(*exec);
+    }
+    s.tuned_row_elements = tuned->row_elements_per_thread;
+    s.source = Graph{};
+  }
   for (size_t k = 0; k < inputs.size(); ++k) {
     std::optional<Resident>& r = s.resident[k];
     if (r && r->holds(inputs[k])) {

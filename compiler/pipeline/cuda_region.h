@@ -22,16 +22,23 @@ namespace kiln::pipeline {
 
 class CudaRegionCode {
  public:
-  // `conv_tf32` / `matmul_tf32`: torch.backends.cudnn.allow_tf32 and
-  // torch.backends.cuda.matmul.allow_tf32 when the region was compiled.
-  static Expected<std::shared_ptr<CudaRegionCode>> compile(const Graph& g, bool reduce_overhead, bool conv_tf32,
-                                                           bool matmul_tf32);
+  struct Options {
+    bool reduce_overhead = false;  // replay a CUDA graph (reduce-overhead, max-autotune)
+    bool autotune = false;         // max-autotune(-no-cudagraphs): runtime/cuda_autotune.h at the first call
+    // torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32 when the region was compiled.
+    bool conv_tf32 = true, matmul_tf32 = false;
+  };
+  // torch.compile's mode as these options.
+  static Options options_for_mode(const std::string& mode);
+  static Expected<std::shared_ptr<CudaRegionCode>> compile(const Graph& g, const Options& options);
   ~CudaRegionCode();
   // Host tensors in (placeholder order), host tensors out; one call at a time.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
   // Uploads skipped because an input was resident: what the tests check.
   size_t resident_hits() const { return resident_hits_; }
   bool replays() const;  // reduce-overhead, and the graph is capturable
+  // max-autotune: the launch shape chosen at the first call (0 before it, or without autotune).
+  int tuned_row_elements() const;
 
   struct State;
 

@@ -25,8 +25,7 @@ using GraphCode = std::function<Expected<std::vector<Tensor>>(const std::vector<
 // are on a CUDA device (or the backend is kiln-cuda).
 struct Target {
   bool cuda = false;
-  bool reduce_overhead = false;  // mode="reduce-overhead": CUDA graph replay
-  bool conv_tf32 = true, matmul_tf32 = false;  // torch.backends' switches when the region compiled
+  CudaRegionCode::Options gpu;  // torch.compile's mode and torch.backends' switches
 };
 
 // A torch.backends switch (torch.backends.cudnn.allow_tf32) as the program left it.
@@ -78,16 +77,15 @@ Expected<std::vector<Value>> run_graph(const Graph& g, const GraphCode& compiled
 GraphCode compile_for_kiln(py::VM& vm, const Graph& g, const std::string& compile_id, const std::string& what,
                            const Target& target) {
   if (target.cuda) {
-    Expected<std::shared_ptr<CudaRegionCode>> code =
-        CudaRegionCode::compile(g, target.reduce_overhead, target.conv_tf32, target.matmul_tf32);
+    Expected<std::shared_ptr<CudaRegionCode>> code = CudaRegionCode::compile(g, target.gpu);
     if (!code) {
       vm.write_err("W kiln kiln-cuda: [" + compile_id + "] " + what + " runs on the eager kernels: " +
                    code.status().message() + "\n");
       return nullptr;
     }
-    if (target.reduce_overhead && !(*code)->replays())
+    if (target.gpu.reduce_overhead && !(*code)->replays())
       vm.write_err("W kiln kiln-cuda: [" + compile_id + "] " + what +
-                   " is not captured into a CUDA graph (mode=\"reduce-overhead\"): it calls kernels that run on the host\n");
+                   " is not captured into a CUDA graph: it calls kernels that run on the host\n");
     std::shared_ptr<CudaRegionCode> shared = *code;
     return [shared](const std::vector<Tensor>& inputs) { return shared->run(inputs); };
   }
@@ -195,9 +193,9 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
       }
     const bool kiln = backend == "kiln" || backend == "kiln-cuda";
     lowered.target.cuda = backend == "kiln-cuda" || (kiln && lowered.device.starts_with("cuda"));
-    lowered.target.reduce_overhead = lowered.target.cuda && mode == "reduce-overhead";
-    lowered.target.conv_tf32 = backend_flag(vm, "torch.backends.cudnn", "allow_tf32", true);
-    lowered.target.matmul_tf32 = backend_flag(vm, "torch.backends.cuda.matmul", "allow_tf32", false);
+    lowered.target.gpu = CudaRegionCode::options_for_mode(mode);
+    lowered.target.gpu.conv_tf32 = backend_flag(vm, "torch.backends.cudnn", "allow_tf32", true);
+    lowered.target.gpu.matmul_tf32 = backend_flag(vm, "torch.backends.cuda.matmul", "allow_tf32", false);
     // The lowering records the sizes and numbers of the traced call: a region
     // with symbolic sizes or number inputs runs as the eager backend does.
     bool symbolic = false;

@@ -78,6 +78,7 @@ CudaCompiledGraph::CudaCompiledGraph(std::unique_ptr<Impl> impl) : impl_(std::mo
 CudaCompiledGraph::~CudaCompiledGraph() = default;
 const std::vector<CodegenStage>& CudaCompiledGraph::stages() const { return impl_->stages; }
 const CudaCompileStats& CudaCompiledGraph::stats() const { return impl_->stats; }
+const std::string& CudaCompiledGraph::source_text() const { return impl_->source.text; }
 
 Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Graph& source,
                                                                         const CudaCompileOptions& options,

@@ -63,6 +63,8 @@ class CudaCompiledGraph {
   // cuda_source and ptx (keep_text), after ir_pre_fusion and ir_post_fusion.
   const std::vector<CodegenStage>& stages() const;
   const CudaCompileStats& stats() const;
+  // The generated CUDA source (kept whatever keep_text says; the cache keys hash it).
+  const std::string& source_text() const;
 
   struct Impl;
   const Impl& impl() const { return *impl_; }

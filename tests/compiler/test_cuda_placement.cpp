@@ -148,6 +148,30 @@ class TestCudaPlacement : public QObject {
     QCOMPARE(QString::fromStdString(r.out), QString("True False\nFalse\n"));
   }
 
+  // torch.compile's modes as the GPU backend takes them (PyTorch's docs:
+  // max-autotune also uses CUDA graphs, max-autotune-no-cudagraphs does not).
+  void modes_choose_replay_and_autotuning() {
+    using O = pipeline::CudaRegionCode;
+    QVERIFY(!O::options_for_mode("default").reduce_overhead && !O::options_for_mode("default").autotune);
+    QVERIFY(O::options_for_mode("reduce-overhead").reduce_overhead && !O::options_for_mode("reduce-overhead").autotune);
+    QVERIFY(O::options_for_mode("max-autotune").reduce_overhead && O::options_for_mode("max-autotune").autotune);
+    QVERIFY(!O::options_for_mode("max-autotune-no-cudagraphs").reduce_overhead &&
+            O::options_for_mode("max-autotune-no-cudagraphs").autotune);
+    // A softmax (a row reduction, so the variants differ) tuned at its first call.
+    for (const char* mode : {"max-autotune", "max-autotune-no-cudagraphs"}) {
+      Run r = run(std::string("f = torch.compile(lambda a: (a * 3).softmax(-1) + 1, mode='") + mode + "')\n"
+                  "x = torch.linspace(-4, 4, 4096).reshape(8, 512)\n"
+                  "want = (x * 3).softmax(-1) + 1\n"
+                  "for _ in range(2):\n"
+                  "    got = f(x.cuda())\n"
+                  "print(got.device, (got.cpu() - want).abs().max().item() < 1e-5)\n",
+                  "inductor");
+      QVERIFY2(r.code == 0, (r.status.to_string() + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString("cuda:0 True\n"));
+      QVERIFY2(real_gpu() == (r.err.find("W kiln kiln-cuda") == std::string::npos), r.err.c_str());
+    }
+  }
+
   void guards_name_the_device() {
     Run r = run(
         "import torch._dynamo\n"
