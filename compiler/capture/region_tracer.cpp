@@ -209,7 +209,6 @@ class RegionTracer : public py::Tracer {
   SourcePtr source_of(const Value& v) const;
   void on_pushed(TracedFrame& tf, size_t slot);
   void specialize_all_dynamic();
-  struct Placeholder;
   Placeholder* shape_read(const SourcePtr& src, size_t& dim);
   void specialize_scalar(const Value& v, const SourcePtr& src);
   void name_elements(const Value& v, const SourcePtr& src, int depth);
