@@ -243,21 +243,12 @@ void check(const Status& st, const std::string& what) {
 // Times `work` on `stream` with CUDA events: `warmup` untimed runs, then the
 // median of `reps`. `work(i)` gets the repetition number (for rotation).
 double time_on_device(Stream& stream, int reps, const std::function<void(int)>& work, int warmup = 5) {
-  Expected<Event> start = Event::create(), end = Event::create();
-  check(start.status(), "cuEventCreate");
-  check(end.status(), "cuEventCreate");
-  for (int i = 0; i < warmup; ++i) work(i);
-  check(stream.synchronize(), "warm-up");
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    check(start->record(stream), "cuEventRecord");
-    work(warmup + i);
-    check(end->record(stream), "cuEventRecord");
-    Expected<float> t = Event::elapsed_ms(*start, *end);
-    check(t.status(), "cuEventElapsedTime");
-    ms.push_back(*t);
-  }
-  return median(ms);
+  Expected<double> ms = median_event_ms(stream, warmup, reps, [&work](int i) {
+    work(i);  // throws through check()
+    return Status{};
+  });
+  check(ms.status(), "timing with CUDA events");
+  return *ms;
 }
 
 struct Measured {
@@ -284,14 +275,10 @@ double max_error(const std::vector<Tensor>& got, const std::vector<Value>& want)
   return worst;
 }
 
-// A model: each call first copies the next batch (one of several copies, so
-// it is not in L2) into the graph's input buffer, then launches, or replays
-// the CUDA graph (reduce-overhead, where that buffer is the static input).
-Measured measure_model(Case& c, int reps) {
-  Measured m;
-  runtime::CudaCompileOptions options;
+// The case compiled with `options` (compile time and kernel counts go to
+// `m`), its buffers allocated on the device.
+std::unique_ptr<runtime::CudaExecution> compile_case(const Case& c, runtime::CudaCompileOptions options, Measured& m) {
   options.inject_bug = "none";
-  options.conv_tf32 = c.conv_tf32;
   auto t0 = Clock::now();
   auto compiled = pipeline::compile_to_cuda(c.graph, options);
   m.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -300,7 +287,32 @@ Measured measure_model(Case& c, int reps) {
   m.externs = (*compiled)->stats().extern_groups;
   auto exec = runtime::CudaExecution::create(*compiled);
   check(exec.status(), "allocate");
-  runtime::CudaExecution& x = **exec;
+  return std::move(*exec);
+}
+
+// A fast wrong result is no result: the outputs of the work queued on
+// `stream` against Kiln's eager CPU kernels on the case's inputs, as
+// max_error; over `tolerance` is an Error.
+double check_against_eager(const Case& c, runtime::CudaExecution& x, Stream& stream, double tolerance) {
+  check(stream.synchronize(), c.name);
+  Expected<std::vector<Tensor>> got = x.outputs();
+  check(got.status(), "download");
+  auto want = pipeline::run_aten_graph(c.graph, std::vector<Value>(c.inputs.begin(), c.inputs.end()));
+  check(want.status(), "eager");
+  const double error = max_error(*got, *want);
+  if (error > tolerance) throw Error("wrong results: max error " + std::to_string(error) + " against eager");
+  return error;
+}
+
+// A model: each call first copies the next batch (one of several copies, so
+// it is not in L2) into the graph's input buffer, then launches, or replays
+// the CUDA graph (reduce-overhead, where that buffer is the static input).
+Measured measure_model(Case& c, int reps) {
+  Measured m;
+  runtime::CudaCompileOptions options;
+  options.conv_tf32 = c.conv_tf32;
+  std::unique_ptr<runtime::CudaExecution> exec = compile_case(c, options, m);
+  runtime::CudaExecution& x = *exec;
   Expected<Stream> stream = Stream::create();
   check(stream.status(), "cuStreamCreate");
   m.rotation = 4;
@@ -338,15 +350,9 @@ Measured measure_model(Case& c, int reps) {
   } else {
     m.replay_error = "not capturable: extern kernels run on the host";
   }
-  check(stream->synchronize(), c.name);
-  Expected<std::vector<Tensor>> got = x.outputs();
-  check(got.status(), "download");
-  auto want = pipeline::run_aten_graph(c.graph, std::vector<Value>(c.inputs.begin(), c.inputs.end()));
-  check(want.status(), "eager");
-  m.max_error = max_error(*got, *want);
   // A deep float32 network sums in another order on each backend: 1e-3 of
   // max(1, |logit|); TF32 products (10-bit mantissas) 1e-2.
-  if (m.max_error > (c.conv_tf32 ? 1e-2 : 1e-3)) throw Error("wrong results: max error " + std::to_string(m.max_error) + " against eager");
+  m.max_error = check_against_eager(c, x, *stream, c.conv_tf32 ? 1e-2 : 1e-3);
   m.ceiling = "none";
   return m;
 }
@@ -355,17 +361,9 @@ Measured measure(Case& c, int reps, int row_elements) {
   if (c.model) return measure_model(c, reps);
   Measured m;
   runtime::CudaCompileOptions options;
-  options.inject_bug = "none";
   options.row_elements_per_thread = row_elements;
-  auto t0 = Clock::now();
-  auto compiled = pipeline::compile_to_cuda(c.graph, options);
-  m.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  check(compiled.status(), "compile");
-  m.kernels = (*compiled)->stats().kernels;
-  m.externs = (*compiled)->stats().extern_groups;
-  auto exec = runtime::CudaExecution::create(*compiled);
-  check(exec.status(), "allocate");
-  runtime::CudaExecution& x = **exec;
+  std::unique_ptr<runtime::CudaExecution> exec = compile_case(c, options, m);
+  runtime::CudaExecution& x = *exec;
   Expected<Stream> stream = Stream::create();
   check(stream.status(), "cuStreamCreate");
 
@@ -408,13 +406,7 @@ Measured measure(Case& c, int reps, int row_elements) {
     if (m.replay_ms < 0)
       for (size_t k = 0; k < copies.size(); ++k) check(x.bind_input(k, copies[k][0].ptr()), "bind");
     check(m.replay_ms < 0 ? x.launch(&*stream) : x.replay(*stream), c.name);
-    check(stream->synchronize(), c.name);
-    Expected<std::vector<Tensor>> got = x.outputs();
-    check(got.status(), "download");
-    auto want = pipeline::run_aten_graph(c.graph, std::vector<Value>(c.inputs.begin(), c.inputs.end()));
-    check(want.status(), "eager");
-    m.max_error = max_error(*got, *want);
-    if (m.max_error > 1e-4) throw Error("wrong results: max error " + std::to_string(m.max_error) + " against eager");
+    m.max_error = check_against_eager(c, x, *stream, 1e-4);
     // The copy ceiling: bytes/2 read and bytes/2 written.
     const size_t half = size_t(c.bytes / 2);
     std::vector<DeviceBuffer> src;

@@ -7,7 +7,6 @@
 #include "compiler/capture/capture.h"
 #include "compiler/capture/region_tracer.h"
 #include "compiler/decomp/decompose.h"
-#include "compiler/pipeline/cuda_region.h"
 #include "compiler/pipeline/to_aten.h"
 #include "core/python/vm.h"
 
@@ -36,8 +35,8 @@ Expected<ModelGraph> capture_model_graph(const std::string& program) {
   options.out = [](std::string_view) {};
   options.err = [&err](std::string_view s) { err += s; };
   py::VM vm(options);
-  // The program picks its device as a user's would; the graph is the same either way.
-  pipeline::install_cuda_device_counter();
+  // The program picks its device as a user's would (kiln-cli's main installed
+  // the device counter); the graph is the same either way.
   std::optional<ModelGraph> model;
   Status failed;
   capture::CaptureOptions co;

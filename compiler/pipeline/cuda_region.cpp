@@ -27,12 +27,17 @@ struct Resident {
   }
 };
 
+// Stops watching what `r` held: its device copy is no longer trusted.
+void forget(std::optional<Resident>& r) {
+  if (r) ag::unwatch_storage(r->storage.get());
+  r.reset();
+}
+
 }  // namespace
 
 struct CudaRegionCode::State {
-  Graph source;                          // kept for max-autotune's variants
+  std::optional<Graph> untuned;  // max-autotune: the graph whose variants the first call times
   runtime::CudaCompileOptions options;
-  bool autotune_pending = false;
   int tuned_row_elements = 0;
   std::shared_ptr<runtime::CudaCompiledGraph> graph;
   std::unique_ptr<runtime::CudaExecution> exec;
@@ -41,8 +46,7 @@ struct CudaRegionCode::State {
   std::vector<std::optional<Resident>> resident;
 
   ~State() {
-    for (const std::optional<Resident>& r : resident)
-      if (r) ag::unwatch_storage(r->storage.get());
+    for (std::optional<Resident>& r : resident) forget(r);
   }
 };
 
@@ -66,16 +70,14 @@ Expected<std::shared_ptr<CudaRegionCode>> CudaRegionCode::compile(const Graph& g
   auto s = std::make_unique<State>();
   s->graph = *code;
   s->options = options;
-  s->autotune_pending = o.autotune;
-  if (o.autotune) s->source = g;
-  const bool reduce_overhead = o.reduce_overhead;
+  if (o.autotune) s->untuned = g;
   Expected<std::unique_ptr<runtime::CudaExecution>> exec = runtime::CudaExecution::create(s->graph);
   if (!exec) return exec.status();
   s->exec = std::move(*exec);
   Expected<codegen::cuda::Stream> stream = codegen::cuda::Stream::create();
   if (!stream) return stream.status();
   s->stream = std::move(*stream);
-  s->reduce_overhead = reduce_overhead;
+  s->reduce_overhead = o.reduce_overhead;
   s->resident.resize(s->exec->input_count());
   return std::shared_ptr<CudaRegionCode>(new CudaRegionCode(std::move(s)));
 }
@@ -88,22 +90,24 @@ Expected<std::vector<Tensor>> CudaRegionCode::run(const std::vector<Tensor>& inp
   if (inputs.size() != s.resident.size())
     return Status::error("kiln-cuda: the graph takes " + std::to_string(s.resident.size()) + " inputs, given " +
                          std::to_string(inputs.size()));
-  if (s.autotune_pending) {
-    s.autotune_pending = false;
-    const Graph& g = s.source;
-    Expected<runtime::AutotuneResult> tuned = runtime::autotune_cuda(
-        [&g](const runtime::CudaCompileOptions& o) { return compile_to_cuda(g, o); }, s.options, inputs);
+  if (s.untuned) {
+    const Graph g = std::move(*s.untuned);
+    s.untuned.reset();
+    // The default variant is compile()'s own graph: not compiled twice.
+    auto variant = [&](const runtime::CudaCompileOptions& o) -> Expected<std::shared_ptr<runtime::CudaCompiledGraph>> {
+      if (o.row_elements_per_thread == s.options.row_elements_per_thread) return s.graph;
+      return compile_to_cuda(g, o);
+    };
+    Expected<runtime::AutotuneResult> tuned = runtime::autotune_cuda(variant, s.options, inputs);
     if (!tuned) return tuned.status();
     if (tuned->graph != s.graph) {
       Expected<std::unique_ptr<runtime::CudaExecution>> exec = runtime::CudaExecution::create(tuned->graph);
       if (!exec) return exec.status();
-      for (std::optional<Resident>& r : s.resident)
-        if (r) ag::unwatch_storage(r->storage.get()), r.reset();
+      for (std::optional<Resident>& r : s.resident) forget(r);
       s.graph = tuned->graph;
       s.exec = std::move(*exec);
     }
     s.tuned_row_elements = tuned->row_elements_per_thread;
-    s.source = Graph{};
   }
   for (size_t k = 0; k < inputs.size(); ++k) {
     std::optional<Resident>& r = s.resident[k];
@@ -111,13 +115,8 @@ Expected<std::vector<Tensor>> CudaRegionCode::run(const std::vector<Tensor>& inp
       ++resident_hits_;
       continue;
     }
-    if (Status st = s.exec->set_input(k, inputs[k]); !st.ok()) {
-      if (r) ag::unwatch_storage(r->storage.get());
-      r.reset();
-      return st;
-    }
-    if (r) ag::unwatch_storage(r->storage.get());
-    r.reset();
+    forget(r);
+    if (Status st = s.exec->set_input(k, inputs[k]); !st.ok()) return st;
     const Tensor& t = inputs[k];
     if (!t.storage()) continue;
     ag::watch_storage(t.storage().get());

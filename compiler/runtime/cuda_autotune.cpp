@@ -13,7 +13,6 @@ namespace {
 using namespace kiln::codegen::cuda;
 
 constexpr int kChoices[] = {8, 16, 32};
-constexpr int kWarmup = 3, kReps = 10;
 
 CacheKey choice_key(const CudaCompiledGraph& graph) {
   CacheKey key;
@@ -32,20 +31,8 @@ Expected<double> time_variant(const std::shared_ptr<CudaCompiledGraph>& graph, c
     if (Status st = (*exec)->set_input(k, inputs[k]); !st.ok()) return st;
   Expected<Stream> stream = Stream::create();
   if (!stream) return stream.status();
-  Expected<Event> start = Event::create(), end = Event::create();
-  if (!start) return start.status();
-  if (!end) return end.status();
-  std::vector<double> ms;
-  for (int i = 0; i < kWarmup + kReps; ++i) {
-    if (Status st = start->record(*stream); !st.ok()) return st;
-    if (Status st = (*exec)->launch(&*stream); !st.ok()) return st;
-    if (Status st = end->record(*stream); !st.ok()) return st;
-    Expected<float> t = Event::elapsed_ms(*start, *end);
-    if (!t) return t.status();
-    if (i >= kWarmup) ms.push_back(*t);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  CudaExecution& x = **exec;
+  return median_event_ms(*stream, /*warmup=*/3, /*reps=*/10, [&](int) { return x.launch(&*stream); });
 }
 
 }  // namespace

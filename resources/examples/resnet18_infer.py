@@ -91,20 +91,26 @@ class ResNet(nn.Module):
         return x
 
 
-torch.manual_seed(0)
+def model_and_batch():
+    """The seeded model (eval mode) and input batch, on the CPU; scripts/bench_gpu_torch.py builds them here too."""
+    torch.manual_seed(0)
+    model = ResNet([2, 2, 2, 2]).eval()
+    # Running statistics as a trained network has them, so that batch norm is not the identity.
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.1, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+    return model, torch.randn(16, 3, 128, 128)
+
+
 device = "cuda" if torch.cuda.is_available() else "cpu"
 # Exact float32 convolutions, so that the GPU prints what the CPU does to 1e-4:
 # PyTorch's default lets them use TF32 (about 1e-3 relative).
 torch.backends.cudnn.allow_tf32 = False
-model = ResNet([2, 2, 2, 2]).eval()
-# Running statistics as a trained network has them, so that batch norm is not the identity.
-for m in model.modules():
-    if isinstance(m, nn.BatchNorm2d):
-        m.running_mean.uniform_(-0.1, 0.1)
-        m.running_var.uniform_(0.5, 1.5)
+model, x = model_and_batch()
 model = model.to(device)
+x = x.to(device)
 compiled = torch.compile(model, mode="reduce-overhead")
-x = torch.randn(16, 3, 128, 128).to(device)
 with torch.no_grad():
     for step in range(3):
         out = compiled(x)

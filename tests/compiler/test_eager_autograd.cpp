@@ -7,37 +7,15 @@
 
 #include <string>
 
-#include "compiler/aot/eager_autograd.h"
-#include "compiler/capture/capture.h"
-#include "compiler/pipeline/region_backends.h"
-#include "core/python/vm.h"
+#include "program_run_util.h"
 
 using namespace kiln;
 
 namespace {
 
-struct Run {
-  std::string out, err;
-  int code = 0;
-  Status status;
-};
+using Run = test::ProgramRun;
 
-Run run(const std::string& source, const std::string& backend = "eager") {
-  Run r;
-  py::VMOptions options;
-  options.out = [&r](std::string_view s) { r.out += s; };
-  options.err = [&r](std::string_view s) { r.err += s; };
-  py::VM vm(options);
-  aot::install_eager_autograd();
-  capture::CaptureOptions co;
-  co.default_backend = backend;
-  co.backend_runner = [&vm](const std::string& b, const std::string& m, const std::string& id) {
-    return pipeline::region_runner(vm, b, m, id);
-  };
-  capture::install_capture(vm, co);
-  r.status = vm.run_source(source, "test.py", &r.code);
-  return r;
-}
+Run run(const std::string& source, const std::string& backend = "eager") { return test::run_program(source, backend); }
 
 // A float64 program that defines `inputs` (tensors requiring grad) and
 // `loss(*inputs)`; appended: backward, then a central finite difference for

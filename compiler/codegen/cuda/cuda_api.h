@@ -6,6 +6,7 @@
 // says where the libraries are looked for. Tested by tests/compiler/test_cuda_api.cpp.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,12 @@ class Event {
  private:
   CUevent event_ = nullptr;
 };
+
+// What the benchmarks and max-autotune time by: `warmup` untimed calls of
+// `work`, then the median over `reps` of the milliseconds between CUDA events
+// recorded on `stream` around it. `work(i)` gets the call's number (for
+// rotating inputs) and queues its work on `stream`; its error stops the timing.
+Expected<double> median_event_ms(const Stream& stream, int warmup, int reps, const std::function<Status(int)>& work);
 
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;

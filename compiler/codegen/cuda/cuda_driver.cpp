@@ -4,6 +4,8 @@
 // what is looked up here.
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include <utility>
 
 #include "compiler/codegen/cuda/cuda_api.h"
@@ -394,6 +396,26 @@ Expected<float> Event::elapsed_ms(const Event& start, const Event& end) {
   if (Status st = check(drv().EventElapsedTime(&ms, start.event_, end.event_), "cuEventElapsedTime"); !st.ok())
     return st;
   return ms;
+}
+
+Expected<double> median_event_ms(const Stream& stream, int warmup, int reps, const std::function<Status(int)>& work) {
+  Expected<Event> start = Event::create(), end = Event::create();
+  if (!start) return start.status();
+  if (!end) return end.status();
+  for (int i = 0; i < warmup; ++i)
+    if (Status st = work(i); !st.ok()) return st;
+  if (Status st = stream.synchronize(); !st.ok()) return st;
+  std::vector<double> ms;
+  for (int i = 0; i < std::max(reps, 1); ++i) {
+    if (Status st = start->record(stream); !st.ok()) return st;
+    if (Status st = work(warmup + i); !st.ok()) return st;
+    if (Status st = end->record(stream); !st.ok()) return st;
+    Expected<float> t = Event::elapsed_ms(*start, *end);
+    if (!t) return t.status();
+    ms.push_back(*t);
+  }
+  std::nth_element(ms.begin(), ms.begin() + ptrdiff_t(ms.size() / 2), ms.end());
+  return ms[ms.size() / 2];
 }
 
 // ---- CudaGraph --------------------------------------------------------------
