@@ -456,6 +456,10 @@ Measured measure(Case& c, int reps, int row_elements) {
 
 int dump_sources(const std::vector<Case>& cases, const std::string& dir) {
   for (const Case& c : cases) {
+    if (!c.build_error.empty()) {
+      std::fprintf(stderr, "%s: skipped: %s\n", c.name.c_str(), c.build_error.c_str());
+      continue;
+    }
     runtime::CudaCompileOptions options;
     options.compile_only = true;
     options.keep_text = true;
@@ -487,6 +491,12 @@ int run_gpu_bench(int reps, const std::string& reference, const std::string& onl
   if (cases.empty()) {
     std::fprintf(stderr, "kiln-cli: bench gpu: no graph named '%s'\n", only.c_str());
     return kExitUsage;
+  }
+  // A model graph asked for by name whose program cannot be run is bad input;
+  // among all graphs it is one failed row.
+  if (!only.empty() && !cases.front().build_error.empty()) {
+    std::fprintf(stderr, "kiln-cli: bench gpu: %s: %s\n", only.c_str(), cases.front().build_error.c_str());
+    return kExitBadInput;
   }
   if (!dump_dir.empty()) return dump_sources(cases, dump_dir);
   if (Status st = cuda_init(); !st.ok()) {
