@@ -27,6 +27,8 @@ struct RunOptions {
 capture::CaptureOptions capture_options(const RunOptions& o) {
   capture::CaptureOptions c;
   c.default_backend = o.backend;
+  // "none": torch.compile returns its argument, the plain eager run a backend is compared with.
+  c.disable_compile = o.backend == "none";
   if (const char* logs = std::getenv("KILN_LOGS")) c.logs = capture::LogConfig::parse(logs);
   if (const char* dir = std::getenv("KILN_TRACE")) c.trace_dir = dir;
   return c;
@@ -132,7 +134,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   CLI::App* run_cmd = app.add_subcommand("run", "Run a Python-subset PyTorch program");
   run_cmd->add_option("program", opts->program, "the program (.py)")->required();
   run_cmd->add_option("--backend", opts->backend, "backend for torch.compile inside the program")
-      ->check(CLI::IsMember({"eager", "aot_eager", "decomp_eager", "inductor", "kiln", "kiln-cuda"}));
+      ->check(CLI::IsMember({"none", "eager", "aot_eager", "decomp_eager", "inductor", "kiln", "kiln-cuda"}));
   run_cmd->callback([opts, &exit_code] { exit_code = run(*opts); });
 
   CLI::App* ex = app.add_subcommand("explain", "torch._dynamo.explain for every compiled callable of a program");

@@ -412,6 +412,17 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
       {"aten::kl_div.default", {"f[3,4] u[3,4]", "f[3,4] f[3,4] 2 log_target=true"}},
       {"aten::binary_cross_entropy.default", {"u[3,4] u[3,4]", "u[3,4] u[3,4] p[3,4] 0"}},
       {"aten::binary_cross_entropy_with_logits.default", {"f[3,4] u[3,4]", "f[3,4] u[3,4] p[3,4] p[4] 2"}},
+      // ---- factories from a tensor's shape (no gradient) ----
+      {"aten::empty_like.default", {"f[3,4]"}},
+      {"aten::zeros_like.default", {"f[3,4]"}},
+      {"aten::ones_like.default", {"f[3,4]"}},
+      {"aten::full_like.default", {"f[3,4] 2.0"}},
+      {"aten::new_empty.default", {"f[3,4] [2,5]"}},
+      {"aten::new_zeros.default", {"f[3,4] [2,5]"}},
+      {"aten::new_ones.default", {"f[3,4] [2,5]"}},
+      {"aten::new_full.default", {"f[3,4] [2,5] 1.5"}},
+      {"aten::new_empty_strided.default", {"f[3,4] [2,5] [5,1]"}},
+      {"aten::bernoulli.p", {"u[3,4] 0.3"}},
   };
   return table;
 }

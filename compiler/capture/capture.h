@@ -36,6 +36,10 @@ struct CaptureOptions {
   // As `torch._dynamo.reset(); torch._dynamo.explain(fn)(*args)` at each
   // callable's first call: that call sees only cache entries it made itself.
   bool explain_fresh_first_call = false;
+  // torch.compile hands its argument back unchanged, as with
+  // torch._dynamo.config.disable = True: the program runs in plain eager mode,
+  // the reference every backend is compared with.
+  bool disable_compile = false;
   // Makes the runner of one compiled entry for a torch.compile backend
   // ("aot_eager"); may return null. Kept outside capture so that capture does
   // not depend on the later stages.

@@ -448,7 +448,7 @@ Value wrap_compiled(py::VM& vm, std::shared_ptr<Callable> c) {
 Value torch_compile(py::VM& vm, const py::CallArgs& a) {
   auto c = std::make_shared<Callable>();
   c->backend = state_of(vm).options.default_backend;
-  bool disable = false;
+  bool disable = state_of(vm).options.disable_compile;
   if (a.kw) {
     for (const auto& [k, v] : *a.kw) {
       if (k == "fullgraph") c->fullgraph = vm.truth(v);
@@ -465,7 +465,7 @@ Value torch_compile(py::VM& vm, const py::CallArgs& a) {
           throw py::PyError("RuntimeError", "Unrecognized mode=" + c->mode + ", should be one of: default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs");
       } else if (k == "options") {
         if (!v.is_none() && !v.is(ObjKind::Dict)) throw py::PyError("TypeError", "options must be a dict");
-      } else if (k == "disable") disable = vm.truth(v);
+      } else if (k == "disable") disable = disable || vm.truth(v);
       else throw py::PyError("TypeError", "compile() got an unexpected keyword argument '" + k + "'");
     }
   }

@@ -58,6 +58,38 @@ struct Lowered {
   Training training;
 };
 
+// Compiled code returns one tensor per node the output names, skipping the
+// None entries of the output list (a primal without a gradient). Callers index
+// outputs by position in the graph, so the Nones go back in place: a backward
+// graph's gradients would otherwise land on the wrong parameters.
+Expected<std::vector<Value>> place_compiled_outputs(const Graph& g, const std::vector<Tensor>& tensors) {
+  const Node& out = g.nodes.back();
+  std::vector<const Arg*> items;
+  if (!out.args.empty()) {
+    const Arg& tree = out.args[0];
+    if (tree.kind == Arg::Kind::Tuple || tree.kind == Arg::Kind::List)
+      for (const Arg& a : tree.items) items.push_back(&a);
+    else
+      items.push_back(&tree);
+  }
+  std::vector<Value> values;
+  size_t next = 0;
+  for (const Arg* a : items) {
+    if (a->kind == Arg::Kind::None) {
+      values.emplace_back();
+    } else if (a->kind == Arg::Kind::Node && next < tensors.size()) {
+      values.emplace_back(tensors[next++]);
+    } else {
+      return Status::error("compiled code returned " + std::to_string(tensors.size()) +
+                           " tensors for a graph output it cannot match (" + std::to_string(items.size()) + " entries)");
+    }
+  }
+  if (next != tensors.size())
+    return Status::error("compiled code returned " + std::to_string(tensors.size()) + " tensors for " +
+                         std::to_string(next) + " tensor outputs");
+  return values;
+}
+
 // Runs a graph as code when the kiln backend compiled it, else on the eager kernels.
 Expected<std::vector<Value>> run_graph(const Graph& g, const GraphCode& compiled, const std::vector<Value>& args) {
   if (!compiled) return run_aten_graph(g, args);
@@ -68,7 +100,7 @@ Expected<std::vector<Value>> run_graph(const Graph& g, const GraphCode& compiled
   }
   Expected<std::vector<Tensor>> r = compiled(tensors);
   if (!r) return r.status();
-  return std::vector<Value>(r->begin(), r->end());
+  return place_compiled_outputs(g, *r);
 }
 
 // Backend kiln: the graph through every graph pass, then lowered, fused and

@@ -10,6 +10,7 @@
 #include "core/python/torch_api_binding.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/vm.h"
+#include "core/tensor/generator.h"
 
 namespace kiln::pipeline {
 
@@ -226,6 +227,12 @@ Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region) {
   }
   torchapi::AtenObserver* previous = torchapi::set_aten_observer(&lowering);
   std::vector<py::Value> outputs;
+  // The recording run draws random numbers (dropout): the program's stream
+  // must be where it was, so the region's own run draws what eager would.
+  struct GeneratorRestore {
+    CpuGenerator saved = default_cpu_generator();
+    ~GeneratorRestore() { default_cpu_generator() = saved; }
+  } restore_generator;
   try {
     outputs = capture::run_graph(vm, region, inputs, [&](const capture::GraphStep& s) {
       const Node& n = region.graph[s.node];

@@ -9,6 +9,7 @@
 
 #include "core/ops/kernel_util.h"
 #include "core/ops/layout_util.h"
+#include "core/tensor/generator.h"
 #include "core/tensor/parallel.h"
 
 namespace kiln {
@@ -273,6 +274,21 @@ void register_like(OpRegistry& r) {
                 KILN_USER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
                 return make(sizes, strides, o.dtype.value_or(a.tensor(0).dtype()), like_meta(a, o, 5, m));
               });
+  // bernoulli(self, p): a tensor like self drawn as empty_like(self).bernoulli_(p)
+  // from the default generator. Dropout's noise is this op, so that a captured
+  // graph records the draw and every backend replays it from the same stream.
+  r.add("aten::bernoulli.p(Tensor self, float p=0.5, *, Generator? generator=None) -> Tensor",
+        [](const OpArgs& a) { return one(empty_like_meta(a.tensor(0))); },
+        [](const OpArgs& a) {
+          KILN_USER_CHECK(a[2].is_none(), "bernoulli: an explicit generator is not supported by Kiln");
+          const Tensor& self = a.tensor(0);
+          double p = a.real(1);
+          KILN_USER_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+          Tensor out = new_strided(self.sizes(), strides_for_format(self, MemoryFormat::Preserve), self.dtype(), self.is_meta());
+          if (self.is_meta()) return one(out);
+          bernoulli_(out, p);
+          return one(out);
+        });
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "core/python/torch_api_binding.h"
-#include "core/tensor/generator.h"
 
 namespace kiln::torchapi::detail {
 
@@ -28,16 +27,19 @@ ValueList dropout(const Bound& b, double p, bool training, bool in_place, bool f
   if (p == 1) {
     noise = scalar_to_tensor(Scalar(int64_t{0}), x.dtype(), m);
   } else {
+    // Every step is an ATen call, the draw included, so that a captured graph
+    // and eager autograd record it: a graph without the draw multiplied by
+    // uninitialized memory.
     if (feature) {
       KILN_USER_CHECK(x.dim() >= 2, "Feature dropout requires at least 2 dimensions in the input");
-      Shape s(size_t(x.dim()), 1);
+      std::vector<int64_t> s(size_t(x.dim()), 1);
       s[0] = x.size(0);
       s[1] = x.size(1);
-      noise = m == Mode::Meta ? Tensor::meta(s, x.dtype()) : Tensor::empty(s, x.dtype());
+      noise = aten_t(m, "aten::new_empty", {b[0], Value::int_list(s)});
     } else {
       noise = aten_t(m, "aten::empty_like", {b[0]});
     }
-    if (m == Mode::Eager) bernoulli_(noise, 1 - p);
+    noise = aten_t(m, "aten::bernoulli.p", {noise, 1 - p});
     noise = aten_t(m, "aten::div.Scalar", {noise, 1 - p});
   }
   return maybe_inplace(b, in_place, "dropout_", aten(m, "aten::mul.Tensor", {b[0], noise}));

@@ -63,10 +63,13 @@ bool non_differentiable(std::string_view name) {
 }
 
 // Calls that give back their input object itself when nothing needs changing
-// (x.contiguous() on a contiguous tensor, x.float() on a float tensor).
+// (x.contiguous() on a contiguous tensor, x.float() on a float tensor). On
+// meta tensors a same-looking result is taken for the input, so an op whose
+// result only looks like its input (dropout's x * noise) must not be here:
+// dropout says itself when it returns its input (set_returns_arg).
 bool may_return_self(std::string_view name) {
   static const char* const names[] = {"contiguous", "to", "float", "double", "half", "bfloat16", "int", "long",
-                                      "short", "bool", "byte", "char", "type", "type_as", "cpu", "cuda", "dropout"};
+                                      "short", "bool", "byte", "char", "type", "type_as", "cpu", "cuda"};
   for (const char* n : names)
     if (name == n) return true;
   return false;

@@ -4,6 +4,7 @@
 
 #include "core/python/bigint.h"
 #include "core/python/torch_bridge.h"
+#include "core/python/percent_format.h"
 #include "core/python/vm.h"
 #include "core/util/pyformat.h"
 
@@ -359,6 +360,7 @@ void VM::delitem(const Value& obj, const Value& key) {
 
 Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) {
   Value out;
+  if (op == BinaryOpKind::Mod && a.is(ObjKind::Str)) return percent_format(*this, a.as<Str>()->s, b);
   if (tensor_binary(*this, op, a, b, inplace, out)) return out;
   if (is_number(a) && is_number(b)) return number_binary(op, a, b);
   if (op == BinaryOpKind::Add) {
@@ -402,7 +404,6 @@ Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) 
       if (seq.is(ObjKind::Tuple)) return tuple_value(repeat(seq.as<Tuple>()->items, k));
     }
   }
-  if (op == BinaryOpKind::Mod && a.is(ObjKind::Str)) throw_unsupported("printf-style '%' string formatting (use f-strings)");
   // User classes may define the operator.
   static const char* const names[] = {"__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
                                       "__matmul__", "__lshift__", "__rshift__", "__and__", "__or__", "__xor__"};
