@@ -146,6 +146,7 @@ bool run_entry(py::VM& vm, py::Frame& frame, const RegionResult& r, const Region
     inputs.push_back(v);
   }
   std::vector<Value> outputs = runner ? runner(r, inputs) : run_graph(vm, r, inputs);
+  vm.grad_enabled = r.grad_enabled_after;
   py::ValueVec stack, locals;
   for (const StateTemplate& t : r.stack_after) stack.push_back(eval_template(vm, t, frame, outputs));
   for (const StateTemplate& t : r.locals_after) locals.push_back(eval_template(vm, t, frame, outputs));

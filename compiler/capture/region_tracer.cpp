@@ -817,6 +817,7 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
                        "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`\n";
     throw py::GraphBreakSignal{info};
   }
+  op.step.grad_enabled = vm_.grad_enabled;
   if (call.is_method && (call.graph_target == "__eq__" || call.graph_target == "__ne__")) {
     op.step.kind = GraphStep::Kind::Operator;
     op.step.name = "operator." + call.graph_target.substr(2, 2);
@@ -1299,12 +1300,16 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
   try {
     for (;;) {
       size_t nops = tracer.op_count(), nphs = tracer.placeholder_count();
+      // A break inside an inlined call undoes the call: a no_grad block it
+      // entered before breaking must not leave grad mode off.
+      const bool grad_before = vm.grad_enabled;
       try {
         if (tracer.step(root, result)) {
           returned = true;
           break;
         }
       } catch (py::GraphBreakSignal& s) {
+        vm.grad_enabled = grad_before;
         tracer.note_break_stack();
         tracer.truncate(nops, nphs);
         out.break_info = s.info;
@@ -1319,6 +1324,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
   vm.tracer = saved;
   active_tracer = saved_active;
   out.returned = returned;
+  out.grad_enabled_after = vm.grad_enabled;
   out.exit_pc = frame.pc;
   if (out.break_info) {
     const py::Instr& in = frame.code->code[size_t(frame.pc)];
@@ -1344,6 +1350,14 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
   order_guards(out.guards);
   if (returned) frame.stack.push_back(result);  // the engine pops it as the frame's return value
   return out;
+}
+
+bool RegionResult::changes_grad_mode() const {
+  for (const Guard& g : guards)
+    if (g.kind == Guard::Kind::GradMode)
+      for (const GraphStep& s : steps)
+        if (s.grad_enabled != g.grad_mode) return true;
+  return false;
 }
 
 bool inline_traced_call(py::VM& vm, py::Frame& frame, Value& result) {

@@ -37,6 +37,7 @@ struct GraphStep {
   std::vector<ArgTemplate> args;
   std::vector<std::pair<std::string, ArgTemplate>> kwargs;
   int index = 0;            // GetItem
+  bool grad_enabled = true;  // the grad mode it ran under (a no_grad block inside the region)
 };
 
 // How a value of the frame's state after the region is rebuilt on a cache hit.
@@ -69,6 +70,11 @@ struct RegionResult {
   std::vector<StateTemplate> stack_after, locals_after;
   StateTemplate return_value;
   int op_count = 0;          // call_function + call_method nodes
+  // Grad mode when the region ends (a region may enter or leave a no_grad
+  // block): a cache hit sets it, as the traced run did.
+  bool grad_enabled_after = true;
+  // Whether some op ran under another grad mode than the region's entry.
+  bool changes_grad_mode() const;
 };
 
 struct TraceSettings {

@@ -56,6 +56,7 @@ struct Lowered {
   std::string device = "cpu";    // where the region's outputs are
   GraphCode compiled;            // backend kiln: the inference graph as code
   Training training;
+  bool warned_grad_mode = false;
 };
 
 // Compiled code returns one tensor per node the output names, skipping the
@@ -259,6 +260,16 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
   }
   if (!lowered.graph) return capture::run_graph(vm, region, inputs);
   std::vector<bool> requires_grad = requires_grad_flags(vm, inputs);
+  // A no_grad block inside the region: AOT autodiff of the whole graph would
+  // give gradients to what the block computed. The torch-level graph runs
+  // instead, each op under its own grad mode, which eager autograd records.
+  if (!requires_grad.empty() && region.changes_grad_mode()) {
+    if (!lowered.warned_grad_mode)
+      vm.write_err("W kiln " + backend + ": [" + compile_id +
+                   "] runs its torch-level graph: grad mode changes inside the region (torch.no_grad)\n");
+    lowered.warned_grad_mode = true;
+    return capture::run_graph(vm, region, inputs);
+  }
   Training& training = lowered.training;
   if (!requires_grad.empty() && (!training.tried || training.requires_grad != requires_grad)) {
     training = Training{};
