@@ -258,6 +258,7 @@ class RegionTracer : public py::Tracer {
   // `k in d` need only their key; anything else (iteration, len) guards the length.
   std::unordered_map<const py::Object*, SourcePtr> dict_length_pending_;
   void consume_dicts(TracedFrame& tf, const py::Instr& in, SourcePtr& get_result_source);
+  SourcePtr getattr_source(const TracedFrame& tf, const py::Instr& in) const;
   void add_dict_guard(const SourcePtr& src, Guard::Kind kind, const Value& dict, const Value& key);
   void remember_source(const Value& v, const SourcePtr& src) {
     sources_[v.obj()] = src;
@@ -858,6 +859,13 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
       fakes_.push_back(Ref<py::TensorObj>(t));
     }
   }
+  // An identity on a graph input (x.to(x.device), eval dropout) hands back the
+  // input's fake: the program gets the real object instead, which names the
+  // same placeholder, so storing it (self.scale = self.scale.to(dev)) keeps a
+  // real tensor in the module rather than a meta one after the region.
+  if (result.is(ObjKind::Tensor))
+    for (const Placeholder& p : phs_)
+      if (p.fake.get() == result.as<py::TensorObj>()) return p.real;
   return result;
 }
 
@@ -903,6 +911,22 @@ RegionTracer::Placeholder* RegionTracer::shape_read(const SourcePtr& src, size_t
 }
 
 void RegionTracer::truncate(size_t nops, size_t nphs) {
+  // Tensors the dropped ops made stand for nothing now: they must not become
+  // graph outputs of the shorter region.
+  auto dropped = [&](const Ref<py::TensorObj>& f) {
+    auto* info = static_cast<FakeInfo*>(f->fake.get());
+    if (!info) return false;
+    NodeId made_by = info->node != kNoNode ? info->node : info->parent;
+    return made_by >= 0 && size_t(made_by) >= nops;
+  };
+  for (auto it = fakes_.begin(); it != fakes_.end();) {
+    if (dropped(*it)) {
+      (*it)->fake.reset();
+      it = fakes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   while (ops_.size() > nops) {
     namer_.release(ops_.back().node.name);
     ops_.pop_back();
@@ -943,6 +967,23 @@ void RegionTracer::init_root(TracedFrame& tf) {
   }
 }
 
+// getattr(obj, "name") reads obj.name: that is the result's source, so a
+// parameter reached that way can be lifted and guarded. With a default the
+// result may be the default, which has no such source.
+SourcePtr RegionTracer::getattr_source(const TracedFrame& tf, const py::Instr& in) const {
+  if (in.op != Op::Call || in.arg != 2) return nullptr;
+  const py::Frame& f = *tf.frame;
+  const size_t n = f.stack.size(), argc = size_t(in.arg);
+  if (n < argc + 1 || tf.stack.size() != n) return nullptr;
+  const Value& callee = f.stack[n - argc - 1];
+  if (!callee.is(ObjKind::Builtin) || callee.as<py::Builtin>()->has_self || callee.as<py::Builtin>()->name != "getattr")
+    return nullptr;
+  const Value& name = f.stack[n - argc + 1];
+  const SourcePtr& base = tf.stack[n - argc].src;
+  if (!base || !name.is(ObjKind::Str)) return nullptr;
+  return Source::attr(base, name.as<py::Str>()->s);
+}
+
 bool RegionTracer::step(TracedFrame& tf, Value& result) {
   py::Frame& f = *tf.frame;
   const py::Instr in = f.code->code[size_t(f.pc)];
@@ -953,6 +994,7 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
   consume_dynamic_scalars(tf, in);
   SourcePtr get_result_source;  // dict.get(k) of a present key: the value's source is d[k]
   consume_dicts(tf, in, get_result_source);
+  if (!get_result_source) get_result_source = getattr_source(tf, in);
   bool done = vm_.step(f, result);
   pending_scalars_.clear();
   if (done) return true;
@@ -1240,6 +1282,8 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   // Run the graph once on the real inputs and turn the fakes real in place.
   std::vector<Value> real = settings_.runner ? settings_.runner(out_, out_.input_values) : run_graph(vm_, out_, out_.input_values);
   for (size_t i = 0; i < outputs.size(); ++i) {
+    KILN_CHECK(i < real.size() && real[i].is(ObjKind::Tensor), "region output ", i, " of ", outputs.size(),
+               " ran to a ", i < real.size() ? py::type_name(real[i]) : std::string("missing value"), ", not a tensor");
     const auto* r = real[i].as<py::TensorObj>();
     outputs[i]->t = r->t;
     // The real run recorded the autograd history the program's backward() walks.
