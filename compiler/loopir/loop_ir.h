@@ -98,6 +98,10 @@ struct Program {
   std::vector<Kernel> kernels;
   std::vector<std::string> inputs;   // buffer names, in placeholder order
   std::vector<std::string> outputs;  // buffer names, in the graph's output order (may repeat)
+  // The functionalized epilogue, copy_(input, final): per written input, its
+  // position in `inputs` and the buffer holding its final value, which the
+  // runtime copies into the caller's tensor after the run.
+  std::vector<std::pair<size_t, std::string>> input_writes;
 
   const Buffer& buffer(std::string_view name) const;  // KILN_CHECK when absent
   size_t buffer_index(std::string_view name) const;   // its place in `buffers`; KILN_CHECK when absent

@@ -234,6 +234,25 @@ class Lowerer {
     values_[id] = whole(p_.buffers.back());
   }
 
+  // copy_(input, final), the epilogue functionalization leaves for a graph
+  // input that gets written (batch norm's running statistics): the final
+  // value is materialized in a buffer of its own, which the runtime copies
+  // into the caller's tensor. copy_ into anything else is not functionalized.
+  void lower_input_write(NodeId id) {
+    const Node& n = g_[id];
+    if (n.args.size() < 2 || !n.args[0].is_node() || g_[n.args[0].node_id()].op != OpKind::Placeholder)
+      fail(n, "writes into a tensor that is not a graph input (functionalize the graph first)");
+    const NodeId dst = n.args[0].node_id();
+    auto input = std::find(p_.inputs.begin(), p_.inputs.end(), p_.buffer(values_.at(dst).buffer).name);
+    if (input == p_.inputs.end()) fail(n, "writes into '", g_[dst].name, "', which has no input buffer");
+    const Buffer& dst_buffer = p_.buffer(values_.at(dst).buffer);
+    const DType d = dst_buffer.dtype;
+    const Shape sizes = dst_buffer.sizes;
+    const Buffer& b = pointwise(n, sizes, d, [&](const Indices& idx) { return operand(n, 1, idx, d); });
+    p_.input_writes.emplace_back(size_t(input - p_.inputs.begin()), b.name);
+    values_[id] = whole(b);
+  }
+
   void output(const Node& n) {
     std::vector<NodeId> returned;
     if (!n.args.empty()) for_each_node_ref(n.args[0], [&](NodeId r) { returned.push_back(r); });
@@ -250,8 +269,10 @@ class Lowerer {
         p_.outputs.push_back(b.name);
       }
     }
-    for (Buffer& b : p_.buffers)
+    for (Buffer& b : p_.buffers) {
       if (std::find(p_.outputs.begin(), p_.outputs.end(), b.name) != p_.outputs.end()) b.is_output = true;
+      for (const auto& [input, name] : p_.input_writes) b.is_output |= b.name == name;
+    }
   }
 
   void call(NodeId id) {
@@ -287,6 +308,7 @@ class Lowerer {
       values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices& idx) { return operand(n, 1, idx, d); }));
       return;
     }
+    if (t == "aten::copy_.default") return lower_input_write(id);
     if (t == "aten::max_pool2d_with_indices.default" && lower_max_pool_values(id)) return;
     if (t == "operator.getitem") return lower_getitem(id);
     if (lower_view(id)) return;

@@ -254,6 +254,7 @@ Expected<std::vector<Tensor>> CompiledGraph::run(const std::vector<Tensor>& inpu
   Expected<Memory> mem = allocate(*impl_, inputs, false);
   if (!mem) return mem.status();
   if (Status st = execute(*impl_, *mem); !st.ok()) return st;
+  impl_->binding.write_inputs(inputs, mem->tensors);
   // A graph that returns its input returns that very tensor (when it came in the compiled layout), as eager does.
   std::vector<Tensor> outputs;
   for (size_t slot : impl_->binding.output_slots) outputs.push_back(mem->tensors[slot]);

@@ -184,6 +184,11 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     }
   }
   impl->binding.index(impl->scheduled);
+  // The CPU runtime copies written inputs back after a run; the GPU one does not yet.
+  if (!impl->binding.write_slots.empty())
+    return Status::error("the graph writes into its inputs (copy_ into " +
+                         std::to_string(impl->binding.write_slots.size()) +
+                         " graph inputs), which the CUDA backend does not support yet");
   st.total_ms = ms_since(t_start);
   return std::shared_ptr<CudaCompiledGraph>(new CudaCompiledGraph(std::move(impl)));
 }

@@ -17,6 +17,7 @@ void ProgramBinding::index(const sched::ScheduledProgram& s) {
     if (a.reused) storage_of[p.buffer_index(a.buffer)] = p.buffer_index(a.storage);
   for (const std::string& name : p.inputs) input_slots.push_back(p.buffer_index(name));
   for (const std::string& name : p.outputs) output_slots.push_back(p.buffer_index(name));
+  for (const auto& [input, name] : p.input_writes) write_slots.emplace_back(input, p.buffer_index(name));
   for (const Tensor& b : bound_inputs) given_inputs += !b.defined();
 }
 
@@ -47,6 +48,13 @@ Expected<Tensor> input_in_buffer_layout(size_t i, const loopir::Buffer& b, const
 
 char* storage_base(const Tensor& t) {
   return static_cast<char*>(t.raw_data()) - t.storage_offset() * int64_t(t.itemsize());
+}
+
+void ProgramBinding::write_inputs(const std::vector<Tensor>& given, const std::vector<Tensor>& buffers) const {
+  if (write_slots.empty()) return;
+  Expected<std::vector<Tensor>> inputs = all_inputs(given);
+  KILN_CHECK(inputs.ok(), inputs.status().message());
+  for (const auto& [input, slot] : write_slots) inputs->at(input).copy_(buffers.at(slot));
 }
 
 }  // namespace kiln::runtime

@@ -18,6 +18,8 @@ struct ProgramBinding {
   std::vector<size_t> storage_of;
   // Buffer indices of Program::inputs and Program::outputs, found once rather than by name on every run.
   std::vector<size_t> input_slots, output_slots;
+  // Per Program::input_writes entry: the input's position and its final value's buffer index.
+  std::vector<std::pair<size_t, size_t>> write_slots;
   // Per program input: the constant bound to it, or undefined for the caller's next input.
   std::vector<Tensor> bound_inputs;
   size_t given_inputs = 0;  // the inputs run() takes: those bound_inputs leaves undefined
@@ -27,6 +29,9 @@ struct ProgramBinding {
   // The caller's inputs with the bound constants put back, in placeholder order;
   // a Status when the count is wrong.
   Expected<std::vector<Tensor>> all_inputs(const std::vector<Tensor>& given) const;
+  // Copies the final values of written inputs (the copy_ epilogue) from a
+  // run's buffers into the caller's tensors (or the bound constants).
+  void write_inputs(const std::vector<Tensor>& given, const std::vector<Tensor>& buffers) const;
 };
 
 // A host tensor over fresh storage, with the buffer's sizes, strides and offset.

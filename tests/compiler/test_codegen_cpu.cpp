@@ -7,6 +7,7 @@
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/pipeline/emitter.h"
 #include "compiler/runtime/compiled_graph.h"
+#include "core/graph/parser.h"
 #include "core/util/status.h"
 #include "loopir_test_util.h"
 #include "test_support.h"
@@ -58,6 +59,30 @@ class TestCodegenCpu : public QObject {
       std::string d = check(g, {x, y});
       QVERIFY2(d.empty(), (shape_str(shape) + ": " + d).c_str());
     }
+  }
+
+  // The functionalized epilogue copy_(input, final) (batch norm's running
+  // statistics in an AOT forward graph): the caller's tensor holds the final
+  // value after the run, and the outputs are unaffected.
+  void copy_into_an_input_writes_the_callers_tensor() {
+    const char* text = R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[2, 3][3, 1]cpu", primals_2: "f32[3][1]cpu"):
+        add: "f32[2, 3][3, 1]cpu" = torch.ops.aten.add.Tensor(primals_1, primals_2)
+        sum_1: "f32[3][1]cpu" = torch.ops.aten.sum.dim_IntList(add, [0])
+        mul: "f32[3][1]cpu" = torch.ops.aten.mul.Tensor(sum_1, 0.5);  sum_1 = None
+        copy_: "f32[3][1]cpu" = torch.ops.aten.copy_.default(primals_2, mul);  primals_2 = mul = copy_ = None
+        return (add,)
+)";
+    Expected<Graph> g = parse_graph_module(text, "copy_epilogue.py");
+    QVERIFY2(g.ok(), g.status().to_string().c_str());
+    Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+    Tensor stats = Tensor::from_vector(std::vector<float>{10, 20, 30}, {3});
+    auto c = compile_or_fail(*g);
+    auto got = c->run({x, stats});
+    QVERIFY2(got.ok(), got.status().message().c_str());
+    QCOMPARE(got->size(), size_t(1));
+    QCOMPARE(test::values((*got)[0]), (std::vector<double>{11, 22, 33, 14, 25, 36}));
+    QCOMPARE(test::values(stats), (std::vector<double>{12.5, 23.5, 34.5}));
   }
 
   void broadcast_and_transpose() {

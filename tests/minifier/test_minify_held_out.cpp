@@ -161,6 +161,29 @@ class TestMinifyHeldOut : public QObject {
     QVERIFY2(no_id.status().message().find("(it has 0/0") != std::string::npos, no_id.status().to_string().c_str());
   }
 
+  // The ResNet-18 training forward: its batch norms write their running
+  // statistics back with copy_ into graph inputs, which code generation must
+  // take (it stopped the minifier with "copy_ has no loop lowering").
+  void resnet18_training_graph_minifies() {
+    Expected<Repro> r = read_trace_stage(ref("traces/s05_resnet18_train"), "0/0", "aot_forward_graph");
+    QVERIFY2(r.ok(), r.status().to_string().c_str());
+    Candidate input = candidate_of_repro(std::move(*r));
+    size_t copies = 0;
+    for (const Node& n : input.graph.nodes) copies += n.target == "aten::copy_.default";
+    QVERIFY2(copies >= 60, qPrintable(QString("%1 copy_ nodes").arg(copies)));
+    minify::MinifyOptions o = test::relu_bug_options().front().second;
+    QCOMPARE(o.predicate.inject_bug, std::string("relu:accuracy"));
+    QElapsedTimer timer;
+    timer.start();
+    Expected<MinifyResult> m = minify::minify(input, o);
+    QVERIFY2(m.ok(), m.status().to_string().c_str());
+    std::vector<std::string> ops = test::op_targets(m->result.graph);
+    qInfo("resnet18 aot_forward_graph: %zu -> %zu ops, %d oracle calls, %lld ms", m->initial_nodes, ops.size(),
+          m->stats.oracle_calls, (long long)timer.elapsed());
+    QVERIFY2(ops.size() <= 3, qPrintable(QString("%1 ops left").arg(ops.size())));
+    QVERIFY(std::find(ops.begin(), ops.end(), "aten::relu.default") != ops.end());
+  }
+
   void held_out_graphs_minify_to_relu() {
     QTemporaryDir dir;
     const std::string launcher = dir.filePath("minifier_launcher.py").toStdString();
