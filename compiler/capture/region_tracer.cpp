@@ -169,10 +169,31 @@ class RegionTracer : public py::Tracer {
   Value inspect_sizes(py::VM& vm, const Value& v) override;
   [[noreturn]] void graph_break(py::VM&, py::BreakInfo info) override { throw py::GraphBreakSignal{std::move(info)}; }
   void note_mutation(py::VM&, const Value& obj) override {
+    save_for_undo(obj);
     if (obj.is_obj() && obj.obj()->serial < epoch_ && out_.reusable) {
       out_.reusable = false;
       out_.not_reusable_why = "the region changes a " + py::type_name(obj) + " that existed before it";
     }
+  }
+
+  // The trace runs the real frame, so Python state changes as it goes. A break
+  // inside an inlined call undoes the call (it runs again eagerly after the
+  // break): what it changed on objects (self.calls += 1, a list it appended
+  // to) is put back first, or the program would see the change twice.
+  void begin_root_step() {
+    undo_.clear();
+    undo_seen_.clear();
+  }
+  void undo_root_step() {
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+      if (it->dict) {
+        it->dict->entries = std::move(it->entries);
+        it->dict->index = std::move(it->index);
+      } else if (it->list) {
+        it->list->items = std::move(it->items);
+      }
+    }
+    begin_root_step();
   }
 
   // ---- stepping ----
@@ -191,6 +212,33 @@ class RegionTracer : public py::Tracer {
   const std::vector<StackFrame>& break_stack() const { return break_stack_; }
 
  private:
+  struct UndoEntry {
+    Value keep;  // holds the object while its old state waits here
+    py::Dict* dict = nullptr;
+    std::vector<py::Dict::Entry> entries;
+    std::unordered_map<Value, size_t, py::ValueHash, py::ValueKeyEq> index;
+    py::List* list = nullptr;
+    py::ValueVec items;
+  };
+  std::vector<UndoEntry> undo_;
+  std::unordered_set<const py::Object*> undo_seen_;
+  void save_for_undo(const Value& obj) {
+    if (!obj.is_obj() || !undo_seen_.insert(obj.obj()).second) return;
+    UndoEntry u;
+    u.keep = obj;
+    if (obj.is(ObjKind::Instance)) u.dict = obj.as<py::Instance>()->dict.get();
+    else if (obj.is(ObjKind::Dict)) u.dict = obj.as<py::Dict>();
+    else if (obj.is(ObjKind::List)) u.list = obj.as<py::List>();
+    else return;
+    if (u.dict) {
+      u.entries = u.dict->entries;
+      u.index = u.dict->index;
+    } else {
+      u.items = u.list->items;
+    }
+    undo_.push_back(std::move(u));
+  }
+
   struct Placeholder {
     SourcePtr source;
     Node node;
@@ -1347,6 +1395,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
       // A break inside an inlined call undoes the call: a no_grad block it
       // entered before breaking must not leave grad mode off.
       const bool grad_before = vm.grad_enabled;
+      tracer.begin_root_step();
       try {
         if (tracer.step(root, result)) {
           returned = true;
@@ -1354,6 +1403,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
         }
       } catch (py::GraphBreakSignal& s) {
         vm.grad_enabled = grad_before;
+        tracer.undo_root_step();
         tracer.note_break_stack();
         tracer.truncate(nops, nphs);
         out.break_info = s.info;
