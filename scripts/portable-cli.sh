@@ -11,10 +11,11 @@ cd "$(dirname "$0")/.."
 tests="${KILN_PORTABLE_TESTS:-}"
 cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_GUI=OFF -DKILN_LLVM_STATIC=ON \
   -DBUILD_TESTING=$([ -n "$tests" ] && echo ON || echo OFF) >/dev/null
-ninja -C build-portable kiln-cli kiln-codegen-fuzz $tests
+ninja -C build-portable kiln-cli kiln-codegen-fuzz kiln-program-fuzz $tests
 rm -rf .portable/bundle && mkdir -p .portable/bundle/lib
 strip -o .portable/bundle/kiln-cli build-portable/app/kiln-cli
 strip -o .portable/bundle/kiln-codegen-fuzz build-portable/tools/kiln-codegen-fuzz
+strip -o .portable/bundle/kiln-program-fuzz build-portable/tools/kiln-program-fuzz
 # glibc and the C++ runtime come from the target machine; everything else travels.
 for t in $tests; do strip -o ".portable/bundle/$t" "build-portable/tests/$t"; done
 ldd build-portable/app/kiln-cli $(for t in $tests; do echo "build-portable/tests/$t"; done) | awk '/=>/ {print $3}' |

@@ -95,6 +95,9 @@ const std::set<std::string, std::less<>>& core_set() {
     // Tensor creation
     "aten::arange.start_step", "aten::empty.memory_format", "aten::empty_strided.default", "aten::full.default",
     "aten::full_like.default", "aten::linspace.default", "aten::scalar_tensor.default",
+    // Random draws: kept whole, so every backend draws what eager draws from
+    // the generator (a decomposition into rand() < p would draw other numbers)
+    "aten::bernoulli.p",
   };
   // clang-format on
   return ops;

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "compiler/passes/functionalize.h"
+#include "compiler/passes/op_properties.h"
 #include "compiler/pipeline/emitter.h"
 #include "core/python/torch_api.h"
 #include "core/python/torch_api_binding.h"
@@ -233,11 +234,28 @@ Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region) {
     CpuGenerator saved = default_cpu_generator();
     ~GeneratorRestore() { default_cpu_generator() = saved; }
   } restore_generator;
+  // A binding that draws from the generator without an ATen op (randn_like
+  // fills an empty_like in place) would leave the graph reading uninitialized
+  // memory: each step's draws must show up as a recorded random op.
+  std::string step_node;
+  CpuGenerator step_start = default_cpu_generator();
+  size_t nodes_at_step = 0;
+  auto check_draws = [&] {
+    if (step_node.empty() || default_cpu_generator() == step_start) return;
+    for (size_t i = nodes_at_step; i < g.nodes.size(); ++i)
+      if (is_random_op(g.nodes[i].target)) return;
+    throw Error("node '" + step_node + "' draws random numbers without an ATen op Kiln records");
+  };
   try {
     outputs = capture::run_graph(vm, region, inputs, [&](const capture::GraphStep& s) {
+      check_draws();
       const Node& n = region.graph[s.node];
+      step_node = n.name;
+      step_start = default_cpu_generator();
+      nodes_at_step = g.nodes.size();
       lowering.begin_node(n.name, n.meta.stack);
     });
+    check_draws();
   } catch (py::PyError& e) {
     torchapi::set_aten_observer(previous);
     return Status::error("running the region to lower it: " + e.type() + ": " + e.message());

@@ -17,7 +17,8 @@ struct ProgramRun {
   Status status;
 };
 
-// `backend`: torch.compile's default backend inside the program.
+// `backend`: torch.compile's default backend inside the program; "none"
+// makes torch.compile return its argument (plain eager).
 inline ProgramRun run_program(const std::string& source, const std::string& backend) {
   ProgramRun r;
   py::VMOptions options;
@@ -26,7 +27,8 @@ inline ProgramRun run_program(const std::string& source, const std::string& back
   py::VM vm(options);
   aot::install_eager_autograd();
   capture::CaptureOptions co;
-  co.default_backend = backend;
+  co.default_backend = backend == "none" ? "eager" : backend;
+  co.disable_compile = backend == "none";
   co.backend_runner = [&vm](const std::string& b, const std::string& m, const std::string& id) {
     return pipeline::region_runner(vm, b, m, id);
   };

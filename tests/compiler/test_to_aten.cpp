@@ -14,6 +14,7 @@
 #include "compiler/pipeline/to_aten.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/vm.h"
+#include "core/tensor/generator.h"
 #include "capture_test_util.h"
 #include "test_support.h"
 
@@ -80,8 +81,11 @@ class TestToAten : public QObject {
           py_inputs.push_back(v);
         }
       }
+      // Both draw from the same generator state (dropout's bernoulli).
+      default_cpu_generator().manual_seed(0);
       auto got = pipeline::run_aten_graph(*g, inputs);
       QVERIFY2(got.ok(), qPrintable(QString::fromStdString(id + ": " + (got.ok() ? "" : got.status().message()))));
+      default_cpu_generator().manual_seed(0);
       std::vector<py::Value> want = capture::run_graph(vm, *region, py_inputs);
       // Written-back inputs follow the region's outputs.
       QVERIFY(got->size() >= want.size());
@@ -143,8 +147,11 @@ class TestToAten : public QObject {
         inputs.push_back(Value(c));
         py_inputs.push_back(py::Value(py::make<py::TensorObj>(c.clone())));
       }
+      // Both draw from the same generator state (dropout's bernoulli).
+      default_cpu_generator().manual_seed(0);
       auto got = pipeline::run_aten_graph(*g, inputs);
       QVERIFY2(got.ok(), qPrintable(QString::fromStdString(id + ": " + (got.ok() ? "" : got.status().message()))));
+      default_cpu_generator().manual_seed(0);
       std::vector<py::Value> want = capture::run_graph(vm, *region, py_inputs);
       const Node& out = g->nodes.back();
       QCOMPARE(got->size(), out.meta.output_descs.size());

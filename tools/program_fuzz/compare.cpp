@@ -70,4 +70,19 @@ std::string compare_outputs(const std::string& expected, const std::string& got,
   return "";
 }
 
+std::pair<std::string, std::string> classify_run(const RunResult& reference, const RunResult& got, const Tolerance& tol) {
+  if (got.timed_out) return {"timeout", got.status()};
+  if (got.signal) return {"crash", got.status()};
+  if (got.code != reference.code) {
+    // The error's last line names it ("RuntimeError: ...").
+    std::string err = got.err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    std::string last = err.substr(err.rfind('\n') == std::string::npos ? 0 : err.rfind('\n') + 1);
+    return {"error", got.status() + " where eager gave exit " + std::to_string(reference.code) + ": " + last};
+  }
+  std::string d = compare_outputs(reference.out, got.out, tol);
+  if (!d.empty()) return {"wrong-output", d};
+  return {"", ""};
+}
+
 }  // namespace kiln::fuzz

@@ -4,6 +4,9 @@
 // compiled code's other summation order (and its growth over a few Adam or
 // SGD steps) but not a wrong gradient.
 #include <string>
+#include <utility>
+
+#include "runner.h"
 
 namespace kiln::fuzz {
 
@@ -15,5 +18,11 @@ struct Tolerance {
 // Empty when `got` agrees with `expected`, else where they first differ:
 // "line 12, token 4: 0.5 vs 0.75".
 std::string compare_outputs(const std::string& expected, const std::string& got, const Tolerance& tol = {});
+
+// How a backend's run differs from plain eager's: {kind, detail} with kind
+// one of timeout, crash, error (another exit code), wrong-output; both empty
+// when they agree.
+std::pair<std::string, std::string> classify_run(const RunResult& reference, const RunResult& got,
+                                                 const Tolerance& tol = {});
 
 }  // namespace kiln::fuzz

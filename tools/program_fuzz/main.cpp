@@ -45,19 +45,6 @@ struct Mismatch {
   std::string detail;
 };
 
-// How a backend's run differs from the reference run; "" when it agrees.
-std::pair<std::string, std::string> classify(const RunResult& ref, const RunResult& got) {
-  if (got.timed_out) return {"timeout", got.status()};
-  if (got.signal) return {"crash", got.status()};
-  if (got.code != ref.code) {
-    std::string last = got.err.substr(got.err.rfind('\n', got.err.size() >= 2 ? got.err.size() - 2 : 0) + 1);
-    return {"error", got.status() + " where eager gave exit " + std::to_string(ref.code) + ": " + last};
-  }
-  std::string d = compare_outputs(ref.out, got.out);
-  if (!d.empty()) return {"wrong-output", d};
-  return {"", ""};
-}
-
 bool parse_seeds(Options& o) {
   size_t dash = o.seeds.find('-');
   try {
@@ -141,7 +128,7 @@ int main(int argc, char** argv) {
       for (size_t k = 0; k < o.backends.size(); ++k) {
         const RunResult& got = results[base + 1 + k];
         seconds[o.backends[k]] += got.seconds;
-        auto [kind, detail] = classify(ref, got);
+        auto [kind, detail] = classify_run(ref, got);
         if (kind.empty()) continue;
         mismatches.push_back({s, o.backends[k], kind, detail});
         std::printf("MISMATCH seed %llu backend %s: %s: %s\n", (unsigned long long)s, o.backends[k].c_str(), kind.c_str(),
@@ -164,7 +151,7 @@ int main(int argc, char** argv) {
       ++reduced;
       auto still_fails = [&](const std::string& source) {
         std::vector<RunResult> r = run_all({{source, "none", o.timeout_s}, {source, m.backend, o.timeout_s}}, 2);
-        return r[0].status() == "ok" && classify(r[0], r[1]).first == m.kind;
+        return r[0].status() == "ok" && classify_run(r[0], r[1]).first == m.kind;
       };
       Reduced r = reduce_program(program, still_fails, o.reduce_tests);
       shown = r.program;

@@ -69,7 +69,7 @@ class Generator {
   // One op of a block's forward over `h` ([batch, width]); `k` numbers its members.
   void block_op(std::vector<std::string>& init, ProgramBuilder& fwd, int k) {
     const std::string K = std::to_string(k);
-    switch (below(20)) {
+    switch (below(21)) {
       case 0:
       case 1:
         init.push_back("self.lin" + K + " = nn.Linear(" + w() + ", " + w() + (chance(0.3) ? ", bias=False)" : ")"));
@@ -134,6 +134,10 @@ class Generator {
       case 18:
         init.push_back("self.w" + K + " = nn.Parameter(torch.randn(" + w() + ", " + w() + ") * 0.3)");
         fwd.line(chance(0.5) ? "h = h @ self.w" + K : "h = torch.matmul(h, self.w" + K + ".t())");
+        break;
+      case 19:
+        // Seeded noise drawn inside the region: every backend must draw what eager draws.
+        fwd.line(pick<const char*>({"h = h + torch.randn_like(h) * 0.1", "h = h * (torch.rand(h.shape) + 0.5)"}));
         break;
       default:
         // Python control flow on a shape: guarded, recompiles when the batch changes.
