@@ -655,6 +655,7 @@ const std::map<std::string, std::string, std::less<>>& class_modules() {
       {"L1Loss", "torch.nn.modules.loss"},           {"CrossEntropyLoss", "torch.nn.modules.loss"},
       {"NLLLoss", "torch.nn.modules.loss"},          {"ReLU", "torch.nn.modules.activation"},
       {"LeakyReLU", "torch.nn.modules.activation"},  {"GELU", "torch.nn.modules.activation"},
+      {"Hardtanh", "torch.nn.modules.activation"},   {"ReLU6", "torch.nn.modules.activation"},
       {"SiLU", "torch.nn.modules.activation"},       {"Tanh", "torch.nn.modules.activation"},
       {"Sigmoid", "torch.nn.modules.activation"},    {"Softmax", "torch.nn.modules.activation"},
       {"LogSoftmax", "torch.nn.modules.activation"}};
