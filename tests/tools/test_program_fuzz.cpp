@@ -25,6 +25,10 @@ class TestProgramFuzz : public QObject {
     QVERIFY(compare_outputs("a 1\nb 2\n", "a 1\n").find("missing line") != std::string::npos);
     QVERIFY(compare_outputs("x nan\n", "x 1\n") != "");
     QCOMPARE(compare_outputs("x nan\n", "x nan\n"), std::string());
+    // Near-zero elements of a large tensor take the tensor's rounding...
+    QCOMPARE(compare_outputs("g [3] 259.568 -0.00102 42\n", "g [3] 259.585 3.03e-05 42\n"), std::string());
+    // ...but not a wrong value of that size.
+    QVERIFY(compare_outputs("g [3] 259.568 -0.5 42\n", "g [3] 259.568 0.5 42\n") != "");
   }
 
   void an_emptied_block_gets_pass() {

@@ -13,6 +13,7 @@ namespace kiln::fuzz {
 struct Tolerance {
   double rtol = 2e-3;
   double atol = 2e-4;
+  double line_rtol = 2e-4;  // times the largest magnitude on the expected line
 };
 
 // Empty when `got` agrees with `expected`, else where they first differ:

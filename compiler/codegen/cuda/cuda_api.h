@@ -98,9 +98,11 @@ Expected<DeviceInfo> cuda_device_info();
 
 class Stream;
 
-// Device memory, freed on destruction. Copies are synchronous (cuMemcpy*), so a
-// download sees every earlier launch on the legacy stream finished; after a
-// launch on a Stream, synchronize it first.
+// Device memory, freed on destruction. Copies are synchronous: a download sees
+// every earlier launch on the legacy stream finished, and an upload has landed
+// in device memory when it returns (it waits for the legacy stream's DMA), so
+// kernels on any Stream may read it; after a launch on a Stream, synchronize it
+// before a download.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;

@@ -262,7 +262,13 @@ Status DeviceBuffer::upload(const void* host, std::size_t bytes) {
   if (bytes > bytes_)
     return Status::error("upload of " + std::to_string(bytes) + " bytes into a buffer of " + std::to_string(bytes_));
   if (bytes == 0) return {};
-  return check(drv().MemcpyHtoD(ptr_, host, bytes), "cuMemcpyHtoD_v2");
+  if (Status st = check(drv().MemcpyHtoD(ptr_, host, bytes), "cuMemcpyHtoD_v2"); !st.ok()) return st;
+  // From pageable memory cuMemcpyHtoD returns once the bytes are staged, before
+  // the DMA into device memory is done, and kernels on a non-blocking Stream do
+  // not wait for the legacy stream it runs on: without this wait a kernel could
+  // read the buffer half written (the kiln-cuda program fuzzer saw dropout's
+  // noise, uploaded after its host kernel, read stale about once in 2000 runs).
+  return check(drv().StreamSynchronize(nullptr), "cuStreamSynchronize");
 }
 
 Status DeviceBuffer::download(void* host, std::size_t bytes) const {

@@ -5,9 +5,10 @@
 <p>.<backend>.stdout is written for a torch.compile backend only where its output
 differs from the plain run. Run on a machine with PyTorch, from anywhere:
 
-    python3 tests/data/regressions/generate.py [--out DIR]
+    python3 tests/data/regressions/generate.py [--out DIR] [--jobs N] [NAME ...]
 """
 import argparse
+import concurrent.futures
 import os
 import pathlib
 import subprocess
@@ -40,23 +41,30 @@ def run(program, backend):
     return r.stdout + ("" if r.returncode == 0 else "exit %d\n%s" % (r.returncode, r.stderr[-2000:]))
 
 
+def one(program, out):
+    plain = run(program, "none")
+    (out / (program.stem + ".stdout")).write_text(plain)
+    for backend in ("eager", "aot_eager"):
+        got = run(program, backend)
+        if got != plain:
+            (out / (program.stem + "." + backend + ".stdout")).write_text(got)
+    return program.stem
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(HERE))
-    out = pathlib.Path(ap.parse_args().out)
+    ap.add_argument("--jobs", type=int, default=4)
+    ap.add_argument("names", nargs="*", help="program stems (default: every program here)")
+    args = ap.parse_args()
+    out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     import torch
     (out / "torch_version.txt").write_text(torch.__version__ + "\n")
-    for program in sorted(HERE.glob("*.py")):
-        if program.name == "generate.py":
-            continue
-        plain = run(program, "none")
-        (out / (program.stem + ".stdout")).write_text(plain)
-        for backend in ("eager", "aot_eager"):
-            got = run(program, backend)
-            if got != plain:
-                (out / (program.stem + "." + backend + ".stdout")).write_text(got)
-        print(program.stem, "done", flush=True)
+    programs = [p for p in sorted(HERE.glob("*.py")) if p.name != "generate.py" and (not args.names or p.stem in args.names)]
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for stem in pool.map(lambda p: one(p, out), programs):
+            print(stem, "done", flush=True)
 
 
 if __name__ == "__main__":
