@@ -53,13 +53,17 @@ class PercentFormatter {
     return items_[next_++];
   }
 
-  // The field's width or precision, a number or '*' taken from the arguments.
-  std::string number(size_t& i) {
+  // The field's width or precision, a number or '*' taken from the arguments
+  // (a negative '*' width left-aligns, as in CPython; a negative precision is 0).
+  std::string number(size_t& i, bool* left = nullptr) {
     if (at(i) == '*') {
       ++i;
       Value v = next_item();
       if (!is_integral(v)) throw_type_error("* wants int");
-      return std::to_string(to_index(v, "*"));
+      int64_t n = to_index(v, "*");
+      if (n < -(int64_t(1) << 40) || n > (int64_t(1) << 40)) throw PyError("OverflowError", "width too big");
+      if (n < 0 && left) *left = true;
+      return std::to_string(n < 0 ? (left ? -n : 0) : n);
     }
     std::string digits;
     while (i < fmt_.size() && fmt_[i] >= '0' && fmt_[i] <= '9') digits += fmt_[i++];
@@ -89,7 +93,7 @@ class PercentFormatter {
       else if (c == '#') alt = true;
       else break;
     }
-    std::string width = number(i);
+    std::string width = number(i, &left);
     std::string precision;
     if (at(i) == '.') {
       ++i;
