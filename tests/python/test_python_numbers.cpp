@@ -476,6 +476,46 @@ const Case kFormatting[] = {
     {"f\"{2**70!r:>30}\"", "'        1180591620717411303424'"},
 };
 
+// printf-style % formatting (percent_format.cpp); errors as CPython's "Type: message".
+const Case kPercentFormatting[] = {
+    {"\"%d\" % 7", "'7'"},
+    {"\"%5d|%-5d|%05d\" % (42, 42, 42)", "'   42|42   |00042'"},
+    {"\"%+d % d\" % (5, 5)", "'+5  5'"},
+    {"\"%i %u\" % (-3, 9)", "'-3 9'"},
+    {"\"%f\" % 1.5", "'1.500000'"},
+    {"\"%.3f\" % 2.0", "'2.000'"},
+    {"\"%10.4f|\" % 3.14159", "'    3.1416|'"},
+    {"\"%-10.2f|\" % -2.5", "'-2.50     |'"},
+    {"\"%e\" % 12345.678", "'1.234568e+04'"},
+    {"\"%E\" % 0.00012", "'1.200000E-04'"},
+    {"\"%g %g %g\" % (0.0001, 1e-5, 123456789.0)", "'0.0001 1e-05 1.23457e+08'"},
+    {"\"%G\" % 1e-10", "'1E-10'"},
+    {"\"%x %X %o\" % (255, 255, 8)", "'ff FF 10'"},
+    {"\"%#x %#o\" % (255, 8)", "'0xff 0o10'"},
+    {"\"%c%c\" % (65, \"z\")", "'Az'"},
+    {"\"%s %r\" % (\"a\", \"a\")", "\"a 'a'\""},
+    {"\"%s\" % [1, 2]", "'[1, 2]'"},
+    {"\"%s\" % (1,)", "'1'"},
+    {"\"%(a)s-%(b)03d\" % {\"a\": 1, \"b\": 5}", "'1-005'"},
+    {"\"%%d\" % ()", "'%d'"},
+    {"\"%*d|%-*d\" % (4, 7, 4, 7)", "'   7|7   '"},
+    {"\"%.*f\" % (2, 3.14159)", "'3.14'"},
+    {"\"%d\" % 3.9", "'3'"},
+    {"\"%f\" % 3", "'3.000000'"},
+    {"\"%s %s\" % (True, None)", "'True None'"},
+    {"\"%5s|%-5s|%.2s\" % (\"ab\", \"ab\", \"abc\")", "'   ab|ab   |ab'"},
+    {"\"%d%%\" % 50", "'50%'"},
+    {"\"%.0f %.0f\" % (0.5, 1.5)", "'0 2'"},
+    {"\"%x\" % -255", "'-ff'"},
+    {"\"%s\" % {\"k\": 1}", "\"{'k': 1}\""},
+    {"\"%d %d\" % (1,)", "TypeError: not enough arguments for format string"},
+    {"\"%d\" % (1, 2)", "TypeError: not all arguments converted during string formatting"},
+    {"\"%d\" % \"x\"", "TypeError: %d format: a real number is required, not str"},
+    {"\"%z\" % 1", "ValueError: unsupported format character 'z' (0x7a) at index 1"},
+    {"\"%(a)s\" % (1,)", "TypeError: format requires a mapping"},
+    {"\"abc\" % 5", "TypeError: not all arguments converted during string formatting"},
+};
+
 const Case kErrors[] = {
     {"str(10**5000)",
      "ValueError: Exceeds the limit (4300 digits) for integer string convers"
@@ -756,6 +796,7 @@ class TestPythonNumbers : public QObject {
   void conversions() { check_cases(kConversions); }
   void comparisons() { check_cases(kComparisons); }
   void formatting() { check_cases(kFormatting); }
+  void percent_formatting() { check_cases(kPercentFormatting); }
   void errors() { check_cases(kErrors); }
   void sums() { check_cases(kSums); }
   void literals() { check_cases(kLiterals); }
