@@ -336,7 +336,10 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
       any_grad |= rg;
     }
     Expected<aot::JointGraph> joint = Status::error("no input requires grad (an inference graph)");
-    if (any_grad) {
+    // As the runtime: a region that changes grad mode trains on its torch-level graph.
+    if (any_grad && region->changes_grad_mode())
+      joint = Status::error("grad mode changes inside the region (torch.no_grad); it trains on its torch-level graph");
+    else if (any_grad) {
       auto tj = Clock::now();
       try {
         joint = aot::build_joint(*aten, jo);

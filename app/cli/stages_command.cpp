@@ -142,6 +142,14 @@ int stages_of_program(const StagesOptions& given) {
       ok &= run_passes(o, prefix, std::move(*aten));
       continue;
     }
+    if (region->changes_grad_mode()) {
+      // What the runtime does too (region_backends): autodiff of the whole graph
+      // would differentiate what the no_grad block computed.
+      std::printf("=== %saot_joint_graph  skipped: grad mode changes inside the region (torch.no_grad); "
+                  "it trains on its torch-level graph\n", prefix.c_str());
+      ok &= run_passes(o, prefix, std::move(*aten));
+      continue;
+    }
     Expected<aot::JointGraph> joint = timed(secs, [&] { return aot::build_joint(*aten, jo); });
     if (!joint.ok()) {
       std::printf("=== %saot_joint_graph  skipped: %s\n", prefix.c_str(), joint.status().message().c_str());

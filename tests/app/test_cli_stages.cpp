@@ -59,6 +59,35 @@ class TestCliStages : public QObject {
     QVERIFY(out.contains(QRegularExpression(R"(=== \[0/0\] backward dce #\d+ )")));
   }
 
+  // A region with a no_grad block trains on its torch-level graph (autodiff of
+  // the whole graph would differentiate the block): stages says so instead of
+  // showing a joint graph the runtime does not use.
+  void a_region_that_changes_grad_mode_has_no_joint_graph() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("no_grad_block.py");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("import torch\nimport torch.nn as nn\n"
+            "class M(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.lin = nn.Linear(4, 4)\n"
+            "        self.register_buffer('stat', torch.zeros(4))\n"
+            "    def forward(self, x):\n"
+            "        h = self.lin(x)\n"
+            "        with torch.no_grad():\n"
+            "            self.stat.mul_(0.9).add_(h.mean(0))\n"
+            "        return h.relu()\n"
+            "m = torch.compile(M())\n"
+            "m(torch.randn(2, 4)).sum().backward()\n");
+    f.close();
+    auto run = kiln::test::run_cli({"stages", path});
+    QCOMPARE(run.code, 0);
+    QString out = QString::fromUtf8(run.out);
+    QVERIFY2(out.contains("aot_joint_graph  skipped: grad mode changes inside the region"), run.out.constData());
+    QVERIFY(!out.contains("=== [0/0] aot_forward_graph"));
+  }
+
   // Issue 5's training example: the joint graph of the whole ResNet-18, what
   // the partitioner saves, and the decomposed forward and backward.
   void resnet18_training_stages() {
