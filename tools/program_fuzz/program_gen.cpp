@@ -232,7 +232,9 @@ class Generator {
     b.line("model = Model()", false);
     const bool adam = chance(0.4);
     if (adam)
-      b.line("opt = torch.optim.Adam(model.parameters(), lr=0.01)", false);
+      // eps well above rounding noise: Adam is scale-invariant, so a gradient that
+      // is zero up to rounding (1e-7) would otherwise move a parameter by lr.
+      b.line("opt = torch.optim.Adam(model.parameters(), lr=0.01, eps=1e-3)", false);
     else
       b.line("opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=" + num(pick({0.0, 0.9})) +
                  ", weight_decay=" + num(pick({0.0, 0.01})) + ")",
