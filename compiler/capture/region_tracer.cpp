@@ -961,11 +961,17 @@ RegionTracer::Placeholder* RegionTracer::shape_read(const SourcePtr& src, size_t
 void RegionTracer::truncate(size_t nops, size_t nphs) {
   // Tensors the dropped ops made stand for nothing now: they must not become
   // graph outputs of the shorter region.
+  // An element of a kept multi-output op whose getitem was dropped stays, and
+  // makes its getitem again on its next use.
   auto dropped = [&](const Ref<py::TensorObj>& f) {
     auto* info = static_cast<FakeInfo*>(f->fake.get());
     if (!info) return false;
-    NodeId made_by = info->node != kNoNode ? info->node : info->parent;
-    return made_by >= 0 && size_t(made_by) >= nops;
+    if (info->parent != kNoNode) {
+      if (info->parent >= 0 && size_t(info->parent) >= nops) return true;
+      if (info->node >= 0 && size_t(info->node) >= nops) info->node = kNoNode;
+      return false;
+    }
+    return info->node >= 0 && size_t(info->node) >= nops;
   };
   for (auto it = fakes_.begin(); it != fakes_.end();) {
     if (dropped(*it)) {
@@ -1029,7 +1035,7 @@ SourcePtr RegionTracer::getattr_source(const TracedFrame& tf, const py::Instr& i
   const Value& name = f.stack[n - argc + 1];
   const SourcePtr& base = tf.stack[n - argc].src;
   if (!base || !name.is(ObjKind::Str)) return nullptr;
-  return Source::attr(base, name.as<py::Str>()->s);
+  return attr_source(f.stack[n - argc], base, name.as<py::Str>()->s);
 }
 
 bool RegionTracer::step(TracedFrame& tf, Value& result) {
@@ -1328,6 +1334,15 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   g.add(std::move(out_node));
 
   // Run the graph once on the real inputs and turn the fakes real in place.
+  // The graph runs under the grad mode the region was entered with, as a cache
+  // hit does (a break inside a no_grad block left grad mode off here).
+  struct EntryGradMode {
+    py::VM& vm;
+    bool saved;
+    ~EntryGradMode() { vm.grad_enabled = saved; }
+  } entry_grad_mode{vm_, vm_.grad_enabled};
+  for (const Guard& g : out_.guards)
+    if (g.kind == Guard::Kind::GradMode) vm_.grad_enabled = g.grad_mode;
   std::vector<Value> real = settings_.runner ? settings_.runner(out_, out_.input_values) : run_graph(vm_, out_, out_.input_values);
   for (size_t i = 0; i < outputs.size(); ++i) {
     KILN_CHECK(i < real.size() && real[i].is(ObjKind::Tensor), "region output ", i, " of ", outputs.size(),

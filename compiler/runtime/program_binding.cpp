@@ -1,5 +1,7 @@
 #include "compiler/runtime/program_binding.h"
 
+#include "core/python/autograd.h"
+
 #include <algorithm>
 #include <string>
 
@@ -54,7 +56,12 @@ void ProgramBinding::write_inputs(const std::vector<Tensor>& given, const std::v
   if (write_slots.empty()) return;
   Expected<std::vector<Tensor>> inputs = all_inputs(given);
   KILN_CHECK(inputs.ok(), inputs.status().message());
-  for (const auto& [input, slot] : write_slots) inputs->at(input).copy_(buffers.at(slot));
+  for (const auto& [input, slot] : write_slots) {
+    const Tensor& dst = inputs->at(input);
+    dst.copy_(buffers.at(slot));
+    // Backward's saved-tensor check and resident GPU copies see the write.
+    py::autograd::bump_storage_version(dst.storage().get());
+  }
 }
 
 }  // namespace kiln::runtime

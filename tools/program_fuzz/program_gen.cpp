@@ -236,9 +236,14 @@ class Generator {
       // is zero up to rounding (1e-7) would otherwise move a parameter by lr.
       b.line("opt = torch.optim.Adam(model.parameters(), lr=0.01, eps=1e-3)", false);
     else
-      b.line("opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=" + num(pick({0.0, 0.9})) +
-                 ", weight_decay=" + num(pick({0.0, 0.01})) + ")",
+    {
+      // Drawn one after the other: the order of two calls in one expression is unspecified.
+      const double momentum = pick({0.0, 0.9});
+      const double weight_decay = pick({0.0, 0.01});
+      b.line("opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=" + num(momentum) +
+                 ", weight_decay=" + num(weight_decay) + ")",
              false);
+    }
     const bool whole_step = chance(0.5);  // the training step compiled, else only the model
     const bool step_inside = chance(0.6);
     const bool set_to_none = chance(0.5);

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -49,6 +50,9 @@ void append_capped(std::string& s, std::string_view more) {
       if (!st.ok()) append_capped(err, "kiln: " + st.to_string() + "\n");
     } catch (const std::exception& e) {
       append_capped(err, std::string("kiln: uncaught C++ exception: ") + e.what() + "\n");
+      code = 70;
+    } catch (...) {
+      append_capped(err, "kiln: uncaught non-standard C++ exception\n");
       code = 70;
     }
   }
@@ -103,6 +107,7 @@ std::vector<RunResult> run_all(const std::vector<RunRequest>& requests, int jobs
   const std::string dir = tmp && *tmp ? tmp : "/tmp";
   size_t next = 0;
   std::fflush(nullptr);  // a child must not write the parent's buffered output again
+  std::signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would make waitpid find no child
   while (next < requests.size() || !running.empty()) {
     while (next < requests.size() && int(running.size()) < std::max(1, jobs)) {
       std::string path = dir + "/kiln-program-fuzz-XXXXXX";
@@ -130,7 +135,16 @@ std::vector<RunResult> run_all(const std::vector<RunRequest>& requests, int jobs
     }
     int status = 0;
     pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) break;
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid < 0) {
+      // Never "ok" by default: a run that was not collected is a failure.
+      for (auto& [child_pid, r] : running) {
+        results[r.index].code = -1;
+        results[r.index].err = "kiln-program-fuzz: lost the child process (waitpid failed)";
+        unlink(r.path.c_str());
+      }
+      break;
+    }
     auto it = running.find(pid);
     if (it == running.end()) continue;
     RunResult r = read_result(it->second.path, status);
