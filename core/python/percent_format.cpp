@@ -127,12 +127,15 @@ class PercentFormatter {
       }
       case 'd':
       case 'i':
-      case 'u': return format_with_spec(vm_, as_int(value, type), numeric_spec("d"));
+      case 'u':
+        if (!precision.empty()) return int_with_precision(as_int(value, type), 'd', width, precision, left, zero, alt, sign);
+        return format_with_spec(vm_, as_int(value, type), numeric_spec("d"));
       case 'x':
       case 'X':
       case 'o': {
         if (!is_integral(value) && !value.is(ObjKind::Tensor) && !value.is(ObjKind::Instance))
           throw_type_error(std::string("%") + type + " format: an integer is required, not " + type_name(value));
+        if (!precision.empty()) return int_with_precision(as_int(value, type), type, width, precision, left, zero, alt, sign);
         return format_with_spec(vm_, as_int(value, type), numeric_spec(std::string(1, type)));
       }
       case 'f':
@@ -148,6 +151,8 @@ class PercentFormatter {
         std::string text;
         if (value.is(ObjKind::Str)) {
           text = value.as<Str>()->s;
+          if (text.empty() || code_point_bytes(static_cast<unsigned char>(text[0])) != text.size())
+            throw_type_error("%c requires int or char");
         } else {
           int64_t code = to_index(as_int(value, type), "%c");
           if (code < 0 || code > 0x10ffff) throw PyError("OverflowError", "%c arg not in range(0x110000)");
@@ -163,6 +168,31 @@ class PercentFormatter {
       }
     }
   }
+
+  // An integer's precision is its least number of digits ('%.3d' % 5 is
+  // '005'), which format() refuses; the zero flag still pads to the width.
+  std::string int_with_precision(const Value& v, char type, const std::string& width, const std::string& precision,
+                                 bool left, bool zero, bool alt, char sign) {
+    std::string digits = format_with_spec(vm_, v, std::string(1, type));
+    std::string prefix;
+    if (!digits.empty() && digits[0] == '-') {
+      prefix = "-";
+      digits.erase(0, 1);
+    } else if (sign) {
+      prefix = std::string(1, sign);
+    }
+    if (alt && type != 'd') prefix += type == 'o' ? "0o" : type == 'x' ? "0x" : "0X";
+    const size_t min_digits = std::stoul(precision);
+    if (digits.size() < min_digits) digits.insert(0, min_digits - digits.size(), '0');
+    const size_t field = width.empty() ? 0 : std::stoul(width);
+    const size_t len = prefix.size() + digits.size();
+    if (len >= field) return prefix + digits;
+    if (left) return prefix + digits + std::string(field - len, ' ');
+    if (zero) return prefix + std::string(field - len, '0') + digits;
+    return std::string(field - len, ' ') + prefix + digits;
+  }
+
+  static size_t code_point_bytes(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
 
   Value as_int(const Value& v, char type) {
     if (is_integral(v)) return v;

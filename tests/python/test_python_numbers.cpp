@@ -514,6 +514,11 @@ const Case kPercentFormatting[] = {
     {"\"%z\" % 1", "ValueError: unsupported format character 'z' (0x7a) at index 1"},
     {"\"%(a)s\" % (1,)", "TypeError: format requires a mapping"},
     {"\"abc\" % 5", "TypeError: not all arguments converted during string formatting"},
+    {"\"%.3d|%05.3d|%.3d\" % (5, 5, -5)", "'005|00005|-005'"},
+    {"\"%#.4x|%-6.3d|%+.2d|%8.3o\" % (255, 5, 3, 8)", "'0x00ff|005   |+03|     010'"},
+    {"\"%#08.3x\" % 10", "'0x00000a'"},
+    {"\"%c\" % \"ab\"", "TypeError: %c requires int or char"},
+    {"\"%c\" % \"\"", "TypeError: %c requires int or char"},
 };
 
 const Case kErrors[] = {
