@@ -1,4 +1,5 @@
 #include "minifier/predicate.h"
+#include "core/util/output_text.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -46,7 +47,7 @@ std::string predicate_to_json(const PredicateOptions& p, const std::string& sign
   }
   if (!p.inject_bug.empty()) j["inject_bug"] = p.inject_bug;
   if (!signature.empty()) j["signature"] = signature;
-  return j.dump(1);
+  return kiln::json_text(j, 1);
 }
 
 Expected<PredicateOptions> predicate_from_json(const std::string& text, std::string* signature) {

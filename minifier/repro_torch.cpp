@@ -15,6 +15,7 @@
 #include "core/io/safetensors.h"
 #include "minifier/repro.h"
 #include "minifier/repro_internal.h"
+#include "core/util/output_text.h"
 
 namespace kiln::minify {
 
@@ -355,7 +356,7 @@ void write_torch(const std::string& path, const Repro& r, const TorchReproOption
   // The origins, as the Kiln repro stores them, so reading the script back says which inputs were recorded.
   nlohmann::json origins = nlohmann::json::array();
   for (size_t k = 0; k < placeholders.size(); ++k) origins.push_back(k < r.input_origins.size() ? r.input_origins[k] : "stored");
-  Status st = write_safetensors(inputs_path.string(), tensors, {{std::string(kOriginsKey), origins.dump()}});
+  Status st = write_safetensors(inputs_path.string(), tensors, {{std::string(kOriginsKey), kiln::json_text(origins)}});
   if (!st.ok()) throw Error(st.message(), st.where());
   write_atomically(script_path, text);
 }

@@ -14,6 +14,7 @@
 #include "core/io/safetensors.h"
 #include "minifier/repro.h"
 #include "minifier/repro_internal.h"
+#include "core/util/output_text.h"
 
 namespace kiln::minify {
 
@@ -110,7 +111,7 @@ void write_kiln(const std::string& dir_text, const Repro& r) {
   if (ec) throw Error("cannot create the folder: " + ec.message(), {staged.string(), 0});
   try {
     write_file(staged / kGraphFile, print_graph_module(r.graph));
-    Status st = write_safetensors((staged / kInputsFile).string(), tensors, {{std::string(kOriginsKey), origins.dump()}});
+    Status st = write_safetensors((staged / kInputsFile).string(), tensors, {{std::string(kOriginsKey), kiln::json_text(origins)}});
     if (!st.ok()) throw Error(st.message(), st.where());
     if (!r.predicate_json.empty()) {
       std::string text = r.predicate_json;

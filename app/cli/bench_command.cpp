@@ -28,6 +28,7 @@
 #include "core/trace/indexed_open.h"
 #include "core/trace/reader.h"
 #include "core/trace/synthetic_log.h"
+#include "core/util/output_text.h"
 
 namespace kiln::cli {
 
@@ -106,7 +107,7 @@ int run_eager(Options o) {
                           {"ceiling", {{"name", "copy"}, {"GBps", ceiling_gbps}}},
                           {"threads", num_threads()},
                           {"elements", n}};
-    std::cout << doc.dump(1) << "\n";
+    std::cout << kiln::json_text(doc, 1) << "\n";
   }
   return kExitOk;
 }
@@ -215,7 +216,7 @@ int run_trace(Options o) {
                           {"bytes", bytes},
                           {"index_bytes", index_bytes},
                           {"compile_entries", first.entries.size()}};
-    std::cout << doc.dump(1) << "\n";
+    std::cout << kiln::json_text(doc, 1) << "\n";
   }
   return kExitOk;
 }

@@ -46,6 +46,7 @@
 #include "compiler/runtime/cuda_graph.h"
 #include "core/python/vm.h"
 #include "core/util/status.h"
+#include "core/util/output_text.h"
 
 namespace kiln::cli {
 namespace {
@@ -326,7 +327,7 @@ void print_seed_row(const char* name, const Json& r, double target) {
 
 int run_seed_child(const std::string& device) {
   if (device != "cpu" && device != "cuda") throw Error("bench compile: --seed-child takes cpu or cuda");
-  std::cout << seed_child_figures(device == "cuda").dump() << "\n";
+  std::cout << kiln::json_text(seed_child_figures(device == "cuda")) << "\n";
   return kExitOk;
 }
 
@@ -368,7 +369,7 @@ int run_compile_bench(int reps, bool json) {
     nlohmann::json doc = {{"rows", rows},
                           {"ceiling", {{"name", "python_call"}, {"us", m.call_us}, {"ms", m.call_us / 1000}}},
                           {"reps", reps}};
-    std::cout << doc.dump(1) << "\n";
+    std::cout << kiln::json_text(doc, 1) << "\n";
     return kExitOk;
   }
   std::printf("compile overheads, median of %d\n%-16s %10s %10s %10s  %s\n", reps, "name", "value", "target", "ceiling",

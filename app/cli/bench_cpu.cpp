@@ -35,6 +35,7 @@
 #include "core/ops/gemm.h"
 #include "core/tensor/parallel.h"
 #include "core/util/status.h"
+#include "core/util/output_text.h"
 
 namespace kiln::cli {
 
@@ -254,7 +255,7 @@ int run_cpu_bench(int reps, int threads, const std::string& reference, bool json
                           {"ceiling", {{"name", "memcpy"}, {"GBps", copy_gbps}, {"gemm", "openblas_sgemm"}}},
                           {"threads", num_threads()},
                           {"reps", reps}};
-    std::cout << doc.dump(1) << "\n";
+    std::cout << kiln::json_text(doc, 1) << "\n";
   } else {
     std::printf("ceiling: parallel memcpy of each row's bytes, up to %.2f GB/s; mm_relu against OpenBLAS sgemm\n", copy_gbps);
   }

@@ -52,6 +52,7 @@
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/runtime/cuda_graph.h"
 #include "core/util/status.h"
+#include "core/util/output_text.h"
 
 namespace kiln::cli {
 
@@ -573,7 +574,7 @@ int run_gpu_bench(int reps, const std::string& reference, const std::string& onl
                           {"ceiling", {{"memory", "d2d_copy"}, {"gemm", "cublas_gemms"}, {"cublas", cublas_describe()}}},
                           {"device", info ? info->name : ""},
                           {"reps", reps}};
-    std::cout << doc.dump(1) << "\n";
+    std::cout << kiln::json_text(doc, 1) << "\n";
   } else {
     std::printf("ceiling: a device-to-device copy of each row's bytes (half read, half written); the matmul rows against "
                 "cuBLAS running their GEMMs alone (%s)\n",

@@ -13,6 +13,7 @@
 #include "app/cli/commands.h"
 #include "minifier/minify.h"
 #include "minifier/repro.h"
+#include "core/util/output_text.h"
 
 namespace kiln::cli {
 
@@ -84,7 +85,7 @@ int run_minify_bench(int reps, int jobs, const std::string& reference, bool json
                           {"ceiling", {{"name", "pytorch_minifier_accuracy_cuda"}, {"ms", kPytorchMs}, {"oracle_calls", 24}}},
                           {"jobs", jobs},
                           {"reps", reps}};
-    std::cout << doc.dump(1) << "\n";
+    std::cout << kiln::json_text(doc, 1) << "\n";
   } else {
     std::printf("ceiling: PyTorch's minifier on accuracy_cuda, %.0f s and 24 queries (minify.log)\n", kPytorchMs / 1000);
   }

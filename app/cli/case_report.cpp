@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "core/util/output_text.h"
 
 namespace kiln::cli {
 
@@ -24,7 +25,7 @@ int report_cases(const std::vector<CaseResult>& results, bool json, const nlohma
     nlohmann::json doc = {{"passed", passed}, {"failed", failed}, {"skipped", skipped}};
     for (const auto& [k, v] : extra_fields.items()) doc[k] = v;
     doc["cases"] = cases;
-    std::cout << doc.dump(1) << "\n";
+    std::cout << kiln::json_text(doc, 1) << "\n";
   } else {
     std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   }

@@ -2,14 +2,23 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string_view>
 
 #include "app/cli/commands.h"
 #include "app/version.h"
 #include "compiler/aot/eager_autograd.h"
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/pipeline/cuda_region.h"
+#include "core/util/output_text.h"
 
 int main(int argc, char** argv) {
+  // The commands that print what they read from files escape control bytes
+  // (a crafted trace must not drive the terminal); `run` and `explain` print
+  // the program's own output unchanged, as python3 does.
+  if (argc > 1) {
+    const std::string_view command = argv[1];
+    if (command == "trace" || command == "stages" || command == "minify" || command == "repro") kiln::make_stdio_terminal_safe();
+  }
   CLI::App app{"Kiln: a workbench for debugging tensor-graph compilers (headless)", "kiln-cli"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln-cli ") + kiln::version_string());

@@ -16,6 +16,7 @@
 #include "app/cli/commands.h"
 #include "minifier/minify.h"
 #include "minifier/repro.h"
+#include "core/util/output_text.h"
 
 namespace kiln::cli {
 
@@ -166,7 +167,7 @@ int run_minify(const Options& o) {
                           {"repro", repro_dir},
                           {"torch_repro", torch_repro},
                           {"journal", (fs::path(o.out) / "minify.db").string()}};
-    std::cout << doc.dump(1) << "\n";
+    std::cout << kiln::json_text(doc, 1) << "\n";
   } else {
     std::printf("%s: %zu -> %zu ops, %zu inputs, %d oracle calls, %d cache hits, %d reference runs, wall %.2f s\n",
                 r->cancelled ? "cancelled" : "done", initial_nodes, final_ops, r->result.inputs.size(),

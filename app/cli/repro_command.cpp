@@ -16,6 +16,7 @@
 #include "minifier/evaluator.h"
 #include "minifier/predicate.h"
 #include "minifier/repro.h"
+#include "core/util/output_text.h"
 
 namespace kiln::cli {
 namespace {
@@ -105,7 +106,7 @@ int run(const Options& o) {
                         {"recorded_signature", recorded_signature},
                         {"detail", v.detail},
                         {"wall_s", wall_s}};
-    std::printf("%s\n", j.dump(1).c_str());
+    std::printf("%s\n", kiln::json_text(j, 1).c_str());
   } else {
     size_t ops = minify::op_count(repro->graph);
     std::printf("repro: %s (%zu op%s; inputs: %s)\n", o.repro.c_str(), ops, ops == 1 ? "" : "s",

@@ -14,6 +14,7 @@
 #include "compiler/capture/capture.h"
 #include "compiler/pipeline/region_backends.h"
 #include "core/python/vm.h"
+#include "core/util/output_text.h"
 
 namespace kiln::cli {
 namespace {
@@ -122,7 +123,7 @@ int explain(const RunOptions& o) {
   int code = run_program(vm, o);
   if (code == kExitBadInput) return code;
   std::vector<capture::CallableReport> reports = capture::capture_reports(vm);
-  if (o.json) std::printf("%s\n", explain_json(reports).dump(2).c_str());
+  if (o.json) std::printf("%s\n", kiln::json_text(explain_json(reports), 2).c_str());
   else print_explain_text(reports);
   return code;
 }

@@ -18,6 +18,7 @@
 #include "core/trace/indexed_open.h"
 #include "core/trace/reader.h"
 #include "core/trace/summary.h"
+#include "core/util/output_text.h"
 
 namespace kiln::cli {
 namespace {
@@ -206,7 +207,7 @@ int run_summary(const Options& o) {
                                       {"bytes", t->bytes}}},
                           {"unknown_tags", t->unknown_tags},
                           {"diagnostics", diags}};
-    std::cout << doc.dump(1) << "\n";
+    std::cout << kiln::json_text(doc, 1) << "\n";
     return kExitOk;
   }
   for (const CompileEntry& e : t->entries) print_entry(*t, e);

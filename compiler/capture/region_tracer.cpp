@@ -191,6 +191,9 @@ class RegionTracer : public py::Tracer {
         it->dict->index = std::move(it->index);
       } else if (it->list) {
         it->list->items = std::move(it->items);
+      } else if (it->cell) {
+        it->cell->value = std::move(it->cell_value);
+        it->cell->bound = it->cell_bound;
       }
     }
     begin_root_step();
@@ -219,6 +222,9 @@ class RegionTracer : public py::Tracer {
     std::unordered_map<Value, size_t, py::ValueHash, py::ValueKeyEq> index;
     py::List* list = nullptr;
     py::ValueVec items;
+    py::Cell* cell = nullptr;
+    Value cell_value;
+    bool cell_bound = false;
   };
   std::vector<UndoEntry> undo_;
   std::unordered_set<const py::Object*> undo_seen_;
@@ -228,13 +234,20 @@ class RegionTracer : public py::Tracer {
     u.keep = obj;
     if (obj.is(ObjKind::Instance)) u.dict = obj.as<py::Instance>()->dict.get();
     else if (obj.is(ObjKind::Dict)) u.dict = obj.as<py::Dict>();
+    else if (obj.is(ObjKind::Class)) u.dict = obj.as<py::Class>()->dict.get();
+    else if (obj.is(ObjKind::Module)) u.dict = obj.as<py::Module>()->dict.get();
+    else if (obj.is(ObjKind::Function) && obj.as<py::Function>()->attrs) u.dict = obj.as<py::Function>()->attrs.get();
     else if (obj.is(ObjKind::List)) u.list = obj.as<py::List>();
+    else if (obj.is(ObjKind::Cell)) u.cell = obj.as<py::Cell>();
     else return;
     if (u.dict) {
       u.entries = u.dict->entries;
       u.index = u.dict->index;
-    } else {
+    } else if (u.list) {
       u.items = u.list->items;
+    } else {
+      u.cell_value = u.cell->value;
+      u.cell_bound = u.cell->bound;
     }
     undo_.push_back(std::move(u));
   }
@@ -679,6 +692,8 @@ NodeId RegionTracer::resolve(py::TensorObj* t) {
   parent.kind = ArgTemplate::Kind::Node;
   parent.node = info->parent;
   op.step.args = {parent};
+  // Made at first use, perhaps under another grad mode: the element belongs to its parent's mode.
+  if (info->parent >= 0 && size_t(info->parent) < ops_.size()) op.step.grad_enabled = ops_[size_t(info->parent)].step.grad_enabled;
   info->node = NodeId(ops_.size());
   op.step.node = info->node;
   ops_.push_back(std::move(op));

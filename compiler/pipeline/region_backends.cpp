@@ -1,5 +1,6 @@
 #include "compiler/pipeline/region_backends.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "compiler/aot/joint.h"
@@ -263,7 +264,12 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
   // A no_grad block inside the region: AOT autodiff of the whole graph would
   // give gradients to what the block computed. The torch-level graph runs
   // instead, each op under its own grad mode, which eager autograd records.
-  if (!requires_grad.empty() && region.changes_grad_mode()) {
+  // Entered with grad mode off (a break inside the block), the region may turn
+  // it on, so the inputs' flags decide, not the mode at entry.
+  const bool input_requires_grad = std::any_of(inputs.begin(), inputs.end(), [](const py::Value& v) {
+    return v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad;
+  });
+  if (input_requires_grad && region.changes_grad_mode()) {
     if (!lowered.warned_grad_mode)
       vm.write_err("W kiln " + backend + ": [" + compile_id +
                    "] runs its torch-level graph: grad mode changes inside the region (torch.no_grad)\n");

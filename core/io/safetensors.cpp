@@ -1,4 +1,5 @@
 #include "core/io/safetensors.h"
+#include "core/util/output_text.h"
 
 #include <unistd.h>
 
@@ -295,7 +296,7 @@ struct Layout {
 
 std::string json_string(const std::string& s) {
   try {
-    return json(s).dump();
+    return json_text(json(s));
   } catch (const json::type_error& e) {  // invalid UTF-8
     KILN_FAIL("a tensor name or metadata string is not valid UTF-8 (", e.what(), ")");
   }
@@ -322,7 +323,7 @@ Layout plan(const NamedTensors& tensors, const std::map<std::string, std::string
       json_string(k);
       json_string(v);
     }
-    h += "\"__metadata__\":" + json(metadata).dump();
+    h += "\"__metadata__\":" + json_text(json(metadata));
   }
   for (const auto& [name, t] : l.order) {
     uint64_t nbytes = uint64_t(t->numel()) * t->itemsize();

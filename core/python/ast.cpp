@@ -345,6 +345,12 @@ std::string dump(const Stmt& s, int indent) {
     }
     case StmtKind::Expr: return line(dump(*static_cast<const ExprStmt&>(s).value));
     case StmtKind::Pass: return line("pass");
+    case StmtKind::Global: {
+      const auto& g = static_cast<const Global&>(s);
+      std::string out = g.nonlocal ? "nonlocal " : "global ";
+      for (size_t i = 0; i < g.names.size(); ++i) out += (i ? ", " : "") + g.names[i];
+      return line(out);
+    }
     case StmtKind::Break: return line("break");
     case StmtKind::Continue: return line("continue");
   }

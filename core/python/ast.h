@@ -190,7 +190,7 @@ struct Starred : ExprOf<ExprKind::Starred> {
 
 enum class StmtKind : uint8_t {
   FunctionDef, ClassDef, Return, Delete, Assign, AugAssign, AnnAssign, For, While, If, With,
-  Raise, Try, Assert, Import, ImportFrom, Expr, Pass, Break, Continue,
+  Raise, Try, Assert, Import, ImportFrom, Expr, Pass, Break, Continue, Global,
 };
 
 struct Stmt {
@@ -345,6 +345,12 @@ struct ExprStmt : StmtOf<StmtKind::Expr> {
 };
 
 struct Pass : StmtOf<StmtKind::Pass> { using StmtOf::StmtOf; };
+// `global a, b` or `nonlocal a, b`: a declaration for the scope table, no code.
+struct Global : StmtOf<StmtKind::Global> {
+  using StmtOf::StmtOf;
+  std::vector<std::string> names;
+  bool nonlocal = false;
+};
 struct Break : StmtOf<StmtKind::Break> { using StmtOf::StmtOf; };
 struct Continue : StmtOf<StmtKind::Continue> { using StmtOf::StmtOf; };
 

@@ -81,6 +81,20 @@ class Chain : public torchapi::AtenObserver {
 
 }  // namespace
 
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> doomed;
+  for (Edge& e : next)
+    if (e.node) doomed.push_back(std::move(e.node));
+  while (!doomed.empty()) {
+    std::shared_ptr<Node> n = std::move(doomed.back());
+    doomed.pop_back();
+    // The last owner takes the node's edges first, so it dies with none.
+    if (n.use_count() == 1)
+      for (Edge& e : n->next)
+        if (e.node) doomed.push_back(std::move(e.node));
+  }
+}
+
 void set_recorder_factory(RecorderFactory factory) { g_factory = factory; }
 
 uint64_t storage_version(const Storage* storage) {

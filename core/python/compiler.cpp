@@ -186,7 +186,7 @@ void Compiler::store_name(const std::string& name, Pos pos) {
     case NameAccess::Fast: emit(Op::StoreFast, var_index(name), pos); return;
     case NameAccess::Deref: emit(Op::StoreDeref, cell_index(name), pos); return;
     case NameAccess::Name: emit(Op::StoreName, add_name(name), pos); return;
-    case NameAccess::Global: KILN_CHECK(false, "assigned name '", name, "' resolved as a global");
+    case NameAccess::Global: emit(Op::StoreGlobal, add_name(name), pos); return;  // declared `global`
   }
 }
 
@@ -313,6 +313,8 @@ Expected<CodePtr> compile_module(std::string_view source, const std::string& fil
     return compiler.compile(**module);
   } catch (const Error& e) {
     return e.to_status();
+  } catch (const detail::ScopeError& e) {
+    return Error("SyntaxError: " + e.what, SourceLocation{filename, e.pos.line, e.pos.col}).to_status();
   }
 }
 

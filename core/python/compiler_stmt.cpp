@@ -51,7 +51,8 @@ void Compiler::statement(const Stmt& s) {
       emit(Op::PopTop, 0, s.pos);
       return;
     }
-    case StmtKind::Pass: return;
+    case StmtKind::Pass:
+    case StmtKind::Global: return;
     case StmtKind::Break: compile_break_continue(s, true); return;
     case StmtKind::Continue: compile_break_continue(s, false); return;
   }

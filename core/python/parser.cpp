@@ -88,8 +88,6 @@ void Parser::unexpected(const Token& t) {
   if (t.kind == TokKind::Keyword) {
     if (t.text == "yield") unsupported(t.pos, "yield", "the subset has no generators");
     if (t.text == "await" || t.text == "async") unsupported(t.pos, std::string(t.text), "the subset has no coroutines");
-    if (t.text == "global" || t.text == "nonlocal")
-      unsupported(t.pos, std::string(t.text), "assign through a module attribute or a mutable object instead");
   }
   if (t.is_op(":=")) unsupported(t.pos, "walrus operator ':='", "assign in a separate statement");
   if (t.kind == TokKind::Indent) fail(t.pos, "unexpected indent");

@@ -196,7 +196,19 @@ StmtPtr Parser::parse_simple_statement() {
       }
       return r;
     }
-    if (k == "global" || k == "nonlocal" || k == "yield" || k == "async" || k == "await") unexpected(t);
+    if (k == "global" || k == "nonlocal") {
+      take();
+      auto g = std::make_unique<Global>(p);
+      g->nonlocal = k == "nonlocal";
+      do {
+        const Token& name = peek();
+        if (name.kind != TokKind::Name) unexpected(name);
+        g->names.emplace_back(name.text);
+        take();
+      } while (accept_op(","));
+      return g;
+    }
+    if (k == "yield" || k == "async" || k == "await") unexpected(t);
   }
   return parse_expression_statement();
 }

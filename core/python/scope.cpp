@@ -4,6 +4,10 @@ namespace kiln::py::detail {
 
 using namespace ast;
 
+namespace {
+[[noreturn]] void throw_syntax(Pos pos, std::string what) { throw ScopeError{pos, std::move(what)}; }
+}  // namespace
+
 // Walks the tree once: opens a Scope per function, lambda and class, records
 // which names each binds and reads, and renames comprehension variables.
 class ScopeBuilder {
@@ -34,6 +38,8 @@ class ScopeBuilder {
   }
 
   void bind(const std::string& name) {
+    // A declared name is bound in the module or in an enclosing function.
+    if (current_->globals.count(name) || current_->nonlocals.count(name)) return;
     if (current_->bound.insert(name).second) current_->bound_order.push_back(name);
   }
 
@@ -180,6 +186,19 @@ class ScopeBuilder {
         for (const Alias& a : static_cast<ImportFrom&>(s).names) bind(!a.asname.empty() ? a.asname : a.name);
         break;
       case StmtKind::Expr: expr(*static_cast<ExprStmt&>(s).value); break;
+      case StmtKind::Global: {
+        auto& g = static_cast<Global&>(s);
+        for (const std::string& n : g.names) {
+          if (!g.nonlocal) {
+            if (current_->kind != Scope::Kind::Module) current_->globals.insert(n);
+            continue;
+          }
+          if (current_->kind == Scope::Kind::Module) throw_syntax(g.pos, "nonlocal declaration not allowed at module level");
+          if (current_->nonlocals.empty()) current_->nonlocal_pos = g.pos;
+          current_->nonlocals.insert(n);
+        }
+        break;
+      }
       case StmtKind::Pass:
       case StmtKind::Break:
       case StmtKind::Continue: break;
@@ -305,7 +324,11 @@ std::set<std::string> resolve_frees(Scope& s, const std::unordered_set<std::stri
     else s.frees.insert(n);  // a class passes its methods' free variables through
   }
   for (const std::string& n : s.used)
-    if (!s.bound.count(n) && visible.count(n)) s.frees.insert(n);
+    if (!s.bound.count(n) && !s.globals.count(n) && visible.count(n)) s.frees.insert(n);
+  for (const std::string& n : s.nonlocals) {
+    if (!visible.count(n)) throw_syntax(s.nonlocal_pos, "no binding for nonlocal '" + n + "' found");
+    s.frees.insert(n);
+  }
   return s.frees;
 }
 
@@ -325,9 +348,11 @@ NameAccess resolve(const Scope& s, const std::string& name) {
   switch (s.kind) {
     case Scope::Kind::Module: return NameAccess::Name;
     case Scope::Kind::Class:
+      if (s.globals.count(name)) return NameAccess::Global;
       if (s.bound.count(name)) return NameAccess::Name;
       return s.frees.count(name) ? NameAccess::Deref : NameAccess::Name;
     case Scope::Kind::Function:
+      if (s.globals.count(name)) return NameAccess::Global;
       if (s.cells.count(name) || s.frees.count(name)) return NameAccess::Deref;
       return s.bound.count(name) ? NameAccess::Fast : NameAccess::Global;
   }

@@ -30,10 +30,19 @@ struct Scope {
   std::unordered_set<std::string> bound;
   std::unordered_set<std::string> used;  // names read here
   std::set<std::string> cells, frees;    // sorted, as CPython orders co_cellvars / co_freevars
+  std::unordered_set<std::string> globals, nonlocals;  // declared by `global` / `nonlocal`
+  Pos nonlocal_pos;                      // of the first `nonlocal`, for its SyntaxError
   std::vector<std::unique_ptr<Scope>> children;
 };
 
 enum class NameAccess : uint8_t { Fast, Deref, Global, Name };
+
+// A declaration the scope table refuses (`nonlocal` with no enclosing binding);
+// the compiler reports it as a SyntaxError at `pos`.
+struct ScopeError {
+  Pos pos;
+  std::string what;
+};
 
 class ScopeTable {
  public:

@@ -595,6 +595,8 @@ bool VM::step(Frame& f, Value& result) {
     }
     case Op::StoreDeref: {
       Cell* c = f.cells[size_t(arg)].get();
+      // A free variable's cell outlives the call (`nonlocal n; n += 1`).
+      if (size_t(arg) >= f.code->cellvars.size()) note_mutation(*this, Value(f.cells[size_t(arg)]));
       c->value = pop(f);
       c->bound = true;
       break;

@@ -367,6 +367,7 @@ Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) 
     if (a.is(ObjKind::Str) && b.is(ObjKind::Str)) return str_value(a.as<Str>()->s + b.as<Str>()->s);
     if (a.is(ObjKind::List) && b.is(ObjKind::List)) {
       if (inplace) {
+        note_mutation(*this, a);
         auto& items = a.as<List>()->items;
         ValueVec extra = b.as<List>()->items;
         items.insert(items.end(), extra.begin(), extra.end());
@@ -378,6 +379,7 @@ Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) 
     }
     if (a.is(ObjKind::List) && inplace) {
       ValueVec extra = to_vector(b);
+      note_mutation(*this, a);
       a.as<List>()->items.insert(a.as<List>()->items.end(), extra.begin(), extra.end());
       return a;
     }
@@ -399,6 +401,11 @@ Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) 
         std::string out_s;
         for (int64_t i = 0; i < k; ++i) out_s += seq.as<Str>()->s;
         return str_value(std::move(out_s));
+      }
+      if (seq.is(ObjKind::List) && inplace && a.is(ObjKind::List)) {
+        note_mutation(*this, a);  // `xs *= 2` changes the list every alias sees
+        a.as<List>()->items = repeat(a.as<List>()->items, k);
+        return a;
       }
       if (seq.is(ObjKind::List)) return list_value(repeat(seq.as<List>()->items, k));
       if (seq.is(ObjKind::Tuple)) return tuple_value(repeat(seq.as<Tuple>()->items, k));

@@ -145,6 +145,20 @@ class TestCliRun : public QObject {
     QVERIFY2(run.err.contains("os.py:1"), run.err.constData());
     QVERIFY(!run.out.contains("1"));
   }
+
+  // A chain of 100,000 differentiable ops was freed by as many nested
+  // destructor calls, which overflowed the stack at exit (a segfault).
+  void long_autograd_chain_exits_cleanly() {
+    QTemporaryDir dir;
+    QFile f(dir.filePath("chain.py"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("import torch\nx = torch.ones(2, requires_grad=True)\ny = x\nfor i in range(100000):\n    y = y * 1.0\n"
+            "print(y.sum().item())\n");
+    f.close();
+    auto run = kiln::test::run_cli({"run", f.fileName(), "--backend", "none"});
+    QCOMPARE(run.code, 0);
+    QCOMPARE(run.out, QByteArray("2.0\n"));
+  }
 };
 
 QTEST_MAIN(TestCliRun)

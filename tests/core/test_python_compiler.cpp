@@ -670,6 +670,29 @@ class TestPythonCompiler : public QObject {
     QCOMPARE(outer->cellvars, std::vector<std::string>{"v"});
   }
 
+  // `global` sends a function's stores to the module; `nonlocal` makes the
+  // name a free variable bound by the enclosing function, which keeps it in a cell.
+  void global_and_nonlocal() {
+    CodePtr m = compile_ok(
+        "best = 0\ndef update(v):\n    global best\n    best = v\n"
+        "def counter():\n    n = 0\n    def bump():\n        nonlocal n\n        n += 1\n        return n\n    return bump\n");
+    const Code* update = find_code(*m, "update");
+    QVERIFY(std::find(update->varnames.begin(), update->varnames.end(), "best") == update->varnames.end());
+    QCOMPARE(update->code[1].op, Op::StoreGlobal);
+    const Code* counter = find_code(*m, "counter");
+    QCOMPARE(counter->cellvars, std::vector<std::string>{"n"});
+    const Code* bump = find_code(*m, "counter.<locals>.bump");
+    QCOMPARE(bump->freevars, std::vector<std::string>{"n"});
+    bool stores_deref = false;
+    for (const Instr& i : bump->code) stores_deref |= i.op == Op::StoreDeref;
+    QVERIFY(stores_deref);
+    auto unbound = compile_module("def f():\n    def g():\n        nonlocal q\n        q = 1\n", "t.py");
+    QCOMPARE(QString::fromStdString(unbound.status().to_string()), QString("t.py:3:9: SyntaxError: no binding for nonlocal 'q' found"));
+    auto at_module = compile_module("nonlocal q\n", "t.py");
+    QCOMPARE(QString::fromStdString(at_module.status().to_string()),
+             QString("t.py:1:1: SyntaxError: nonlocal declaration not allowed at module level"));
+  }
+
   void op_names() {
     for (int op = 0; op <= int(Op::DeleteSubscr); ++op) QVERIFY(std::string(op_name(Op(op))) != "?");
     QCOMPARE(QString(op_name(Op::CallKw)), QString("CallKw"));

@@ -121,6 +121,32 @@ class TestTraceCli : public QObject {
     QVERIFY(d["message"].toString().startsWith("not a TORCH_TRACE record"));
   }
 
+  // Names that are not UTF-8 (a raw 0xff byte, a lone surrogate written as
+  // \udcff) aborted the JSON writer; ESC and BEL reached the terminal.
+  void hostile_names_are_escaped_not_obeyed() {
+    std::string log = kiln::test::reference_dir() + "/traces/s03_graph_breaks/dedicated_log_torch_trace_p251j682.log";
+    std::ifstream in(log, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto replace_all = [&](const std::string& from, const std::string& to) {
+      for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+    };
+    replace_all("\"name\": \"f_print\"", "\"name\": \"f_\xffprint\"");
+    replace_all("\"name\": \"f_data_dep\"", "\"name\": \"f_\\udcffdata\\u001b[2J\"");
+    QTemporaryDir tmp;
+    const std::string path = tmp.path().toStdString() + "/hostile.log";
+    std::ofstream(path, std::ios::binary) << text;
+    Run j = cli({"trace", "summary", QString::fromStdString(path), "--json"});
+    QCOMPARE(j.code, 0);
+    QJsonParseError error;
+    QJsonDocument doc = QJsonDocument::fromJson(j.out, &error);
+    QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(error.errorString()));
+    QVERIFY(QString::fromUtf8(j.out).contains(QString::fromUtf8("f_\xef\xbf\xbd")));  // U+FFFD in place of the bad bytes
+    Run t = cli({"trace", "summary", QString::fromStdString(path)});
+    QCOMPARE(t.code, 0);
+    QVERIFY2(!t.out.contains('\x1b') && !t.out.contains('\x07'), t.out.constData());
+    QVERIFY2(t.out.contains("f_\\xed\\xb3\\xbfdata\\x1b[2J"), t.out.constData());
+  }
+
   void graph_prints_a_stage() {
     Run r = cli({"trace", "graph", ref("traces/s02_linear_relu"), "--compile-id", "0/0", "--stage", "aot_forward_graph"});
     QCOMPARE(r.code, 0);
