@@ -8,6 +8,7 @@
 #include "minifier/candidate.h"
 #include "minifier/repro.h"
 #include "minifier/repro_internal.h"
+#include "core/util/limits.h"
 
 namespace kiln::minify {
 
@@ -53,6 +54,31 @@ Tensor plain_copy(const Tensor& src, const Shape& strides) {
 Expected<std::vector<Tensor>> random_inputs(const Graph& g, uint64_t seed, const std::string& file) {
   CpuGenerator gen(seed);
   std::vector<Tensor> out;
+  // What the annotations declare, against the memory budget, before any is drawn.
+  int64_t declared = 0;
+  for (const Node& n : g.nodes) {
+    if (n.op != OpKind::Placeholder) continue;
+    std::optional<Tensor> meta = pipeline::meta_tensor_of(n.meta.val);
+    if (!meta) continue;
+    int64_t elements = 1;
+    bool overflow = false;
+    for (size_t d = 0; d < meta->sizes().size(); ++d) {
+      if (meta->sizes()[d] == 0) {
+        elements = 0;
+        break;
+      }
+      int64_t span = 0;
+      overflow |= __builtin_mul_overflow(meta->sizes()[d] - 1, meta->strides()[d], &span);
+      overflow |= __builtin_add_overflow(elements, span, &elements);
+    }
+    int64_t bytes = 0;
+    overflow |= __builtin_mul_overflow(elements, int64_t(element_size(meta->dtype())), &bytes);
+    overflow |= __builtin_add_overflow(declared, bytes, &declared);
+    if (Status st = check_declared_bytes(overflow ? -1 : declared, "the graph's inputs (up to placeholder '" + n.name + "')",
+                                         {file, 0});
+        !st.ok())
+      return st;
+  }
   for (const Node& n : g.nodes) {
     if (n.op != OpKind::Placeholder) continue;
     std::optional<Tensor> meta = pipeline::meta_tensor_of(n.meta.val);

@@ -17,6 +17,7 @@
 #include "minifier/repro.h"
 #include "minifier/repro_internal.h"
 #include "minifier/repro_zip.h"
+#include "core/util/limits.h"
 
 namespace kiln::minify {
 
@@ -141,6 +142,11 @@ class InputLoader {
     auto it = storages_.find(in.storage);
     if (it != storages_.end()) return it->second;
     int64_t nbytes = int_field(in.storage_bytes, "storage size", in, file_);
+    // Checked before anything is read or drawn: a file may declare terabytes.
+    if (nbytes < 0) throw Error("input '" + in.name + "': negative storage size", {file_, in.line});
+    declared_ = __builtin_add_overflow(declared_, nbytes, &declared_) ? -1 : declared_;
+    if (Status st = check_declared_bytes(declared_, "load_args (up to input '" + in.name + "')", {file_, in.line}); !st.ok())
+      throw Error(st.message(), st.where());
     LoadedStorage s;
     if (std::optional<fs::path> saved = find_saved(in.storage_hash)) {
       s.bytes = read_saved_storage(*saved);
@@ -171,6 +177,7 @@ class InputLoader {
   std::vector<fs::path> folders_;
   CpuGenerator gen_;
   std::map<std::string, LoadedStorage> storages_;
+  int64_t declared_ = 0;  // bytes of the storages so far
 };
 
 }  // namespace

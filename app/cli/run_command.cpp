@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "app/cli/program_limits.h"
 #include "compiler/capture/capture.h"
 #include "compiler/pipeline/region_backends.h"
 #include "core/python/vm.h"
@@ -23,6 +24,7 @@ struct RunOptions {
   std::string program;
   std::string backend = "kiln";
   bool json = false;
+  ProgramLimits limits;
 };
 
 capture::CaptureOptions capture_options(const RunOptions& o) {
@@ -50,7 +52,9 @@ int run_program(py::VM& vm, const RunOptions& o) {
 }
 
 int run(const RunOptions& o) {
-  py::VM vm;
+  py::VMOptions vo;
+  apply_limits(o.limits, o.program, o.backend == "kiln-cuda", vo);
+  py::VM vm(vo);
   capture::CaptureOptions co = capture_options(o);
   install_backends(vm, co);
   capture::install_capture(vm, co);
@@ -114,6 +118,7 @@ int explain(const RunOptions& o) {
   // The program's own output is not part of the report.
   py::VMOptions vo;
   vo.out = [](std::string_view) {};
+  apply_limits(o.limits, o.program, false, vo);
   py::VM vm(vo);
   RunOptions eager = o;
   eager.backend = "eager";
@@ -136,11 +141,13 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run_cmd->add_option("program", opts->program, "the program (.py)")->required();
   run_cmd->add_option("--backend", opts->backend, "backend for torch.compile inside the program")
       ->check(CLI::IsMember({"none", "eager", "aot_eager", "decomp_eager", "inductor", "kiln", "kiln-cuda"}));
+  add_limit_options(run_cmd, opts->limits);
   run_cmd->callback([opts, &exit_code] { exit_code = run(*opts); });
 
   CLI::App* ex = app.add_subcommand("explain", "torch._dynamo.explain for every compiled callable of a program");
   ex->add_option("program", opts->program, "the program (.py)")->required();
   ex->add_flag("--json", opts->json, "JSON output (CLI.md shape)");
+  add_limit_options(ex, opts->limits);
   ex->callback([opts, &exit_code] { exit_code = explain(*opts); });
 }
 

@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "app/cli/program_limits.h"
 
 namespace kiln::cli {
 
 struct StagesOptions {
   std::string input;
+  ProgramLimits limits;  // a program's time and memory (run on .py input)
   bool print_after_all = false;
   std::vector<std::string> print_after;
   int stop_after = -1;

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli/program_limits.h"
 #include "app/cli/commands.h"
 #include "app/cli/stages.h"
 #include "compiler/aot/joint.h"
@@ -105,6 +106,7 @@ int stages_of_program(const StagesOptions& given) {
   o.codegen_required = true;
   py::VMOptions vo;
   vo.out = [](std::string_view) {};  // the program's own output is not a stage
+  apply_limits(o.limits, o.input, false, vo);
   py::VM vm(vo);
   capture::install_capture(vm);
   int code = 0;
@@ -226,6 +228,7 @@ void add_stages_command(CLI::App& app, int& exit_code) {
   sub->add_option("--stage", opts->stage,
                   "trace: start from this stage graph (default: aot_joint_graph, else aot_forward_graph and "
                   "aot_backward_graph, else aot_inference_graph)");
+  add_limit_options(sub, opts->limits);
   sub->callback([opts, &exit_code] { exit_code = stages(*opts); });
 }
 

@@ -82,7 +82,58 @@ std::string join_sizes(const std::vector<SymInt>& v) {
   return out + "]";
 }
 
+// The first problem of one bracketed size or stride list, or empty.
+std::string size_list_problem(std::string_view list, const char* what) {
+  if (trim(list).empty()) return {};
+  int depth = 0;
+  size_t start = 0;
+  int64_t product = 1;
+  bool overflow = false;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    char c = i < list.size() ? list[i] : ',';
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c != ',' || depth != 0) continue;
+    std::string_view item = trim(list.substr(start, i - start));
+    start = i + 1;
+    if (item.empty() || item.find_first_of("[]") != std::string_view::npos)
+      return "'" + std::string(item) + "' is not a " + what;
+    const bool negative = item.front() == '-';
+    std::string_view digits = negative ? item.substr(1) : item;
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) continue;  // symbolic
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec == std::errc::result_out_of_range) return std::string(what) + " " + std::string(item) + " does not fit in 64 bits";
+    if (v < 0) return "negative " + std::string(what) + " " + std::string(item);
+    overflow |= __builtin_mul_overflow(product, v, &product);
+  }
+  // Element counts are int64 in PyTorch too; past that no tensor can exist.
+  if (overflow && std::string_view(what) == "size") return "the sizes multiply past 64 bits";
+  return {};
+}
+
 }  // namespace
+
+std::string tensor_annotation_problem(std::string_view text) {
+  std::string_view s = trim(text);
+  size_t open = s.find('[');
+  if (open == std::string_view::npos || !dtype_from_abbrev_text(s.substr(0, open))) return {};
+  auto sizes_end = bracket_end(s, open);
+  if (!sizes_end) return "unbalanced brackets";
+  if (auto why = size_list_problem(s.substr(open + 1, *sizes_end - open - 2), "size"); !why.empty()) return why;
+  size_t rest = *sizes_end;
+  if (rest < s.size() && s[rest] == '[') {
+    auto strides_end = bracket_end(s, rest);
+    if (!strides_end) return "unbalanced brackets";
+    if (auto why = size_list_problem(s.substr(rest + 1, *strides_end - rest - 2), "stride"); !why.empty()) return why;
+    rest = *strides_end;
+  }
+  // A subclass wrapper's tail ("..., S(0))") is not checked here.
+  std::string_view device = s.substr(rest);
+  if (!is_device_text(device) && device.find_first_of(",)") == std::string_view::npos)
+    return "'" + std::string(device) + "' is not a device";
+  return {};
+}
 
 Val parse_val_annotation(std::string_view text) {
   std::string_view s = trim(text);

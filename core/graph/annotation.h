@@ -12,6 +12,11 @@ namespace kiln {
 
 // A form it does not know becomes Val::Kind::Text, never an error.
 Val parse_val_annotation(std::string_view text);
+// What is wrong with a text that starts as a tensor annotation ("f32[") but
+// is not one: a size that is not a size ("[2, 3]" inside the size list),
+// negative or past 64 bits, unbalanced brackets, a device that is not one.
+// Empty for a well-formed annotation and for text that is no tensor annotation.
+std::string tensor_annotation_problem(std::string_view text);
 // The inverse; empty for values FX does not annotate (tuples, Python scalars, none).
 std::string format_val(const Val& v);
 

@@ -479,6 +479,8 @@ class ForwardParser {
   static Val annotation_val(const Expr& e) {
     // Non-verbose FX prints Python types (`x : torch.Tensor`); only the string form carries meta.
     if (e.k != Expr::K::String) return {};
+    if (std::string why = tensor_annotation_problem(e.str); !why.empty())
+      syntax_error(e.line, "tensor annotation \"" + e.str + "\": " + why);
     return parse_val_annotation(e.str);
   }
 

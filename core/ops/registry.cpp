@@ -1,4 +1,5 @@
 #include "core/ops/registry.h"
+#include "core/util/limits.h"
 
 namespace kiln {
 
@@ -81,8 +82,10 @@ Expected<ValueList> call(std::string_view name, const ValueList& args, const Kwa
     return meta ? def->meta(op_args) : def->cpu(op_args);
   } catch (const Error& e) {
     return Status::error(def->schema.full_name() + ": " + e.what());
-  } catch (const std::bad_alloc&) {
-    return Status::error(def->schema.full_name() + ": out of memory");
+  } catch (const std::bad_alloc& e) {
+    const bool budget = dynamic_cast<const MemoryBudgetExceeded*>(&e) != nullptr;
+    return Status::error(def->schema.full_name() + ": out of memory" +
+                         (budget ? " (tensors past the memory budget; --memory-limit)" : ""));
   }
 }
 }  // namespace

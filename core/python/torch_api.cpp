@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/python/torch_api_binding.h"
+#include "core/util/limits.h"
 
 namespace kiln::torchapi {
 using namespace detail;
@@ -387,8 +388,9 @@ Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargLi
     return Status::error(msg);
   } catch (const Error& e) {
     return Status::error(e.what());
-  } catch (const std::bad_alloc&) {
-    return Status::error(c.python_name + ": out of memory");
+  } catch (const std::bad_alloc& e) {
+    const bool budget = dynamic_cast<const MemoryBudgetExceeded*>(&e) != nullptr;
+    return Status::error(c.python_name + ": out of memory" + (budget ? " (tensors past the memory budget; --memory-limit)" : ""));
   }
 }
 

@@ -1,5 +1,6 @@
 #include "core/python/vm.h"
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -54,6 +55,19 @@ VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()
   install_builtins(*this);
   install_torch(*this);
   steps_ = 0;  // the program's budget is its own: the preludes ran above
+  if (options_.time_limit_s > 0)
+    deadline_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count() +
+                   int64_t(options_.time_limit_s * 1e9);
+}
+
+void VM::check_deadline() {
+  if (!deadline_ns_) return;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (now < deadline_ns_) return;
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", options_.time_limit_s);
+  deadline_ns_ = 0;  // raised once: the unwinding must not raise again
+  throw PyError("TimeoutError", std::string("the program ran past its time limit of ") + limit + " s (--time-limit)");
 }
 
 namespace {

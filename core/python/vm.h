@@ -46,6 +46,8 @@ struct VMOptions {
   // Elements a tensor made by a torch call may have before RuntimeError; 0 =
   // unlimited. Bounds the time and memory of every later op (the fuzzer sets it).
   int64_t max_tensor_numel = 0;
+  // Wall-clock seconds from the VM's construction before TimeoutError; 0 = unlimited.
+  double time_limit_s = 0;
 };
 
 class VM {
@@ -78,7 +80,10 @@ class VM {
   // instruction; loops inside builtins (sum(range(10**15))) charge each item.
   void charge_step() {
     if (options_.max_steps && ++steps_ > options_.max_steps) throw PyError("RuntimeError", "step budget exhausted", true);
+    if (deadline_ns_ && (++ticks_ & 0x3FF) == 0) check_deadline();
   }
+  // Raises TimeoutError once the time limit has passed (builtins that loop call it too).
+  void check_deadline();
 
   // ---- the operations of the language, for the builtins and for capture ----
   Value getattr(const Value& obj, std::string_view name);
@@ -137,6 +142,8 @@ class VM {
   std::map<const Code*, std::pair<CodePtr, std::shared_ptr<ValueVec>>> consts_cache_;
   int depth_ = 0;
   int64_t steps_ = 0;
+  int64_t deadline_ns_ = 0;  // steady clock; 0 = no time limit
+  uint32_t ticks_ = 0;
 };
 
 // Registration of the builtin namespace and of the torch modules (builtins.cpp,

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "core/tensor/loops.h"
+#include "core/util/limits.h"
 
 namespace kiln {
 
@@ -68,12 +69,18 @@ void release_cached_memory() { block_cache().release(); }
 
 Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
   size_t rounded = LargeBlockCache::round(nbytes);
+  charge_tensor_bytes(int64_t(rounded));  // the memory budget, before the allocation
   data_ = block_cache().take(rounded);
   if (!data_) data_ = std::aligned_alloc(64, rounded);  // 64: aligned vectors, no shared lines
-  if (!data_) throw std::bad_alloc();
+  if (!data_) {
+    release_tensor_bytes(int64_t(rounded));
+    throw std::bad_alloc();
+  }
 }
 Storage::~Storage() {
-  if (!block_cache().give(data_, LargeBlockCache::round(nbytes_))) std::free(data_);
+  const size_t rounded = LargeBlockCache::round(nbytes_);
+  release_tensor_bytes(int64_t(rounded));
+  if (!block_cache().give(data_, rounded)) std::free(data_);
 }
 
 Shape contiguous_strides(std::span<const int64_t> sizes) {

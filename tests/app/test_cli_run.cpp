@@ -2,6 +2,7 @@
 // PyTorch 2.11 printed (logs/<scenario>/stdout.log) and explain's counts.
 #include <QtTest>
 
+#include <QElapsedTimer>
 #include <QTemporaryDir>
 
 #include <cmath>
@@ -158,6 +159,89 @@ class TestCliRun : public QObject {
     auto run = kiln::test::run_cli({"run", f.fileName(), "--backend", "none"});
     QCOMPARE(run.code, 0);
     QCOMPARE(run.out, QByteArray("2.0\n"));
+  }
+
+  // Programs that ran forever or grew until the kernel killed them stop at
+  // their budgets with the program's line, exit 1 (as python3 exits on an
+  // uncaught error). Each case once ran unbounded.
+  void programs_stop_at_their_time_limit() {
+    QTemporaryDir dir;
+    struct Case {
+      const char* name;
+      const char* source;
+      const char* expect;
+    } cases[] = {
+        {"loop.py", "x = 0\nwhile True:\n    x += 1\n", "loop.py:3:"},
+        {"builtin.py", "print(sum(range(10**12)))\n", "builtin.py:1:"},
+        {"kernel.py", "import torch\nprint(torch.ones(1).expand(10**12).sum())\n", "kernel.py: TimeoutError"},
+        {"compiled.py", "import torch\n@torch.compile\ndef f(x):\n    while True:\n        x = x + 1\n    return x\nf(torch.ones(2))\n",
+         "compiled.py:"},
+    };
+    for (const Case& c : cases) {
+      QFile f(dir.filePath(c.name));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(c.source);
+      f.close();
+      QElapsedTimer clock;
+      clock.start();
+      auto run = kiln::test::run_cli({"run", f.fileName(), "--time-limit", "1"}, 60000);
+      QVERIFY2(clock.elapsed() < 20000, c.name);
+      QCOMPARE(run.code, 1);
+      QVERIFY2(run.err.contains(c.expect) && run.err.contains("TimeoutError"), run.err.constData());
+    }
+  }
+
+  void programs_stop_at_their_memory_limit() {
+    QTemporaryDir dir;
+    struct Case {
+      const char* name;
+      const char* source;
+      const char* expect;
+    } cases[] = {
+        {"list.py", "x = [1]\nwhile True:\n    x = x + x\n", "list.py:3:9: MemoryError"},
+        {"text.py", "s = 'ab'\nwhile True:\n    s = s + s\n", "text.py:3:9: MemoryError"},
+        {"range.py", "x = list(range(10**12))\n", "range.py:1:5: MemoryError"},
+        {"tensors.py", "import torch\nxs = []\nfor i in range(100):\n    xs.append(torch.ones(1024, 1024, 64))\n",
+         "tensors.py:4:15: RuntimeError: out of memory (tensors past the memory budget; --memory-limit)"},
+    };
+    for (const Case& c : cases) {
+      QFile f(dir.filePath(c.name));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(c.source);
+      f.close();
+      auto run = kiln::test::run_cli({"run", f.fileName(), "--memory-limit", "512M"}, 120000);
+      QCOMPARE(run.code, 1);
+      QVERIFY2(run.err.contains(c.expect), run.err.constData());
+    }
+    auto bad = kiln::test::run_cli({"run", "none.py", "--memory-limit", "lots"});
+    QCOMPARE(bad.code, 2);
+  }
+
+  // What a file declares is checked against the memory budget before it is
+  // allocated: these once ended in an uncaught bad_alloc or the OOM killer.
+  void declared_sizes_are_checked_before_allocating() {
+    QTemporaryDir dir;
+    QFile graph(dir.filePath("big.txt"));
+    QVERIFY(graph.open(QIODevice::WriteOnly));
+    graph.write("class GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[1000000, 1000000]\"):\n"
+                "        relu: \"f32[1000000, 1000000]\" = torch.ops.aten.relu.default(x);  x = None\n        return (relu,)\n");
+    graph.close();
+    QFile repro(dir.filePath("repro.py"));
+    QVERIFY(repro.open(QIODevice::WriteOnly));
+    repro.write("import torch\nclass Repro(torch.nn.Module):\n    def forward(self, arg0_1):\n"
+                "        relu = torch.ops.aten.relu.default(arg0_1);  arg0_1 = None\n        return (relu,)\n\n"
+                "def load_args(reader):\n    buf0 = reader.storage(None, 4000000000000)\n"
+                "    reader.tensor(buf0, (1000000000000,))  # arg0_1\nload_args._version = 0\nmod = Repro()\n");
+    repro.close();
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("KILN_MEMORY_LIMIT", "1G");
+    auto g = kiln::test::run_cli({"minify", graph.fileName(), "--check", "accuracy", "--out", dir.filePath("out1")}, 60000, env);
+    QCOMPARE(g.code, 3);
+    QVERIFY2(g.err.contains("big.txt: the graph's inputs (up to placeholder 'x') declares 3.6 TB, over the memory budget of 1.0 GB"),
+             g.err.constData());
+    auto r = kiln::test::run_cli({"repro", "run", repro.fileName()}, 60000, env);
+    QCOMPARE(r.code, 3);
+    QVERIFY2(r.err.contains("repro.py:9: load_args (up to input 'arg0_1') declares 3.6 TB"), r.err.constData());
   }
 };
 

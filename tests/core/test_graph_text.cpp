@@ -519,6 +519,21 @@ class TestGraphText : public QObject {
              std::string("dump.log:7: class GraphModule has no forward method"));
     QCOMPARE(parse_error("import torch\nprint(1)\n", 5),
              std::string("dump.log:5: no graph module found (expected `class ...(torch.nn.Module):` or `def forward(`)"));
+    // Tensor annotations that are not ones were accepted (nested lists as one
+    // symbolic size) or reported without a line.
+    auto annotated = [](const std::string& annotation) {
+      return "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"" + annotation + "\"):\n        return (x,)\n";
+    };
+    QCOMPARE(parse_error(annotated("f32[[2, 3, 224, 224][150528, 50176, 224, 1]cpu")),
+             std::string("dump.log:2: tensor annotation \"f32[[2, 3, 224, 224][150528, 50176, 224, 1]cpu\": unbalanced brackets"));
+    QCOMPARE(parse_error(annotated("f32[[2, 3], 4]")), std::string("dump.log:2: tensor annotation \"f32[[2, 3], 4]\": '[2' is not a size"));
+    QCOMPARE(parse_error(annotated("f32[-5, 3]")), std::string("dump.log:2: tensor annotation \"f32[-5, 3]\": negative size -5"));
+    QCOMPARE(parse_error(annotated("f32[99999999999999999999]")),
+             std::string("dump.log:2: tensor annotation \"f32[99999999999999999999]\": size 99999999999999999999 does not fit in 64 bits"));
+    QCOMPARE(parse_error(annotated("f32[10000000000, 10000000000]")),
+             std::string("dump.log:2: tensor annotation \"f32[10000000000, 10000000000]\": the sizes multiply past 64 bits"));
+    QCOMPARE(parse_error(annotated("f32[4][1]c$u")), std::string("dump.log:2: tensor annotation \"f32[4][1]c$u\": 'c$u' is not a device"));
+    parse_ok(annotated("f32[s0, (s1//2), 8][8*s1, 8, 1]cuda:0"));
     std::string deep = header + "        a = torch.f(" + std::string(300, '[') + std::string(300, ']') + ")\n        return (a,)\n";
     QCOMPARE(parse_error(deep), std::string("dump.log:3: expression nested too deeply"));
     std::string powers = header + "        a = x";

@@ -1,0 +1,28 @@
+#pragma once
+// --time-limit and --memory-limit for the commands that run a program
+// (run, explain, stages); docs/limits.md says what happens at each limit.
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace kiln::py {
+struct VMOptions;
+}
+
+namespace kiln::cli {
+
+struct ProgramLimits {
+  double time_limit_s = 0;   // 0: none
+  std::string memory_limit;  // "2G"; empty: KILN_MEMORY_LIMIT or 3/4 of the machine's memory
+};
+
+void add_limit_options(CLI::App* command, ProgramLimits& limits);
+
+// Sets the memory budget (tensors, and the heap unless `uses_cuda`), the
+// VM's time limit, and a watchdog for a call that never returns to the VM.
+// Throws CLI::ValidationError on a malformed size.
+void apply_limits(const ProgramLimits& limits, const std::string& program, bool uses_cuda, py::VMOptions& options);
+
+}  // namespace kiln::cli

@@ -1,0 +1,53 @@
+#pragma once
+// Budgets that keep Kiln's memory and time bounded whatever its input
+// declares or a program does. The memory budget is checked before a reader
+// allocates what a file declares (a repro's storages, a graph's placeholder
+// shapes) and by the tensor allocator on every allocation; the time budget
+// by the Python VM and a watchdog for a call that never returns to it.
+#include <cstdint>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "core/util/status.h"
+
+namespace kiln {
+
+// Bytes; KILN_MEMORY_LIMIT (with K/M/G suffixes) or three quarters of the
+// machine's physical memory until set_memory_budget() changes it.
+int64_t memory_budget();
+void set_memory_budget(int64_t bytes);
+
+// "512M", "2G", "1.5G", "4096" (K, M, G, T: powers of 1024).
+Expected<int64_t> parse_byte_size(std::string_view text);
+// "21.7 GB" (powers of 1024, as parse_byte_size reads them).
+std::string format_bytes(int64_t bytes);
+
+// An error naming `what` at `where` when `bytes` is over the memory budget
+// (or negative: a declared size that overflowed).
+Status check_declared_bytes(int64_t bytes, const std::string& what, const SourceLocation& where = {});
+
+// Thrown by the tensor allocator past the budget: a bad_alloc, so the Python
+// VM raises MemoryError at the program's line and the minifier's jobs count
+// it as out of memory.
+class MemoryBudgetExceeded : public std::bad_alloc {
+ public:
+  const char* what() const noexcept override;
+};
+// Live tensor storage bytes; the allocator adds and subtracts.
+void charge_tensor_bytes(int64_t bytes);    // throws MemoryBudgetExceeded
+void release_tensor_bytes(int64_t bytes);
+int64_t live_tensor_bytes();
+
+// Also bounds the process's heap (RLIMIT_DATA) at the budget plus room for
+// Kiln itself, so lists and strings a program grows end in MemoryError, not
+// the kernel's OOM killer. Not for processes that use CUDA (the driver maps
+// large regions up front).
+void limit_process_heap(int64_t budget);
+
+// After `seconds` of wall time (plus a grace period for the VM to raise
+// TimeoutError itself) prints `message` on stderr and exits with `exit_code`:
+// for a builtin or a kernel that never returns to the interpreter.
+void start_watchdog(double seconds, std::string message, int exit_code);
+
+}  // namespace kiln
