@@ -19,10 +19,16 @@ void add_limit_options(CLI::App* command, ProgramLimits& limits) {
         auto parsed = parse_byte_size(text);
         return parsed.ok() ? std::string() : parsed.status().message();
       });
+  command->add_option("--allow-read", limits.allow_read, "a folder the program may read files from (repeatable; default: none)")
+      ->check(CLI::ExistingDirectory);
+  command->add_option("--allow-write", limits.allow_write, "a folder the program may write (and read) files in (repeatable; default: none)")
+      ->check(CLI::ExistingDirectory);
 }
 
 void apply_limits(const ProgramLimits& limits, const std::string& program, bool uses_cuda, py::VMOptions& options) {
   if (!limits.memory_limit.empty()) set_memory_budget(*parse_byte_size(limits.memory_limit));
+  options.allow_read = limits.allow_read;
+  options.allow_write = limits.allow_write;
   if (!uses_cuda) limit_process_heap(memory_budget());
   if (limits.time_limit_s > 0) {
     options.time_limit_s = limits.time_limit_s;

@@ -2,6 +2,7 @@
 // --time-limit and --memory-limit for the commands that run a program
 // (run, explain, stages); docs/limits.md says what happens at each limit.
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -16,6 +17,7 @@ namespace kiln::cli {
 struct ProgramLimits {
   double time_limit_s = 0;   // 0: none
   std::string memory_limit;  // "2G"; empty: KILN_MEMORY_LIMIT or 3/4 of the machine's memory
+  std::vector<std::string> allow_read, allow_write;  // folders for the program's files; none by default
 };
 
 void add_limit_options(CLI::App* command, ProgramLimits& limits);

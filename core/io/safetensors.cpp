@@ -1,5 +1,4 @@
 #include "core/io/safetensors.h"
-#include "core/util/output_text.h"
 
 #include <unistd.h>
 
@@ -67,9 +66,11 @@ uint64_t header_length(const std::byte* prefix, uint64_t file_size) {
                   " bytes, but a safetensors file starts with an 8-byte header length");
   uint64_t n = 0;
   std::memcpy(&n, prefix, 8);
-  KILN_USER_CHECK(n <= kMaxHeaderBytes, "header too large: the length field says ", n,
-                  " bytes (the limit is ", kMaxHeaderBytes, ")");
-  KILN_USER_CHECK(n <= file_size - 8, "header length ", n, " is larger than the file (",
+  // The messages leave the field's value out: for a file that is not a
+  // safetensors file, it is the file's first 8 bytes.
+  KILN_USER_CHECK(n <= kMaxHeaderBytes, "not a safetensors file: its header length field is over the limit of ",
+                  kMaxHeaderBytes, " bytes");
+  KILN_USER_CHECK(n <= file_size - 8, "not a safetensors file: its header length field is larger than the file (",
                   file_size - 8, " bytes follow the length field)");
   return n;
 }
@@ -296,7 +297,7 @@ struct Layout {
 
 std::string json_string(const std::string& s) {
   try {
-    return json_text(json(s));
+    return json(s).dump();  // strict: a name that is not UTF-8 is refused, not replaced
   } catch (const json::type_error& e) {  // invalid UTF-8
     KILN_FAIL("a tensor name or metadata string is not valid UTF-8 (", e.what(), ")");
   }
@@ -323,7 +324,7 @@ Layout plan(const NamedTensors& tensors, const std::map<std::string, std::string
       json_string(k);
       json_string(v);
     }
-    h += "\"__metadata__\":" + json_text(json(metadata));
+    h += "\"__metadata__\":" + json(metadata).dump();
   }
   for (const auto& [name, t] : l.order) {
     uint64_t nbytes = uint64_t(t->numel()) * t->itemsize();

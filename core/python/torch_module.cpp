@@ -257,7 +257,7 @@ void install_safetensors(VM& vm) {
     if (!path) throw_type_error("load_file() missing 1 required positional argument: 'filename'");
     const Value* device = a.npos > 1 ? &a[1] : a.kwarg("device");
     if (device && vm.str_of(*device) != "cpu") throw_unsupported("safetensors load_file(device=" + vm.repr_of(*device) + "): Kiln tensors live on the CPU");
-    Expected<SafetensorsFile> f = read_safetensors(as_str(*path));
+    Expected<SafetensorsFile> f = read_safetensors(program_file_path(vm, as_str(*path), false));
     if (!f.ok()) throw PyError("SafetensorError", f.status().to_string());
     NamedTensors tensors = f.value().tensors;
     // safe_open.keys() lists names sorted, so load_file's dict is in name order.
@@ -287,9 +287,8 @@ void install_safetensors(VM& vm) {
     const Value* meta = a.npos > 2 ? &a[2] : a.kwarg("metadata");
     if (meta && meta->is(ObjKind::Dict))
       meta->as<Dict>()->for_each([&](const Value& k, const Value& v) { metadata[as_str(k)] = as_str(v); });
-    Status s = write_safetensors(as_str(*path), named, metadata);
+    Status s = write_safetensors(program_file_path(vm, as_str(*path), true), named, metadata);
     if (!s.ok()) throw PyError("SafetensorError", s.to_string());
-    (void)vm;
     return Value();
   });
 }

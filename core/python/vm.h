@@ -48,6 +48,9 @@ struct VMOptions {
   int64_t max_tensor_numel = 0;
   // Wall-clock seconds from the VM's construction before TimeoutError; 0 = unlimited.
   double time_limit_s = 0;
+  // Folders a program may read files from / write files to (safetensors);
+  // none by default. A write folder is readable too.
+  std::vector<std::string> allow_read, allow_write;
 };
 
 class VM {
@@ -145,6 +148,10 @@ class VM {
   int64_t deadline_ns_ = 0;  // steady clock; 0 = no time limit
   uint32_t ticks_ = 0;
 };
+
+// The path a program may open, symlinks and ".." resolved, or PermissionError
+// when it lies outside the folders VMOptions allows (file_access.cpp).
+std::string program_file_path(VM& vm, const std::string& path, bool write);
 
 // Registration of the builtin namespace and of the torch modules (builtins.cpp,
 // torch_module.cpp, nn prelude); called by the VM constructor.

@@ -65,9 +65,13 @@ Expected<FileStamp> stamp_of(const std::string& path) {
   };
   if (fs::is_directory(path, ec)) {
     FileStamp total{0, 0};
-    for (const auto& e : fs::recursive_directory_iterator(path, ec)) {
-      if (!e.is_regular_file()) continue;
-      auto s = stamp_file(e.path());
+    // Never the throwing forms: a symlink loop or an unreadable subfolder is
+    // skipped, not an uncaught filesystem_error.
+    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      std::error_code file_ec;
+      if (!it->is_regular_file(file_ec)) continue;
+      auto s = stamp_file(it->path());
       if (!s) continue;
       total.size += s->size;
       total.mtime_ns = std::max(total.mtime_ns, s->mtime_ns);

@@ -28,9 +28,11 @@ struct Run {
   Status status;
 };
 
-Run run(const std::string& source) {
+// `folder`: where the program may read and write files (none by default).
+Run run(const std::string& source, const std::string& folder = "") {
   Run r;
   VMOptions options;
+  if (!folder.empty()) options.allow_write = {folder};
   options.out = [&r](std::string_view s) { r.out += s; };
   options.err = [&r](std::string_view s) { r.err += s; };
   VM vm(options);
@@ -39,15 +41,15 @@ Run run(const std::string& source) {
 }
 
 // Runs `source` and fails unless it exits cleanly with exactly `expected` on stdout.
-void expect_output(const std::string& source, const std::string& expected) {
-  Run r = run(source);
+void expect_output(const std::string& source, const std::string& expected, const std::string& folder = "") {
+  Run r = run(source, folder);
   if (r.exit != 0) QFAIL(qPrintable(QString::fromStdString("program failed: " + r.status.to_string() + "\n" + r.err)));
   QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(expected));
 }
 
 // Runs `source` and expects it to fail with `exit_code` and a last traceback line containing `needle`.
-void expect_error(const std::string& source, int exit_code, const std::string& needle) {
-  Run r = run(source);
+void expect_error(const std::string& source, int exit_code, const std::string& needle, const std::string& folder = "") {
+  Run r = run(source, folder);
   QCOMPARE(r.exit, exit_code);
   if (r.err.find(needle) == std::string::npos)
     QFAIL(qPrintable(QString::fromStdString("expected '" + needle + "' in:\n" + r.err)));
@@ -419,9 +421,9 @@ class TestPythonTorch : public QObject {
         "save_file({'b': torch.arange(3), 'a': torch.ones(2, 2)}, '" + path + "')\n"
         "d = load_file('" + path + "')\n"
         "print(list(d.keys()), d['a'], d['b'])\n",
-        "['a', 'b'] tensor([[1., 1.],\n        [1., 1.]]) tensor([0, 1, 2])\n");
+        "['a', 'b'] tensor([[1., 1.],\n        [1., 1.]]) tensor([0, 1, 2])\n", dir.path().toStdString());
     expect_error("from safetensors.torch import load_file\nload_file('" + path + ".missing')\n", 1,
-                 path + ".missing");
+                 path + ".missing", dir.path().toStdString());
   }
 
   // While tracing, every torch call reaches the tracer with Dynamo's target names.

@@ -280,10 +280,10 @@ class TestSafetensors : public QObject {
   }
 
   void damage_header_length() {
-    expect_damage(file_bytes(100, "{}", 0), "header length 100 is larger than the file (2 bytes");
-    expect_damage(file_bytes(uint64_t(1) << 40, "{}", 0), "header too large");
-    expect_damage(file_bytes(std::numeric_limits<uint64_t>::max(), "{}", 0), "header too large");
-    expect_damage(file_bytes(100'000'001, "{}", 0), "header too large");
+    expect_damage(file_bytes(100, "{}", 0), "header length field is larger than the file (2 bytes");
+    expect_damage(file_bytes(uint64_t(1) << 40, "{}", 0), "header length field is over the limit");
+    expect_damage(file_bytes(std::numeric_limits<uint64_t>::max(), "{}", 0), "header length field is over the limit");
+    expect_damage(file_bytes(100'000'001, "{}", 0), "header length field is over the limit");
   }
 
   void damage_not_json() {

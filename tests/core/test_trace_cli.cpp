@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <filesystem>
 #include <fstream>
 
 #include "core/trace/reader.h"
@@ -145,6 +146,24 @@ class TestTraceCli : public QObject {
     QCOMPARE(t.code, 0);
     QVERIFY2(!t.out.contains('\x1b') && !t.out.contains('\x07'), t.out.constData());
     QVERIFY2(t.out.contains("f_\\xed\\xb3\\xbfdata\\x1b[2J"), t.out.constData());
+  }
+
+  // A symlink loop in a trace folder opened with a workspace aborted on an
+  // uncaught filesystem_error (stamping the folder walked into it).
+  void symlink_loop_in_a_trace_folder() {
+    QTemporaryDir tmp;
+    const std::string dir = tmp.path().toStdString() + "/trace";
+    std::filesystem::create_directories(dir + "/sub");
+    const std::string log = "/traces/s02_linear_relu/dedicated_log_torch_trace_31md1peq.log";
+    std::filesystem::copy_file(kiln::test::reference_dir() + log, dir + "/dedicated_log_torch_trace_31md1peq.log");
+    std::filesystem::create_symlink("loop", dir + "/loop");
+    std::filesystem::create_directory_symlink("..", dir + "/sub/up");
+    const QString workspace = tmp.path() + "/ws.db";
+    for (int pass = 0; pass < 2; ++pass) {  // indexing, then reopening from the workspace
+      Run r = cli({"trace", "summary", QString::fromStdString(dir), "--workspace", workspace});
+      QCOMPARE(r.code, 0);
+      QVERIFY2(r.out.contains("2 compile ids"), r.out.constData());
+    }
   }
 
   void graph_prints_a_stage() {

@@ -115,6 +115,13 @@ class Generator {
         init.push_back("self.register_buffer(\"stat" + K + "\", torch.zeros(" + w() + "))");
         fwd.open("with torch.no_grad():");
         fwd.line("self.stat" + K + ".mul_(0.9).add_(h.mean(0) * 0.1)");
+        if (chance(0.4)) {
+          // A graph break inside no_grad: the region after it is entered with
+          // grad mode off and turns it back on.
+          fwd.open("if self.stat" + K + ".sum() > 0.123:");
+          fwd.line("self.stat" + K + ".mul_(0.5)");
+          fwd.close();
+        }
         fwd.close();
         break;
       case 15:
