@@ -49,7 +49,10 @@ Expected<Trace> open(const Options& o) {
   if (o.workspace.empty()) {
     t = trace::open_trace(o.path);
   } else if (auto ws = Workspace::open(o.workspace); !ws) {
-    t = ws.status();
+    // A read-only folder, a full disk, a damaged file: the trace itself can
+    // still be read, so it is, and the user is told why it was not stored.
+    std::fprintf(stderr, "kiln-cli: warning: %s; reading the trace without it\n", ws.status().to_string().c_str());
+    t = trace::open_trace(o.path);
   } else {
     t = trace::open_trace_cached(o.path, ws->get());
   }

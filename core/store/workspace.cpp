@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "core/util/md5.h"
+
 namespace kiln {
 namespace {
 
@@ -18,6 +20,9 @@ const char* const kMigrations[] = {
     "  kind TEXT NOT NULL,"
     "  indexed_at TEXT NOT NULL DEFAULT (datetime('now')),"
     "  blob BLOB NOT NULL);",
+    // 1 -> 2: the MD5 of each blob. SQLite's integrity check passes a flipped
+    // byte inside a blob, which decoded to wrong names and counts.
+    "ALTER TABLE trace_index ADD COLUMN digest BLOB;",
 };
 static_assert(std::size(kMigrations) == Workspace::kSchemaVersion);
 
@@ -52,6 +57,13 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
   int rc_;
 };
+
+std::vector<uint8_t> digest_of(const std::vector<uint8_t>& blob) {
+  Md5 md5;
+  md5.update(blob.data(), blob.size());
+  Md5Digest d = md5.finish();
+  return std::vector<uint8_t>(d.begin(), d.end());
+}
 
 }  // namespace
 
@@ -119,20 +131,29 @@ int Workspace::schema_version() const {
 }
 
 Status Workspace::migrate() {
-  int version = schema_version();
-  if (version < 0) return Status::error("workspace: cannot read schema version", {path_, 0});
-  if (version > kSchemaVersion)
-    return Status::error("workspace has schema version " + std::to_string(version) +
-                             ", newer than this Kiln's " + std::to_string(kSchemaVersion),
-                         {path_, 0});
-  for (int v = version; v < kSchemaVersion; ++v) {
-    Status s = transaction([&] {
+  auto check = [&](int version) -> Status {
+    if (version < 0) return Status::error("workspace: cannot read schema version", {path_, 0});
+    if (version > kSchemaVersion)
+      return Status::error("workspace has schema version " + std::to_string(version) + ", newer than this Kiln's " +
+                               std::to_string(kSchemaVersion),
+                           {path_, 0});
+    return {};
+  };
+  const int seen = schema_version();
+  if (Status s = check(seen); !s) return s;
+  if (seen == kSchemaVersion) return {};
+  // Read again under the write lock: two processes creating the same new
+  // workspace both saw version 0, and the second failed ("table trace_index
+  // already exists").
+  return transaction([&]() -> Status {
+    const int version = schema_version();
+    if (Status s = check(version); !s) return s;
+    for (int v = version; v < kSchemaVersion; ++v) {
       if (Status e = exec(kMigrations[v]); !e) return e;
-      return exec(("PRAGMA user_version=" + std::to_string(v + 1) + ";").c_str());
-    });
-    if (!s) return s;
-  }
-  return {};
+      if (Status e = exec(("PRAGMA user_version=" + std::to_string(v + 1) + ";").c_str()); !e) return e;
+    }
+    return {};
+  });
 }
 
 Status Workspace::set_schema_version_for_testing(int version) {
@@ -162,20 +183,21 @@ Status Workspace::transaction(const std::function<Status()>& body) {
 Status Workspace::put_index(const StoredIndex& index) {
   return transaction([&]() -> Status {
     Statement st(db_,
-                 "INSERT OR REPLACE INTO trace_index(path, size, mtime_ns, kind, blob) VALUES (?, ?, ?, ?, ?);");
+                 "INSERT OR REPLACE INTO trace_index(path, size, mtime_ns, kind, blob, digest) VALUES (?, ?, ?, ?, ?, ?);");
     if (!st.ok()) return Status::error("workspace: " + st.error(), {path_, 0});
     st.bind(1, index.path);
     st.bind(2, index.stamp.size);
     st.bind(3, index.stamp.mtime_ns);
     st.bind(4, index.kind);
     st.bind_blob(5, index.blob);
+    st.bind_blob(6, digest_of(index.blob));
     if (st.step() != SQLITE_DONE) return Status::error("workspace: " + st.error(), {path_, 0});
     return {};
   });
 }
 
 Expected<std::optional<StoredIndex>> Workspace::find_index(const std::string& path, const FileStamp& stamp) {
-  Statement st(db_, "SELECT size, mtime_ns, kind, blob FROM trace_index WHERE path = ?;");
+  Statement st(db_, "SELECT size, mtime_ns, kind, blob, digest FROM trace_index WHERE path = ?;");
   if (!st.ok()) return Status::error("workspace: " + st.error(), {path_, 0});
   st.bind(1, path);
   int rc = st.step();
@@ -183,6 +205,8 @@ Expected<std::optional<StoredIndex>> Workspace::find_index(const std::string& pa
   if (rc != SQLITE_ROW) return Status::error("workspace: " + st.error(), {path_, 0});
   StoredIndex idx{path, {st.int64(0), st.int64(1)}, st.text(2), st.blob(3)};
   if (!(idx.stamp == stamp)) return std::optional<StoredIndex>();
+  // A damaged (or unchecked, older) blob is a miss: the caller indexes the log again.
+  if (st.blob(4) != digest_of(idx.blob)) return std::optional<StoredIndex>();
   return std::optional<StoredIndex>(std::move(idx));
 }
 

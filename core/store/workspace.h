@@ -35,7 +35,7 @@ struct StoredIndex {
 
 class Workspace {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the database and applies any pending migrations. A file
   // that is not a SQLite database, or one from a newer Kiln, is a Status.

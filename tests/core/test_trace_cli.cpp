@@ -166,6 +166,20 @@ class TestTraceCli : public QObject {
     }
   }
 
+  // A workspace that cannot be used (its folder missing or read-only, a full
+  // disk, a file that is not one) exited 3 for a trace Kiln could read.
+  void unusable_workspace_falls_back_to_the_log() {
+    QTemporaryDir tmp;
+    const QString not_db = tmp.path() + "/not_a_workspace.kiln";
+    std::ofstream(not_db.toStdString()) << "this is not a database, it is a text file of some length\n";
+    for (const QString& ws : {tmp.path() + "/missing/folder/ws.kiln", not_db}) {
+      Run r = cli({"trace", "summary", ref("traces/s02_linear_relu"), "--workspace", ws});
+      QCOMPARE(r.code, 0);
+      QVERIFY2(r.err.contains("warning:") && r.err.contains("reading the trace without it"), r.err.constData());
+      QVERIFY(r.out.contains("2 compile ids"));
+    }
+  }
+
   void graph_prints_a_stage() {
     Run r = cli({"trace", "graph", ref("traces/s02_linear_relu"), "--compile-id", "0/0", "--stage", "aot_forward_graph"});
     QCOMPARE(r.code, 0);

@@ -2,6 +2,10 @@
 
 #include <QTemporaryDir>
 
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "core/store/workspace.h"
@@ -26,6 +30,52 @@ class TestWorkspace : public QObject {
     QVERIFY(found.ok() && found->has_value());
     QCOMPARE((*found)->blob, (std::vector<uint8_t>{1, 2, 3}));
     QCOMPARE((*found)->kind, std::string("torch_trace"));
+  }
+
+  // One flipped byte inside a stored blob passed SQLite's integrity check and
+  // decoded to wrong names and counts: the digest turns it into a miss.
+  void damaged_blob_is_a_miss() {
+    QTemporaryDir tmp;
+    std::string db = tmp.filePath("ws.kiln").toStdString();
+    {
+      auto ws = Workspace::open(db);
+      QVERIFY(ws.ok());
+      QVERIFY((*ws)->put_index({"/a.log", {10, 5}, "torch_trace", {1, 2, 3, 4}}).ok());
+      auto found = (*ws)->find_index("/a.log", {10, 5});
+      QVERIFY(found.ok() && found->has_value());
+    }
+    sqlite3* raw = nullptr;
+    QCOMPARE(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(raw, "UPDATE trace_index SET blob = X'01020304FF' WHERE path = '/a.log';", nullptr, nullptr, nullptr),
+             SQLITE_OK);
+    sqlite3_close(raw);
+    auto ws = Workspace::open(db);
+    QVERIFY(ws.ok());
+    auto found = (*ws)->find_index("/a.log", {10, 5});
+    QVERIFY(found.ok());
+    QVERIFY(!found->has_value());
+  }
+
+  // Two processes creating the same new workspace raced: one failed with
+  // "table trace_index already exists" (7 of 20 rounds).
+  void processes_create_one_workspace_together() {
+    for (int round = 0; round < 20; ++round) {
+      QTemporaryDir tmp;
+      const std::string db = tmp.filePath("ws.kiln").toStdString();
+      pid_t children[2];
+      for (pid_t& child : children) {
+        child = fork();
+        if (child == 0) {
+          auto ws = Workspace::open(db);
+          _exit(ws.ok() && (*ws)->schema_version() == Workspace::kSchemaVersion ? 0 : 1);
+        }
+      }
+      for (pid_t child : children) {
+        int status = 0;
+        QCOMPARE(waitpid(child, &status, 0), child);
+        QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 0, qPrintable(QString("round %1").arg(round)));
+      }
+    }
   }
 
   void stale_stamp_misses() {
