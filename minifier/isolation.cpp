@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,9 +46,20 @@ void write_all(int fd, const std::string& s) {
   }
 }
 
-[[noreturn]] void child_main(const ChildJob& job, const Limits& limits, int fd) {
+[[noreturn]] void child_main(const ChildJob& job, const Limits& limits, int fd, pid_t parent) {
   // Its own process group, so a timeout kills what it started too (oracle commands).
   ::setpgid(0, 0);
+  // And it dies with the minifier, killed with -9 or not, taking that group
+  // along: the oracle's commands would otherwise run on for minutes.
+  std::signal(SIGTERM, [](int) {
+    ::kill(0, SIGKILL);
+    _exit(128 + SIGTERM);
+  });
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) {  // the minifier died before the line above
+    ::kill(0, SIGKILL);
+    _exit(128 + SIGTERM);
+  }
   // A crash must end the child at once: handlers inherited from the parent
   // (QtTest's runs gdb for a stack trace, LLVM's symbolizes) would take seconds.
   for (int sig : {SIGSEGV, SIGILL, SIGABRT, SIGFPE, SIGBUS, SIGTRAP, SIGSYS})
@@ -148,6 +160,7 @@ std::vector<ChildOutcome> run_in_children(const std::vector<ChildJob>& jobs, con
         continue;
       }
       std::fflush(nullptr);  // buffered output must not be written twice
+      const pid_t parent = ::getpid();
       pid_t pid = ::fork();
       if (pid < 0) {
         ::close(fds[0]);
@@ -157,7 +170,7 @@ std::vector<ChildOutcome> run_in_children(const std::vector<ChildJob>& jobs, con
       }
       if (pid == 0) {
         ::close(fds[0]);
-        child_main(jobs[next], limits, fds[1]);
+        child_main(jobs[next], limits, fds[1], parent);
       }
       ::setpgid(pid, pid);  // also here: the parent may kill before the child ran setpgid
       ::close(fds[1]);

@@ -131,6 +131,7 @@ std::string kind_expected(CheckKind k) {
 }  // namespace
 
 Expected<MinifyResult> minify(Candidate input, const MinifyOptions& options) {
+  if (options.predicate.kind == CheckKind::Oracle) remove_stale_oracle_folders();
   if (Status s = annotate(input); !s) return Status::error("the input graph is not valid: " + s.message());
   if (op_count(input.graph) == 0) return Status::error("the input graph has no ops to minify");
   std::vector<std::unique_ptr<Strategy>> strategies;

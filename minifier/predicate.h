@@ -80,5 +80,8 @@ Verdict check_crash(const PredicateOptions& p, const Candidate& c);          // 
 Verdict check_accuracy(const PredicateOptions& p, const Candidate& c);       // predicate_accuracy.cpp
 Verdict check_cpu_gpu(const PredicateOptions& p, const Candidate& c);        // predicate_accuracy.cpp
 Verdict check_oracle(const PredicateOptions& p, const Candidate& c);         // predicate_oracle.cpp
+// Removes the temporary folders of oracle runs whose process is gone (a
+// minify killed with -9 leaves them); called when a minify starts.
+void remove_stale_oracle_folders();
 
 }  // namespace kiln::minify

@@ -2,6 +2,7 @@
 #include <regex>
 
 #include "compiler/pipeline/pipeline.h"
+#include "minifier/output_match.h"
 #include "minifier/predicate.h"
 #include "minifier/predicate_util.h"
 
@@ -62,11 +63,9 @@ Verdict check_compile_error(const PredicateOptions& p, const Candidate& c) {
   if (cc.error.empty()) return {Verdict::Outcome::Pass, "", "", "compiled"};
   bool matches = stage_matches(p.stage, cc.stage);
   if (matches && !p.message_regex.empty()) {
-    try {
-      matches = std::regex_search(cc.error, std::regex(p.message_regex));
-    } catch (const std::regex_error& e) {
-      return {Verdict::Outcome::Invalid, "setup", "", std::string("bad message regex: ") + e.what()};
-    }
+    Expected<bool> m = output_matches(cc.error, p.message_regex);
+    if (!m) return {Verdict::Outcome::Invalid, "setup", "", "message pattern: " + m.status().message()};
+    matches = *m;
   }
   Verdict v = compile_failure(cc);
   // A compile error the user did not ask about is a different failure: drift.

@@ -3,17 +3,38 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
+#include <csignal>
+#include <cerrno>
+#include <unistd.h>
 
 #include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "minifier/predicate.h"
 #include "minifier/repro.h"
+#include "minifier/output_match.h"
 
 namespace kiln::minify {
 
 namespace {
+
+// The dotted name at the start of "torch.OutOfMemoryError: ..." (or a bare
+// "KeyboardInterrupt"), scanned by hand: a 200 KB line must not recurse.
+std::string exception_class(const std::string& line) {
+  auto ident_start = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  auto ident = [&](char c) { return ident_start(c) || (c >= '0' && c <= '9'); };
+  size_t i = 0;
+  while (true) {
+    if (i >= line.size() || !ident_start(line[i])) return "";
+    while (i < line.size() && ident(line[i])) ++i;
+    if (i < line.size() && line[i] == '.') {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  return i == line.size() || line[i] == ':' ? line.substr(0, i) : "";
+}
 
 // "accuracy failure" when repro.py's check says so, else the class of the
 // last Python exception in the output ("RuntimeError"): the first unindented
@@ -26,11 +47,7 @@ std::string oracle_failure_kind(const std::string& output) {
   while (line != std::string::npos) {
     size_t start = line + 1, stop = output.find('\n', start);
     std::string text = output.substr(start, stop == std::string::npos ? std::string::npos : stop - start);
-    if (!text.empty() && text[0] != ' ' && text[0] != '\t') {
-      static const std::regex name(R"(^([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)(?::|$))");
-      std::smatch m;
-      return std::regex_search(text, m, name) ? m[1].str() : "";
-    }
+    if (!text.empty() && text[0] != ' ' && text[0] != '\t') return exception_class(text);
     line = stop;
   }
   return "";
@@ -42,13 +59,33 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+constexpr size_t kOutputKeep = size_t(8) << 20;
+constexpr size_t kTailKeep = size_t(64) << 10;
+
 }  // namespace
+
+void remove_stale_oracle_folders() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::directory_iterator it(fs::temp_directory_path(ec), ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("kiln-oracle-", 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + 12, nullptr, 10);
+    // Only folders of processes that are gone (and of the pid-named kind).
+    if (pid <= 0 || (::kill(pid_t(pid), 0) != 0 && errno == ESRCH)) {
+      std::error_code rm;
+      if (pid > 0) fs::remove_all(it->path(), rm);
+    }
+  }
+}
 
 Verdict check_oracle(const PredicateOptions& p, const Candidate& c) {
   namespace fs = std::filesystem;
   if (p.oracle_command.find("{repro}") == std::string::npos)
     return {Verdict::Outcome::Invalid, "setup", "", "the oracle command has no {repro}"};
-  std::string tmpl = (fs::temp_directory_path() / "kiln-oracle-XXXXXX").string();
+  // The pid in the name lets the next run remove what a killed one left.
+  std::string tmpl = (fs::temp_directory_path() / ("kiln-oracle-" + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (!::mkdtemp(tmpl.data())) return {Verdict::Outcome::Invalid, "setup", "", "cannot make a temporary folder"};
   fs::path dir = tmpl;
   struct Cleanup {
@@ -83,19 +120,30 @@ Verdict check_oracle(const PredicateOptions& p, const Candidate& c) {
   }
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return {Verdict::Outcome::Invalid, "setup", "", "cannot run the oracle command"};
-  std::string output;
+  // Bounded: `yes {repro}` prints forever (the wall timeout ends it); what
+  // is kept is the first kOutputKeep bytes and the last 64 KB.
+  std::string output, last;
+  bool cut = false;
   char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) output.append(buf, n);
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) {
+    if (output.size() + n <= kOutputKeep) {
+      output.append(buf, n);
+      continue;
+    }
+    cut = true;
+    last.append(buf, n);
+    if (last.size() > 2 * kTailKeep) last.erase(0, last.size() - kTailKeep);
+  }
   int status = ::pclose(pipe);
+  if (cut) {
+    if (last.size() > kTailKeep) last.erase(0, last.size() - kTailKeep);
+    output += "\n[... oracle output past " + std::to_string(kOutputKeep >> 20) + " MB not kept ...]\n" + last;
+  }
   std::string tail = output.size() > 2000 ? output.substr(output.size() - 2000) : output;
   if (!p.oracle_match.empty()) {
-    bool matched = false;
-    try {
-      matched = std::regex_search(output, std::regex(p.oracle_match));
-    } catch (const std::regex_error& e) {
-      return {Verdict::Outcome::Invalid, "setup", "", std::string("bad --oracle-match regex: ") + e.what()};
-    }
-    if (matched) return {Verdict::Outcome::Fail, "oracle", "oracle: output matches", tail};
+    Expected<bool> matched = output_matches(output, p.oracle_match);
+    if (!matched) return {Verdict::Outcome::Invalid, "setup", "", "--oracle-match: " + matched.status().message()};
+    if (*matched) return {Verdict::Outcome::Fail, "oracle", "oracle: output matches", tail};
     return {Verdict::Outcome::Pass, "", "", "output does not match"};
   }
   if (WIFSIGNALED(status))

@@ -85,10 +85,18 @@ int run_minify(const Options& o) {
   Candidate start;
   std::vector<std::string> origins;
   size_t initial_nodes = 0;
+  bool resuming = false;
+  Expected<std::optional<Journal::Resumed>> last = std::optional<Journal::Resumed>();
   if (o.resume) {
-    Expected<std::optional<Journal::Resumed>> last = (*journal)->latest_run();
+    last = (*journal)->latest_run();
     if (!last) return fail(kExitBadInput, last.status().message());
-    if (!*last) return fail(kExitBadInput, (fs::path(o.out) / "minify.db").string() + ": no run to resume");
+    // A run killed before its first accepted step left nothing to continue:
+    // with INPUT given, --resume starts it.
+    if (!*last && o.input.empty()) return fail(kExitBadInput, (fs::path(o.out) / "minify.db").string() + ": no run to resume");
+    resuming = last->has_value();
+    if (!resuming && !o.json) std::printf("nothing to resume in %s: starting the run\n", o.out.c_str());
+  }
+  if (resuming) {
     Journal::Resumed& r = **last;
     Expected<PredicateOptions> jp = predicate_from_json(r.predicate_json);
     if (!jp) return fail(kExitBadInput, "minify journal: " + jp.status().message());

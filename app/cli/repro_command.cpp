@@ -82,9 +82,13 @@ int run(const Options& o) {
   // A failure counts as the recorded one when its signature matches (or the
   // predicate allows drift, or none was recorded); a different one is still a
   // failure, named as such.
-  bool same = !v.failed() || recorded_signature.empty() || predicate.allow_drift || v.signature == recorded_signature;
+  // A timeout says nothing about the failure unless the failure was one.
+  const bool timed_out = v.failed() && v.kind == "timeout" && v.signature != recorded_signature;
+  bool same = !timed_out &&
+              (!v.failed() || recorded_signature.empty() || predicate.allow_drift || v.signature == recorded_signature);
   std::string verdict = v.outcome == minify::Verdict::Outcome::Invalid ? "cannot replay"
                         : !v.failed()                                  ? "no longer fails"
+                        : timed_out                                    ? "timed out before a verdict"
                         : same                                         ? "still fails"
                                                                        : "fails differently";
   int code = v.outcome == minify::Verdict::Outcome::Invalid ? kExitBadInput : v.failed() ? kExitFailures : kExitOk;
