@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 build="${KILN_FUZZ_BUILD_DIR:-build-fuzz}"
-targets="${KILN_FUZZ_TARGETS:-fuzz_safetensors fuzz_graph_text fuzz_trace fuzz_python}"
+targets="${KILN_FUZZ_TARGETS:-fuzz_safetensors fuzz_graph_text fuzz_trace fuzz_trace_json fuzz_workspace_index fuzz_python}"
 ref="${KILN_REFERENCE_DIR:-$(cd .. && pwd)/shared/reference}"
 [ -f "$ref/README.md" ] || { echo "fuzz.sh: reference data not found at $ref" >&2; exit 1; }
 ./scripts/install-deps.sh
@@ -19,7 +19,7 @@ cmake --build "$build" --target $targets
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{safetensors,graph,trace,python} "$build"/artifacts
+mkdir -p "$work"/{safetensors,graph,trace,index,python} "$build"/artifacts
 # Seeds: small safetensors files made from the corpus header, every graph text,
 # every trace log and every Python program of the reference folder and of the
 # examples.
@@ -28,6 +28,9 @@ find "$ref" -name 'fx_graph_*.py' -o -name 'repro.py' -o -name 'minifier_launche
   while read -r f; do cp "$f" "$work/graph/$(echo "$f" | md5sum | cut -c1-12).py"; done
 find "$ref/traces" "$ref/minifier" -name '*.log' -size -2M | \
   while read -r f; do cp "$f" "$work/trace/$(echo "$f" | md5sum | cut -c1-12).log"; done
+# The index decoder's seeds: the same logs behind an odd first byte (encode,
+# then damage one byte) and two bytes saying where.
+for f in "$work"/trace/*.log; do { printf '\001\000\100'; head -c 200000 "$f"; } > "$work/index/$(basename "$f")"; done
 
 cp "$ref"/programs/*.py resources/examples/*.py "$work/python/"
 # Two ResNet-18 training steps, or its forward at batch 16 x 128x128, take minutes
@@ -45,6 +48,7 @@ run() {
   grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done |==[0-9]+==ERROR|SUMMARY)' "$log" || true
   if [ "$rc" -ne 0 ]; then tail -40 "$log" >&2; echo "fuzz.sh: $target FAILED" >&2; return 1; fi
 }
-declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_graph_text]=graph [fuzz_trace]=trace [fuzz_python]=python)
+declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_graph_text]=graph [fuzz_trace]=trace [fuzz_trace_json]=trace
+                  [fuzz_workspace_index]=index [fuzz_python]=python)
 for target in $targets; do run "$target" "$work/${corpus[$target]}"; done
 echo "fuzz.sh: no crash, leak or timeout"

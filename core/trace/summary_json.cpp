@@ -1,0 +1,115 @@
+#include "core/trace/summary_json.h"
+
+#include "core/trace/summary.h"
+
+namespace kiln::trace {
+namespace {
+
+std::string_view kind_name(TraceKind k) {
+  switch (k) {
+    case TraceKind::TraceLog: return "trace_log";
+    case TraceKind::CompileDebug: return "compile_debug";
+    case TraceKind::Minifier: return "minifier";
+  }
+  return "";
+}
+
+// The metrics object without the configuration dumps, which are most of its bytes.
+nlohmann::json metrics_json(const Trace& t, const CompileEntry& e) {
+  nlohmann::json m = nlohmann::json::object();
+  if (!e.metrics) return m;
+  std::string text = t.metrics_json(e);
+  m = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (m.is_discarded()) {  // NaN and Infinity are Python's, not JSON's; keep what Kiln read
+    const CompilationMetrics& cm = *e.metrics;
+    m = {{"compile_id", cm.compile_id}, {"co_name", cm.co_name}, {"co_filename", cm.co_filename}};
+    if (cm.graph_op_count) m["graph_op_count"] = *cm.graph_op_count;
+    if (cm.graph_node_count) m["graph_node_count"] = *cm.graph_node_count;
+    if (cm.guard_count) m["guard_count"] = *cm.guard_count;
+    if (cm.fail_type) m["fail_type"] = *cm.fail_type;
+    if (cm.fail_reason) m["fail_reason"] = *cm.fail_reason;
+    m["restart_reasons"] = cm.restart_reasons;
+  }
+  for (const char* big : {"dynamo_config", "inductor_config", "compiler_config"}) m.erase(big);
+  return m;
+}
+
+nlohmann::json entry_json(const Trace& t, const CompileEntry& e) {
+  nlohmann::json stages = nlohmann::json::object();
+  nlohmann::json artifacts = nlohmann::json::array();
+  for (const StageSummary& s : stage_summaries(t, e)) {
+    if (!s.graph) {
+      artifacts.push_back(s.name);
+      continue;
+    }
+    nlohmann::json st = {{"nodes", s.nodes}, {"ops", s.ops}};
+    if (!s.error.empty()) st["parse_error"] = s.error;
+    stages[s.name] = st;
+  }
+  nlohmann::json breaks = nlohmann::json::array();
+  for (const GraphBreak& gb : e.graph_breaks)
+    breaks.push_back({{"reason", gb.reason}, {"file", gb.file}, {"line", gb.line}, {"detail", gb.detail},
+                      {"failure", gb.failure}, {"log_line", gb.record_line}});
+  nlohmann::json j = {{"id", e.id.known() ? e.id.str() : e.label},
+                      {"label", e.label},
+                      {"occurrence", e.occurrence},
+                      {"attempt", e.attempt},
+                      {"function", e.function()},
+                      {"file", e.function_file()},
+                      {"line", e.function_line()},
+                      {"status", entry_status(e)},
+                      {"log", t.files.empty() ? std::string() : t.files[e.file].path},
+                      {"log_line", e.first_line},
+                      {"stages", stages},
+                      {"artifacts", artifacts},
+                      {"graph_breaks", breaks},
+                      {"recompile_reasons", e.recompile_reasons},
+                      {"metrics", metrics_json(t, e)}};
+  auto guards = guard_count(t, e);
+  j["guard_count"] = guards ? nlohmann::json(*guards) : nlohmann::json(nullptr);
+  if (e.rank) j["rank"] = *e.rank;
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const ShapeEvent& ev : e.shape_events) {
+    nlohmann::json x = {{"kind", ev.kind}, {"log_line", ev.line}};
+    for (auto [key, value] : {std::pair{"symbol", &ev.symbol}, {"value", &ev.value}, {"range", &ev.range},
+                              {"source", &ev.source}, {"expr", &ev.expr}, {"reason", &ev.reason}, {"user_file", &ev.user_file}})
+      if (!value->empty()) x[key] = *value;
+    if (ev.user_line) x["user_line"] = ev.user_line;
+    shapes.push_back(x);
+  }
+  j["shape_events"] = shapes;
+  j["chromium_events"] = e.chromium_events.size();
+  if (!e.inputs.empty()) {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const ReproInput& in : e.inputs)
+      inputs.push_back({{"name", in.name}, {"kind", in.kind}, {"shape", in.shape}, {"stride", in.stride},
+                        {"dtype", in.dtype}, {"device", in.device}, {"value", in.value}});
+    j["inputs"] = inputs;
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json summary_json(const Trace& t) {
+  int breaks = 0, failures = 0, recompiles = 0, graphs = 0;
+  for (const CompileEntry& e : t.entries) {
+    for (const GraphBreak& gb : e.graph_breaks) (gb.failure ? failures : breaks)++;
+    recompiles += !e.recompile_reasons.empty();
+    graphs += e.artifact("dynamo_output_graph") != nullptr;
+  }
+  nlohmann::json ids = nlohmann::json::array();
+  for (const CompileEntry& e : t.entries) ids.push_back(entry_json(t, e));
+  nlohmann::json diags = nlohmann::json::array();
+  for (const Diagnostic& d : t.diagnostics) diags.push_back({{"file", d.file}, {"line", d.line}, {"message", d.message}});
+  return {{"trace", t.path},
+          {"kind", kind_name(t.kind)},
+          {"compile_ids", ids},
+          {"totals", {{"compile_ids", t.entries.size()}, {"graphs", graphs}, {"graph_breaks", breaks},
+                      {"compile_failures", failures}, {"recompiles", recompiles}, {"records", t.records},
+                      {"bytes", t.bytes}}},
+          {"unknown_tags", t.unknown_tags},
+          {"diagnostics", diags}};
+}
+
+}  // namespace kiln::trace
