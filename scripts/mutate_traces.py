@@ -26,6 +26,10 @@ INSERTS = [b"\xff", b"\xc3", b"\xed\xb3\xbf", b"\x1b[2J", b"\x07", b"\\udcff", b
            b"\xe2\x80", b"9" * 30, b"-1", b"\t"]
 
 
+# Bytes a terminal acts on; text output must carry none of them.
+CONTROL = set(range(0, 32)) - {9, 10} | {127}
+
+
 def mutate(data, rng):
     data = bytearray(data)
     for _ in range(rng.randint(1, 5)):
@@ -95,7 +99,7 @@ def main():
                     json.loads(out)
                 except ValueError as e:
                     problems.append("summary --json: invalid JSON: %s" % e)
-            elif any(b in out + err for b in (b"\x1b", b"\x07")):
+            elif any(c in CONTROL for c in out + err):
                 problems.append("%s: a control character reached the output" % " ".join(cmd[:2]))
         if problems:
             findings += 1

@@ -8,7 +8,28 @@
 namespace kiln {
 
 std::string json_text(const nlohmann::json& j, int indent) {
-  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string raw = j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  // DEL and the C1 controls are legal raw in JSON strings (they can only be
+  // inside strings here) but a terminal obeys them: written as \u escapes,
+  // the text is the same JSON and has no control bytes left.
+  std::string out;
+  out.reserve(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const auto c = static_cast<unsigned char>(raw[i]);
+    if (c == 0x7F) {
+      out += "\\u007f";
+    } else if (c == 0xC2 && i + 1 < raw.size() && static_cast<unsigned char>(raw[i + 1]) < 0xA0 &&
+               static_cast<unsigned char>(raw[i + 1]) >= 0x80) {
+      static const char* const hex = "0123456789abcdef";
+      const auto next = static_cast<unsigned char>(raw[++i]);
+      out += "\\u00";
+      out += hex[next >> 4];
+      out += hex[next & 15];
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
 }
 
 namespace {

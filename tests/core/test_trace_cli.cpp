@@ -132,7 +132,7 @@ class TestTraceCli : public QObject {
       for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
     };
     replace_all("\"name\": \"f_print\"", "\"name\": \"f_\xffprint\"");
-    replace_all("\"name\": \"f_data_dep\"", "\"name\": \"f_\\udcffdata\\u001b[2J\"");
+    replace_all("\"name\": \"f_data_dep\"", "\"name\": \"f_\\udcffdata\\u001b[2J\\u007f\\u0085\"");
     QTemporaryDir tmp;
     const std::string path = tmp.path().toStdString() + "/hostile.log";
     std::ofstream(path, std::ios::binary) << text;
@@ -145,7 +145,9 @@ class TestTraceCli : public QObject {
     Run t = cli({"trace", "summary", QString::fromStdString(path)});
     QCOMPARE(t.code, 0);
     QVERIFY2(!t.out.contains('\x1b') && !t.out.contains('\x07'), t.out.constData());
-    QVERIFY2(t.out.contains("f_\\xed\\xb3\\xbfdata\\x1b[2J"), t.out.constData());
+    QVERIFY2(t.out.contains("f_\\xed\\xb3\\xbfdata\\x1b[2J\\x7f\\xc2\\x85"), t.out.constData());
+    // DEL and C1 controls are legal raw in JSON but not wanted on a terminal: escaped as \u.
+    QVERIFY2(j.out.contains("\\u007f\\u0085") && !j.out.contains('\x7f'), j.out.constData());
   }
 
   // A symlink loop in a trace folder opened with a workspace aborted on an
