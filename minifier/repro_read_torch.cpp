@@ -29,8 +29,10 @@ int64_t int_field(const std::string& text, const std::string& what, const trace:
                   const std::string& file) {
   std::string_view s = text;
   size_t i = !s.empty() && s[0] == '-' ? 1 : 0;
-  bool digits = i < s.size() && s.size() - i <= 18;
+  bool digits = i < s.size();
   for (size_t k = i; k < s.size() && digits; ++k) digits = s[k] >= '0' && s[k] <= '9';
+  if (digits && s.size() - i > 18)
+    throw Error("input '" + in.name + "': " + what + " " + text + " does not fit in 64 bits", {file, in.line});
   if (!digits)
     throw Error("input '" + in.name + "': " + what + " '" + text +
                     "' is not a plain integer (symbolic sizes are not supported: Kiln replays concrete shapes)",

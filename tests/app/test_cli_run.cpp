@@ -243,6 +243,17 @@ class TestCliRun : public QObject {
     auto r = kiln::test::run_cli({"repro", "run", repro.fileName()}, 60000, env);
     QCOMPARE(r.code, 3);
     QVERIFY2(r.err.contains("repro.py:9: load_args (up to input 'arg0_1') declares 3.6 TB"), r.err.constData());
+    // A size past 64 bits was called "not a plain integer (symbolic sizes ...)".
+    QFile huge(dir.filePath("huge.py"));
+    QVERIFY(huge.open(QIODevice::WriteOnly));
+    huge.write("import torch\nclass Repro(torch.nn.Module):\n    def forward(self, arg0_1):\n"
+               "        relu = torch.ops.aten.relu.default(arg0_1);  arg0_1 = None\n        return (relu,)\n\n"
+               "def load_args(reader):\n    buf0 = reader.storage(None, 99999999999999999999)\n"
+               "    reader.tensor(buf0, (4,))  # arg0_1\nload_args._version = 0\nmod = Repro()\n");
+    huge.close();
+    auto h = kiln::test::run_cli({"repro", "run", huge.fileName()}, 60000, env);
+    QCOMPARE(h.code, 3);
+    QVERIFY2(h.err.contains("huge.py:9: input 'arg0_1': storage size 99999999999999999999 does not fit in 64 bits"), h.err.constData());
   }
 
   // A program wrote a shell script with safetensors.save_file and read
