@@ -18,6 +18,24 @@ QStringList lines(const QByteArray& text) { return QString::fromUtf8(text).split
 
 }  // namespace
 
+namespace {
+
+// A program that once ran unbounded, and what its error must say.
+struct ProgramCase {
+  const char* name;
+  const char* source;
+  const char* expect;
+};
+
+QString write_program(const QTemporaryDir& dir, const char* name, const char* source) {
+  QFile f(dir.filePath(name));
+  if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write %s", name);
+  f.write(source);
+  return f.fileName();
+}
+
+}  // namespace
+
 class TestCliRun : public QObject {
   Q_OBJECT
  private slots:
@@ -167,25 +185,18 @@ class TestCliRun : public QObject {
   // uncaught error). Each case once ran unbounded.
   void programs_stop_at_their_time_limit() {
     QTemporaryDir dir;
-    struct Case {
-      const char* name;
-      const char* source;
-      const char* expect;
-    } cases[] = {
+    const ProgramCase cases[] = {
         {"loop.py", "x = 0\nwhile True:\n    x += 1\n", "loop.py:"},
         {"builtin.py", "print(sum(range(10**12)))\n", "builtin.py:1:"},
         {"kernel.py", "import torch\nprint(torch.ones(1).expand(10**12).sum())\n", "kernel.py: TimeoutError"},
         {"compiled.py", "import torch\n@torch.compile\ndef f(x):\n    while True:\n        x = x + 1\n    return x\nf(torch.ones(2))\n",
          "compiled.py:"},
     };
-    for (const Case& c : cases) {
-      QFile f(dir.filePath(c.name));
-      QVERIFY(f.open(QIODevice::WriteOnly));
-      f.write(c.source);
-      f.close();
+    for (const ProgramCase& c : cases) {
+      const QString program = write_program(dir, c.name, c.source);
       QElapsedTimer clock;
       clock.start();
-      auto run = kiln::test::run_cli({"run", f.fileName(), "--time-limit", "1"}, 60000);
+      auto run = kiln::test::run_cli({"run", program, "--time-limit", "1"}, 60000);
       QVERIFY2(clock.elapsed() < 20000, c.name);
       QCOMPARE(run.code, 1);
       QVERIFY2(run.err.contains(c.expect) && run.err.contains("TimeoutError"), run.err.constData());
@@ -194,23 +205,16 @@ class TestCliRun : public QObject {
 
   void programs_stop_at_their_memory_limit() {
     QTemporaryDir dir;
-    struct Case {
-      const char* name;
-      const char* source;
-      const char* expect;
-    } cases[] = {
+    const ProgramCase cases[] = {
         {"list.py", "x = [1]\nwhile True:\n    x = x + x\n", "list.py:3:9: MemoryError"},
         {"text.py", "s = 'ab'\nwhile True:\n    s = s + s\n", "text.py:3:9: MemoryError"},
         {"range.py", "x = list(range(10**12))\n", "range.py:1:5: MemoryError"},
         {"tensors.py", "import torch\nxs = []\nfor i in range(100):\n    xs.append(torch.ones(1024, 1024, 64))\n",
          "tensors.py:4:15: RuntimeError: out of memory (tensors past the memory budget; --memory-limit)"},
     };
-    for (const Case& c : cases) {
-      QFile f(dir.filePath(c.name));
-      QVERIFY(f.open(QIODevice::WriteOnly));
-      f.write(c.source);
-      f.close();
-      auto run = kiln::test::run_cli({"run", f.fileName(), "--memory-limit", "512M"}, 120000);
+    for (const ProgramCase& c : cases) {
+      const QString program = write_program(dir, c.name, c.source);
+      auto run = kiln::test::run_cli({"run", program, "--memory-limit", "512M"}, 120000);
       QCOMPARE(run.code, 1);
       QVERIFY2(run.err.contains(c.expect), run.err.constData());
     }
