@@ -244,6 +244,9 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
   py::VMOptions vo;
   vo.out = [s](std::string_view text) { s->program_output += text; };
   vo.err = [s](std::string_view text) { s->program_output += text; };
+  vo.time_limit_s = o.time_limit_s;
+  vo.allow_read = o.allow_read;
+  vo.allow_write = o.allow_write;
   py::VM vm(vo);
   capture::install_capture(vm);
   int code = 0;

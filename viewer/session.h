@@ -115,6 +115,10 @@ struct LoadOptions {
   const std::atomic<bool>* cancel = nullptr;
   Workspace* workspace = nullptr;  // traces: reopen from a stored index
   bool codegen = true;             // programs: generate code (LLVM IR, assembly) for every region
+  // Programs: seconds before TimeoutError (0: none) and the folders they may
+  // read / write files in (none by default), as kiln-cli's flags (docs/limits.md).
+  double time_limit_s = 0;
+  std::vector<std::string> allow_read, allow_write;
 };
 
 // A program (.py that is not a PyTorch repro), a Kiln repro, or anything open_trace reads.

@@ -323,6 +323,9 @@ void Workbench::openOne(const QString& path) {
     o.cancel = ctx.cancel;
     o.progress = ctx.progress;
     o.workspace = workspace_.get();
+    o.time_limit_s = program_time_limit_s_;
+    o.allow_read = program_allow_read_;
+    o.allow_write = program_allow_write_;
     auto t0 = std::chrono::steady_clock::now();
     auto s = load_session(p, o);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

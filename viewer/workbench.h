@@ -77,6 +77,13 @@ class Workbench : public QMainWindow {
   bool selectStageAt(int index);  // by position in the current compile's stage list
   void stepStage(int delta);  // previous/next, honouring "changed only"
   void setChangedOnly(bool on);
+  // What programs opened from now on may take and touch (the command line's
+  // --time-limit, --allow-read, --allow-write).
+  void setProgramLimits(double time_limit_s, std::vector<std::string> allow_read, std::vector<std::string> allow_write) {
+    program_time_limit_s_ = time_limit_s;
+    program_allow_read_ = std::move(allow_read);
+    program_allow_write_ = std::move(allow_write);
+  }
   void setDiffMode(bool on);
   bool selectNodeByName(const QString& name);
   // Raises a panel by name: session, source, code, node, guards, numerics, minifier, corpus, log.
@@ -124,6 +131,8 @@ class Workbench : public QMainWindow {
   void showEvent(QShowEvent* e) override;
 
  private:
+  double program_time_limit_s_ = 0;
+  std::vector<std::string> program_allow_read_, program_allow_write_;
   // workbench.cpp: the frame, menus, opening, progress.
   void buildMenus();
   void buildDocks();

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "app/version.h"
+#include "core/util/limits.h"
 #include "viewer/minifier_panel.h"
 #include "viewer/workbench.h"
 
@@ -49,8 +50,40 @@ int main(int argc, char** argv) {
   QCommandLineOption node("node", "select this node of the shown graph", "name");
   QCommandLineOption numerics("numerics", "measure the shown stage's numerics");
   QCommandLineOption minify("minify", "minify the shown stage graph with this check (accuracy, compile-error, crash)", "check");
-  for (const QCommandLineOption& o : {select, stage, screenshot, quit, panel, diff, changed, node, numerics, minify}) parser.addOption(o);
+  QCommandLineOption time_limit("time-limit", "seconds a program may run before TimeoutError (default: no limit)", "seconds");
+  QCommandLineOption memory_limit("memory-limit", "bytes of tensors a program may hold (K/M/G suffixes; default: KILN_MEMORY_LIMIT, else 3/4 of the machine's memory)", "bytes");
+  QCommandLineOption allow_read("allow-read", "a folder programs may read files from (repeatable; default: none)", "dir");
+  QCommandLineOption allow_write("allow-write", "a folder programs may write (and read) files in (repeatable; default: none)", "dir");
+  for (const QCommandLineOption& o : {select, stage, screenshot, quit, panel, diff, changed, node, numerics, minify, time_limit,
+                                      memory_limit, allow_read, allow_write})
+    parser.addOption(o);
   parser.process(app);
+  double time_limit_s = 0;
+  if (parser.isSet(time_limit)) {
+    bool ok = false;
+    time_limit_s = parser.value(time_limit).toDouble(&ok);
+    if (!ok || time_limit_s <= 0) {
+      std::fprintf(stderr, "kiln: --time-limit: '%s' is not a positive number of seconds\n", qPrintable(parser.value(time_limit)));
+      return 2;
+    }
+  }
+  if (parser.isSet(memory_limit)) {
+    auto bytes = kiln::parse_byte_size(parser.value(memory_limit).toStdString());
+    if (!bytes) {
+      std::fprintf(stderr, "kiln: --memory-limit: %s\n", bytes.status().message().c_str());
+      return 2;
+    }
+    kiln::set_memory_budget(*bytes);  // tensors; the GUI's own heap is not capped
+  }
+  std::vector<std::string> readable, writable;
+  for (const QString& d : parser.values(allow_read)) readable.push_back(d.toStdString());
+  for (const QString& d : parser.values(allow_write)) writable.push_back(d.toStdString());
+  for (const auto* dirs : {&readable, &writable})
+    for (const std::string& d : *dirs)
+      if (!QFileInfo(QString::fromStdString(d)).isDir()) {
+        std::fprintf(stderr, "kiln: %s: no such folder\n", d.c_str());
+        return 2;
+      }
 
   QStringList paths = parser.positionalArguments();
   if (paths.isEmpty()) paths << bundled_example();
@@ -58,6 +91,7 @@ int main(int argc, char** argv) {
   kiln::viewer::Workbench window;
   window.setDiffMode(parser.isSet(diff));
   window.setChangedOnly(parser.isSet(changed));
+  window.setProgramLimits(time_limit_s, readable, writable);
   window.setPendingSelection(parser.value(select), parser.value(stage));
   window.show();
   int exit_code = 0;

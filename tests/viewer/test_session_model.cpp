@@ -338,6 +338,35 @@ class TestSessionModel : public QObject {
     }
   }
 
+  // The workbench runs programs under the same limits as kiln-cli: a time
+  // limit (a loop once hung the loader) and no file access unless allowed.
+  void programsRunUnderLimits() {
+    QTemporaryDir dir;
+    auto write = [&](const char* name, const QByteArray& text) {
+      QFile f(dir.filePath(name));
+      f.open(QIODevice::WriteOnly);
+      f.write(text);
+      return f.fileName().toStdString();
+    };
+    LoadOptions o;
+    o.time_limit_s = 1;
+    auto loop = load_program(write("loop.py", "import torch\nx = torch.ones(2)\nwhile True:\n    x = x + 1\n"), o);
+    QVERIFY2(loop.ok(), loop.status().to_string().c_str());
+    QVERIFY(!(*loop)->diagnostics.empty());
+    QVERIFY2((*loop)->diagnostics.front().find("TimeoutError") != std::string::npos, (*loop)->diagnostics.front().c_str());
+    const QByteArray saver = "import torch\nfrom safetensors.torch import save_file\nsave_file({'x': torch.ones(2)}, '" +
+                             dir.filePath("w.safetensors").toUtf8() + "')\n";
+    auto denied = load_program(write("save.py", saver), LoadOptions{});
+    QVERIFY(denied.ok() && !(*denied)->diagnostics.empty());
+    QVERIFY((*denied)->diagnostics.front().find("PermissionError") != std::string::npos);
+    QVERIFY(!QFile::exists(dir.filePath("w.safetensors")));
+    LoadOptions allowed;
+    allowed.allow_write = {dir.path().toStdString()};
+    auto written = load_program(write("save2.py", saver), allowed);
+    QVERIFY(written.ok());
+    QVERIFY(QFile::exists(dir.filePath("w.safetensors")));
+  }
+
   void badInputIsAnError() {
     auto s = load_session("/nonexistent/trace.log");
     QVERIFY(!s.ok());
