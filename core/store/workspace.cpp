@@ -3,7 +3,9 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "core/util/md5.h"
 
@@ -107,7 +109,18 @@ Expected<std::unique_ptr<Workspace>> Workspace::open(const std::string& path) {
   std::unique_ptr<Workspace> ws(new Workspace(path, db));
   sqlite3_busy_timeout(db, 5000);
   // journal_mode is the first statement to touch the file: a non-database fails here.
-  if (Status s = ws->exec("PRAGMA journal_mode=WAL;"); !s) return s;
+  // Switching a new file to WAL takes an exclusive lock that SQLite does not
+  // wait for through the busy handler: another process creating the same
+  // workspace makes it fail at once with "database is locked", so it is retried.
+  for (int attempt = 0;; ++attempt) {
+    const int code = sqlite3_exec(db, "PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr);
+    if (code == SQLITE_OK) break;
+    if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || attempt >= 200) {
+      if (Status s = ws->exec("PRAGMA journal_mode=WAL;"); !s) return s;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
   if (Status s = ws->exec("PRAGMA foreign_keys=ON;"); !s) return s;
   if (Status s = ws->migrate(); !s) return s;
   return ws;

@@ -67,6 +67,7 @@ class TestWorkspace : public QObject {
         child = fork();
         if (child == 0) {
           auto ws = Workspace::open(db);
+          if (!ws.ok()) std::fprintf(stderr, "child: %s\n", ws.status().to_string().c_str());
           _exit(ws.ok() && (*ws)->schema_version() == Workspace::kSchemaVersion ? 0 : 1);
         }
       }
