@@ -1,5 +1,5 @@
 #pragma once
-// --time-limit and --memory-limit for the commands that run a program
+// --time-limit, --memory-limit, --allow-read and --allow-write for the commands that run a program
 // (run, explain, stages); docs/limits.md says what happens at each limit.
 #include <string>
 #include <vector>
@@ -23,8 +23,8 @@ struct ProgramLimits {
 void add_limit_options(CLI::App* command, ProgramLimits& limits);
 
 // Sets the memory budget (tensors, and the heap unless `uses_cuda`), the
-// VM's time limit, and a watchdog for a call that never returns to the VM.
-// Throws CLI::ValidationError on a malformed size.
+// VM's time limit, the file folders, and a watchdog for a call that never
+// returns to the VM. The options were validated when the command line was parsed.
 void apply_limits(const ProgramLimits& limits, const std::string& program, bool uses_cuda, py::VMOptions& options);
 
 }  // namespace kiln::cli

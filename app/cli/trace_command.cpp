@@ -108,20 +108,16 @@ void print_entry(const Trace& t, const CompileEntry& e) {
 int run_summary(const Options& o) {
   auto t = open(o);
   if (!t) return kExitBadInput;
-  int breaks = 0, failures = 0, recompiles = 0, graphs = 0;
-  for (const CompileEntry& e : t->entries) {
-    for (const trace::GraphBreak& gb : e.graph_breaks) (gb.failure ? failures : breaks)++;
-    recompiles += !e.recompile_reasons.empty();
-    graphs += e.artifact("dynamo_output_graph") != nullptr;
-  }
   if (o.json) {
     const nlohmann::json doc = trace::summary_json(*t);
     std::cout << kiln::json_text(doc, 1) << "\n";
     return kExitOk;
   }
   for (const CompileEntry& e : t->entries) print_entry(*t, e);
+  const trace::TraceTotals totals = trace::trace_totals(*t);
   std::printf("%zu compile ids, %d graphs, %d graph breaks, %d compile failures, %d recompiles, %lld records\n",
-              t->entries.size(), graphs, breaks, failures, recompiles, static_cast<long long>(t->records));
+              t->entries.size(), totals.graphs, totals.graph_breaks, totals.compile_failures, totals.recompiles,
+              static_cast<long long>(t->records));
   for (const auto& [tag, n] : t->unknown_tags) std::printf("unknown tag %s: %lld records\n", tag.c_str(), static_cast<long long>(n));
   for (const trace::Diagnostic& d : t->diagnostics) std::printf("%s:%d: %s\n", d.file.c_str(), d.line, d.message.c_str());
   std::printf("%zu diagnostics\n", t->diagnostics.size());

@@ -73,11 +73,7 @@ std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::
   for (size_t i = 0; i < inputs.size(); ++i) env[i] = inputs[i];
   // Each op runs under the grad mode it was traced under (a no_grad block
   // inside the region); the caller's mode is back afterwards.
-  struct GradModeRestore {
-    py::VM& vm;
-    bool saved;
-    ~GradModeRestore() { vm.grad_enabled = saved; }
-  } restore{vm, vm.grad_enabled};
+  GradModeRestore restore(vm);
   for (const GraphStep& s : region.steps) {
     if (before_step) before_step(s);
     vm.grad_enabled = s.grad_enabled;

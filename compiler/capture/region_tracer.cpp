@@ -1351,11 +1351,7 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   // Run the graph once on the real inputs and turn the fakes real in place.
   // The graph runs under the grad mode the region was entered with, as a cache
   // hit does (a break inside a no_grad block left grad mode off here).
-  struct EntryGradMode {
-    py::VM& vm;
-    bool saved;
-    ~EntryGradMode() { vm.grad_enabled = saved; }
-  } entry_grad_mode{vm_, vm_.grad_enabled};
+  GradModeRestore entry_grad_mode(vm_);
   for (const Guard& g : out_.guards)
     if (g.kind == Guard::Kind::GradMode) vm_.grad_enabled = g.grad_mode;
   std::vector<Value> real = settings_.runner ? settings_.runner(out_, out_.input_values) : run_graph(vm_, out_, out_.input_values);

@@ -101,6 +101,16 @@ bool inline_traced_call(py::VM& vm, py::Frame& frame, py::Value& result);
 // torch.return_types named tuple.
 py::ValueVec result_items(const py::Value& v);
 
+// Puts the VM's grad mode back as it was at construction when it goes out of scope.
+struct GradModeRestore {
+  explicit GradModeRestore(py::VM& vm) : vm(vm), saved(vm.grad_enabled) {}
+  ~GradModeRestore() { vm.grad_enabled = saved; }
+  GradModeRestore(const GradModeRestore&) = delete;
+  GradModeRestore& operator=(const GradModeRestore&) = delete;
+  py::VM& vm;
+  bool saved;
+};
+
 // Runs a region's graph on the values of its inputs (graph_replay.cpp).
 // `before_step`, when given, is called with each step's node before it runs.
 std::vector<py::Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<py::Value>& inputs,

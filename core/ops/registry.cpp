@@ -83,9 +83,7 @@ Expected<ValueList> call(std::string_view name, const ValueList& args, const Kwa
   } catch (const Error& e) {
     return Status::error(def->schema.full_name() + ": " + e.what());
   } catch (const std::bad_alloc& e) {
-    const bool budget = dynamic_cast<const MemoryBudgetExceeded*>(&e) != nullptr;
-    return Status::error(def->schema.full_name() + ": out of memory" +
-                         (budget ? " (tensors past the memory budget; --memory-limit)" : ""));
+    return Status::error(def->schema.full_name() + ": " + out_of_memory_text(e));
   }
 }
 }  // namespace

@@ -151,7 +151,7 @@ class PercentFormatter {
         std::string text;
         if (value.is(ObjKind::Str)) {
           text = value.as<Str>()->s;
-          if (text.empty() || code_point_bytes(static_cast<unsigned char>(text[0])) != text.size())
+          if (text.empty() || utf8_lead_length(static_cast<unsigned char>(text[0])) != text.size())
             throw_type_error("%c requires int or char");
         } else {
           int64_t code = to_index(as_int(value, type), "%c");
@@ -191,8 +191,6 @@ class PercentFormatter {
     if (zero) return prefix + std::string(field - len, '0') + digits;
     return std::string(field - len, ' ') + prefix + digits;
   }
-
-  static size_t code_point_bytes(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
 
   Value as_int(const Value& v, char type) {
     if (is_integral(v)) return v;

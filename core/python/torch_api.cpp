@@ -389,8 +389,7 @@ Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargLi
   } catch (const Error& e) {
     return Status::error(e.what());
   } catch (const std::bad_alloc& e) {
-    const bool budget = dynamic_cast<const MemoryBudgetExceeded*>(&e) != nullptr;
-    return Status::error(c.python_name + ": out of memory" + (budget ? " (tensors past the memory budget; --memory-limit)" : ""));
+    return Status::error(c.python_name + ": " + out_of_memory_text(e));
   }
 }
 

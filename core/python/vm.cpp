@@ -51,19 +51,21 @@ int Frame::line() const {
   return code->code[i].line;
 }
 
+namespace {
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
 VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()) {
   install_builtins(*this);
   install_torch(*this);
   steps_ = 0;  // the program's budget is its own: the preludes ran above
-  if (options_.time_limit_s > 0)
-    deadline_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count() +
-                   int64_t(options_.time_limit_s * 1e9);
+  if (options_.time_limit_s > 0) deadline_ns_ = steady_now_ns() + int64_t(options_.time_limit_s * 1e9);
 }
 
 void VM::check_deadline() {
-  if (!deadline_ns_) return;
-  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  if (now < deadline_ns_) return;
+  if (!deadline_ns_ || steady_now_ns() < deadline_ns_) return;
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g", options_.time_limit_s);
   deadline_ns_ = 0;  // raised once: the unwinding must not raise again

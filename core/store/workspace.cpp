@@ -115,10 +115,8 @@ Expected<std::unique_ptr<Workspace>> Workspace::open(const std::string& path) {
   for (int attempt = 0;; ++attempt) {
     const int code = sqlite3_exec(db, "PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr);
     if (code == SQLITE_OK) break;
-    if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || attempt >= 200) {
-      if (Status s = ws->exec("PRAGMA journal_mode=WAL;"); !s) return s;
-      break;
-    }
+    if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || attempt >= 200)
+      return Status::error("workspace: " + std::string(sqlite3_errmsg(db)), {path, 0});
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   if (Status s = ws->exec("PRAGMA foreign_keys=ON;"); !s) return s;

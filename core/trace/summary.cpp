@@ -195,4 +195,14 @@ std::optional<int64_t> guard_count(const Trace& trace, const CompileEntry& e) {
   return std::nullopt;
 }
 
+TraceTotals trace_totals(const Trace& t) {
+  TraceTotals totals;
+  for (const CompileEntry& e : t.entries) {
+    for (const GraphBreak& gb : e.graph_breaks) (gb.failure ? totals.compile_failures : totals.graph_breaks)++;
+    totals.recompiles += !e.recompile_reasons.empty();
+    totals.graphs += e.artifact("dynamo_output_graph") != nullptr;
+  }
+  return totals;
+}
+
 }  // namespace kiln::trace

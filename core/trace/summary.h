@@ -42,4 +42,13 @@ std::optional<int64_t> guard_count(const Trace& trace, const CompileEntry& entry
 // The guards (not the guard managers) in a dynamo_cpp_guards_str tree.
 int count_cpp_guards(std::string_view text);
 
+// The totals line of the summary (text and JSON alike).
+struct TraceTotals {
+  int graphs = 0;            // entries with a dynamo_output_graph
+  int graph_breaks = 0;
+  int compile_failures = 0;  // breaks that failed the compile
+  int recompiles = 0;        // entries with recompile reasons
+};
+TraceTotals trace_totals(const Trace& t);
+
 }  // namespace kiln::trace

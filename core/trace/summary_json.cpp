@@ -92,12 +92,7 @@ nlohmann::json entry_json(const Trace& t, const CompileEntry& e) {
 }  // namespace
 
 nlohmann::json summary_json(const Trace& t) {
-  int breaks = 0, failures = 0, recompiles = 0, graphs = 0;
-  for (const CompileEntry& e : t.entries) {
-    for (const GraphBreak& gb : e.graph_breaks) (gb.failure ? failures : breaks)++;
-    recompiles += !e.recompile_reasons.empty();
-    graphs += e.artifact("dynamo_output_graph") != nullptr;
-  }
+  const TraceTotals totals = trace_totals(t);
   nlohmann::json ids = nlohmann::json::array();
   for (const CompileEntry& e : t.entries) ids.push_back(entry_json(t, e));
   nlohmann::json diags = nlohmann::json::array();
@@ -105,9 +100,9 @@ nlohmann::json summary_json(const Trace& t) {
   return {{"trace", t.path},
           {"kind", kind_name(t.kind)},
           {"compile_ids", ids},
-          {"totals", {{"compile_ids", t.entries.size()}, {"graphs", graphs}, {"graph_breaks", breaks},
-                      {"compile_failures", failures}, {"recompiles", recompiles}, {"records", t.records},
-                      {"bytes", t.bytes}}},
+          {"totals", {{"compile_ids", t.entries.size()}, {"graphs", totals.graphs}, {"graph_breaks", totals.graph_breaks},
+                      {"compile_failures", totals.compile_failures}, {"recompiles", totals.recompiles},
+                      {"records", t.records}, {"bytes", t.bytes}}},
           {"unknown_tags", t.unknown_tags},
           {"diagnostics", diags}};
 }

@@ -78,6 +78,11 @@ const char* MemoryBudgetExceeded::what() const noexcept {
   return "tensor memory past the memory budget (--memory-limit)";
 }
 
+std::string out_of_memory_text(const std::bad_alloc& e) {
+  const bool budget = dynamic_cast<const MemoryBudgetExceeded*>(&e) != nullptr;
+  return budget ? "out of memory (tensors past the memory budget; --memory-limit)" : "out of memory";
+}
+
 void charge_tensor_bytes(int64_t bytes) {
   const int64_t now = live_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   if (now > memory_budget()) {

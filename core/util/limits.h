@@ -34,6 +34,8 @@ class MemoryBudgetExceeded : public std::bad_alloc {
  public:
   const char* what() const noexcept override;
 };
+// "out of memory", naming the memory budget when that is what ran out.
+std::string out_of_memory_text(const std::bad_alloc& e);
 // Live tensor storage bytes; the allocator adds and subtracts.
 void charge_tensor_bytes(int64_t bytes);    // throws MemoryBudgetExceeded
 void release_tensor_bytes(int64_t bytes);

@@ -5,7 +5,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/util/utf8.h"
+
 namespace kiln {
+
+namespace {
+
+// `prefix`, then the byte as two lowercase hex digits (the \x1b and \u0085 forms).
+void append_hex_escape(std::string& out, const char* prefix, unsigned char c) {
+  static const char* const hex = "0123456789abcdef";
+  out += prefix;
+  out += hex[c >> 4];
+  out += hex[c & 15];
+}
+
+}  // namespace
 
 std::string json_text(const nlohmann::json& j, int indent) {
   const std::string raw = j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -17,14 +31,10 @@ std::string json_text(const nlohmann::json& j, int indent) {
   for (size_t i = 0; i < raw.size(); ++i) {
     const auto c = static_cast<unsigned char>(raw[i]);
     if (c == 0x7F) {
-      out += "\\u007f";
+      append_hex_escape(out, "\\u00", c);
     } else if (c == 0xC2 && i + 1 < raw.size() && static_cast<unsigned char>(raw[i + 1]) < 0xA0 &&
                static_cast<unsigned char>(raw[i + 1]) >= 0x80) {
-      static const char* const hex = "0123456789abcdef";
-      const auto next = static_cast<unsigned char>(raw[++i]);
-      out += "\\u00";
-      out += hex[next >> 4];
-      out += hex[next & 15];
+      append_hex_escape(out, "\\u00", static_cast<unsigned char>(raw[++i]));
     } else {
       out += char(c);
     }
@@ -55,13 +65,6 @@ size_t utf8_sequence(std::string_view s, size_t i) {
   return n;
 }
 
-void append_escape(std::string& out, unsigned char c) {
-  static const char* const hex = "0123456789abcdef";
-  out += "\\x";
-  out += hex[c >> 4];
-  out += hex[c & 15];
-}
-
 }  // namespace
 
 std::string terminal_safe(std::string_view text) {
@@ -77,7 +80,7 @@ std::string terminal_safe(std::string_view text) {
     const size_t n = c < 0x80 ? 0 : utf8_sequence(text, i);
     // U+0080..U+009F are the C1 controls (0x9b is CSI on some terminals).
     if (n == 0 || (n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0)) {
-      append_escape(out, c);
+      append_hex_escape(out, "\\x", c);
       ++i;
       continue;
     }
@@ -101,8 +104,7 @@ struct SafeSink {
       for (size_t back = 1; back <= 3 && back <= pending.size(); ++back) {
         const auto c = static_cast<unsigned char>(pending[pending.size() - back]);
         if ((c & 0xC0) == 0x80) continue;
-        const size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-        if (want > back) keep = back;
+        if (utf8_lead_length(c) > back) keep = back;
         break;
       }
     }
