@@ -4,7 +4,11 @@
 # Python target with resources/examples too). A crash, leak, timeout or
 # out-of-memory fails the script and leaves the input in build-fuzz/artifacts/.
 # KILN_FUZZ_BUILD_DIR picks another build folder; KILN_FUZZ_TARGETS runs only
-# the named targets ("fuzz_python").
+# the named targets ("fuzz_python"). KILN_FUZZ_PARALLEL=1 runs the targets at
+# once rather than one after another (the long runs: 2 hours each in 2 hours).
+# KILN_FUZZ_TIMEOUT sets libFuzzer's per-input limit (default 10 s; a wall
+# clock, so runs sharing the machine with a build need more);
+# KILN_FUZZ_NO_BUILD=1 runs the targets as they are built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
@@ -12,10 +16,12 @@ build="${KILN_FUZZ_BUILD_DIR:-build-fuzz}"
 targets="${KILN_FUZZ_TARGETS:-fuzz_safetensors fuzz_graph_text fuzz_trace fuzz_trace_json fuzz_workspace_index fuzz_python}"
 ref="${KILN_REFERENCE_DIR:-$(cd .. && pwd)/shared/reference}"
 [ -f "$ref/README.md" ] || { echo "fuzz.sh: reference data not found at $ref" >&2; exit 1; }
-./scripts/install-deps.sh
-CC=clang-19 CXX=clang++-19 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DKILN_FUZZ=ON >/dev/null
-cmake --build "$build" --target $targets
+if [ "${KILN_FUZZ_NO_BUILD:-0}" != 1 ]; then
+  ./scripts/install-deps.sh
+  CC=clang-19 CXX=clang++-19 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DKILN_FUZZ=ON >/dev/null
+  cmake --build "$build" --target $targets
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -43,12 +49,20 @@ run() {
   [ -f tests/fuzz/"$target".dict ] && extra=(-dict=tests/fuzz/"$target".dict)
   echo "fuzz.sh: $target for ${seconds}s"
   ASAN_OPTIONS=detect_leaks=1 ./"$build"/tests/fuzz/"$target" "$corpus" "${extra[@]}" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=1048576 \
+    -max_total_time="$seconds" -timeout="${KILN_FUZZ_TIMEOUT:-10}" -rss_limit_mb=4096 -max_len=1048576 \
     -artifact_prefix="$build"/artifacts/"$target"- -print_final_stats=1 >"$log" 2>&1 || rc=$?
   grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done |==[0-9]+==ERROR|SUMMARY)' "$log" || true
   if [ "$rc" -ne 0 ]; then tail -40 "$log" >&2; echo "fuzz.sh: $target FAILED" >&2; return 1; fi
 }
 declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_graph_text]=graph [fuzz_trace]=trace [fuzz_trace_json]=trace
                   [fuzz_workspace_index]=index [fuzz_python]=python)
-for target in $targets; do run "$target" "$work/${corpus[$target]}"; done
+if [ "${KILN_FUZZ_PARALLEL:-0}" = 1 ]; then
+  pids=()
+  for target in $targets; do run "$target" "$work/${corpus[$target]}" & pids+=($!); done
+  failed=0
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  [ "$failed" = 0 ] || exit 1
+else
+  for target in $targets; do run "$target" "$work/${corpus[$target]}"; done
+fi
 echo "fuzz.sh: no crash, leak or timeout"

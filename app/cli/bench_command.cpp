@@ -36,6 +36,7 @@ int run_compile_bench(int reps, bool json);  // bench_compile.cpp
 int run_seed_child(const std::string& device);  // bench_compile.cpp
 int run_cpu_bench(int reps, int threads, const std::string& reference, bool json);  // bench_cpu.cpp
 int run_minify_bench(int reps, int jobs, const std::string& reference, bool json);  // bench_minify.cpp
+int run_scale_bench(int reps, const std::vector<int64_t>& sizes, bool json);  // bench_scale.cpp
 int run_gpu_bench(int reps, const std::string& reference, const std::string& only, const std::string& dump_dir,
                   std::vector<int> row_elements, bool json);  // bench_gpu.cpp
 
@@ -53,6 +54,7 @@ struct Options {
   std::string graph;       // gpu: one graph instead of all
   std::string dump_cuda;   // gpu: write each graph's CUDA source here instead of timing
   std::vector<int> row_elements;  // gpu: launch shapes to try for reductions
+  std::vector<int64_t> sizes = {2000, 20000, 200000};  // scale: graph sizes in nodes
 };
 
 struct Row {
@@ -226,11 +228,11 @@ int run_trace(Options o) {
 void add_bench_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("bench", "Benchmarks, as ratios to a ceiling measured in the same run");
-  sub->add_option("suite", opts->suite, "which benchmark")->required()->check(CLI::IsMember({"eager", "cpu", "gpu", "trace", "compile", "minify"}));
+  sub->add_option("suite", opts->suite, "which benchmark")->required()->check(CLI::IsMember({"eager", "cpu", "gpu", "trace", "compile", "minify", "scale"}));
   sub->add_option("--elements", opts->elements, "tensor size for the eager suite")->check(CLI::Range(int64_t(1), int64_t(1) << 32));
   sub->add_option("--trace-mb", opts->trace_mb, "log size for the trace suite, in MiB")->check(CLI::Range(uint64_t(1), uint64_t(4096)));
   sub->add_option("--reference", opts->reference, "reference folder (default: KILN_REFERENCE_DIR, else ../shared/reference)");
-  sub->add_option("--reps", opts->reps, "timed repetitions (median reported; default 21 for eager and compile, 11 for cpu, 7 for trace)")->check(CLI::Range(0, 10000));
+  sub->add_option("--reps", opts->reps, "timed repetitions (median reported; default 21 for eager and compile, 11 for cpu, 7 for trace, 3 for scale)")->check(CLI::Range(0, 10000));
   sub->add_option("--threads", opts->threads, "threads (default: all hardware threads)")->check(CLI::Range(0, 1024));
   sub->add_flag("--json", opts->json, "print one JSON document");
   sub->add_option("--graph", opts->graph, "gpu: only this graph (sin_cos, softmax, ...)");
@@ -240,12 +242,16 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "gpu: row positions per thread to try for reduction kernels (the fastest is reported; default: the compiler's own choice)")
       ->delimiter(',')
       ->check(CLI::Range(1, 256));
+  sub->add_option("--sizes", opts->sizes, "scale: graph sizes in nodes, smallest first (default 2000,20000,200000)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t(3), int64_t(10000000)));
   sub->add_option("--seed-child", opts->seed_child, "(internal) one seed capture-to-runnable, as JSON")->group("");
   sub->callback([opts, &exit_code] {
     try {
       exit_code = !opts->seed_child.empty() ? run_seed_child(opts->seed_child)
                   : opts->suite == "trace"     ? run_trace(*opts)
                   : opts->suite == "compile" ? run_compile_bench(opts->reps, opts->json)
+                  : opts->suite == "scale"   ? run_scale_bench(opts->reps, opts->sizes, opts->json)
                   : opts->suite == "minify"  ? run_minify_bench(opts->reps, opts->threads, reference_dir(*opts), opts->json)
                   : opts->suite == "cpu"     ? run_cpu_bench(opts->reps, opts->threads, reference_dir(*opts), opts->json)
                   : opts->suite == "gpu"     ? run_gpu_bench(opts->reps, reference_dir(*opts), opts->graph, opts->dump_cuda, opts->row_elements, opts->json)

@@ -48,26 +48,67 @@ std::string describe_size(const Graph& g) {
 
 // The code generator's stages (backend kiln): the loop IR before and after
 // fusion, LLVM IR before and after optimization, the assembly. Their texts are
-// long, so they print only when asked for by name or with --print-after-all.
+// long, so they print (and are kept) only when asked for by name or with
+// --print-after-all; a program past kAutoCodegenKernels kernels gets its loop
+// IR only unless --codegen always asks for the rest.
+namespace {
+
+bool asked_for(const StagesOptions& o, const std::string& stage) {
+  return o.print_after_all || std::find(o.print_after.begin(), o.print_after.end(), stage) != o.print_after.end();
+}
+
+void print_codegen_stage(const StagesOptions& o, const std::string& prefix, const runtime::CodegenStage& s,
+                         const runtime::CompileStats& st) {
+  std::string note;
+  if (s.name == "ir_post_fusion") note = std::to_string(st.kernels) + " kernels in " + std::to_string(st.groups) + " groups";
+  if (s.name == "assembly") note = "object " + std::to_string(st.object_bytes) + " bytes";
+  const bool asked = asked_for(o, s.name);
+  if (asked) {
+    std::string lines = std::to_string(std::count(s.text.begin(), s.text.end(), '\n')) + " lines";
+    note = note.empty() ? lines : lines + ", " + note;
+  }
+  std::printf("=== %s%s  %.3f ms%s%s\n", prefix.c_str(), s.name.c_str(), s.ms, note.empty() ? "" : "  ", note.c_str());
+  if (asked) std::printf("%s\n", s.text.c_str());
+}
+
+}  // namespace
+
 bool print_codegen(const StagesOptions& o, const std::string& prefix, const pipeline::CompileResult& r) {
-  runtime::CompileOptions co;
-  co.keep_text = true;
-  auto code = runtime::CompiledGraph::compile(r.graph, co, r.constants.all());
-  if (!code) {
+  auto failed = [&](const Status& st) {
     std::printf("=== %scodegen  %s: %s\n", prefix.c_str(), o.codegen_required ? "failed" : "not generated",
-                code.status().message().c_str());
+                st.message().c_str());
     return !o.codegen_required;
+  };
+  runtime::CompileOptions co;
+  co.keep_text = false;
+  for (const char* stage : {"ir_pre_fusion", "ir_post_fusion", "llvm_ir", "llvm_ir_optimized", "assembly"})
+    co.keep_text |= asked_for(o, stage);
+  co.use_cache = false;  // the times shown are the compiler's, not a cache lookup's
+  bool machine_text_asked = false;
+  for (const char* stage : {"llvm_ir", "llvm_ir_optimized", "assembly"}) machine_text_asked |= asked_for(o, stage);
+  bool machine = o.codegen == "always";
+  if (o.codegen == "auto") {
+    auto loops = runtime::schedule_loops(r.graph, co, r.constants.all());
+    if (!loops) return failed(loops.status());
+    machine = machine_text_asked || loops->stats.kernels <= kAutoCodegenKernels;
+    if (!machine) {
+      for (const runtime::CodegenStage& s : loops->stages) print_codegen_stage(o, prefix, s, loops->stats);
+      std::printf("=== %smachine code  not generated: %zu kernels (over %zu; LLVM takes about 10 ms a kernel): "
+                  "--codegen always generates it\n",
+                  prefix.c_str(), loops->stats.kernels, kAutoCodegenKernels);
+      return true;
+    }
   }
-  const runtime::CompileStats& st = (*code)->stats();
-  for (const runtime::CodegenStage& s : (*code)->stages()) {
-    size_t lines = size_t(std::count(s.text.begin(), s.text.end(), '\n'));
-    std::string note = std::to_string(lines) + " lines";
-    if (s.name == "ir_post_fusion") note += ", " + std::to_string(st.kernels) + " kernels in " + std::to_string(st.groups) + " groups";
-    if (s.name == "assembly") note += ", object " + std::to_string(st.object_bytes) + " bytes";
-    std::printf("=== %s%s  %.3f ms  %s\n", prefix.c_str(), s.name.c_str(), s.ms, note.c_str());
-    bool asked = o.print_after_all || std::find(o.print_after.begin(), o.print_after.end(), s.name) != o.print_after.end();
-    if (asked) std::printf("%s\n", s.text.c_str());
+  if (!machine) {
+    auto loops = runtime::schedule_loops(r.graph, co, r.constants.all());
+    if (!loops) return failed(loops.status());
+    for (const runtime::CodegenStage& s : loops->stages) print_codegen_stage(o, prefix, s, loops->stats);
+    std::printf("=== %smachine code  not generated (--codegen never)\n", prefix.c_str());
+    return true;
   }
+  auto code = runtime::CompiledGraph::compile(r.graph, co, r.constants.all());
+  if (!code) return failed(code.status());
+  for (const runtime::CodegenStage& s : (*code)->stages()) print_codegen_stage(o, prefix, s, (*code)->stats());
   return true;
 }
 
@@ -228,6 +269,10 @@ void add_stages_command(CLI::App& app, int& exit_code) {
   sub->add_option("--stage", opts->stage,
                   "trace: start from this stage graph (default: aot_joint_graph, else aot_forward_graph and "
                   "aot_backward_graph, else aot_inference_graph)");
+  sub->add_option("--codegen", opts->codegen,
+                  "machine code (LLVM IR, assembly): auto (up to " + std::to_string(kAutoCodegenKernels) +
+                      " kernels, or when a machine code stage is asked for by --print-after), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   add_limit_options(sub, opts->limits);
   sub->callback([opts, &exit_code] { exit_code = stages(*opts); });
 }

@@ -99,11 +99,28 @@ ExprRef expr_cast(ExprRef a, DType dtype) {
   return make_op(ExprOp::ToDtype, {std::move(a)}, dtype);
 }
 
+std::optional<size_t> BufferNameIndex::find(const std::vector<Buffer>& buffers, std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto look = [&]() -> std::optional<size_t> {
+    auto it = places_.find(std::string(name));
+    if (it == places_.end() || it->second >= buffers.size() || buffers[it->second].name != name) return std::nullopt;
+    return it->second;
+  };
+  if (auto hit = look()) return hit;
+  // Lowering appends a buffer and looks it up at once: index the new tail
+  // first, and everything again only when that does not find it.
+  for (size_t i = std::min(indexed_, buffers.size()); i < buffers.size(); ++i) places_.emplace(buffers[i].name, i);
+  indexed_ = buffers.size();
+  if (auto hit = look()) return hit;
+  places_.clear();
+  for (size_t i = 0; i < buffers.size(); ++i) places_.emplace(buffers[i].name, i);  // the first of a name wins
+  return look();
+}
+
 size_t Program::buffer_index(std::string_view name) const {
-  for (size_t i = 0; i < buffers.size(); ++i)
-    if (buffers[i].name == name) return i;
-  KILN_CHECK(false, "loop IR: no buffer named ", name);
-  return 0;  // unreachable
+  std::optional<size_t> place = name_index.find(buffers, name);
+  KILN_CHECK(place.has_value(), "loop IR: no buffer named ", name);
+  return *place;
 }
 
 const Buffer& Program::buffer(std::string_view name) const { return buffers[buffer_index(name)]; }

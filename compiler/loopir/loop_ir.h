@@ -7,8 +7,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/loopir/extern_call.h"
@@ -93,6 +96,27 @@ struct Kernel {
   std::shared_ptr<const ExternCall> call;
 };
 
+// Program::buffer_index's name -> place map. Passes edit `buffers` freely, so
+// the map is checked on every hit and rebuilt when it is stale; a copy starts
+// empty rather than sharing what describes another vector.
+class BufferNameIndex {
+ public:
+  BufferNameIndex() = default;
+  BufferNameIndex(const BufferNameIndex&) {}
+  BufferNameIndex& operator=(const BufferNameIndex&) {
+    std::lock_guard lock(mu_);
+    places_.clear();
+    indexed_ = 0;
+    return *this;
+  }
+  std::optional<size_t> find(const std::vector<Buffer>& buffers, std::string_view name) const;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::unordered_map<std::string, size_t> places_;
+  mutable size_t indexed_ = 0;  // buffers[0, indexed_) were in `buffers` when the map was last extended
+};
+
 struct Program {
   std::vector<Buffer> buffers;
   std::vector<Kernel> kernels;
@@ -105,6 +129,8 @@ struct Program {
 
   const Buffer& buffer(std::string_view name) const;  // KILN_CHECK when absent
   size_t buffer_index(std::string_view name) const;   // its place in `buffers`; KILN_CHECK when absent
+
+  BufferNameIndex name_index;  // buffer_index's map, not part of the program
 };
 
 // Walks every expression node, children first, then the node; shared nodes once per use.

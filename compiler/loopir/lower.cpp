@@ -162,7 +162,7 @@ class Lowerer {
     for (size_t d = 0; d < v.sizes.size(); ++d) own[d] = v.sizes[d] == 1 ? index_const(0) : idx[lead + d];
     const Buffer& b = p_.buffer(v.buffer);
     IndexRef flat = strided_index(b.sizes, b.strides, b.offset, v.to_buffer(own));
-    return expr_load(v.buffer, simplify_index(flat, ranges_), v.dtype);
+    return expr_load(v.buffer, simplified(flat), v.dtype);
   }
 
   // A tensor argument loaded at `idx`, or a number as a constant, cast to `dtype`.
@@ -198,9 +198,20 @@ class Lowerer {
     Shape all = ranges;
     all.insert(all.end(), reduction_ranges.begin(), reduction_ranges.end());
     ranges_ = loop_ranges(all);
+    if (all != simplified_for_) simplified_.clear(), simplified_for_ = all;
   }
   IndexRef store_index(const Buffer& b) const {
-    return simplify_index(strided_index(b.sizes, b.strides, b.offset, loop_vars(b.sizes.size())), ranges_);
+    return simplified(strided_index(b.sizes, b.strides, b.offset, loop_vars(b.sizes.size())));
+  }
+  // simplify_index with the kernel's ranges, remembered while kernels keep
+  // the same ranges: most kernels of a graph load and store at the same few
+  // indices, and simplifying each again was a third of lowering's time.
+  IndexRef simplified(const IndexRef& e) const {
+    auto it = simplified_.find(e);
+    if (it != simplified_.end()) return it->second;
+    IndexRef s = simplify_index(e, ranges_);
+    simplified_.emplace(e, s);
+    return s;
   }
 
   // One pointwise kernel over `sizes` whose body `body(x0..)` builds.
@@ -689,6 +700,11 @@ class Lowerer {
   Program p_;
   std::map<NodeId, LValue> values_;
   IndexRanges ranges_;
+  struct IndexLess {
+    bool operator()(const IndexRef& a, const IndexRef& b) const { return compare_index(*a, *b) < 0; }
+  };
+  mutable std::map<IndexRef, IndexRef, IndexLess> simplified_;  // under ranges `simplified_for_`
+  Shape simplified_for_;
   int next_buffer_ = 0;
 };
 

@@ -79,7 +79,39 @@ CacheKey cache_key(const Graph& g, const codegen::cpu::Options& o, bool fuse) {
   return key;
 }
 
+// The program lowered and scheduled, with the two loop IR stages.
+Status lower_and_schedule(const Graph& g, const CompileOptions& options, sched::ScheduledProgram& scheduled,
+                          LoopStages& out) {
+  loopir::Program program;
+  try {
+    auto t0 = Clock::now();
+    program = loopir::lower_to_loops(g);
+    out.stats.lower_ms = ms_since(t0);
+    out.stages.push_back({"ir_pre_fusion", options.keep_text ? loopir::print_loop_ir(program) : "", out.stats.lower_ms});
+    t0 = Clock::now();
+    scheduled = options.fuse ? sched::schedule(std::move(program)) : unfused(program);
+    out.stats.schedule_ms = ms_since(t0);
+  } catch (const Error& e) {
+    return Status::error(e.what());
+  }
+  out.stats.kernels = scheduled.program.kernels.size();
+  out.stats.groups = scheduled.groups.size();
+  out.stages.push_back({"ir_post_fusion", options.keep_text ? sched::print_scheduled(scheduled) : "", out.stats.schedule_ms});
+  return {};
+}
+
 }  // namespace
+
+Expected<LoopStages> schedule_loops(const Graph& source, const CompileOptions& options,
+                                    const std::map<std::string, Tensor>& constants) {
+  std::vector<Tensor> bound_inputs;
+  Expected<Graph> bound = bind_constants(source, constants, bound_inputs);
+  if (!bound) return bound.status();
+  sched::ScheduledProgram scheduled;
+  LoopStages out;
+  if (Status st = lower_and_schedule(*bound, options, scheduled, out); !st.ok()) return st;
+  return out;
+}
 
 CompiledGraph::CompiledGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CompiledGraph::~CompiledGraph() = default;
@@ -123,21 +155,10 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
     if (!bug) return bug.status();
     cg.inject_bug = *bug;
   }
-  loopir::Program program;
-  try {
-    auto t0 = Clock::now();
-    program = loopir::lower_to_loops(g);
-    impl->stats.lower_ms = ms_since(t0);
-    t0 = Clock::now();
-    impl->scheduled = options.fuse ? sched::schedule(program) : unfused(program);
-    impl->stats.schedule_ms = ms_since(t0);
-  } catch (const Error& e) {
-    return Status::error(e.what());
-  }
-  if (options.keep_text) {
-    impl->stages.push_back({"ir_pre_fusion", loopir::print_loop_ir(program), impl->stats.lower_ms});
-    impl->stages.push_back({"ir_post_fusion", sched::print_scheduled(impl->scheduled), impl->stats.schedule_ms});
-  }
+  LoopStages loops;
+  if (Status st = lower_and_schedule(g, options, impl->scheduled, loops); !st.ok()) return st;
+  impl->stats = loops.stats;
+  impl->stages = std::move(loops.stages);
   // The compile cache skips LLVM entirely; a compile that keeps the IR
   // texts for the stepper always runs it.
   CompileCache* cache = options.use_cache && !options.keep_text ? default_compile_cache() : nullptr;
@@ -165,11 +186,9 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
   if (!code) return code.status();
   impl->code = std::move(*code);
   const codegen::cpu::Module& m = *impl->code;
-  if (options.keep_text) {
-    impl->stages.push_back({"llvm_ir", m.llvm_ir, m.times.emit_ms});
-    impl->stages.push_back({"llvm_ir_optimized", m.llvm_ir_optimized, m.times.optimize_ms});
-    impl->stages.push_back({"assembly", m.assembly, m.times.codegen_ms});
-  }
+  impl->stages.push_back({"llvm_ir", m.llvm_ir, m.times.emit_ms});
+  impl->stages.push_back({"llvm_ir_optimized", m.llvm_ir_optimized, m.times.optimize_ms});
+  impl->stages.push_back({"assembly", m.assembly, m.times.codegen_ms});
   const loopir::Program& p = impl->scheduled.program;
   impl->binding.index(impl->scheduled);
   CompileStats& st = impl->stats;

@@ -27,7 +27,7 @@ struct CompileOptions {
 // llvm_ir, llvm_ir_optimized, assembly.
 struct CodegenStage {
   std::string name;
-  std::string text;
+  std::string text;  // empty unless CompileOptions::keep_text
   double ms = 0;  // the step that made it (the assembly: object and assembly emission)
 };
 
@@ -42,6 +42,17 @@ struct CompileStats {
 // for the caller's inputs). Shared by the CPU and CUDA runtimes.
 Expected<Graph> bind_constants(const Graph& source, const std::map<std::string, Tensor>& constants,
                                std::vector<Tensor>& bound);
+
+// Lowering and scheduling without machine code: the ir_pre_fusion and
+// ir_post_fusion stages (their text with keep_text) and the lower/schedule
+// times, kernel and group counts. What `kiln-cli stages` shows of a program
+// too large to send through LLVM by default.
+struct LoopStages {
+  std::vector<CodegenStage> stages;
+  CompileStats stats;
+};
+Expected<LoopStages> schedule_loops(const Graph& g, const CompileOptions& options = {},
+                                    const std::map<std::string, Tensor>& constants = {});
 
 class CompiledGraph {
  public:

@@ -1,5 +1,6 @@
 // Buffer planning, the post-fusion printer and the evaluator of a scheduled program.
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -29,13 +30,17 @@ void plan_buffers(ScheduledProgram& s) {
       for (const std::string& w : written_buffers(p.kernels[k])) last_use[w] = std::max(last_use[w], g);
       for (const std::string& r : read_buffers(p.kernels[k])) last_use[r] = g;
     }
+  // Buffers by the group that uses them last (in name order, as they are freed).
+  std::vector<std::vector<std::string>> last_used_in(s.groups.size());
+  for (const auto& [name, g] : last_use) last_used_in[g].push_back(name);
   struct Free {
     std::string storage;
-    DType dtype;
     int64_t bytes;
     size_t freed_after;
   };
-  std::vector<Free> pool;
+  // Freed storage by dtype and size, oldest first: a new buffer takes the
+  // first one freed of its kind.
+  std::map<std::pair<DType, int64_t>, std::deque<Free>> pool;
   std::map<std::string, std::string> storage_of;
   for (size_t g = 0; g < s.groups.size(); ++g) {
     std::vector<std::string> written;
@@ -55,33 +60,34 @@ void plan_buffers(ScheduledProgram& s) {
       } else if (!plain) {
         a.reason = "fresh: not a contiguous layout";
       } else {
-        auto it = std::find_if(pool.begin(), pool.end(), [&](const Free& f) {
-          return f.dtype == b.dtype && f.bytes == byte_size(b);
-        });
-        if (it == pool.end()) {
+        auto it = pool.find({b.dtype, byte_size(b)});
+        if (it == pool.end() || it->second.empty()) {
           a.reason = "fresh: no freed " + std::to_string(byte_size(b)) + "-byte " + std::string(dtype_name(b.dtype)) +
                      " buffer";
         } else {
-          a.storage = it->storage;
+          const Free& f = it->second.front();
+          a.storage = f.storage;
           a.reused = true;
-          a.reason = "reuses " + it->storage + " (freed after group " + std::to_string(it->freed_after) + ", " +
-                     std::to_string(it->bytes) + " bytes)";
-          pool.erase(it);
+          a.reason = "reuses " + f.storage + " (freed after group " + std::to_string(f.freed_after) + ", " +
+                     std::to_string(f.bytes) + " bytes)";
+          it->second.pop_front();
         }
       }
       storage_of[b.name] = a.storage;
       s.allocations.push_back(a);
     }
     // Free what this group read or wrote for the last time (never inputs or outputs).
+    auto release = [&](const Buffer& b) { pool[{b.dtype, byte_size(b)}].push_back({storage_of[b.name], byte_size(b), g}); };
     for (const std::string& name : written) {
       const Buffer& b = p.buffer(name);
-      if (!b.is_output && last_use[b.name] == g) pool.push_back({storage_of[b.name], b.dtype, byte_size(b), g});
+      if (!b.is_output && last_use[b.name] == g) release(b);
     }
-    for (const auto& [name, storage] : storage_of) {
+    for (const std::string& name : last_used_in[g]) {
+      if (!storage_of.count(name)) continue;  // a graph input: not planned
       const Buffer& b = p.buffer(name);
-      if (b.is_output || last_use[name] != g) continue;
+      if (b.is_output) continue;
       bool written_here = std::find(written.begin(), written.end(), name) != written.end();
-      if (!written_here) pool.push_back({storage, b.dtype, byte_size(b), g});
+      if (!written_here) release(b);
     }
   }
 }

@@ -10,7 +10,9 @@
 // and the product has no other reader. Anything else is refused with the
 // reason: "relu cannot run inside the BLAS call".
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "compiler/loopir/lower_extern.h"
@@ -123,58 +125,75 @@ std::string match_epilogue(const Program& p, const Kernel& gemm_kernel, const Ke
 }  // namespace
 
 void fuse_extern_epilogues(Program& p, std::vector<FusionDecision>& decisions) {
+  if (std::none_of(p.kernels.begin(), p.kernels.end(), [](const Kernel& k) {
+        return k.kind == KernelKind::Extern && k.call->kind == ExternKind::Gemm;
+      }))
+    return;
+  // Who reads each buffer, kept true as folds move a GEMM to its consumer's
+  // place: scanning every later kernel per GEMM was quadratic.
+  std::map<std::string, std::set<size_t>> readers;
+  for (size_t j = 0; j < p.kernels.size(); ++j)
+    for (const std::string& b : read_buffers(p.kernels[j])) readers[b].insert(j);
+  std::vector<bool> folded_away(p.kernels.size(), false);
+  std::set<std::string> products_gone;
+  // A folded call sits where its consumer was and is tried again when the
+  // loop gets there, so `mm * k + bias` folds in two steps.
   for (size_t i = 0; i < p.kernels.size(); ++i) {
-    for (;;) {
-      const Kernel& e = p.kernels[i];
-      if (e.kind != KernelKind::Extern || e.call->kind != ExternKind::Gemm || e.call->outputs.size() != 1) break;
-      const std::string product = e.output;
-      std::vector<size_t> consumers;
-      for (size_t j = i + 1; j < p.kernels.size(); ++j)
-        if (reads(p.kernels[j], product)) consumers.push_back(j);
-      if (consumers.empty()) break;
-      const Kernel& c = p.kernels[consumers[0]];
-      FusionDecision d{DecisionKind::Epilogue, false, product, c.output, ""};
-      std::string op = e.call->gemm.batched ? "bmm" : "mm";
-      auto refuse = [&](const std::string& why) {
-        d.reason = "not folded " + c.output + " into extern " + op + " " + product + ": " + why;
-        decisions.push_back(d);
-      };
-      if (p.buffer(product).is_output) { refuse(product + " is a graph output (materialized)"); break; }
-      if (consumers.size() > 1) {
-        refuse(std::to_string(consumers.size()) + " kernels read the product (" + c.output + ", " +
-               p.kernels[consumers[1]].output + (consumers.size() > 2 ? ", ..." : "") + ")");
-        break;
-      }
-      Match m;
-      if (std::string why = match_epilogue(p, e, c, product, m); !why.empty()) { refuse(why); break; }
-      auto call = std::make_shared<ExternCall>(*e.call);
-      call->gemm = m.gemm;
-      if (m.c_view) {
-        call->tensors.push_back(*m.c_view);
-        call->gemm.c = int(call->tensors.size() - 1);
-        if (std::find(call->inputs.begin(), call->inputs.end(), m.c_view->buffer) == call->inputs.end())
-          call->inputs.push_back(m.c_view->buffer);
-      }
-      bool fused = call->gemm.c >= 0 || call->gemm.c_constant || call->gemm.alpha != 1;
-      if (fused) call->target = call->gemm.batched ? "aten::baddbmm.default" : "aten::addmm.default";
-      call->outputs[0] = c.output;
-      call->epilogue.push_back(c.origin);
-      Kernel folded = e;
-      folded.output = c.output;
-      folded.call = std::move(call);
-      d.accepted = true;
-      d.reason = "folded " + c.output + " into extern " + op + " " + product + " as " +
-                 (folded.call->gemm.batched ? "baddbmm" : "addmm") + ": " + m.what + " (alpha=" +
-                 num(folded.call->gemm.alpha) + ", beta=" + num(folded.call->gemm.beta) + ")";
+    const Kernel& e = p.kernels[i];
+    if (e.kind != KernelKind::Extern || e.call->kind != ExternKind::Gemm || e.call->outputs.size() != 1) continue;
+    const std::string product = e.output;
+    std::vector<size_t> consumers;
+    for (size_t j : readers[product])
+      if (j > i) consumers.push_back(j);
+    if (consumers.empty()) continue;
+    const Kernel& c = p.kernels[consumers[0]];
+    FusionDecision d{DecisionKind::Epilogue, false, product, c.output, ""};
+    std::string op = e.call->gemm.batched ? "bmm" : "mm";
+    auto refuse = [&](const std::string& why) {
+      d.reason = "not folded " + c.output + " into extern " + op + " " + product + ": " + why;
       decisions.push_back(d);
-      // The folded call runs where the consumer ran: C may be computed between the two.
-      size_t at = consumers[0];
-      p.kernels[at] = std::move(folded);
-      p.kernels.erase(p.kernels.begin() + std::ptrdiff_t(i));
-      std::erase_if(p.buffers, [&](const Buffer& b) { return b.name == product; });
-      i = at - 1;
+    };
+    if (p.buffer(product).is_output) { refuse(product + " is a graph output (materialized)"); continue; }
+    if (consumers.size() > 1) {
+      refuse(std::to_string(consumers.size()) + " kernels read the product (" + c.output + ", " +
+             p.kernels[consumers[1]].output + (consumers.size() > 2 ? ", ..." : "") + ")");
+      continue;
     }
+    Match m;
+    if (std::string why = match_epilogue(p, e, c, product, m); !why.empty()) { refuse(why); continue; }
+    auto call = std::make_shared<ExternCall>(*e.call);
+    call->gemm = m.gemm;
+    if (m.c_view) {
+      call->tensors.push_back(*m.c_view);
+      call->gemm.c = int(call->tensors.size() - 1);
+      if (std::find(call->inputs.begin(), call->inputs.end(), m.c_view->buffer) == call->inputs.end())
+        call->inputs.push_back(m.c_view->buffer);
+    }
+    bool fused = call->gemm.c >= 0 || call->gemm.c_constant || call->gemm.alpha != 1;
+    if (fused) call->target = call->gemm.batched ? "aten::baddbmm.default" : "aten::addmm.default";
+    call->outputs[0] = c.output;
+    call->epilogue.push_back(c.origin);
+    Kernel folded = e;
+    folded.output = c.output;
+    folded.call = std::move(call);
+    d.accepted = true;
+    d.reason = "folded " + c.output + " into extern " + op + " " + product + " as " +
+               (folded.call->gemm.batched ? "baddbmm" : "addmm") + ": " + m.what + " (alpha=" +
+               num(folded.call->gemm.alpha) + ", beta=" + num(folded.call->gemm.beta) + ")";
+    decisions.push_back(d);
+    // The folded call runs where the consumer ran: C may be computed between the two.
+    const size_t at = consumers[0];
+    for (const std::string& b : read_buffers(e)) readers[b].erase(i), readers[b].insert(at);
+    readers.erase(product);
+    products_gone.insert(product);
+    folded_away[i] = true;
+    p.kernels[at] = std::move(folded);
   }
+  std::vector<Kernel> kept;
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    if (!folded_away[i]) kept.push_back(std::move(p.kernels[i]));
+  p.kernels = std::move(kept);
+  std::erase_if(p.buffers, [&](const Buffer& b) { return products_gone.count(b.name) > 0; });
 }
 
 }  // namespace kiln::sched::detail

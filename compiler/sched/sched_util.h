@@ -23,6 +23,8 @@ loopir::IndexRef linear_index(const std::vector<int64_t>& sizes, int64_t first_v
 // buffer is the point whose row-major rank is f: what inlining and the outer
 // split of a fused group rely on.
 bool store_is_contiguous(const loopir::Kernel& k);
+// The row-major index of a kernel's own point, simplified: linear_index(k.ranges).
+loopir::IndexRef own_point_index(const loopir::Kernel& k);
 
 struct LoadSite {
   std::string buffer;
@@ -39,6 +41,10 @@ std::vector<std::string> written_buffers(const loopir::Kernel& k);
 // Folds a pointwise consumer into an mm / bmm extern kernel where BLAS can
 // compute it (beta*C, alpha) (extern_epilogue.cpp). Runs before inlining.
 void fuse_extern_epilogues(loopir::Program& p, std::vector<FusionDecision>& decisions);
+
+// Step 2: groups the kernels that share a loop nest, recording every decision;
+// returns the groups in a valid execution order (fuser.cpp).
+std::vector<std::vector<size_t>> fuse_groups(const loopir::Program& p, std::vector<FusionDecision>& decisions);
 
 // Fills s.allocations from s.program and s.groups (buffer_plan.cpp).
 void plan_buffers(ScheduledProgram& s);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "compiler/loopir/view_index.h"
 #include "compiler/sched/sched_util.h"
@@ -49,9 +50,22 @@ IndexRef linear_index(const std::vector<int64_t>& sizes, int64_t first_var) {
   return index_add(std::move(terms));
 }
 
+IndexRef own_point_index(const Kernel& k) {
+  // Kernels share a handful of shapes; simplifying the same index for each
+  // was most of the scheduler's time on a 200,000-node chain.
+  thread_local std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, IndexRef> cache;
+  auto key = std::make_pair(k.ranges, k.reduction_ranges);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() > 1024) cache.clear();
+  return cache.emplace(std::move(key), simplify_index(linear_index(k.ranges), kernel_index_ranges(k))).first->second;
+}
+
 bool store_is_contiguous(const Kernel& k) {
-  IndexRanges r = kernel_index_ranges(k);
-  return equal_index(simplify_index(k.store_index, r), simplify_index(linear_index(k.ranges), r));
+  const IndexRef own = own_point_index(k);
+  // Lowering stores at a simplified index; equal as written means equal.
+  if (equal_index(k.store_index, own)) return true;
+  return equal_index(simplify_index(k.store_index, kernel_index_ranges(k)), own);
 }
 
 std::vector<LoadSite> collect_loads(const ExprRef& body) {
@@ -127,7 +141,7 @@ class MemoMutator {
 
  private:
   std::function<ExprRef(const ExprRef&)> on_load_;
-  std::map<const Expr*, ExprRef> memo_;
+  std::unordered_map<const Expr*, ExprRef> memo_;
 };
 
 // The producer's body at the element `index` of its buffer, in the consumer's
@@ -135,6 +149,20 @@ class MemoMutator {
 // with the consumer's ranges (usually back to plain variables).
 ExprRef producer_body_at(const Kernel& producer, const IndexRef& index, const IndexRanges& consumer_ranges,
                          DType load_dtype) {
+  // The common case, a consumer that reads the producer's element at its own
+  // point over the same ranges: the producer's loads were simplified with
+  // these ranges when it was lowered or inlined into, and simplify_index is
+  // idempotent, so its body serves as it is (shared, not copied). Rewriting
+  // it at every step of a chain made inlining cost the body's length per node.
+  auto same_ranges = [&] {
+    for (size_t d = 0; d < producer.ranges.size(); ++d) {
+      auto extent = consumer_ranges.var_extents.find(int64_t(d));
+      if (extent == consumer_ranges.var_extents.end() || !equal_index(extent->second, index_const(producer.ranges[d])))
+        return false;
+    }
+    return true;
+  };
+  if (equal_index(index, own_point_index(producer)) && same_ranges()) return expr_cast(producer.body, load_dtype);
   std::map<int64_t, IndexRef> decode;
   if (!producer.ranges.empty()) {
     std::vector<IndexRef> digits = reshape_indices(producer.ranges, {numel(producer.ranges)}, {index});
@@ -163,15 +191,25 @@ std::string join(const std::vector<std::string>& parts) {
 constexpr int64_t kRecomputedOpsLimit = 24;   // a body recomputed by two or more consumers
 constexpr int64_t kInlinedBodyLimit = 400;    // a consumer's body after inlining
 
-// Nodes of `e` counted as a tree (each use of a shared node again), stopping at `cap`.
-int64_t tree_size(const ExprRef& e, int64_t cap) {
-  int64_t n = 1;
-  for (const ExprRef& o : e->operands) {
-    if (n >= cap) break;
-    n += tree_size(o, cap - n);
+// Nodes of an expression counted as a tree (each use of a shared node
+// again), up to kInlinedBodyLimit + 1. Remembered per node: along a chain the
+// same shared body is measured at every step, and the map holds each node, so
+// no address is reused by another while it runs.
+class TreeSizes {
+ public:
+  static constexpr int64_t kCap = kInlinedBodyLimit + 1;
+  int64_t of(const ExprRef& e) {
+    auto it = sizes_.find(e.get());
+    if (it != sizes_.end()) return it->second.second;
+    int64_t n = 1;
+    for (const ExprRef& o : e->operands) n = std::min(kCap, n + of(o));
+    sizes_.emplace(e.get(), std::make_pair(e, n));
+    return n;
   }
-  return n;
-}
+
+ private:
+  std::unordered_map<const Expr*, std::pair<ExprRef, int64_t>> sizes_;
+};
 
 // Loads of `buffer` in `e`, counted as a tree, stopping at `cap`.
 int64_t tree_loads(const ExprRef& e, const std::string& buffer, int64_t cap) {
@@ -184,21 +222,33 @@ int64_t tree_loads(const ExprRef& e, const std::string& buffer, int64_t cap) {
   return n;
 }
 
+// Which kernels load each buffer, kept true as inlining moves loads from the
+// inlined producer into its consumers: asking every later kernel instead made
+// inlining quadratic (33 s of a 20,000-node chain).
+using ReadersIndex = std::unordered_map<std::string, std::set<size_t>>;
+
 // Step 1. Kernels stay in program order; inlined ones are dropped.
 void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
   std::vector<bool> removed(p.kernels.size(), false);
+  // Per kernel the buffers it reads, and per buffer its readers: both follow
+  // the loads that inlining moves, instead of walking bodies again.
+  std::vector<std::set<std::string>> reads_of(p.kernels.size());
+  ReadersIndex readers;
+  for (size_t j = 0; j < p.kernels.size(); ++j)
+    for (const std::string& b : read_buffers(p.kernels[j])) readers[b].insert(j), reads_of[j].insert(b);
+  TreeSizes tree_size;
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel& k = p.kernels[i];
     if (k.kind != KernelKind::Pointwise) continue;
     std::vector<size_t> consumers;
     std::vector<std::string> names, reductions, externs;
-    for (size_t j = i + 1; j < p.kernels.size(); ++j)
-      if (!removed[j] && reads(p.kernels[j], k.output)) {
-        consumers.push_back(j);
-        names.push_back(p.kernels[j].output);
-        if (p.kernels[j].kind == KernelKind::Reduction) reductions.push_back(p.kernels[j].output);
-        if (p.kernels[j].kind == KernelKind::Extern) externs.push_back(p.kernels[j].output);
-      }
+    for (size_t j : readers[k.output]) {
+      if (j <= i || removed[j]) continue;
+      consumers.push_back(j);
+      names.push_back(p.kernels[j].output);
+      if (p.kernels[j].kind == KernelKind::Reduction) reductions.push_back(p.kernels[j].output);
+      if (p.kernels[j].kind == KernelKind::Extern) externs.push_back(p.kernels[j].output);
+    }
     FusionDecision d{DecisionKind::Inline, false, k.output, join(names), ""};
     auto refuse = [&](const std::string& why) {
       d.reason = "not inlined " + k.output + ": " + why;
@@ -228,7 +278,7 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
              "): inlining would recompute it in each, kept materialized");
       continue;
     }
-    const int64_t body = tree_size(k.body, kInlinedBodyLimit + 1);
+    const int64_t body = tree_size.of(k.body);
     if (consumers.size() >= 2 && body > kRecomputedOpsLimit) {
       refuse("read by " + std::to_string(consumers.size()) + " kernels and " + std::to_string(body) +
              " ops long: recomputing it in each would multiply the code, kept materialized");
@@ -238,7 +288,7 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
     for (size_t j : consumers) {
       const Kernel& c = p.kernels[j];
       const int64_t loads = tree_loads(c.body, k.output, kInlinedBodyLimit + 1);
-      const int64_t after = tree_size(c.body, kInlinedBodyLimit + 1) + loads * body;
+      const int64_t after = tree_size.of(c.body) + loads * body;
       if (after > kInlinedBodyLimit) {
         too_big = c.output + "'s body would grow to " + (after > kInlinedBodyLimit * 2 ? "over " : "") +
                   std::to_string(std::min(after, kInlinedBodyLimit * 2)) + " ops (" + std::to_string(loads) +
@@ -256,6 +306,17 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
       });
       c.body = m.mutate(c.body);
     }
+    // The consumers now load what the producer loaded, and no longer its output.
+    for (const std::string& b : reads_of[i]) {
+      std::set<size_t>& r = readers[b];
+      r.erase(i);
+      r.insert(consumers.begin(), consumers.end());
+    }
+    for (size_t j : consumers) {
+      reads_of[j].erase(k.output);
+      reads_of[j].insert(reads_of[i].begin(), reads_of[i].end());
+    }
+    readers.erase(k.output);
     removed[i] = true;
     d.accepted = true;
     d.reason = "inlined " + k.output + " into " + join(names) + ": pointwise, " +
@@ -273,247 +334,17 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
   std::erase_if(p.buffers, [&](const Buffer& b) { return gone.count(b.name) > 0; });
 }
 
-// The smallest k with prod(ranges[:k]) == n, or -1: the kernel's loops split
-// into an outer part of n points and an inner part.
-int outer_prefix(const std::vector<int64_t>& ranges, int64_t n) {
-  int64_t prod = 1;
-  for (size_t k = 0;; ++k) {
-    if (prod == n) return int(k);
-    if (k == ranges.size() || prod > n) return -1;
-    prod *= ranges[k];
-  }
-}
-
-class Fuser {
- public:
-  Fuser(const Program& p, std::vector<FusionDecision>& decisions) : p_(p), decisions_(decisions) {
-    for (size_t i = 0; i < p.kernels.size(); ++i) {
-      group_of_.push_back(i);
-      members_[i] = {i};
-      for (const std::string& b : written_buffers(p.kernels[i])) writer_[b] = i;
-    }
-    for (size_t i = 0; i < p.kernels.size(); ++i) {
-      // An extern has no load sites, only whole buffers it reads: dependencies, never fusion candidates' indices.
-      for (const LoadSite& l : collect_loads(p.kernels[i].body)) loads_[i].push_back(l);
-      for (const std::string& b : read_buffers(p.kernels[i])) {
-        auto w = writer_.find(b);
-        if (w != writer_.end()) producers_[i].insert(w->second);
-      }
-    }
-  }
-
-  void run() {
-    fuse_siblings();
-    fuse_vertical();
-  }
-
-  // Groups in a valid execution order, kernels in program order inside each.
-  std::vector<std::vector<size_t>> ordered_groups() const {
-    std::map<size_t, std::set<size_t>> preds;
-    for (auto& [g, ks] : members_) {
-      preds[g];
-      for (size_t k : ks)
-        for (size_t w : producers_.count(k) ? producers_.at(k) : std::set<size_t>{})
-          if (group_of_[w] != g) preds[g].insert(group_of_[w]);
-    }
-    std::vector<std::vector<size_t>> order;
-    std::set<size_t> done;
-    while (done.size() < members_.size()) {
-      size_t pick = SIZE_MAX;
-      for (auto& [g, ps] : preds) {  // keyed by the group's first kernel: ties go to program order
-        if (done.count(g)) continue;
-        if (std::all_of(ps.begin(), ps.end(), [&](size_t q) { return done.count(q) > 0; })) { pick = g; break; }
-      }
-      KILN_CHECK(pick != SIZE_MAX, "scheduler: fused groups form a cycle");
-      done.insert(pick);
-      order.push_back(std::vector<size_t>(members_.at(pick).begin(), members_.at(pick).end()));
-    }
-    return order;
-  }
-
- private:
-  const Kernel& kernel(size_t i) const { return p_.kernels[i]; }
-
-  void fuse_siblings() {
-    for (size_t i = 0; i < p_.kernels.size(); ++i) {
-      if (kernel(i).kind != KernelKind::Reduction) continue;
-      for (size_t j = i + 1; j < p_.kernels.size(); ++j) {
-        if (kernel(j).kind != KernelKind::Reduction || group_of_[i] == group_of_[j]) continue;
-        std::string shared;
-        for (const LoadSite& a : loads_[i])
-          for (const LoadSite& b : loads_[j])
-            if (shared.empty() && a.buffer == b.buffer) shared = a.buffer;
-        // One that needs the other's result is not a sibling (the vertical pass sees it).
-        if (shared.empty() || reachable(group_of_[i], group_of_[j])) continue;
-        const Kernel &a = kernel(i), &b = kernel(j);
-        FusionDecision d{DecisionKind::Fuse, false, a.output, b.output, ""};
-        std::string pair = a.output + " and " + b.output;
-        if (a.ranges != b.ranges || a.reduction_ranges != b.reduction_ranges) {
-          d.reason = "not fused " + pair + ": both read " + shared + " but ranges differ " + sizes_string(a.ranges) +
-                     " x " + sizes_string(a.reduction_ranges) + " vs " + sizes_string(b.ranges) + " x " +
-                     sizes_string(b.reduction_ranges);
-        } else if (std::string why = try_merge(group_of_[i], group_of_[j]); !why.empty()) {
-          d.reason = "not fused " + pair + ": " + why;
-        } else {
-          d.accepted = true;
-          d.reason = "fused " + pair + ": sibling reductions over " + shared + ", ranges " + sizes_string(a.ranges) +
-                     " x " + sizes_string(a.reduction_ranges) + " (one pass over " + shared + ")";
-        }
-        decisions_.push_back(d);
-      }
-    }
-  }
-
-  void fuse_vertical() {
-    for (size_t j = 0; j < p_.kernels.size(); ++j) {
-      for (size_t i : producers_[j]) {
-        if (group_of_[i] == group_of_[j]) continue;
-        const Kernel &a = kernel(i), &b = kernel(j);
-        FusionDecision d{DecisionKind::Fuse, false, a.output, b.output, ""};
-        bool ra = a.kind == KernelKind::Reduction, rb = b.kind == KernelKind::Reduction;
-        bool group_reduces = has_reduction(group_of_[i]);
-        if (std::string why = try_merge(group_of_[i], group_of_[j]); !why.empty()) {
-          d.reason = "not fused " + b.output + " with " + a.output + ": " + why;
-        } else {
-          d.accepted = true;
-          std::string what = ra && !rb             ? "pointwise epilogue of reduction " + a.output
-                             : !rb && group_reduces ? "pointwise epilogue in a reduction's group"
-                             : ra && rb             ? "reduction reading " + a.output + "'s result at its own outer point"
-                             : rb                   ? "materialized pointwise prologue " + a.output + " of the reduction"
-                                                    : "pointwise, same iteration space";
-          d.reason = "fused " + b.output + " into the group of " + a.output + ": " + what + ", outer numel " +
-                     std::to_string(outer_numel(members_.at(group_of_[j])));
-        }
-        decisions_.push_back(d);
-      }
-    }
-  }
-
-  bool has_reduction(size_t g) const {
-    const std::set<size_t>& ks = members_.at(g);
-    return std::any_of(ks.begin(), ks.end(), [&](size_t k) { return kernel(k).kind == KernelKind::Reduction; });
-  }
-
-  // The outer point count of a set of kernels: the reductions' output numel,
-  // else the first kernel's numel.
-  int64_t outer_numel(const std::set<size_t>& ks) const {
-    for (size_t k : ks)
-      if (kernel(k).kind == KernelKind::Reduction) return numel(kernel(k).ranges);
-    return numel(kernel(*ks.begin()).ranges);
-  }
-
-  // Merges the two groups when legal; else returns why not.
-  std::string try_merge(size_t ga, size_t gb) {
-    std::set<size_t> all = members_.at(ga);
-    all.insert(members_.at(gb).begin(), members_.at(gb).end());
-    for (size_t k : all)
-      if (kernel(k).kind == KernelKind::Extern)
-        return "extern kernel " + kernel(k).output + " runs alone (a library call, not a loop nest)";
-    int64_t n = outer_numel(all);
-    if (n == 0) return "empty iteration space";
-    bool any_reduction = std::any_of(all.begin(), all.end(), [&](size_t q) {
-      return kernel(q).kind == KernelKind::Reduction;
-    });
-    // The kernel that sets the outer ranges, for messages.
-    const Kernel& ref = kernel(*std::find_if(all.begin(), all.end(), [&](size_t q) {
-      return !any_reduction || kernel(q).kind == KernelKind::Reduction;
-    }));
-    std::map<size_t, int> prefix;
-    for (size_t k : all) {
-      const Kernel& K = kernel(k);
-      int whole = numel(K.ranges) == n ? int(K.ranges.size()) : -1;
-      // Only a reduction's group has an inner loop a pointwise kernel can put its inner dims in.
-      int at = K.kind == KernelKind::Pointwise && any_reduction ? outer_prefix(K.ranges, n) : whole;
-      if (at < 0)
-        return "ranges differ " + sizes_string(K.ranges) + " vs " + sizes_string(ref.ranges) + " (" + K.output +
-               " vs " + ref.output + ")";
-      if (!store_is_contiguous(K)) return K.output + "'s store is not contiguous";
-      prefix[k] = at;
-    }
-    for (size_t k : all) {
-      const Kernel& K = kernel(k);
-      IndexRanges r = kernel_index_ranges(K);
-      std::vector<int64_t> outer(K.ranges.begin(), K.ranges.begin() + prefix[k]);
-      IndexRef own = simplify_index(linear_index(outer), r);
-      for (const LoadSite& l : loads_.at(k)) {
-        auto w = writer_.find(l.buffer);
-        if (w == writer_.end() || !all.count(w->second)) continue;
-        int64_t inner = numel(kernel(w->second).ranges) / n;
-        IndexRef row = simplify_index(index_floordiv(l.index, index_const(inner)), r);
-        if (!equal_index(row, own))
-          return K.output + " reads " + l.buffer + " at " + to_string(l.index) + ", outside its own outer point " +
-                 to_string(own);
-      }
-    }
-    if (std::string via = path_through_other(ga, gb); !via.empty()) return "fusing would create a cycle through " + via;
-    if (std::string via = path_through_other(gb, ga); !via.empty()) return "fusing would create a cycle through " + via;
-    size_t keep = std::min(ga, gb), drop = std::max(ga, gb);
-    for (size_t k : members_.at(drop)) group_of_[k] = keep;
-    members_[keep] = all;
-    members_.erase(drop);
-    return {};
-  }
-
-  // A group other than `from` and `to` on a dependency path from `from` to
-  // `to` (fusing them would need it both before and after), or "".
-  std::string path_through_other(size_t from, size_t to) const {
-    std::set<size_t> seen;
-    std::vector<size_t> stack;
-    for (size_t g : successors(from))
-      if (g != to) stack.push_back(g);
-    while (!stack.empty()) {
-      size_t g = stack.back();
-      stack.pop_back();
-      if (!seen.insert(g).second) continue;
-      for (size_t s : successors(g)) {
-        if (s == to) return kernel(*members_.at(g).begin()).output;
-        if (s != from) stack.push_back(s);
-      }
-    }
-    return {};
-  }
-
-  bool reachable(size_t from, size_t to) const {
-    std::set<size_t> seen;
-    std::vector<size_t> stack = {from};
-    while (!stack.empty()) {
-      size_t g = stack.back();
-      stack.pop_back();
-      if (g == to) return true;
-      if (!seen.insert(g).second) continue;
-      for (size_t s : successors(g)) stack.push_back(s);
-    }
-    return false;
-  }
-
-  std::set<size_t> successors(size_t g) const {
-    std::set<size_t> out;
-    for (auto& [k, ps] : producers_)
-      for (size_t w : ps)
-        if (group_of_[w] == g && group_of_[k] != g) out.insert(group_of_[k]);
-    return out;
-  }
-
-  const Program& p_;
-  std::vector<FusionDecision>& decisions_;
-  std::vector<size_t> group_of_;
-  std::map<size_t, std::set<size_t>> members_;  // keyed by the group's smallest kernel index
-  std::map<std::string, size_t> writer_;
-  std::map<size_t, std::vector<LoadSite>> loads_;
-  std::map<size_t, std::set<size_t>> producers_;
-};
-
 }  // namespace
 
-ScheduledProgram schedule(const Program& program) {
+ScheduledProgram schedule(const Program& program) { return schedule(Program(program)); }
+
+ScheduledProgram schedule(Program&& program) {
   ScheduledProgram s;
-  s.program = program;
+  s.program = std::move(program);
   fuse_extern_epilogues(s.program, s.decisions);
   inline_producers(s.program, s.decisions);
-  Fuser fuser(s.program, s.decisions);
-  fuser.run();
   std::vector<Kernel> ordered;
-  for (const std::vector<size_t>& ks : fuser.ordered_groups()) {
+  for (const std::vector<size_t>& ks : fuse_groups(s.program, s.decisions)) {
     FusedGroup g;
     for (size_t k : ks) {
       const Kernel& K = s.program.kernels[k];

@@ -65,6 +65,7 @@ struct ScheduledProgram {
 };
 
 ScheduledProgram schedule(const loopir::Program& program);
+ScheduledProgram schedule(loopir::Program&& program);  // the same, without a copy of the program
 
 // Modelled on Inductor's ir_post_fusion.txt: per group its kernels (as
 // print_kernel prints them), then the decisions and the buffer plan.

@@ -3,6 +3,7 @@
 // application; a graph file runs the passes alone; a TORCH_TRACE log runs each
 // compile id's ATen graph (a joint graph through Kiln's partitioner); bad input
 // exits 3.
+#include <algorithm>
 #include <QtTest>
 
 #include <QTemporaryDir>
@@ -134,6 +135,55 @@ class TestCliStages : public QObject {
     QVERIFY2(out.contains(QRegularExpression(R"(=== cse #\d+ )")), run.out.constData());
     // After CSE the add reads the one sin twice.
     QVERIFY2(out.contains("torch.ops.aten.add.Tensor(sin, sin)"), run.out.constData());
+  }
+
+  // Machine code: a small graph gets it (the LLVM stages' headers), `never`
+  // leaves it out, and past 500 fused kernels `auto` says why it is left out;
+  // texts are printed only when asked for.
+  void codegen_stages_follow_the_codegen_option() {
+    QTemporaryDir dir;
+    auto write = [&](const QString& name, int diamonds) {
+      QByteArray text = "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[8]\"):\n";
+      QByteArray last = "x";
+      for (int i = 0; i < diamonds; ++i) {
+        QByteArray n = QByteArray::number(i);
+        text += "        s" + n + ": \"f32[8]\" = torch.ops.aten.sin.default(" + last + ")\n";
+        text += "        c" + n + ": \"f32[8]\" = torch.ops.aten.cos.default(" + last + ")\n";
+        text += "        a" + n + ": \"f32[8]\" = torch.ops.aten.add.Tensor(s" + n + ", c" + n + ")\n";
+        last = "a" + n;
+      }
+      text += "        return (" + last + ",)\n";
+      QFile f(dir.filePath(name));
+      if (!f.open(QIODevice::WriteOnly)) return QString();
+      f.write(text);
+      return f.fileName();
+    };
+    const QString small = write("small.txt", 2), large = write("large.txt", 6000);
+    QVERIFY(!small.isEmpty() && !large.isEmpty());
+
+    auto plain = kiln::test::run_cli({"stages", small, "--print-after", "none"});
+    QCOMPARE(plain.code, 0);
+    QStringList h = headers(plain.out);
+    QVERIFY2(h.contains("=== llvm_ir") && h.contains("=== llvm_ir_optimized"), qPrintable(h.join('\n')));
+    QVERIFY2(std::any_of(h.begin(), h.end(), [](const QString& l) { return l.startsWith("=== assembly  object "); }),
+             qPrintable(h.join('\n')));
+    QVERIFY2(!plain.out.contains("define "), "the LLVM IR printed without being asked for");
+
+    auto asked = kiln::test::run_cli({"stages", small, "--print-after", "llvm_ir"});
+    QCOMPARE(asked.code, 0);
+    QVERIFY2(asked.out.contains("define ") && asked.out.contains("=== llvm_ir  "), asked.out.constData());
+
+    auto never = kiln::test::run_cli({"stages", small, "--print-after", "none", "--codegen", "never"});
+    QCOMPARE(never.code, 0);
+    QVERIFY2(headers(never.out).contains("=== machine code  not generated (--codegen never)"), never.out.constData());
+    QVERIFY(!headers(never.out).contains("=== llvm_ir"));
+
+    auto big = kiln::test::run_cli({"stages", large, "--print-after", "none"});
+    QCOMPARE(big.code, 0);
+    const QString last = headers(big.out).last();
+    QVERIFY2(last.startsWith("=== machine code  not generated: ") && last.contains("(over 500;") &&
+                 last.contains("--codegen always generates it"),
+             qPrintable(last));
   }
 
   void bad_input_exits_3() {

@@ -126,6 +126,63 @@ class TestSched : public QObject {
     QVERIFY2(has_decision(s, false, "kept materialized"), print_scheduled(s).c_str());
   }
 
+  // One group is one loop nest and one LLVM function: a chain of 100
+  // materialized kernels (each a graph output) splits into groups of at most 64.
+  void a_fused_group_holds_at_most_64_kernels() {
+    std::mt19937 rng(5);
+    Tensor x = random_f32({3, 4}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var v = e.placeholder("x", x);
+    std::vector<Var> outputs;
+    for (int i = 0; i < 100; ++i) outputs.push_back(v = e.call1(i % 2 ? "aten::sin.default" : "aten::mul.Scalar",
+                                                                 i % 2 ? std::vector<EArg>{v} : std::vector<EArg>{v, 0.5}));
+    e.output(outputs);
+    SCHEDULE(s, g, x);
+    QCOMPARE(s.program.kernels.size(), size_t(100));
+    QCOMPARE(s.groups.size(), size_t(2));
+    QCOMPARE(s.groups[0].kernels.size(), size_t(64));
+    QVERIFY2(has_decision(s, false, "the group would hold 65 kernels (at most 64 in one loop nest)"),
+             print_scheduled(s).c_str());
+  }
+
+  // The cycle check walks only the groups between the two; past 64 of them
+  // fusion is refused, with the reason.
+  void fusion_looks_no_further_than_64_groups() {
+    std::mt19937 rng(6);
+    Tensor x = random_f32({3, 4}, rng), a = random_f32({2, 2}, rng), b = random_f32({2, 2}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var vx = e.placeholder("x", x), va = e.placeholder("a", a), vb = e.placeholder("b", b);
+    Var first = e.call1("aten::sin.default", {vx});
+    std::vector<Var> outputs = {first};
+    for (int i = 0; i < 70; ++i) outputs.push_back(e.call1("aten::mm.default", {va, vb}));  // each an extern group
+    outputs.push_back(e.call1("aten::add.Scalar", {first, 1.0}));
+    e.output(outputs);
+    SCHEDULE(s, g, x, a, b);
+    QVERIFY2(has_decision(s, false, "over 64 groups run between them (fusion looks no further)"),
+             print_scheduled(s).c_str());
+  }
+
+  // Two GEMMs before their bias adds (q and k projections): both fold, the
+  // second is not skipped because the first moved to its consumer's place.
+  void back_to_back_gemms_both_fold_their_bias() {
+    std::mt19937 rng(7);
+    Tensor x = random_f32({4, 3}, rng), wq = random_f32({3, 5}, rng), wk = random_f32({3, 5}, rng);
+    Tensor bq = random_f32({5}, rng), bk = random_f32({5}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var vx = e.placeholder("x", x), vwq = e.placeholder("wq", wq), vwk = e.placeholder("wk", wk);
+    Var vbq = e.placeholder("bq", bq), vbk = e.placeholder("bk", bk);
+    Var q = e.call1("aten::mm.default", {vx, vwq});
+    Var k = e.call1("aten::mm.default", {vx, vwk});
+    e.output({e.call1("aten::add.Tensor", {q, vbq}), e.call1("aten::add.Tensor", {k, vbk})});
+    SCHEDULE(s, g, x, wq, wk, bq, bk);
+    size_t folded = 0;
+    for (const FusionDecision& d : s.decisions) folded += d.kind == DecisionKind::Epilogue && d.accepted;
+    QVERIFY2(folded == 2, print_scheduled(s).c_str());
+  }
+
   void softmax_is_at_most_two_passes() {
     std::mt19937 rng(2);
     Tensor x = random_f32({5, 8}, rng, -6.f, 6.f);
