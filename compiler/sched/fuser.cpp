@@ -17,6 +17,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <unordered_map>
 
 #include "compiler/sched/sched_util.h"
 #include "core/util/status.h"
@@ -30,6 +31,7 @@ namespace {
 constexpr size_t kMaxGroupKernels = 64;
 constexpr size_t kFusionWindow = 64;
 constexpr size_t kNoGroup = SIZE_MAX;
+constexpr size_t kNoKernel = SIZE_MAX;
 
 // The smallest k with prod(ranges[:k]) == n, or -1: the kernel's loops split
 // into an outer part of n points and an inner part.
@@ -48,6 +50,7 @@ class Fuser {
     const size_t n = p.kernels.size();
     group_of_.resize(n);
     loads_.resize(n);
+    load_writer_.resize(n);
     producers_.resize(n);
     succ_.resize(n);
     pred_.resize(n);
@@ -63,6 +66,10 @@ class Fuser {
     for (size_t i = 0; i < n; ++i) {
       // An extern has no load sites, only whole buffers it reads: dependencies, never fusion candidates' indices.
       loads_[i] = collect_loads(p.kernels[i].body);
+      for (const LoadSite& l : loads_[i]) {
+        auto w = writer_.find(l.buffer);
+        load_writer_[i].push_back(w == writer_.end() ? kNoKernel : w->second);
+      }
       for (const std::string& b : read_buffers(p.kernels[i])) {
         auto w = writer_.find(b);
         if (w == writer_.end() || w->second == i) continue;
@@ -231,16 +238,20 @@ class Fuser {
       const Kernel& K = kernel(k);
       IndexRanges r;
       IndexRef own;
-      for (const LoadSite& l : loads_[k]) {
-        auto w = writer_.find(l.buffer);
-        if (w == writer_.end() || !all.count(w->second)) continue;
-        if (same_outer && group_of_[w->second] == group_of_[k]) continue;
+      for (size_t li = 0; li < loads_[k].size(); ++li) {
+        const LoadSite& l = loads_[k][li];
+        const size_t w = load_writer_[k][li];
+        if (w == kNoKernel || !all.count(w)) continue;
+        if (same_outer && group_of_[w] == group_of_[k]) continue;
         if (!own) {
           r = kernel_index_ranges(K);
-          own = simplify_index(linear_index(std::vector<int64_t>(K.ranges.begin(), K.ranges.begin() + prefix[k])), r);
+          own = size_t(prefix[k]) == K.ranges.size()
+                    ? own_point_index(K)
+                    : simplify_index(linear_index(std::vector<int64_t>(K.ranges.begin(), K.ranges.begin() + prefix[k])), r);
         }
-        int64_t inner = numel(kernel(w->second).ranges) / n;
-        IndexRef row = simplify_index(index_floordiv(l.index, index_const(inner)), r);
+        int64_t inner = numel(kernel(w).ranges) / n;
+        // Load indices are simplified already: one row per element needs no division.
+        IndexRef row = inner == 1 ? l.index : simplify_index(index_floordiv(l.index, index_const(inner)), r);
         if (!equal_index(row, own))
           return K.output + " reads " + l.buffer + " at " + to_string(l.index) + ", outside its own outer point " +
                  to_string(own);
@@ -342,7 +353,8 @@ class Fuser {
   std::vector<FusionDecision>& decisions_;
   std::vector<size_t> group_of_;
   std::map<size_t, std::set<size_t>> members_;  // keyed by the group's smallest kernel index
-  std::map<std::string, size_t> writer_;
+  std::unordered_map<std::string, size_t> writer_;
+  std::vector<std::vector<size_t>> load_writer_;  // per kernel, per load site: the kernel writing it, or kNoKernel
   std::vector<std::vector<LoadSite>> loads_;
   std::vector<std::set<size_t>> producers_;  // per kernel, the kernels writing what it reads
   std::vector<std::set<size_t>> succ_, pred_;  // per group (by its key), the groups that read from / write for it

@@ -52,13 +52,17 @@ IndexRef linear_index(const std::vector<int64_t>& sizes, int64_t first_var) {
 
 IndexRef own_point_index(const Kernel& k) {
   // Kernels share a handful of shapes; simplifying the same index for each
-  // was most of the scheduler's time on a 200,000-node chain.
-  thread_local std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, IndexRef> cache;
-  auto key = std::make_pair(k.ranges, k.reduction_ranges);
+  // was most of the scheduler's time on a 200,000-node chain. The key (ranges,
+  // -1, reduction ranges) is built in a reused vector: no allocation per call.
+  thread_local std::map<std::vector<int64_t>, IndexRef> cache;
+  thread_local std::vector<int64_t> key;
+  key.assign(k.ranges.begin(), k.ranges.end());
+  key.push_back(-1);
+  key.insert(key.end(), k.reduction_ranges.begin(), k.reduction_ranges.end());
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   if (cache.size() > 1024) cache.clear();
-  return cache.emplace(std::move(key), simplify_index(linear_index(k.ranges), kernel_index_ranges(k))).first->second;
+  return cache.emplace(key, simplify_index(linear_index(k.ranges), kernel_index_ranges(k))).first->second;
 }
 
 bool store_is_contiguous(const Kernel& k) {
@@ -157,7 +161,7 @@ ExprRef producer_body_at(const Kernel& producer, const IndexRef& index, const In
   auto same_ranges = [&] {
     for (size_t d = 0; d < producer.ranges.size(); ++d) {
       auto extent = consumer_ranges.var_extents.find(int64_t(d));
-      if (extent == consumer_ranges.var_extents.end() || !equal_index(extent->second, index_const(producer.ranges[d])))
+      if (extent == consumer_ranges.var_extents.end() || !is_const(extent->second, producer.ranges[d]))
         return false;
     }
     return true;
