@@ -120,7 +120,8 @@ int run(const Options& o) {
     if (v.failed()) line += ": " + v.kind + ": " + v.detail;
     else if (!v.detail.empty()) line += " (" + v.detail + ")";
     std::printf("%s\n", line.c_str());
-    if (v.failed() && !same) std::printf("recorded failure: %s\n", recorded_signature.c_str());
+    if (v.failed() && !same)
+      std::printf("recorded failure: %s\n", recorded_signature.empty() ? "(none recorded)" : recorded_signature.c_str());
   }
   if (code == kExitBadInput && !o.json) std::fprintf(stderr, "kiln-cli: %s: %s\n", o.repro.c_str(), v.detail.c_str());
   return code;

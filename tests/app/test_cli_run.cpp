@@ -260,6 +260,32 @@ class TestCliRun : public QObject {
     QVERIFY2(h.err.contains("huge.py:9: input 'arg0_1': storage size 99999999999999999999 does not fit in 64 bits"), h.err.constData());
   }
 
+  // A replay that runs past --timeout says so: it was reported as "still
+  // fails: timeout", as if the hang were the recorded failure.
+  void a_replay_past_its_timeout_has_no_verdict() {
+    QTemporaryDir dir;
+    QFile repro(dir.filePath("slow.py"));
+    QVERIFY(repro.open(QIODevice::WriteOnly));
+    repro.write("import torch\nclass Repro(torch.nn.Module):\n    def forward(self, arg0_1):\n"
+                "        mm = torch.ops.aten.mm.default(arg0_1, arg0_1);  arg0_1 = None\n"
+                "        mm_1 = torch.ops.aten.mm.default(mm, mm);  mm = None\n"
+                "        mm_2 = torch.ops.aten.mm.default(mm_1, mm_1);  mm_1 = None\n"
+                "        mm_3 = torch.ops.aten.mm.default(mm_2, mm_2);  mm_2 = None\n"
+                "        relu = torch.ops.aten.relu.default(mm_3);  mm_3 = None\n        return (relu,)\n\n"
+                "def load_args(reader):\n    buf0 = reader.storage(None, 16777216)\n"
+                "    reader.tensor(buf0, (2048, 2048))  # arg0_1\nload_args._version = 0\nmod = Repro()\n");
+    repro.close();
+    auto r = kiln::test::run_cli({"repro", "run", repro.fileName(), "--check", "accuracy", "--timeout", "0.05"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.out.contains("timed out before a verdict: timeout: no verdict within 0.05 s"), r.out.constData());
+    QVERIFY2(!r.out.contains("still fails"), r.out.constData());
+    auto j = kiln::test::run_cli({"repro", "run", repro.fileName(), "--check", "accuracy", "--timeout", "0.05", "--json"});
+    QCOMPARE(j.code, 1);
+    QJsonObject doc = QJsonDocument::fromJson(j.out).object();
+    QCOMPARE(doc["verdict"].toString(), QString("timed out before a verdict"));
+    QCOMPARE(doc["same_failure"].toBool(), false);
+  }
+
   // A program wrote a shell script with safetensors.save_file and read
   // /etc/passwd's first bytes through load_file's error. Files are off by
   // default; --allow-read / --allow-write name folders, checked after

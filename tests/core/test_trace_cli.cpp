@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <unistd.h>
 #include <QTemporaryDir>
 
 #include <filesystem>
@@ -180,6 +181,36 @@ class TestTraceCli : public QObject {
       QVERIFY2(r.err.contains("warning:") && r.err.contains("reading the trace without it"), r.err.constData());
       QVERIFY(r.out.contains("2 compile ids"));
     }
+  }
+
+  // A full disk, made by a file size limit on the child (SIGXFSZ ignored, so
+  // writes fail with EFBIG as they do with ENOSPC): the workspace cannot be
+  // written, and the trace is read from its log with a warning.
+  void full_disk_falls_back_to_the_log() {
+    QTemporaryDir tmp;
+    const QString ws = tmp.path() + "/ws.kiln";
+    QProcess p;
+    p.start("sh", {"-c", "ulimit -f 1 && trap '' XFSZ && exec \"$0\" \"$@\"", QString::fromUtf8(KILN_CLI_PATH), "trace",
+                   "summary", ref("traces/s02_linear_relu"), "--workspace", ws});
+    QVERIFY(p.waitForFinished(120000));
+    const QByteArray out = p.readAllStandardOutput(), err = p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY2(err.contains("warning:") && err.contains("reading the trace without it"), err.constData());
+    QVERIFY(out.contains("2 compile ids"));
+  }
+
+  // A read-only folder for the workspace: the same fallback.
+  void read_only_folder_falls_back_to_the_log() {
+    if (::geteuid() == 0) QSKIP("running as root, which may write into a read-only folder");
+    QTemporaryDir tmp;
+    const QString folder = tmp.path() + "/locked";
+    QVERIFY(QDir().mkdir(folder));
+    QVERIFY(QFile::setPermissions(folder, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
+    Run r = cli({"trace", "summary", ref("traces/s02_linear_relu"), "--workspace", folder + "/ws.kiln"});
+    QFile::setPermissions(folder, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.err.contains("warning:") && r.err.contains("reading the trace without it"), r.err.constData());
+    QVERIFY(r.out.contains("2 compile ids"));
   }
 
   void graph_prints_a_stage() {
