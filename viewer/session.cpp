@@ -18,6 +18,7 @@
 #include "compiler/loopir/lower.h"
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/pipeline/to_aten.h"
+#include "compiler/pipeline/training_split.h"
 #include "compiler/runtime/compiled_graph.h"
 #include "compiler/runtime/cuda_graph.h"
 #include "compiler/sched/schedule.h"
@@ -331,38 +332,30 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
     }
     c.stages.push_back(graph_stage("to_aten", "", std::make_shared<const Graph>(*aten), secs, "lowered to ATen ops", 0));
     int aten_index = int(c.stages.size()) - 1;
-    aot::JointOptions jo;
-    bool any_grad = false;
-    for (const py::Value& v : region->input_values) {
-      bool rg = v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad;
-      jo.requires_grad.push_back(rg);
-      any_grad |= rg;
-    }
-    Expected<aot::JointGraph> joint = Status::error("no input requires grad (an inference graph)");
-    // As the runtime: a region that changes grad mode trains on its torch-level graph.
-    if (any_grad && region->changes_grad_mode())
-      joint = Status::error("grad mode changes inside the region (torch.no_grad); it trains on its torch-level graph");
-    else if (any_grad) {
-      auto tj = Clock::now();
-      try {
-        joint = aot::build_joint(*aten, jo);
-      } catch (const std::exception& e) {
-        joint = Status::error(e.what());
-      }
-      secs = since(tj);
-    }
-    if (!joint.ok()) {
-      c.stages.back().summary += "; no joint graph: " + joint.status().message();
+    pipeline::TrainingOptions to;
+    for (const py::Value& v : region->input_values)
+      to.requires_grad.push_back(v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad);
+    to.changes_grad_mode = region->changes_grad_mode();  // as the runtime: it trains on its torch-level graph
+    pipeline::TrainingSplit split = pipeline::split_for_training(*aten, to);
+    if (!split.inference_because.empty()) {
+      c.stages.back().summary += "; no joint graph: " + split.inference_because;
       add_pipeline_stages(c, std::move(*aten), "", aten_index, o);
     } else {
-      c.stages.push_back(graph_stage("aot_joint_graph", "", std::make_shared<const Graph>(joint->graph), secs,
-                                     std::to_string(joint->num_primals) + " primals, " +
-                                         std::to_string(joint->num_tangents) + " tangents",
+      const aot::JointGraph& joint = split.joint;
+      c.stages.push_back(graph_stage("aot_joint_graph", "", std::make_shared<const Graph>(joint.graph), split.joint_seconds,
+                                     std::to_string(joint.num_primals) + " primals, " +
+                                         std::to_string(joint.num_tangents) + " tangents",
                                      aten_index));
       int joint_index = int(c.stages.size()) - 1;
-      auto tp = Clock::now();
-      aot::Partition part = aot::default_partition(*joint);
-      secs = since(tp);
+      if (!split.partition_status.ok()) {
+        c.status = CompileStatus::Failed;
+        c.status_note = "partition: " + split.partition_status.message();
+        c.compile_seconds = since(t1);
+        s->compiles.push_back(std::move(c));
+        continue;
+      }
+      aot::Partition& part = split.partition;
+      secs = split.partition_seconds;
       c.stages.push_back(graph_stage("aot_forward_graph", "", std::make_shared<const Graph>(part.forward), secs,
                                      "saves " + std::to_string(part.saved.size()) + " tensor(s), " +
                                          std::to_string(part.saved_bytes) + " bytes",

@@ -20,6 +20,7 @@
 #include "compiler/capture/capture.h"
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/pipeline/to_aten.h"
+#include "compiler/pipeline/training_split.h"
 #include "compiler/runtime/compiled_graph.h"
 #include "core/graph/parser.h"
 #include "core/graph/printer.h"
@@ -173,38 +174,29 @@ int stages_of_program(const StagesOptions& given) {
     // goes through the graph passes. A region autodiff cannot take (inputs
     // that are not tensors, an op without a formula) goes on as inference.
     // Which inputs want gradients: as the program made them (parameters do, plain inputs do not).
-    aot::JointOptions jo;
-    bool any_grad = false;
-    for (const py::Value& v : region->input_values) {
-      bool rg = v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad;
-      jo.requires_grad.push_back(rg);
-      any_grad |= rg;
-    }
-    if (!any_grad) {
-      std::printf("=== %saot_joint_graph  skipped: no input requires grad (an inference graph)\n", prefix.c_str());
+    pipeline::TrainingOptions to;
+    for (const py::Value& v : region->input_values)
+      to.requires_grad.push_back(v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad);
+    to.changes_grad_mode = region->changes_grad_mode();
+    to.partitioner = *pipeline::partitioner_named(o.partitioner);
+    pipeline::TrainingSplit split = pipeline::split_for_training(*aten, to);
+    if (!split.inference_because.empty()) {
+      std::printf("=== %saot_joint_graph  skipped: %s\n", prefix.c_str(), split.inference_because.c_str());
       ok &= run_passes(o, prefix, std::move(*aten));
       continue;
     }
-    if (region->changes_grad_mode()) {
-      // What the runtime does too (region_backends): autodiff of the whole graph
-      // would differentiate what the no_grad block computed.
-      std::printf("=== %saot_joint_graph  skipped: grad mode changes inside the region (torch.no_grad); "
-                  "it trains on its torch-level graph\n", prefix.c_str());
-      ok &= run_passes(o, prefix, std::move(*aten));
+    const aot::JointGraph& joint = split.joint;
+    print_stage(o, prefix, "aot_joint_graph", "aot_joint_graph", split.joint_seconds, &joint.graph,
+                describe_size(joint.graph) + ": " + std::to_string(joint.num_primals) + " primals, " +
+                    std::to_string(joint.num_tangents) + " tangents");
+    if (!split.partition_status.ok()) {
+      std::printf("=== %spartition  failed: %s\n", prefix.c_str(), split.partition_status.message().c_str());
+      std::fprintf(stderr, "kiln-cli: stages: [%s] partition: %s\n", id.c_str(), split.partition_status.message().c_str());
+      ok = false;
       continue;
     }
-    Expected<aot::JointGraph> joint = timed(secs, [&] { return aot::build_joint(*aten, jo); });
-    if (!joint.ok()) {
-      std::printf("=== %saot_joint_graph  skipped: %s\n", prefix.c_str(), joint.status().message().c_str());
-      ok &= run_passes(o, prefix, std::move(*aten));
-      continue;
-    }
-    print_stage(o, prefix, "aot_joint_graph", "aot_joint_graph", secs, &joint->graph,
-                describe_size(joint->graph) + ": " + std::to_string(joint->num_primals) + " primals, " +
-                    std::to_string(joint->num_tangents) + " tangents");
-    aot::Partition part = timed(secs, [&] {
-      return o.partitioner == "min-cut" ? aot::min_cut_partition(*joint) : aot::default_partition(*joint);
-    });
+    aot::Partition& part = split.partition;
+    secs = split.partition_seconds;
     print_stage(o, prefix, "aot_forward_graph", "aot_forward_graph", secs, &part.forward,
                 describe_size(part.forward) + ", " + o.partitioner + " partition, saves " + std::to_string(part.saved.size()) + " tensor(s), " +
                     std::to_string(part.saved_bytes) + " bytes");

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <map>
 
+#include "compiler/pipeline/training_split.h"
 #include "app/cli/commands.h"
 #include "app/cli/stages.h"
 #include "compiler/aot/joint.h"
@@ -256,17 +257,16 @@ class EntryRun {
                 size + "; " + std::to_string(joint->num_primals) + " primals, " + std::to_string(joint->num_tangents) + " tangents" +
                     (input_writes ? "; " + std::to_string(input_writes) + " input write(s) (copy_) become forward outputs" : ""));
     double secs = 0;
-    aot::Partition part;
-    try {
-      part = timed(secs, [&] {
-        return r_.o.partitioner == "min-cut" ? aot::min_cut_partition(*joint) : aot::default_partition(*joint);
-      });
-    } catch (const std::exception& e) {  // a joint graph Kiln's partitioner misreads: its bug, this graph's failure
-      std::printf("=== %spartition  failed: %s\n", prefix_.c_str(), e.what());
-      std::fprintf(stderr, "kiln-cli: stages: %s: [%s] partition: %s\n", where.c_str(), e_.label.c_str(), e.what());
+    // A joint graph Kiln's partitioner misreads: its bug, this graph's failure.
+    Expected<aot::Partition> split = pipeline::partition_joint(*joint, *pipeline::partitioner_named(r_.o.partitioner), &secs);
+    if (!split) {
+      std::printf("=== %spartition  failed: %s\n", prefix_.c_str(), split.status().message().c_str());
+      std::fprintf(stderr, "kiln-cli: stages: %s: [%s] partition: %s\n", where.c_str(), e_.label.c_str(),
+                   split.status().message().c_str());
       r_.failed = true;
       return;
     }
+    aot::Partition& part = *split;
     print_stage(r_.o, prefix_, "aot_forward_graph", "aot_forward_graph", secs, &part.forward,
                 describe_size(part.forward) + "; Kiln's " + r_.o.partitioner + " partition, saves " +
                     std::to_string(part.saved.size()) + " tensor(s), " + std::to_string(part.saved_bytes) + " bytes" +

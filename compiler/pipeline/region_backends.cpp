@@ -11,6 +11,7 @@
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/runtime/compiled_graph.h"
 #include "compiler/pipeline/to_aten.h"
+#include "compiler/pipeline/training_split.h"
 #include "core/python/autograd.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/vm.h"
@@ -174,14 +175,17 @@ void make_training(py::VM& vm, const Graph& lowered, Training& t, bool decompose
                    const std::string& backend, const Target& target) {
   const bool kiln = backend == "kiln" || backend == "kiln-cuda";
   t.tried = true;
-  aot::JointOptions jo;
-  jo.requires_grad = t.requires_grad;
-  Expected<aot::JointGraph> joint = aot::build_joint(lowered, jo);
-  if (!joint.ok()) {
-    vm.write_err("W kiln " + backend + ": [" + compile_id + "] backward runs eagerly: " + joint.status().message() + "\n");
+  TrainingOptions to;
+  to.requires_grad = t.requires_grad;  // grad mode was checked by the caller: the region does not change it
+  TrainingSplit split = split_for_training(lowered, to);
+  if (!split.trains()) {
+    const std::string why = split.inference_because.empty() ? "partition: " + split.partition_status.message()
+                                                             : split.inference_because;
+    vm.write_err("W kiln " + backend + ": [" + compile_id + "] backward runs eagerly: " + why + "\n");
     return;
   }
-  aot::Partition part = aot::default_partition(*joint);
+  aot::Partition& part = split.partition;
+  const aot::JointGraph* joint = &split.joint;
   if (decompose) {
     Expected<Graph> f = decomp::decompose(part.forward);
     Expected<Graph> b = decomp::decompose(part.backward);

@@ -1,0 +1,70 @@
+#include "compiler/pipeline/training_split.h"
+
+#include <chrono>
+
+namespace kiln::pipeline {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+std::optional<Partitioner> partitioner_named(std::string_view name) {
+  if (name == "default") return Partitioner::Default;
+  if (name == "min-cut") return Partitioner::MinCut;
+  return std::nullopt;
+}
+
+const char* partitioner_name(Partitioner p) { return p == Partitioner::MinCut ? "min-cut" : "default"; }
+
+Expected<aot::Partition> partition_joint(const aot::JointGraph& joint, Partitioner p, double* seconds) {
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    aot::Partition part = p == Partitioner::MinCut ? aot::min_cut_partition(joint) : aot::default_partition(joint);
+    if (seconds) *seconds = seconds_since(t0);
+    return part;
+  } catch (const std::exception& e) {
+    if (seconds) *seconds = seconds_since(t0);
+    return Status::error(e.what());
+  }
+}
+
+TrainingSplit split_for_training(const Graph& aten, const TrainingOptions& options) {
+  TrainingSplit out;
+  bool any_grad = false;
+  for (bool rg : options.requires_grad) any_grad |= rg;
+  if (!any_grad) {
+    out.inference_because = "no input requires grad (an inference graph)";
+    return out;
+  }
+  if (options.changes_grad_mode) {
+    out.inference_because = "grad mode changes inside the region (torch.no_grad); it trains on its torch-level graph";
+    return out;
+  }
+  aot::JointOptions jo;
+  jo.requires_grad = options.requires_grad;
+  auto t0 = std::chrono::steady_clock::now();
+  Expected<aot::JointGraph> joint = [&]() -> Expected<aot::JointGraph> {
+    try {
+      return aot::build_joint(aten, jo);
+    } catch (const std::exception& e) {
+      return Status::error(e.what());
+    }
+  }();
+  out.joint_seconds = seconds_since(t0);
+  if (!joint) {
+    out.inference_because = joint.status().message();
+    return out;
+  }
+  out.joint = std::move(*joint);
+  Expected<aot::Partition> part = partition_joint(out.joint, options.partitioner, &out.partition_seconds);
+  if (!part) {
+    out.partition_status = part.status();
+    return out;
+  }
+  out.partition = std::move(*part);
+  return out;
+}
+
+}  // namespace kiln::pipeline

@@ -1,0 +1,50 @@
+#pragma once
+// Whether a region trains through a joint graph, and if so the joint graph
+// and its split into forward and backward: the one place the joint graph is
+// built and a partitioner chosen and called, for `kiln-cli stages` (programs
+// and traces), the workbench and the runtime backends. The copies each of
+// them had disagreed: one offered the min-cut partitioner and the others did
+// not, one caught a failing build_joint and another aborted on it.
+// Tests: tests/compiler/test_training_split.cpp.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/aot/joint.h"
+#include "compiler/aot/partition.h"
+#include "core/util/status.h"
+
+namespace kiln::pipeline {
+
+enum class Partitioner { Default, MinCut };
+std::optional<Partitioner> partitioner_named(std::string_view name);  // "default", "min-cut"
+const char* partitioner_name(Partitioner p);
+
+// The partitioner on `joint`; an exception (a joint graph it misreads) is the Status.
+Expected<aot::Partition> partition_joint(const aot::JointGraph& joint, Partitioner p, double* seconds = nullptr);
+
+struct TrainingOptions {
+  std::vector<bool> requires_grad;  // per placeholder of the ATen graph
+  // The region enters or leaves no_grad: autodiff of the whole graph would
+  // differentiate what the no_grad block computed, so it trains on its
+  // torch-level graph instead (what the runtime does).
+  bool changes_grad_mode = false;
+  Partitioner partitioner = Partitioner::Default;
+};
+
+struct TrainingSplit {
+  // Why there is no joint graph ("no input requires grad (an inference
+  // graph)", build_joint's refusal); empty when there is one.
+  std::string inference_because;
+  // A joint graph the partitioner failed on; ok otherwise.
+  Status partition_status;
+  aot::JointGraph joint;
+  aot::Partition partition;
+  double joint_seconds = 0, partition_seconds = 0;
+  bool trains() const { return inference_because.empty() && partition_status.ok(); }
+};
+
+TrainingSplit split_for_training(const Graph& aten, const TrainingOptions& options);
+
+}  // namespace kiln::pipeline
