@@ -20,6 +20,7 @@ void add_trace_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);  // run and explain
 void add_grad_check_command(CLI::App& app, int& exit_code);
 void add_stages_command(CLI::App& app, int& exit_code);
+void add_opt_command(CLI::App& app, int& exit_code);  // opt_command.cpp
 void add_minify_command(CLI::App& app, int& exit_code);
 void add_repro_command(CLI::App& app, int& exit_code);  // repro run
 

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_run_command(app, exit_code);
   kiln::cli::add_grad_check_command(app, exit_code);
   kiln::cli::add_stages_command(app, exit_code);
+  kiln::cli::add_opt_command(app, exit_code);
   kiln::cli::add_minify_command(app, exit_code);
   kiln::cli::add_repro_command(app, exit_code);
   try {
