@@ -5,11 +5,11 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
-  qt6-base-dev qt6-svg-dev libqt6sql6-sqlite
+  qt6-base-dev
   libgraphviz-dev
   llvm-19-dev libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev
   clang-19 libclang-rt-19-dev
-  libopenblas-dev libtbb-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libopenblas-dev libtbb-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libre2-dev llvm-19-tools
   xvfb xauth
 )
