@@ -1,4 +1,5 @@
 #include "core/graph/spelling.h"
+#include "core/util/pyformat.h"
 
 #include <array>
 #include <charconv>
@@ -148,34 +149,7 @@ bool is_python_identifier(std::string_view s) {
   return true;
 }
 
-std::string python_float_repr(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-  // Shortest round-trip digits, then Python's layout rule: positional notation
-  // for decimal exponents in [-4, 16), scientific otherwise.
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string_view sci(buf, size_t(res.ptr - buf));
-  bool negative = sci.front() == '-';
-  if (negative) sci.remove_prefix(1);
-  size_t e_pos = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, e_pos))
-    if (c != '.') digits += c;
-  int exp = std::atoi(std::string(sci.substr(e_pos + 1)).c_str());
-  std::string out = negative ? "-" : "";
-  if (exp < -4 || exp >= 16) {
-    out += digits[0];
-    if (digits.size() > 1) out.append(".").append(digits, 1);
-    char e[16];
-    std::snprintf(e, sizeof e, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
-    return out + e;
-  }
-  if (exp < 0) return out.append("0.").append(size_t(-exp - 1), '0').append(digits);
-  size_t int_digits = size_t(exp) + 1;
-  if (digits.size() <= int_digits) return out + digits + std::string(int_digits - digits.size(), '0') + ".0";
-  return out + digits.substr(0, int_digits) + "." + digits.substr(int_digits);
-}
+std::string python_float_repr(double v) { return py_float_repr(v); }
 
 std::string python_str_repr(std::string_view s) {
   bool has_single = s.find('\'') != std::string_view::npos;

@@ -1,4 +1,5 @@
 #include "core/python/ast.h"
+#include "core/util/pyformat.h"
 
 #include <charconv>
 #include <cmath>
@@ -8,43 +9,6 @@
 namespace kiln::py::ast {
 
 namespace {
-
-std::string float_repr(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-  // Shortest round-trip digits, laid out by Python's rule: positional notation
-  // for exponents in [-4, 16), scientific otherwise.
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string s(buf, r.ptr);
-  std::string sign;
-  if (s[0] == '-') {
-    sign = "-";
-    s.erase(0, 1);
-  }
-  size_t e = s.find('e');
-  int exponent = std::stoi(s.substr(e + 1));
-  std::string digits;
-  for (char c : s.substr(0, e))
-    if (c != '.') digits += c;
-  if (exponent >= -4 && exponent < 16) {
-    std::string out;
-    if (exponent < 0) {
-      out = "0." + std::string(size_t(-exponent - 1), '0') + digits;
-    } else {
-      if (digits.size() <= size_t(exponent) + 1) digits += std::string(size_t(exponent) + 1 - digits.size(), '0');
-      out = digits.substr(0, size_t(exponent) + 1);
-      std::string frac = digits.substr(size_t(exponent) + 1);
-      out += "." + (frac.empty() ? "0" : frac);
-    }
-    return sign + out;
-  }
-  std::string mantissa = digits.substr(0, 1);
-  if (digits.size() > 1) mantissa += "." + digits.substr(1);
-  char ebuf[16];
-  std::snprintf(ebuf, sizeof ebuf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
-  return sign + mantissa + ebuf;
-}
 
 std::string str_repr(const std::string& s) {
   bool has_single = s.find('\'') != std::string::npos;
@@ -141,7 +105,7 @@ std::string const_repr(const Const& c) {
     case Const::Kind::Bool: return c.b ? "True" : "False";
     case Const::Kind::Int: return std::to_string(c.i);
     case Const::Kind::BigInt: return c.s;
-    case Const::Kind::Float: return float_repr(c.f);
+    case Const::Kind::Float: return py_float_repr(c.f);
     case Const::Kind::Str: return str_repr(c.s);
     case Const::Kind::Ellipsis: return "Ellipsis";
     case Const::Kind::Code: return "<code " + (c.code ? c.code->name : std::string("?")) + ">";
