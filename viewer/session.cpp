@@ -226,6 +226,8 @@ void SessionCompile::diagnostics_note(const std::string& group, const std::strin
 }
 
 Expected<std::shared_ptr<Session>> load_program(const std::string& path, const LoadOptions& o) {
+  const std::optional<pipeline::Partitioner> partitioner = pipeline::partitioner_named(o.partitioner);
+  if (!partitioner) return Status::error("unknown partitioner '" + o.partitioner + "' (default or min-cut)");
   auto t0 = Clock::now();
   auto s = std::make_shared<Session>();
   s->kind = Session::Kind::Program;
@@ -336,6 +338,7 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
     for (const py::Value& v : region->input_values)
       to.requires_grad.push_back(v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad);
     to.changes_grad_mode = region->changes_grad_mode();  // as the runtime: it trains on its torch-level graph
+    to.partitioner = *partitioner;
     pipeline::TrainingSplit split = pipeline::split_for_training(*aten, to);
     if (!split.inference_because.empty()) {
       c.stages.back().summary += "; no joint graph: " + split.inference_because;
@@ -357,7 +360,7 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
       aot::Partition& part = split.partition;
       secs = split.partition_seconds;
       c.stages.push_back(graph_stage("aot_forward_graph", "", std::make_shared<const Graph>(part.forward), secs,
-                                     "saves " + std::to_string(part.saved.size()) + " tensor(s), " +
+                                     o.partitioner + " partition, saves " + std::to_string(part.saved.size()) + " tensor(s), " +
                                          std::to_string(part.saved_bytes) + " bytes",
                                      joint_index));
       int fw = int(c.stages.size()) - 1;

@@ -115,6 +115,9 @@ struct LoadOptions {
   const std::atomic<bool>* cancel = nullptr;
   Workspace* workspace = nullptr;  // traces: reopen from a stored index
   bool codegen = true;             // programs: generate code (LLVM IR, assembly) for every region
+  // Programs: how joint graphs split into forward and backward, "default" or
+  // "min-cut" (kiln-cli stages --partitioner).
+  std::string partitioner = "default";
   // Programs: seconds before TimeoutError (0: none) and the folders they may
   // read / write files in (none by default), as kiln-cli's flags (docs/limits.md).
   double time_limit_s = 0;

@@ -16,6 +16,7 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
+#include <QActionGroup>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -257,8 +258,28 @@ void Workbench::buildMenus() {
   numerics->setShortcut(QKeySequence("Ctrl+M"));
   connect(numerics, &QAction::triggered, this, &Workbench::measureNumerics);
 
+  // As kiln-cli stages --partitioner; a session already open keeps its split.
+  QMenu* split = stage->addMenu("&Partitioner (programs opened next)");
+  partitioner_actions_ = new QActionGroup(this);
+  for (const char* name : {"default", "min-cut"}) {
+    QAction* a = split->addAction(name);
+    a->setCheckable(true);
+    a->setChecked(partitioner_ == name);
+    a->setData(QString(name));
+    partitioner_actions_->addAction(a);
+  }
+  connect(partitioner_actions_, &QActionGroup::triggered, this,
+          [this](QAction* a) { setPartitioner(a->data().toString()); });
+
   QMenu* view = menuBar()->addMenu("&View");
   for (QDockWidget* d : docks_) view->addAction(d->toggleViewAction());
+}
+
+void Workbench::setPartitioner(const QString& name) {
+  partitioner_ = name;
+  if (partitioner_actions_)
+    for (QAction* a : partitioner_actions_->actions()) a->setChecked(a->data().toString() == name);
+  status_->setText("Programs opened from now on split joint graphs with the " + name + " partitioner");
 }
 
 void Workbench::refreshRecentMenu() {
@@ -326,6 +347,7 @@ void Workbench::openOne(const QString& path) {
     o.time_limit_s = program_time_limit_s_;
     o.allow_read = program_allow_read_;
     o.allow_write = program_allow_write_;
+    o.partitioner = partitioner_.toStdString();
     auto t0 = std::chrono::steady_clock::now();
     auto s = load_session(p, o);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -24,6 +24,7 @@
 #include "viewer/stage_links.h"
 
 class QAction;
+class QActionGroup;
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
@@ -84,6 +85,9 @@ class Workbench : public QMainWindow {
     program_allow_read_ = std::move(allow_read);
     program_allow_write_ = std::move(allow_write);
   }
+  // How programs opened from now on split their joint graphs: "default" or "min-cut".
+  void setPartitioner(const QString& name);
+  QString partitioner() const { return partitioner_; }
   void setDiffMode(bool on);
   bool selectNodeByName(const QString& name);
   // Raises a panel by name: session, source, code, node, guards, numerics, minifier, corpus, log.
@@ -132,6 +136,8 @@ class Workbench : public QMainWindow {
 
  private:
   double program_time_limit_s_ = 0;
+  QString partitioner_ = "default";
+  QActionGroup* partitioner_actions_ = nullptr;
   std::vector<std::string> program_allow_read_, program_allow_write_;
   // workbench.cpp: the frame, menus, opening, progress.
   void buildMenus();

@@ -53,9 +53,10 @@ int main(int argc, char** argv) {
   QCommandLineOption time_limit("time-limit", "seconds a program may run before TimeoutError (default: no limit)", "seconds");
   QCommandLineOption memory_limit("memory-limit", "bytes of tensors a program may hold (K/M/G suffixes; default: KILN_MEMORY_LIMIT, else 3/4 of the machine's memory)", "bytes");
   QCommandLineOption allow_read("allow-read", "a folder programs may read files from (repeatable; default: none)", "dir");
+  QCommandLineOption partitioner("partitioner", "how programs' joint graphs split: default or min-cut (as kiln-cli stages)", "name", "default");
   QCommandLineOption allow_write("allow-write", "a folder programs may write (and read) files in (repeatable; default: none)", "dir");
   for (const QCommandLineOption& o : {select, stage, screenshot, quit, panel, diff, changed, node, numerics, minify, time_limit,
-                                      memory_limit, allow_read, allow_write})
+                                      memory_limit, allow_read, allow_write, partitioner})
     parser.addOption(o);
   parser.process(app);
   double time_limit_s = 0;
@@ -85,6 +86,12 @@ int main(int argc, char** argv) {
         return 2;
       }
 
+  const QString split = parser.value(partitioner);
+  if (split != "default" && split != "min-cut") {
+    std::fprintf(stderr, "kiln: --partitioner: '%s' is neither default nor min-cut\n", qPrintable(split));
+    return 2;
+  }
+
   QStringList paths = parser.positionalArguments();
   if (paths.isEmpty()) paths << bundled_example();
 
@@ -92,6 +99,7 @@ int main(int argc, char** argv) {
   window.setDiffMode(parser.isSet(diff));
   window.setChangedOnly(parser.isSet(changed));
   window.setProgramLimits(time_limit_s, readable, writable);
+  window.setPartitioner(split);
   window.setPendingSelection(parser.value(select), parser.value(stage));
   window.show();
   int exit_code = 0;

@@ -64,17 +64,6 @@ class TestProgramRegressions : public QObject {
     }
   }
 
-  void prints_exactly(const char* stem, const std::string& want) {
-    const std::string source = read_text(std::string(KILN_SOURCE_DIR) + "/tests/data/regressions/" + stem + ".py");
-    QVERIFY2(!source.empty(), stem);
-    for (const char* backend : kBackends) {
-      kiln::test::ProgramRun r = kiln::test::run_program(source, backend);
-      const std::string where = std::string(stem) + " under " + backend + ": ";
-      QVERIFY2(r.status.ok() && r.code == 0, (where + r.status.to_string() + "\n" + r.err).c_str());
-      QVERIFY2(r.out == want, (where + "printed\n" + r.out + "expected\n" + want).c_str());
-    }
-  }
-
  private slots:
   void initTestCase() { qputenv("KILN_COMPILE_CACHE", "0"); }
 
@@ -92,23 +81,19 @@ class TestProgramRegressions : public QObject {
   void buffer_reassigned_in_forward_stays_real() { prints_what_pytorch_printed("buffer_reassigned_in_forward"); }
   // getattr(self, 'w0') in a submodule inlined from a compiled parent (SIGSEGV in finalize).
   void getattr_parameter_in_an_inlined_submodule() { prints_what_pytorch_printed("getattr_param_in_inlined_submodule"); }
-  // Three programs whose output follows from Python's semantics alone
-  // (counters, lists and tensors of small integers, exact in binary), written
-  // out here by hand: PyTorch's own output for them is still to be recorded
-  // with generate.py on the lent GPU machine. Every backend must print it exactly.
-  // A break inside an inlined call ran the call's side effects twice (class attribute, list +=, nonlocal).
+  // A break inside an inlined call ran the call's side effects twice (class
+  // attribute, list +=, nonlocal). PyTorch 2.11's own torch.compile (eager and
+  // aot_eager backends) prints Stats.seen as 1 on every call, where the plain
+  // run counts 1, 2, 3 (recorded in the .eager.stdout and .aot_eager.stdout
+  // files beside it): a Dynamo divergence from Python. Kiln keeps to the plain
+  // run, what the program means.
   void side_effects_run_once_across_a_break_in_an_inlined_call() {
-    prints_exactly("side_effects_once_across_break_in_inlined_call",
-                   "[9.0, 9.0] 1 [0, 100] [1] {'calls': 1} 1\n"
-                   "[11.0, 11.0] 2 [0, 100, 2, 100] [2] {'calls': 2} 2\n"
-                   "[13.0, 13.0] 3 [0, 100, 2, 100, 4, 100] [3] {'calls': 3} 3\n");
+    prints_what_pytorch_printed("side_effects_once_across_break_in_inlined_call");
   }
   // The region after a break inside no_grad ran without autograd: w.grad stayed None (aot_eager, kiln).
-  void region_entered_in_no_grad_records_autograd() {
-    prints_exactly("region_entered_in_no_grad_records_autograd", "6.0 [2.0, 2.0, 2.0]\n6.0 [2.0, 2.0, 2.0]\n");
-  }
+  void region_entered_in_no_grad_records_autograd() { prints_what_pytorch_printed("region_entered_in_no_grad_records_autograd"); }
   // Both elements of a chunk made before a graph break reach the region after it.
-  void chunk_elements_cross_a_graph_break() { prints_exactly("chunk_elements_cross_a_graph_break", "[5.0, 8.0]\n[-1.0, 0.0]\n"); }
+  void chunk_elements_cross_a_graph_break() { prints_what_pytorch_printed("chunk_elements_cross_a_graph_break"); }
   // Model code with the constructs of public GPT, Llama and MobileNet programs, trained through torch.compile.
   void gpt_style_model_trains_as_in_pytorch() { prints_what_pytorch_printed("gpt_style_training"); }
   void llama_style_model_trains_as_in_pytorch() { prints_what_pytorch_printed("llama_style_training"); }

@@ -338,6 +338,36 @@ class TestSessionModel : public QObject {
     }
   }
 
+  // The partitioner is the one kiln-cli stages --partitioner picks (it was
+  // always the default one in the workbench); an unknown name is an error.
+  void partitionerIsAnOption() {
+    QTemporaryDir dir;
+    QFile f(dir.filePath("train.py"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("import torch\n"
+            "w = torch.randn(3, 5, requires_grad=True)\n"
+            "@torch.compile\n"
+            "def step(x):\n"
+            "    return torch.exp(torch.relu(x @ w)).sum()\n"
+            "step(torch.randn(4, 3)).backward()\n");
+    f.close();
+    LoadOptions o;
+    o.codegen = false;
+    for (const std::string name : {"default", "min-cut"}) {
+      o.partitioner = name;
+      auto s = load_program(f.fileName().toStdString(), o);
+      QVERIFY2(s.ok(), s.ok() ? "" : s.status().message().c_str());
+      QVERIFY(!(*s)->compiles.empty());
+      const SessionStage* fw = (*s)->compiles.front().stage("aot_forward_graph");
+      QVERIFY2(fw, "no forward graph");
+      QVERIFY2(fw->summary.rfind(name + " partition, saves ", 0) == 0, fw->summary.c_str());
+    }
+    o.partitioner = "mincut";
+    auto bad = load_program(f.fileName().toStdString(), o);
+    QVERIFY(!bad.ok());
+    QVERIFY2(bad.status().message().find("unknown partitioner 'mincut'") != std::string::npos, bad.status().message().c_str());
+  }
+
   // The workbench runs programs under the same limits as kiln-cli: a time
   // limit (a loop once hung the loader) and no file access unless allowed.
   void programsRunUnderLimits() {
