@@ -51,7 +51,8 @@ run() {
   ASAN_OPTIONS=detect_leaks=1 ./"$build"/tests/fuzz/"$target" "$corpus" "${extra[@]}" \
     -max_total_time="$seconds" -timeout="${KILN_FUZZ_TIMEOUT:-10}" -rss_limit_mb=4096 -max_len=1048576 \
     -artifact_prefix="$build"/artifacts/"$target"- -print_final_stats=1 >"$log" 2>&1 || rc=$?
-  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done |==[0-9]+==ERROR|SUMMARY)' "$log" || true
+  # Prefixed with the target: parallel runs finish in any order.
+  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done |==[0-9]+==ERROR|SUMMARY)' "$log" | sed "s/^/$target: /" || true
   if [ "$rc" -ne 0 ]; then tail -40 "$log" >&2; echo "fuzz.sh: $target FAILED" >&2; return 1; fi
 }
 declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_graph_text]=graph [fuzz_trace]=trace [fuzz_trace_json]=trace
