@@ -104,11 +104,17 @@ Status lower_and_schedule(const Graph& g, const CompileOptions& options, sched::
 
 Expected<LoopStages> schedule_loops(const Graph& source, const CompileOptions& options,
                                     const std::map<std::string, Tensor>& constants) {
+  sched::ScheduledProgram scheduled;
+  LoopStages out;
+  // Without get_attr nodes there is nothing to bind: no copy of the graph.
+  const bool binds = std::any_of(source.nodes.begin(), source.nodes.end(), [](const Node& n) { return n.op == OpKind::GetAttr; });
+  if (!binds) {
+    if (Status st = lower_and_schedule(source, options, scheduled, out); !st.ok()) return st;
+    return out;
+  }
   std::vector<Tensor> bound_inputs;
   Expected<Graph> bound = bind_constants(source, constants, bound_inputs);
   if (!bound) return bound.status();
-  sched::ScheduledProgram scheduled;
-  LoopStages out;
   if (Status st = lower_and_schedule(*bound, options, scheduled, out); !st.ok()) return st;
   return out;
 }
