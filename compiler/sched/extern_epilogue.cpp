@@ -129,11 +129,8 @@ void fuse_extern_epilogues(Program& p, std::vector<FusionDecision>& decisions) {
         return k.kind == KernelKind::Extern && k.call->kind == ExternKind::Gemm;
       }))
     return;
-  // Who reads each buffer, kept true as folds move a GEMM to its consumer's
-  // place: scanning every later kernel per GEMM was quadratic.
-  std::map<std::string, std::set<size_t>> readers;
-  for (size_t j = 0; j < p.kernels.size(); ++j)
-    for (const std::string& b : read_buffers(p.kernels[j])) readers[b].insert(j);
+  // Kept true as folds move a GEMM to its consumer's place.
+  ReadersIndex readers = index_readers(p);
   std::vector<bool> folded_away(p.kernels.size(), false);
   std::set<std::string> products_gone;
   // A folded call sits where its consumer was and is tried again when the

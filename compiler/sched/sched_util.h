@@ -1,7 +1,9 @@
 #pragma once
 // Helpers shared by the scheduler's files (not part of its interface).
 #include <cstdint>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/loopir/loop_ir.h"
@@ -37,6 +39,12 @@ bool reads(const loopir::Kernel& k, const std::string& buffer);     // an extern
 // (its output, or every output of an extern).
 std::vector<std::string> read_buffers(const loopir::Kernel& k);
 std::vector<std::string> written_buffers(const loopir::Kernel& k);
+
+// Per buffer, the kernels (by index) that read it: what inlining and extern
+// epilogue folding keep up to date as they move loads, instead of asking
+// every later kernel.
+using ReadersIndex = std::unordered_map<std::string, std::set<size_t>>;
+ReadersIndex index_readers(const loopir::Program& p);
 
 // Folds a pointwise consumer into an mm / bmm extern kernel where BLAS can
 // compute it (beta*C, alpha) (extern_epilogue.cpp). Runs before inlining.
