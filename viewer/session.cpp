@@ -334,12 +334,7 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
     }
     c.stages.push_back(graph_stage("to_aten", "", std::make_shared<const Graph>(*aten), secs, "lowered to ATen ops", 0));
     int aten_index = int(c.stages.size()) - 1;
-    pipeline::TrainingOptions to;
-    for (const py::Value& v : region->input_values)
-      to.requires_grad.push_back(v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad);
-    to.changes_grad_mode = region->changes_grad_mode();  // as the runtime: it trains on its torch-level graph
-    to.partitioner = *partitioner;
-    pipeline::TrainingSplit split = pipeline::split_for_training(*aten, to);
+    pipeline::TrainingSplit split = pipeline::split_for_training(*aten, pipeline::training_options_of(*region, *partitioner));
     if (!split.inference_because.empty()) {
       c.stages.back().summary += "; no joint graph: " + split.inference_because;
       add_pipeline_stages(c, std::move(*aten), "", aten_index, o);

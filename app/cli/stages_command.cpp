@@ -87,25 +87,24 @@ bool print_codegen(const StagesOptions& o, const std::string& prefix, const pipe
   co.use_cache = false;  // the times shown are the compiler's, not a cache lookup's
   bool machine_text_asked = false;
   for (const char* stage : {"llvm_ir", "llvm_ir_optimized", "assembly"}) machine_text_asked |= asked_for(o, stage);
-  bool machine = o.codegen == "always";
-  if (o.codegen == "auto") {
+  if (o.codegen != "always") {
+    // Loop IR first: with auto, its kernel count decides; past it, machine
+    // code is left out with the reason. (A program that gets machine code is
+    // lowered and scheduled again by the compile below: under 500 kernels
+    // that is small beside LLVM.)
     auto loops = runtime::schedule_loops(r.graph, co, r.constants.all());
     if (!loops) return failed(loops.status());
-    machine = machine_text_asked || loops->stats.kernels <= kAutoCodegenKernels;
+    const bool machine = o.codegen == "auto" && (machine_text_asked || loops->stats.kernels <= kAutoCodegenKernels);
     if (!machine) {
       for (const runtime::CodegenStage& s : loops->stages) print_codegen_stage(o, prefix, s, loops->stats);
-      std::printf("=== %smachine code  not generated: %zu kernels (over %zu; LLVM takes about 10 ms a kernel): "
-                  "--codegen always generates it\n",
-                  prefix.c_str(), loops->stats.kernels, kAutoCodegenKernels);
+      if (o.codegen == "never")
+        std::printf("=== %smachine code  not generated (--codegen never)\n", prefix.c_str());
+      else
+        std::printf("=== %smachine code  not generated: %zu kernels (over %zu; LLVM takes about 10 ms a kernel): "
+                    "--codegen always generates it\n",
+                    prefix.c_str(), loops->stats.kernels, kAutoCodegenKernels);
       return true;
     }
-  }
-  if (!machine) {
-    auto loops = runtime::schedule_loops(r.graph, co, r.constants.all());
-    if (!loops) return failed(loops.status());
-    for (const runtime::CodegenStage& s : loops->stages) print_codegen_stage(o, prefix, s, loops->stats);
-    std::printf("=== %smachine code  not generated (--codegen never)\n", prefix.c_str());
-    return true;
   }
   auto code = runtime::CompiledGraph::compile(r.graph, co, r.constants.all());
   if (!code) return failed(code.status());
@@ -173,13 +172,8 @@ int stages_of_program(const StagesOptions& given) {
     // Training: the joint graph, split into forward and backward; each then
     // goes through the graph passes. A region autodiff cannot take (inputs
     // that are not tensors, an op without a formula) goes on as inference.
-    // Which inputs want gradients: as the program made them (parameters do, plain inputs do not).
-    pipeline::TrainingOptions to;
-    for (const py::Value& v : region->input_values)
-      to.requires_grad.push_back(v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad);
-    to.changes_grad_mode = region->changes_grad_mode();
-    to.partitioner = *pipeline::partitioner_named(o.partitioner);
-    pipeline::TrainingSplit split = pipeline::split_for_training(*aten, to);
+    pipeline::TrainingSplit split = pipeline::split_for_training(
+        *aten, pipeline::training_options_of(*region, *pipeline::partitioner_named(o.partitioner)));
     if (!split.inference_because.empty()) {
       std::printf("=== %saot_joint_graph  skipped: %s\n", prefix.c_str(), split.inference_because.c_str());
       ok &= run_passes(o, prefix, std::move(*aten));

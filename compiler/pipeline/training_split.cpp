@@ -2,6 +2,9 @@
 
 #include <chrono>
 
+#include "compiler/capture/region_tracer.h"
+#include "core/python/object.h"
+
 namespace kiln::pipeline {
 
 namespace {
@@ -28,6 +31,15 @@ Expected<aot::Partition> partition_joint(const aot::JointGraph& joint, Partition
     if (seconds) *seconds = seconds_since(t0);
     return Status::error(e.what());
   }
+}
+
+TrainingOptions training_options_of(const capture::RegionResult& region, Partitioner partitioner) {
+  TrainingOptions o;
+  for (const py::Value& v : region.input_values)
+    o.requires_grad.push_back(v.is(py::ObjKind::Tensor) && v.as<py::TensorObj>()->requires_grad);
+  o.changes_grad_mode = region.changes_grad_mode();
+  o.partitioner = partitioner;
+  return o;
 }
 
 TrainingSplit split_for_training(const Graph& aten, const TrainingOptions& options) {

@@ -15,6 +15,10 @@
 #include "compiler/aot/partition.h"
 #include "core/util/status.h"
 
+namespace kiln::capture {
+struct RegionResult;
+}
+
 namespace kiln::pipeline {
 
 enum class Partitioner { Default, MinCut };
@@ -32,6 +36,12 @@ struct TrainingOptions {
   bool changes_grad_mode = false;
   Partitioner partitioner = Partitioner::Default;
 };
+
+// A captured region's options: its inputs' requires_grad as the program
+// made them (parameters do, plain inputs do not) and whether it changes grad
+// mode. What kiln-cli stages and the workbench show; the runtime also asks
+// whether grad mode is on when the region runs.
+TrainingOptions training_options_of(const capture::RegionResult& region, Partitioner partitioner);
 
 struct TrainingSplit {
   // Why there is no joint graph ("no input requires grad (an inference
