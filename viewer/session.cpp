@@ -11,16 +11,11 @@
 #include <sstream>
 
 #include "compiler/aot/eager_autograd.h"
-#include "compiler/aot/joint.h"
-#include "compiler/aot/partition.h"
 #include "compiler/capture/capture.h"
 #include "compiler/capture/region_tracer.h"
 #include "compiler/loopir/lower.h"
-#include "compiler/pipeline/pipeline.h"
-#include "compiler/pipeline/to_aten.h"
+#include "compiler/pipeline/run_region.h"
 #include "compiler/pipeline/training_split.h"
-#include "compiler/runtime/compiled_graph.h"
-#include "compiler/runtime/cuda_graph.h"
 #include "compiler/sched/schedule.h"
 #include "core/python/vm.h"
 #include "core/store/workspace.h"
@@ -102,13 +97,6 @@ SessionStage graph_stage(std::string name, std::string group, std::shared_ptr<co
   return s;
 }
 
-std::string language_of(const std::string& stage) {
-  if (stage.starts_with("llvm_ir")) return "llvm";
-  if (stage == "assembly") return "asm";
-  if (stage.starts_with("ir_")) return "loopir";
-  return "text";
-}
-
 // Per node, the scheduler's fused group: a node with a kernel of its own by
 // that kernel's group, one inlined into its consumers' kernels by a user's.
 std::vector<int> fusion_groups_of(const Graph& g) {
@@ -138,86 +126,121 @@ std::vector<int> fusion_groups_of(const Graph& g) {
 
 }  // namespace
 
-// The graph passes on one half, then the code generator, appended as stages.
-// Provenance chains through the snapshots only: an unchanged pass makes no graph.
-void add_pipeline_stages(SessionCompile& c, Graph g, const std::string& group, int parent, const LoadOptions& o) {
-  pipeline::CompileResult r;
-  try {
-    r = pipeline::compile(std::move(g), {});
-  } catch (const std::exception& e) {
-    r.status = Status::error(e.what());
+namespace {
+
+// Turns run_region's stages into a compile's SessionStages, linking each
+// graph to the one it was made from (SessionStage::parent).
+class RegionStageSink {
+ public:
+  RegionStageSink(SessionCompile& c, int start);
+  void operator()(const pipeline::Stage& s);
+  void passes_done(const std::string& group);  // colours the graph code generation reads
+
+ private:
+  int chain(const std::string& group) const;
+  SessionCompile& c_;
+  std::map<std::string, int> chain_;  // per group: the last graph stage
+  int joint_ = -1;
+};
+
+RegionStageSink::RegionStageSink(SessionCompile& c, int start) : c_(c) {
+  if (start >= 0) chain_[""] = start;
+}
+
+int RegionStageSink::chain(const std::string& group) const {
+  auto it = chain_.find(group);
+  return it == chain_.end() ? -1 : it->second;
+}
+
+void RegionStageSink::operator()(const pipeline::Stage& s) {
+  using Outcome = pipeline::Stage::Outcome;
+  if (s.outcome == Outcome::Skipped) {
+    // A region without a joint graph says why on its ATen graph; machine code left out, in the status.
+    if (s.name == "aot_joint_graph" && chain("") >= 0) c_.stages[size_t(chain(""))].summary += "; no joint graph: " + s.summary;
+    else c_.diagnostics_note(s.group, s.summary);
+    return;
   }
-  int last = parent;
-  for (const pipeline::Stage& s : r.stages) {
-    if (s.name == "input") continue;
-    SessionStage st;
-    st.pass = s.name;
-    st.name = (group.empty() ? "" : group + " ") + s.name + " #" + std::to_string(s.application);
-    st.group = group;
+  if (s.outcome == Outcome::Failed) {
+    if (s.name == "codegen") return c_.diagnostics_note(s.group, s.summary);
+    if (s.name == "cuda_source") return;  // the CPU code is what runs; the GPU source is a view
+    c_.status = CompileStatus::Failed;
+    const std::string note = (s.group.empty() ? "" : s.group + ": ") + (s.name == "passes" ? "" : s.name + ": ") + s.summary;
+    c_.status_note = c_.status_note.empty() || c_.status != CompileStatus::Failed ? note : c_.status_note + "; " + note;
+    return;
+  }
+  SessionStage st;
+  st.pass = s.name;
+  st.name = s.label();
+  st.group = s.group;
+  st.seconds = s.seconds;
+  st.summary = s.summary;
+  if (s.kind == pipeline::StageKind::Code) {
+    st.kind = StageKind::Code;
+    st.language = s.language;
+    st.text = s.text;
+    if (st.summary.empty() || s.name == "cuda_source")
+      st.summary = std::to_string(std::count(s.text.begin(), s.text.end(), '\n')) + " lines";
+    c_.stages.push_back(std::move(st));
+    return;
+  }
+  const int index = int(c_.stages.size());
+  if (s.application > 0) {
+    // Provenance chains through the snapshots only: an unchanged pass makes no graph,
+    // and shows the graph it left alone.
     st.changed = s.changed;
-    st.seconds = s.seconds;
-    st.summary = s.changed ? s.summary : "unchanged";
+    if (!s.changed) st.summary = "unchanged";
     for (const std::string& p : s.problems) st.summary += " [problem: " + p + "]";
+    st.parent = chain(s.group);
     if (s.changed && s.graph) {
       st.graph = s.graph;
-      st.parent = last;
-      last = int(c.stages.size());
+      chain_[s.group] = index;
+    } else if (st.parent >= 0) {
+      st.graph = c_.stages[size_t(st.parent)].graph;
+    }
+  } else {
+    // The pipeline's own steps: each reads the one before it, the halves read the joint graph.
+    st.graph = s.graph;
+    if (s.name == "aot_forward_graph" || s.name == "aot_backward_graph") {
+      st.parent = joint_;
+      chain_[s.name == "aot_forward_graph" ? "forward" : "backward"] = index;
     } else {
-      // An unchanged stage shows the graph it left alone.
-      st.parent = last;
-      if (last >= 0) st.graph = c.stages[size_t(last)].graph;
+      st.parent = chain("");
+      chain_[""] = index;
+      if (s.name == "aot_joint_graph") joint_ = index;
     }
-    count(st);
-    c.stages.push_back(std::move(st));
+    if (s.name == "dynamo_output_graph") st.summary = "captured by Kiln's Dynamo";
+    if (s.name == "to_aten") st.summary = "lowered to ATen ops";
   }
-  if (!r.status.ok()) {
-    c.status = CompileStatus::Failed;
-    c.status_note = (group.empty() ? "" : group + ": ") + r.status.to_string();
-    return;
-  }
-  if (!o.codegen) return;
-  if (last >= 0 && c.stages[size_t(last)].graph) c.stages[size_t(last)].fusion_groups = fusion_groups_of(*c.stages[size_t(last)].graph);
-  runtime::CompileOptions co;
-  co.keep_text = true;
-  co.use_cache = false;  // the texts are only kept by a fresh compile
-  auto code = runtime::CompiledGraph::compile(r.graph, co, r.constants.all());
-  if (!code) {
-    c.diagnostics_note(group, code.status().message());
-    return;
-  }
-  for (const runtime::CodegenStage& cs : (*code)->stages()) {
-    SessionStage st;
-    st.kind = StageKind::Code;
-    st.pass = cs.name;
-    st.name = (group.empty() ? "" : group + " ") + cs.name;
-    st.group = group;
-    st.seconds = cs.ms / 1e3;
-    st.language = language_of(cs.name);
-    st.text = cs.text;
-    st.summary = std::to_string(std::count(cs.text.begin(), cs.text.end(), '\n')) + " lines";
-    st.parent = -1;
-    c.stages.push_back(std::move(st));
-  }
-  // The same graph for the GPU: the CUDA source alone, so no CUDA is needed.
-  runtime::CudaCompileOptions cuda;
-  cuda.keep_text = true;
-  cuda.emit_only = true;
-  cuda.inject_bug = "none";
-  if (auto gpu = runtime::CudaCompiledGraph::compile(r.graph, cuda, r.constants.all())) {
-    for (const runtime::CodegenStage& cs : (*gpu)->stages()) {
-      if (cs.name != "cuda_source") continue;
-      SessionStage st;
-      st.kind = StageKind::Code;
-      st.pass = cs.name;
-      st.name = (group.empty() ? "" : group + " ") + cs.name;
-      st.group = group;
-      st.seconds = cs.ms / 1e3;
-      st.language = "cuda";
-      st.text = cs.text;
-      st.summary = std::to_string(std::count(cs.text.begin(), cs.text.end(), '\n')) + " lines";
-      c.stages.push_back(std::move(st));
-    }
-  }
+  count(st);
+  c_.stages.push_back(std::move(st));
+}
+
+void RegionStageSink::passes_done(const std::string& group) {
+  // The graph the code generator reads, coloured by the group the scheduler fuses each node into.
+  const int last = chain(group);
+  if (last >= 0 && c_.stages[size_t(last)].graph)
+    c_.stages[size_t(last)].fusion_groups = fusion_groups_of(*c_.stages[size_t(last)].graph);
+}
+
+pipeline::RegionOptions region_options(const LoadOptions& o) {
+  pipeline::RegionOptions ro;
+  using Codegen = pipeline::RegionOptions::Codegen;
+  // As kiln-cli stages: machine code up to its kernel limit (LLVM takes about 10 ms a kernel).
+  ro.codegen = o.codegen ? Codegen::Auto : Codegen::None;
+  ro.cpu.keep_text = true;
+  ro.cuda_source = true;
+  ro.cpu.use_cache = false;  // the texts are only kept by a fresh compile
+  ro.cancel = o.cancel;
+  return ro;
+}
+
+}  // namespace
+
+void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start, const LoadOptions& o) {
+  RegionStageSink sink(c, start);
+  pipeline::RegionOptions ro = region_options(o);
+  if (o.codegen) ro.passes_done = [&](const std::string& group, const Graph&, const pipeline::CompileResult&) { sink.passes_done(group); };
+  pipeline::run_region(std::move(input), ro, [&](const pipeline::Stage& s) { sink(s); });
 }
 
 void SessionCompile::diagnostics_note(const std::string& group, const std::string& message) {
@@ -310,62 +333,14 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
     if (!c.recompile_reasons.empty() && c.status == CompileStatus::GraphBreak)
       c.status_note += "; recompile: " + c.recompile_reasons.front();
 
-    auto dynamo = std::make_shared<const Graph>(region->graph);
-    c.stages.push_back(graph_stage("dynamo_output_graph", "", dynamo, 0, "captured by Kiln's Dynamo", -1));
     if (region->op_count == 0) {
+      // Nothing to compile: the captured graph alone.
+      c.stages.push_back(graph_stage("dynamo_output_graph", "", std::make_shared<const Graph>(region->graph), 0,
+                                     "captured by Kiln's Dynamo", -1));
       s->compiles.push_back(std::move(c));
       continue;
     }
-    double secs = 0;
-    auto ta = Clock::now();
-    Expected<Graph> aten = [&]() -> Expected<Graph> {
-      try {
-        return pipeline::lower_to_aten(vm, *region);
-      } catch (const std::exception& e) {
-        return Status::error(e.what());
-      }
-    }();
-    secs = since(ta);
-    if (!aten.ok()) {
-      c.status = CompileStatus::Failed;
-      c.status_note = "to_aten: " + aten.status().message();
-      s->compiles.push_back(std::move(c));
-      continue;
-    }
-    c.stages.push_back(graph_stage("to_aten", "", std::make_shared<const Graph>(*aten), secs, "lowered to ATen ops", 0));
-    int aten_index = int(c.stages.size()) - 1;
-    pipeline::TrainingSplit split = pipeline::split_for_training(*aten, pipeline::training_options_of(*region, *partitioner));
-    if (!split.inference_because.empty()) {
-      c.stages.back().summary += "; no joint graph: " + split.inference_because;
-      add_pipeline_stages(c, std::move(*aten), "", aten_index, o);
-    } else {
-      const aot::JointGraph& joint = split.joint;
-      c.stages.push_back(graph_stage("aot_joint_graph", "", std::make_shared<const Graph>(joint.graph), split.joint_seconds,
-                                     std::to_string(joint.num_primals) + " primals, " +
-                                         std::to_string(joint.num_tangents) + " tangents",
-                                     aten_index));
-      int joint_index = int(c.stages.size()) - 1;
-      if (!split.partition_status.ok()) {
-        c.status = CompileStatus::Failed;
-        c.status_note = "partition: " + split.partition_status.message();
-        c.compile_seconds = since(t1);
-        s->compiles.push_back(std::move(c));
-        continue;
-      }
-      aot::Partition& part = split.partition;
-      secs = split.partition_seconds;
-      c.stages.push_back(graph_stage("aot_forward_graph", "", std::make_shared<const Graph>(part.forward), secs,
-                                     o.partitioner + " partition, saves " + std::to_string(part.saved.size()) + " tensor(s), " +
-                                         std::to_string(part.saved_bytes) + " bytes",
-                                     joint_index));
-      int fw = int(c.stages.size()) - 1;
-      // Each half with its passes and code right after it, so stepping reads like the pipeline.
-      add_pipeline_stages(c, std::move(part.forward), "forward", fw, o);
-      c.stages.push_back(graph_stage("aot_backward_graph", "", std::make_shared<const Graph>(part.backward), 0,
-                                     std::to_string(part.recomputed.size()) + " op(s) recomputed", joint_index));
-      int bw = int(c.stages.size()) - 1;
-      add_pipeline_stages(c, std::move(part.backward), "backward", bw, o);
-    }
+    add_region_stages(c, pipeline::RegionInput::captured(vm, *region, *partitioner), -1, o);
     c.compile_seconds = since(t1);
     s->compiles.push_back(std::move(c));
   }

@@ -19,6 +19,9 @@ class Workspace;
 namespace trace {
 class Trace;
 }
+namespace pipeline {
+struct RegionInput;
+}
 }  // namespace kiln
 
 namespace kiln::viewer {
@@ -133,10 +136,10 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
 // a program's region (session_repro.cpp).
 bool is_kiln_repro(const std::string& path);
 Expected<std::shared_ptr<Session>> load_kiln_repro(const std::string& path, const LoadOptions& options = {});
-// Shared by the loaders: `g` through every graph pass, then the code generator,
-// appended to `c` as stages of `group` ("", "forward", "backward") whose
-// provenance starts at stage `parent`.
-void add_pipeline_stages(SessionCompile& c, Graph g, const std::string& group, int parent, const LoadOptions& o);
+// Shared by the loaders: run_region() on `input` (compiler/pipeline/run_region.h),
+// its stages appended to `c`; provenance of the first graph stage starts at
+// stage `start` (-1: none). Failures go to c's status, code left out to its note.
+void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start, const LoadOptions& o);
 
 // A stage's graph: the program's snapshot, or the trace artifact parsed (cached
 // by the trace). Null with an error for code stages and unparsable payloads.

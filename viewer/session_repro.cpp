@@ -9,6 +9,8 @@
 #include "minifier/repro.h"
 #include "viewer/session.h"
 
+#include "compiler/pipeline/run_region.h"
+
 namespace kiln::viewer {
 
 bool is_kiln_repro(const std::string& path) {
@@ -52,7 +54,7 @@ Expected<std::shared_ptr<Session>> load_kiln_repro(const std::string& path, cons
   for (const Node& n : repro->graph.nodes) st.ops += n.op == OpKind::CallFunction;
   c.stages.push_back(std::move(st));
   if (o.progress) o.progress(0.3, "compiling " + s->title);
-  add_pipeline_stages(c, repro->graph, "", 0, o);
+  add_region_stages(c, pipeline::RegionInput::single(repro->graph), 0, o);
   c.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s->compiles.push_back(std::move(c));
   s->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -2,11 +2,13 @@
 // Shared by the two halves of `kiln-cli stages`: stages_command.cpp (programs
 // and graph files) and stages_trace.cpp (TORCH_TRACE logs and debug folders).
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "core/graph/graph.h"
 #include "app/cli/program_limits.h"
+#include "compiler/pipeline/run_region.h"
+#include "core/graph/graph.h"
 
 namespace kiln::cli {
 
@@ -53,10 +55,30 @@ void print_stage(const StagesOptions& o, const std::string& prefix, const std::s
 // "5 nodes, 3 ops": every node, and the call nodes among them (as `trace summary` counts).
 std::string describe_size(const Graph& g);
 
-// The graph passes on an ATen graph, each application a stage, then a
-// "result" line with the size before and after; false when the pipeline
-// failed (its message is on stderr, after `where`, the graph's origin).
-bool run_passes(const StagesOptions& o, const std::string& prefix, Graph g, const std::string& where = "");
+// Prints run_region()'s stages as `kiln-cli stages` shows them: "=== <prefix><label>
+// <time>  <note>", graphs and texts as --print-after asks. failed() once a step
+// failed that makes the command fail (its message is on stderr, after `where`).
+class StagePrinter {
+ public:
+  StagePrinter(const StagesOptions& o, std::string prefix, std::string where)
+      : o_(o), prefix_(std::move(prefix)), where_(std::move(where)) {}
+  void operator()(const pipeline::Stage& s);
+  void passes_done(const std::string& group, const Graph& before, const pipeline::CompileResult& after);
+  bool failed() const { return failed_; }
+  // Appended to a graph stage's note (a trace: PyTorch's own graph's size).
+  std::function<std::string(const pipeline::Stage&)> extra_note;
+
+ private:
+  const StagesOptions& o_;
+  std::string prefix_, where_;
+  bool failed_ = false;
+};
+
+pipeline::RegionOptions region_options(const StagesOptions& o);
+
+// run_region() on `input`, printed; false when a step failed (see StagePrinter).
+bool print_region(const StagesOptions& o, const std::string& prefix, pipeline::RegionInput input, const std::string& where = "",
+                  const std::function<std::string(const pipeline::Stage&)>& extra_note = {});
 
 // INPUT is a trace (stages_trace.cpp); returns the exit code.
 int stages_of_trace(const StagesOptions& o);

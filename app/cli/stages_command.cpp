@@ -15,13 +15,9 @@
 #include "app/cli/program_limits.h"
 #include "app/cli/commands.h"
 #include "app/cli/stages.h"
-#include "compiler/aot/joint.h"
-#include "compiler/aot/partition.h"
 #include "compiler/capture/capture.h"
-#include "compiler/pipeline/pipeline.h"
-#include "compiler/pipeline/to_aten.h"
-#include "compiler/pipeline/training_split.h"
-#include "compiler/runtime/compiled_graph.h"
+#include "compiler/capture/region_tracer.h"
+#include "compiler/pipeline/run_region.h"
 #include "core/graph/parser.h"
 #include "core/graph/printer.h"
 #include "core/python/vm.h"
@@ -40,104 +36,101 @@ void print_stage(const StagesOptions& o, const std::string& prefix, const std::s
   if (g && wants_graph(o, name)) std::printf("%s\n", print_graph_module(*g).c_str());
 }
 
-std::string describe_size(const Graph& g) {
-  size_t ops = 0;
-  for (const Node& n : g.nodes)
-    ops += n.op == OpKind::CallFunction || n.op == OpKind::CallMethod || n.op == OpKind::CallModule;
-  return std::to_string(g.size()) + " nodes, " + std::to_string(ops) + " ops";
-}
+std::string describe_size(const Graph& g) { return pipeline::describe_size(g); }
 
-// The code generator's stages (backend kiln): the loop IR before and after
-// fusion, LLVM IR before and after optimization, the assembly. Their texts are
-// long, so they print (and are kept) only when asked for by name or with
-// --print-after-all; a program past kAutoCodegenKernels kernels gets its loop
-// IR only unless --codegen always asks for the rest.
 namespace {
 
+// Code stages (loop IR, LLVM IR, assembly, CUDA source) print their text only
+// when asked for by name or with --print-after-all: they are long.
 bool asked_for(const StagesOptions& o, const std::string& stage) {
   return o.print_after_all || std::find(o.print_after.begin(), o.print_after.end(), stage) != o.print_after.end();
 }
 
-void print_codegen_stage(const StagesOptions& o, const std::string& prefix, const runtime::CodegenStage& s,
-                         const runtime::CompileStats& st) {
-  std::string note;
-  if (s.name == "ir_post_fusion") note = std::to_string(st.kernels) + " kernels in " + std::to_string(st.groups) + " groups";
-  if (s.name == "assembly") note = "object " + std::to_string(st.object_bytes) + " bytes";
-  const bool asked = asked_for(o, s.name);
-  if (asked) {
-    std::string lines = std::to_string(std::count(s.text.begin(), s.text.end(), '\n')) + " lines";
-    note = note.empty() ? lines : lines + ", " + note;
-  }
-  std::printf("=== %s%s  %.3f ms%s%s\n", prefix.c_str(), s.name.c_str(), s.ms, note.empty() ? "" : "  ", note.c_str());
-  if (asked) std::printf("%s\n", s.text.c_str());
-}
-
 }  // namespace
 
-bool print_codegen(const StagesOptions& o, const std::string& prefix, const pipeline::CompileResult& r) {
-  auto failed = [&](const Status& st) {
-    std::printf("=== %scodegen  %s: %s\n", prefix.c_str(), o.codegen_required ? "failed" : "not generated",
-                st.message().c_str());
-    return !o.codegen_required;
-  };
-  runtime::CompileOptions co;
-  co.keep_text = false;
-  for (const char* stage : {"ir_pre_fusion", "ir_post_fusion", "llvm_ir", "llvm_ir_optimized", "assembly"})
-    co.keep_text |= asked_for(o, stage);
-  co.use_cache = false;  // the times shown are the compiler's, not a cache lookup's
+pipeline::RegionOptions region_options(const StagesOptions& o) {
+  pipeline::RegionOptions ro;
+  ro.instrumentation.stop_after = o.stop_after;
+  using Codegen = pipeline::RegionOptions::Codegen;
   bool machine_text_asked = false;
   for (const char* stage : {"llvm_ir", "llvm_ir_optimized", "assembly"}) machine_text_asked |= asked_for(o, stage);
-  if (o.codegen != "always") {
-    // Loop IR first: with auto, its kernel count decides; past it, machine
-    // code is left out with the reason. (A program that gets machine code is
-    // lowered and scheduled again by the compile below: under 500 kernels
-    // that is small beside LLVM.)
-    auto loops = runtime::schedule_loops(r.graph, co, r.constants.all());
-    if (!loops) return failed(loops.status());
-    const bool machine = o.codegen == "auto" && (machine_text_asked || loops->stats.kernels <= kAutoCodegenKernels);
-    if (!machine) {
-      for (const runtime::CodegenStage& s : loops->stages) print_codegen_stage(o, prefix, s, loops->stats);
-      if (o.codegen == "never")
-        std::printf("=== %smachine code  not generated (--codegen never)\n", prefix.c_str());
-      else
-        std::printf("=== %smachine code  not generated: %zu kernels (over %zu; LLVM takes about 10 ms a kernel): "
-                    "--codegen always generates it\n",
-                    prefix.c_str(), loops->stats.kernels, kAutoCodegenKernels);
-      return true;
-    }
-  }
-  auto code = runtime::CompiledGraph::compile(r.graph, co, r.constants.all());
-  if (!code) return failed(code.status());
-  for (const runtime::CodegenStage& s : (*code)->stages()) print_codegen_stage(o, prefix, s, (*code)->stats());
-  return true;
+  ro.codegen = o.codegen == "never" ? Codegen::Loops : o.codegen == "always" || machine_text_asked ? Codegen::Machine : Codegen::Auto;
+  ro.auto_kernels = kAutoCodegenKernels;
+  for (const char* stage : {"ir_pre_fusion", "ir_post_fusion", "llvm_ir", "llvm_ir_optimized", "assembly"})
+    ro.cpu.keep_text |= asked_for(o, stage);
+  ro.cuda_source = true;  // as the workbench shows it
+  ro.cpu.use_cache = false;   // the times shown are the compiler's, not a cache lookup's
+  return ro;
 }
 
-bool run_passes(const StagesOptions& o, const std::string& prefix, Graph g, const std::string& where) {
-  std::string before = describe_size(g);
-  pipeline::Options options;
-  options.instrumentation.stop_after = o.stop_after;
-  pipeline::CompileResult r;
-  // A graph from outside (a trace) may hold what the passes do not expect;
-  // that is a failure of this graph, not of the whole command.
-  try {
-    r = pipeline::compile(std::move(g), options);
-  } catch (const std::exception& e) {
-    r.status = Status::error(e.what());
+void StagePrinter::operator()(const pipeline::Stage& s) {
+  using Outcome = pipeline::Stage::Outcome;
+  const std::string label = s.label();
+  const std::string head = "=== " + prefix_ + label;
+  if (s.outcome == Outcome::Skipped) {
+    if (s.name == "machine code" && o_.codegen == "never")
+      std::printf("%s  not generated (--codegen never)\n", head.c_str());
+    else if (s.name == "machine code")
+      std::printf("%s  not generated: %s: --codegen always generates it\n", head.c_str(), s.summary.c_str());
+    else
+      std::printf("%s  skipped: %s\n", head.c_str(), s.summary.c_str());
+    return;
   }
-  for (const pipeline::Stage& s : r.stages) {
-    if (s.name == "input") continue;
-    std::string note = s.changed ? s.summary : "unchanged";
+  if (s.outcome == Outcome::Failed) {
+    // Code the dump's graph cannot get (symbolic sizes, ops Kiln lacks) is
+    // said, not a failure, unless the input is a program.
+    const bool code = s.name == "codegen" || s.name == "cuda_source";
+    const bool failure = s.name == "partition" || s.name == "passes" || (s.name == "codegen" && o_.codegen_required);
+    std::printf("%s  %s: %s\n", head.c_str(), code && !failure ? "not generated" : "failed", s.summary.c_str());
+    if (failure) {
+      std::fprintf(stderr, "kiln-cli: stages: %s%s: %s\n", where_.empty() ? "" : (where_ + ": ").c_str(),
+                   (s.group.empty() ? s.name : s.group + " " + s.name).c_str(), s.summary.c_str());
+      failed_ = true;
+    }
+    return;
+  }
+  if (s.kind == pipeline::StageKind::Code) {
+    std::string note = s.summary;
+    const bool asked = asked_for(o_, s.name);
+    if (asked) {
+      std::string lines = std::to_string(std::count(s.text.begin(), s.text.end(), '\n')) + " lines";
+      note = note.empty() || s.name == "cuda_source" ? lines : lines + ", " + note;
+    } else if (s.name == "cuda_source") {
+      note.clear();
+    }
+    std::printf("%s  %.3f ms%s%s\n", head.c_str(), s.seconds * 1e3, note.empty() ? "" : "  ", note.c_str());
+    if (asked) std::printf("%s\n", s.text.c_str());
+    return;
+  }
+  std::string note;
+  if (s.application > 0) {
+    note = s.changed ? s.summary : "unchanged";
     for (const std::string& p : s.problems) note += " [problem: " + p + "]";
-    print_stage(o, prefix, s.name + " #" + std::to_string(s.application), s.name, s.seconds, s.changed ? s.graph.get() : nullptr, note);
+  } else {
+    note = s.graph ? describe_size(*s.graph) : "";
+    if (!s.summary.empty()) note += (s.name == "aot_joint_graph" ? ": " : ", ") + s.summary;
   }
-  if (r.stopped) std::printf("=== %sstopped after %d pass application(s)\n", prefix.c_str(), o.stop_after);
-  if (!r.status.ok()) {
-    std::printf("=== %spasses  failed: %s\n", prefix.c_str(), r.status.to_string().c_str());
-    std::fprintf(stderr, "kiln-cli: stages: %s%s\n", where.empty() ? "" : (where + ": ").c_str(), r.status.to_string().c_str());
-    return false;
-  }
-  std::printf("=== %sresult  %s (input %s)\n", prefix.c_str(), describe_size(r.graph).c_str(), before.c_str());
-  return print_codegen(o, prefix, r);
+  if (extra_note) note += extra_note(s);
+  print_stage(o_, prefix_, label, s.name, s.seconds, s.changed ? s.graph.get() : nullptr, note);
+  if (s.name == "aot_forward_graph" && wants_graph(o_, s.name) && !s.text.empty()) std::printf("%s\n", s.text.c_str());
+}
+
+void StagePrinter::passes_done(const std::string& group, const Graph& before, const pipeline::CompileResult& after) {
+  const std::string head = "=== " + prefix_ + (group.empty() ? "" : group + " ");
+  if (after.stopped) std::printf("%sstopped after %d pass application(s)\n", head.c_str(), o_.stop_after);
+  std::printf("%sresult  %s (input %s)\n", head.c_str(), describe_size(after.graph).c_str(), describe_size(before).c_str());
+}
+
+bool print_region(const StagesOptions& o, const std::string& prefix, pipeline::RegionInput input, const std::string& where,
+                  const std::function<std::string(const pipeline::Stage&)>& extra_note) {
+  StagePrinter printer(o, prefix, where);
+  printer.extra_note = extra_note;
+  pipeline::RegionOptions ro = region_options(o);
+  ro.passes_done = [&](const std::string& group, const Graph& before, const pipeline::CompileResult& after) {
+    printer.passes_done(group, before, after);
+  };
+  pipeline::run_region(std::move(input), ro, [&](const pipeline::Stage& s) { printer(s); });
+  return !printer.failed();
 }
 
 namespace {
@@ -158,48 +151,14 @@ int stages_of_program(const StagesOptions& given) {
   }
   if (code != 0) std::fprintf(stderr, "kiln-cli: stages: the program stopped early (%s); showing what it compiled\n", st.to_string().c_str());
   bool ok = true;
+  const pipeline::Partitioner partitioner = *pipeline::partitioner_named(o.partitioner);
   for (const auto& [id, region] : capture::compiled_regions(vm)) {
-    if (region->op_count == 0) continue;
-    std::string prefix = "[" + id + "] ";
-    print_stage(o, prefix, "dynamo_output_graph", "dynamo_output_graph", 0, &region->graph, describe_size(region->graph));
-    double secs = 0;
-    Expected<Graph> aten = timed(secs, [&] { return pipeline::lower_to_aten(vm, *region); });
-    if (!aten.ok()) {
-      std::printf("=== %sto_aten  failed: %s\n", prefix.c_str(), aten.status().message().c_str());
+    if (region->op_count == 0) {
+      // Nothing to compile: the captured graph alone, as the workbench lists it.
+      print_stage(o, "[" + id + "] ", "dynamo_output_graph", "dynamo_output_graph", 0, &region->graph, describe_size(region->graph));
       continue;
     }
-    print_stage(o, prefix, "to_aten", "to_aten", secs, &*aten, describe_size(*aten));
-    // Training: the joint graph, split into forward and backward; each then
-    // goes through the graph passes. A region autodiff cannot take (inputs
-    // that are not tensors, an op without a formula) goes on as inference.
-    pipeline::TrainingSplit split = pipeline::split_for_training(
-        *aten, pipeline::training_options_of(*region, *pipeline::partitioner_named(o.partitioner)));
-    if (!split.inference_because.empty()) {
-      std::printf("=== %saot_joint_graph  skipped: %s\n", prefix.c_str(), split.inference_because.c_str());
-      ok &= run_passes(o, prefix, std::move(*aten));
-      continue;
-    }
-    const aot::JointGraph& joint = split.joint;
-    print_stage(o, prefix, "aot_joint_graph", "aot_joint_graph", split.joint_seconds, &joint.graph,
-                describe_size(joint.graph) + ": " + std::to_string(joint.num_primals) + " primals, " +
-                    std::to_string(joint.num_tangents) + " tangents");
-    if (!split.partition_status.ok()) {
-      std::printf("=== %spartition  failed: %s\n", prefix.c_str(), split.partition_status.message().c_str());
-      std::fprintf(stderr, "kiln-cli: stages: [%s] partition: %s\n", id.c_str(), split.partition_status.message().c_str());
-      ok = false;
-      continue;
-    }
-    aot::Partition& part = split.partition;
-    secs = split.partition_seconds;
-    print_stage(o, prefix, "aot_forward_graph", "aot_forward_graph", secs, &part.forward,
-                describe_size(part.forward) + ", " + o.partitioner + " partition, saves " + std::to_string(part.saved.size()) + " tensor(s), " +
-                    std::to_string(part.saved_bytes) + " bytes");
-    if (wants_graph(o, "aot_forward_graph")) std::printf("%s\n", aot::describe_saved(part).c_str());
-    print_stage(o, prefix, "aot_backward_graph", "aot_backward_graph", 0, &part.backward,
-                describe_size(part.backward) +
-                    (part.recomputed.empty() ? "" : ", " + std::to_string(part.recomputed.size()) + " op(s) recomputed"));
-    ok &= run_passes(o, prefix + "forward ", std::move(part.forward));
-    ok &= run_passes(o, prefix + "backward ", std::move(part.backward));
+    ok &= print_region(o, "[" + id + "] ", pipeline::RegionInput::captured(vm, *region, partitioner), "[" + id + "]");
   }
   return ok ? kExitOk : kExitFailures;
 }
@@ -214,7 +173,7 @@ int stages_of_graph_file(const StagesOptions& o) {
     return kExitBadInput;
   }
   print_stage(o, "", "input", "input", 0, &*g, "");
-  return run_passes(o, "", std::move(*g)) ? kExitOk : kExitFailures;
+  return print_region(o, "", pipeline::RegionInput::single(std::move(*g))) ? kExitOk : kExitFailures;
 }
 
 // A folder is a TORCH_TRACE folder or a TORCH_COMPILE_DEBUG folder; a file is

@@ -177,7 +177,7 @@ class EntryRun {
 
   // One stage graph: shown, then through the passes (a joint graph through
   // the partitioner first). `role` goes before the pass names when an entry
-  // runs several graphs ("forward ").
+  // runs several graphs ("forward"; the group of its stages).
   void run_stage(const Artifact& a, const std::string& role) {
     std::string where = record_place(r_.t, a);
     Expected<std::shared_ptr<const Graph>> g = r_.t.graph(e_, a.name);
@@ -198,7 +198,8 @@ class EntryRun {
     if (a.base == "aot_joint_graph") return run_joint(a, graph, size, where);
     warn_unknown_ops(graph, where, a.name);
     print_stage(r_.o, prefix_, a.name, a.base, 0, &graph, size);
-    if (!run_passes(r_.o, prefix_ + role, graph, where + ": [" + e_.label + "] " + a.name)) r_.failed = true;
+    if (!print_region(r_.o, prefix_, pipeline::RegionInput::single(graph, role), where + ": [" + e_.label + "] " + a.name))
+      r_.failed = true;
   }
 
   // Skip line for a compile id that has only torch-level graphs.
@@ -226,12 +227,12 @@ class EntryRun {
     }
     if (joint) return run_stage(*joint, "");
     if (fw || bw) {
-      if (fw) run_stage(*fw, bw ? "forward " : "");
-      if (bw) run_stage(*bw, fw ? "backward " : "");
+      if (fw) run_stage(*fw, bw ? "forward" : "");
+      if (bw) run_stage(*bw, fw ? "backward" : "");
       return;
     }
     if (inference) return run_stage(*inference, "");
-    for (const Artifact* a : readable) run_stage(*a, readable.size() > 1 ? a->name + " " : "");
+    for (const Artifact* a : readable) run_stage(*a, readable.size() > 1 ? a->name : "");
     if (readable.empty()) no_aten_graph();
   }
 
@@ -250,35 +251,20 @@ class EntryRun {
       print_stage(r_.o, prefix_, a.name, a.base, 0, &graph, size);
       std::printf("=== %spartition  skipped: %s; the passes run on the joint graph as it is\n", prefix_.c_str(),
                   joint.status().message().c_str());
-      if (!run_passes(r_.o, prefix_, graph, where + ": [" + e_.label + "] " + a.name)) r_.failed = true;
+      if (!print_region(r_.o, prefix_, pipeline::RegionInput::single(graph), where + ": [" + e_.label + "] " + a.name))
+        r_.failed = true;
       return;
     }
     print_stage(r_.o, prefix_, a.name, a.base, 0, &graph,
                 size + "; " + std::to_string(joint->num_primals) + " primals, " + std::to_string(joint->num_tangents) + " tangents" +
                     (input_writes ? "; " + std::to_string(input_writes) + " input write(s) (copy_) become forward outputs" : ""));
-    double secs = 0;
-    // A joint graph Kiln's partitioner misreads: its bug, this graph's failure.
-    Expected<aot::Partition> split = pipeline::partition_joint(*joint, *pipeline::partitioner_named(r_.o.partitioner), &secs);
-    if (!split) {
-      std::printf("=== %spartition  failed: %s\n", prefix_.c_str(), split.status().message().c_str());
-      std::fprintf(stderr, "kiln-cli: stages: %s: [%s] partition: %s\n", where.c_str(), e_.label.c_str(),
-                   split.status().message().c_str());
+    // Kiln's own split of PyTorch's joint graph, beside PyTorch's where the trace has it.
+    auto pytorch = [this](const pipeline::Stage& s) {
+      return s.name == "aot_forward_graph" || s.name == "aot_backward_graph" ? pytorch_size(s.name) : std::string();
+    };
+    if (!print_region(r_.o, prefix_, pipeline::RegionInput::from_joint(std::move(*joint), *pipeline::partitioner_named(r_.o.partitioner)),
+                      where + ": [" + e_.label + "]", pytorch))
       r_.failed = true;
-      return;
-    }
-    aot::Partition& part = *split;
-    print_stage(r_.o, prefix_, "aot_forward_graph", "aot_forward_graph", secs, &part.forward,
-                describe_size(part.forward) + "; Kiln's " + r_.o.partitioner + " partition, saves " +
-                    std::to_string(part.saved.size()) + " tensor(s), " + std::to_string(part.saved_bytes) + " bytes" +
-                    pytorch_size("aot_forward_graph"));
-    if (wants_graph(r_.o, "aot_forward_graph")) std::printf("%s\n", aot::describe_saved(part).c_str());
-    print_stage(r_.o, prefix_, "aot_backward_graph", "aot_backward_graph", 0, &part.backward,
-                describe_size(part.backward) +
-                    (part.recomputed.empty() ? "" : "; " + std::to_string(part.recomputed.size()) + " op(s) recomputed") +
-                    pytorch_size("aot_backward_graph"));
-    std::string origin = where + ": [" + e_.label + "] ";
-    if (!run_passes(r_.o, prefix_ + "forward ", std::move(part.forward), origin + "forward")) r_.failed = true;
-    if (!run_passes(r_.o, prefix_ + "backward ", std::move(part.backward), origin + "backward")) r_.failed = true;
   }
 
   // "; PyTorch's: 8 nodes, 4 ops" when the trace has PyTorch's own split.

@@ -36,6 +36,12 @@ std::vector<std::string> check_application(const Pass& pass, const PassResult& r
 
 }  // namespace
 
+std::string Stage::label() const {
+  std::string out = group.empty() ? name : group + " " + name;
+  if (application > 0) out += " #" + std::to_string(application);
+  return out;
+}
+
 PassManager::PassManager(PassManagerOptions options) : options_(std::move(options)) {}
 
 Status PassManager::add(std::string_view name) {
@@ -53,6 +59,7 @@ void PassManager::record(std::string name, const Graph& g) {
   s.name = std::move(name);
   s.changed = true;
   s.graph = std::make_shared<const Graph>(g);
+  if (options_.on_stage) options_.on_stage(s);
   stages_.push_back(std::move(s));
 }
 
@@ -63,6 +70,10 @@ Status PassManager::run(Graph& g, const PassContext& ctx) {
   for (const Pass& pass : passes_) {
     if (options_.stop_after >= 0 && applications_ >= options_.stop_after) {
       stopped_ = true;
+      break;
+    }
+    if (options_.cancel && options_.cancel->load()) {
+      status = Status::error("cancelled");
       break;
     }
     status = apply(pass, current, ctx);
@@ -93,6 +104,7 @@ Status PassManager::apply(const Pass& pass, std::shared_ptr<const Graph>& curren
   if (stage.problems.empty() && options_.verify_each) stage.problems = check_application(pass, r, *current, work);
   if (r.changed || !stage.problems.empty()) stage.graph = std::make_shared<const Graph>(std::move(work));
   print(stage);
+  if (options_.on_stage) options_.on_stage(stage);
   Status status;
   if (!stage.problems.empty()) {
     status = Status::error("after pass '" + stage.name + "' (application " + std::to_string(stage.application) +

@@ -8,6 +8,8 @@
 // to one pass application. Passes themselves never print, time or verify.
 //
 // Tests: tests/compiler/test_pass_manager.cpp.
+#include <atomic>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -20,16 +22,32 @@
 
 namespace kiln::pipeline {
 
-// One step of the pipeline as the stage views show it.
+enum class StageKind { Graph, Code };
+
+// One step of the pipeline as the stage views show it: a graph pass, or any
+// other step of run_region() (run_region.h): to_aten, the joint graph, the
+// partition, lowering, scheduling, code generation. The one stage type the
+// CLI, the workbench and the tests read.
 struct Stage {
-  std::string name;                    // the pass ("cse"), or "input" for the graph the pipeline started from
+  std::string name;                    // the step ("cse", "aot_joint_graph", "llvm_ir"), or "input"
+  std::string group;                   // "", "forward", "backward": which half of a training region
+  StageKind kind = StageKind::Graph;
   int application = 0;                 // 1-based count of pass applications; 0 for stages no pass made
   bool changed = false;                // false: "unchanged", no snapshot
   std::shared_ptr<const Graph> graph;  // the snapshot after this step; null when unchanged
-  std::string text;                    // for stages that are no graph (loop IR, kernel source)
+  // Code stages: loop IR, LLVM IR, assembly, CUDA source (when kept);
+  // aot_forward_graph: the saved tensors, one per line.
+  std::string text;
+  std::string language;                // code stages: "loopir", "llvm", "asm", "cuda"
   double seconds = 0;
-  std::string summary;                 // the pass's one line: "removed 4 nodes"
+  std::string summary;                 // the step's one line: "removed 4 nodes"
   std::vector<std::string> problems;   // what verification found wrong after this step
+  // A step that did not run: why (a region with no joint graph, machine
+  // code left out), or how it failed. Such a stage has no graph and no text.
+  enum class Outcome { Done, Skipped, Failed } outcome = Outcome::Done;
+  // "forward cse #6", "backward llvm_ir", "aot_joint_graph": what views and
+  // --print-after headers show.
+  std::string label() const;
 };
 
 #ifdef NDEBUG
@@ -49,6 +67,11 @@ struct PassManagerOptions {
   // manager); negative: all of them.
   int stop_after = -1;
   std::ostream* print_to = nullptr;  // where printing goes; null: std::cerr
+  // Checked before each pass application: once set, run() stops with "cancelled".
+  const std::atomic<bool>* cancel = nullptr;
+  // Called with each stage as it is recorded (run_region's observers see
+  // passes as they finish, not when the pipeline ends).
+  std::function<void(const Stage&)> on_stage;
 };
 
 class PassManager {

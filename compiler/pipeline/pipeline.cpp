@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "compiler/pipeline/run_region.h"
+
 namespace kiln::pipeline {
 
 std::vector<std::string> graph_pass_pipeline() {
@@ -53,9 +55,13 @@ Expected<CompileResult> passes_for_codegen(Graph g) {
 }  // namespace
 
 Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const runtime::CompileOptions& options) {
-  Expected<CompileResult> passes = passes_for_codegen(std::move(g));
-  if (!passes) return passes.status();
-  return runtime::CompiledGraph::compile(passes->graph, options, passes->constants.all());
+  RegionOptions ro;
+  ro.cpu = options;
+  RegionRun run = run_region(RegionInput::single(std::move(g)), ro);
+  if (!run.status.ok()) return run.status;
+  const RegionPart& part = run.parts.at(0);
+  if (!part.code) return part.codegen_status;
+  return part.code;
 }
 
 Expected<std::shared_ptr<runtime::CudaCompiledGraph>> compile_to_cuda(Graph g, const runtime::CudaCompileOptions& options) {

@@ -11,6 +11,7 @@
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/runtime/compiled_graph.h"
 #include "compiler/pipeline/to_aten.h"
+#include "compiler/pipeline/run_region.h"
 #include "compiler/pipeline/training_split.h"
 #include "core/python/autograd.h"
 #include "core/python/torch_bridge.h"
@@ -177,10 +178,13 @@ void make_training(py::VM& vm, const Graph& lowered, Training& t, bool decompose
   t.tried = true;
   TrainingOptions to;
   to.requires_grad = t.requires_grad;  // grad mode was checked by the caller: the region does not change it
-  TrainingSplit split = split_for_training(lowered, to);
-  if (!split.trains()) {
-    const std::string why = split.inference_because.empty() ? "partition: " + split.partition_status.message()
-                                                             : split.inference_because;
+  // The joint graph and its split only: the graph passes and code come per half below.
+  RegionOptions ro;
+  ro.graph_passes = false;
+  ro.codegen = RegionOptions::Codegen::None;
+  RegionRun split = run_region(RegionInput::aten(lowered, to), ro);
+  if (!split.trained) {
+    const std::string why = split.inference_because.empty() ? split.status.message() : split.inference_because;
     vm.write_err("W kiln " + backend + ": [" + compile_id + "] backward runs eagerly: " + why + "\n");
     return;
   }

@@ -1,10 +1,8 @@
 #pragma once
 // Whether a region trains through a joint graph, and if so the joint graph
-// and its split into forward and backward: the one place the joint graph is
-// built and a partitioner chosen and called, for `kiln-cli stages` (programs
-// and traces), the workbench and the runtime backends. The copies each of
-// them had disagreed: one offered the min-cut partitioner and the others did
-// not, one caught a failing build_joint and another aborted on it.
+// and its split into forward and backward: run_region()'s step between to_aten
+// and the graph passes (run_region.h), the one place the joint graph is built
+// and a partitioner chosen and called. Callers go through run_region().
 // Tests: tests/compiler/test_training_split.cpp.
 #include <optional>
 #include <string>
