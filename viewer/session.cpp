@@ -239,7 +239,7 @@ pipeline::RegionOptions region_options(const LoadOptions& o) {
 void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start, const LoadOptions& o) {
   RegionStageSink sink(c, start);
   pipeline::RegionOptions ro = region_options(o);
-  if (o.codegen) ro.passes_done = [&](const std::string& group, const Graph&, const pipeline::CompileResult&) { sink.passes_done(group); };
+  if (o.codegen) ro.passes_done = [&](const std::string& group, const std::string&, const pipeline::CompileResult&) { sink.passes_done(group); };
   pipeline::run_region(std::move(input), ro, [&](const pipeline::Stage& s) { sink(s); });
 }
 

@@ -63,7 +63,7 @@ class StagePrinter {
   StagePrinter(const StagesOptions& o, std::string prefix, std::string where)
       : o_(o), prefix_(std::move(prefix)), where_(std::move(where)) {}
   void operator()(const pipeline::Stage& s);
-  void passes_done(const std::string& group, const Graph& before, const pipeline::CompileResult& after);
+  void passes_done(const std::string& group, const std::string& input_size, const pipeline::CompileResult& after);
   bool failed() const { return failed_; }
   // Appended to a graph stage's note (a trace: PyTorch's own graph's size).
   std::function<std::string(const pipeline::Stage&)> extra_note;

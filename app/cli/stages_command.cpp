@@ -115,10 +115,10 @@ void StagePrinter::operator()(const pipeline::Stage& s) {
   if (s.name == "aot_forward_graph" && wants_graph(o_, s.name) && !s.text.empty()) std::printf("%s\n", s.text.c_str());
 }
 
-void StagePrinter::passes_done(const std::string& group, const Graph& before, const pipeline::CompileResult& after) {
+void StagePrinter::passes_done(const std::string& group, const std::string& input_size, const pipeline::CompileResult& after) {
   const std::string head = "=== " + prefix_ + (group.empty() ? "" : group + " ");
   if (after.stopped) std::printf("%sstopped after %d pass application(s)\n", head.c_str(), o_.stop_after);
-  std::printf("%sresult  %s (input %s)\n", head.c_str(), describe_size(after.graph).c_str(), describe_size(before).c_str());
+  std::printf("%sresult  %s (input %s)\n", head.c_str(), describe_size(after.graph).c_str(), input_size.c_str());
 }
 
 bool print_region(const StagesOptions& o, const std::string& prefix, pipeline::RegionInput input, const std::string& where,
@@ -126,8 +126,8 @@ bool print_region(const StagesOptions& o, const std::string& prefix, pipeline::R
   StagePrinter printer(o, prefix, where);
   printer.extra_note = extra_note;
   pipeline::RegionOptions ro = region_options(o);
-  ro.passes_done = [&](const std::string& group, const Graph& before, const pipeline::CompileResult& after) {
-    printer.passes_done(group, before, after);
+  ro.passes_done = [&](const std::string& group, const std::string& input_size, const pipeline::CompileResult& after) {
+    printer.passes_done(group, input_size, after);
   };
   pipeline::run_region(std::move(input), ro, [&](const pipeline::Stage& s) { printer(s); });
   return !printer.failed();

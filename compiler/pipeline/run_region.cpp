@@ -128,12 +128,12 @@ class RegionRunner {
   }
 
   // The ATen graph: a joint graph and its partition when the region trains, else inference.
-  void aten(const Graph& g, const TrainingOptions& training) {
+  void aten(Graph g, const TrainingOptions& training) {
     TrainingSplit split = split_for_training(g, training);
     if (!split.inference_because.empty()) {
       run_.inference_because = split.inference_because;
       outcome_stage("aot_joint_graph", "", Stage::Outcome::Skipped, run_.inference_because, split.joint_seconds);
-      graph_through(g, "");
+      graph_through(std::move(g), "");
       return;
     }
     run_.joint = std::move(split.joint);
@@ -144,12 +144,14 @@ class RegionRunner {
   }
 
   // One graph through the passes, then code generation. False when the passes failed.
-  bool graph_through(const Graph& g, const std::string& group) {
+  bool graph_through(Graph g, const std::string& group) {
     if (cancelled()) return false;
     RegionPart part;
     part.group = group;
+    // The input moves into the passes: 200,000 nodes are a tenth of a second to copy and 100 MB.
+    const std::string input_size = o_.passes_done ? describe_size(g) : std::string();
     if (!o_.graph_passes) {
-      part.passes.graph = g;
+      part.passes.graph = std::move(g);
       part.passes.constants = constants_;
       run_.parts.push_back(std::move(part));
       return true;
@@ -168,7 +170,7 @@ class RegionRunner {
     // A graph from outside (a dump) may hold what the passes do not expect:
     // a failure of this graph, not of the caller.
     try {
-      part.passes = compile(g, std::move(po));
+      part.passes = compile(std::move(g), std::move(po));
     } catch (const std::exception& e) {
       part.passes.status = Status::error(e.what());
     }
@@ -182,7 +184,7 @@ class RegionRunner {
       run_.parts.push_back(std::move(part));
       return false;
     }
-    if (o_.passes_done) o_.passes_done(group, g, part.passes);
+    if (o_.passes_done) o_.passes_done(group, input_size, part.passes);
     codegen(part);
     run_.parts.push_back(std::move(part));
     return true;
@@ -312,15 +314,15 @@ RegionRun run_region(RegionInput in, const RegionOptions& options, const StageOb
       }
       r.graph_stage("to_aten", *aten, since(t0), "");
       if (r.cancelled()) break;
-      r.aten(*aten, in.training);
+      r.aten(std::move(*aten), in.training);
       break;
     }
-    case RegionInput::From::Aten: r.aten(in.graph, in.training); break;
+    case RegionInput::From::Aten: r.aten(std::move(in.graph), in.training); break;
     case RegionInput::From::Joint:
       run.joint = std::move(in.joint);
       r.partition(in.training);
       break;
-    case RegionInput::From::Graph: r.graph_through(in.graph, in.group); break;
+    case RegionInput::From::Graph: r.graph_through(std::move(in.graph), in.group); break;
   }
   return run;
 }

@@ -73,8 +73,9 @@ struct RegionOptions {
   bool cuda_source = false;  // also the CUDA source of each graph (generated, not compiled: no GPU needed)
   const std::atomic<bool>* cancel = nullptr;  // checked between steps and passes
   // Called when a graph's passes have run, before its code generation, with
-  // the graph they started from (kiln-cli stages prints its "result" line).
-  std::function<void(const std::string& group, const Graph& before, const CompileResult& after)> passes_done;
+  // the size of the graph they started from, describe_size() (kiln-cli stages
+  // prints its "result" line).
+  std::function<void(const std::string& group, const std::string& input_size, const CompileResult& after)> passes_done;
 };
 
 // One graph that went through the passes: an inference graph or a half.
