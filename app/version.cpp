@@ -30,10 +30,17 @@ void* operator new[](std::size_t n, std::align_val_t a) {
   if (void* p = mi_malloc_aligned(n, std::size_t(a))) return p;
   throw std::bad_alloc();
 }
+
+namespace {
+// mimalloc prints its own error when memory runs out; the MemoryError says it, at the program's line.
+[[maybe_unused]] const bool allocator_errors_quiet = [] {
+  mi_option_disable(mi_option_show_errors);
+  return true;
+}();
+}  // namespace
 #endif
 
 namespace kiln {
-
 
 const char* version_string() {
   static const std::string text = [] {
@@ -42,7 +49,6 @@ const char* version_string() {
     // NVRTC and the driver are opened only when a GPU compile asks for them.
     s += ", CUDA backend built; NVRTC and libcuda loaded at run time";
 #ifdef KILN_WITH_MIMALLOC
-    mi_option_disable(mi_option_show_errors);  // a MemoryError says it, at the program's line
     // mi_version() is 209 for 2.0.9; calling it also keeps the library linked.
     const int mi = mi_version();
     s += ", mimalloc " + std::to_string(mi / 100) + "." + std::to_string(mi / 10 % 10) + "." +

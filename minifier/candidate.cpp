@@ -25,8 +25,7 @@ size_t op_count(const Graph& g) {
 CandidateSize size_of(const Candidate& c) {
   CandidateSize s;
   for (const Node& n : c.graph.nodes)
-    s.ops += (n.op == OpKind::CallFunction || n.op == OpKind::CallMethod || n.op == OpKind::CallModule) &&
-             n.target != "aten::full.default";
+    s.ops += is_call(n) && n.target != "aten::full.default";
   s.inputs = c.inputs.size();
   for (const Tensor& t : c.inputs) {
     s.elements += t.numel();

@@ -78,23 +78,7 @@ std::string read_file(const std::string& path) {
 void count(SessionStage& s) {
   if (!s.graph) return;
   s.nodes = int(s.graph->size());
-  s.ops = 0;
-  for (const Node& n : s.graph->nodes)
-    s.ops += n.op == OpKind::CallFunction || n.op == OpKind::CallMethod || n.op == OpKind::CallModule;
-}
-
-SessionStage graph_stage(std::string name, std::string group, std::shared_ptr<const Graph> g, double secs,
-                         std::string summary, int parent) {
-  SessionStage s;
-  s.pass = name;
-  s.name = group.empty() ? name : group + " " + name;
-  s.group = std::move(group);
-  s.graph = std::move(g);
-  s.seconds = secs;
-  s.summary = std::move(summary);
-  s.parent = parent;
-  count(s);
-  return s;
+  s.ops = int(std::count_if(s.graph->nodes.begin(), s.graph->nodes.end(), is_call));
 }
 
 // Per node, the scheduler's fused group: a node with a kernel of its own by
@@ -165,7 +149,7 @@ void RegionStageSink::operator()(const pipeline::Stage& s) {
     if (s.name == "cuda_source") return;  // the CPU code is what runs; the GPU source is a view
     c_.status = CompileStatus::Failed;
     const std::string note = (s.group.empty() ? "" : s.group + ": ") + (s.name == "passes" ? "" : s.name + ": ") + s.summary;
-    c_.status_note = c_.status_note.empty() || c_.status != CompileStatus::Failed ? note : c_.status_note + "; " + note;
+    c_.status_note = c_.status_note.empty() ? note : c_.status_note + "; " + note;
     return;
   }
   SessionStage st;
@@ -178,7 +162,7 @@ void RegionStageSink::operator()(const pipeline::Stage& s) {
     st.kind = StageKind::Code;
     st.language = s.language;
     st.text = s.text;
-    if (st.summary.empty() || s.name == "cuda_source")
+    if (st.summary.empty())
       st.summary = std::to_string(std::count(s.text.begin(), s.text.end(), '\n')) + " lines";
     c_.stages.push_back(std::move(st));
     return;
@@ -333,13 +317,6 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
     if (!c.recompile_reasons.empty() && c.status == CompileStatus::GraphBreak)
       c.status_note += "; recompile: " + c.recompile_reasons.front();
 
-    if (region->op_count == 0) {
-      // Nothing to compile: the captured graph alone.
-      c.stages.push_back(graph_stage("dynamo_output_graph", "", std::make_shared<const Graph>(region->graph), 0,
-                                     "captured by Kiln's Dynamo", -1));
-      s->compiles.push_back(std::move(c));
-      continue;
-    }
     add_region_stages(c, pipeline::RegionInput::captured(vm, *region, *partitioner), -1, o);
     c.compile_seconds = since(t1);
     s->compiles.push_back(std::move(c));

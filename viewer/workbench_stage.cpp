@@ -345,9 +345,7 @@ void Workbench::onStageLoaded(int session, int compile, int stage, const std::ma
   graph_->selectNodes(linked);
   QString info = QString("<b>%1</b>").arg(html(st.name));
   if (st.seconds > 0) info += " &middot; " + seconds_text(st.seconds);
-  info += QString(" &middot; %1 nodes, %2 ops").arg(g->size()).arg(std::count_if(g->nodes.begin(), g->nodes.end(), [](const Node& n) {
-    return n.op == OpKind::CallFunction || n.op == OpKind::CallMethod || n.op == OpKind::CallModule;
-  }));
+  info += QString(" &middot; %1 nodes, %2 ops").arg(g->size()).arg(std::count_if(g->nodes.begin(), g->nodes.end(), is_call));
   if (!st.summary.empty()) info += " &middot; " + html(st.summary);
   QString plain_diff;
   if (diff) {

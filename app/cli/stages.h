@@ -1,7 +1,6 @@
 #pragma once
 // Shared by the two halves of `kiln-cli stages`: stages_command.cpp (programs
 // and graph files) and stages_trace.cpp (TORCH_TRACE logs and debug folders).
-#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -35,15 +34,6 @@ struct StagesOptions {
 // shows the loop IR and leaves machine code to --codegen always.
 constexpr size_t kAutoCodegenKernels = 500;
 
-// Runs `f` and stores its wall time in `seconds`.
-template <class F>
-auto timed(double& seconds, F&& f) {
-  auto t0 = std::chrono::steady_clock::now();
-  auto r = f();
-  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
-}
-
 bool wants_graph(const StagesOptions& o, const std::string& stage);
 
 // "=== <prefix><label>  <time>  <note>", then the graph when --print-after asks
@@ -53,7 +43,7 @@ void print_stage(const StagesOptions& o, const std::string& prefix, const std::s
                  double seconds, const Graph* g, const std::string& note);
 
 // "5 nodes, 3 ops": every node, and the call nodes among them (as `trace summary` counts).
-std::string describe_size(const Graph& g);
+using pipeline::describe_size;
 
 // Prints run_region()'s stages as `kiln-cli stages` shows them: "=== <prefix><label>
 // <time>  <note>", graphs and texts as --print-after asks. failed() once a step

@@ -16,7 +16,6 @@
 #include "app/cli/commands.h"
 #include "app/cli/stages.h"
 #include "compiler/capture/capture.h"
-#include "compiler/capture/region_tracer.h"
 #include "compiler/pipeline/run_region.h"
 #include "core/graph/parser.h"
 #include "core/graph/printer.h"
@@ -35,8 +34,6 @@ void print_stage(const StagesOptions& o, const std::string& prefix, const std::s
   std::printf("=== %s%s  %.3f ms%s%s\n", prefix.c_str(), label.c_str(), seconds * 1e3, note.empty() ? "" : "  ", note.c_str());
   if (g && wants_graph(o, name)) std::printf("%s\n", print_graph_module(*g).c_str());
 }
-
-std::string describe_size(const Graph& g) { return pipeline::describe_size(g); }
 
 namespace {
 
@@ -94,9 +91,7 @@ void StagePrinter::operator()(const pipeline::Stage& s) {
     const bool asked = asked_for(o_, s.name);
     if (asked) {
       std::string lines = std::to_string(std::count(s.text.begin(), s.text.end(), '\n')) + " lines";
-      note = note.empty() || s.name == "cuda_source" ? lines : lines + ", " + note;
-    } else if (s.name == "cuda_source") {
-      note.clear();
+      note = note.empty() ? lines : lines + ", " + note;
     }
     std::printf("%s  %.3f ms%s%s\n", head.c_str(), s.seconds * 1e3, note.empty() ? "" : "  ", note.c_str());
     if (asked) std::printf("%s\n", s.text.c_str());
@@ -153,11 +148,6 @@ int stages_of_program(const StagesOptions& given) {
   bool ok = true;
   const pipeline::Partitioner partitioner = *pipeline::partitioner_named(o.partitioner);
   for (const auto& [id, region] : capture::compiled_regions(vm)) {
-    if (region->op_count == 0) {
-      // Nothing to compile: the captured graph alone, as the workbench lists it.
-      print_stage(o, "[" + id + "] ", "dynamo_output_graph", "dynamo_output_graph", 0, &region->graph, describe_size(region->graph));
-      continue;
-    }
     ok &= print_region(o, "[" + id + "] ", pipeline::RegionInput::captured(vm, *region, partitioner), "[" + id + "]");
   }
   return ok ? kExitOk : kExitFailures;

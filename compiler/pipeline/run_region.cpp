@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "compiler/capture/region_tracer.h"
 #include "compiler/pipeline/to_aten.h"
 #include "compiler/runtime/compiled_graph.h"
 #include "compiler/runtime/cuda_graph.h"
@@ -10,9 +11,7 @@
 namespace kiln::pipeline {
 
 std::string describe_size(const Graph& g) {
-  size_t ops = 0;
-  for (const Node& n : g.nodes)
-    ops += n.op == OpKind::CallFunction || n.op == OpKind::CallMethod || n.op == OpKind::CallModule;
+  const auto ops = std::count_if(g.nodes.begin(), g.nodes.end(), is_call);
   return std::to_string(g.size()) + " nodes, " + std::to_string(ops) + " ops";
 }
 
@@ -260,8 +259,7 @@ class RegionRunner {
     }();
     if (!gpu) return outcome_stage("cuda_source", part.group, Stage::Outcome::Failed, gpu.status().message());
     for (const runtime::CodegenStage& cs : (*gpu)->stages())
-      if (cs.name == "cuda_source")
-        emit_code(cs, part.group, std::to_string(std::count(cs.text.begin(), cs.text.end(), '\n')) + " lines");
+      if (cs.name == "cuda_source") emit_code(cs, part.group, "");
   }
 
   ConstantTable constants_;
@@ -299,7 +297,8 @@ RegionRun run_region(RegionInput in, const RegionOptions& options, const StageOb
   switch (in.from) {
     case RegionInput::From::Captured: {
       r.graph_stage("dynamo_output_graph", in.region->graph, 0, "");
-      if (r.cancelled()) break;
+      // A region with no ops (a frame that only returns its input) has nothing to compile.
+      if (in.region->op_count == 0 || r.cancelled()) break;
       auto t0 = Clock::now();
       Expected<Graph> aten = [&]() -> Expected<Graph> {
         try {

@@ -197,6 +197,11 @@ void for_each_input(const Node& n, Fn&& fn) {
 }
 // users[i]: the nodes that read node i, in graph order, without repeats.
 std::vector<std::vector<NodeId>> compute_users(const Graph& g);
+// A node that computes something (call_function, call_method, call_module):
+// what "ops" counts in every size Kiln prints ("5 nodes, 3 ops").
+inline bool is_call(const Node& n) {
+  return n.op == OpKind::CallFunction || n.op == OpKind::CallMethod || n.op == OpKind::CallModule;
+}
 // Removes the marked nodes and renumbers every reference. A kept node must not
 // read a removed one (KILN_CHECK): callers check compute_users first.
 void remove_nodes(Graph& g, const std::vector<bool>& remove);
