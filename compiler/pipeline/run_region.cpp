@@ -102,21 +102,26 @@ class RegionRunner {
     emit(std::move(s));
   }
 
-  void fail(const std::string& step, const std::string& group, const Status& st, double seconds = 0) {
-    outcome_stage(step, group, Stage::Outcome::Failed, st.message(), seconds);
-    if (run_.status.ok()) run_.status = Status::error((group.empty() ? "" : group + ": ") + step + ": " + st.message());
+  void fail(const std::string& step, const std::string& group, const std::string& why, double seconds = 0) {
+    outcome_stage(step, group, Stage::Outcome::Failed, why, seconds);
+    if (run_.status.ok()) run_.status = Status::error((group.empty() ? "" : group + ": ") + step + ": " + why);
   }
 
-  // The joint graph split by the partitioner: the two halves, each through the rest.
+  // A joint graph from a dump: the partitioner, then the halves.
   void partition(const TrainingOptions& training) {
     double secs = 0;
     Expected<aot::Partition> part = partition_joint(run_.joint, training.partitioner, &secs);
-    if (!part) return fail("partition", "", part.status(), secs);
+    if (!part) return fail("partition", "", part.status().message(), secs);
+    halves(std::move(*part), secs, training.partitioner);
+  }
+
+  // The partitioner's forward and backward, each through the rest.
+  void halves(aot::Partition part, double partition_seconds, Partitioner partitioner) {
     run_.trained = true;
-    run_.partition = std::move(*part);
+    run_.partition = std::move(part);
     const aot::Partition& p = run_.partition;
-    graph_stage("aot_forward_graph", p.forward, secs,
-                std::string(partitioner_name(training.partitioner)) + " partition, saves " + std::to_string(p.saved.size()) +
+    graph_stage("aot_forward_graph", p.forward, partition_seconds,
+                std::string(partitioner_name(partitioner)) + " partition, saves " + std::to_string(p.saved.size()) +
                     " tensor(s), " + std::to_string(p.saved_bytes) + " bytes",
                 aot::describe_saved(p));
     // Each half with its passes and code right after it, so the stages read like the pipeline.
@@ -138,8 +143,10 @@ class RegionRunner {
     run_.joint = std::move(split.joint);
     graph_stage("aot_joint_graph", run_.joint.graph, split.joint_seconds,
                 std::to_string(run_.joint.num_primals) + " primals, " + std::to_string(run_.joint.num_tangents) + " tangents");
+    // split_for_training has partitioned it already.
+    if (!split.partition_status.ok()) return fail("partition", "", split.partition_status.message(), split.partition_seconds);
     if (cancelled()) return;
-    partition(training);
+    halves(std::move(split.partition), split.partition_seconds, training.partitioner);
   }
 
   // One graph through the passes, then code generation. False when the passes failed.
@@ -177,9 +184,7 @@ class RegionRunner {
     const bool ok = part.passes.status.ok();
     if (!ok) {
       if (cancelled()) return false;
-      outcome_stage("passes", group, Stage::Outcome::Failed, part.passes.status.to_string());
-      if (run_.status.ok())
-        run_.status = Status::error((group.empty() ? "" : group + ": ") + "passes: " + part.passes.status.to_string());
+      fail("passes", group, part.passes.status.to_string());
       run_.parts.push_back(std::move(part));
       return false;
     }
@@ -308,7 +313,7 @@ RegionRun run_region(RegionInput in, const RegionOptions& options, const StageOb
         }
       }();
       if (!aten) {
-        r.fail("to_aten", "", aten.status(), since(t0));
+        r.fail("to_aten", "", aten.status().message(), since(t0));
         break;
       }
       r.graph_stage("to_aten", *aten, since(t0), "");
