@@ -1,0 +1,3 @@
+// Allowed: graph sits above util.
+#include <string>
+#include "core/util/strings.h"

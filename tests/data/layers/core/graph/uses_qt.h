@@ -1,0 +1,2 @@
+// Not allowed: Qt outside a folder marked qt.
+#include <QString>

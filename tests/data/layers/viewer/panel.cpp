@@ -1,0 +1,3 @@
+// Allowed: the viewer may use Qt and core.
+#include <QWidget>
+#include "core/graph/graph.h"
