@@ -94,6 +94,7 @@ Verdict Evaluator::verdict_of(const ChildOutcome& o) const {
       return {Verdict::Outcome::Fail, "timeout", "timeout", buf};
     }
     case ChildOutcome::End::ForkFailed: break;
+    case ChildOutcome::End::Cancelled: return {Verdict::Outcome::Invalid, "cancelled", "", "cancelled"};
   }
   return {Verdict::Outcome::Invalid, "setup", "", "could not start a child process"};
 }
@@ -127,7 +128,7 @@ std::vector<Verdict> Evaluator::run_batch(const std::vector<const Candidate*>& b
   for (const Verdict& v : out) {
     stats_.timeouts += v.kind == "timeout";
     stats_.crashes += v.kind == "crash";
-    stats_.invalid += v.outcome == Verdict::Outcome::Invalid;
+    stats_.invalid += v.outcome == Verdict::Outcome::Invalid && v.kind != "cancelled";
   }
   return out;
 }
@@ -135,7 +136,9 @@ std::vector<Verdict> Evaluator::run_batch(const std::vector<const Candidate*>& b
 Verdict Evaluator::evaluate(const Candidate& c) {
   const Candidate* one = &c;
   first_interesting({one}, Verdict{}, false);
-  return cache_.at(candidate_key(c));
+  auto it = cache_.find(candidate_key(c));
+  if (it == cache_.end()) return {Verdict::Outcome::Invalid, "cancelled", "", "cancelled"};
+  return it->second;
 }
 
 int Evaluator::first_interesting(const std::vector<const Candidate*>& candidates, const Verdict& original,
@@ -161,6 +164,9 @@ int Evaluator::first_interesting(const std::vector<const Candidate*>& candidates
     }
     std::vector<Verdict> verdicts = run_batch(batch);
     stats_.oracle_calls += int(batch.size());
+    // A cancelled run says nothing about its candidate: never cached, never a step.
+    for (const Verdict& v : verdicts)
+      if (v.kind == "cancelled") return -1;
     for (size_t k = 0; k < batch.size(); ++k) cache_[batch_keys[k]] = verdicts[k];
   }
   return -1;

@@ -111,7 +111,7 @@ struct Running {
   pid_t pid = -1;
   int fd = -1;
   Clock::time_point start, deadline;
-  bool exited = false, killed = false;
+  bool exited = false, killed = false, cancelled = false;
   int status = 0;
 };
 
@@ -140,7 +140,9 @@ std::vector<ChildOutcome> run_in_children(const std::vector<ChildJob>& jobs, con
   auto finish = [&](Running& r) {
     ChildOutcome& o = out[r.job];
     o.wall_s = std::chrono::duration<double>(Clock::now() - r.start).count();
-    if (r.killed) {
+    if (r.cancelled) {
+      o.end = ChildOutcome::End::Cancelled;
+    } else if (r.killed) {
       o.end = ChildOutcome::End::TimedOut;
     } else if (WIFSIGNALED(r.status)) {
       o.end = ChildOutcome::End::Signaled;
@@ -152,7 +154,10 @@ std::vector<ChildOutcome> run_in_children(const std::vector<ChildJob>& jobs, con
     // Anything the child left running (an oracle's subprocess) goes with it.
     ::kill(-r.pid, SIGKILL);
   };
+  auto cancelled = [&] { return limits.cancel && limits.cancel->load(); };
   while (next < jobs.size() || !running.empty()) {
+    if (cancelled())
+      while (next < jobs.size()) out[next++].end = ChildOutcome::End::Cancelled;
     while (next < jobs.size() && int(running.size()) < parallel) {
       int fds[2];
       if (::pipe2(fds, O_CLOEXEC) != 0) {
@@ -216,11 +221,12 @@ std::vector<ChildOutcome> run_in_children(const std::vector<ChildJob>& jobs, con
         pid_t w = ::waitpid(r.pid, &r.status, WNOHANG);
         if (w == r.pid) r.exited = true;
       }
-      if (!r.exited && now >= r.deadline) {
+      if (!r.exited && (now >= r.deadline || cancelled())) {
         ::kill(-r.pid, SIGKILL);
         ::kill(r.pid, SIGKILL);
         ::waitpid(r.pid, &r.status, 0);
         r.exited = r.killed = true;
+        r.cancelled = now < r.deadline;
         if (r.fd >= 0) {
           ::close(r.fd);
           r.fd = -1;

@@ -11,6 +11,7 @@
 // candidate.h); all of that happens in children, which may start any threads
 // they like because they exit right after. Parallelism (-j N) is N children
 // at once, watched by one poll() loop: the parent needs no threads either.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -21,10 +22,13 @@ namespace kiln::minify {
 struct Limits {
   double timeout_s = 60;    // wall clock per child; killed (its whole process group) past it
   int64_t memory_mb = 8192;  // address space a child may add to what it inherits
+  // Set from another thread: running children are killed within the poll
+  // interval (50 ms) and jobs not started end as Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ChildOutcome {
-  enum class End { Exited, Signaled, TimedOut, ForkFailed };
+  enum class End { Exited, Signaled, TimedOut, ForkFailed, Cancelled };
   End end = End::ForkFailed;
   int exit_code = 0;
   int signal = 0;

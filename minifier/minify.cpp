@@ -10,11 +10,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Cancel reaches into the children too: a long candidate is killed, not waited for.
+Limits limits_with_cancel(const MinifyOptions& o) {
+  Limits l = o.limits;
+  l.cancel = o.cancel;
+  return l;
+}
+
 class Driver : public ReductionContext {
  public:
   Driver(Candidate start, const MinifyOptions& o, Verdict original)
       : options_(o),
-        evaluator_(o.predicate, o.limits, o.jobs),
+        evaluator_(o.predicate, limits_with_cancel(o), o.jobs),
         current_(std::move(start)),
         original_(std::move(original)),
         t0_(Clock::now()) {
@@ -150,6 +157,15 @@ Expected<MinifyResult> minify(Candidate input, const MinifyOptions& options) {
   // journal's original is the reference, and the last candidate must still show it.
   Verdict first = driver.evaluator().evaluate(input);
   if (first.kind == "setup") return Status::error(first.detail);
+  if (first.kind == "cancelled") {
+    MinifyResult stopped;
+    stopped.result = input;
+    stopped.steps = driver.steps();
+    stopped.initial_nodes = op_count(input.graph);
+    stopped.cancelled = true;
+    stopped.wall_s = driver.elapsed();
+    return stopped;
+  }
   Verdict original = options.resume_original ? *options.resume_original : first;
   if (!first.failed())
     return Status::error(std::string(options.resume_original ? "the journal's last candidate" : "the input") +

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "viewer/graph_layout_worker.h"
+#include "session/graph_layout_worker.h"
 #include "viewer/graph_view.h"
 
 namespace kiln {

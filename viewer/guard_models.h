@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "viewer/session.h"
+#include "session/session.h"
+#include "viewer/session_names.h"
 
 namespace kiln::viewer {
 

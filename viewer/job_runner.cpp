@@ -92,6 +92,7 @@ void JobRunner::loop() {
       done = [this, tag, what] { emit jobProgress(tag, 1.0, "internal error: " + QString::fromStdString(what)); };
     }
     auto cancel = job.cancel;
+    const bool deliver_anyway = ctx.deliver_when_cancelled;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       running_tag_.clear();
@@ -100,8 +101,8 @@ void JobRunner::loop() {
     // A result that a newer request made stale is dropped here, on the UI thread.
     QMetaObject::invokeMethod(
         this,
-        [this, tag, done = std::move(done), cancel] {
-          if (done && !cancel->load()) done();
+        [this, tag, done = std::move(done), cancel, deliver_anyway] {
+          if (done && (deliver_anyway || !cancel->load())) done();
           --pending_;
           emit jobFinished(tag);
         },

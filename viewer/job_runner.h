@@ -22,6 +22,9 @@ namespace kiln::viewer {
 struct JobContext {
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(double fraction, const std::string& what)> progress;
+  // A cancelled job's result is dropped as stale, unless the job sets this:
+  // a cancelled minify run still reports what it reached.
+  bool deliver_when_cancelled = false;
   bool cancelled() const { return cancel && cancel->load(); }
 };
 

@@ -1,11 +1,9 @@
 #include "viewer/minifier_panel.h"
 
 #include <QComboBox>
-#include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
 #include <QDoubleSpinBox>
-#include <QFile>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -13,11 +11,11 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "core/graph/printer.h"
+#include "session/minify_stage.h"
+#include "viewer/job_runner.h"
 
 namespace kiln::viewer {
 
@@ -73,15 +71,19 @@ MinifierPanel::MinifierPanel(QWidget* parent) : QWidget(parent) {
   log_->setPlaceholderText("Each accepted step of the minifier appears here.");
   run->addWidget(log_, 1);
   layout->addLayout(run, 3);
+  runner_ = new JobRunner(this);
+  // A job that threw reports through the runner alone: the panel must not stay busy.
+  connect(runner_, &JobRunner::jobFinished, this, [this] {
+    if (running_) onFinished(false, "The minifier stopped without a result (an internal error).");
+  });
   connect(minify_, &QPushButton::clicked, this, &MinifierPanel::start);
   connect(cancel_, &QPushButton::clicked, this, &MinifierPanel::cancel);
 }
 
 MinifierPanel::~MinifierPanel() {
-  if (process_ && process_->state() != QProcess::NotRunning) {
-    process_->kill();
-    process_->waitForFinished(3000);
-  }
+  // Cancels the run (its children are killed within 50 ms) and joins the worker
+  // while the panel's members are still there.
+  runner_->stop();
 }
 
 void MinifierPanel::setCompile(std::shared_ptr<const Session> s, int compile, int preferred) {
@@ -101,115 +103,109 @@ void MinifierPanel::setCompile(std::shared_ptr<const Session> s, int compile, in
 
 void MinifierPanel::setCheck(const QString& check) { check_->setCurrentText(check); }
 void MinifierPanel::setInjectBug(const QString& bug) { inject_->setCurrentText(bug); }
-bool MinifierPanel::isRunning() const { return process_ && process_->state() != QProcess::NotRunning; }
+bool MinifierPanel::isRunning() const { return running_; }
 QString MinifierPanel::log() const { return log_->toPlainText(); }
-
-QString MinifierPanel::cliPath() const {
-  if (!cli_.isEmpty()) return cli_;
-  QByteArray env = qgetenv("KILN_CLI");
-  if (!env.isEmpty()) return QString::fromLocal8Bit(env);
-  return QCoreApplication::applicationDirPath() + "/kiln-cli";
-}
 
 void MinifierPanel::start() {
   if (isRunning() || !session_ || compile_ < 0 || graph_->currentIndex() < 0) {
     if (!session_) state_->setText("Open something and pick a graph first.");
     return;
   }
-  const SessionCompile& c = session_->compiles[size_t(compile_)];
-  const SessionStage& st = c.stages[size_t(graph_->currentData().toInt())];
+  const int stage = graph_->currentData().toInt();
+  const SessionStage& st = session_->compiles[size_t(compile_)].stages[size_t(stage)];
   out_dir_ = QDir::temp().filePath("kiln-minify-" + QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss-zzz"));
-  QDir().mkpath(out_dir_);
-  QStringList args{"minify"};
-  if (session_->kind == Session::Kind::Trace) {
-    args << QString::fromStdString(session_->path) << "--compile-id" << QString::fromStdString(c.id) << "--stage"
-         << QString::fromStdString(st.artifact);
-  } else {
-    // A program's graph goes over as print_readable text, which keeps the inputs' dtypes and sizes.
-    QString file = out_dir_ + "/input_graph.txt";
-    QFile f(file);
-    if (!st.graph || !f.open(QIODevice::WriteOnly)) {
-      state_->setText("Cannot write the graph to " + file);
-      return;
-    }
-    f.write(QByteArray::fromStdString(print_graph_module(*st.graph)));
-    f.close();
-    args << file;
-  }
-  args << "--check" << check_->currentText() << "--tolerance" << QString::number(tolerance_->value(), 'g', 10) << "-j"
-       << QString::number(jobs_->value()) << "--timeout" << QString::number(timeout_->value()) << "--out" << out_dir_;
-  delete process_;
-  process_ = new QProcess(this);
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  env.insert("KILN_INJECT_BUG", inject_->currentText() == "none" ? "" : inject_->currentText());
-  if (inject_->currentText() == "none") env.remove("KILN_INJECT_BUG");
-  process_->setProcessEnvironment(env);
-  process_->setProcessChannelMode(QProcess::MergedChannels);
-  connect(process_, &QProcess::readyRead, this, &MinifierPanel::onOutput);
-  connect(process_, &QProcess::finished, this, &MinifierPanel::onFinished);
-  connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
-    if (e == QProcess::FailedToStart) onFinished(-1, QProcess::CrashExit);
-  });
+  StageMinifyRequest request;
+  request.check = check_->currentText().toStdString();
+  request.tolerance = tolerance_->value();
+  request.jobs = jobs_->value();
+  request.timeout_s = timeout_->value();
+  request.inject_bug = inject_->currentText() == "none" ? "none" : inject_->currentText().toStdString();
+  request.out_dir = out_dir_.toStdString();
   log_->clear();
-  log_->appendPlainText("$ kiln-cli " + args.join(' '));
+  log_->appendPlainText(QString("minify %1 of %2: check %3, tolerance %4, %5 jobs, into %6")
+                            .arg(QString::fromStdString(st.name), QString::fromStdString(session_->compiles[size_t(compile_)].id),
+                                 check_->currentText(), QString::number(request.tolerance, 'g', 10))
+                            .arg(request.jobs)
+                            .arg(out_dir_));
   repro_.clear();
   torch_repro_.clear();
-  pending_line_.clear();
   initial_ops_ = st.ops > 0 ? st.ops : 0;
   progress_->setRange(0, 0);  // busy until the first step says how far it got
   progress_->setFormat(QString("ops left: %1  strategy: -  oracle calls: 0").arg(initial_ops_));
   state_->setText("Minifying " + QString::fromStdString(st.name) + " ...");
   minify_->setEnabled(false);
   cancel_->setEnabled(true);
-  process_->start(cliPath(), args);
+  running_ = true;
+  std::shared_ptr<const Session> session = session_;
+  const int compile = compile_;
+  runner_->post("minify", [this, session, compile, stage, request](JobContext& job) mutable -> JobRunner::Done {
+    request.cancel = job.cancel;
+    job.deliver_when_cancelled = true;
+    request.progress = [this](const minify::Progress& p) {
+      if (!p.step) return;
+      const minify::Step& s = *p.step;
+      QString line = QString("step %1 [%2] %3: %4 -> %5 ops (%6 s, %7 oracle calls)")
+                         .arg(s.index)
+                         .arg(QString::fromStdString(s.strategy), QString::fromStdString(s.description))
+                         .arg(s.nodes_before)
+                         .arg(s.nodes_after)
+                         .arg(p.elapsed_s, 0, 'f', 2)
+                         .arg(p.oracle_calls);
+      QMetaObject::invokeMethod(this, [this, b = int(s.nodes_before), a = int(s.nodes_after),
+                                       strategy = QString::fromStdString(s.strategy), calls = p.oracle_calls, line] {
+        onStep(b, a, strategy, calls, line);
+      }, Qt::QueuedConnection);
+    };
+    Expected<StageMinifyResult> r = minify_stage(*session, compile, stage, request);
+    return [this, r = std::move(r)] {
+      if (!r) {
+        onFinished(false, "The minifier stopped: " + QString::fromStdString(r.status().message()));
+        return;
+      }
+      const minify::MinifyResult& run = r->run;
+      log_->appendPlainText(QString("%1: %2 -> %3 ops, %4 oracle calls, %5 cache hits, wall %6 s")
+                                .arg(run.cancelled ? "cancelled" : "done")
+                                .arg(r->initial_ops)
+                                .arg(r->final_ops)
+                                .arg(run.stats.oracle_calls)
+                                .arg(run.stats.cache_hits)
+                                .arg(run.wall_s, 0, 'f', 2));
+      if (!run.cancelled) log_->appendPlainText("original failure: " + QString::fromStdString(run.original.kind + ": " + run.original.detail));
+      repro_ = QString::fromStdString(r->repro_dir);
+      torch_repro_ = QString::fromStdString(r->torch_repro);
+      if (!repro_.isEmpty()) log_->appendPlainText("repro: " + repro_ + "\ntorch repro: " + torch_repro_);
+      if (run.cancelled)
+        onFinished(false, repro_.isEmpty() ? "Cancelled before the first step." : "Cancelled; what it had is in " + repro_ + ".");
+      else
+        onFinished(true, "Done: the repro is in " + repro_ + "; its PyTorch repro.py opens as a new entry.");
+    };
+  });
 }
 
 void MinifierPanel::cancel() {
-  // SIGTERM: kiln-cli stops between evaluations and still writes what it has.
-  if (isRunning()) process_->terminate();
+  if (isRunning()) runner_->cancel("minify");
 }
 
-void MinifierPanel::onOutput() {
-  pending_line_ += QString::fromLocal8Bit(process_->readAll());
-  static const QRegularExpression step(R"(^step (\d+) \[([^\]]+)\] .*: (\d+) -> (\d+) ops \(([\d.]+) s, (\d+) oracle calls\))");
-  while (true) {
-    int nl = int(pending_line_.indexOf('\n'));
-    if (nl < 0) break;
-    QString line = pending_line_.left(nl);
-    pending_line_.remove(0, nl + 1);
-    log_->appendPlainText(line);
-    auto m = step.match(line);
-    if (m.hasMatch()) {
-      int before = m.captured(3).toInt(), after = m.captured(4).toInt();
-      if (initial_ops_ < before) initial_ops_ = before;
-      progress_->setRange(0, std::max(initial_ops_, 1));
-      progress_->setValue(initial_ops_ - after);
-      progress_->setFormat(QString("ops left: %1  strategy: %2  oracle calls: %3").arg(after).arg(m.captured(2), m.captured(6)));
-    }
-    if (line.startsWith("repro: ")) repro_ = line.mid(7).trimmed();
-    if (line.startsWith("torch repro: ")) torch_repro_ = line.mid(13).trimmed();
-  }
+void MinifierPanel::onStep(int ops_before, int ops_after, const QString& strategy, int oracle_calls, const QString& line) {
+  log_->appendPlainText(line);
+  if (initial_ops_ < ops_before) initial_ops_ = ops_before;
+  progress_->setRange(0, std::max(initial_ops_, 1));
+  progress_->setValue(initial_ops_ - ops_after);
+  progress_->setFormat(QString("ops left: %1  strategy: %2  oracle calls: %3").arg(ops_after).arg(strategy).arg(oracle_calls));
 }
 
-void MinifierPanel::onFinished(int code, QProcess::ExitStatus status) {
-  if (process_) {
-    pending_line_ += "\n";
-    onOutput();
-  }
+void MinifierPanel::onFinished(bool ok, const QString& message) {
+  running_ = false;
   minify_->setEnabled(true);
   cancel_->setEnabled(false);
   progress_->setRange(0, 1);
   progress_->setValue(1);
-  bool ok = status == QProcess::NormalExit && code == 0 && !torch_repro_.isEmpty();
-  if (code == -1) {
-    state_->setText("Could not start " + cliPath());
-    progress_->setFormat("not started");
-  } else if (ok) {
-    state_->setText("Done: the repro is in " + repro_ + "; its PyTorch repro.py opens as a new entry.");
+  state_->setText(message);
+  if (ok) {
     progress_->setFormat(progress_->format().replace("ops left", "final ops"));
     emit reproReady(torch_repro_);
   } else {
-    state_->setText(QString("The minifier stopped (exit %1); see the log.").arg(code));
+    progress_->setFormat("stopped");
   }
   emit finished(ok);
 }

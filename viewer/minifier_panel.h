@@ -1,16 +1,18 @@
 #pragma once
 // The minifier panel: pick a stage graph, a predicate and its tolerance,
-// press Minify. The run is `kiln-cli minify` (minifier/minify.h behind it) in
-// a child process, so a compiler crash or hang in a candidate can never take
-// the workbench down; its step lines drive the live progress (ops left,
-// strategy, oracle calls) and the log. The PyTorch repro.py it writes opens as
-// a new session entry.
-#include <QProcess>
+// press Minify. minify_stage() (session/minify_stage.h) runs on the panel's
+// own worker; each candidate runs in a child process there, so a compiler
+// crash or hang in one can never take the workbench down. Its progress
+// callback drives the live progress (ops left, strategy, oracle calls) and
+// the log; Cancel (or closing the panel) stops it within the children's poll
+// interval. The PyTorch repro.py it writes opens as a new session entry.
 #include <QWidget>
 
+#include <atomic>
 #include <memory>
 
-#include "viewer/session.h"
+#include "session/session.h"
+#include "viewer/session_names.h"
 
 class QComboBox;
 class QDoubleSpinBox;
@@ -22,6 +24,8 @@ class QSpinBox;
 
 namespace kiln::viewer {
 
+class JobRunner;
+
 class MinifierPanel : public QWidget {
   Q_OBJECT
  public:
@@ -30,8 +34,6 @@ class MinifierPanel : public QWidget {
 
   // The graphs offered: the graph stages of this compile; `preferred` is preselected.
   void setCompile(std::shared_ptr<const Session> s, int compile, int preferred);
-  // Where kiln-cli is: beside the kiln binary unless set (tests), or KILN_CLI.
-  void setCliPath(const QString& path) { cli_ = path; }
   void setCheck(const QString& check);
   void setInjectBug(const QString& bug);
   void start();
@@ -46,9 +48,8 @@ class MinifierPanel : public QWidget {
   void reproReady(const QString& torchRepro);
 
  private:
-  void onOutput();
-  void onFinished(int code, QProcess::ExitStatus status);
-  QString cliPath() const;
+  void onStep(int ops_before, int ops_after, const QString& strategy, int oracle_calls, const QString& line);
+  void onFinished(bool ok, const QString& message);
 
   std::shared_ptr<const Session> session_;
   int compile_ = -1;
@@ -63,8 +64,9 @@ class MinifierPanel : public QWidget {
   QProgressBar* progress_;
   QLabel* state_;
   QPlainTextEdit* log_;
-  QProcess* process_ = nullptr;
-  QString cli_, out_dir_, repro_, torch_repro_, pending_line_;
+  JobRunner* runner_;  // the panel's own worker: a minify run never waits behind a load
+  bool running_ = false;
+  QString out_dir_, repro_, torch_repro_;
   int initial_ops_ = 0;
 };
 

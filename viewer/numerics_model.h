@@ -3,7 +3,8 @@
 // rung against float64 eager; rows over the tolerance are tinted.
 #include <QAbstractTableModel>
 
-#include "viewer/numerics.h"
+#include "session/numerics.h"
+#include "viewer/session_names.h"
 
 namespace kiln::viewer {
 

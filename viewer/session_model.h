@@ -7,7 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "viewer/session.h"
+#include "session/session.h"
+#include "viewer/session_names.h"
 
 namespace kiln::viewer {
 

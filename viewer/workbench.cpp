@@ -124,6 +124,13 @@ Workbench::~Workbench() {
 void Workbench::closeEvent(QCloseEvent* e) {
   QSettings settings;
   settings.setValue("window/state", saveState());
+  // Work stops as the window goes: a load, a layout or a numerics run notices
+  // within a pass or a kernel, the minifier kills its children, and the
+  // destructor's joins are then short (tests: closingDuringALoadEndsQuickly).
+  loader_->cancelAll();
+  viewer_->cancelAll();
+  numerics_runner_->cancelAll();
+  minifier_->cancel();
   QMainWindow::closeEvent(e);
 }
 

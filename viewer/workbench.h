@@ -20,8 +20,9 @@
 #include <vector>
 
 #include "core/graph/graph.h"
-#include "viewer/session.h"
-#include "viewer/stage_links.h"
+#include "session/session.h"
+#include "session/stage_links.h"
+#include "viewer/session_names.h"
 
 class QAction;
 class QActionGroup;

@@ -23,7 +23,7 @@
 #include "viewer/minifier_panel.h"
 #include "viewer/numerics_model.h"
 #include "viewer/session_model.h"
-#include "viewer/stage_links.h"
+#include "session/stage_links.h"
 #include "viewer/workbench.h"
 
 namespace kiln::viewer {

@@ -15,6 +15,7 @@
 
 #include "app/cli/commands.h"
 #include "minifier/minify.h"
+#include "minifier/minify_outputs.h"
 #include "minifier/repro.h"
 #include "core/util/output_text.h"
 
@@ -36,15 +37,6 @@ struct Options {
 
 std::atomic<bool> g_cancel{false};
 extern "C" void on_interrupt(int) { g_cancel = true; }
-
-std::string torch_check_for(const PredicateOptions& p) {
-  switch (p.kind) {
-    case CheckKind::CompileError: return "compile-error";
-    case CheckKind::Crash: return "crash";
-    case CheckKind::Oracle: return p.torch_check;
-    default: return "accuracy";
-  }
-}
 
 int fail(int code, const std::string& message) {
   std::fprintf(stderr, "kiln-cli: minify: %s\n", message.c_str());
@@ -140,19 +132,10 @@ int run_minify(const Options& o) {
   if (!r) return fail(kExitFailures, r.status().message());
   if (!o.json) std::printf("original failure: %s: %s\n", r->original.kind.c_str(), r->original.detail.c_str());
 
-  Repro out;
-  out.graph = r->result.graph;
-  out.inputs = r->result.inputs;
-  out.predicate_json = predicate_to_json(p, r->original.signature);
-  out.input_origins.assign(out.inputs.size(), "stored");
-  const std::string repro_dir = (fs::path(o.out) / "repro").string(), torch_repro = (fs::path(o.out) / "repro.py").string();
-  if (Status s = write_kiln_repro(repro_dir, out); !s) return fail(kExitFailures, s.to_string());
-  TorchReproOptions to;
-  to.check = torch_check_for(p);
-  to.tolerance = p.tolerance;
-  to.device = p.kind == CheckKind::Oracle ? p.torch_device : "cpu";
-  if (Status s = write_torch_repro(torch_repro, out, to); !s) return fail(kExitFailures, s.to_string());
-
+  Expected<MinifyOutputs> written = write_minify_outputs(o.out, *r, p);
+  if (!written) return fail(kExitFailures, written.status().to_string());
+  const std::string& repro_dir = written->repro_dir;
+  const std::string& torch_repro = written->torch_repro;
   const size_t final_ops = op_count(r->result.graph);
   if (o.json) {
     nlohmann::json steps = nlohmann::json::array();

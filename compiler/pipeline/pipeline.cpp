@@ -57,6 +57,7 @@ Expected<CompileResult> passes_for_codegen(Graph g) {
 Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const runtime::CompileOptions& options) {
   RegionOptions ro;
   ro.cpu = options;
+  ro.cancel = options.cancel;
   RegionRun run = run_region(RegionInput::single(std::move(g)), ro);
   if (!run.status.ok()) return run.status;
   const RegionPart& part = run.parts.at(0);

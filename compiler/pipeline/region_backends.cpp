@@ -125,7 +125,9 @@ GraphCode compile_for_kiln(py::VM& vm, const Graph& g, const std::string& compil
     std::shared_ptr<CudaRegionCode> shared = *code;
     return [shared](const std::vector<Tensor>& inputs) { return shared->run(inputs); };
   }
-  Expected<std::shared_ptr<runtime::CompiledGraph>> code = compile_to_cpu(g);
+  runtime::CompileOptions options;
+  options.cancel = vm.options().cancel;  // a cancelled program stops inside LLVM too
+  Expected<std::shared_ptr<runtime::CompiledGraph>> code = compile_to_cpu(g, options);
   if (!code) {
     vm.write_err("W kiln kiln: [" + compile_id + "] " + what + " runs on the eager kernels: " + code.status().message() + "\n");
     return nullptr;

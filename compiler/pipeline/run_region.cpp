@@ -197,7 +197,8 @@ class RegionRunner {
   void codegen(RegionPart& part) {
     using Codegen = RegionOptions::Codegen;
     if (o_.codegen == Codegen::None || cancelled()) return;
-    const runtime::CompileOptions& co = o_.cpu;
+    runtime::CompileOptions co = o_.cpu;
+    if (!co.cancel) co.cancel = o_.cancel;
     const Graph& g = part.passes.graph;
     auto code_stage = [&](const runtime::CodegenStage& cs, const runtime::CompileStats& st) {
       std::string summary;
@@ -241,6 +242,7 @@ class RegionRunner {
     }();
     if (!code) {
       part.codegen_status = code.status();
+      if (cancelled()) return;
       return outcome_stage("codegen", part.group, Stage::Outcome::Failed, code.status().message());
     }
     for (const runtime::CodegenStage& cs : (*code)->stages()) code_stage(cs, (*code)->stats());

@@ -154,6 +154,7 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
   codegen::cpu::Options cg;
   cg.opt_level = options.opt_level;
   cg.keep_text = options.keep_text;
+  cg.cancel = options.cancel;
   if (options.inject_bug != "none") {
     Expected<codegen::cpu::InjectedBug> bug = options.inject_bug.empty()
                                                   ? codegen::cpu::injected_bug_from_env()

@@ -3,6 +3,7 @@
 // scheduled, generated through LLVM and linked in the JIT; run() allocates the
 // buffers, runs every group over the thread pool (extern kernels through their
 // library calls) and returns the outputs. This is what backend "kiln" runs.
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +22,9 @@ struct CompileOptions {
   int opt_level = 3;
   // "" takes KILN_INJECT_BUG from the environment; "none" ignores it.
   std::string inject_bug;
+  // Set from another thread: LLVM skips its remaining optional passes and the
+  // compile ends as "cancelled" (codegen::cpu::Options::cancel).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // One stage of the compile, for the stepper: ir_pre_fusion, ir_post_fusion,

@@ -265,6 +265,9 @@ void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<st
       Node::Grads in = std::move(buffers[n]);
       buffers.erase(n);
       in.resize(n->num_outputs);
+      // A backward pass is one VM call that may run for seconds: the time
+      // limit and cancellation are checked per node, not per instruction.
+      vm.check_deadline();
       Node::Grads out = n->apply(in);
       for (size_t k = 0; k < n->next.size(); ++k) {
         const Edge& e = n->next[k];

@@ -65,6 +65,8 @@ VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()
 }
 
 void VM::check_deadline() {
+  if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
+    throw PyError("KeyboardInterrupt", "the run was cancelled", /*unsupported=*/true);
   if (!deadline_ns_ || steady_now_ns() < deadline_ns_) return;
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g", options_.time_limit_s);

@@ -4,6 +4,7 @@
 // capture in compiler/capture can stop a frame at any instruction, run a graph
 // in its place, rebuild the frame's state and continue - TorchDynamo's
 // "resume at the next instruction" without generating new bytecode.
+#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
@@ -51,6 +52,10 @@ struct VMOptions {
   // Folders a program may read files from / write files to (safetensors);
   // none by default. A write folder is readable too.
   std::vector<std::string> allow_read, allow_write;
+  // Set from another thread to stop the program (the workbench's window closing):
+  // checked at every instruction and backward node, and raised as an error the
+  // program cannot catch.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class VM {
@@ -83,9 +88,13 @@ class VM {
   // instruction; loops inside builtins (sum(range(10**15))) charge each item.
   void charge_step() {
     if (options_.max_steps && ++steps_ > options_.max_steps) throw PyError("RuntimeError", "step budget exhausted", true);
+    // Cancel is one relaxed load per instruction: a 1024-instruction stride
+    // could span dozens of multi-millisecond tensor ops (weight init).
+    if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) check_deadline();
     if (deadline_ns_ && (++ticks_ & 0x3FF) == 0) check_deadline();
   }
-  // Raises TimeoutError once the time limit has passed (builtins that loop call it too).
+  // Raises TimeoutError once the time limit has passed, KeyboardInterrupt once
+  // cancel is set (builtins that loop call it too).
   void check_deadline();
 
   // ---- the operations of the language, for the builtins and for capture ----

@@ -5,7 +5,10 @@
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -14,6 +17,15 @@ namespace {
 std::mutex g_mutex;
 std::unique_ptr<tbb::global_control> g_control;
 int g_threads = 0;
+
+// TBB does not survive fork: a child of a process whose pool has started
+// inherits the pool's bookkeeping without its threads, and may wait on them
+// forever. The minifier forks candidates from the workbench, which has run
+// kernels on the pool, so such a child runs every loop on its own thread.
+std::atomic<bool> g_pool_started{false};
+bool g_serial_after_fork = false;
+void on_fork_child() { g_serial_after_fork = g_pool_started.load(std::memory_order_relaxed); }
+[[maybe_unused]] const int g_atfork_registered = pthread_atfork(nullptr, nullptr, on_fork_child);
 }  // namespace
 
 void set_num_threads(int n) {
@@ -29,6 +41,7 @@ void set_num_threads(int n) {
 }
 
 int num_threads() {
+  if (g_serial_after_fork) return 1;
   std::lock_guard lock(g_mutex);
   return g_threads > 0 ? g_threads : int(tbb::info::default_concurrency());
 }
@@ -37,10 +50,11 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
   if (end <= begin) return;
   grain = std::max<int64_t>(grain, 1);
-  if (end - begin <= grain) {
+  if (end - begin <= grain || g_serial_after_fork) {
     fn(begin, end);
     return;
   }
+  g_pool_started.store(true, std::memory_order_relaxed);
   // Static chunks, one or a few per thread: eager loops are uniform, and a fixed
   // partition keeps each thread streaming through one contiguous block.
   int64_t threads = num_threads();

@@ -12,8 +12,8 @@
 
 #include "core/trace/reader.h"
 #include "test_support.h"
-#include "viewer/graph_layout_worker.h"
-#include "viewer/graph_scene.h"
+#include "session/graph_layout_worker.h"
+#include "session/graph_scene.h"
 #include "viewer/graph_view.h"
 
 using namespace kiln;

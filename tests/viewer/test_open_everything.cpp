@@ -20,6 +20,7 @@
 
 using namespace kiln;
 using namespace kiln::viewer;
+using namespace kiln::session;
 
 namespace {
 

@@ -12,12 +12,13 @@
 #include "test_support.h"
 #include "viewer/guard_models.h"
 #include "viewer/numerics_model.h"
-#include "viewer/session.h"
+#include "session/session.h"
 #include "viewer/session_model.h"
-#include "viewer/stage_links.h"
+#include "session/stage_links.h"
 
 using namespace kiln;
 using namespace kiln::viewer;
+using namespace kiln::session;
 
 namespace {
 

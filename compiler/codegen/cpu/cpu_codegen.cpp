@@ -12,6 +12,8 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/OptBisect.h>
+#include <llvm/IR/PassInstrumentation.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/DynamicLibrary.h>
@@ -123,7 +125,23 @@ std::string print_module(const llvm::Module& m) {
   return s;
 }
 
-void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
+// Cancelling a compile: LLVM's optimization and code generation run for up to
+// a second on a large graph and cannot be stopped from outside, but every
+// optional pass asks a gate first. Once cancel is set, the gate says no: the
+// optimizer skips what is left and instruction selection drops to its fast
+// path, so the compile ends within a pass and its result is thrown away.
+class CancelGate : public llvm::OptPassGate {
+ public:
+  explicit CancelGate(const std::atomic<bool>* cancel) : cancel_(cancel) {}
+  bool shouldRunPass(llvm::StringRef, llvm::StringRef) override { return !cancelled(); }
+  bool isEnabled() const override { return cancel_ != nullptr; }
+  bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
+
+ private:
+  const std::atomic<bool>* cancel_;
+};
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level, const CancelGate& gate) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -131,7 +149,9 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = opt_level >= 2;
   tuning.SLPVectorization = opt_level >= 2;
-  llvm::PassBuilder pb(&tm, tuning);
+  llvm::PassInstrumentationCallbacks callbacks;
+  callbacks.registerShouldRunOptionalPassCallback([&gate](llvm::StringRef, llvm::Any) { return !gate.cancelled(); });
+  llvm::PassBuilder pb(&tm, tuning, std::nullopt, &callbacks);
   llvm::TargetLibraryInfoImpl tli(tm.getTargetTriple());
   add_vector_math(tli, tm.getTargetTriple(), tm.getTargetFeatureString().str());
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tli); });
@@ -211,6 +231,9 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
     // One context per compile: contexts are not thread-safe, and the module
     // is gone once its object code exists.
     llvm::LLVMContext ctx;
+    CancelGate gate(options.cancel);
+    ctx.setOptPassGate(gate);
+    const Status cancelled = Status::error("cancelled");
     std::unique_ptr<llvm::Module> emitted = emit_module(ctx, s, plans, options.inject_bug);
     auto tm_or = ss.machine.createTargetMachine();
     if (!tm_or) return Status::error("cpu codegen: " + message_of(tm_or.takeError()));
@@ -230,7 +253,8 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
     }
     module->times.emit_ms = ms_since(t0);
     t0 = Clock::now();
-    optimize(m, *tm, options.opt_level);
+    optimize(m, *tm, options.opt_level, gate);
+    if (gate.cancelled()) return cancelled;
     if (options.keep_text) module->llvm_ir_optimized = print_module(m);
     module->times.optimize_ms = ms_since(t0);
     t0 = Clock::now();
@@ -239,8 +263,10 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
     if (options.keep_text) {
       std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
       module->assembly = emit_file(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+      if (gate.cancelled()) return cancelled;
     }
     object = emit_file(m, *tm, llvm::CodeGenFileType::ObjectFile);
+    if (gate.cancelled()) return cancelled;
     module->times.codegen_ms = ms_since(t0);
   } catch (const Error& e) {
     return Status::error(e.what());

@@ -12,6 +12,7 @@
 //
 // LLVM stays inside the .cpp files of this folder. How loops are laid out and
 // vectorized: docs/codegen_cpu.md.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -38,6 +39,10 @@ struct Options {
   // stepper's stages); off, the compile skips printing and the assembly pass.
   bool keep_text = false;
   InjectedBug inject_bug = InjectedBug::None;
+  // Set from another thread (a closing window, a cancelled panel): optimization
+  // and code generation take their fastest path from the next pass on, and
+  // compile() returns "cancelled" instead of code.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // How one group's loops are split: the outer points the runtime distributes,

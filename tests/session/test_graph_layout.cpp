@@ -8,9 +8,9 @@
 
 #include "core/trace/reader.h"
 #include "test_support.h"
-#include "viewer/graph_layout.h"
-#include "viewer/graph_layout_worker.h"
-#include "viewer/graph_scene.h"
+#include "session/graph_layout.h"
+#include "session/graph_layout_worker.h"
+#include "session/graph_scene.h"
 
 using namespace kiln;
 

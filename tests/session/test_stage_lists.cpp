@@ -9,9 +9,9 @@
 #include <QtTest>
 
 #include "test_support.h"
-#include "viewer/session.h"
+#include "session/session.h"
 
-using namespace kiln::viewer;
+using namespace kiln::session;
 
 class TestStageLists : public QObject {
   Q_OBJECT

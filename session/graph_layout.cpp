@@ -1,7 +1,7 @@
 // Graphviz `dot` in-process. This is the only file that includes Graphviz
 // headers: they define macros (ND_coord, ...) and C types we keep out of the
 // rest of the viewer.
-#include "viewer/graph_layout.h"
+#include "session/graph_layout.h"
 
 #include <gvc.h>
 

@@ -18,7 +18,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "viewer/graph_scene.h"
+#include "session/graph_scene.h"
 
 namespace kiln {
 

@@ -1,4 +1,4 @@
-#include "viewer/graph_scene.h"
+#include "session/graph_scene.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "viewer/session.h"
+#include "session/session.h"
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +23,7 @@
 #include "core/trace/reader.h"
 #include "core/trace/summary.h"
 
-namespace kiln::viewer {
+namespace kiln::session {
 
 const char* compile_status_name(CompileStatus s) {
   switch (s) {
@@ -257,10 +257,12 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
   vo.time_limit_s = o.time_limit_s;
   vo.allow_read = o.allow_read;
   vo.allow_write = o.allow_write;
+  vo.cancel = o.cancel;
   py::VM vm(vo);
   capture::install_capture(vm);
   int code = 0;
   Status st = vm.run_file(path, &code);
+  if (cancelled()) return Status::error("cancelled");
   if (code == 3 && !st.ok()) return st;  // a syntax error or a construct outside the subset
   if (!st.ok()) s->diagnostics.push_back("the program stopped early: " + st.to_string());
 
@@ -318,6 +320,7 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
       c.status_note += "; recompile: " + c.recompile_reasons.front();
 
     add_region_stages(c, pipeline::RegionInput::captured(vm, *region, *partitioner), -1, o);
+    if (cancelled()) return Status::error("cancelled");
     c.compile_seconds = since(t1);
     s->compiles.push_back(std::move(c));
   }
@@ -535,4 +538,4 @@ Expected<std::shared_ptr<const Graph>> stage_graph(const Session& s, const Sessi
   return s.trace->graph(*e, st.artifact);
 }
 
-}  // namespace kiln::viewer
+}  // namespace kiln::session

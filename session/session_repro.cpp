@@ -7,11 +7,11 @@
 #include <sstream>
 
 #include "minifier/repro.h"
-#include "viewer/session.h"
+#include "session/session.h"
 
 #include "compiler/pipeline/run_region.h"
 
-namespace kiln::viewer {
+namespace kiln::session {
 
 bool is_kiln_repro(const std::string& path) {
   std::error_code ec;
@@ -62,4 +62,4 @@ Expected<std::shared_ptr<Session>> load_kiln_repro(const std::string& path, cons
   return s;
 }
 
-}  // namespace kiln::viewer
+}  // namespace kiln::session

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <numeric>
 
-#include "viewer/graph_layout.h"
+#include "session/graph_layout.h"
 
 namespace kiln {
 namespace {

@@ -1,4 +1,4 @@
-#include "viewer/numerics.h"
+#include "session/numerics.h"
 
 #include <algorithm>
 #include <functional>
@@ -13,7 +13,7 @@
 #include "core/tensor/tensor.h"
 #include "minifier/repro.h"
 
-namespace kiln::viewer {
+namespace kiln::session {
 
 const char* rung_name(int rung) {
   static const char* names[kRungs] = {"eager", "aot_eager", "decomp_eager", "kiln"};
@@ -301,4 +301,4 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
   return r;
 }
 
-}  // namespace kiln::viewer
+}  // namespace kiln::session

@@ -24,7 +24,7 @@ struct RegionInput;
 }
 }  // namespace kiln
 
-namespace kiln::viewer {
+namespace kiln::session {
 
 enum class StageKind { Graph, Code };
 
@@ -146,4 +146,4 @@ void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start
 // Safe to call from one worker at a time.
 Expected<std::shared_ptr<const Graph>> stage_graph(const Session& s, const SessionCompile& c, const SessionStage& st);
 
-}  // namespace kiln::viewer
+}  // namespace kiln::session

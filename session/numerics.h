@@ -22,7 +22,7 @@
 #include "core/graph/graph.h"
 #include "core/util/status.h"
 
-namespace kiln::viewer {
+namespace kiln::session {
 
 inline constexpr int kRungs = 4;
 enum Rung { kEagerRung, kAotEagerRung, kDecompEagerRung, kKilnRung };
@@ -51,4 +51,4 @@ struct NumericsResult {
 Expected<NumericsResult> measure_numerics(const Graph& g, double tolerance = 1e-4,
                                           const std::atomic<bool>* cancel = nullptr);
 
-}  // namespace kiln::viewer
+}  // namespace kiln::session

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
-#include "viewer/graph_layout.h"
+#include "session/graph_layout.h"
 
 namespace kiln {
 

@@ -1,4 +1,4 @@
-#include "viewer/stage_links.h"
+#include "session/stage_links.h"
 
 #include <algorithm>
 #include <set>
@@ -7,7 +7,7 @@
 
 #include "core/graph/printer.h"
 
-namespace kiln::viewer {
+namespace kiln::session {
 
 int step_stage(const SessionCompile& c, int current, int delta, bool changed_only) {
   int n = int(c.stages.size());
@@ -150,4 +150,4 @@ int diff_base(const SessionCompile& c, int stage) {
   return c.stages[size_t(stage)].parent;
 }
 
-}  // namespace kiln::viewer
+}  // namespace kiln::session

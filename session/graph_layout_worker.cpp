@@ -1,4 +1,4 @@
-#include "viewer/graph_layout_worker.h"
+#include "session/graph_layout_worker.h"
 
 #include <chrono>
 

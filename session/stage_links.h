@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/graph/graph.h"
-#include "viewer/session.h"
+#include "session/session.h"
 
-namespace kiln::viewer {
+namespace kiln::session {
 
 // The stage `delta` steps from `current` (clamped); with `changed_only`,
 // stages a pass left unchanged are skipped. -1 when there are no stages.
@@ -45,4 +45,4 @@ StageDiff diff_graphs(const Graph& before, const Graph& after);
 // it left as it was). -1 for a stage without one.
 int diff_base(const SessionCompile& c, int stage);
 
-}  // namespace kiln::viewer
+}  // namespace kiln::session
