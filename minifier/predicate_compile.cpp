@@ -1,7 +1,7 @@
 // compile-error and crash, and the compile both they and accuracy start from.
 #include <regex>
 
-#include "compiler/pipeline/pipeline.h"
+#include "compiler/pipeline/run_region.h"
 #include "minifier/output_match.h"
 #include "minifier/predicate.h"
 #include "minifier/predicate_util.h"
@@ -9,34 +9,30 @@
 namespace kiln::minify {
 
 CpuCompile compile_cpu(const Graph& g, const std::string& inject_bug, bool fuse) {
+  pipeline::RegionOptions ro;
+  ro.codegen = pipeline::RegionOptions::Codegen::Machine;
+  ro.cpu.use_cache = false;
+  ro.cpu.fuse = fuse;
+  ro.cpu.inject_bug = inject_bug;
+  pipeline::RegionRun run = pipeline::run_region(pipeline::RegionInput::single(g), ro);
   CpuCompile out;
-  pipeline::CompileResult passes;
-  try {
-    passes = pipeline::compile(g);
-  } catch (const std::exception& e) {
-    passes.status = Status::error(e.what());
-  }
-  if (!passes.status.ok()) {
-    out.stage = passes.stages.empty() ? "passes" : passes.stages.back().name;
-    out.error = passes.status.message();
+  const pipeline::RegionPart* part = run.parts.empty() ? nullptr : &run.parts.front();
+  if (part && part->code) {
+    out.code = part->code;
     return out;
   }
-  runtime::CompileOptions options;
-  options.use_cache = false;
-  options.fuse = fuse;
-  options.inject_bug = inject_bug;
-  Expected<std::shared_ptr<runtime::CompiledGraph>> code = Status::error("");
-  try {
-    code = runtime::CompiledGraph::compile(passes.graph, options, passes.constants.all());
-  } catch (const std::exception& e) {
-    code = Status::error(e.what());
-  }
-  if (!code) {
+  if (part && part->passes.status.ok()) {
     out.stage = "codegen";
-    out.error = code.status().message();
+    out.error = part->codegen_status.message();
     return out;
   }
-  out.code = *code;
+  // A pass failed: the stage is the last one the pass manager recorded (the
+  // broken pass's own when verification caught it), "input" when none ran.
+  // Error signatures keep these names, so a repro's predicate still matches.
+  out.stage = "input";
+  for (const pipeline::Stage& st : run.stages)
+    if (st.outcome != pipeline::Stage::Outcome::Failed) out.stage = st.name;
+  out.error = part ? part->passes.status.message() : run.status.message();
   return out;
 }
 

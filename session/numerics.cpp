@@ -6,6 +6,7 @@
 
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/pipeline.h"
+#include "compiler/pipeline/run_region.h"
 #include "compiler/runtime/compiled_graph.h"
 #include "core/ops/registry.h"
 #include "core/ops/value.h"
@@ -130,10 +131,11 @@ Graph widen_outputs(const Graph& g, std::vector<std::string>& names) {
   return w;
 }
 
-Expected<std::map<std::string, Tensor>> run_widened(const Graph& g, const std::vector<Value>& inputs) {
+Expected<std::map<std::string, Tensor>> run_widened(const Graph& g, const std::vector<Value>& inputs,
+                                                    const std::atomic<bool>* cancel) {
   std::vector<std::string> names;
   Graph w = widen_outputs(g, names);
-  auto out = pipeline::run_aten_graph(w, inputs);
+  auto out = pipeline::run_aten_graph(w, inputs, cancel);
   if (!out) return out.status();
   std::map<std::string, Tensor> values;
   for (size_t i = 0; i < names.size() && i < out->size(); ++i)
@@ -142,18 +144,15 @@ Expected<std::map<std::string, Tensor>> run_widened(const Graph& g, const std::v
 }
 
 // `g` through the named passes of the pipeline only, in the pipeline's order.
-Expected<Graph> run_passes(const Graph& g, const std::vector<std::string>& keep) {
-  pipeline::Options o;
+Expected<Graph> run_passes(const Graph& g, const std::vector<std::string>& keep, const std::atomic<bool>* cancel) {
+  pipeline::RegionOptions ro;
   for (const std::string& p : pipeline::graph_pass_pipeline())
-    if (std::find(keep.begin(), keep.end(), p) == keep.end()) o.disabled_passes.push_back(p);
-  pipeline::CompileResult c;
-  try {
-    c = pipeline::compile(g, std::move(o));
-  } catch (const std::exception& e) {
-    return Status::error(std::string("the passes failed: ") + e.what());
-  }
-  if (!c.status.ok()) return Status::error("the passes failed: " + c.status.message());
-  return std::move(c.graph);
+    if (std::find(keep.begin(), keep.end(), p) == keep.end()) ro.disabled_passes.push_back(p);
+  ro.codegen = pipeline::RegionOptions::Codegen::None;
+  ro.cancel = cancel;
+  pipeline::RegionRun run = pipeline::run_region(pipeline::RegionInput::single(g), ro);
+  if (!run.status.ok()) return Status::error("the passes failed: " + run.status.message());
+  return std::move(run.parts.at(0).passes.graph);
 }
 
 void compare(const Tensor& got, const Tensor& ref, double& abs, double& rel) {
@@ -221,7 +220,8 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
   if (!cut.empty()) r.notes.push_back(cut);
   // The fp64 reference: the same graph with widened inputs (ops that take an
   // explicit dtype keep theirs, as PyTorch's fp64 reference does).
-  auto ref = run_widened(g, fresh(inputs64));
+  auto ref = run_widened(g, fresh(inputs64), cancel);
+  if (stop()) return Status::error("cancelled");
   // A node the kernels refuse (an argument form they do not support): measure what comes before it.
   for (int retry = 0; !ref && retry < 8; ++retry) {
     NodeId bad = failing_node(g, ref.status().message());
@@ -229,7 +229,7 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
     r.notes.push_back("measured the nodes before " + g[bad].name + ", which failed on the eager kernels: " +
                       ref.status().message());
     g = prefix_before(g, bad);
-    ref = run_widened(g, fresh(inputs64));
+    ref = run_widened(g, fresh(inputs64), cancel);
   }
   if (!ref) return Status::error("the float64 reference run failed: " + ref.status().message());
   if (stop()) return Status::error("cancelled");
@@ -238,7 +238,7 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
     bool has_constants = false;
     for (const Node& n : graph.nodes) has_constants |= n.op == OpKind::GetAttr;
     if (has_constants) r.notes.push_back(std::string(rung_name(k)) + ": graphs with get_attr constants are not run here");
-    else if (auto v = run_widened(graph, fresh(inputs32))) rung[k] = std::move(*v);
+    else if (auto v = run_widened(graph, fresh(inputs32), cancel)) rung[k] = std::move(*v);
     else r.notes.push_back(std::string(rung_name(k)) + ": " + v.status().message());
   };
   run_rung(kEagerRung, g);
@@ -247,36 +247,35 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
   // AOTAutograd (functionalization) and Inductor's decomposition table are
   // the first things a graph meets in PyTorch.
   for (int k : {kAotEagerRung, kDecompEagerRung}) {
-    auto passed = run_passes(g, k == kAotEagerRung ? std::vector<std::string>{"functionalize"}
-                                                     : std::vector<std::string>{"functionalize", "decompose"});
+    auto passed = run_passes(g,
+                             k == kAotEagerRung ? std::vector<std::string>{"functionalize"}
+                                                : std::vector<std::string>{"functionalize", "decompose"},
+                             cancel);
     if (passed) run_rung(k, *passed);
     else r.notes.push_back(std::string(rung_name(k)) + ": " + passed.status().message());
     if (stop()) return Status::error("cancelled");
   }
-  pipeline::CompileResult compiled;
-  try {
-    // Dumps print no annotation for tuple results (convolution_backward's);
-    // the code generator reads extern output sizes from them.
-    Graph annotated = without_unread_copies(g);
-    minify::propagate_meta_vals(annotated);
-    compiled = pipeline::compile(std::move(annotated), {});
-  } catch (const std::exception& e) {
-    compiled.status = Status::error(e.what());
-  }
-  if (!compiled.status.ok()) {
-    r.notes.push_back("kiln: the graph passes failed: " + compiled.status.message());
+  // Kiln: every pass and the CPU code, unfused so each node's value exists.
+  // Dumps print no annotation for tuple results (convolution_backward's);
+  // the code generator reads extern output sizes from them.
+  Graph annotated = without_unread_copies(g);
+  minify::propagate_meta_vals(annotated);
+  pipeline::RegionOptions ro;
+  ro.codegen = pipeline::RegionOptions::Codegen::Machine;
+  ro.cpu.fuse = false;
+  ro.cancel = cancel;
+  pipeline::RegionRun run = pipeline::run_region(pipeline::RegionInput::single(std::move(annotated)), ro);
+  if (run.cancelled) return Status::error("cancelled");
+  const pipeline::RegionPart* part = run.parts.empty() ? nullptr : &run.parts.front();
+  if (!part || !part->passes.status.ok()) {
+    r.notes.push_back("kiln: the graph passes failed: " + (part ? part->passes.status.message() : run.status.message()));
+  } else if (!part->code) {
+    r.notes.push_back("kiln: " + part->codegen_status.message());
   } else {
-    runtime::CompileOptions co;
-    co.fuse = false;
-    auto code = runtime::CompiledGraph::compile(compiled.graph, co, compiled.constants.all());
-    if (!code) {
-      r.notes.push_back("kiln: " + code.status().message());
-    } else {
-      std::vector<Tensor> ts;
-      for (const Value& v : fresh(inputs32)) ts.push_back(v.to_tensor());
-      if (auto k = (*code)->run_with_intermediates(ts)) rung[kKilnRung] = std::move(*k);
-      else r.notes.push_back("kiln: " + k.status().message());
-    }
+    std::vector<Tensor> ts;
+    for (const Value& v : fresh(inputs32)) ts.push_back(v.to_tensor());
+    if (auto k = part->code->run_with_intermediates(ts)) rung[kKilnRung] = std::move(*k);
+    else r.notes.push_back("kiln: " + k.status().message());
   }
   for (NodeId i = 0; i < NodeId(g.size()); ++i) {
     const Node& n = g[i];

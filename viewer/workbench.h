@@ -94,6 +94,9 @@ class Workbench : public QMainWindow {
   // Raises a panel by name: session, source, code, node, guards, numerics, minifier, corpus, log.
   bool showPanel(const QString& name);
   void measureNumerics();
+  // Stops a numerics run: the ladder checks before each node, pass and LLVM pass.
+  void cancelNumerics();
+  bool numericsRunning() const;
 
   // True when no job is queued or running and the graph (if any) is laid out.
   bool isSettled() const;

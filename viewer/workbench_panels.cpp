@@ -293,7 +293,10 @@ QWidget* Workbench::buildNumericsPanel() {
   jump->setToolTip("Select the first node over the tolerance, in graph order");
   colour_by_error_ = new QCheckBox("Colour graph by error", panel);
   colour_by_error_->setChecked(true);
+  auto* cancel = new QPushButton("Cancel", panel);
+  cancel->setToolTip("Stop the measurement");
   bar->addWidget(measure);
+  bar->addWidget(cancel);
   bar->addWidget(new QLabel("Tolerance", panel));
   bar->addWidget(tolerance_);
   bar->addWidget(jump);
@@ -309,6 +312,7 @@ QWidget* Workbench::buildNumericsPanel() {
   numerics_table_->horizontalHeader()->setStretchLastSection(false);
   layout->addWidget(numerics_table_, 1);
   connect(measure, &QPushButton::clicked, this, &Workbench::measureNumerics);
+  connect(cancel, &QPushButton::clicked, this, &Workbench::cancelNumerics);
   connect(jump, &QPushButton::clicked, this, &Workbench::jumpToFirstDivergent);
   connect(colour_by_error_, &QCheckBox::toggled, this, [this] { applyNumericsColours(); });
   connect(numerics_table_, &QTableView::clicked, this, [this](const QModelIndex& i) {
@@ -316,6 +320,14 @@ QWidget* Workbench::buildNumericsPanel() {
     graph_->selectNodes({id});
   });
   return panel;
+}
+
+bool Workbench::numericsRunning() const { return !numerics_runner_->isIdle(); }
+
+void Workbench::cancelNumerics() {
+  if (!numericsRunning()) return;
+  numerics_runner_->cancel("numerics");
+  numerics_notes_->setText("Numerics cancelled.");
 }
 
 void Workbench::measureNumerics() {

@@ -141,11 +141,13 @@ Expected<Value> arg_value(const Arg& a, const std::function<std::optional<Value>
   return constant_value(a);
 }
 
-Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Value>& inputs) {
+Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Value>& inputs,
+                                            const std::atomic<bool>* cancel) {
   std::vector<Value> env(g.size());
   const auto read_env = [&env](NodeId id) -> std::optional<Value> { return env.at(size_t(id)); };
   size_t next_input = 0;
   for (size_t i = 0; i < g.size(); ++i) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) return Status::error("cancelled");
     const Node& n = g.nodes[i];
     auto fail = [&](const std::string& why) { return Status::error("node " + n.name + " (" + n.target + "): " + why); };
     switch (n.op) {

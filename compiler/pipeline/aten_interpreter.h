@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include <atomic>
+
 #include "core/graph/graph.h"
 #include "core/ops/schema.h"
 #include "core/ops/value.h"
@@ -26,7 +28,10 @@ namespace kiln::pipeline {
 
 // One value per placeholder, in graph order; returns the output tuple's
 // elements. An unknown target or a kernel error is a Status naming the node.
-Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Value>& inputs);
+// `cancel` (optional) is checked before each node: a cancelled run is the
+// Status "cancelled".
+Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Value>& inputs,
+                                            const std::atomic<bool>* cancel = nullptr);
 
 // The registered functional overload an in-place target writes the result of:
 // "aten::add_.Tensor" -> "aten::add.Tensor", "aten::__iand__.Tensor" ->

@@ -38,21 +38,6 @@ CompileResult compile(Graph g, Options options) {
   return result;
 }
 
-namespace {
-
-// Every graph pass, with a throwing pass turned into the Status.
-Expected<CompileResult> passes_for_codegen(Graph g) {
-  CompileResult passes;
-  try {
-    passes = compile(std::move(g));
-  } catch (const Error& e) {
-    return Status::error(e.what());
-  }
-  if (!passes.status.ok()) return passes.status;
-  return passes;
-}
-
-}  // namespace
 
 Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const runtime::CompileOptions& options) {
   RegionOptions ro;
@@ -66,9 +51,12 @@ Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const 
 }
 
 Expected<std::shared_ptr<runtime::CudaCompiledGraph>> compile_to_cuda(Graph g, const runtime::CudaCompileOptions& options) {
-  Expected<CompileResult> passes = passes_for_codegen(std::move(g));
-  if (!passes) return passes.status();
-  return runtime::CudaCompiledGraph::compile(passes->graph, options, passes->constants.all());
+  RegionOptions ro;
+  ro.codegen = RegionOptions::Codegen::None;  // the graph passes; NVRTC below makes the code
+  RegionRun run = run_region(RegionInput::single(std::move(g)), ro);
+  if (!run.status.ok()) return run.status;
+  const RegionPart& part = run.parts.at(0);
+  return runtime::CudaCompiledGraph::compile(part.passes.graph, options, part.passes.constants.all());
 }
 
 }  // namespace kiln::pipeline

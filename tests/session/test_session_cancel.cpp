@@ -3,6 +3,7 @@
 // the load notices. resnet18_train.py (a training loop of ResNet-18 steps,
 // each compiled by Kiln) is cancelled at several points of its load, inside
 // the interpreter and inside the compiles; every one must stop within 0.5 s.
+// CTest runs this program alone (RUN_SERIAL): the figures are wall-clock.
 #include <QtTest>
 
 #include <atomic>
@@ -21,7 +22,7 @@ class TestSessionCancel : public QObject {
  private slots:
   void cancelStopsALoadWithinHalfASecond_data() {
     QTest::addColumn<int>("after_ms");
-    for (int ms : {200, 450, 550, 600, 650, 700, 750, 800, 850, 950, 1200, 1500, 2000, 2500, 3000, 4000, 5000}) QTest::newRow(qPrintable(QString("at %1 ms").arg(ms))) << ms;
+    for (int ms : {200, 450, 700, 950, 1200, 1500, 2000, 2500, 3000, 4000}) QTest::newRow(qPrintable(QString("at %1 ms").arg(ms))) << ms;
   }
 
   void cancelStopsALoadWithinHalfASecond() {

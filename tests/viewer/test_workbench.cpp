@@ -5,7 +5,6 @@
 // figure the issue asks for (opening s05_resnet18_train up to its graph).
 #include <QAbstractItemModelTester>
 #include <QDropEvent>
-#include <QElapsedTimer>
 #include <QImage>
 #include <QMimeData>
 #include <QSignalSpy>
@@ -168,66 +167,6 @@ class TestWorkbench : public QObject {
     QCOMPARE(w.sessionModel()->rowCount(), 2);
     QVERIFY(QString::fromStdString(w.sessionModel()->session(1)->path).endsWith("repro.py"));
     QDir(QFileInfo(m->torchRepro()).absolutePath()).removeRecursively();
-  }
-
-  // Cancel while every candidate hangs (a test hook): the hanging children are
-  // killed and the panel is idle again within half a second, with no repro.
-  void cancelStopsTheMinifierWithinHalfASecond() {
-    Workbench w;
-    QSignalSpy opened(&w, &Workbench::sessionOpened);
-    w.setPendingSelection("0/0", "aot_forward_graph");
-    w.open({example()});
-    QVERIFY(opened.wait(60000));
-    QVERIFY(settle(w));
-    MinifierPanel* m = w.minifierPanel();
-    m->setCheck("accuracy");
-    m->setInjectBug("relu:accuracy");
-    qputenv("KILN_MINIFY_TEST_HOOK", "hang:*");
-    QSignalSpy done(m, &MinifierPanel::finished);
-    m->start();
-    QTest::qWait(700);  // the input's own evaluation is running, and hangs
-    QVERIFY(m->isRunning());
-    QVERIFY(done.isEmpty());
-    QElapsedTimer t;
-    t.start();
-    m->cancel();
-    const bool finished = done.wait(10000);
-    const qint64 ms = t.elapsed();
-    qunsetenv("KILN_MINIFY_TEST_HOOK");
-    QVERIFY(finished);
-    qInfo("cancel to idle: %lld ms", ms);
-    QVERIFY2(ms < 500, qPrintable(QString("cancel took %1 ms").arg(ms)));
-    QVERIFY(!done.front().at(0).toBool());
-    QVERIFY(!m->isRunning());
-    QVERIFY(m->torchRepro().isEmpty());
-  }
-
-  // Closing the window while resnet18_train.py loads (its program running,
-  // its regions compiling): the window closes and the workbench is destroyed,
-  // its workers joined, within half a second, at several points of the load.
-  void closingDuringALoadEndsQuickly_data() {
-    QTest::addColumn<int>("after_ms");
-    for (int ms : {300, 800, 1500, 2500}) QTest::newRow(qPrintable(QString("at %1 ms").arg(ms))) << ms;
-  }
-
-  void closingDuringALoadEndsQuickly() {
-    QFETCH(int, after_ms);
-    auto* w = new Workbench;
-    w->show();
-    QSignalSpy opened(w, &Workbench::sessionOpened);
-    w->open({QString(KILN_SOURCE_DIR) + "/resources/examples/resnet18_train.py"});
-    QTest::qWait(after_ms);
-    if (!opened.isEmpty()) {
-      delete w;
-      QSKIP(qPrintable(QString("the load ended before %1 ms").arg(after_ms)));
-    }
-    QElapsedTimer t;
-    t.start();
-    w->close();
-    delete w;
-    const qint64 ms = t.elapsed();
-    qInfo("closed at %d ms: the workbench was gone %lld ms later", after_ms, ms);
-    QVERIFY2(ms < 500, qPrintable(QString("%1 ms").arg(ms)));
   }
 
   // The issue's end-to-end run on a dump: open a reference trace, select a
