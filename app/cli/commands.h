@@ -23,5 +23,6 @@ void add_stages_command(CLI::App& app, int& exit_code);
 void add_opt_command(CLI::App& app, int& exit_code);  // opt_command.cpp
 void add_minify_command(CLI::App& app, int& exit_code);
 void add_repro_command(CLI::App& app, int& exit_code);  // repro run
+void add_numerics_command(CLI::App& app, int& exit_code);  // numerics_command.cpp
 
 }  // namespace kiln::cli

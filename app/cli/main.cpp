@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_opt_command(app, exit_code);
   kiln::cli::add_minify_command(app, exit_code);
   kiln::cli::add_repro_command(app, exit_code);
+  kiln::cli::add_numerics_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,0 +1,53 @@
+// `kiln-cli numerics` (docs/cli.md): the numerics ladder from the command
+// line, on a reference trace (every rung within tolerance, exit 0), on the
+// bundled example with relu miscompiled on purpose (the kiln rung diverges at
+// relu, exit 1), and on a compile id that is not there (exit 2, naming the ones that are).
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include "test_support.h"
+
+class TestCliNumerics : public QObject {
+  Q_OBJECT
+
+  static QString trace(const char* name) { return QString::fromStdString(kiln::test::reference_dir()) + "/traces/" + name; }
+  static QString example() { return QString(KILN_SOURCE_DIR) + "/resources/examples/workbench_demo.py"; }
+
+ private slots:
+  void traceStageWithinTolerance() {
+    auto run = kiln::test::run_cli({"numerics", trace("s02_linear_relu"), "--compile-id", "0/0", "--stage", "aot_forward_graph"});
+    QVERIFY2(run.code == 0, run.err.constData());
+    QVERIFY(run.out.contains("numerics of [0/0] aot_forward_graph"));
+    QVERIFY(run.out.contains("relu "));
+    QVERIFY(run.out.contains("result: every node within 0.0001 on every rung"));
+  }
+
+  void injectedBugDivergesOnTheKilnRung() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("KILN_INJECT_BUG", "relu:accuracy");
+    auto run = kiln::test::run_cli({"numerics", example(), "--compile-id", "0/0", "--stage", "aot_forward_graph", "--json"},
+                                   300000, env);
+    QCOMPARE(run.code, 1);
+    QJsonObject doc = QJsonDocument::fromJson(run.out).object();
+    QCOMPARE(doc["first_divergent_rung"].toString(), QString("kiln"));
+    QString divergent = doc["first_divergent"].toString();
+    QJsonObject relu;
+    for (const QJsonValue& row : doc["rows"].toArray())
+      if (row.toObject()["node"].toString() == divergent) relu = row.toObject();
+    QCOMPARE(relu["target"].toString(), QString("aten::relu.default"));
+    // The eager rungs agree with float64; only Kiln's generated code is off.
+    QVERIFY(relu["rel"].toObject()["eager"].toDouble() < 1e-4);
+    QVERIFY(relu["rel"].toObject()["kiln"].toDouble() > 1e-2);
+  }
+
+  void unknownCompileIdIsAUsageError() {
+    auto run = kiln::test::run_cli({"numerics", example(), "--compile-id", "9/9", "--stage", "aot_forward_graph"});
+    QCOMPARE(run.code, 2);
+    QVERIFY(run.err.contains("has no compile id 9/9 (it has: "));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCliNumerics)
+#include "test_cli_numerics.moc"
