@@ -1,9 +1,10 @@
 #pragma once
-// A small zip reader for the two zips repro files come in: a zipped Kiln repro
-// (any archiver: stored or deflated entries) and the files torch.save writes
-// (PyTorch's content store keeps each saved storage as one, stored entries).
-// Reads the central directory (zip64 sizes and offsets too), checks each
-// entry's CRC-32, and refuses encrypted entries and other compression methods.
+// The two zips repro files come in: a zipped Kiln repro (any archiver: stored
+// or deflated entries) and the files torch.save writes (PyTorch's content
+// store keeps each saved storage as one, stored entries). Read with Debian's
+// libzip (zip64 included, CRC-32 checked, central directory checked against
+// the local headers); encrypted entries, other compression methods and
+// entries declaring more than 1 GiB are refused before anything is read.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -18,7 +19,8 @@ struct ZipEntry {
   uint16_t method = 0;  // 0 stored, 8 deflated
   uint16_t flags = 0;
   uint32_t crc32 = 0;
-  uint64_t compressed_size = 0, size = 0, local_header_offset = 0;
+  uint64_t compressed_size = 0, size = 0;
+  uint64_t index = 0;  // libzip's entry index
 };
 
 class ZipArchive {
