@@ -7,7 +7,7 @@
 //
 // Graphviz keeps global state, so every call must come from one thread at a
 // time; GraphLayoutWorker (graph_layout_worker.h) is that thread.
-// Covered by tests/viewer/test_graph_layout.cpp.
+// Covered by tests/session/test_graph_layout.cpp.
 #include <atomic>
 #include <functional>
 #include <string>

@@ -9,6 +9,7 @@
 #include <QtTest/QtTest>
 
 #include "test_support.h"
+#include "workbench_test_util.h"
 #include "viewer/graph_view.h"
 #include "viewer/minifier_panel.h"
 #include "viewer/workbench.h"
@@ -19,12 +20,9 @@ using namespace kiln::session;
 
 namespace {
 
-std::string trace_dir(const char* name) { return test::reference_dir() + "/traces/" + name; }
-QString example() { return QString(KILN_SOURCE_DIR) + "/resources/examples/workbench_demo.py"; }
-
-bool settle(Workbench& w, int ms = 60000) {
-  return QTest::qWaitFor([&] { return w.isSettled(); }, ms);
-}
+using test::example;
+using test::settle;
+using test::trace_dir;
 
 }  // namespace
 

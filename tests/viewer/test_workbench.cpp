@@ -13,6 +13,7 @@
 #include <chrono>
 
 #include "test_support.h"
+#include "workbench_test_util.h"
 #include "viewer/code_editor.h"
 #include "viewer/graph_view.h"
 #include "viewer/guard_models.h"
@@ -27,12 +28,9 @@ using namespace kiln::session;
 
 namespace {
 
-std::string trace_dir(const char* name) { return test::reference_dir() + "/traces/" + name; }
-QString example() { return QString(KILN_SOURCE_DIR) + "/resources/examples/workbench_demo.py"; }
-
-bool settle(Workbench& w, int ms = 60000) {
-  return QTest::qWaitFor([&] { return w.isSettled(); }, ms);
-}
+using test::example;
+using test::settle;
+using test::trace_dir;
 
 // Waits for the stage job to come back (the graph may still be laying out).
 bool stage_loaded(Workbench& w, int stage, int ms = 30000) {
