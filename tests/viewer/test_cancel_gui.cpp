@@ -34,14 +34,8 @@ class TestCancelGui : public QObject {
   // killed and the panel is idle again within half a second, with no repro.
   void cancelStopsTheMinifierWithinHalfASecond() {
     Workbench w;
-    QSignalSpy opened(&w, &Workbench::sessionOpened);
-    w.setPendingSelection("0/0", "aot_forward_graph");
-    w.open({example()});
-    QVERIFY(opened.wait(60000));
-    QVERIFY(settle(w));
-    MinifierPanel* m = w.minifierPanel();
-    m->setCheck("accuracy");
-    m->setInjectBug("relu:accuracy");
+    MinifierPanel* m = test::example_ready_to_minify(w);
+    QVERIFY(m);
     qputenv("KILN_MINIFY_TEST_HOOK", "hang:*");
     QSignalSpy done(m, &MinifierPanel::finished);
     m->start();

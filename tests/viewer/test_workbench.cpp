@@ -146,13 +146,8 @@ class TestWorkbench : public QObject {
   void minifyFromThePanel() {
     Workbench w;
     QSignalSpy opened(&w, &Workbench::sessionOpened);
-    w.setPendingSelection("0/0", "aot_forward_graph");
-    w.open({example()});
-    QVERIFY(opened.wait(60000));
-    QVERIFY(settle(w));
-    MinifierPanel* m = w.minifierPanel();
-    m->setCheck("accuracy");
-    m->setInjectBug("relu:accuracy");
+    MinifierPanel* m = test::example_ready_to_minify(w);
+    QVERIFY(m);
     QSignalSpy done(m, &MinifierPanel::finished);
     m->start();
     QVERIFY(m->isRunning());

@@ -1,12 +1,14 @@
 #pragma once
 // What the workbench tests share: reference traces, the bundled example, and
 // waiting until the workbench has nothing queued or running.
+#include <QSignalSpy>
 #include <QString>
 #include <QtTest/QtTest>
 
 #include <string>
 
 #include "test_support.h"
+#include "viewer/minifier_panel.h"
 #include "viewer/workbench.h"
 
 namespace kiln::test {
@@ -16,6 +18,19 @@ inline QString example() { return QString(KILN_SOURCE_DIR) + "/resources/example
 
 inline bool settle(viewer::Workbench& w, int ms = 60000) {
   return QTest::qWaitFor([&] { return w.isSettled(); }, ms);
+}
+
+// The bundled example opened at 0/0's forward graph, its minifier panel set to
+// the accuracy check with relu miscompiled on purpose; null when it did not open.
+inline viewer::MinifierPanel* example_ready_to_minify(viewer::Workbench& w) {
+  QSignalSpy opened(&w, &viewer::Workbench::sessionOpened);
+  w.setPendingSelection("0/0", "aot_forward_graph");
+  w.open({example()});
+  if (!opened.wait(60000) || !settle(w)) return nullptr;
+  viewer::MinifierPanel* m = w.minifierPanel();
+  m->setCheck("accuracy");
+  m->setInjectBug("relu:accuracy");
+  return m;
 }
 
 }  // namespace kiln::test
