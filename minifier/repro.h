@@ -58,6 +58,12 @@ Status annotate_read(Candidate& c, const Repro& source);
 // error naming the file and line that define it.
 Status check_runs_in_kiln(const Graph& g, const Repro& source);
 
+// What minify and `repro run` start from: the repro's graph and inputs as a
+// candidate, annotated (annotate_read) and, when the check runs Kiln's eager
+// kernels (every check but an outside oracle), checked to run there
+// (check_runs_in_kiln). Errors name the file and line.
+Expected<Candidate> candidate_of(const Repro& r, bool runs_in_kiln);
+
 // The seed of the inputs a file gives no values for ("random (seed 0)").
 inline constexpr uint64_t kDefaultInputSeed = 0;
 

@@ -200,6 +200,14 @@ Status annotate_read(Candidate& c, const Repro& source) {
                                      it == source.node_lines.end() ? 0 : it->second});
 }
 
+Expected<Candidate> candidate_of(const Repro& r, bool runs_in_kiln) {
+  Candidate c{r.graph, r.inputs};
+  if (Status s = annotate_read(c, r); !s) return s;
+  if (runs_in_kiln)
+    if (Status s = check_runs_in_kiln(c.graph, r); !s) return s;
+  return c;
+}
+
 Repro repro_of_graph(Graph g, std::string_view text, const std::string& file, int first_line) {
   Repro r;
   r.path = file;

@@ -45,10 +45,9 @@ Expected<StageMinifyResult> minify_stage(const Session& s, int compile, int stag
     repro = minify::read_repro(out.input);
   }
   if (!repro) return repro.status();
-  minify::Candidate start{std::move(repro->graph), std::move(repro->inputs)};
-  if (Status v = minify::annotate_read(start, *repro); !v) return v;
-  if (Status v = minify::check_runs_in_kiln(start.graph, *repro); !v) return v;
-  out.initial_ops = minify::op_count(start.graph);
+  Expected<minify::Candidate> start = minify::candidate_of(*repro, /*runs_in_kiln=*/true);
+  if (!start) return start.status();
+  out.initial_ops = minify::op_count(start->graph);
 
   Expected<std::unique_ptr<minify::Journal>> journal =
       minify::Journal::open((fs::path(request.out_dir) / "minify.db").string());
@@ -61,7 +60,7 @@ Expected<StageMinifyResult> minify_stage(const Session& s, int compile, int stag
   mo.input_name = out.input;
   mo.cancel = request.cancel;
   mo.progress = request.progress;
-  Expected<minify::MinifyResult> r = minify::minify(std::move(start), mo);
+  Expected<minify::MinifyResult> r = minify::minify(std::move(*start), mo);
   if (!r) return r.status();
   out.run = std::move(*r);
   out.final_ops = minify::op_count(out.run.result.graph);

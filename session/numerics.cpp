@@ -258,16 +258,27 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
   // Kiln: every pass and the CPU code, unfused so each node's value exists.
   // Dumps print no annotation for tuple results (convolution_backward's);
   // the code generator reads extern output sizes from them.
-  Graph annotated = without_unread_copies(g);
-  minify::propagate_meta_vals(annotated);
+  // The ops' meta functions throw on what they refuse: a note, as a failed pass is.
+  Expected<Graph> annotated = [&]() -> Expected<Graph> {
+    try {
+      Graph a = without_unread_copies(g);
+      minify::propagate_meta_vals(a);
+      return a;
+    } catch (const std::exception& e) {
+      return Status::error(e.what());
+    }
+  }();
   pipeline::RegionOptions ro;
   ro.codegen = pipeline::RegionOptions::Codegen::Machine;
   ro.cpu.fuse = false;
   ro.cancel = cancel;
-  pipeline::RegionRun run = pipeline::run_region(pipeline::RegionInput::single(std::move(annotated)), ro);
+  pipeline::RegionRun run;
+  if (annotated) run = pipeline::run_region(pipeline::RegionInput::single(std::move(*annotated)), ro);
   if (run.cancelled) return Status::error("cancelled");
   const pipeline::RegionPart* part = run.parts.empty() ? nullptr : &run.parts.front();
-  if (!part || !part->passes.status.ok()) {
+  if (!annotated) {
+    r.notes.push_back("kiln: the graph passes failed: " + annotated.status().message());
+  } else if (!part || !part->passes.status.ok()) {
     r.notes.push_back("kiln: the graph passes failed: " + (part ? part->passes.status.message() : run.status.message()));
   } else if (!part->code) {
     r.notes.push_back("kiln: " + part->codegen_status.message());

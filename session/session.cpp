@@ -274,7 +274,6 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
   auto regions = capture::compiled_regions(vm);
   size_t done = 0;
   for (const auto& [id, region] : regions) {
-    if (cancelled()) return Status::error("cancelled");
     report(0.1 + 0.9 * double(done++) / double(std::max<size_t>(regions.size(), 1)), "compiling [" + id + "]");
     SessionCompile c;
     c.id = id;

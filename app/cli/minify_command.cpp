@@ -105,11 +105,10 @@ int run_minify(const Options& o) {
   } else {
     Expected<Repro> repro = o.compile_id.empty() ? read_repro(o.input) : read_trace_stage(o.input, o.compile_id, o.stage);
     if (!repro) return fail(kExitBadInput, repro.status().to_string());
-    start = Candidate{std::move(repro->graph), std::move(repro->inputs)};
+    Expected<Candidate> candidate = candidate_of(*repro, p.kind != CheckKind::Oracle);
+    if (!candidate) return fail(kExitBadInput, candidate.status().to_string());
+    start = std::move(*candidate);
     origins = repro->input_origins;
-    if (Status s = annotate_read(start, *repro); !s) return fail(kExitBadInput, s.to_string());
-    if (p.kind != CheckKind::Oracle)
-      if (Status s = check_runs_in_kiln(start.graph, *repro); !s) return fail(kExitBadInput, s.to_string());
     initial_nodes = op_count(start.graph);
     if (!o.json) {
       std::printf("minify %s: %zu ops, %zu inputs, check %s\n", o.input.c_str(), initial_nodes, start.inputs.size(),

@@ -69,14 +69,12 @@ int run(const Options& o) {
   }
   if (o.tolerance >= 0) predicate.tolerance = o.tolerance;
 
-  minify::Candidate candidate{repro->graph, repro->inputs};
-  if (Status s = minify::annotate_read(candidate, *repro); !s) return bad_input(s);
-  if (predicate.kind != minify::CheckKind::Oracle)
-    if (Status s = minify::check_runs_in_kiln(candidate.graph, *repro); !s) return bad_input(s);
+  Expected<minify::Candidate> candidate = minify::candidate_of(*repro, predicate.kind != minify::CheckKind::Oracle);
+  if (!candidate) return bad_input(candidate.status());
   minify::Limits limits;
   limits.timeout_s = o.timeout_s;
   minify::Evaluator evaluator(predicate, limits, 1);
-  minify::Verdict v = evaluator.evaluate(candidate);
+  minify::Verdict v = evaluator.evaluate(*candidate);
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // A failure counts as the recorded one when its signature matches (or the

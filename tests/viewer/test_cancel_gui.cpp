@@ -18,13 +18,9 @@ using namespace kiln;
 using namespace kiln::viewer;
 using namespace kiln::session;
 
-namespace {
-
 using test::example;
 using test::settle;
 using test::trace_dir;
-
-}  // namespace
 
 class TestCancelGui : public QObject {
   Q_OBJECT
