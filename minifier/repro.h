@@ -78,8 +78,9 @@ Expected<std::vector<Tensor>> random_inputs(const Graph& g, uint64_t seed = kDef
 
 // Sets meta['val'] of every node that has none (graphs read from
 // GraphModule.code text, as in repro.py, carry no annotations) from the op
-// registry's meta functions, placeholders first from `inputs` when given. What
-// the meta functions do not know stays unset.
+// registry's meta functions, placeholders first from `inputs` when given
+// (else from their own vals, when every one has a tensor val). What the meta
+// functions do not know stays unset.
 void propagate_meta_vals(Graph& g, const std::vector<Tensor>& inputs = {});
 
 // Writes folder `dir` (created; an existing Kiln repro there is replaced, any

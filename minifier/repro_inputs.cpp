@@ -107,9 +107,25 @@ Val val_of(const Value& v) {
   return {};
 }
 
+// Meta tensors for the placeholders when every one has a known tensor val (a
+// dump's annotation, a repro's load_args); else none.
+std::vector<Tensor> placeholder_metas(const Graph& g) {
+  std::vector<Tensor> out;
+  for (const Node& n : g.nodes) {
+    if (n.op != OpKind::Placeholder) continue;
+    std::optional<Tensor> t = pipeline::meta_tensor_of(n.meta.val);
+    if (!t) return {};
+    out.push_back(std::move(*t));
+  }
+  return out;
+}
+
 }  // namespace
 
-void propagate_meta_vals(Graph& g, const std::vector<Tensor>& inputs) {
+void propagate_meta_vals(Graph& g, const std::vector<Tensor>& given) {
+  // Without inputs, the placeholders' own vals stand for them, so numbers
+  // PyTorch wraps into tensors (`aten.mul.Tensor(x, 2)`) are understood too.
+  const std::vector<Tensor> inputs = given.empty() ? placeholder_metas(g) : given;
   size_t k = 0;
   for (Node& n : g.nodes) {
     if (n.op != OpKind::Placeholder) continue;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "compiler/passes/input_writes.h"
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/pipeline/run_region.h"
@@ -174,16 +175,13 @@ void compare(const Tensor& got, const Tensor& ref, double& abs, double& rel) {
 
 }  // namespace
 
-// The graph without its writes into inputs that nothing reads back (an AOT
-// graph's epilogue `copy_(num_batches_tracked, add)`): they change no value
-// the table shows, and the code generator lowers no in-place op.
-Graph without_unread_copies(Graph g) {
-  std::vector<std::vector<NodeId>> users = compute_users(g);
+// The graph without its epilogue writes into inputs (an AOT graph's
+// `copy_(num_batches_tracked, add)`, compiler/passes/input_writes.h): they
+// change no value the table shows, and the code generator lowers no in-place op.
+Graph without_input_writes(Graph g) {
   std::vector<bool> remove(g.size(), false);
   bool any = false;
-  for (NodeId i = 0; i < NodeId(g.size()); ++i)
-    if (g[i].op == OpKind::CallFunction && g[i].target == "aten::copy_.default" && users[size_t(i)].empty())
-      remove[size_t(i)] = any = true;
+  for (const pipeline::InputWrite& w : pipeline::epilogue_input_writes(g)) remove[size_t(w.copy)] = any = true;
   if (any) remove_nodes(g, remove);
   return g;
 }
@@ -192,6 +190,14 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
   auto stop = [&] { return cancel && cancel->load(); };
   Graph g = shown;  // the same nodes, in the same order, as every rung can run them
   make_runnable_on_cpu(g);
+  std::vector<std::string> notes;
+  // A repro's graph carries no annotations beyond its placeholders (load_args):
+  // the values every rung compares follow from them through the meta functions.
+  try {
+    minify::propagate_meta_vals(g);
+  } catch (const std::exception& e) {
+    notes.push_back(std::string("some nodes' sizes are not known (") + e.what() + ") and are not measured");
+  }
   std::string cut;
   if (NodeId stop = first_unrunnable(g); stop != kNoNode) {
     cut = "measured the nodes before " + g[stop].name + " (" + g[stop].target +
@@ -217,6 +223,7 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
   };
   NumericsResult r;
   r.tolerance = tolerance;
+  r.notes = std::move(notes);
   if (!cut.empty()) r.notes.push_back(cut);
   // The fp64 reference: the same graph with widened inputs (ops that take an
   // explicit dtype keep theirs, as PyTorch's fp64 reference does).
@@ -261,7 +268,7 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
   // The ops' meta functions throw on what they refuse: a note, as a failed pass is.
   Expected<Graph> annotated = [&]() -> Expected<Graph> {
     try {
-      Graph a = without_unread_copies(g);
+      Graph a = without_input_writes(g);
       minify::propagate_meta_vals(a);
       return a;
     } catch (const std::exception& e) {
@@ -307,6 +314,12 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
         if (!std::isnan(row.rel[k]) && row.rel[k] > tolerance) r.first_divergent_rung = k;
     }
     r.rows.push_back(std::move(row));
+  }
+  // Nothing compared is no verdict: say so rather than "every node within".
+  if (r.rows.empty()) {
+    std::string why = "no node of the graph has a known tensor value to measure";
+    for (const std::string& note : r.notes) why += "; " + note;
+    return Status::error(why);
   }
   return r;
 }

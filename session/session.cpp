@@ -116,24 +116,40 @@ namespace {
 // graph to the one it was made from (SessionStage::parent).
 class RegionStageSink {
  public:
-  RegionStageSink(SessionCompile& c, int start);
+  RegionStageSink(SessionCompile& c, int start, const RegionStageNaming& naming);
   void operator()(const pipeline::Stage& s);
   void passes_done(const std::string& group);  // colours the graph code generation reads
 
  private:
   int chain(const std::string& group) const;
+  std::string group_name(const std::string& group) const;
+  void fail(const std::string& note);
   SessionCompile& c_;
+  const RegionStageNaming& naming_;
   std::map<std::string, int> chain_;  // per group: the last graph stage
+  // The stage the region starts from: the first graph of every group reads it
+  // (a dump's joint graph feeds both halves of Kiln's split).
+  int start_ = -1;
   int joint_ = -1;
 };
 
-RegionStageSink::RegionStageSink(SessionCompile& c, int start) : c_(c) {
-  if (start >= 0) chain_[""] = start;
-}
+RegionStageSink::RegionStageSink(SessionCompile& c, int start, const RegionStageNaming& naming)
+    : c_(c), naming_(naming), start_(start), joint_(start) {}
 
 int RegionStageSink::chain(const std::string& group) const {
   auto it = chain_.find(group);
-  return it == chain_.end() ? -1 : it->second;
+  return it == chain_.end() ? start_ : it->second;
+}
+
+std::string RegionStageSink::group_name(const std::string& group) const {
+  if (naming_.prefix.empty()) return group;
+  std::string prefix = naming_.prefix.substr(0, naming_.prefix.find_last_not_of(' ') + 1);
+  return group.empty() ? prefix : prefix + " " + group;
+}
+
+void RegionStageSink::fail(const std::string& note) {
+  if (naming_.sets_status) c_.status = CompileStatus::Failed;
+  c_.status_note = c_.status_note.empty() ? note : c_.status_note + "; " + note;
 }
 
 void RegionStageSink::operator()(const pipeline::Stage& s) {
@@ -141,23 +157,22 @@ void RegionStageSink::operator()(const pipeline::Stage& s) {
   if (s.outcome == Outcome::Skipped) {
     // A region without a joint graph says why on its ATen graph; machine code left out, in the status.
     if (s.name == "aot_joint_graph" && chain("") >= 0) c_.stages[size_t(chain(""))].summary += "; no joint graph: " + s.summary;
-    else c_.diagnostics_note(s.group, s.summary);
+    else c_.diagnostics_note(group_name(s.group), s.summary);
     return;
   }
   if (s.outcome == Outcome::Failed) {
-    if (s.name == "codegen") return c_.diagnostics_note(s.group, s.summary);
+    if (s.name == "codegen") return c_.diagnostics_note(group_name(s.group), s.summary);
     if (s.name == "cuda_source") return;  // the CPU code is what runs; the GPU source is a view
-    c_.status = CompileStatus::Failed;
-    const std::string note = (s.group.empty() ? "" : s.group + ": ") + (s.name == "passes" ? "" : s.name + ": ") + s.summary;
-    c_.status_note = c_.status_note.empty() ? note : c_.status_note + "; " + note;
-    return;
+    const std::string group = group_name(s.group);
+    return fail((group.empty() ? "" : group + ": ") + (s.name == "passes" ? "" : s.name + ": ") + s.summary);
   }
   SessionStage st;
   st.pass = s.name;
-  st.name = s.label();
-  st.group = s.group;
+  st.name = naming_.prefix + s.label();
+  st.group = group_name(s.group);
   st.seconds = s.seconds;
   st.summary = s.summary;
+  if (naming_.extra_note) st.summary += naming_.extra_note(s);
   if (s.kind == pipeline::StageKind::Code) {
     st.kind = StageKind::Code;
     st.language = s.language;
@@ -220,8 +235,9 @@ pipeline::RegionOptions region_options(const LoadOptions& o) {
 
 }  // namespace
 
-void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start, const LoadOptions& o) {
-  RegionStageSink sink(c, start);
+void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start, const LoadOptions& o,
+                       const RegionStageNaming& naming) {
+  RegionStageSink sink(c, start, naming);
   pipeline::RegionOptions ro = region_options(o);
   if (o.codegen) ro.passes_done = [&](const std::string& group, const std::string&, const pipeline::CompileResult&) { sink.passes_done(group); };
   pipeline::run_region(std::move(input), ro, [&](const pipeline::Stage& s) { sink(s); });
@@ -329,188 +345,10 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
   return s;
 }
 
-namespace {
-
-// One guard of a dynamo_cpp_guards_str tree: "check_tensor(L['x'], Tensor, ...,
-// torch.float32, ..., size=[8, 16], stride=[16, 1])  # y = x * 3  # f.py:7 in f".
-// Tensor guards keep what the input signature check compares; None sizes are dynamic.
-SessionGuard parse_cpp_guard(const std::string& kind, std::string text) {
-  SessionGuard g;
-  g.kind = kind;
-  std::string where;
-  if (size_t h = text.find("  # "); h != std::string::npos) {
-    size_t last = text.rfind("  # ");
-    if (last > h) where = text.substr(last + 4);
-    text.resize(h);
-  }
-  while (!text.empty() && text.front() == ' ') text.erase(0, 1);
-  g.text = text;
-  // "f.py:7 in f_data_dep"
-  if (size_t in = where.find(" in "); in != std::string::npos) where.resize(in);
-  if (size_t colon = where.rfind(':'); colon != std::string::npos) {
-    g.file = where.substr(0, colon);
-    g.line = std::atoi(where.c_str() + colon + 1);
-  }
-  if (kind != "TENSOR_MATCH" || !text.starts_with("check_tensor(")) return g;
-  size_t comma = text.find(',');
-  g.source = text.substr(13, comma == std::string::npos ? std::string::npos : comma - 13);
-  if (size_t t = text.find(", torch."); t != std::string::npos) {
-    size_t end = text.find(',', t + 2);
-    g.dtype = text.substr(t + 8, end == std::string::npos ? std::string::npos : end - t - 8);
-  }
-  if (size_t sz = text.find("size=["); sz != std::string::npos) {
-    size_t end = text.find(']', sz);
-    std::istringstream in(text.substr(sz + 6, end == std::string::npos ? std::string::npos : end - sz - 6));
-    for (std::string item; std::getline(in, item, ',');) {
-      while (!item.empty() && item.front() == ' ') item.erase(0, 1);
-      bool dynamic = item == "None";
-      g.sizes.push_back(dynamic ? 0 : std::atoll(item.c_str()));
-      g.dynamic.push_back(dynamic);
-    }
-  }
-  return g;
-}
-
-CompileStatus trace_status(const trace::CompileEntry& e, std::string& note) {
-  std::string st = trace::entry_status(e);
-  if (st == "error") {
-    note = e.metrics && e.metrics->fail_reason ? "failed: " + *e.metrics->fail_reason : "failed";
-    return CompileStatus::Failed;
-  }
-  if (st == "break") {
-    note = e.graph_breaks.empty() ? "restarted analysis" : "graph break: " + e.graph_breaks.front().reason;
-    return CompileStatus::GraphBreak;
-  }
-  if (!e.recompile_reasons.empty()) {
-    note = "recompile: " + e.recompile_reasons.front();
-    return CompileStatus::Recompile;
-  }
-  return CompileStatus::Ok;
-}
-
-// The provenance parent of a trace stage: dumps carry no NodeMeta::from, so
-// stage_links matches nodes by name along this chain.
-int trace_parent(const SessionCompile& c, const std::string& base, const std::string& name) {
-  auto find = [&](std::string_view n) { return c.stage_index(n); };
-  bool second = name.ends_with("#2");
-  if (base == "aot_forward_graph" || base == "aot_backward_graph") {
-    int j = find("aot_joint_graph");
-    return j >= 0 ? j : find("dynamo_output_graph");
-  }
-  if (base == "dynamo_output_graph") return -1;
-  // Inductor stages of the backward are logged a second time under the same id.
-  if (second) return find("aot_backward_graph");
-  for (int i = int(c.stages.size()) - 1; i >= 0; --i)
-    if (c.stages[size_t(i)].kind == StageKind::Graph && !c.stages[size_t(i)].name.ends_with("#2")) return i;
-  return -1;
-}
-
-}  // namespace
-
-Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const LoadOptions& o) {
-  auto t0 = Clock::now();
-  auto s = std::make_shared<Session>();
-  s->kind = Session::Kind::Trace;
-  s->path = path;
-  s->title = std::filesystem::path(path).filename().string();
-  if (s->title.empty()) s->title = std::filesystem::path(path).parent_path().filename().string();
-  Expected<trace::Trace> t = Status::error("not read");
-  if (o.workspace) {
-    if (o.progress) o.progress(0.1, "indexing " + s->title);
-    t = trace::open_trace_cached(path, o.workspace, &s->from_store);
-  } else {
-    trace::ReadOptions ro;
-    ro.cancel = o.cancel;
-    if (o.progress) ro.progress = [&](double f) { o.progress(0.9 * f, "indexing " + s->title); };
-    t = trace::open_trace(path, ro);
-  }
-  if (!t) return t.status();
-  auto tr = std::make_shared<trace::Trace>(std::move(*t));
-  s->trace = tr;
-  for (const trace::Diagnostic& d : tr->diagnostics)
-    s->diagnostics.push_back(d.file + ":" + std::to_string(d.line) + ": " + d.message);
-  std::map<int, std::string> lines;
-  for (const trace::CompileEntry& e : tr->entries) {
-    if (e.artifacts.empty() && e.graph_breaks.empty() && !e.metrics) continue;  // "unknown": only timings
-    SessionCompile c;
-    c.id = e.label;
-    c.frame = e.id.frame_id ? std::to_string(*e.id.frame_id) : e.label;
-    c.function = e.function();
-    c.file = e.function_file();
-    c.line = e.function_line();
-    c.status = trace_status(e, c.status_note);
-    c.recompile_reasons = e.recompile_reasons;
-    if (e.metrics && e.metrics->entire_frame_compile_time_s) c.compile_seconds = *e.metrics->entire_frame_compile_time_s;
-    if (s->source_file.empty() && !c.file.empty()) s->source_file = c.file;
-    for (const trace::GraphBreak& b : e.graph_breaks) {
-      std::string code = b.user_stack.empty() ? "" : b.user_stack.back().code;
-      c.breaks.push_back({b.reason, b.detail, b.file, b.line, code});
-      if (b.file == s->source_file && !code.empty()) lines[b.line] = code;
-    }
-    for (const trace::StackFrame& f : e.stack)
-      if (f.file == s->source_file && !f.code.empty()) lines[f.line] = f.code;
-    for (const trace::Artifact& a : e.artifacts) {
-      SessionStage st;
-      st.name = a.name;
-      st.pass = a.base;
-      st.artifact = a.name;
-      if (trace::is_graph_stage(a.base)) {
-        st.kind = StageKind::Graph;
-        // Sizes for the tree from the text's lines; the graph itself is parsed when shown.
-        if (auto text = tr->payload_text(e, a.name)) {
-          trace::GraphCounts gc = trace::count_graph_text(*text);
-          st.nodes = gc.nodes;
-          st.ops = gc.ops;
-        }
-        st.parent = trace_parent(c, a.base, a.name);
-        c.stages.push_back(std::move(st));
-      } else if (a.base == "inductor_output_code" || a.base == "output_code" || a.base == "ir_pre_fusion" ||
-                 a.base == "ir_post_fusion" || a.base == "dynamo_cpp_guards_str") {
-        auto text = tr->payload_text(e, a.name);
-        if (!text) continue;
-        if (a.base == "dynamo_cpp_guards_str") {
-          // One guard per "+- KIND: text" line of the guard-manager tree.
-          std::istringstream in(*text);
-          for (std::string line; std::getline(in, line);) {
-            size_t p = line.find("+- ");
-            if (p == std::string::npos) continue;
-            std::string rest = line.substr(p + 3);
-            size_t colon = rest.find(':');
-            if (colon == std::string::npos || colon == 0) continue;
-            std::string kind = rest.substr(0, colon);
-            if (kind.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789") != std::string::npos) continue;
-            c.guards.push_back(parse_cpp_guard(kind, rest.substr(colon + 1)));
-          }
-          continue;
-        }
-        st.kind = StageKind::Code;
-        st.language = a.base.starts_with("ir_") ? "text" : "python";
-        st.text = std::move(*text);
-        st.summary = std::to_string(std::count(st.text.begin(), st.text.end(), '\n')) + " lines";
-        c.stages.push_back(std::move(st));
-      }
-    }
-    s->compiles.push_back(std::move(c));
-  }
-  // An entry with nothing under it would only puzzle: say why instead.
-  if (s->compiles.empty()) {
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0)
-      return Status::error(path + ": the file is empty");
-    if (!tr->diagnostics.empty()) {
-      const trace::Diagnostic& d = tr->diagnostics.front();
-      return Status::error(d.file + ":" + std::to_string(d.line) + ": " + d.message +
-                           (tr->diagnostics.size() > 1 ? " (and " + std::to_string(tr->diagnostics.size() - 1) + " more problems)" : ""));
-    }
-    return Status::error(path + ": no compiled graph in it (no dynamo_start, graph or guard records)");
-  }
-  // A minifier repro is its own source: the graph's lines are in it.
-  if (tr->kind == trace::TraceKind::Minifier) s->source_file = path;
-  if (!s->source_file.empty()) s->source_text = read_file(s->source_file);
-  for (const auto& [line, code] : lines) s->known_lines.push_back({line, code});
-  s->load_seconds = since(t0);
-  if (o.progress) o.progress(1, "done");
-  return s;
+bool is_pytorch_repro_file(const std::string& path) {
+  std::error_code ec;
+  return path.ends_with(".py") && std::filesystem::is_regular_file(path, ec) &&
+         read_file(path).find("class Repro") != std::string::npos;
 }
 
 Expected<std::shared_ptr<Session>> load_session(const std::string& path, const LoadOptions& o) {
@@ -519,18 +357,16 @@ Expected<std::shared_ptr<Session>> load_session(const std::string& path, const L
   if (path.ends_with(".pt2"))  // a zip, which the readers would misname
     return Status::error(path + ": a torch.export archive; Kiln reads the TORCH_TRACE log of the run that exported it instead");
   if (is_kiln_repro(path)) return load_kiln_repro(path, o);
-  bool is_program = false;
-  if (path.ends_with(".py") && std::filesystem::is_regular_file(path, ec)) {
-    // A PyTorch minifier file has a `class Repro`; the rest are Kiln programs.
-    std::string text = read_file(path);
-    is_program = text.find("class Repro") == std::string::npos;
-  }
+  const bool is_program = path.ends_with(".py") && !is_pytorch_repro_file(path);
   return is_program ? load_program(path, o) : load_trace(path, o);
 }
 
 Expected<std::shared_ptr<const Graph>> stage_graph(const Session& s, const SessionCompile& c, const SessionStage& st) {
   if (st.kind != StageKind::Graph) return Status::error(st.name + " is not a graph");
   if (st.graph) return st.graph;
+  // A pass that left a dump's graph as it was shows that graph, parsed on use.
+  if (!st.changed && st.parent >= 0 && size_t(st.parent) < c.stages.size() && &c.stages[size_t(st.parent)] != &st)
+    return stage_graph(s, c, c.stages[size_t(st.parent)]);
   if (!s.trace || st.artifact.empty()) return Status::error(st.name + ": no graph");
   const trace::CompileEntry* e = s.trace->find(c.id);
   if (!e) return Status::error(c.id + ": not in the trace");

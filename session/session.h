@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -21,6 +22,7 @@ class Trace;
 }
 namespace pipeline {
 struct RegionInput;
+struct Stage;
 }
 }  // namespace kiln
 
@@ -125,6 +127,10 @@ struct LoadOptions {
   // read / write files in (none by default), as kiln-cli's flags (docs/limits.md).
   double time_limit_s = 0;
   std::vector<std::string> allow_read, allow_write;
+  // Traces: also Kiln's pipeline from each compile's ATen graph (trace_stages.h).
+  // The workbench shows PyTorch's stages first and adds Kiln's on a second
+  // worker job (with_kiln_stages), so a big trace opens at once.
+  bool kiln_stages = true;
 };
 
 // A program (.py that is not a PyTorch repro), a Kiln repro, or anything open_trace reads.
@@ -136,10 +142,33 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
 // a program's region (session_repro.cpp).
 bool is_kiln_repro(const std::string& path);
 Expected<std::shared_ptr<Session>> load_kiln_repro(const std::string& path, const LoadOptions& options = {});
+// Before the names of Kiln's stages in a dump's compile, which stand beside
+// PyTorch's own ("kiln aot_forward_graph", "kiln forward cse #6").
+inline constexpr std::string_view kKilnStagePrefix = "kiln ";
+
+// How a region's stages are named and reported. Kiln's stages of a dump sit
+// beside PyTorch's own and carry a prefix ("kiln forward cse #6"); a failure of
+// Kiln's pipeline there is noted, and the compile keeps the status PyTorch gave it.
+struct RegionStageNaming {
+  std::string prefix;       // before every stage name and group: "kiln "
+  bool sets_status = true;  // a failed step marks the compile failed
+  std::function<std::string(const pipeline::Stage&)> extra_note;  // appended to a stage's summary
+};
+
 // Shared by the loaders: run_region() on `input` (compiler/pipeline/run_region.h),
 // its stages appended to `c`; provenance of the first graph stage starts at
 // stage `start` (-1: none). Failures go to c's status, code left out to its note.
-void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start, const LoadOptions& o);
+void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start, const LoadOptions& o,
+                       const RegionStageNaming& naming = {});
+
+// A trace session loaded without Kiln's stages, with them: a new session
+// (the trace and PyTorch's stages shared), each compile's Kiln stages after
+// its own, as load_trace adds them. "cancelled" when o.cancel is set.
+Expected<std::shared_ptr<Session>> with_kiln_stages(const Session& s, const LoadOptions& o);
+
+// A PyTorch minifier file (repro.py, minifier_launcher.py): a .py file with a
+// `class Repro`. It opens as a dump, not as a program.
+bool is_pytorch_repro_file(const std::string& path);
 
 // A stage's graph: the program's snapshot, or the trace artifact parsed (cached
 // by the trace). Null with an error for code stages and unparsable payloads.

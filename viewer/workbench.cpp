@@ -355,6 +355,7 @@ void Workbench::openOne(const QString& path) {
     o.allow_read = program_allow_read_;
     o.allow_write = program_allow_write_;
     o.partitioner = partitioner_.toStdString();
+    o.kiln_stages = false;  // a dump shows first; addKilnStages follows
     auto t0 = std::chrono::steady_clock::now();
     auto s = load_session(p, o);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -387,13 +388,7 @@ void Workbench::onSessionLoaded(std::shared_ptr<Session> s, const QString& path,
   log_->appendPlainText(QString("== opened %1 in %2 s%3").arg(path).arg(seconds, 0, 'f', 3).arg(note));
   for (const std::string& d : s->diagnostics) log_->appendPlainText("diagnostic: " + QString::fromStdString(d));
   if (!s->program_output.empty()) log_->appendPlainText(QString::fromStdString(s->program_output).trimmed());
-  // Frame rows say everything in their name: they span the columns.
-  for (int e = 0; e < model_->rowCount(); ++e) {
-    QModelIndex entry = model_->index(e, 0);
-    for (int r = 0; r < model_->rowCount(entry); ++r) tree_->setFirstColumnSpanned(r, entry, true);
-  }
-  tree_->expand(model_->index(index, 0));
-  for (int r = 0; r < model_->rowCount(model_->index(index, 0)); ++r) tree_->expand(model_->index(r, 0, model_->index(index, 0)));
+  expandSession(index);
   emit sessionOpened(index);
   // What to show first: the command line's choice, else the first compile with a graph.
   int compile = -1;
@@ -406,9 +401,63 @@ void Workbench::onSessionLoaded(std::shared_ptr<Session> s, const QString& path,
     for (int i = 0; i < int(s->compiles.size()) && compile < 0; ++i)
       if (s->compiles[size_t(i)].stages.size() > 1) compile = i;
   if (compile < 0 && !s->compiles.empty()) compile = 0;
-  if (compile >= 0) showCompile(index, compile, pending_stage_);
+  // Kiln's stages of a dump come later: a --stage naming one waits for them.
+  const bool kiln_later = s->kind == Session::Kind::Trace && pending_stage_.startsWith(QString::fromUtf8(kKilnStagePrefix.data(), kKilnStagePrefix.size()));
+  pending_kiln_stage_ = kiln_later ? pending_stage_ : QString();
+  if (compile >= 0) showCompile(index, compile, kiln_later ? QString() : pending_stage_);
   pending_compile_.clear();
   pending_stage_.clear();
+  if (s->kind == Session::Kind::Trace && s->trace) addKilnStages(s, path);
+  updateBusy();
+}
+
+void Workbench::expandSession(int index) {
+  // Frame rows say everything in their name: they span the columns.
+  for (int e = 0; e < model_->rowCount(); ++e) {
+    QModelIndex entry = model_->index(e, 0);
+    for (int r = 0; r < model_->rowCount(entry); ++r) tree_->setFirstColumnSpanned(r, entry, true);
+  }
+  tree_->expand(model_->index(index, 0));
+  for (int r = 0; r < model_->rowCount(model_->index(index, 0)); ++r) tree_->expand(model_->index(r, 0, model_->index(index, 0)));
+}
+
+void Workbench::addKilnStages(std::shared_ptr<const Session> s, const QString& path) {
+  const std::string partitioner = partitioner_.toStdString();
+  loader_->post("kiln:" + path, [this, s, partitioner](JobContext& ctx) -> JobRunner::Done {
+    LoadOptions o;
+    o.cancel = ctx.cancel;
+    o.progress = ctx.progress;
+    o.partitioner = partitioner;
+    auto t0 = std::chrono::steady_clock::now();
+    auto with = with_kiln_stages(*s, o);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!with) {
+      QString msg = QString::fromStdString(with.status().to_string());
+      return [this, msg] { log_->appendPlainText("Kiln's pipeline on the dump: " + msg); };
+    }
+    return [this, with = *with, s, secs] { onKilnStagesAdded(with, s, secs); };
+  });
+}
+
+void Workbench::onKilnStagesAdded(std::shared_ptr<Session> with, const std::shared_ptr<const Session>& without, double seconds) {
+  // Only onto the session it was made from: not one closed or reopened meanwhile.
+  int index = -1;
+  for (int i = 0; i < model_->sessionCount(); ++i)
+    if (model_->session(i) == without) index = i;
+  if (index < 0) return;
+  // The dump's stages keep their indices, so the selection and the graph shown stay.
+  model_->addSession(with);
+  expandSession(index);
+  log_->appendPlainText(QString("== Kiln's pipeline on %1 in %2 s").arg(QString::fromStdString(with->title)).arg(seconds, 0, 'f', 3));
+  for (size_t d = without->diagnostics.size(); d < with->diagnostics.size(); ++d)
+    log_->appendPlainText("diagnostic: " + QString::fromStdString(with->diagnostics[d]));
+  if (session_ == index) {
+    fillCodeCombo();
+    updateStepper();
+    if (!pending_kiln_stage_.isEmpty() && compile_ >= 0) showCompile(index, compile_, pending_kiln_stage_);
+  }
+  pending_kiln_stage_.clear();
+  emit kilnStagesAdded(index);
   updateBusy();
 }
 

@@ -128,6 +128,8 @@ class Workbench : public QMainWindow {
 
  signals:
   void sessionOpened(int index);
+  // A dump's session now also lists Kiln's stages (added after it opened).
+  void kilnStagesAdded(int index);
   void openFailed(const QString& path, const QString& error);
   void stageShown(int stage);
   void numericsDone();
@@ -148,6 +150,10 @@ class Workbench : public QMainWindow {
   void buildDocks();
   void openOne(const QString& path);
   void onSessionLoaded(std::shared_ptr<Session> s, const QString& path, double seconds);
+  void expandSession(int index);
+  // Dumps open with PyTorch's stages; Kiln's pipeline on them follows on the loader.
+  void addKilnStages(std::shared_ptr<const Session> s, const QString& path);
+  void onKilnStagesAdded(std::shared_ptr<Session> with, const std::shared_ptr<const Session>& without, double seconds);
   void addRecent(const QString& path);
   void refreshRecentMenu();
   void setBusy(const QString& what, double fraction);
@@ -241,6 +247,7 @@ class Workbench : public QMainWindow {
   int selection_stage_ = -1;
   std::vector<std::vector<NodeId>> linked_;  // per stage of the compile: the selection's relatives
   QString pending_compile_, pending_stage_;
+  QString pending_kiln_stage_;  // --stage "kiln ...": shown once Kiln's stages are added
   QString last_error_;
   QString stage_info_text_;
   double last_open_seconds_ = 0, last_stage_seconds_ = 0;

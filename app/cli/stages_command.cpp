@@ -21,6 +21,7 @@
 #include "core/graph/printer.h"
 #include "core/python/vm.h"
 #include "core/trace/reader.h"
+#include "session/session.h"
 
 namespace kiln::cli {
 
@@ -167,8 +168,8 @@ int stages_of_graph_file(const StagesOptions& o) {
 }
 
 // A folder is a TORCH_TRACE folder or a TORCH_COMPILE_DEBUG folder; a file is
-// a program by its suffix, a TORCH_TRACE log by its name or first line, else
-// a graph file.
+// a PyTorch minifier file by its `class Repro`, a program by its suffix, a
+// TORCH_TRACE log by its name or first line, else a graph file.
 int stages(const StagesOptions& o) {
   std::error_code ec;
   bool is_dir = std::filesystem::is_directory(o.input, ec);
@@ -176,7 +177,8 @@ int stages(const StagesOptions& o) {
     std::fprintf(stderr, "kiln-cli: %s: no such file\n", o.input.c_str());
     return kExitBadInput;
   }
-  bool is_trace = is_dir || (!o.input.ends_with(".py") && trace::is_trace_log_file(o.input));
+  // A PyTorch minifier file (repro.py, minifier_launcher.py) is a dump too, as in the workbench.
+  bool is_trace = is_dir || session::is_pytorch_repro_file(o.input) || (!o.input.ends_with(".py") && trace::is_trace_log_file(o.input));
   if (!is_trace && (!o.compile_id.empty() || !o.stage.empty())) {
     std::fprintf(stderr, "kiln-cli: stages: --compile-id and --stage apply to a trace, and %s is not one\n", o.input.c_str());
     return kExitUsage;

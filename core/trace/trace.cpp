@@ -148,6 +148,52 @@ std::string Trace::metrics_json(const CompileEntry& entry) const {
   return t ? *t : std::string();
 }
 
+namespace {
+
+// "8", "3136*8" (load_args writes products of literals), else a symbol or
+// an expression kept as text ("s77", "32*s77").
+SymInt size_of(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789*") != std::string::npos || text.front() == '*' || text.back() == '*')
+    return SymInt::symbol(text);
+  int64_t product = 1;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = text.find('*', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string factor = text.substr(start, end - start);
+    if (factor.empty() || factor.size() > 18) return SymInt::symbol(text);
+    if (__builtin_mul_overflow(product, std::stoll(factor), &product)) return SymInt::symbol(text);
+    start = end + 1;
+  }
+  return SymInt::of(product);
+}
+
+// A repro's forward() carries no annotations; its load_args says what each
+// input is. Placeholders take their tensor's dtype, sizes, strides and device
+// from it (in order, when the counts agree), so the graph can be lowered and
+// measured like an annotated dump.
+void annotate_from_load_args(Graph& g, const std::vector<ReproInput>& inputs) {
+  std::vector<Node*> placeholders;
+  for (Node& n : g.nodes)
+    if (n.op == OpKind::Placeholder) placeholders.push_back(&n);
+  if (placeholders.size() != inputs.size()) return;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ReproInput& in = inputs[i];
+    Node& n = *placeholders[i];
+    if (in.kind != "tensor" || n.meta.val.kind != Val::Kind::None) continue;
+    TensorMeta m;
+    m.dtype = in.dtype;
+    m.device = in.device;
+    for (const std::string& d : in.shape) m.sizes.push_back(size_of(d));
+    if (!in.stride.empty()) {
+      m.strides.emplace();
+      for (const std::string& d : in.stride) m.strides->push_back(size_of(d));
+    }
+    n.meta.val = Val::of_tensor(std::move(m));
+  }
+}
+
+}  // namespace
+
 Expected<std::shared_ptr<const Graph>> Trace::graph(const CompileEntry& entry, std::string_view stage) const {
   std::string key = entry.label + "\n" + std::string(stage);
   {
@@ -164,6 +210,9 @@ Expected<std::shared_ptr<const Graph>> Trace::graph(const CompileEntry& entry, s
   } else {
     try {
       auto g = parse_graph_module(*text, files[a->payload.file].path, a->payload.first_line);
+      // The inputs are the load_args of the file the Repro class came from (add_repro).
+      if (g && !entry.inputs.empty() && (a->base == "repro" || a->base == "fx_graph_runnable"))
+        annotate_from_load_args(*g, entry.inputs);
       if (g) result = std::shared_ptr<const Graph>(std::make_shared<Graph>(std::move(*g)));
       else result = g.status();
     } catch (const Error& e) {  // bad input must not escape as an exception

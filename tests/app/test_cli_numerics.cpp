@@ -1,7 +1,8 @@
 // `kiln-cli numerics` (docs/cli.md): the numerics ladder from the command
 // line, on a reference trace (every rung within tolerance, exit 0), on the
 // bundled example with relu miscompiled on purpose (the kiln rung diverges at
-// relu, exit 1), and on a compile id that is not there (exit 2, naming the ones that are).
+// relu, exit 1), on a PyTorch repro.py, and on a compile id that is not there
+// (exit 2, naming the ones that are).
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -40,6 +41,23 @@ class TestCliNumerics : public QObject {
     // The eager rungs agree with float64; only Kiln's generated code is off.
     QVERIFY(relu["rel"].toObject()["eager"].toDouble() < 1e-4);
     QVERIFY(relu["rel"].toObject()["kiln"].toDouble() > 1e-2);
+  }
+
+  // A PyTorch repro.py: its forward() is annotated only through load_args, and
+  // every node is still measured on every rung (the sizes follow from the inputs).
+  void pytorchReproIsMeasuredNodeByNode() {
+    const QString repro = QString::fromStdString(kiln::test::reference_dir()) + "/minifier/accuracy_cpu/repro.py";
+    auto run = kiln::test::run_cli({"numerics", repro, "--compile-id", "repro", "--stage", "repro", "--json"});
+    QVERIFY2(run.code == 0 || run.code == 1, run.err.constData());
+    QJsonObject doc = QJsonDocument::fromJson(run.out).object();
+    const QJsonArray rows = doc["rows"].toArray();
+    QVERIFY2(rows.size() >= 20, run.out.constData());
+    int measured_on_kiln = 0;
+    for (const QJsonValue& row : rows) {
+      QVERIFY(row.toObject()["rel"].toObject().contains("eager"));
+      measured_on_kiln += row.toObject()["rel"].toObject().contains("kiln");
+    }
+    QVERIFY2(measured_on_kiln >= 15, run.out.constData());
   }
 
   void unknownCompileIdIsAUsageError() {

@@ -210,16 +210,22 @@ class TestCliStages : public QObject {
     QCOMPARE(run.code, 0);
     QStringList h = headers(run.out);
     QString all = h.join('\n');
-    QVERIFY2(h.size() > 4 && h[0].startsWith("=== [0/0] dynamo_output_graph  6 nodes, 2 ops") && h[0].contains("torch-level"),
-             qPrintable(all));
-    QVERIFY2(h[1].startsWith("=== [0/0] aot_joint_graph  19 nodes, 14 ops") && h[1].contains("3 primals, 1 tangents"), qPrintable(all));
-    QVERIFY2(h[2].startsWith("=== [0/0] aot_forward_graph") && h[2].contains("PyTorch's: 8 nodes, 4 ops"), qPrintable(all));
+    // PyTorch's stages first, as the log has them; Kiln's pipeline starts from the joint graph.
+    QVERIFY2(h.size() > 4 && h[0].startsWith("=== [0/0] dynamo_output_graph  from the trace: 6 nodes, 2 ops"), qPrintable(all));
+    const qsizetype joint = h.indexOf(QRegularExpression(R"(^=== \[0/0\] aot_joint_graph  from the trace: 19 nodes, 14 ops.*)"));
+    QVERIFY2(joint > 0 && h[joint].contains("Kiln's pipeline starts here: 3 primals, 1 tangents"), qPrintable(all));
+    QVERIFY2(h.indexOf(QRegularExpression(R"(^=== \[0/0\] aot_forward_graph  from the trace: 8 nodes, 4 ops.*)")) > joint, qPrintable(all));
+    // Kiln's split, after all of PyTorch's stages, beside PyTorch's sizes.
+    const qsizetype forward = h.indexOf(QRegularExpression(R"(^=== \[0/0\] kiln aot_forward_graph .*)"));
+    QVERIFY2(forward > joint && h[forward].contains("PyTorch's: 8 nodes, 4 ops"), qPrintable(all));
+    QVERIFY2(h.filter(QRegularExpression(R"(from the trace)")).size() == forward, qPrintable(all));
     // The backward half after the forward's passes and code, as in the workbench's stage list.
-    const QStringList backward = h.filter(QRegularExpression(R"(^=== \[0/0\] aot_backward_graph )"));
+    const QStringList backward = h.filter(QRegularExpression(R"(^=== \[0/0\] kiln aot_backward_graph )"));
     QVERIFY2(backward.size() == 1 && backward[0].contains("PyTorch's: 10 nodes, 6 ops"), qPrintable(all));
-    QVERIFY2(h.indexOf(backward[0]) > h.indexOf(QRegularExpression(R"(^=== \[0/0\] forward dce #)")), qPrintable(all));
+    const qsizetype forward_dce = h.indexOf(QRegularExpression(R"(^=== \[0/0\] kiln forward dce #.*)"));
+    QVERIFY2(forward_dce > forward && h.indexOf(backward[0]) > forward_dce, qPrintable(all));
     // Each half through the passes, each ending with its size before and after.
-    static const QRegularExpression result(R"(^=== \[0/0\] (forward|backward) result  (\d+) nodes, \d+ ops \(input (\d+) nodes)");
+    static const QRegularExpression result(R"(^=== \[0/0\] kiln (forward|backward) result  (\d+) nodes, \d+ ops \(input (\d+) nodes)");
     int results = 0;
     for (const QString& line : h)
       if (auto m = result.match(line); m.hasMatch()) {
@@ -227,9 +233,9 @@ class TestCliStages : public QObject {
         QVERIFY2(m.captured(2).toInt() > 3 && m.captured(3).toInt() > 3, qPrintable(line));
       }
     QCOMPARE(results, 2);
-    QCOMPARE(h.filter(QRegularExpression(R"(^=== \[0/0\] forward decompose #\d+ )")).size(), 1);
+    QCOMPARE(h.filter(QRegularExpression(R"(^=== \[0/0\] kiln forward decompose #\d+ )")).size(), 1);
     // The joint graph's record is named by its log line.
-    QVERIFY2(h[1].contains(".log:896)"), qPrintable(h[1]));
+    QVERIFY2(h[joint].contains(".log:896)"), qPrintable(h[joint]));
   }
 
   // s04 (recompiles, symbolic sizes s77): one compile id and one stage; the
@@ -241,12 +247,13 @@ class TestCliStages : public QObject {
         {"stages", trace, "--compile-id", "0/4", "--stage", "aot_inference_graph", "--print-after", "aot_inference_graph"});
     QCOMPARE(run.code, 0);
     QStringList h = headers(run.out);
-    QVERIFY2(!h.isEmpty() && h[0].startsWith("=== [0/4] aot_inference_graph  24 nodes, 20 ops"), qPrintable(h.join('\n')));
-    QStringList result = h.filter(QRegularExpression(R"(^=== \[0/4\] result  )"));
+    const QStringList inference = h.filter(QRegularExpression(R"(^=== \[0/4\] aot_inference_graph  from the trace: 24 nodes, 20 ops)"));
+    QVERIFY2(inference.size() == 1 && inference[0].contains("Kiln's pipeline starts here"), qPrintable(h.join('\n')));
+    QStringList result = h.filter(QRegularExpression(R"(^=== \[0/4\] kiln result  )"));
     QCOMPARE(result.size(), 1);
     QVERIFY(result[0].contains("(input 24 nodes, 20 ops)"));
     // A symbolic size (arg0_1 is the SymInt s77): no code, and the line says why.
-    QVERIFY2(h.last().startsWith("=== [0/4] codegen  not generated: ") && h.last().contains("arg0_1"), qPrintable(h.last()));
+    QVERIFY2(h.last().startsWith("=== [0/4] kiln codegen  not generated: ") && h.last().contains("arg0_1"), qPrintable(h.last()));
     QVERIFY(h.filter("[0/3]").isEmpty());
     QVERIFY(QString::fromUtf8(run.out).contains("f32[s77, 8]"));  // a symbolic size, as the log has it
   }
@@ -261,13 +268,13 @@ class TestCliStages : public QObject {
     QStringList h = headers(run.out);
     QCOMPARE(h.filter(QRegularExpression(R"(^=== \[\d+/0\] aot_inference_graph  )")).size(), 8);
     QCOMPARE(h.filter(QRegularExpression(R"(^=== \[\d+/0\] aot_joint_graph  )")).size(), 3);
-    QStringList skipped = h.filter(QRegularExpression(R"(^=== \[\d+/0#\d\] to_aten  skipped: the trace has no ATen graph)"));
+    QStringList skipped = h.filter(QRegularExpression(R"(^=== \[\d+/0#\d\] kiln to_aten  skipped: the trace has no ATen graph)"));
     QCOMPARE(skipped.size(), 11);
     QVERIFY(skipped[0].contains("kiln-cli stages PROGRAM.py"));
     // A torch-level stage asked for by name is shown, then skipped with the reason.
     auto dyn = kiln::test::run_cli({"stages", trace, "--compile-id", "2/0", "--stage", "dynamo_output_graph"});
     QCOMPARE(dyn.code, 0);
-    QVERIFY2(dyn.out.contains("skipped: a torch-level graph"), dyn.out.constData());
+    QVERIFY2(dyn.out.contains("Kiln's pipeline skips it: a torch-level graph"), dyn.out.constData());
     QVERIFY(!dyn.out.contains("result  "));
   }
 
@@ -302,7 +309,9 @@ class TestCliStages : public QObject {
     auto run = kiln::test::run_cli({"stages", cut, "--print-after", "none"});
     QCOMPARE(run.code, 3);
     QVERIFY2(run.err.contains("dedicated_log_torch_trace_cut.log:"), run.err.constData());
-    QVERIFY2(run.out.contains("=== [0/0] aot_joint_graph  skipped: does not parse"), run.out.constData());
+    QVERIFY2(QString::fromUtf8(run.out).contains(QRegularExpression(
+                 R"(=== \[0/0\] aot_joint_graph  from the trace: .*Kiln's pipeline cannot start here: does not parse)")),
+             run.out.constData());
     QVERIFY(run.out.contains("=== [0/0] dynamo_output_graph"));  // the graphs before the damage still show
 
     QString garbled = dir.filePath("dedicated_log_torch_trace_garbled.log");

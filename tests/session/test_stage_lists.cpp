@@ -1,9 +1,10 @@
 // The workbench and `kiln-cli stages` list the same stages, with the same
-// names, for every bundled example (issue 21): both come from run_region(),
-// and this is the check that nothing in between adds, drops or renames one.
-// The CLI's own summary lines ("result", "stopped after") are no stages, and
-// steps that did not run ("skipped", "not generated") show in the
-// workbench's status, not its stage list.
+// names, for every bundled example and every reference dump (issue 21): both
+// come from run_region() (and for dumps from session/trace_stages.h), and this
+// is the check that nothing in between adds, drops or renames one. The CLI's
+// own summary lines ("result", "stopped after") are no stages, and steps that
+// did not run ("skipped", "not generated") show in the workbench's status,
+// not its stage list; a dump's own stages are "from the trace".
 #include <QDir>
 #include <QRegularExpression>
 #include <QtTest>
@@ -17,16 +18,47 @@ class TestStageLists : public QObject {
   Q_OBJECT
 
   // "[0/0] forward cse #6" per stage the CLI printed.
-  static QStringList cli_stages(const QString& program) {
-    auto run = kiln::test::run_cli({"stages", program, "--print-after", "none"});
-    if (run.code != 0) qWarning("kiln-cli stages %s: exit %d: %s", qPrintable(program), run.code, run.err.constData());
-    static const QRegularExpression header(R"(^=== (\[[^\]]+\] .+?)  (\d+\.\d+ ms|skipped|not generated|failed))");
+  static QStringList cli_stages(const QString& input) {
+    auto run = kiln::test::run_cli({"stages", input, "--print-after", "none"});
+    if (run.code != 0) qWarning("kiln-cli stages %s: exit %d: %s", qPrintable(input), run.code, run.err.constData());
+    static const QRegularExpression header(
+        R"(^=== (\[[^\]]+\] .+?)  (\d+\.\d+ ms|from the trace|skipped|not generated|failed))");
     QStringList out;
     for (const QByteArray& line : run.out.split('\n')) {
       auto m = header.match(QString::fromUtf8(line));
-      if (!m.hasMatch() || !m.captured(2).endsWith(" ms")) continue;
+      if (!m.hasMatch() || !(m.captured(2).endsWith(" ms") || m.captured(2) == "from the trace")) continue;
       out << m.captured(1);
     }
+    return out;
+  }
+
+  // The first difference, with what surrounds it; empty when the lists agree.
+  static QString difference(const QString& name, const QStringList& gui, const QStringList& cli) {
+    if (gui == cli) return {};
+    qsizetype i = 0;
+    while (i < gui.size() && i < cli.size() && gui[i] == cli[i]) ++i;
+    return QString("%1: stage %2 differs: workbench '%3', kiln-cli '%4' (%5 against %6 stages)")
+        .arg(name)
+        .arg(i)
+        .arg(i < gui.size() ? gui[i] : "(none)")
+        .arg(i < cli.size() ? cli[i] : "(none)")
+        .arg(gui.size())
+        .arg(cli.size());
+  }
+
+  // Every dump the reference data holds: TORCH_TRACE folders, TORCH_COMPILE_DEBUG
+  // folders, and the minifier runs' trace folders and repro files.
+  static QStringList reference_dumps() {
+    const QDir ref(QString::fromStdString(kiln::test::reference_dir()));
+    QStringList out;
+    for (const QString& d : QDir(ref.filePath("traces")).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+      out << ref.filePath("traces/" + d);
+    for (const QString& d : QDir(ref.filePath("compile_debug")).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+      for (const QString& run : QDir(ref.filePath("compile_debug/" + d)).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+        out << ref.filePath("compile_debug/" + d + "/" + run);
+    for (const QString& d : QDir(ref.filePath("minifier")).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+      for (const QString& f : {QStringLiteral("trace"), QStringLiteral("repro.py"), QStringLiteral("minifier_launcher.py")})
+        if (QFileInfo::exists(ref.filePath("minifier/" + d + "/" + f))) out << ref.filePath("minifier/" + d + "/" + f);
     return out;
   }
 
@@ -49,19 +81,26 @@ class TestStageLists : public QObject {
       const QStringList gui = gui_stages(**session);
       const QStringList cli = cli_stages(path);
       QVERIFY2(!gui.isEmpty(), qPrintable(name));
-      if (gui != cli) {
-        // The first difference, with what surrounds it.
-        qsizetype i = 0;
-        while (i < gui.size() && i < cli.size() && gui[i] == cli[i]) ++i;
-        QFAIL(qPrintable(QString("%1: stage %2 differs: workbench '%3', kiln-cli '%4' (%5 against %6 stages)")
-                             .arg(name)
-                             .arg(i)
-                             .arg(i < gui.size() ? gui[i] : "(none)")
-                             .arg(i < cli.size() ? cli[i] : "(none)")
-                             .arg(gui.size())
-                             .arg(cli.size())));
-      }
+      if (QString diff = difference(name, gui, cli); !diff.isEmpty()) QFAIL(qPrintable(diff));
     }
+  }
+
+  // Each dump lists PyTorch's stages and then Kiln's ("kiln ..."), the same in both.
+  void every_reference_dump_lists_the_same_stages() {
+    const QStringList dumps = reference_dumps();
+    QVERIFY2(dumps.size() >= 12, qPrintable(dumps.join(", ")));
+    int with_kiln_stages = 0;
+    for (const QString& path : dumps) {
+      auto session = load_session(path.toStdString());
+      QVERIFY2(session.ok(), qPrintable(path + ": " + QString::fromStdString(session.status().to_string())));
+      const QStringList gui = gui_stages(**session);
+      const QStringList cli = cli_stages(path);
+      QVERIFY2(!gui.isEmpty(), qPrintable(path));
+      if (QString diff = difference(path, gui, cli); !diff.isEmpty()) QFAIL(qPrintable(diff));
+      with_kiln_stages += gui.filter(QRegularExpression(R"(^\[[^\]]+\] kiln )")).isEmpty() ? 0 : 1;
+    }
+    // Kiln's pipeline ran on the dumps' ATen graphs, not only PyTorch's stages were listed.
+    QVERIFY2(with_kiln_stages >= dumps.size() - 2, qPrintable(QString::number(with_kiln_stages)));
   }
 };
 

@@ -68,7 +68,7 @@ class TestWorkbench : public QObject {
     QVERIFY(w.guardModel()->rowCount() > 0);
     // Step through every stage: the graph follows, code stages land in the code view.
     int start = w.currentStageIndex();
-    int steps = 0;
+    int steps = 0, kiln_stages = 0;
     while (true) {
       int before = w.currentStageIndex();
       w.stepStage(1);
@@ -79,13 +79,20 @@ class TestWorkbench : public QObject {
       if (st->kind == StageKind::Graph) {
         QVERIFY2(w.graphView()->graph(), st->name.c_str());
         QVERIFY(w.stageInfoText().startsWith(QString::fromStdString(st->name)));
+      } else if (st->name.starts_with(kKilnStagePrefix)) {
+        // Kiln's code from the dump's graph: loop IR, LLVM IR, assembly, CUDA source.
+        QCOMPARE(w.codeView()->language(), QString::fromStdString(st->language));
+        QVERIFY(!w.codeView()->toPlainText().isEmpty());
       } else {
         QCOMPARE(w.codeView()->language(), QString("python"));
         QVERIFY(w.codeView()->toPlainText().contains("def "));
       }
+      kiln_stages += st->name.starts_with(kKilnStagePrefix);
       ++steps;
     }
     QVERIFY2(steps >= 5, qPrintable(QString::number(steps)));
+    // PyTorch's stages, then Kiln's pipeline from the dump's inference graph (added after the open).
+    QVERIFY2(kiln_stages >= 8, qPrintable(QString::number(kiln_stages)));
     w.stepStage(-(steps));
     QVERIFY(stage_loaded(w, start));
     QVERIFY(w.selectStage("inductor_post_grad_graph"));

@@ -1,0 +1,399 @@
+// PyTorch dumps in the workbench: TORCH_TRACE logs, TORCH_COMPILE_DEBUG folders
+// and minifier files, read by core/trace into compiles whose stages are
+// PyTorch's own, then Kiln's pipeline from the dump's ATen graph
+// (trace_stages.h says which one).
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "compiler/aot/joint_from_dump.h"
+#include "core/ops/registry.h"
+#include "minifier/repro.h"
+#include "core/store/workspace.h"
+#include "core/trace/indexed_open.h"
+#include "core/trace/reader.h"
+#include "core/trace/summary.h"
+#include "core/trace/trace.h"
+#include "session/trace_stages.h"
+
+namespace kiln::session {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// One guard of a dynamo_cpp_guards_str tree: "check_tensor(L['x'], Tensor, ...,
+// torch.float32, ..., size=[8, 16], stride=[16, 1])  # y = x * 3  # f.py:7 in f".
+// Tensor guards keep what the input signature check compares; None sizes are dynamic.
+SessionGuard parse_cpp_guard(const std::string& kind, std::string text) {
+  SessionGuard g;
+  g.kind = kind;
+  std::string where;
+  if (size_t h = text.find("  # "); h != std::string::npos) {
+    size_t last = text.rfind("  # ");
+    if (last > h) where = text.substr(last + 4);
+    text.resize(h);
+  }
+  while (!text.empty() && text.front() == ' ') text.erase(0, 1);
+  g.text = text;
+  // "f.py:7 in f_data_dep"
+  if (size_t in = where.find(" in "); in != std::string::npos) where.resize(in);
+  if (size_t colon = where.rfind(':'); colon != std::string::npos) {
+    g.file = where.substr(0, colon);
+    g.line = std::atoi(where.c_str() + colon + 1);
+  }
+  if (kind != "TENSOR_MATCH" || !text.starts_with("check_tensor(")) return g;
+  size_t comma = text.find(',');
+  g.source = text.substr(13, comma == std::string::npos ? std::string::npos : comma - 13);
+  if (size_t t = text.find(", torch."); t != std::string::npos) {
+    size_t end = text.find(',', t + 2);
+    g.dtype = text.substr(t + 8, end == std::string::npos ? std::string::npos : end - t - 8);
+  }
+  if (size_t sz = text.find("size=["); sz != std::string::npos) {
+    size_t end = text.find(']', sz);
+    std::istringstream in(text.substr(sz + 6, end == std::string::npos ? std::string::npos : end - sz - 6));
+    for (std::string item; std::getline(in, item, ',');) {
+      while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+      bool dynamic = item == "None";
+      g.sizes.push_back(dynamic ? 0 : std::atoll(item.c_str()));
+      g.dynamic.push_back(dynamic);
+    }
+  }
+  return g;
+}
+
+CompileStatus trace_status(const trace::CompileEntry& e, std::string& note) {
+  std::string st = trace::entry_status(e);
+  if (st == "error") {
+    note = e.metrics && e.metrics->fail_reason ? "failed: " + *e.metrics->fail_reason : "failed";
+    return CompileStatus::Failed;
+  }
+  if (st == "break") {
+    note = e.graph_breaks.empty() ? "restarted analysis" : "graph break: " + e.graph_breaks.front().reason;
+    return CompileStatus::GraphBreak;
+  }
+  if (!e.recompile_reasons.empty()) {
+    note = "recompile: " + e.recompile_reasons.front();
+    return CompileStatus::Recompile;
+  }
+  return CompileStatus::Ok;
+}
+
+// The provenance parent of a trace stage: dumps carry no NodeMeta::from, so
+// stage_links matches nodes by name along this chain.
+int trace_parent(const SessionCompile& c, const std::string& base, const std::string& name) {
+  auto find = [&](std::string_view n) { return c.stage_index(n); };
+  bool second = name.ends_with("#2");
+  if (base == "aot_forward_graph" || base == "aot_backward_graph") {
+    int j = find("aot_joint_graph");
+    return j >= 0 ? j : find("dynamo_output_graph");
+  }
+  if (base == "dynamo_output_graph") return -1;
+  // Inductor stages of the backward are logged a second time under the same id.
+  if (second) return find("aot_backward_graph");
+  for (int i = int(c.stages.size()) - 1; i >= 0; --i)
+    if (c.stages[size_t(i)].kind == StageKind::Graph && !c.stages[size_t(i)].name.ends_with("#2")) return i;
+  return -1;
+}
+
+
+// Empty when every call is an op overload ("aten::mm.default") or Python's
+// operator on SymInts; else what makes the graph torch-level.
+std::string torch_level_call(const Graph& g) {
+  for (const Node& n : g.nodes) {
+    if (n.op == OpKind::CallMethod) return "method ." + n.target + " (node " + n.name + ")";
+    if (n.op == OpKind::CallModule) return "module " + n.target + " (node " + n.name + ")";
+    if (n.op == OpKind::CallFunction && n.target.find("::") == std::string::npos && !n.target.starts_with("operator."))
+      return n.target + " (node " + n.name + ")";
+  }
+  return "";
+}
+
+// Op overloads the registry lacks: the passes keep them as opaque nodes, but
+// nothing can run or derive them, so the user should know.
+std::string unknown_ops(const Graph& g) {
+  std::map<std::string, std::string> first_node;
+  for (const Node& n : g.nodes)
+    if (n.op == OpKind::CallFunction && n.target.find("::") != std::string::npos && !op_registry().find(n.target))
+      first_node.emplace(n.target, n.name);
+  std::string s;
+  for (const auto& [op, node] : first_node) s += (s.empty() ? "" : ", ") + op + " (node " + node + ")";
+  return s;
+}
+
+std::string graph_stage_names(const trace::CompileEntry& e) {
+  std::string s;
+  for (const trace::Artifact& a : e.artifacts)
+    if (trace::is_graph_stage(a.base)) s += (s.empty() ? "" : ", ") + a.name;
+  return s;
+}
+
+KilnRun plan_run(const trace::Trace& t, const trace::CompileEntry& e, const trace::Artifact& a, const std::string& group,
+                 pipeline::Partitioner partitioner) {
+  KilnRun r;
+  r.artifact = a.name;
+  r.where = record_place(t, a);
+  Expected<std::shared_ptr<const Graph>> g = t.graph(e, a.name);
+  if (!g) {
+    r.problem = g.status().to_string();
+    r.note = "Kiln's pipeline cannot start here: does not parse: " + r.problem;
+    return r;
+  }
+  const Graph& graph = **g;
+  if (std::string call = torch_level_call(graph); !call.empty()) {
+    r.note = "Kiln's pipeline skips it: a torch-level graph (" + call +
+             "); Kiln lowers torch-level graphs to ATen only while it runs the program (kiln-cli stages PROGRAM.py)";
+    return r;
+  }
+  if (a.base != "aot_joint_graph") {
+    r.unknown_ops = unknown_ops(graph);
+    r.note = "Kiln's pipeline starts here";
+    r.input = pipeline::RegionInput::single(graph, group);
+    // A repro's forward() has no annotations: its nodes' values follow from
+    // the placeholders (which load_args annotates) through the meta functions.
+    if (std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return is_call(n) && n.meta.val.kind == Val::Kind::None; }))
+      minify::propagate_meta_vals(r.input->graph);
+    return r;
+  }
+  size_t input_writes = 0;
+  Expected<aot::JointGraph> joint = aot::joint_from_dump(graph, &input_writes);
+  r.unknown_ops = unknown_ops(joint ? joint->graph : graph);
+  if (!joint) {
+    r.note = "Kiln's pipeline starts here, not split (" + joint.status().message() + "): the passes run on the joint graph as it is";
+    r.input = pipeline::RegionInput::single(graph, group);
+    return r;
+  }
+  r.note = "Kiln's pipeline starts here: " + std::to_string(joint->num_primals) + " primals, " + std::to_string(joint->num_tangents) +
+           " tangents" + (input_writes ? "; " + std::to_string(input_writes) + " input write(s) (copy_) become forward outputs" : "");
+  r.input = pipeline::RegionInput::from_joint(std::move(*joint), partitioner);
+  return r;
+}
+
+// Kiln's stages of one compile, after PyTorch's: each run starts from its dump
+// stage, whose summary says so; Kiln's failures are noted, PyTorch's status stays.
+void add_kiln_stages(SessionCompile& c, Session& s, const trace::CompileEntry& e, const LoadOptions& o,
+                     pipeline::Partitioner partitioner) {
+  const trace::Trace& t = *s.trace;
+  KilnPlan plan = plan_kiln_runs(t, e, "", partitioner);
+  if (!plan.no_aten_graph.empty()) {
+    const std::string note = "kiln: " + plan.no_aten_graph;
+    c.status_note += c.status_note.empty() ? note : "; " + note;
+  }
+  RegionStageNaming naming;
+  naming.prefix = std::string(kKilnStagePrefix);
+  naming.sets_status = false;
+  naming.extra_note = [&](const pipeline::Stage& st) { return pytorch_split_note(t, e, st); };
+  for (KilnRun& run : plan.runs) {
+    const int start = c.stage_index(run.artifact);
+    if (start >= 0) {
+      std::string& summary = c.stages[size_t(start)].summary;
+      summary += summary.empty() ? run.note : "; " + run.note;
+    }
+    const std::string place = run.where + ": [" + c.id + "] " + run.artifact + ": ";
+    if (!run.problem.empty()) s.diagnostics.push_back(place + run.problem);
+    if (!run.unknown_ops.empty())
+      s.diagnostics.push_back(place + "ops Kiln's registry does not have, kept as opaque nodes: " + run.unknown_ops);
+    if (run.input) add_region_stages(c, std::move(*run.input), start, o, naming);
+  }
+}
+
+}  // namespace
+
+bool listed_entry(const trace::CompileEntry& e) { return !e.artifacts.empty() || !e.graph_breaks.empty() || e.metrics; }
+
+std::string record_place(const trace::Trace& t, const trace::Artifact& a) {
+  return (a.payload.file < t.files.size() ? t.files[a.payload.file].path : t.path) + ":" + std::to_string(a.line);
+}
+
+void add_dump_stages(SessionCompile& c, const trace::Trace& t, const trace::CompileEntry& e) {
+  for (const trace::Artifact& a : e.artifacts) {
+    SessionStage st;
+    st.name = a.name;
+    st.pass = a.base;
+    st.artifact = a.name;
+    if (trace::is_graph_stage(a.base)) {
+      st.kind = StageKind::Graph;
+      // Sizes for the tree from the text's lines; the graph itself is parsed when shown.
+      if (auto text = t.payload_text(e, a.name)) {
+        trace::GraphCounts gc = trace::count_graph_text(*text);
+        st.nodes = gc.nodes;
+        st.ops = gc.ops;
+      }
+      st.parent = trace_parent(c, a.base, a.name);
+      c.stages.push_back(std::move(st));
+    } else if (a.base == "inductor_output_code" || a.base == "output_code" || a.base == "ir_pre_fusion" ||
+               a.base == "ir_post_fusion" || a.base == "dynamo_cpp_guards_str") {
+      auto text = t.payload_text(e, a.name);
+      if (!text) continue;
+      if (a.base == "dynamo_cpp_guards_str") {
+        // One guard per "+- KIND: text" line of the guard-manager tree.
+        std::istringstream in(*text);
+        for (std::string line; std::getline(in, line);) {
+          size_t p = line.find("+- ");
+          if (p == std::string::npos) continue;
+          std::string rest = line.substr(p + 3);
+          size_t colon = rest.find(':');
+          if (colon == std::string::npos || colon == 0) continue;
+          std::string kind = rest.substr(0, colon);
+          if (kind.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789") != std::string::npos) continue;
+          c.guards.push_back(parse_cpp_guard(kind, rest.substr(colon + 1)));
+        }
+        continue;
+      }
+      st.kind = StageKind::Code;
+      st.language = a.base.starts_with("ir_") ? "text" : "python";
+      st.text = std::move(*text);
+      st.summary = std::to_string(std::count(st.text.begin(), st.text.end(), '\n')) + " lines";
+      c.stages.push_back(std::move(st));
+    }
+  }
+}
+
+KilnPlan plan_kiln_runs(const trace::Trace& t, const trace::CompileEntry& e, const std::string& stage,
+                        pipeline::Partitioner partitioner) {
+  KilnPlan plan;
+  auto add = [&](const trace::Artifact& a, const std::string& group) { plan.runs.push_back(plan_run(t, e, a, group, partitioner)); };
+  if (!stage.empty()) {
+    if (const trace::Artifact* a = e.artifact(stage)) add(*a, "");
+    return plan;
+  }
+  const trace::Artifact* joint = e.artifact("aot_joint_graph");
+  const trace::Artifact* fw = e.artifact("aot_forward_graph");
+  const trace::Artifact* bw = e.artifact("aot_backward_graph");
+  const trace::Artifact* inference = e.artifact("aot_inference_graph");
+  std::vector<const trace::Artifact*> readable;
+  const trace::Artifact* repro = nullptr;
+  for (const trace::Artifact& a : e.artifacts) {
+    if (a.base == "fx_graph_readable") readable.push_back(&a);
+    if (a.base == "repro" && !repro) repro = &a;
+  }
+  if (joint) {
+    add(*joint, "");
+  } else if (fw || bw) {
+    if (fw) add(*fw, bw ? "forward" : "");
+    if (bw) add(*bw, fw ? "backward" : "");
+  } else if (inference) {
+    add(*inference, "");
+  } else if (!readable.empty()) {
+    for (const trace::Artifact* a : readable) add(*a, readable.size() > 1 ? a->name : "");
+  } else if (repro) {
+    add(*repro, "");
+  } else if (std::string graphs = graph_stage_names(e); !graphs.empty()) {
+    plan.no_aten_graph = "the trace has no ATen graph for this compile id (it has: " + graphs +
+                         "), and Kiln lowers a torch-level graph to ATen only while it runs the program (kiln-cli stages PROGRAM.py)";
+  }
+  return plan;
+}
+
+std::string pytorch_split_note(const trace::Trace& t, const trace::CompileEntry& e, const pipeline::Stage& s) {
+  if (s.application > 0 || (s.name != "aot_forward_graph" && s.name != "aot_backward_graph") || !e.artifact(s.name)) return "";
+  const trace::Artifact* a = e.artifact(s.name);
+  Expected<std::string> text = t.payload_text(e, a->name);
+  if (!text) return "";
+  trace::GraphCounts gc = trace::count_graph_text(*text);
+  return "; PyTorch's: " + std::to_string(gc.nodes) + " nodes, " + std::to_string(gc.ops) + " ops";
+}
+
+Expected<std::shared_ptr<Session>> with_kiln_stages(const Session& s, const LoadOptions& o) {
+  const std::optional<pipeline::Partitioner> partitioner = pipeline::partitioner_named(o.partitioner);
+  if (!partitioner) return Status::error("unknown partitioner '" + o.partitioner + "' (default or min-cut)");
+  auto out = std::make_shared<Session>(s);
+  if (!s.trace) return out;
+  size_t done = 0;
+  for (SessionCompile& c : out->compiles) {
+    if (o.cancel && o.cancel->load()) return Status::error("cancelled");
+    if (o.progress) o.progress(double(done++) / double(out->compiles.size()), "Kiln's pipeline on [" + c.id + "]");
+    if (const trace::CompileEntry* e = s.trace->find(c.id)) add_kiln_stages(c, *out, *e, o, *partitioner);
+  }
+  if (o.cancel && o.cancel->load()) return Status::error("cancelled");
+  if (o.progress) o.progress(1, "done");
+  return out;
+}
+
+Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const LoadOptions& o) {
+  const std::optional<pipeline::Partitioner> partitioner = pipeline::partitioner_named(o.partitioner);
+  if (!partitioner) return Status::error("unknown partitioner '" + o.partitioner + "' (default or min-cut)");
+  auto t0 = Clock::now();
+  auto s = std::make_shared<Session>();
+  s->kind = Session::Kind::Trace;
+  s->path = path;
+  s->title = std::filesystem::path(path).filename().string();
+  if (s->title.empty()) s->title = std::filesystem::path(path).parent_path().filename().string();
+  Expected<trace::Trace> t = Status::error("not read");
+  if (o.workspace) {
+    if (o.progress) o.progress(0.1, "indexing " + s->title);
+    t = trace::open_trace_cached(path, o.workspace, &s->from_store);
+  } else {
+    trace::ReadOptions ro;
+    ro.cancel = o.cancel;
+    if (o.progress) ro.progress = [&](double f) { o.progress(0.5 * f, "indexing " + s->title); };
+    t = trace::open_trace(path, ro);
+  }
+  if (!t) return t.status();
+  auto tr = std::make_shared<trace::Trace>(std::move(*t));
+  s->trace = tr;
+  for (const trace::Diagnostic& d : tr->diagnostics)
+    s->diagnostics.push_back(d.file + ":" + std::to_string(d.line) + ": " + d.message);
+  std::map<int, std::string> lines;
+  size_t done = 0;
+  for (const trace::CompileEntry& e : tr->entries) {
+    if (!listed_entry(e)) continue;
+    SessionCompile c;
+    c.id = e.label;
+    c.frame = e.id.frame_id ? std::to_string(*e.id.frame_id) : e.label;
+    c.function = e.function();
+    c.file = e.function_file();
+    c.line = e.function_line();
+    c.status = trace_status(e, c.status_note);
+    c.recompile_reasons = e.recompile_reasons;
+    if (e.metrics && e.metrics->entire_frame_compile_time_s) c.compile_seconds = *e.metrics->entire_frame_compile_time_s;
+    if (s->source_file.empty() && !c.file.empty()) s->source_file = c.file;
+    for (const trace::GraphBreak& b : e.graph_breaks) {
+      std::string code = b.user_stack.empty() ? "" : b.user_stack.back().code;
+      c.breaks.push_back({b.reason, b.detail, b.file, b.line, code});
+      if (b.file == s->source_file && !code.empty()) lines[b.line] = code;
+    }
+    for (const trace::StackFrame& f : e.stack)
+      if (f.file == s->source_file && !f.code.empty()) lines[f.line] = f.code;
+    add_dump_stages(c, *tr, e);
+    if (o.cancel && o.cancel->load()) return Status::error("cancelled");
+    if (o.kiln_stages) {
+      if (o.progress) o.progress(0.5 + 0.5 * double(++done) / double(tr->entries.size()), "Kiln's pipeline on [" + c.id + "]");
+      add_kiln_stages(c, *s, e, o, *partitioner);
+    }
+    s->compiles.push_back(std::move(c));
+  }
+  if (o.cancel && o.cancel->load()) return Status::error("cancelled");
+  // An entry with nothing under it would only puzzle: say why instead.
+  if (s->compiles.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0)
+      return Status::error(path + ": the file is empty");
+    if (!tr->diagnostics.empty()) {
+      const trace::Diagnostic& d = tr->diagnostics.front();
+      return Status::error(d.file + ":" + std::to_string(d.line) + ": " + d.message +
+                           (tr->diagnostics.size() > 1 ? " (and " + std::to_string(tr->diagnostics.size() - 1) + " more problems)" : ""));
+    }
+    return Status::error(path + ": no compiled graph in it (no dynamo_start, graph or guard records)");
+  }
+  // A minifier repro is its own source: the graph's lines are in it.
+  if (tr->kind == trace::TraceKind::Minifier) s->source_file = path;
+  if (!s->source_file.empty()) s->source_text = read_text(s->source_file);
+  for (const auto& [line, code] : lines) s->known_lines.push_back({line, code});
+  s->load_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (o.progress) o.progress(1, "done");
+  return s;
+}
+
+
+}  // namespace kiln::session
