@@ -108,13 +108,20 @@ int trace_parent(const SessionCompile& c, const std::string& base, const std::st
 
 
 // Empty when every call is an op overload ("aten::mm.default") or Python's
-// operator on SymInts; else what makes the graph torch-level.
+// operator on SymInts; else what makes the graph torch-level. Python's
+// operators on tensors (Dynamo's `x / y`) are torch-level.
 std::string torch_level_call(const Graph& g) {
+  auto on_tensors = [&](const Node& n) {
+    bool tensor = n.meta.val.is_tensor();
+    for_each_input(n, [&](NodeId in) { tensor = tensor || g[in].meta.val.is_tensor(); });
+    return tensor;
+  };
   for (const Node& n : g.nodes) {
     if (n.op == OpKind::CallMethod) return "method ." + n.target + " (node " + n.name + ")";
     if (n.op == OpKind::CallModule) return "module " + n.target + " (node " + n.name + ")";
-    if (n.op == OpKind::CallFunction && n.target.find("::") == std::string::npos && !n.target.starts_with("operator."))
-      return n.target + " (node " + n.name + ")";
+    if (n.op != OpKind::CallFunction || n.target.find("::") != std::string::npos) continue;
+    const bool torch_level = !n.target.starts_with("operator.") || (n.target != "operator.getitem" && on_tensors(n));
+    if (torch_level) return n.target + " (node " + n.name + ")";
   }
   return "";
 }
@@ -131,10 +138,21 @@ std::string unknown_ops(const Graph& g) {
   return s;
 }
 
+// The first of the entry's graphs, in log order, that parses and calls ATen
+// ops only (an exported program, a post-grad graph); null when none does.
+const trace::Artifact* first_aten_graph(const trace::Trace& t, const trace::CompileEntry& e) {
+  for (const trace::Artifact& a : e.artifacts) {
+    if (!a.graph) continue;
+    Expected<std::shared_ptr<const Graph>> g = t.graph(e, a.name);
+    if (g && torch_level_call(**g).empty()) return &a;
+  }
+  return nullptr;
+}
+
 std::string graph_stage_names(const trace::CompileEntry& e) {
   std::string s;
   for (const trace::Artifact& a : e.artifacts)
-    if (trace::is_graph_stage(a.base)) s += (s.empty() ? "" : ", ") + a.name;
+    if (a.graph) s += (s.empty() ? "" : ", ") + a.name;
   return s;
 }
 
@@ -221,7 +239,7 @@ void add_dump_stages(SessionCompile& c, const trace::Trace& t, const trace::Comp
     st.name = a.name;
     st.pass = a.base;
     st.artifact = a.name;
-    if (trace::is_graph_stage(a.base)) {
+    if (a.graph) {
       st.kind = StageKind::Graph;
       // Sizes for the tree from the text's lines; the graph itself is parsed when shown.
       if (auto text = t.payload_text(e, a.name)) {
@@ -231,8 +249,9 @@ void add_dump_stages(SessionCompile& c, const trace::Trace& t, const trace::Comp
       }
       st.parent = trace_parent(c, a.base, a.name);
       c.stages.push_back(std::move(st));
-    } else if (a.base == "inductor_output_code" || a.base == "output_code" || a.base == "ir_pre_fusion" ||
-               a.base == "ir_post_fusion" || a.base == "dynamo_cpp_guards_str") {
+    } else if (a.base == "ir_pre_fusion" || a.base == "ir_post_fusion" || a.base == "dynamo_cpp_guards_str" ||
+               (a.encoding != "json" && a.base.ends_with("_code"))) {
+      // Code: Inductor's output code, AOTInductor's wrapper and kernel code (graph_dump records).
       auto text = t.payload_text(e, a.name);
       if (!text) continue;
       if (a.base == "dynamo_cpp_guards_str") {
@@ -251,7 +270,12 @@ void add_dump_stages(SessionCompile& c, const trace::Trace& t, const trace::Comp
         continue;
       }
       st.kind = StageKind::Code;
-      st.language = a.base.starts_with("ir_") ? "text" : "python";
+      // Inductor's output code is Python (C++ kernels inside it too); AOTInductor's
+      // wrapper and kernel code is C++ or Triton's Python.
+      const bool output_code = a.base == "inductor_output_code" || a.base == "output_code";
+      st.language = a.base.starts_with("ir_") ? "text"
+                    : !output_code && text->find("#include") != std::string::npos ? "cuda"
+                                                                                   : "python";
       st.text = std::move(*text);
       st.summary = std::to_string(std::count(st.text.begin(), st.text.end(), '\n')) + " lines";
       c.stages.push_back(std::move(st));
@@ -288,6 +312,9 @@ KilnPlan plan_kiln_runs(const trace::Trace& t, const trace::CompileEntry& e, con
     for (const trace::Artifact* a : readable) add(*a, readable.size() > 1 ? a->name : "");
   } else if (repro) {
     add(*repro, "");
+  } else if (const trace::Artifact* aten = first_aten_graph(t, e)) {
+    // Logs without AOT graphs (export, AOTInductor, a cache hit's post-grad graph): the first ATen one.
+    add(*aten, "");
   } else if (std::string graphs = graph_stage_names(e); !graphs.empty()) {
     plan.no_aten_graph = "the trace has no ATen graph for this compile id (it has: " + graphs +
                          "), and Kiln lowers a torch-level graph to ATen only while it runs the program (kiln-cli stages PROGRAM.py)";
@@ -350,7 +377,8 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
     if (!listed_entry(e)) continue;
     SessionCompile c;
     c.id = e.label;
-    c.frame = e.id.frame_id ? std::to_string(*e.id.frame_id) : e.label;
+    // Frames of different ranks stay apart in the tree: "r1:0".
+    c.frame = e.id.frame_id ? std::string(trace::rank_part(e.label)) + std::to_string(*e.id.frame_id) : e.label;
     c.function = e.function();
     c.file = e.function_file();
     c.line = e.function_line();

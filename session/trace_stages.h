@@ -15,7 +15,9 @@
 //   3. else aot_inference_graph;
 //   4. else every fx_graph_readable (TORCH_COMPILE_DEBUG folders: the graph
 //      Inductor was handed);
-//   5. else a minifier file's graph.
+//   5. else a minifier file's graph;
+//   6. else the first of its graphs, in log order, that is ATen-level (an
+//      exported program, a post-grad graph of an AOTInductor or cache-hit log).
 #include <optional>
 #include <string>
 #include <string_view>

@@ -28,13 +28,13 @@ using trace::CompileEntry;
 using trace::Trace;
 
 bool has_graph(const CompileEntry& e) {
-  return std::any_of(e.artifacts.begin(), e.artifacts.end(), [](const Artifact& a) { return trace::is_graph_stage(a.base); });
+  return std::any_of(e.artifacts.begin(), e.artifacts.end(), [](const Artifact& a) { return a.graph; });
 }
 
 std::string graph_stage_list(const CompileEntry& e) {
   std::string s;
   for (const Artifact& a : e.artifacts)
-    if (trace::is_graph_stage(a.base)) s += (s.empty() ? "" : ", ") + a.name;
+    if (a.graph) s += (s.empty() ? "" : ", ") + a.name;
   return s.empty() ? "no graph stages" : s;
 }
 
@@ -127,7 +127,7 @@ int stages_of_trace(const StagesOptions& o) {
       std::fprintf(stderr, "kiln-cli: %s: no compile id has the stage '%s'\n", o.input.c_str(), o.stage.c_str());
     return kExitBadInput;
   }
-  if (!o.stage.empty() && !trace::is_graph_stage(entries[0]->artifact(o.stage)->base)) {
+  if (!o.stage.empty() && !entries[0]->artifact(o.stage)->graph) {
     std::fprintf(stderr, "kiln-cli: %s: stage '%s' is not a graph (try kiln-cli trace graph --raw to read it)\n",
                  o.input.c_str(), o.stage.c_str());
     return kExitBadInput;

@@ -62,9 +62,26 @@ std::string seconds(const std::optional<double>& s) {
 // The first line of a possibly long, multi-line text.
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// A multi-line message on one line (its non-blank lines joined), at most `limit`
+// characters: a failure's reason often puts the exception on its second line.
+std::string one_line(const std::string& s, size_t limit = 300) {
+  std::string out;
+  size_t pos = 0;
+  while (pos <= s.size() && out.size() < limit) {
+    size_t end = std::min(s.find('\n', pos), s.size());
+    std::string line = s.substr(pos, end - pos);
+    line.erase(0, std::min(line.find_first_not_of(" \t"), line.size()));
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    if (!line.empty()) out += (out.empty() ? "" : " ") + line;
+    pos = end + 1;
+  }
+  return out.size() > limit ? out.substr(0, limit) + "..." : out;
+}
+
 void print_entry(const Trace& t, const CompileEntry& e) {
   std::string where = e.function_file().empty() ? "" : "  " + e.function_file() + ":" + std::to_string(e.function_line());
   std::string heading = e.id.known() ? trace::display_id(e.id, e.attempt) : "[" + e.label + "]";
+  if (std::string_view rank = trace::rank_part(e.label); !rank.empty()) heading = std::string(rank) + heading;
   std::printf("%s %s%s  status=%s\n", heading.c_str(),
               e.function().empty() ? "-" : e.function().c_str(), where.c_str(), trace::entry_status(e).c_str());
   if (e.id.known() && (e.label != e.id.str() || t.files.size() > 1))
@@ -83,9 +100,21 @@ void print_entry(const Trace& t, const CompileEntry& e) {
     for (const auto& [tag, n] : e.tag_counts) records += (records.empty() ? "" : ", ") + tag + " " + std::to_string(n);
     std::printf("  records: %s\n", records.c_str());
   }
-  for (const trace::GraphBreak& gb : e.graph_breaks)
-    std::printf("  %s: %s at %s:%d\n", gb.failure ? "compile failure" : "graph break", first_line(gb.reason).c_str(),
-                gb.file.c_str(), gb.line);
+  for (const trace::GraphBreak& gb : e.graph_breaks) {
+    const std::string where = gb.file.empty() ? "no user frame" : gb.file + ":" + std::to_string(gb.line);
+    if (gb.failure)  // the exception, not a break: the frame ran eagerly
+      std::printf("  compile failure: %s: %s (%s; log line %d)\n", first_line(gb.reason).c_str(),
+                  gb.detail.empty() ? "(no reason logged)" : one_line(gb.detail).c_str(), where.c_str(), gb.record_line);
+    else
+      std::printf("  graph break: %s at %s\n", first_line(gb.reason).c_str(), where.c_str());
+  }
+  if (e.metrics)
+    for (const std::string& r : e.metrics->restart_reasons) std::printf("  restart: %s\n", first_line(r).c_str());
+  if (std::vector<trace::CacheOutcome> cache = trace::cache_outcomes(e); !cache.empty()) {
+    std::string line;
+    for (const trace::CacheOutcome& c : cache) line += (line.empty() ? "" : ", ") + c.cache + " " + c.state;
+    std::printf("  cache: %s\n", line.c_str());
+  }
   for (const std::string& r : e.recompile_reasons) std::printf("  recompile reason: %s\n", first_line(r).c_str());
   for (const trace::ShapeEvent& ev : e.shape_events)
     if (ev.kind == "create_symbol")
@@ -115,9 +144,9 @@ int run_summary(const Options& o) {
   }
   for (const CompileEntry& e : t->entries) print_entry(*t, e);
   const trace::TraceTotals totals = trace::trace_totals(*t);
-  std::printf("%zu compile ids, %d graphs, %d graph breaks, %d compile failures, %d recompiles, %lld records\n",
-              t->entries.size(), totals.graphs, totals.graph_breaks, totals.compile_failures, totals.recompiles,
-              static_cast<long long>(t->records));
+  std::printf("%zu compile ids, %d graphs, %d graph breaks, %d compile failures, %d restarts, %d recompiles, %lld records\n",
+              t->entries.size(), totals.graphs, totals.graph_breaks, totals.compile_failures, totals.restarts,
+              totals.recompiles, static_cast<long long>(t->records));
   for (const auto& [tag, n] : t->unknown_tags) std::printf("unknown tag %s: %lld records\n", tag.c_str(), static_cast<long long>(n));
   for (const trace::Diagnostic& d : t->diagnostics) std::printf("%s:%d: %s\n", d.file.c_str(), d.line, d.message.c_str());
   std::printf("%zu diagnostics\n", t->diagnostics.size());
@@ -135,7 +164,7 @@ int run_graph(const Options& o) {
     return kExitBadInput;
   }
   const trace::Artifact* a = e->artifact(o.stage);
-  if (o.raw || (a && !trace::is_graph_stage(a->base))) {
+  if (o.raw || (a && !a->graph)) {
     auto text = t->payload_text(*e, o.stage);
     if (!text) {
       std::fprintf(stderr, "kiln-cli: %s: %s\n", o.path.c_str(), text.status().to_string().c_str());

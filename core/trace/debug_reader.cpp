@@ -61,7 +61,7 @@ Status add_file_artifact(Trace& t, CompileEntry& e, const fs::path& file, const 
   if (!data) return data.status();
   std::string_view text = (*data)->text();
   uint32_t index = uint32_t(t.files.size());
-  t.files.push_back({file.string(), uint64_t(text.size())});
+  t.files.push_back({file.string(), uint64_t(text.size()), std::nullopt});
   t.keep_file_data(index, *data);
   t.bytes += text.size();
   std::string base = file.stem().string();
@@ -80,6 +80,7 @@ Status add_file_artifact(Trace& t, CompileEntry& e, const fs::path& file, const 
   a.tag = kind;
   a.line = 1;
   a.payload = {index, 0, uint64_t(text.size()), 1, count_lines(text), PayloadEncoding::Plain};
+  a.graph = looks_like_fx_graph(text.substr(0, 16384));
   e.artifacts.push_back(std::move(a));
   return {};
 }

@@ -17,14 +17,14 @@ void fields(Ar& ar, StackFrame& f) { ar(f.file, f.line, f.function, f.code); }
 template <class Ar>
 void fields(Ar& ar, Diagnostic& d) { ar(d.file, d.line, d.message); }
 template <class Ar>
-void fields(Ar& ar, SourceFile& f) { ar(f.path, f.size); }
+void fields(Ar& ar, SourceFile& f) { ar(f.path, f.size, f.rank); }
 template <class Ar>
 void fields(Ar& ar, PayloadRef& p) { ar(p.file, p.offset, p.length, p.first_line, p.line_count, p.encoding); }
 template <class Ar>
 void fields(Ar& ar, CompileId& id) { ar(id.compiled_autograd_id, id.frame_id, id.frame_compile_id); }
 template <class Ar>
 void fields(Ar& ar, Artifact& a) {
-  ar(a.name, a.base, a.tag, a.encoding, a.filename, a.attempt, a.line, a.payload);
+  ar(a.name, a.base, a.tag, a.encoding, a.filename, a.attempt, a.line, a.payload, a.graph);
 }
 template <class Ar>
 void fields(Ar& ar, GraphBreak& g) {
@@ -57,7 +57,7 @@ void fields(Ar& ar, CompileEntry& e) {
 }
 template <class Ar>
 void fields(Ar& ar, Trace& t) {
-  ar(t.kind, t.path, t.files, t.entries, t.diagnostics, t.tag_counts, t.unknown_tags, t.records, t.bytes);
+  ar(t.kind, t.path, t.files, t.entries, t.diagnostics, t.tag_counts, t.unknown_tags, t.records, t.bytes, t.run_chromium_events);
 }
 
 // Integers as LEB128 varints (zigzag for signed ones): most are small line

@@ -15,7 +15,7 @@
 namespace kiln::trace {
 
 // Bumped whenever the encoded fields change; older blobs are then re-indexed.
-inline constexpr uint32_t kIndexFormatVersion = 1;
+inline constexpr uint32_t kIndexFormatVersion = 2;  // 2: Artifact::graph, ranks, the trace's chromium events
 
 std::vector<uint8_t> encode_index(const Trace& trace);
 Expected<Trace> decode_index(const uint8_t* data, size_t size);

@@ -480,6 +480,10 @@ void LogIndexer::finish() {
     int index;
     if (it != current_.end()) {
       index = it->second;
+    } else if (key.ca < 0 && key.frame < 0) {
+      // No compile id: the run's own phases, not a compile.
+      trace_.run_chromium_events.insert(trace_.run_chromium_events.end(), events.begin(), events.end());
+      continue;
     } else {
       Record r;
       if (key.ca >= 0) r.id.compiled_autograd_id = key.ca;
@@ -557,6 +561,9 @@ Artifact& LogIndexer::add_artifact(CompileEntry& e, std::string_view base, const
   a.attempt = r.attempt;
   a.line = r.line;
   a.payload = r.payload;
+  // Sniffed from the payload's opening, which the indexer holds anyway.
+  if (r.has_payload && r.payload.offset < text_.size())
+    a.graph = looks_like_fx_graph(text_.substr(r.payload.offset, std::min<uint64_t>(r.payload.length, 16384)));
   e.artifacts.push_back(std::move(a));
   return e.artifacts.back();
 }
@@ -761,8 +768,30 @@ std::vector<std::string> list_logs(const std::string& dir) {
   for (const auto& de : fs::directory_iterator(dir, ec))
     if (de.path().extension() == ".log" && de.is_regular_file(ec) && is_trace_log_file(de.path().string()))
       out.push_back(de.path().string());
-  std::sort(out.begin(), out.end());
+  // Rank files by rank (rank_2 before rank_10), then by name.
+  auto rank = [](const std::string& p) { return rank_of_log_name(fs::path(p).filename().string()).value_or(-1); };
+  std::sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
+    return std::pair(rank(a), a) < std::pair(rank(b), b);
+  });
   return out;
+}
+
+// The file name's rank decides (PyTorch names each rank's file; envelopes of
+// older logs carry no rank, and some carry another one); a disagreement is said once.
+void apply_file_rank(Trace& t, uint32_t file, size_t first_entry) {
+  const std::optional<int64_t> rank = t.files[file].rank;
+  if (!rank) return;
+  bool said = false;
+  for (size_t i = first_entry; i < t.entries.size(); ++i) {
+    CompileEntry& e = t.entries[i];
+    if (e.rank && *e.rank != *rank && !said) {
+      t.diagnostics.push_back({t.files[file].path, e.first_line,
+                               "records say rank " + std::to_string(*e.rank) + ", the file name says rank " + std::to_string(*rank) +
+                                   "; the file name is used"});
+      said = true;
+    }
+    e.rank = rank;
+  }
 }
 
 }  // namespace
@@ -794,9 +823,11 @@ Expected<Trace> read_trace_log(const std::string& path, const ReadOptions& optio
   for (const std::string& p : paths) {
     auto data = FileData::map(p);
     if (!data) return data.status();
-    t.files.push_back({p, uint64_t((*data)->text().size())});
+    const size_t first_entry = t.entries.size();
+    t.files.push_back({p, uint64_t((*data)->text().size()), rank_of_log_name(fs::path(p).filename().string())});
     Status s = index_file(t, uint32_t(t.files.size() - 1), *data, options);
     if (!s.ok()) return s;
+    apply_file_rank(t, uint32_t(t.files.size() - 1), first_entry);
   }
   assign_labels(t);
   return t;
@@ -807,7 +838,7 @@ Trace read_trace_text(std::string text, const std::string& name) {
   t.kind = TraceKind::TraceLog;
   t.path = name;
   auto data = FileData::from_string(std::move(text));
-  t.files.push_back({name, uint64_t(data->text().size())});
+  t.files.push_back({name, uint64_t(data->text().size()), std::nullopt});
   (void)index_file(t, 0, data, ReadOptions{});
   assign_labels(t);
   return t;

@@ -298,6 +298,7 @@ bool add_repro(Trace& t, CompileEntry& e, uint32_t file, std::string_view source
   a.tag = "repro";
   a.line = int(first + 1);
   a.payload = {file, begin, end - begin, int(first + 1), int(last - first), PayloadEncoding::Plain};
+  a.graph = true;  // the Repro class is the graph
   e.artifacts.push_back(std::move(a));
   if (e.inputs.empty()) e.inputs = parse_load_args(source, t.files[file].path, &t.diagnostics);
   return true;
@@ -310,7 +311,7 @@ Expected<Trace> read_minifier_file(const std::string& path) {
   Trace t;
   t.kind = TraceKind::Minifier;
   t.path = path;
-  t.files.push_back({path, uint64_t(source.size())});
+  t.files.push_back({path, uint64_t(source.size()), std::nullopt});
   t.keep_file_data(0, *data);
   t.bytes = source.size();
   CompileEntry e;

@@ -135,7 +135,7 @@ std::vector<StageSummary> stage_summaries(const Trace& trace, const CompileEntry
   for (const Artifact& a : entry.artifacts) {
     StageSummary s;
     s.name = a.name;
-    s.graph = is_graph_stage(a.base);
+    s.graph = a.graph;
     if (s.graph) {
       auto g = trace.graph(entry, a.name);
       if (g) {
@@ -195,12 +195,25 @@ std::optional<int64_t> guard_count(const Trace& trace, const CompileEntry& e) {
   return std::nullopt;
 }
 
+std::vector<CacheOutcome> cache_outcomes(const CompileEntry& e) {
+  std::vector<CacheOutcome> out;
+  for (const Artifact& a : e.artifacts) {
+    for (std::string_view state : {"hit", "miss", "bypass"}) {
+      const std::string suffix = "_cache_" + std::string(state);
+      if (!a.base.ends_with(suffix)) continue;
+      out.push_back({a.base.substr(0, a.base.size() - suffix.size()), std::string(state), a.name});
+    }
+  }
+  return out;
+}
+
 TraceTotals trace_totals(const Trace& t) {
   TraceTotals totals;
   for (const CompileEntry& e : t.entries) {
     for (const GraphBreak& gb : e.graph_breaks) (gb.failure ? totals.compile_failures : totals.graph_breaks)++;
     totals.recompiles += !e.recompile_reasons.empty();
-    totals.graphs += e.artifact("dynamo_output_graph") != nullptr;
+    totals.graphs += std::any_of(e.artifacts.begin(), e.artifacts.end(), [](const Artifact& a) { return a.graph; });
+    if (e.metrics) totals.restarts += int(e.metrics->restart_reasons.size());
   }
   return totals;
 }

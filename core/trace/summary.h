@@ -26,7 +26,7 @@ GraphCounts count_graph_text(std::string_view text);
 // from count_graph_text, and `error` says why.
 struct StageSummary {
   std::string name;
-  bool graph = false;  // an FX graph stage (is_graph_stage)
+  bool graph = false;  // an FX graph stage (Artifact::graph)
   int nodes = 0;
   int ops = 0;
   std::string error;
@@ -43,10 +43,20 @@ std::optional<int64_t> guard_count(const Trace& trace, const CompileEntry& entry
 int count_cpp_guards(std::string_view text);
 
 // The totals line of the summary (text and JSON alike).
+// One cache lookup of a compile, from the artifact PyTorch logs for it
+// (fx_graph_cache_hit, aotautograd_cache_miss, ...): which cache and what happened.
+struct CacheOutcome {
+  std::string cache;  // "fx_graph", "aotautograd"
+  std::string state;  // "hit", "miss", "bypass"
+  std::string artifact;
+};
+std::vector<CacheOutcome> cache_outcomes(const CompileEntry& entry);
+
 struct TraceTotals {
-  int graphs = 0;            // entries with a dynamo_output_graph
+  int graphs = 0;            // entries with an FX graph stage
   int graph_breaks = 0;
   int compile_failures = 0;  // breaks that failed the compile
+  int restarts = 0;          // compilation_metrics.restart_reasons, one per reason
   int recompiles = 0;        // entries with recompile reasons
 };
 TraceTotals trace_totals(const Trace& t);

@@ -1,5 +1,8 @@
 #include "core/trace/summary_json.h"
 
+#include <map>
+#include <set>
+
 #include "core/trace/summary.h"
 
 namespace kiln::trace {
@@ -65,6 +68,15 @@ nlohmann::json entry_json(const Trace& t, const CompileEntry& e) {
                       {"graph_breaks", breaks},
                       {"recompile_reasons", e.recompile_reasons},
                       {"metrics", metrics_json(t, e)}};
+  // Restarts and the failure, as tlparse's failures_and_restarts lists them.
+  j["restart_reasons"] = e.metrics ? e.metrics->restart_reasons : std::vector<std::string>{};
+  j["failure"] = nullptr;
+  for (const GraphBreak& gb : e.graph_breaks)
+    if (gb.failure)
+      j["failure"] = {{"type", gb.reason}, {"reason", gb.detail}, {"file", gb.file}, {"line", gb.line}, {"log_line", gb.record_line}};
+  nlohmann::json cache = nlohmann::json::array();
+  for (const CacheOutcome& c : cache_outcomes(e)) cache.push_back({{"cache", c.cache}, {"state", c.state}, {"artifact", c.artifact}});
+  j["cache"] = cache;
   auto guards = guard_count(t, e);
   j["guard_count"] = guards ? nlohmann::json(*guards) : nlohmann::json(nullptr);
   if (e.rank) j["rank"] = *e.rank;
@@ -89,6 +101,20 @@ nlohmann::json entry_json(const Trace& t, const CompileEntry& e) {
   return j;
 }
 
+// Per rank (from the file names, else the envelopes): its files and compile ids.
+nlohmann::json ranks_json(const Trace& t) {
+  std::map<int64_t, std::pair<std::set<std::string>, std::vector<std::string>>> ranks;
+  for (const CompileEntry& e : t.entries) {
+    if (!e.rank) continue;
+    auto& [files, ids] = ranks[*e.rank];
+    if (e.file < t.files.size()) files.insert(t.files[e.file].path);
+    ids.push_back(e.label);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [rank, r] : ranks) out.push_back({{"rank", rank}, {"files", r.first}, {"compile_ids", r.second}});
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json summary_json(const Trace& t) {
@@ -101,8 +127,10 @@ nlohmann::json summary_json(const Trace& t) {
           {"kind", kind_name(t.kind)},
           {"compile_ids", ids},
           {"totals", {{"compile_ids", t.entries.size()}, {"graphs", totals.graphs}, {"graph_breaks", totals.graph_breaks},
-                      {"compile_failures", totals.compile_failures}, {"recompiles", totals.recompiles},
+                      {"compile_failures", totals.compile_failures}, {"restarts", totals.restarts},
+                      {"recompiles", totals.recompiles},
                       {"records", t.records}, {"bytes", t.bytes}}},
+          {"ranks", ranks_json(t)},
           {"unknown_tags", t.unknown_tags},
           {"diagnostics", diags}};
 }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <map>
+#include <set>
 
 namespace kiln::trace {
 
@@ -117,11 +118,22 @@ GraphBreak parse_graph_break_text(std::string_view text) {
 }
 
 void assign_labels(Trace& t) {
+  // Several ranks: each compile id is its rank's ("r1:0/0"), numbered within the rank.
+  std::set<int64_t> ranks;
+  for (const CompileEntry& e : t.entries)
+    if (e.rank) ranks.insert(*e.rank);
+  const bool multi_rank = ranks.size() > 1;
   std::map<std::string, int> seen;
   for (CompileEntry& e : t.entries) {
     std::string base = e.label.empty() ? e.id.str() : e.label;
     size_t hash = base.find('#');
     if (hash != std::string::npos) base.resize(hash);
+    if (multi_rank && e.rank && rank_part(base).empty()) {
+      std::string prefixed = "r";
+      prefixed += std::to_string(*e.rank);
+      prefixed += ':';
+      base = prefixed.append(base);
+    }
     e.occurrence = ++seen[base];
     e.label = e.occurrence == 1 ? base : base + "#" + std::to_string(e.occurrence);
   }

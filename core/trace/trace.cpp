@@ -40,18 +40,61 @@ std::string display_id(const CompileId& id, int attempt) {
   return s;
 }
 
-bool is_graph_stage(std::string_view base) {
-  static constexpr std::string_view kStages[] = {
-      "dynamo_output_graph",    "aot_inference_graph",      "aot_joint_graph",
-      "aot_forward_graph",      "aot_backward_graph",       "before_pre_grad_graph",
-      "after_pre_grad_graph",   "before_joint_graph",       "after_joint_graph",
-      "before_post_grad_graph", "inductor_post_grad_graph", "inductor_pre_grad_graph",
-      "fx_graph_runnable",      "compiled_autograd_graph",  "optimize_ddp_split_graph",
-      "optimize_ddp_split_child", "fx_graph_readable",      "fx_graph_transformed",
-      "repro"};
-  for (std::string_view s : kStages)
-    if (s == base) return true;
+bool looks_like_fx_graph(std::string_view head) {
+  size_t pos = 0;
+  bool first = true;
+  while (pos < head.size()) {
+    size_t end = head.find('\n', pos);
+    if (end == std::string_view::npos) end = head.size();
+    std::string_view line = head.substr(pos, end - pos);
+    pos = end + 1;
+    size_t indent = line.find_first_not_of(" \t");
+    if (indent == std::string_view::npos) continue;
+    line.remove_prefix(indent);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (first && line == "ExportedProgram:") return true;
+    first = false;
+    if (!line.starts_with("class ") || !line.ends_with("):")) continue;
+    size_t open = line.find('(');
+    if (open == std::string_view::npos) continue;
+    std::string_view base = line.substr(open + 1, line.size() - open - 3);
+    if (base == "torch.nn.Module" || base == "nn.Module" || base == "torch.fx.GraphModule") return true;
+  }
   return false;
+}
+
+StageRole stage_role(std::string_view base) {
+  auto has = [&](std::string_view part) { return base.find(part) != std::string_view::npos; };
+  if (base == "dynamo_output_graph" || base == "compiled_autograd_graph" || has("optimize_ddp_split")) return StageRole::Dynamo;
+  if (has("pre_grad")) return StageRole::PreGrad;
+  if (has("joint")) return StageRole::Joint;
+  if (base == "aot_forward_graph") return StageRole::Forward;
+  if (base == "aot_backward_graph") return StageRole::Backward;
+  if (base == "aot_inference_graph") return StageRole::Inference;
+  if (has("post_grad") || has("recompile") || base == "fx_graph_readable" || base == "fx_graph_transformed" ||
+      base == "fx_graph_runnable")
+    return StageRole::PostGrad;
+  if (has("output_code")) return StageRole::OutputCode;
+  if (has("exported_program") || has("export")) return StageRole::Export;
+  if (base == "repro") return StageRole::Repro;
+  return StageRole::Other;
+}
+
+const char* stage_role_name(StageRole role) {
+  switch (role) {
+    case StageRole::Dynamo: return "dynamo";
+    case StageRole::PreGrad: return "pre-grad";
+    case StageRole::Joint: return "joint";
+    case StageRole::Forward: return "forward";
+    case StageRole::Backward: return "backward";
+    case StageRole::Inference: return "inference";
+    case StageRole::PostGrad: return "post-grad";
+    case StageRole::OutputCode: return "output code";
+    case StageRole::Export: return "export";
+    case StageRole::Repro: return "repro";
+    case StageRole::Other: return "other";
+  }
+  return "other";
 }
 
 const Artifact* CompileEntry::artifact(std::string_view name) const {
@@ -86,6 +129,23 @@ std::string_view strip_display(std::string_view id) {
   return id;
 }
 }  // namespace
+
+std::optional<int64_t> rank_of_log_name(std::string_view name) {
+  constexpr std::string_view kPrefix = "dedicated_log_torch_trace_rank_";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  name.remove_prefix(kPrefix.size());
+  size_t digits = 0;
+  while (digits < name.size() && digits < 9 && name[digits] >= '0' && name[digits] <= '9') ++digits;
+  if (digits == 0 || (digits < name.size() && name[digits] != '_' && name[digits] != '.')) return std::nullopt;
+  return std::stoll(std::string(name.substr(0, digits)));
+}
+
+std::string_view rank_part(std::string_view label) {
+  if (label.size() < 3 || label[0] != 'r') return {};
+  size_t i = 1;
+  while (i < label.size() && label[i] >= '0' && label[i] <= '9') ++i;
+  return i > 1 && i < label.size() && label[i] == ':' ? label.substr(0, i + 1) : std::string_view{};
+}
 
 const CompileEntry* Trace::find(std::string_view id) const {
   for (const CompileEntry& e : entries)

@@ -99,6 +99,11 @@ struct Artifact {
   int attempt = 0;
   int line = 0;          // the record's line in its file
   PayloadRef payload;
+  // The payload is an FX graph (print_readable text, an ExportedProgram, a
+  // repro's Repro module), whatever the record is called: PyTorch versions
+  // name the same graph differently (inductor_post_grad_graph,
+  // after_post_grad_graph, before_recompile_*), so the text decides.
+  bool graph = false;
 };
 
 struct GraphBreak {
@@ -200,7 +205,16 @@ enum class TraceKind : uint8_t { TraceLog, CompileDebug, Minifier };
 struct SourceFile {
   std::string path;
   uint64_t size = 0;
+  // The rank its name gives (dedicated_log_torch_trace_rank_3_x.log): it
+  // decides the rank of the file's compiles, as tlparse's multi-rank view does.
+  std::optional<int64_t> rank;
 };
+
+// "dedicated_log_torch_trace_rank_<N>[_suffix].log" -> N; else none.
+std::optional<int64_t> rank_of_log_name(std::string_view file_name);
+
+// "r1:" of a label in a multi-rank trace ("r1:0/0#2"), else "".
+std::string_view rank_part(std::string_view label);
 
 // Reading options for the long-running readers (a 100 MB log takes a moment).
 struct ReadOptions {
@@ -218,6 +232,9 @@ class Trace {
   std::vector<Diagnostic> diagnostics;
   std::map<std::string, int64_t, std::less<>> tag_counts;      // every envelope tag seen
   std::map<std::string, int64_t, std::less<>> unknown_tags;    // the tags Kiln does not model
+  // Chromium events with no compile id (a whole-run phase): timings of the
+  // trace, not a compile of their own.
+  std::vector<PayloadRef> run_chromium_events;
   int64_t records = 0;
   uint64_t bytes = 0;
 
@@ -246,7 +263,16 @@ class Trace {
   std::shared_ptr<TraceCache> cache_;
 };
 
-// Stage names whose payload is an FX graph in print_readable form.
-bool is_graph_stage(std::string_view base_name);
+// Whether a payload's opening text (its first few kilobytes; TORCH_TRACE's
+// leading tabs allowed) is an FX graph Kiln's graph parser reads: a line
+// `class NAME(torch.nn.Module):` (print_readable, a repro's Repro class, after
+// imports and comments) or `ExportedProgram:`.
+bool looks_like_fx_graph(std::string_view head);
+
+// Where a dumped stage sits in PyTorch's pipeline, from its name in any
+// PyTorch version, so stages can be lined up across versions.
+enum class StageRole : uint8_t { Other, Dynamo, PreGrad, Joint, Forward, Backward, Inference, PostGrad, OutputCode, Export, Repro };
+StageRole stage_role(std::string_view base_name);
+const char* stage_role_name(StageRole role);
 
 }  // namespace kiln::trace

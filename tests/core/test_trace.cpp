@@ -137,7 +137,7 @@ class TestTrace : public QObject {
       // Every graph payload goes through the graph parser.
       for (const CompileEntry& e : t.entries)
         for (const Artifact& a : e.artifacts) {
-          if (!is_graph_stage(a.base)) continue;
+          if (!a.graph) continue;
           auto g = t.graph(e, a.name);
           QVERIFY2(g.ok(), qPrintable(QString::fromStdString(dir + " " + e.label + " " + a.name + ": " + g.status().to_string())));
         }
@@ -197,7 +197,7 @@ class TestTrace : public QObject {
     QCOMPARE(QString::fromStdString(e->stack[2].file), QString("/usr/lib/python3/site-packages/torch/nn/modules/module.py"));
     std::vector<std::string> stages;
     for (const Artifact& a : e->artifacts)
-      if (is_graph_stage(a.base)) stages.push_back(a.name);
+      if (a.graph) stages.push_back(a.name);
     std::vector<std::string> want = {"dynamo_output_graph", "before_pre_grad_graph", "after_pre_grad_graph",
                                      "aot_joint_graph",     "aot_forward_graph",     "aot_backward_graph",
                                      "fx_graph_runnable",   "before_post_grad_graph", "inductor_post_grad_graph"};
@@ -429,7 +429,7 @@ class TestTrace : public QObject {
     Trace two = open_ok(tmp.path().toStdString());
     QCOMPARE(two.files.size(), size_t(2));
     QVERIFY(two.diagnostics.empty());
-    QCOMPARE(two.entries.size(), size_t(4));
+    QCOMPARE(two.entries.size(), size_t(2));  // one compile in each file
     const CompileEntry* a = two.find("0/0");
     const CompileEntry* b = two.find("0/0#2");
     QVERIFY(a && b);
@@ -437,6 +437,45 @@ class TestTrace : public QObject {
     QCOMPARE(b->file, 1u);
     QCOMPARE(b->occurrence, 2);
     QCOMPARE(*two.payload_text(*a, "aot_forward_graph"), *two.payload_text(*b, "aot_forward_graph"));
+  }
+
+  // A folder of rank files: the rank comes from the file name (older logs carry
+  // none in their envelopes, some carry another), labels are per rank, and
+  // recompiles chain within a rank. A chromium event with no compile id is the
+  // run's, not a compile.
+  void ranks_from_file_names() {
+    const std::string ids01 = "\"frame_id\": 0, \"frame_compile_id\": 1, \"attempt\": 0";
+    auto rank_log = [&](const std::string& rank_field) {
+      return rec_payload("chromium_event", "{}", "{\"name\": \"run\", \"ph\": \"B\", \"ts\": 1}", "\"frame_id\": null" + rank_field) +
+             rec("{\"str\": [\"/home/u/prog.py\", 0]}") +
+             rec("{\"dynamo_start\": {\"stack\": [{\"line\": 5, \"name\": \"f\", \"filename\": 0}]}, " + kIds + rank_field + "}") +
+             rec_payload("dynamo_output_graph", "{\"sizes\": {}}", kGraph, kIds + rank_field) +
+             rec_payload("artifact", "{\"name\": \"recompile_reasons\", \"encoding\": \"json\"}", "[\"size of x changed\"]",
+                         ids01 + rank_field) +
+             rec("{\"dynamo_start\": {\"stack\": [{\"line\": 5, \"name\": \"f\", \"filename\": 0}]}, " + ids01 + rank_field + "}");
+    };
+    QTemporaryDir tmp;
+    const std::string dir = tmp.path().toStdString();
+    std::ofstream(dir + "/dedicated_log_torch_trace_rank_10_q1.log") << rank_log("");
+    std::ofstream(dir + "/dedicated_log_torch_trace_rank_2_x9.log") << rank_log(", \"rank\": 0");
+    Trace t = open_ok(dir);
+    QCOMPARE(t.files.size(), size_t(2));
+    QCOMPARE(*t.files[0].rank, int64_t(2));  // by rank, not by name
+    QCOMPARE(*t.files[1].rank, int64_t(10));
+    QCOMPARE(t.entries.size(), size_t(4));  // two compiles per rank, no "unknown" entry
+    QCOMPARE(t.run_chromium_events.size(), size_t(2));
+    for (const char* label : {"r2:0/0", "r2:0/1", "r10:0/0", "r10:0/1"}) QVERIFY2(t.find(label), label);
+    QCOMPARE(*t.find("r10:0/1")->rank, int64_t(10));
+    QCOMPARE(t.find("r10:0/1")->recompile_reasons.size(), size_t(1));
+    QCOMPARE(t.find("r2:0/0")->occurrence, 1);
+    // The envelopes of rank 2's file say rank 0: said once, the file name wins.
+    QCOMPARE(t.diagnostics.size(), size_t(1));
+    QVERIFY2(t.diagnostics[0].message.find("records say rank 0, the file name says rank 2") != std::string::npos,
+             t.diagnostics[0].message.c_str());
+    QCOMPARE(rank_part("r10:0/1#2"), std::string_view("r10:"));
+    QCOMPARE(rank_part("0/1"), std::string_view());
+    QVERIFY(!rank_of_log_name("dedicated_log_torch_trace_abc.log"));
+    QCOMPARE(*rank_of_log_name("dedicated_log_torch_trace_rank_3.log"), int64_t(3));
   }
 
   // ---- damage: one diagnostic each, exact, and reading goes on ----
@@ -591,6 +630,76 @@ class TestTrace : public QObject {
     const CompileEntry* e = t.find("0/0");
     QCOMPARE(e->tag_counts.at("brand_new_event"), int64_t(2));
     QCOMPARE(*t.payload_text(*e, "brand_new_event"), std::string("hello\nworld"));
+  }
+
+  // Graph stages are told by their payload, whatever the record is called in
+  // the PyTorch version that wrote it: string artifacts of later versions,
+  // renamed recompile graphs, an exported program without a compile id.
+  // JSON artifacts, code and metadata reprs are not graphs.
+  void graphs_under_any_name_are_graph_stages() {
+    const std::string aten_graph =
+        "class GraphModule(torch.nn.Module):\n"
+        "    def forward(self, arg0_1: \"f32[4][1]cpu\"):\n"
+        "        sin: \"f32[4][1]cpu\" = torch.ops.aten.sin.default(arg0_1);  arg0_1 = None\n"
+        "        return (sin,)\n";
+    const std::string exported = "ExportedProgram:\n    class GraphModule(torch.nn.Module):\n"
+                                 "        def forward(self, x: \"f32[4]\"):\n"
+                                 "            cos: \"f32[4]\" = torch.ops.aten.cos.default(x);  x = None\n"
+                                 "            return (cos,)\n\nGraph signature: \n    # inputs\n    x: USER_INPUT\n";
+    std::string log = good_log() +
+                      rec_payload("artifact", "{\"name\": \"after_post_grad_graph\", \"encoding\": \"string\"}", aten_graph) +
+                      rec_payload("artifact", "{\"name\": \"before_recompile_post_grad\", \"encoding\": \"string\"}", aten_graph) +
+                      rec_payload("artifact", "{\"name\": \"fx_graph_cache_miss\", \"encoding\": \"json\"}", "{\"key\": \"f1\"}") +
+                      rec_payload("artifact", "{\"name\": \"aot_forward_graph_fw_metadata\", \"encoding\": \"string\"}",
+                                  "ViewAndMutationMeta(input_info=[])") +
+                      rec_payload("inductor_output_code", "{\"filename\": \"/tmp/x.py\"}", "# AOT ID: ['0_inference']\nimport torch\n") +
+                      rec_payload("exported_program", "{}", exported, "\"rank\": 0");
+    Trace t = read_trace_text(log, "versions.log");
+    QVERIFY(t.diagnostics.empty());
+    const CompileEntry* e = t.find("0/0");
+    QVERIFY(e);
+    auto graph = [&](const CompileEntry& entry, const char* name) {
+      const Artifact* a = entry.artifact(name);
+      if (!a) qFatal("no artifact %s", name);
+      return a->graph;
+    };
+    QVERIFY(graph(*e, "dynamo_output_graph"));
+    QVERIFY(graph(*e, "after_post_grad_graph"));
+    QVERIFY(graph(*e, "before_recompile_post_grad"));
+    QVERIFY(!graph(*e, "fx_graph_cache_miss"));
+    QVERIFY(!graph(*e, "aot_forward_graph_fw_metadata"));
+    QVERIFY(!graph(*e, "inductor_output_code"));
+    auto post = t.graph(*e, "after_post_grad_graph");
+    QVERIFY2(post.ok(), post.status().to_string().c_str());
+    QCOMPARE((*post)->nodes.size(), size_t(3));
+    // The exported program has no compile id.
+    const CompileEntry* none = nullptr;
+    for (const CompileEntry& x : t.entries)
+      if (x.artifact("exported_program")) none = &x;
+    QVERIFY(none);
+    QVERIFY(graph(*none, "exported_program"));
+    auto ep = t.graph(*none, "exported_program");
+    QVERIFY2(ep.ok(), ep.status().to_string().c_str());
+    // Roles line the names up across versions.
+    QCOMPARE(stage_role("after_post_grad_graph"), StageRole::PostGrad);
+    QCOMPARE(stage_role("inductor_post_grad_graph"), StageRole::PostGrad);
+    QCOMPARE(stage_role("before_recompile_post_grad"), StageRole::PostGrad);
+    QCOMPARE(stage_role("before_pre_grad_graph"), StageRole::PreGrad);
+    QCOMPARE(stage_role("aot_joint_graph"), StageRole::Joint);
+    QCOMPARE(stage_role("exported_program"), StageRole::Export);
+    QCOMPARE(stage_role("inductor_output_code"), StageRole::OutputCode);
+    QCOMPARE(std::string(stage_role_name(StageRole::PostGrad)), std::string("post-grad"));
+  }
+
+  void fx_graph_sniffing() {
+    QVERIFY(looks_like_fx_graph("class GraphModule(torch.nn.Module):\n    def forward(self):\n"));
+    QVERIFY(looks_like_fx_graph("\tclass <lambda>(torch.nn.Module):\n"));
+    QVERIFY(looks_like_fx_graph("import torch\n# comment\n\nclass Repro(torch.nn.Module):\n    def forward(self, x):\n"));
+    QVERIFY(looks_like_fx_graph("ExportedProgram:\n    class GraphModule(torch.nn.Module):\n"));
+    QVERIFY(!looks_like_fx_graph("{\"key\": \"class X(torch.nn.Module):\"}"));
+    QVERIFY(!looks_like_fx_graph("# AOT ID: ['0_inference']\nclass Runner:\n"));
+    QVERIFY(!looks_like_fx_graph("TREE_GUARD_MANAGER:\n+- RootGuardManager\n"));
+    QVERIFY(!looks_like_fx_graph(""));
   }
 
   // Compile ids that start again: recompile_reasons comes before its dynamo_start.
