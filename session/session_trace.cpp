@@ -107,6 +107,24 @@ int trace_parent(const SessionCompile& c, const std::string& base, const std::st
 }
 
 
+// FX prints each node's user line above it: "# File: /u/prog.py:7 in
+// forward, code: return x.sin()". Those of `file` go to `lines`.
+void add_quoted_lines(std::string_view text, const std::string& file, std::map<int, std::string>& lines) {
+  const std::string marker = "# File: " + file + ":";
+  for (size_t at = text.find(marker); at != std::string_view::npos; at = text.find(marker, at + marker.size())) {
+    size_t end = text.find('\n', at);
+    std::string_view line = text.substr(at + marker.size(), end == std::string_view::npos ? std::string_view::npos : end - at - marker.size());
+    int number = 0;
+    size_t digits = 0;
+    while (digits < line.size() && digits < 9 && line[digits] >= '0' && line[digits] <= '9') number = number * 10 + (line[digits++] - '0');
+    size_t code = line.find(", code: ");
+    if (digits == 0 || code == std::string_view::npos || !line.substr(digits).starts_with(" in ")) continue;
+    std::string_view quoted = line.substr(code + 8);
+    while (!quoted.empty() && (quoted.back() == '\r' || quoted.back() == ' ')) quoted.remove_suffix(1);
+    if (!quoted.empty()) lines.emplace(number, std::string(quoted));
+  }
+}
+
 // Empty when every call is an op overload ("aten::mm.default") or Python's
 // operator on SymInts; else what makes the graph torch-level. Python's
 // operators on tensors (Dynamo's `x / y`) are torch-level.
@@ -394,6 +412,11 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
     for (const trace::StackFrame& f : e.stack)
       if (f.file == s->source_file && !f.code.empty()) lines[f.line] = f.code;
     add_dump_stages(c, *tr, e);
+    // The user's lines that the graphs quote on their nodes.
+    if (!s->source_file.empty())
+      for (const trace::Artifact& a : e.artifacts)
+        if (a.graph)
+          if (Expected<std::string> text = tr->payload_text(e, a.name)) add_quoted_lines(*text, s->source_file, lines);
     if (o.cancel && o.cancel->load()) return Status::error("cancelled");
     if (o.kiln_stages) {
       if (o.progress) o.progress(0.5 + 0.5 * double(++done) / double(tr->entries.size()), "Kiln's pipeline on [" + c.id + "]");

@@ -309,6 +309,18 @@ class TestSessionModel : public QObject {
     QVERIFY(bad.rel[kKilnRung] > 1e-4);
   }
 
+  // The source view of a dump from another machine lists the user's lines the
+  // graphs quote above their nodes ("# File: ...:7 in forward, code: ...").
+  void dumpQuotesItsSourceLines() {
+    auto s = load_session(reference_dir_trace("s02_linear_relu"));
+    QVERIFY(s.ok());
+    QVERIFY((*s)->source_text.empty());  // /home/dev/models is not here
+    bool forward_line = false;
+    for (const SourceLine& l : (*s)->known_lines)
+      forward_line |= l.line == 7 && l.code == "return torch.nn.functional.relu(self.lin(x))";
+    QVERIFY(forward_line);
+  }
+
   // A dump from a GPU run: devices become the CPU, `add.Tensor(x, 1)` runs,
   // and an op Kiln has no kernel for ends the measurement there, said in a note.
   void numericsOnAGpuDump() {
