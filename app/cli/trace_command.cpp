@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "app/cli/commands.h"
@@ -19,6 +21,7 @@
 #include "core/trace/reader.h"
 #include "core/trace/summary.h"
 #include "core/trace/summary_json.h"
+#include "core/trace/timeline.h"
 #include "core/util/output_text.h"
 
 namespace kiln::cli {
@@ -34,6 +37,7 @@ struct Options {
   bool json = false;
   bool raw = false;
   std::string workspace;  // reopen from (and store into) this workspace
+  std::string out;        // timeline: the file to write
 };
 
 Expected<Trace> open(const Options& o) {
@@ -134,6 +138,38 @@ void print_entry(const Trace& t, const CompileEntry& e) {
   }
 }
 
+// Written beside the target and renamed, so a failed write never leaves half a file.
+int run_timeline(const Options& o) {
+  auto t = open(o);
+  if (!t) return kExitBadInput;
+  trace::TimelineStats stats;
+  const std::string text = kiln::json_text(trace::chrome_trace(*t, &stats));
+  const std::string tmp = o.out + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    if (!f.flush()) {
+      std::fprintf(stderr, "kiln-cli: %s: cannot write\n", o.out.c_str());
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      return kExitFailures;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, o.out, ec);
+  if (ec) {
+    std::fprintf(stderr, "kiln-cli: %s: %s\n", o.out.c_str(), ec.message().c_str());
+    std::filesystem::remove(tmp, ec);
+    return kExitFailures;
+  }
+  std::printf("wrote %zu events of %zu compile ids on %zu rank(s) to %s\n", stats.events, stats.compiles, stats.ranks,
+              o.out.c_str());
+  if (stats.skipped) std::printf("%zu chromium_event payloads are not JSON objects and were left out\n", stats.skipped);
+  for (const trace::Diagnostic& d : t->diagnostics) std::fprintf(stderr, "kiln-cli: %s:%d: %s\n", d.file.c_str(), d.line, d.message.c_str());
+  if (!stats.events) std::printf("the trace has no chromium_event records: the timeline is empty\n");
+  return kExitOk;
+}
+
 int run_summary(const Options& o) {
   auto t = open(o);
   if (!t) return kExitBadInput;
@@ -188,6 +224,13 @@ int run_graph(const Options& o) {
 void add_trace_command(CLI::App& app, int& exit_code) {
   CLI::App* trace_cmd = app.add_subcommand("trace", "Read a TORCH_TRACE log, TORCH_COMPILE_DEBUG folder or minifier repro");
   trace_cmd->require_subcommand(1);
+
+  auto to = std::make_shared<Options>();
+  CLI::App* timeline = trace_cmd->add_subcommand(
+      "timeline", "Write the trace's chromium events as a Chrome/Perfetto trace (ui.perfetto.dev opens it)");
+  timeline->add_option("TRACE", to->path, "log file, folder of logs (one process per rank)")->required();
+  timeline->add_option("--out", to->out, "the JSON file to write")->required();
+  timeline->callback([to, &exit_code] { exit_code = run_timeline(*to); });
 
   auto so = std::make_shared<Options>();
   CLI::App* summary = trace_cmd->add_subcommand("summary", "Per compile id: function, status, stage graphs, breaks, recompiles");

@@ -16,6 +16,7 @@
 #include "core/trace/reader.h"
 #include "core/trace/summary.h"
 #include "core/util/md5.h"
+#include "trace_log_util.h"
 
 using namespace kiln;
 using namespace kiln::trace;
@@ -48,30 +49,13 @@ Trace open_ok(const std::string& path) {
 }
 
 // A synthetic log, one record at a time, with correct md5s unless told otherwise.
-const std::string kPrefix = "V1122 00:25:49.640000 785 torch/_dynamo/x.py:12] ";
-const std::string kIds = "\"frame_id\": 0, \"frame_compile_id\": 0, \"attempt\": 0";
-
-std::string rec(const std::string& envelope) { return kPrefix + envelope + "\n"; }
-
-std::string payload_lines(const std::string& payload) {
-  std::string out;
-  size_t pos = 0;
-  for (;;) {
-    size_t eol = payload.find('\n', pos);
-    out += '\t';
-    out += payload.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
-    out += '\n';
-    if (eol == std::string::npos) break;
-    pos = eol + 1;
-  }
-  return out;
-}
-
-// `{"<tag>": <meta>, <ids>, "has_payload": "<md5>"}` and the payload lines.
+const std::string& kPrefix = test::kLogPrefix;
+const std::string& kIds = test::kLogIds;
+std::string rec(const std::string& envelope) { return test::log_record(envelope); }
+using test::payload_lines;
 std::string rec_payload(const std::string& tag, const std::string& meta, const std::string& payload,
                         const std::string& ids = kIds) {
-  return rec("{\"" + tag + "\": " + meta + ", " + ids + ", \"has_payload\": \"" + md5_hex(payload) + "\"}") +
-         payload_lines(payload);
+  return test::log_record_with_payload(tag, meta, payload, ids);
 }
 
 const std::string kGraph =

@@ -14,6 +14,7 @@
 
 #include "core/trace/reader.h"
 #include "core/util/md5.h"
+#include "trace_log_util.h"
 
 namespace {
 
@@ -24,19 +25,9 @@ QString ref(const char* sub) { return QString::fromStdString(kiln::test::referen
 
 // One glog line of a synthetic log, with its tab-indented payload when given.
 std::string record(const std::string& envelope, const std::string& payload = "") {
-  std::string out = "V1128 10:00:00.000000 1 torch/_dynamo/x.py:1] ";
-  if (payload.empty()) return out + envelope + "}\n";
-  out += envelope + ", \"has_payload\": \"" + kiln::md5_hex(payload) + "\"}\n";
-  size_t pos = 0;
-  for (;;) {
-    size_t eol = payload.find('\n', pos);
-    out += '\t';
-    out.append(payload, pos, eol == std::string::npos ? std::string::npos : eol - pos);
-    out += '\n';
-    if (eol == std::string::npos) break;
-    pos = eol + 1;
-  }
-  return out;
+  if (payload.empty()) return kiln::test::log_record(envelope + "}");
+  return kiln::test::log_record(envelope + ", \"has_payload\": \"" + kiln::md5_hex(payload) + "\"}") +
+         kiln::test::payload_lines(payload);
 }
 
 QJsonObject entry(const QJsonArray& ids, const QString& label) {
