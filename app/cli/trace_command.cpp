@@ -120,10 +120,18 @@ void print_entry(const Trace& t, const CompileEntry& e) {
     std::printf("  cache: %s\n", line.c_str());
   }
   for (const std::string& r : e.recompile_reasons) std::printf("  recompile reason: %s\n", first_line(r).c_str());
-  for (const trace::ShapeEvent& ev : e.shape_events)
+  for (const trace::ShapeEvent& ev : e.shape_events) {
     if (ev.kind == "create_symbol")
       std::printf("  symbol %s = %s (%s) at %s:%d\n", ev.symbol.c_str(), ev.source.c_str(), ev.value.c_str(),
                   ev.user_file.c_str(), ev.user_line);
+    if (ev.kind != "guard_added" && ev.kind != "propagate_real_tensors_provenance") continue;
+    // torch.export's guards: where each came from, and the ones export had to evaluate (its failures).
+    std::string sources;
+    for (const auto& [symbol, source] : ev.symbol_sources) sources += (sources.empty() ? "; " : ", ") + symbol + " = " + source;
+    std::printf("  %s: %s at %s:%d%s%s\n", ev.kind == "guard_added" ? "guard added" : "data-dependent", ev.expr.c_str(),
+                ev.user_file.c_str(), ev.user_line, ev.prefix == "eval" ? " (evaluated by export: a failure)" : "",
+                sources.c_str());
+  }
   if (auto g = trace::guard_count(t, e)) std::printf("  guards: %lld\n", static_cast<long long>(*g));
   if (e.metrics) {
     const trace::CompilationMetrics& m = *e.metrics;

@@ -16,6 +16,8 @@ template <class Ar>
 void fields(Ar& ar, StackFrame& f) { ar(f.file, f.line, f.function, f.code); }
 template <class Ar>
 void fields(Ar& ar, Diagnostic& d) { ar(d.file, d.line, d.message); }
+template <class Ar, class A, class B>
+void fields(Ar& ar, std::pair<A, B>& p) { ar(p.first, p.second); }
 template <class Ar>
 void fields(Ar& ar, SourceFile& f) { ar(f.path, f.size, f.rank); }
 template <class Ar>
@@ -42,7 +44,8 @@ template <class Ar>
 void fields(Ar& ar, OtherMetrics& m) { ar(m.tag, m.line, m.json); }
 template <class Ar>
 void fields(Ar& ar, ShapeEvent& s) {
-  ar(s.kind, s.symbol, s.value, s.range, s.source, s.expr, s.reason, s.user_file, s.user_line, s.line);
+  ar(s.kind, s.symbol, s.value, s.range, s.source, s.expr, s.reason, s.user_file, s.user_line, s.line, s.prefix,
+     s.symbol_sources, s.user_stack, s.method, s.arguments);
 }
 template <class Ar>
 void fields(Ar& ar, ReproInput& r) {

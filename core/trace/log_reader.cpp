@@ -400,7 +400,7 @@ const std::unordered_map<std::string_view, LogIndexer::Handler>& LogIndexer::han
       {"guard_added", &LogIndexer::on_shape_event},
       {"symbolic_shape_specialization", &LogIndexer::on_shape_event},
       {"propagate_real_tensors_provenance", &LogIndexer::on_shape_event},
-      {"expression_created", &LogIndexer::on_counted},
+      {"expression_created", &LogIndexer::on_shape_event},
       {"describe_tensor", &LogIndexer::on_counted},
       {"describe_storage", &LogIndexer::on_counted},
       {"describe_source", &LogIndexer::on_counted},
@@ -737,8 +737,29 @@ void LogIndexer::on_shape_event(Record& r) {
     } else if (k == "expr") ev.expr = json::to_string(m.value);
     else if (k == "reason") ev.reason = json::to_string(m.value);
     else if (k == "user_stack") {
-      std::vector<StackFrame> us = read_stack(m.value, r.line);
-      if (!us.empty()) ev.user_file = us.back().file, ev.user_line = us.back().line;
+      ev.user_stack = read_stack(m.value, r.line);
+      if (!ev.user_stack.empty()) ev.user_file = ev.user_stack.back().file, ev.user_line = ev.user_stack.back().line;
+    } else if (k == "prefix") ev.prefix = json::to_string(m.value);
+    else if (k == "result") ev.value = json::to_string(m.value);
+    else if (k == "method") ev.method = json::to_string(m.value);
+    else if (k == "arguments") {
+      std::vector<json::Value> items;
+      json::elements(m.value, items);
+      for (const json::Value& a : items) ev.arguments.push_back(json::to_string(a));
+    } else if (k == "symbol_to_sources" || k == "frame_locals") {
+      // {"s0": "L['x'].size()[0]"}, or frame_locals' {"symbols": {...}}.
+      std::vector<json::Member> pairs;
+      json::members(m.value, pairs);
+      if (k == "frame_locals") {
+        const json::Value* symbols = json::find(pairs, "symbols");
+        pairs.clear();
+        if (symbols) json::members(*symbols, pairs);
+      }
+      for (const json::Member& p : pairs) {
+        std::pair<std::string, std::string> sym{std::string(p.key), json::to_string(p.value)};
+        if (std::find(ev.symbol_sources.begin(), ev.symbol_sources.end(), sym) == ev.symbol_sources.end())
+          ev.symbol_sources.push_back(std::move(sym));
+      }
     }
   }
   e.shape_events.push_back(std::move(ev));

@@ -87,6 +87,19 @@ nlohmann::json entry_json(const Trace& t, const CompileEntry& e) {
                               {"source", &ev.source}, {"expr", &ev.expr}, {"reason", &ev.reason}, {"user_file", &ev.user_file}})
       if (!value->empty()) x[key] = *value;
     if (ev.user_line) x["user_line"] = ev.user_line;
+    if (!ev.prefix.empty()) x["prefix"] = ev.prefix;
+    if (!ev.method.empty()) x["method"] = ev.method, x["arguments"] = ev.arguments;
+    if (!ev.symbol_sources.empty()) {
+      nlohmann::json sources = nlohmann::json::object();
+      for (const auto& [symbol, source] : ev.symbol_sources) sources[symbol] = source;
+      x["symbol_to_sources"] = sources;
+    }
+    if (!ev.user_stack.empty()) {
+      nlohmann::json stack = nlohmann::json::array();
+      for (const StackFrame& f : ev.user_stack)
+        stack.push_back({{"file", f.file}, {"line", f.line}, {"function", f.function}, {"code", f.code}});
+      x["user_stack"] = stack;
+    }
     shapes.push_back(x);
   }
   j["shape_events"] = shapes;

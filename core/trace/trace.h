@@ -144,6 +144,15 @@ struct ShapeEvent {
   std::string user_file;  // innermost frame of its user stack
   int user_line = 0;
   int line = 0;
+  // guard_added: "eval" when export evaluated the guard (a failure of
+  // torch.export, as tlparse counts it); where each symbol comes from
+  // ("s0" -> "L['x'].size()[0]"), from symbol_to_sources or frame_locals.
+  std::string prefix;
+  std::vector<std::pair<std::string, std::string>> symbol_sources;
+  std::vector<StackFrame> user_stack;  // outermost first
+  // expression_created: the method, its arguments; `value` is the result.
+  std::string method;
+  std::vector<std::string> arguments;
 };
 
 // One input of a repro's load_args(): `reader.tensor(buf0, (8, 16), ...)` or

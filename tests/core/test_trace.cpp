@@ -15,6 +15,7 @@
 #include "core/graph/graph.h"
 #include "core/trace/reader.h"
 #include "core/trace/summary.h"
+#include "core/trace/summary_json.h"
 #include "core/util/md5.h"
 #include "trace_log_util.h"
 
@@ -673,6 +674,38 @@ class TestTrace : public QObject {
     QCOMPARE(stage_role("exported_program"), StageRole::Export);
     QCOMPARE(stage_role("inductor_output_code"), StageRole::OutputCode);
     QCOMPARE(std::string(stage_role_name(StageRole::PostGrad)), std::string("post-grad"));
+  }
+
+  // torch.export's shape reasoning: guards with their user stack and the
+  // sources of their symbols, the one export had to evaluate, the expressions it built.
+  void export_guards_and_expressions() {
+    const std::string user_stack = "[{\"line\": 9, \"name\": \"forward\", \"filename\": 0, \"loc\": \"assert x.shape[0] == 3\"}]";
+    std::string log = rec("{\"str\": [\"/home/u/model.py\", 0]}") +
+                      rec("{\"expression_created\": {\"method\": \"add\", \"result\": \"s0 + 1\", \"arguments\": [\"s0\", \"1\"], "
+                          "\"user_stack\": " + user_stack + "}}") +
+                      rec("{\"guard_added\": {\"expr\": \"Eq(s0, 3)\", \"prefix\": \"eval\", \"user_stack\": " + user_stack +
+                          ", \"frame_locals\": {\"loc\": \"x\", \"symbols\": {\"s0\": \"L['x'].size()[0]\"}}, "
+                          "\"symbol_to_sources\": {\"s0\": \"L['x'].size()[0]\"}}}");
+    Trace t = read_trace_text(log, "export.log");
+    QVERIFY(t.diagnostics.empty());
+    QCOMPARE(t.entries.size(), size_t(1));
+    const std::vector<ShapeEvent>& ev = t.entries[0].shape_events;
+    QCOMPARE(ev.size(), size_t(2));
+    QCOMPARE(ev[0].kind, std::string("expression_created"));
+    QCOMPARE(ev[0].method, std::string("add"));
+    QCOMPARE(ev[0].value, std::string("s0 + 1"));
+    QCOMPARE(ev[0].arguments, (std::vector<std::string>{"s0", "1"}));
+    QCOMPARE(ev[1].prefix, std::string("eval"));
+    QCOMPARE(ev[1].expr, std::string("Eq(s0, 3)"));
+    QCOMPARE(ev[1].symbol_sources.size(), size_t(1));  // the same pair from both places, once
+    QCOMPARE(ev[1].symbol_sources[0].second, std::string("L['x'].size()[0]"));
+    QCOMPARE(ev[1].user_stack.size(), size_t(1));
+    QCOMPARE(ev[1].user_stack[0].file, std::string("/home/u/model.py"));
+    QCOMPARE(ev[1].user_line, 9);
+    const nlohmann::json doc = summary_json(t);
+    const nlohmann::json& guard = doc["compile_ids"][0]["shape_events"][1];
+    QCOMPARE(guard["symbol_to_sources"]["s0"].get<std::string>(), std::string("L['x'].size()[0]"));
+    QCOMPARE(guard["user_stack"][0]["code"].get<std::string>(), std::string("assert x.shape[0] == 3"));
   }
 
   void fx_graph_sniffing() {
