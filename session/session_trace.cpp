@@ -273,18 +273,8 @@ void add_dump_stages(SessionCompile& c, const trace::Trace& t, const trace::Comp
       auto text = t.payload_text(e, a.name);
       if (!text) continue;
       if (a.base == "dynamo_cpp_guards_str") {
-        // One guard per "+- KIND: text" line of the guard-manager tree.
-        std::istringstream in(*text);
-        for (std::string line; std::getline(in, line);) {
-          size_t p = line.find("+- ");
-          if (p == std::string::npos) continue;
-          std::string rest = line.substr(p + 3);
-          size_t colon = rest.find(':');
-          if (colon == std::string::npos || colon == 0) continue;
-          std::string kind = rest.substr(0, colon);
-          if (kind.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789") != std::string::npos) continue;
-          c.guards.push_back(parse_cpp_guard(kind, rest.substr(colon + 1)));
-        }
+        for (const trace::CppGuardLine& g : trace::cpp_guard_lines(*text))
+          c.guards.push_back(parse_cpp_guard(std::string(g.kind), std::string(g.text)));
         continue;
       }
       st.kind = StageKind::Code;

@@ -170,8 +170,8 @@ std::string entry_status(const CompileEntry& e) {
   return "ok";
 }
 
-int count_cpp_guards(std::string_view text) {
-  int n = 0;
+std::vector<CppGuardLine> cpp_guard_lines(std::string_view text) {
+  std::vector<CppGuardLine> out;
   for (std::string_view line : split_lines(text)) {
     size_t p = line.find("+- ");
     if (p == std::string_view::npos) continue;
@@ -181,10 +181,12 @@ int count_cpp_guards(std::string_view text) {
     std::string_view kind = rest.substr(0, colon);
     bool upper = true;
     for (char ch : kind) upper &= (ch >= 'A' && ch <= 'Z') || ch == '_' || (ch >= '0' && ch <= '9');
-    n += upper;
+    if (upper) out.push_back({kind, rest.substr(colon + 1)});
   }
-  return n;
+  return out;
 }
+
+int count_cpp_guards(std::string_view text) { return int(cpp_guard_lines(text).size()); }
 
 std::optional<int64_t> guard_count(const Trace& trace, const CompileEntry& e) {
   if (e.metrics && e.metrics->guard_count) return e.metrics->guard_count;

@@ -39,7 +39,13 @@ std::string entry_status(const CompileEntry& entry);
 
 // compilation_metrics.guard_count, else the guards in dynamo_cpp_guards_str.
 std::optional<int64_t> guard_count(const Trace& trace, const CompileEntry& entry);
-// The guards (not the guard managers) in a dynamo_cpp_guards_str tree.
+// The guards (not the guard managers) in a dynamo_cpp_guards_str tree: one
+// per "+- KIND: text" line whose KIND is an upper-case guard kind.
+struct CppGuardLine {
+  std::string_view kind;  // "TENSOR_MATCH"
+  std::string_view text;  // after the colon
+};
+std::vector<CppGuardLine> cpp_guard_lines(std::string_view text);
 int count_cpp_guards(std::string_view text);
 
 // The totals line of the summary (text and JSON alike).
