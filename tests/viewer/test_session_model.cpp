@@ -309,6 +309,25 @@ class TestSessionModel : public QObject {
     QVERIFY(bad.rel[kKilnRung] > 1e-4);
   }
 
+  // A folder of rank files: each rank's compiles stay apart (labels and frames
+  // carry the rank), and Kiln's pipeline runs on each rank's joint graph.
+  void ranksStayApart() {
+    QTemporaryDir dir;
+    const std::string log = reference_dir_trace("s02_linear_relu") + "/dedicated_log_torch_trace_31md1peq.log";
+    for (const char* rank : {"0", "1"})
+      QVERIFY(QFile::copy(QString::fromStdString(log), dir.filePath(QString("dedicated_log_torch_trace_rank_%1_x.log").arg(rank))));
+    auto s = load_session(dir.path().toStdString());
+    QVERIFY2(s.ok(), s.ok() ? "" : s.status().to_string().c_str());
+    QCOMPARE((*s)->compiles.size(), size_t(2));
+    QCOMPARE((*s)->compiles[0].id, std::string("r0:0/0"));
+    QCOMPARE((*s)->compiles[1].id, std::string("r1:0/0"));
+    QCOMPARE((*s)->frames(), (std::vector<std::string>{"r0:0", "r1:0"}));
+    for (const SessionCompile& c : (*s)->compiles) {
+      QVERIFY(c.stage("aot_joint_graph"));
+      QVERIFY2(c.stage("kiln aot_forward_graph"), c.id.c_str());
+    }
+  }
+
   // The source view of a dump from another machine lists the user's lines the
   // graphs quote above their nodes ("# File: ...:7 in forward, code: ...").
   void dumpQuotesItsSourceLines() {
