@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "app/cli/commands.h"
 #include "core/graph/printer.h"
@@ -191,6 +192,15 @@ int run_summary(const Options& o) {
   std::printf("%zu compile ids, %d graphs, %d graph breaks, %d compile failures, %d restarts, %d recompiles, %lld records\n",
               t->entries.size(), totals.graphs, totals.graph_breaks, totals.compile_failures, totals.restarts,
               totals.recompiles, static_cast<long long>(t->records));
+  // Per rank, when there are several: how many compile ids each compiled.
+  std::map<int64_t, int> per_rank;
+  for (const CompileEntry& e : t->entries)
+    if (e.rank) ++per_rank[*e.rank];
+  if (per_rank.size() > 1) {
+    std::string ranks;
+    for (const auto& [rank, n] : per_rank) ranks += (ranks.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank) + ": " + std::to_string(n);
+    std::printf("compile ids per rank: %s\n", ranks.c_str());
+  }
   for (const auto& [tag, n] : t->unknown_tags) std::printf("unknown tag %s: %lld records\n", tag.c_str(), static_cast<long long>(n));
   for (const trace::Diagnostic& d : t->diagnostics) std::printf("%s:%d: %s\n", d.file.c_str(), d.line, d.message.c_str());
   std::printf("%zu diagnostics\n", t->diagnostics.size());

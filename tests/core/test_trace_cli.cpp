@@ -139,6 +139,19 @@ class TestTraceCli : public QObject {
     QCOMPARE(restarted["restart_reasons"].toArray().size(), 2);
   }
 
+  // Rank files: the totals say how many compile ids each rank compiled.
+  void ranks_in_the_summary() {
+    QTemporaryDir tmp;
+    const std::string log = kiln::test::reference_dir() + "/traces/s02_linear_relu/dedicated_log_torch_trace_31md1peq.log";
+    for (const char* rank : {"0", "3"})
+      std::filesystem::copy_file(log, tmp.filePath(QString("dedicated_log_torch_trace_rank_%1.log").arg(rank)).toStdString());
+    Run r = cli({"trace", "summary", tmp.path()});
+    QCOMPARE(r.code, 0);
+    const QString out = QString::fromUtf8(r.out);
+    QVERIFY2(out.contains("compile ids per rank: rank 0: 1, rank 3: 1\n"), qPrintable(out));
+    QVERIFY2(out.startsWith("r0:[0/0] "), qPrintable(out));
+  }
+
   void other_dumps_summarize() {
     Run d = cli({"trace", "summary", ref("compile_debug/s02_linear_relu"), "--json"});
     QCOMPARE(d.code, 0);
