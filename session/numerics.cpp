@@ -191,8 +191,10 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
   Graph g = shown;  // the same nodes, in the same order, as every rung can run them
   make_runnable_on_cpu(g);
   std::vector<std::string> notes;
-  // A repro's graph carries no annotations beyond its placeholders (load_args):
-  // the values every rung compares follow from them through the meta functions.
+  // A repro's graph carries no annotations beyond its placeholders (load_args),
+  // and dumps none for tuple results: the values every rung compares, and the
+  // sizes the code generator reads, follow through the meta functions. Those
+  // throw on what they refuse: a note, as a failed pass is.
   try {
     minify::propagate_meta_vals(g);
   } catch (const std::exception& e) {
@@ -263,29 +265,16 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
     if (stop()) return Status::error("cancelled");
   }
   // Kiln: every pass and the CPU code, unfused so each node's value exists.
-  // Dumps print no annotation for tuple results (convolution_backward's);
-  // the code generator reads extern output sizes from them.
-  // The ops' meta functions throw on what they refuse: a note, as a failed pass is.
-  Expected<Graph> annotated = [&]() -> Expected<Graph> {
-    try {
-      Graph a = without_input_writes(g);
-      minify::propagate_meta_vals(a);
-      return a;
-    } catch (const std::exception& e) {
-      return Status::error(e.what());
-    }
-  }();
+  // The code generator reads extern output sizes from the values annotated
+  // above (dumps print none for tuple results, convolution_backward's).
   pipeline::RegionOptions ro;
   ro.codegen = pipeline::RegionOptions::Codegen::Machine;
   ro.cpu.fuse = false;
   ro.cancel = cancel;
-  pipeline::RegionRun run;
-  if (annotated) run = pipeline::run_region(pipeline::RegionInput::single(std::move(*annotated)), ro);
+  pipeline::RegionRun run = pipeline::run_region(pipeline::RegionInput::single(without_input_writes(g)), ro);
   if (run.cancelled) return Status::error("cancelled");
   const pipeline::RegionPart* part = run.parts.empty() ? nullptr : &run.parts.front();
-  if (!annotated) {
-    r.notes.push_back("kiln: the graph passes failed: " + annotated.status().message());
-  } else if (!part || !part->passes.status.ok()) {
+  if (!part || !part->passes.status.ok()) {
     r.notes.push_back("kiln: the graph passes failed: " + (part ? part->passes.status.message() : run.status.message()));
   } else if (!part->code) {
     r.notes.push_back("kiln: " + part->codegen_status.message());

@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <set>
 #include <sstream>
 
 #include "compiler/aot/eager_autograd.h"
@@ -18,10 +16,8 @@
 #include "compiler/pipeline/training_split.h"
 #include "compiler/sched/schedule.h"
 #include "core/python/vm.h"
-#include "core/store/workspace.h"
-#include "core/trace/indexed_open.h"
-#include "core/trace/reader.h"
-#include "core/trace/summary.h"
+#include "core/trace/trace.h"
+#include "session/session_internal.h"
 
 namespace kiln::session {
 
@@ -66,14 +62,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void count(SessionStage& s) {
   if (!s.graph) return;
@@ -248,16 +236,35 @@ void SessionCompile::diagnostics_note(const std::string& group, const std::strin
   status_note += status_note.empty() ? note : "; " + note;
 }
 
-Expected<std::shared_ptr<Session>> load_program(const std::string& path, const LoadOptions& o) {
-  const std::optional<pipeline::Partitioner> partitioner = pipeline::partitioner_named(o.partitioner);
-  if (!partitioner) return Status::error("unknown partitioner '" + o.partitioner + "' (default or min-cut)");
-  auto t0 = Clock::now();
+Expected<pipeline::Partitioner> partitioner_of(const LoadOptions& o) {
+  if (std::optional<pipeline::Partitioner> p = pipeline::partitioner_named(o.partitioner)) return *p;
+  return Status::error("unknown partitioner '" + o.partitioner + "' (default or min-cut)");
+}
+
+std::shared_ptr<Session> new_session(Session::Kind kind, const std::string& path) {
   auto s = std::make_shared<Session>();
-  s->kind = Session::Kind::Program;
+  s->kind = kind;
   s->path = path;
-  s->title = std::filesystem::path(path).filename().string();
+  const std::filesystem::path p(path);
+  s->title = p.filename().string().empty() ? p.parent_path().filename().string() : p.filename().string();
+  return s;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Expected<std::shared_ptr<Session>> load_program(const std::string& path, const LoadOptions& o) {
+  const Expected<pipeline::Partitioner> partitioner = partitioner_of(o);
+  if (!partitioner) return partitioner.status();
+  auto t0 = Clock::now();
+  std::shared_ptr<Session> s = new_session(Session::Kind::Program, path);
   s->source_file = path;
-  s->source_text = read_file(path);
+  s->source_text = read_text(path);
   auto report = [&](double f, const std::string& what) {
     if (o.progress) o.progress(f, what);
   };
@@ -348,7 +355,7 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
 bool is_pytorch_repro_file(const std::string& path) {
   std::error_code ec;
   return path.ends_with(".py") && std::filesystem::is_regular_file(path, ec) &&
-         read_file(path).find("class Repro") != std::string::npos;
+         read_text(path).find("class Repro") != std::string::npos;
 }
 
 Expected<std::shared_ptr<Session>> load_session(const std::string& path, const LoadOptions& o) {

@@ -3,11 +3,10 @@
 // minified again.
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "minifier/repro.h"
 #include "session/session.h"
+#include "session/session_internal.h"
 
 #include "compiler/pipeline/run_region.h"
 
@@ -24,20 +23,13 @@ Expected<std::shared_ptr<Session>> load_kiln_repro(const std::string& path, cons
   if (o.progress) o.progress(0.05, "reading " + path);
   Expected<minify::Repro> repro = minify::read_repro(path);
   if (!repro) return repro.status();
-  auto s = std::make_shared<Session>();
-  s->kind = Session::Kind::Program;
-  s->path = path;
-  std::filesystem::path p(path);
-  s->title = p.filename().string().empty() ? p.parent_path().filename().string() : p.filename().string();
+  std::shared_ptr<Session> s = new_session(Session::Kind::Program, path);
   // The repro is its own source: graph.txt, when the repro is a folder.
-  std::filesystem::path graph_file = p / "graph.txt";
+  const std::filesystem::path graph_file = std::filesystem::path(path) / "graph.txt";
   std::error_code ec;
   if (std::filesystem::is_regular_file(graph_file, ec)) {
-    std::ifstream in(graph_file);
-    std::stringstream text;
-    text << in.rdbuf();
     s->source_file = graph_file.string();
-    s->source_text = text.str();
+    s->source_text = read_text(s->source_file);
   }
   SessionCompile c;
   c.id = "repro";

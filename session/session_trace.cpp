@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -17,6 +16,7 @@
 #include "core/trace/reader.h"
 #include "core/trace/summary.h"
 #include "core/trace/trace.h"
+#include "session/session_internal.h"
 #include "session/trace_stages.h"
 
 namespace kiln::session {
@@ -24,13 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // One guard of a dynamo_cpp_guards_str tree: "check_tensor(L['x'], Tensor, ...,
 // torch.float32, ..., size=[8, 16], stride=[16, 1])  # y = x * 3  # f.py:7 in f".
@@ -228,7 +221,7 @@ void add_kiln_stages(SessionCompile& c, Session& s, const trace::CompileEntry& e
   RegionStageNaming naming;
   naming.prefix = std::string(kKilnStagePrefix);
   naming.sets_status = false;
-  naming.extra_note = [&](const pipeline::Stage& st) { return pytorch_split_note(t, e, st); };
+  naming.extra_note = [&](const pipeline::Stage& st) { return pytorch_split_note(c, st); };
   for (KilnRun& run : plan.runs) {
     const int start = c.stage_index(run.artifact);
     if (start >= 0) {
@@ -243,6 +236,18 @@ void add_kiln_stages(SessionCompile& c, Session& s, const trace::CompileEntry& e
   }
 }
 
+// Kiln's stages of every compile of `s`, progress from `from` to 1.
+Status add_all_kiln_stages(Session& s, const LoadOptions& o, pipeline::Partitioner partitioner, double from) {
+  for (size_t i = 0; i < s.compiles.size() && s.trace; ++i) {
+    if (o.cancel && o.cancel->load()) return Status::error("cancelled");
+    SessionCompile& c = s.compiles[i];
+    if (o.progress) o.progress(from + (1 - from) * double(i) / double(s.compiles.size()), "Kiln's pipeline on [" + c.id + "]");
+    if (const trace::CompileEntry* e = s.trace->find(c.id)) add_kiln_stages(c, s, *e, o, partitioner);
+  }
+  if (o.cancel && o.cancel->load()) return Status::error("cancelled");
+  return Status();
+}
+
 }  // namespace
 
 bool listed_entry(const trace::CompileEntry& e) { return !e.artifacts.empty() || !e.graph_breaks.empty() || e.metrics; }
@@ -251,7 +256,8 @@ std::string record_place(const trace::Trace& t, const trace::Artifact& a) {
   return (a.payload.file < t.files.size() ? t.files[a.payload.file].path : t.path) + ":" + std::to_string(a.line);
 }
 
-void add_dump_stages(SessionCompile& c, const trace::Trace& t, const trace::CompileEntry& e) {
+void add_dump_stages(SessionCompile& c, const trace::Trace& t, const trace::CompileEntry& e,
+                     const std::function<void(std::string_view)>& graph_text) {
   for (const trace::Artifact& a : e.artifacts) {
     SessionStage st;
     st.name = a.name;
@@ -264,6 +270,7 @@ void add_dump_stages(SessionCompile& c, const trace::Trace& t, const trace::Comp
         trace::GraphCounts gc = trace::count_graph_text(*text);
         st.nodes = gc.nodes;
         st.ops = gc.ops;
+        if (graph_text) graph_text(*text);
       }
       st.parent = trace_parent(c, a.base, a.name);
       c.stages.push_back(std::move(st));
@@ -330,40 +337,27 @@ KilnPlan plan_kiln_runs(const trace::Trace& t, const trace::CompileEntry& e, con
   return plan;
 }
 
-std::string pytorch_split_note(const trace::Trace& t, const trace::CompileEntry& e, const pipeline::Stage& s) {
-  if (s.application > 0 || (s.name != "aot_forward_graph" && s.name != "aot_backward_graph") || !e.artifact(s.name)) return "";
-  const trace::Artifact* a = e.artifact(s.name);
-  Expected<std::string> text = t.payload_text(e, a->name);
-  if (!text) return "";
-  trace::GraphCounts gc = trace::count_graph_text(*text);
-  return "; PyTorch's: " + std::to_string(gc.nodes) + " nodes, " + std::to_string(gc.ops) + " ops";
+std::string pytorch_split_note(const SessionCompile& dump, const pipeline::Stage& s) {
+  if (s.application > 0 || (s.name != "aot_forward_graph" && s.name != "aot_backward_graph")) return "";
+  const SessionStage* own = dump.stage(s.name);
+  if (!own || own->nodes < 0) return "";
+  return "; PyTorch's: " + std::to_string(own->nodes) + " nodes, " + std::to_string(own->ops) + " ops";
 }
 
 Expected<std::shared_ptr<Session>> with_kiln_stages(const Session& s, const LoadOptions& o) {
-  const std::optional<pipeline::Partitioner> partitioner = pipeline::partitioner_named(o.partitioner);
-  if (!partitioner) return Status::error("unknown partitioner '" + o.partitioner + "' (default or min-cut)");
+  const Expected<pipeline::Partitioner> partitioner = partitioner_of(o);
+  if (!partitioner) return partitioner.status();
   auto out = std::make_shared<Session>(s);
-  if (!s.trace) return out;
-  size_t done = 0;
-  for (SessionCompile& c : out->compiles) {
-    if (o.cancel && o.cancel->load()) return Status::error("cancelled");
-    if (o.progress) o.progress(double(done++) / double(out->compiles.size()), "Kiln's pipeline on [" + c.id + "]");
-    if (const trace::CompileEntry* e = s.trace->find(c.id)) add_kiln_stages(c, *out, *e, o, *partitioner);
-  }
-  if (o.cancel && o.cancel->load()) return Status::error("cancelled");
+  if (Status st = add_all_kiln_stages(*out, o, *partitioner, 0); !st.ok()) return st;
   if (o.progress) o.progress(1, "done");
   return out;
 }
 
 Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const LoadOptions& o) {
-  const std::optional<pipeline::Partitioner> partitioner = pipeline::partitioner_named(o.partitioner);
-  if (!partitioner) return Status::error("unknown partitioner '" + o.partitioner + "' (default or min-cut)");
+  const Expected<pipeline::Partitioner> partitioner = partitioner_of(o);
+  if (!partitioner) return partitioner.status();
   auto t0 = Clock::now();
-  auto s = std::make_shared<Session>();
-  s->kind = Session::Kind::Trace;
-  s->path = path;
-  s->title = std::filesystem::path(path).filename().string();
-  if (s->title.empty()) s->title = std::filesystem::path(path).parent_path().filename().string();
+  std::shared_ptr<Session> s = new_session(Session::Kind::Trace, path);
   Expected<trace::Trace> t = Status::error("not read");
   if (o.workspace) {
     if (o.progress) o.progress(0.1, "indexing " + s->title);
@@ -380,7 +374,6 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
   for (const trace::Diagnostic& d : tr->diagnostics)
     s->diagnostics.push_back(d.file + ":" + std::to_string(d.line) + ": " + d.message);
   std::map<int, std::string> lines;
-  size_t done = 0;
   for (const trace::CompileEntry& e : tr->entries) {
     if (!listed_entry(e)) continue;
     SessionCompile c;
@@ -401,20 +394,13 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
     }
     for (const trace::StackFrame& f : e.stack)
       if (f.file == s->source_file && !f.code.empty()) lines[f.line] = f.code;
-    add_dump_stages(c, *tr, e);
     // The user's lines that the graphs quote on their nodes.
-    if (!s->source_file.empty())
-      for (const trace::Artifact& a : e.artifacts)
-        if (a.graph)
-          if (Expected<std::string> text = tr->payload_text(e, a.name)) add_quoted_lines(*text, s->source_file, lines);
+    add_dump_stages(c, *tr, e, [&](std::string_view text) {
+      if (!s->source_file.empty()) add_quoted_lines(text, s->source_file, lines);
+    });
     if (o.cancel && o.cancel->load()) return Status::error("cancelled");
-    if (o.kiln_stages) {
-      if (o.progress) o.progress(0.5 + 0.5 * double(++done) / double(tr->entries.size()), "Kiln's pipeline on [" + c.id + "]");
-      add_kiln_stages(c, *s, e, o, *partitioner);
-    }
     s->compiles.push_back(std::move(c));
   }
-  if (o.cancel && o.cancel->load()) return Status::error("cancelled");
   // An entry with nothing under it would only puzzle: say why instead.
   if (s->compiles.empty()) {
     std::error_code ec;
@@ -431,6 +417,8 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
   if (tr->kind == trace::TraceKind::Minifier) s->source_file = path;
   if (!s->source_file.empty()) s->source_text = read_text(s->source_file);
   for (const auto& [line, code] : lines) s->known_lines.push_back({line, code});
+  if (o.kiln_stages)
+    if (Status st = add_all_kiln_stages(*s, o, *partitioner, 0.5); !st.ok()) return st;
   s->load_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (o.progress) o.progress(1, "done");
   return s;

@@ -18,6 +18,7 @@
 //   5. else a minifier file's graph;
 //   6. else the first of its graphs, in log order, that is ATen-level (an
 //      exported program, a post-grad graph of an AOTInductor or cache-hit log).
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,8 +40,10 @@ bool listed_entry(const trace::CompileEntry& e);
 
 // PyTorch's stages of `e`, appended to c.stages: graph stages sized from their
 // text (parsed when shown) and code stages with their text; the guards of a
-// dynamo_cpp_guards_str go to c.guards.
-void add_dump_stages(SessionCompile& c, const trace::Trace& t, const trace::CompileEntry& e);
+// dynamo_cpp_guards_str go to c.guards. `graph_text`, when given, sees each
+// graph payload's text as it is read (the loader takes its quoted lines).
+void add_dump_stages(SessionCompile& c, const trace::Trace& t, const trace::CompileEntry& e,
+                     const std::function<void(std::string_view)>& graph_text = {});
 
 // "log:LINE" of an artifact's record.
 std::string record_place(const trace::Trace& t, const trace::Artifact& a);
@@ -65,8 +68,8 @@ struct KilnPlan {
 KilnPlan plan_kiln_runs(const trace::Trace& t, const trace::CompileEntry& e, const std::string& stage,
                         pipeline::Partitioner partitioner);
 
-// "; PyTorch's: 8 nodes, 4 ops" for Kiln's forward or backward half when the
-// dump has PyTorch's; else "".
-std::string pytorch_split_note(const trace::Trace& t, const trace::CompileEntry& e, const pipeline::Stage& s);
+// "; PyTorch's: 8 nodes, 4 ops" for Kiln's forward or backward half when
+// `dump` (PyTorch's stages, add_dump_stages) has PyTorch's own; else "".
+std::string pytorch_split_note(const SessionCompile& dump, const pipeline::Stage& s);
 
 }  // namespace kiln::session

@@ -81,7 +81,7 @@ bool print_entry(const StagesOptions& o, const Trace& t, const CompileEntry& e, 
       std::fprintf(stderr, "kiln-cli: stages: %s: ops Kiln's registry does not have, kept as opaque nodes: %s\n", where.c_str(),
                    run.unknown_ops.c_str());
     if (!run.input) continue;
-    auto pytorch = [&](const pipeline::Stage& s) { return session::pytorch_split_note(t, e, s); };
+    auto pytorch = [&](const pipeline::Stage& s) { return session::pytorch_split_note(c, s); };
     ok &= print_region(o, kiln_prefix, std::move(*run.input), where, pytorch);
   }
   return ok;

@@ -46,6 +46,16 @@ class TestStageLists : public QObject {
         .arg(cli.size());
   }
 
+  // `input` loaded in the session (its stages into `gui`) and through
+  // kiln-cli stages: what is wrong, or empty when both list the same stages.
+  static QString same_stages(const QString& input, const QString& name, QStringList& gui) {
+    auto session = load_session(input.toStdString());
+    if (!session.ok()) return name + ": " + QString::fromStdString(session.status().to_string());
+    gui = gui_stages(**session);
+    if (gui.isEmpty()) return name + ": the workbench lists no stages";
+    return difference(name, gui, cli_stages(input));
+  }
+
   // Every dump the reference data holds: TORCH_TRACE folders, TORCH_COMPILE_DEBUG
   // folders, and the minifier runs' trace folders and repro files.
   static QStringList reference_dumps() {
@@ -75,13 +85,8 @@ class TestStageLists : public QObject {
     const QStringList programs = examples.entryList({"*.py"}, QDir::Files, QDir::Name);
     QVERIFY2(programs.size() >= 10, qPrintable(examples.path()));
     for (const QString& name : programs) {
-      const QString path = examples.filePath(name);
-      auto session = load_session(path.toStdString());
-      QVERIFY2(session.ok(), qPrintable(name + ": " + QString::fromStdString(session.status().to_string())));
-      const QStringList gui = gui_stages(**session);
-      const QStringList cli = cli_stages(path);
-      QVERIFY2(!gui.isEmpty(), qPrintable(name));
-      if (QString diff = difference(name, gui, cli); !diff.isEmpty()) QFAIL(qPrintable(diff));
+      QStringList gui;
+      if (QString problem = same_stages(examples.filePath(name), name, gui); !problem.isEmpty()) QFAIL(qPrintable(problem));
     }
   }
 
@@ -91,12 +96,8 @@ class TestStageLists : public QObject {
     QVERIFY2(dumps.size() >= 12, qPrintable(dumps.join(", ")));
     int with_kiln_stages = 0;
     for (const QString& path : dumps) {
-      auto session = load_session(path.toStdString());
-      QVERIFY2(session.ok(), qPrintable(path + ": " + QString::fromStdString(session.status().to_string())));
-      const QStringList gui = gui_stages(**session);
-      const QStringList cli = cli_stages(path);
-      QVERIFY2(!gui.isEmpty(), qPrintable(path));
-      if (QString diff = difference(path, gui, cli); !diff.isEmpty()) QFAIL(qPrintable(diff));
+      QStringList gui;
+      if (QString problem = same_stages(path, path, gui); !problem.isEmpty()) QFAIL(qPrintable(problem));
       with_kiln_stages += gui.filter(QRegularExpression(R"(^\[[^\]]+\] kiln )")).isEmpty() ? 0 : 1;
     }
     // Kiln's pipeline ran on the dumps' ATen graphs, not only PyTorch's stages were listed.
