@@ -19,6 +19,7 @@
 #include "core/graph/printer.h"
 #include "core/store/workspace.h"
 #include "core/trace/indexed_open.h"
+#include "core/trace/ranks.h"
 #include "core/trace/reader.h"
 #include "core/trace/summary.h"
 #include "core/trace/summary_json.h"
@@ -179,6 +180,25 @@ int run_timeline(const Options& o) {
   return kExitOk;
 }
 
+// Exit 0 whether or not the ranks diverge: the report is the answer, and
+// `--json`'s "diverges" is there for scripts that want to fail on it.
+int run_ranks(const Options& o) {
+  auto t = open(o);
+  if (!t) return kExitBadInput;
+  const trace::RankReport report = trace::rank_report(*t);
+  if (o.json) {
+    nlohmann::json doc = trace::rank_report_json(report);
+    nlohmann::json diagnostics = nlohmann::json::array();
+    for (const trace::Diagnostic& d : t->diagnostics) diagnostics.push_back({{"file", d.file}, {"line", d.line}, {"message", d.message}});
+    doc["trace_diagnostics"] = std::move(diagnostics);
+    std::cout << kiln::json_text(doc, 1) << "\n";
+    return kExitOk;
+  }
+  std::fputs(trace::rank_report_text(report).c_str(), stdout);
+  for (const trace::Diagnostic& d : t->diagnostics) std::printf("%s:%d: %s\n", d.file.c_str(), d.line, d.message.c_str());
+  return kExitOk;
+}
+
 int run_summary(const Options& o) {
   auto t = open(o);
   if (!t) return kExitBadInput;
@@ -249,6 +269,14 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   timeline->add_option("TRACE", to->path, "log file, folder of logs (one process per rank)")->required();
   timeline->add_option("--out", to->out, "the JSON file to write")->required();
   timeline->callback([to, &exit_code] { exit_code = run_timeline(*to); });
+
+  auto ro = std::make_shared<Options>();
+  CLI::App* ranks = trace_cmd->add_subcommand(
+      "ranks", "Compare the ranks of a multi-process trace: where they compiled, cached or scheduled collectives differently");
+  ranks->add_option("TRACE", ro->path, "folder of per-rank logs (dedicated_log_torch_trace_rank_N*.log), or one log")->required();
+  ranks->add_flag("--json", ro->json, "print one JSON document");
+  ranks->add_option("--workspace", ro->workspace, "workspace file: a trace indexed once reopens from it");
+  ranks->callback([ro, &exit_code] { exit_code = run_ranks(*ro); });
 
   auto so = std::make_shared<Options>();
   CLI::App* summary = trace_cmd->add_subcommand("summary", "Per compile id: function, status, stage graphs, breaks, recompiles");

@@ -20,6 +20,13 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return out;
 }
 
+std::string plural(size_t n, std::string_view one, std::string_view many) {
+  std::string s = std::to_string(n);
+  s += ' ';
+  s += n == 1 ? one : many;
+  return s;
+}
+
 std::string_view trim(std::string_view s) {
   size_t b = 0, e = s.size();
   while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r' || s[b] == '\n')) ++b;

@@ -29,6 +29,8 @@ void for_each_payload_line(std::string_view region, Fn&& fn) {
 // Splits at '\n' (a trailing '\r' is dropped); the last line may be empty.
 std::vector<std::string_view> split_lines(std::string_view text);
 std::string_view trim(std::string_view s);
+// "1 compile", "3 compiles".
+std::string plural(size_t n, std::string_view one, std::string_view many);
 bool starts_with(std::string_view s, std::string_view prefix);
 
 // The payload of a dynamo_graph_break_reason artifact:
