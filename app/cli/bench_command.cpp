@@ -2,9 +2,7 @@
 // same size measured in the same run (the ceiling), interleaved so that noise
 // hits every row alike; medians are reported.
 //
-// `kiln-cli bench trace`: indexing a ~100 MB TORCH_TRACE log (the reference
-// logs concatenated with renumbered frame ids) and reopening it from a
-// workspace, against a plain sequential read of the same file (the ceiling).
+// `kiln-cli bench trace`: bench_trace.cpp.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +17,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "app/cli/bench_trace.h"
 #include "app/cli/bench_util.h"
 #include "app/cli/commands.h"
 #include "core/ops/registry.h"
@@ -51,6 +50,9 @@ struct Options {
   int threads = 0;
   bool json = false;
   std::string seed_child;  // hidden: bench compile's fresh process for the seed rows
+  std::string index_child;  // hidden: bench trace's fresh process indexing one big log
+  int ranks = 1000;         // trace: rank files in the folder rows
+  uint64_t big_mb = 1024;   // trace: size of the big log
   std::string graph;       // gpu: one graph instead of all
   std::string dump_cuda;   // gpu: write each graph's CUDA source here instead of timing
   std::vector<int> row_elements;  // gpu: launch shapes to try for reductions
@@ -122,107 +124,6 @@ std::string reference_dir(const Options& o) {
   return "../shared/reference";
 }
 
-// A temporary folder removed on every way out.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    path = std::filesystem::temp_directory_path() / ("kiln-bench-trace-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-// The ceiling: the file's bytes read front to back with plain read() calls.
-void read_all(const std::string& path, uint64_t expected) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open " + path);
-  static std::vector<char> buf(size_t(1) << 20);
-  ssize_t n = 0;
-  uint64_t total = 0;
-  while ((n = ::read(fd, buf.data(), buf.size())) > 0) total += uint64_t(n);
-  ::close(fd);
-  if (n < 0 || total != expected) throw Error("short read of " + path);
-}
-
-template <class T>
-T must(Expected<T> e) {
-  if (!e) throw Error(e.status().to_string());
-  return std::move(*e);
-}
-
-int run_trace(Options o) {
-  if (o.reps == 0) o.reps = 7;
-  if (o.threads > 0) set_num_threads(o.threads);
-  TempDir tmp;
-  const std::string log = (tmp.path / "big.log").string();
-  uint64_t bytes = 0;
-  if (Status s = trace::write_concatenated_log(reference_dir(o), log, o.trace_mb << 20, &bytes); !s)
-    throw Error(s.to_string());
-  auto ws = must(Workspace::open((tmp.path / "workspace.kiln").string()));
-  bool from_store = false;
-  trace::Trace first = must(trace::open_trace_cached(log, ws.get(), &from_store));  // indexes and stores
-  if (!first.diagnostics.empty()) throw Error("the synthetic log has diagnostics: " + first.diagnostics[0].message);
-  const size_t index_bytes = trace::encode_index(first).size();
-
-  std::vector<Row> rows = {
-      {"read", double(bytes), [&] { read_all(log, bytes); }, {}},
-      {"index_100MB", double(bytes), [&] { must(trace::open_trace(log)); }, {}},
-      {"reopen_100MB", double(bytes),
-       [&] {
-         must(trace::open_trace_cached(log, ws.get(), &from_store));
-         if (!from_store) throw Error("reopen did not come from the workspace");
-       },
-       {}},
-  };
-  for (auto& r : rows) r.run();  // warm up: the file in the page cache, the database open
-  for (int rep = 0; rep < o.reps; ++rep)
-    for (auto& r : rows) r.ms.push_back(time_ms(r.run));
-
-  const double mb = double(bytes) / 1e6;
-  const double ceiling_mbps = mb / (median(rows[0].ms) * 1e-3);
-  const double targets_ms[] = {0, 1500, 200};
-  if (!o.json)
-    std::printf("trace index, %.1f MB log, %zu compile entries, %d threads, median of %d\n%-13s %10s %10s %10s %8s\n",
-                mb, first.entries.size(), num_threads(), o.reps, "name", "ms", "MB/s", "target_ms", "ratio");
-  nlohmann::json out_rows = nlohmann::json::array();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    double ms = median(r.ms);
-    double mbps = mb / (ms * 1e-3);
-    double ratio = mbps / ceiling_mbps;
-    if (i == 0) {
-      if (!o.json) std::printf("%-13s %10.1f %10.0f %10s %7.0f%%\n", r.name.c_str(), ms, mbps, "-", 100.0);
-      continue;
-    }
-    // Reopening reads the stored index, not the log: a rate over the log's
-    // bytes would mean nothing, so that row has its time and target only.
-    const bool rated = r.name == "index_100MB";
-    nlohmann::json row = {{"name", r.name}, {"ms", ms}, {"target_ms", targets_ms[i]}, {"meets_target", ms < targets_ms[i]}};
-    if (rated) row.update({{"MBps", mbps}, {"ratio_to_ceiling", ratio}});
-    if (o.json)
-      out_rows.push_back(row);
-    else if (rated)
-      std::printf("%-13s %10.1f %10.0f %10.0f %7.0f%%%s\n", r.name.c_str(), ms, mbps, targets_ms[i], 100 * ratio,
-                  ms < targets_ms[i] ? "" : "  (over target)");
-    else
-      std::printf("%-13s %10.1f %10s %10.0f %8s%s\n", r.name.c_str(), ms, "-", targets_ms[i], "-",
-                  ms < targets_ms[i] ? "" : "  (over target)");
-  }
-  if (o.json) {
-    nlohmann::json doc = {{"rows", out_rows},
-                          {"ceiling", {{"name", "read"}, {"ms", median(rows[0].ms)}, {"MBps", ceiling_mbps}}},
-                          {"threads", num_threads()},
-                          {"bytes", bytes},
-                          {"index_bytes", index_bytes},
-                          {"compile_entries", first.entries.size()}};
-    std::cout << kiln::json_text(doc, 1) << "\n";
-  }
-  return kExitOk;
-}
-
 }  // namespace
 
 void add_bench_command(CLI::App& app, int& exit_code) {
@@ -246,10 +147,17 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->delimiter(',')
       ->check(CLI::Range(int64_t(3), int64_t(10000000)));
   sub->add_option("--seed-child", opts->seed_child, "(internal) one seed capture-to-runnable, as JSON")->group("");
+  sub->add_option("--index-child", opts->index_child, "(internal) index one log, print time and peak memory as JSON")->group("");
+  sub->add_option("--ranks", opts->ranks, "trace: rank files in the multi-rank folder (default 1000; 0 leaves the rows out)")
+      ->check(CLI::Range(0, 100000));
+  sub->add_option("--big-mb", opts->big_mb, "trace: size of the big log in MiB, indexed in a fresh process (default 1024; 0 leaves it out)")
+      ->check(CLI::Range(uint64_t(0), uint64_t(65536)));
   sub->callback([opts, &exit_code] {
     try {
       exit_code = !opts->seed_child.empty() ? run_seed_child(opts->seed_child)
-                  : opts->suite == "trace"     ? run_trace(*opts)
+                  : !opts->index_child.empty() ? run_trace_index_child(opts->index_child)
+                  : opts->suite == "trace"     ? run_trace_bench({opts->reps, opts->threads, opts->trace_mb, opts->ranks, opts->big_mb,
+                                                                  reference_dir(*opts), opts->json})
                   : opts->suite == "compile" ? run_compile_bench(opts->reps, opts->json)
                   : opts->suite == "scale"   ? run_scale_bench(opts->reps, opts->sizes, opts->json)
                   : opts->suite == "minify"  ? run_minify_bench(opts->reps, opts->threads, reference_dir(*opts), opts->json)

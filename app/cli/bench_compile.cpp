@@ -249,26 +249,10 @@ Json seed_child_figures(bool cuda) {
                      {"total_ms", s.total_ms}, {"kernels", s.kernels}, {"groups", s.groups}}}};
 }
 
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw Error("bench compile: cannot find this executable: " + ec.message());
-  return p.string();
-}
-
 // Runs `kiln-cli bench compile --seed-child DEVICE` with KILN_CACHE_DIR=cache_dir; its JSON line.
 Json spawn_seed_child(const std::string& exe, const std::string& cache_dir, const std::string& device) {
-  std::string cmd = "KILN_CACHE_DIR='" + cache_dir + "' KILN_COMPILE_CACHE=1 '" + exe + "' bench compile --seed-child " + device;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) throw Error("bench compile: cannot start " + exe);
-  std::string out;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int rc = ::pclose(p);
-  Json j = Json::parse(out, nullptr, false);
-  if (rc != 0 || !j.is_object()) throw Error("bench compile: the seed child failed (exit " + std::to_string(rc) + "): " + out);
-  return j;
+  return run_child_json("KILN_CACHE_DIR='" + cache_dir + "' KILN_COMPILE_CACHE=1 '" + exe + "' bench compile --seed-child " + device,
+                        "bench compile: the seed child");
 }
 
 struct SeedFigures {

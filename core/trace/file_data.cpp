@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -42,6 +43,13 @@ std::shared_ptr<const FileData> FileData::from_string(std::string text) {
   f->data_ = f->owned_.data();
   f->size_ = f->owned_.size();
   return f;
+}
+
+void FileData::release_before(size_t end) const {
+  if (!mapping_) return;
+  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  end = std::min(end, size_) / page * page;
+  if (end) ::madvise(mapping_, end, MADV_DONTNEED);
 }
 
 FileData::~FileData() {

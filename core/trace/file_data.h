@@ -20,6 +20,12 @@ class FileData {
 
   std::string_view text() const { return {data_, size_}; }
 
+  // Drops the mapped pages of [0, end) from this process's memory; they are
+  // read back from the file (or the page cache) when touched again. Indexing a
+  // multi-gigabyte log this way holds a window of it, not all of it. A no-op
+  // for text held in memory.
+  void release_before(size_t end) const;
+
  private:
   FileData() = default;
   const char* data_ = nullptr;

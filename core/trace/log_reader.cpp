@@ -8,9 +8,11 @@
 // them too). See torch/_logging/_internal.py (trace_structured and the trace
 // formatter) for the writer.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <tuple>
 #include <unordered_map>
 
@@ -156,8 +158,8 @@ enum class Role { Start, Recompile, Chromium, Normal };
 
 class LogIndexer {
  public:
-  LogIndexer(Trace& trace, uint32_t file, std::string_view text, const ReadOptions& options)
-      : trace_(trace), file_(file), path_(trace.files[file].path), text_(text), lines_(text), options_(options) {}
+  LogIndexer(Trace& trace, uint32_t file, const FileData& data, const ReadOptions& options)
+      : trace_(trace), file_(file), path_(trace.files[file].path), data_(data), text_(data.text()), lines_(text_), options_(options) {}
 
   Status run();
 
@@ -204,6 +206,7 @@ class LogIndexer {
   Trace& trace_;
   uint32_t file_;
   std::string path_;
+  const FileData& data_;
   std::string_view text_;
   LineReader lines_;
   const ReadOptions& options_;
@@ -216,7 +219,11 @@ class LogIndexer {
 
 Status LogIndexer::run() {
   constexpr size_t kProgressStep = size_t(4) << 20;
+  // Every 64 MB the payloads read so far are hashed and their pages let go,
+  // so a log of any size is indexed in a bounded window of memory.
+  constexpr size_t kWindow = size_t(64) << 20;
   size_t next_progress = kProgressStep;
+  size_t next_window = kWindow;
   size_t first_diagnostic = trace_.diagnostics.size();
   Line line;
   while (lines_.peek(line)) {
@@ -224,6 +231,11 @@ Status LogIndexer::run() {
       next_progress += kProgressStep;
       if (options_.cancel && options_.cancel->load()) return Status::error("reading cancelled", {path_, line.number});
       if (options_.progress) options_.progress(double(lines_.position()) / double(std::max<size_t>(text_.size(), 1)));
+    }
+    if (lines_.position() >= next_window) {
+      next_window += kWindow;
+      verify_payloads();
+      data_.release_before(lines_.position());
     }
     lines_.advance();
     if (line.text.empty()) continue;
@@ -779,7 +791,7 @@ void LogIndexer::on_unknown(Record& r) {
 Status index_file(Trace& t, uint32_t file, std::shared_ptr<const FileData> data, const ReadOptions& options) {
   t.keep_file_data(file, data);
   t.bytes += data->text().size();
-  LogIndexer indexer(t, file, data->text(), options);
+  LogIndexer indexer(t, file, *data, options);
   return indexer.run();
 }
 
@@ -815,6 +827,81 @@ void apply_file_rank(Trace& t, uint32_t file, size_t first_entry) {
   }
 }
 
+// Every file's compiles and payload references point at file `file`.
+void move_to_file(Trace& part, uint32_t file) {
+  auto at = [file](PayloadRef& ref) { ref.file = file; };
+  for (CompileEntry& e : part.entries) {
+    e.file = file;
+    for (Artifact& a : e.artifacts) at(a.payload);
+    if (e.metrics) at(e.metrics->json);
+    for (OtherMetrics& m : e.other_metrics) at(m.json);
+    for (PayloadRef& ref : e.chromium_events) at(ref);
+  }
+  for (PayloadRef& ref : part.run_chromium_events) at(ref);
+}
+
+// The files of a folder (one per rank) are indexed side by side, each into a
+// trace of its own, then joined in file order: one rank's log is independent
+// of the others, and a thousand of them are no longer a thousand waits.
+Status index_files_in_parallel(Trace& t, const std::vector<std::string>& paths, const ReadOptions& options) {
+  const size_t n = paths.size();
+  std::vector<std::shared_ptr<const FileData>> data(n);
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    auto mapped = FileData::map(paths[i]);
+    if (!mapped) return mapped.status();
+    data[i] = *mapped;
+    total += data[i]->text().size();
+    t.files.push_back({paths[i], uint64_t(data[i]->text().size()), rank_of_log_name(fs::path(paths[i]).filename().string())});
+  }
+  // Progress is the bytes indexed over all files, reported from whichever
+  // thread gets there, one call at a time and never going back.
+  std::atomic<uint64_t> done{0};
+  std::mutex progress_mu;
+  double reported = 0;
+  std::vector<Trace> parts(n);
+  std::vector<Status> statuses(n);
+  parallel_for(0, int64_t(n), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      Trace& part = parts[size_t(i)];
+      part.files.push_back(t.files[size_t(i)]);
+      const uint64_t size = data[size_t(i)]->text().size();
+      uint64_t counted = 0;
+      ReadOptions mine;
+      mine.cancel = options.cancel;
+      if (options.progress)
+        mine.progress = [&, size](double f) {
+          const uint64_t now = uint64_t(f * double(size));
+          const uint64_t all = done.fetch_add(now > counted ? now - counted : 0) + (now > counted ? now - counted : 0);
+          counted = std::max(counted, now);
+          std::lock_guard<std::mutex> lock(progress_mu);
+          const double fraction = double(all) / double(std::max<uint64_t>(total, 1));
+          if (fraction > reported) {
+            reported = fraction;
+            options.progress(fraction);
+          }
+        };
+      statuses[size_t(i)] = index_file(part, 0, data[size_t(i)], mine);
+      if (statuses[size_t(i)].ok()) apply_file_rank(part, 0, 0);
+    }
+  });
+  for (const Status& s : statuses)
+    if (!s.ok()) return s;
+  for (size_t i = 0; i < n; ++i) {
+    Trace& part = parts[i];
+    move_to_file(part, uint32_t(i));
+    t.keep_file_data(uint32_t(i), data[i]);
+    t.bytes += part.bytes;
+    t.records += part.records;
+    for (auto& e : part.entries) t.entries.push_back(std::move(e));
+    for (auto& d : part.diagnostics) t.diagnostics.push_back(std::move(d));
+    for (const auto& [tag, count] : part.tag_counts) t.tag_counts[tag] += count;
+    for (const auto& [tag, count] : part.unknown_tags) t.unknown_tags[tag] += count;
+    for (const PayloadRef& ref : part.run_chromium_events) t.run_chromium_events.push_back(ref);
+  }
+  return Status();
+}
+
 }  // namespace
 
 bool is_trace_log_file(const std::string& path) {
@@ -841,14 +928,14 @@ Expected<Trace> read_trace_log(const std::string& path, const ReadOptions& optio
   Trace t;
   t.kind = TraceKind::TraceLog;
   t.path = path;
-  for (const std::string& p : paths) {
-    auto data = FileData::map(p);
+  if (paths.size() == 1) {
+    auto data = FileData::map(paths[0]);
     if (!data) return data.status();
-    const size_t first_entry = t.entries.size();
-    t.files.push_back({p, uint64_t((*data)->text().size()), rank_of_log_name(fs::path(p).filename().string())});
-    Status s = index_file(t, uint32_t(t.files.size() - 1), *data, options);
-    if (!s.ok()) return s;
-    apply_file_rank(t, uint32_t(t.files.size() - 1), first_entry);
+    t.files.push_back({paths[0], uint64_t((*data)->text().size()), rank_of_log_name(fs::path(paths[0]).filename().string())});
+    if (Status s = index_file(t, 0, *data, options); !s.ok()) return s;
+    apply_file_rank(t, 0, 0);
+  } else if (Status s = index_files_in_parallel(t, paths, options); !s.ok()) {
+    return s;
   }
   assign_labels(t);
   return t;

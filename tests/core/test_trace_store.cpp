@@ -16,6 +16,7 @@
 #include "core/trace/indexed_open.h"
 #include "core/trace/reader.h"
 #include "core/trace/summary.h"
+#include "core/trace/synthetic_log.h"
 
 using namespace kiln;
 using namespace kiln::trace;
@@ -249,18 +250,65 @@ class TestTraceStore : public QObject {
   }
 
   void cli_bench_trace_json() {
-    Run r = cli({"bench", "trace", "--json", "--trace-mb", "4", "--reps", "1", "--reference",
+    Run r = cli({"bench", "trace", "--json", "--trace-mb", "4", "--ranks", "3", "--big-mb", "2", "--reps", "1", "--reference",
                  QString::fromStdString(test::reference_dir())});
     QVERIFY2(r.code == 0, r.err.constData());
     QJsonObject doc = QJsonDocument::fromJson(r.out).object();
-    QJsonArray rows = doc["rows"].toArray();
-    QCOMPARE(rows.size(), 2);
-    QCOMPARE(rows[0].toObject()["name"].toString(), QString("index_100MB"));
-    QCOMPARE(rows[1].toObject()["name"].toString(), QString("reopen_100MB"));
+    auto names = [](const QJsonArray& rows) {
+      QStringList out;
+      for (const auto& row : rows) out << row.toObject()["name"].toString();
+      return out;
+    };
+    QJsonObject single = doc["single_log"].toObject();
+    QJsonArray rows = single["rows"].toArray();
+    QCOMPARE(names(rows), QStringList({"read", "index_100MB", "reopen_100MB"}));
     for (const auto& row : rows) QVERIFY(row.toObject()["ms"].toDouble() > 0);
-    QVERIFY(rows[0].toObject()["MBps"].toDouble() > 0);
-    QVERIFY(doc["ceiling"].toObject()["MBps"].toDouble() > 0);
-    QVERIFY(doc["bytes"].toDouble() >= 4 << 20);
+    QVERIFY(rows[1].toObject()["MBps"].toDouble() > 0);
+    QVERIFY(rows[1].toObject().contains("meets_target"));
+    QVERIFY(single["bytes"].toDouble() >= 4 << 20);
+
+    QJsonObject folder = doc["rank_folder"].toObject();
+    QCOMPARE(folder["files"].toInt(), 3);
+    QCOMPARE(names(folder["rows"].toArray()), QStringList({"read_ranks", "index_ranks", "reopen_ranks"}));
+    QVERIFY(folder["compile_entries"].toInt() > 0);
+
+    QJsonObject big = doc["big_log"].toObject();
+    QJsonArray big_rows = big["rows"].toArray();
+    QCOMPARE(names(big_rows), QStringList({"read_big", "index_big_fresh"}));
+    // Measured in the child: the peak is at least the anonymous part, and both are real.
+    const double peak = big_rows[1].toObject()["peak_rss_bytes"].toDouble();
+    const double anon = big_rows[1].toObject()["peak_anon_bytes"].toDouble();
+    QVERIFY(anon > 0 && peak >= anon);
+    QVERIFY(big["bytes"].toDouble() >= 2 << 20);
+  }
+
+  // A rank folder gives the same trace whether its files are read one by one
+  // or side by side: the parallel reader keeps file order, ranks and payloads.
+  void rank_folder_matches_its_files() {
+    QTemporaryDir tmp;
+    const std::string dir = tmp.path().toStdString() + "/ranks";
+    QVERIFY(trace::write_rank_folder(test::reference_dir(), dir, 8).ok());
+    auto folder = trace::open_trace(dir);
+    QVERIFY2(folder.ok(), folder.status().to_string().c_str());
+    QVERIFY(folder->diagnostics.empty());
+    QCOMPARE(folder->files.size(), size_t(8));
+    size_t at = 0;
+    for (int rank = 0; rank < 8; ++rank) {
+      auto one = trace::open_trace(dir + "/dedicated_log_torch_trace_rank_" + std::to_string(rank) + "_kiln.log");
+      QVERIFY(one.ok());
+      QCOMPARE(*folder->files[size_t(rank)].rank, int64_t(rank));
+      for (const trace::CompileEntry& e : one->entries) {
+        const trace::CompileEntry& f = folder->entries[at++];
+        QCOMPARE(f.file, uint32_t(rank));
+        QCOMPARE(*f.rank, int64_t(rank));
+        QCOMPARE(f.artifacts.size(), e.artifacts.size());
+        for (size_t k = 0; k < e.artifacts.size(); ++k) {
+          QCOMPARE(f.artifacts[k].payload.file, uint32_t(rank));
+          QCOMPARE(*folder->text(f.artifacts[k].payload), *one->text(e.artifacts[k].payload));
+        }
+      }
+    }
+    QCOMPARE(at, folder->entries.size());
   }
 };
 
