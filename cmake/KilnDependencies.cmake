@@ -10,6 +10,8 @@ pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # MD5 (core/util/md5.h)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # zipped repro files (minifier/repro_zip.cpp)
 pkg_check_modules(GRAPHVIZ REQUIRED IMPORTED_TARGET libgvc libcgraph)  # graph layout (session/)
+# Header-only Mustache templates for `kiln-cli trace report` (core/trace/report.cpp).
+find_path(KAINJOW_MUSTACHE_INCLUDE_DIR kainjow/mustache.hpp REQUIRED)
 
 if(KILN_WITH_LLVM)
   find_package(LLVM 19.1 CONFIG REQUIRED HINTS /usr/lib/llvm-19/lib/cmake/llvm)

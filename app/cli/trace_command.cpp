@@ -21,6 +21,7 @@
 #include "core/trace/indexed_open.h"
 #include "core/trace/ranks.h"
 #include "core/trace/reader.h"
+#include "core/trace/report.h"
 #include "core/trace/summary.h"
 #include "core/trace/summary_json.h"
 #include "core/trace/timeline.h"
@@ -39,7 +40,8 @@ struct Options {
   bool json = false;
   bool raw = false;
   std::string workspace;  // reopen from (and store into) this workspace
-  std::string out;        // timeline: the file to write
+  std::string out;        // timeline: the file to write; report: the folder
+  bool overwrite = false; // report: replace an existing folder
 };
 
 Expected<Trace> open(const Options& o) {
@@ -199,6 +201,29 @@ int run_ranks(const Options& o) {
   return kExitOk;
 }
 
+int run_report(const Options& o) {
+  std::error_code ec;
+  if (std::filesystem::exists(o.out, ec) && !o.overwrite) {  // the caller's to decide about, before any work
+    std::fprintf(stderr, "kiln-cli: %s: the folder exists; --overwrite replaces it\n", o.out.c_str());
+    return kExitUsage;
+  }
+  auto t = open(o);
+  if (!t) return kExitBadInput;
+  trace::ReportOptions ro;
+  ro.overwrite = o.overwrite;
+  trace::ReportStats stats;
+  if (Status s = trace::write_report(*t, o.out, ro, &stats); !s.ok()) {
+    std::fprintf(stderr, "kiln-cli: %s\n", s.to_string().c_str());
+    return kExitFailures;
+  }
+  std::printf("wrote %zu pages (%zu compile ids, %zu payloads) to %s/index.html\n", stats.pages, stats.compiles, stats.payloads,
+              o.out.c_str());
+  if (stats.truncated) std::printf("%zu payloads over 8 MB were cut (their pages say where the whole text lies)\n", stats.truncated);
+  if (stats.unreadable) std::printf("%zu payloads could not be read (their pages say why)\n", stats.unreadable);
+  for (const trace::Diagnostic& d : t->diagnostics) std::fprintf(stderr, "kiln-cli: %s:%d: %s\n", d.file.c_str(), d.line, d.message.c_str());
+  return kExitOk;
+}
+
 int run_summary(const Options& o) {
   auto t = open(o);
   if (!t) return kExitBadInput;
@@ -269,6 +294,14 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   timeline->add_option("TRACE", to->path, "log file, folder of logs (one process per rank)")->required();
   timeline->add_option("--out", to->out, "the JSON file to write")->required();
   timeline->callback([to, &exit_code] { exit_code = run_timeline(*to); });
+
+  auto po = std::make_shared<Options>();
+  CLI::App* report = trace_cmd->add_subcommand("report", "Write a static HTML report of the trace to attach to a bug report");
+  report->add_option("TRACE", po->path, "log file, folder of logs, debug folder or repro.py")->required();
+  report->add_option("--out", po->out, "the folder to write (index.html and a page per compile id and payload)")->required();
+  report->add_flag("--overwrite", po->overwrite, "replace the folder if it exists");
+  report->add_option("--workspace", po->workspace, "workspace file: a trace indexed once reopens from it");
+  report->callback([po, &exit_code] { exit_code = run_report(*po); });
 
   auto ro = std::make_shared<Options>();
   CLI::App* ranks = trace_cmd->add_subcommand(
