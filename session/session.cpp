@@ -49,6 +49,13 @@ std::vector<std::string> Session::frames() const {
   return out;
 }
 
+std::vector<std::string> Session::ranks() const {
+  std::vector<std::string> out;
+  for (const SessionCompile& c : compiles)
+    if (std::find(out.begin(), out.end(), c.rank) == out.end()) out.push_back(c.rank);
+  return out;
+}
+
 const SessionCompile* Session::find(std::string_view id) const {
   for (const SessionCompile& c : compiles)
     if (c.id == id) return &c;

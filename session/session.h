@@ -78,7 +78,8 @@ const char* compile_status_name(CompileStatus s);
 
 struct SessionCompile {
   std::string id;     // "0/1", "0/0_1"; for traces the entry label
-  std::string frame;  // "0": the frame part of the id
+  std::string frame;  // "0": the frame part of the id ("r1:0" in a multi-rank trace)
+  std::string rank;   // "rank 1" in a trace with ranks, else 
   std::string function, file;
   int line = 0;
   CompileStatus status = CompileStatus::Ok;
@@ -112,6 +113,7 @@ struct Session {
   bool from_store = false;  // a trace index reopened from the workspace
   std::shared_ptr<const trace::Trace> trace;  // traces: where stage graphs are parsed from
   std::vector<std::string> frames() const;   // distinct frame ids in first-seen order
+  std::vector<std::string> ranks() const;    // distinct SessionCompile::rank in first-seen order ("" included)
   const SessionCompile* find(std::string_view id) const;
 };
 

@@ -380,6 +380,7 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
     c.id = e.label;
     // Frames of different ranks stay apart in the tree: "r1:0".
     c.frame = e.id.frame_id ? std::string(trace::rank_part(e.label)) + std::to_string(*e.id.frame_id) : e.label;
+    if (e.rank) c.rank = "rank " + std::to_string(*e.rank);
     c.function = e.function();
     c.file = e.function_file();
     c.line = e.function_line();

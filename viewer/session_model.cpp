@@ -2,6 +2,8 @@
 
 #include <QFont>
 
+#include <map>
+
 namespace kiln::viewer {
 
 QColor SessionModel::statusColor(CompileStatus s) {
@@ -28,13 +30,41 @@ void SessionModel::addItems(int si) {
     return id;
   };
   int entry = add(-1, {Level::Entry, si, -1, -1, {}});
-  for (const std::string& frame : s.frames()) {
-    int f = add(entry, {Level::Frame, si, -1, -1, frame});
-    for (int ci = 0; ci < int(s.compiles.size()); ++ci) {
-      const SessionCompile& c = s.compiles[size_t(ci)];
-      if (c.frame != frame) continue;
-      int cid = add(f, {Level::Compile, si, ci, -1, frame});
-      for (int st = 0; st < int(c.stages.size()); ++st) add(cid, {Level::Stage, si, ci, st, frame});
+  // A multi-rank trace gets a level per rank, so one rank's frames and
+  // recompiles read apart from the others'. One pass groups the compiles by
+  // rank and frame in first-seen order (a thousand ranks stay cheap).
+  struct Frame {
+    std::string id;
+    std::vector<int> compiles;
+  };
+  struct Rank {
+    std::string name;
+    std::vector<Frame> frames;
+    std::map<std::string, size_t> frame_at;
+  };
+  std::vector<Rank> ranks;
+  std::map<std::string, size_t> rank_at;
+  for (int ci = 0; ci < int(s.compiles.size()); ++ci) {
+    const SessionCompile& c = s.compiles[size_t(ci)];
+    auto [r, new_rank] = rank_at.emplace(c.rank, ranks.size());
+    if (new_rank) ranks.push_back({c.rank, {}, {}});
+    Rank& rank = ranks[r->second];
+    auto [f, new_frame] = rank.frame_at.emplace(c.frame, rank.frames.size());
+    if (new_frame) rank.frames.push_back({c.frame, {}});
+    rank.frames[f->second].compiles.push_back(ci);
+  }
+  const bool by_rank = ranks.size() > 1;
+  for (const Rank& rank : ranks) {
+    size_t compiles = 0;
+    for (const Frame& frame : rank.frames) compiles += frame.compiles.size();
+    const int under =
+        by_rank ? add(entry, {Level::Rank, si, -1, -1, rank.name.empty() ? std::string("no rank") : rank.name, int(compiles)}) : entry;
+    for (const Frame& frame : rank.frames) {
+      const int f = add(under, {Level::Frame, si, -1, -1, frame.id});
+      for (int ci : frame.compiles) {
+        const int cid = add(f, {Level::Compile, si, ci, -1, frame.id});
+        for (int st = 0; st < int(s.compiles[size_t(ci)].stages.size()); ++st) add(cid, {Level::Stage, si, ci, st, frame.id});
+      }
     }
   }
 }
@@ -143,9 +173,18 @@ QVariant SessionModel::data(const QModelIndex& index, int role) const {
           if (col == Detail) return s.compiles.size() == 1 ? QString("1 compile") : QString("%1 compiles").arg(s.compiles.size());
           if (col == Time) return seconds_text(s.load_seconds);
           return {};
-        case Level::Frame:
-          if (col == Name) return QString("frame %1").arg(QString::fromStdString(r.frame));
+        case Level::Rank: {
+          if (col == Name) return QString::fromStdString(r.frame);
+          if (col != Detail) return {};
+          return r.count == 1 ? QString("1 compile") : QString("%1 compiles").arg(r.count);
+        }
+        case Level::Frame: {
+          // Under its rank, a frame is named without the rank's prefix ("r1:0" -> "0").
+          std::string_view frame = r.frame;
+          if (size_t colon = frame.find(':'); colon != std::string_view::npos && frame.starts_with("r")) frame.remove_prefix(colon + 1);
+          if (col == Name) return QString("frame %1").arg(QString::fromUtf8(frame.data(), int(frame.size())));
           return {};
+        }
         case Level::Compile:
           if (col == Name) return QString("[%1] %2").arg(QString::fromStdString(c->id), QString::fromStdString(c->function));
           if (col == Detail) return QString(compile_status_name(c->status));

@@ -16,14 +16,15 @@ class SessionModel : public QAbstractItemModel {
   Q_OBJECT
  public:
   enum Column { Name, Detail, Time, ColumnCount };
-  enum class Level { Entry, Frame, Compile, Stage };
+  enum class Level { Entry, Rank, Frame, Compile, Stage };
   // What a row stands for; compile/stage are -1 above their level.
   struct Ref {
     Level level = Level::Entry;
     int session = -1;
     int compile = -1;
     int stage = -1;
-    std::string frame;
+    std::string frame;  // Frame: its id; Rank: the rank ("rank 1")
+    int count = 0;      // Rank: its compiles
   };
 
   using QAbstractItemModel::QAbstractItemModel;

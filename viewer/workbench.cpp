@@ -39,6 +39,7 @@
 #include "viewer/job_runner.h"
 #include "viewer/minifier_panel.h"
 #include "viewer/session_model.h"
+#include "viewer/trace_panel.h"
 
 namespace kiln::viewer {
 
@@ -63,6 +64,7 @@ Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
   loader_ = new JobRunner(this);
   viewer_ = new JobRunner(this);
   numerics_runner_ = new JobRunner(this);
+  trace_runner_ = new JobRunner(this);
   model_ = new SessionModel(this);
 
   setCentralWidget(buildStagePanel());
@@ -119,6 +121,7 @@ Workbench::~Workbench() {
   loader_->stop();
   viewer_->stop();
   numerics_runner_->stop();
+  trace_runner_->stop();
 }
 
 void Workbench::closeEvent(QCloseEvent* e) {
@@ -130,6 +133,7 @@ void Workbench::closeEvent(QCloseEvent* e) {
   loader_->cancelAll();
   viewer_->cancelAll();
   numerics_runner_->cancelAll();
+  trace_runner_->cancelAll();
   minifier_->cancel();
   QMainWindow::closeEvent(e);
 }
@@ -200,6 +204,7 @@ void Workbench::buildDocks() {
   QDockWidget* guards = dock("Guards and recompiles", "guards", buildGuardsPanel(), Qt::BottomDockWidgetArea);
   QDockWidget* numerics = dock("Numerics", "numerics", buildNumericsPanel(), Qt::BottomDockWidgetArea);
   QDockWidget* minifier = dock("Minifier", "minifier", buildMinifierPanel(), Qt::BottomDockWidgetArea);
+  QDockWidget* trace = dock("Ranks and timeline", "trace", buildTracePanel(), Qt::BottomDockWidgetArea);
   corpus_ = new CorpusPanel(this);
   QDockWidget* corpus = dock("Op corpus", "corpus", corpus_, Qt::BottomDockWidgetArea);
   log_ = new QPlainTextEdit(this);
@@ -208,7 +213,8 @@ void Workbench::buildDocks() {
   QDockWidget* log = dock("Log", "log", log_, Qt::BottomDockWidgetArea);
   tabifyDockWidget(guards, numerics);
   tabifyDockWidget(numerics, minifier);
-  tabifyDockWidget(minifier, corpus);
+  tabifyDockWidget(minifier, trace);
+  tabifyDockWidget(trace, corpus);
   tabifyDockWidget(corpus, log);
   guards->raise();
   // The bottom panels span the whole width under the session tree and the graph.
@@ -407,7 +413,10 @@ void Workbench::onSessionLoaded(std::shared_ptr<Session> s, const QString& path,
   if (compile >= 0) showCompile(index, compile, kiln_later ? QString() : pending_stage_);
   pending_compile_.clear();
   pending_stage_.clear();
-  if (s->kind == Session::Kind::Trace && s->trace) addKilnStages(s, path);
+  if (s->kind == Session::Kind::Trace && s->trace) {
+    addKilnStages(s, path);
+    loadTraceViews(s);
+  }
   updateBusy();
 }
 
@@ -475,8 +484,11 @@ void Workbench::updateBusy() {
 }
 
 bool Workbench::showPanel(const QString& name) {
+  // "ranks" and "timeline" are the two tabs of the "trace" panel.
+  const QString dock_name = name == "ranks" || name == "timeline" ? QString("trace") : name;
+  if (name == "ranks" || name == "timeline") trace_panel_->setCurrentIndex(name == "ranks" ? 0 : 1);
   for (QDockWidget* d : docks_)
-    if (d->objectName() == name) {
+    if (d->objectName() == dock_name) {
       d->show();
       d->raise();
       return true;
@@ -489,6 +501,7 @@ QString Workbench::busyReason() const {
   if (!loader_->isIdle()) r << "opening";
   if (!viewer_->isIdle()) r << "loading a stage";
   if (!numerics_runner_->isIdle()) r << "numerics";
+  if (!trace_runner_->isIdle()) r << "ranks and timeline";
   if (corpus_->isBusy()) r << "op corpus";
   if (minifier_->isRunning()) r << "minifier";
   if (shown_graph_ && !graph_->isLayoutReady()) r << "graph layout";
@@ -496,7 +509,7 @@ QString Workbench::busyReason() const {
 }
 
 bool Workbench::isSettled() const {
-  if (!loader_->isIdle() || !viewer_->isIdle() || !numerics_runner_->isIdle()) return false;
+  if (!loader_->isIdle() || !viewer_->isIdle() || !numerics_runner_->isIdle() || !trace_runner_->isIdle()) return false;
   if (corpus_->isBusy() || minifier_->isRunning()) return false;
   if (shown_graph_ && !graph_->isLayoutReady()) return false;
   return true;

@@ -59,6 +59,8 @@ class NumericsModel;
 class RecompileModel;
 class SessionModel;
 class SignatureModel;
+class TracePanel;
+struct TraceViews;
 
 class Workbench : public QMainWindow {
   Q_OBJECT
@@ -91,7 +93,8 @@ class Workbench : public QMainWindow {
   QString partitioner() const { return partitioner_; }
   void setDiffMode(bool on);
   bool selectNodeByName(const QString& name);
-  // Raises a panel by name: session, source, code, node, guards, numerics, minifier, corpus, log.
+  // Raises a panel by name: session, source, code, node, guards, numerics, minifier, trace (or its
+  // tabs ranks and timeline), corpus, log.
   bool showPanel(const QString& name);
   void measureNumerics();
   // Stops a numerics run: the ladder checks before each node, pass and LLVM pass.
@@ -115,6 +118,7 @@ class Workbench : public QMainWindow {
   NumericsModel* numericsModel() const { return numerics_; }
   CorpusPanel* corpusPanel() const { return corpus_; }
   MinifierPanel* minifierPanel() const { return minifier_; }
+  TracePanel* tracePanel() const { return trace_panel_; }
   std::shared_ptr<const Session> currentSession() const;
   const SessionCompile* currentCompile() const;
   int currentStageIndex() const { return stage_; }
@@ -187,9 +191,16 @@ class Workbench : public QMainWindow {
   void jumpToFirstDivergent();
   void applyNumericsColours();
 
+  // workbench_trace.cpp: the ranks and timeline of a dump, computed on their
+  // own worker when it opens, shown while one of its compiles is.
+  QWidget* buildTracePanel();
+  void loadTraceViews(const std::shared_ptr<const Session>& s);
+  void showTraceViews(int session);
+
   JobRunner* loader_;  // opening: compile, index
   JobRunner* viewer_;  // stage graphs, provenance, diffs
   JobRunner* numerics_runner_;
+  JobRunner* trace_runner_;  // rank comparison and timeline of a dump
   std::unique_ptr<Workspace> workspace_;  // touched only on the loading worker
   bool workspace_tried_ = false;
 
@@ -203,6 +214,9 @@ class Workbench : public QMainWindow {
   QPlainTextEdit* log_;
   CorpusPanel* corpus_;
   MinifierPanel* minifier_;
+  TracePanel* trace_panel_ = nullptr;
+  std::map<std::string, std::shared_ptr<const TraceViews>> trace_views_;  // by session path
+  int trace_views_session_ = -1;  // the session the panel shows
   GuardModel* guards_;
   RecompileModel* recompiles_;
   SignatureModel* signature_;

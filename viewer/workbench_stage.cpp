@@ -183,6 +183,7 @@ void Workbench::showCompile(int session, int compile, const QString& preferStage
   bool same_session = session == session_;
   if (!same_session) parsed_.clear();
   session_ = session;
+  if (!same_session) showTraceViews(session);
   compile_ = compile;
   selection_.clear();
   selection_stage_ = -1;

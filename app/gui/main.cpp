@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   QCommandLineOption stage("stage", "show this stage of it (\"aot_forward_graph\", \"forward cse #6\", or a pass name)", "name");
   QCommandLineOption screenshot("screenshot", "save a picture of the window once loading and layout are done", "file.png");
   QCommandLineOption quit("quit", "exit when done (with --screenshot: after saving it)");
-  QCommandLineOption panel("panel", "raise a panel: source, code, node, guards, numerics, minifier, corpus, log", "name");
+  QCommandLineOption panel("panel", "raise a panel: source, code, node, guards, numerics, minifier, ranks, timeline, corpus, log", "name");
   QCommandLineOption diff("diff", "show the structural diff of the stage against the one before it");
   QCommandLineOption changed("changed-only", "step only through stages that changed the graph");
   QCommandLineOption node("node", "select this node of the shown graph", "name");

@@ -84,6 +84,7 @@ class ProfileBuilder {
     if (!e.id.known()) return;  // the run's own records: no compile to compare
     RankCompile c;
     c.id = e.label.substr(rank_part(e.label).size());
+    c.label = e.label;
     c.status = entry_status(e);
     std::vector<std::string> lookups;
     for (const CacheOutcome& o : cache_outcomes(e)) lookups.push_back(o.cache + " " + o.state);

@@ -28,6 +28,7 @@ namespace kiln::trace {
 // One compile of one rank, reduced to what ranks are compared on.
 struct RankCompile {
   std::string id;      // the label without its rank: "0/1", "0/0#2"
+  std::string label;   // the entry's own label: "r1:0/1"
   std::string status;  // entry_status
   std::string cache;   // "fx_graph hit, aotautograd hit", "" without a lookup
   std::string graph;   // short hash of the Dynamo graph text, "" without one
@@ -117,6 +118,9 @@ RankReport rank_report(const Trace& trace);
 // A rank's cache outcomes, a letter per compile: H (every lookup hit), M (a
 // miss), B (a bypass), - (no lookup logged).
 std::string cache_letters(const RankProfile& rank);
+
+// "ranks 0-4, 6" (rank files by name where they have no number).
+std::string rank_names(const RankReport& report, const std::vector<size_t>& members);
 
 // `kiln-cli trace ranks` prints these (ranks_format.cpp); the workbench shows the text.
 std::string rank_report_text(const RankReport& report);

@@ -7,10 +7,9 @@
 #include "core/trace/text_util.h"
 
 namespace kiln::trace {
-namespace {
 
 // "ranks 0-4, 6" for known ranks in order; file names otherwise.
-std::string names_of(const RankReport& r, const std::vector<size_t>& members) {
+std::string rank_names(const RankReport& r, const std::vector<size_t>& members) {
   std::string out;
   size_t i = 0;
   size_t ranked = 0;
@@ -36,6 +35,8 @@ std::string names_of(const RankReport& r, const std::vector<size_t>& members) {
   return (ranked == 1 && members.size() == 1 ? "rank " : "ranks ") + out;
 }
 
+namespace {
+
 nlohmann::json rank_value(const RankProfile& p) {
   return p.rank ? nlohmann::json(*p.rank) : nlohmann::json(nullptr);
 }
@@ -50,7 +51,7 @@ std::string rank_report_text(const RankReport& r) {
   };
   std::vector<size_t> all;
   for (size_t i = 0; i < r.ranks.size(); ++i) all.push_back(i);
-  line(std::to_string(r.ranks.size()) + (r.ranks.size() == 1 ? " rank: " : " ranks: ") + names_of(r, all));
+  line(std::to_string(r.ranks.size()) + (r.ranks.size() == 1 ? " rank: " : " ranks: ") + rank_names(r, all));
   for (const RankProfile& p : r.ranks) {
     const std::string cache = cache_letters(p);
     line("  " + p.name() + ": " + plural(p.compiles.size(), "compile", "compiles") + ", " + plural(size_t(p.recompiles), "recompile", "recompiles") +
@@ -72,7 +73,7 @@ std::string rank_report_text(const RankReport& r) {
         continue;
       }
       line(a.name + ": DIFFER across ranks");
-      for (const RankGroup& g : a.groups) line("  " + names_of(r, g.members) + ": " + g.summary);
+      for (const RankGroup& g : a.groups) line("  " + rank_names(r, g.members) + ": " + g.summary);
     }
   }
   if (!r.divergences.empty()) {

@@ -7,6 +7,9 @@
 //
 // Tests: tests/core/test_trace_timeline.cpp.
 #include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,5 +29,19 @@ struct TimelineStats {
 // args.kiln_compile set to the compile's label (absent for the run's own
 // phases); process names say "rank N".
 nlohmann::json chrome_trace(const Trace& t, TimelineStats* stats = nullptr);
+
+// The same events as spans for the workbench's timeline: "B"/"E" pairs
+// matched by name (innermost first), "X" with its duration, "i" as an instant;
+// each with its nesting depth within its rank. A "B" that never ends runs to
+// the rank's last timestamp and says so.
+struct TimelineSpan {
+  int64_t rank = 0;
+  std::string compile;  // the compile's label; "" for the run's own phases
+  std::string name;
+  double start_us = 0, end_us = 0;
+  int depth = 0;
+  bool unfinished = false;
+};
+std::vector<TimelineSpan> timeline_spans(const Trace& t, TimelineStats* stats = nullptr);
 
 }  // namespace kiln::trace

@@ -96,6 +96,40 @@ class TestTraceTimeline : public QObject {
     QCOMPARE(bad.code, 1);
     QVERIFY(bad.err.contains("t.json"));
   }
+
+  // The workbench's spans: B/E paired by name, nesting depth per rank, a
+  // phase that never ends runs to the rank's last timestamp, flagged.
+  void spans_nest_per_rank() {
+    QTemporaryDir tmp;
+    const std::string dir = tmp.path().toStdString();
+    std::ofstream(dir + "/dedicated_log_torch_trace_rank_0_a.log") << rank_log();
+    std::ofstream(dir + "/dedicated_log_torch_trace_rank_3_b.log") << rank_log();
+    auto t = open_trace(dir);
+    QVERIFY(t.ok());
+    TimelineStats stats;
+    std::vector<TimelineSpan> spans = timeline_spans(*t, &stats);
+    QCOMPARE(stats.skipped, size_t(2));
+    QCOMPARE(spans.size(), size_t(4));
+    for (int64_t rank : {int64_t(0), int64_t(3)}) {
+      const TimelineSpan* setup = nullptr;
+      const TimelineSpan* dynamo = nullptr;
+      for (const TimelineSpan& s : spans) {
+        if (s.rank != rank) continue;
+        if (s.name == "run_setup") setup = &s;
+        if (s.name == "dynamo") dynamo = &s;
+      }
+      QVERIFY(setup && dynamo);
+      QVERIFY(setup->unfinished);
+      QCOMPARE(setup->end_us, 90.0);
+      QCOMPARE(setup->depth, 0);
+      QVERIFY(setup->compile.empty());
+      QVERIFY(!dynamo->unfinished);
+      QCOMPARE(dynamo->start_us, 10.0);
+      QCOMPARE(dynamo->end_us, 90.0);
+      QCOMPARE(dynamo->depth, 1);
+      QVERIFY(dynamo->compile.find("0/0") != std::string::npos);
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(TestTraceTimeline)

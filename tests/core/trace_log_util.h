@@ -3,6 +3,7 @@
 // envelopes and tab-indented payloads whose md5 matches, written as PyTorch
 // writes them, with our own content.
 #include <string>
+#include <vector>
 
 #include "core/util/md5.h"
 
@@ -32,6 +33,66 @@ inline std::string log_record_with_payload(const std::string& tag, const std::st
                                            const std::string& ids = kLogIds) {
   return log_record("{\"" + tag + "\": " + meta + ", " + ids + ", \"has_payload\": \"" + md5_hex(payload) + "\"}") +
          payload_lines(payload);
+}
+
+// A rank's log of a distributed run: per compile a Dynamo graph on its
+// device, a cache outcome, a collective schedule and output code that calls
+// (and, with `waits`, waits on) one all_reduce.
+inline std::string compile_ids(int frame, int compile) {
+  return "\"frame_id\": " + std::to_string(frame) + ", \"frame_compile_id\": " + std::to_string(compile) + ", \"attempt\": 0";
+}
+
+inline std::string artifact_record(const std::string& name, const std::string& encoding, const std::string& payload, const std::string& at) {
+  return log_record_with_payload("artifact", "{\"name\": \"" + name + "\", \"encoding\": \"" + encoding + "\"}", payload, at);
+}
+
+inline std::string graph_on(int device) {
+  const std::string d = "cuda:" + std::to_string(device);
+  return "class GraphModule(torch.nn.Module):\n"
+         "    def forward(self, L_x_: \"f32[8][1]" + d + "\"):\n"
+         "        l_x_ = L_x_\n"
+         "        all_reduce: \"f32[8][1]" + d + "\" = torch.ops._c10d_functional.all_reduce.default(l_x_, 'sum', '0');  l_x_ = None\n"
+         "        wait: \"f32[8][1]" + d + "\" = torch.ops._c10d_functional.wait_tensor.default(all_reduce);  all_reduce = None\n"
+         "        return (wait,)\n";
+}
+
+// Generated code for one all_reduce; `wait` says whether it waits on it.
+// The comment names a collective too: only calls count.
+inline std::string output_code(bool wait) {
+  return "# AOT ID: ['0_inference']\n"
+         "def call(args):\n"
+         "    # Topologically Sorted Source Nodes: [all_reduce], Original ATen: [_c10d_functional.all_reduce]\n"
+         "    torch.ops._c10d_functional.all_reduce_.default(buf0, 'sum', '0')\n" +
+         std::string(wait ? "    torch.ops._c10d_functional.wait_tensor.default(buf0)\n" : "") + "    return (buf0, )\n";
+}
+
+struct RankLog {
+  int device = 0;
+  std::vector<std::string> cache = {"hit"};  // one compile per entry, frame 0
+  std::string schedule = "[\"torch.ops._c10d_functional.all_reduce_.default\", \"torch.ops._c10d_functional.wait_tensor.default\"]";
+  bool waits = true;
+  std::string execution;  // graph_execution payload, "" for none
+  bool chromium = false;  // a "dynamo" phase per compile
+};
+
+inline std::string rank_log(const RankLog& r) {
+  std::string out;
+  for (size_t k = 0; k < r.cache.size(); ++k) {
+    const std::string at = compile_ids(0, int(k));
+    out += log_record("{\"dynamo_start\": {\"stack\": []}, " + at + "}");
+    if (r.chromium)
+      out += log_record_with_payload("chromium_event", "{}",
+                                           "{\"name\": \"dynamo\", \"ph\": \"X\", \"ts\": " + std::to_string(100 * (k + 1)) +
+                                               ", \"dur\": 50, \"args\": {\"compile_id\": \"0/" + std::to_string(k) + "\"}}",
+                                           at);
+    out += log_record_with_payload("dynamo_output_graph", "{}", graph_on(r.device), at);
+    out += artifact_record("fx_graph_cache_" + r.cache[k], "json", "{\"key\": \"k\"}", at);
+    out += artifact_record("inductor_collective_schedule", "json", r.schedule, at);
+    out += log_record_with_payload("inductor_output_code", "{\"filename\": \"/tmp/x.py\"}", output_code(r.waits), at);
+    out += log_record("{\"compilation_metrics\": {\"co_name\": \"f\", \"restart_reasons\": []}, " + at + "}");
+  }
+  if (!r.execution.empty()) out += artifact_record("graph_execution", "json", r.execution, "\"frame_id\": null");
+  return out;
 }
 
 }  // namespace kiln::test
