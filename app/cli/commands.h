@@ -1,8 +1,13 @@
 #pragma once
 // kiln-cli subcommands. Each registers its options on the CLI11 app and returns
 // an exit code per CLI.md: 0 ok, 1 the check found failures, 2 usage, 3 bad input.
+#include <string>
+
 namespace CLI {
 class App;
+}
+namespace kiln::trace {
+class Trace;
 }
 
 namespace kiln::cli {
@@ -17,6 +22,7 @@ inline constexpr int kExitBadInput = 3;
 void add_conformance_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
 void add_trace_command(CLI::App& app, int& exit_code);
+int run_trace_provenance(const kiln::trace::Trace& t, const std::string& compile_id, bool json);  // trace_provenance.cpp
 void add_run_command(CLI::App& app, int& exit_code);  // run and explain
 void add_grad_check_command(CLI::App& app, int& exit_code);
 void add_stages_command(CLI::App& app, int& exit_code);

@@ -224,6 +224,12 @@ int run_report(const Options& o) {
   return kExitOk;
 }
 
+int run_provenance(const Options& o) {
+  auto t = open(o);
+  if (!t) return kExitBadInput;
+  return run_trace_provenance(*t, o.compile_id, o.json);
+}
+
 int run_summary(const Options& o) {
   auto t = open(o);
   if (!t) return kExitBadInput;
@@ -302,6 +308,15 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   report->add_flag("--overwrite", po->overwrite, "replace the folder if it exists");
   report->add_option("--workspace", po->workspace, "workspace file: a trace indexed once reopens from it");
   report->callback([po, &exit_code] { exit_code = run_report(*po); });
+
+  auto vo = std::make_shared<Options>();
+  CLI::App* provenance = trace_cmd->add_subcommand(
+      "provenance", "Where each kernel of a compile's output code lies, and the nodes it was made from");
+  provenance->add_option("TRACE", vo->path, "log file or folder of logs")->required();
+  provenance->add_option("--compile-id", vo->compile_id, "compile id (0/1, [0/1_1]) or label (r1:0/1)")->required();
+  provenance->add_flag("--json", vo->json, "print one JSON document");
+  provenance->add_option("--workspace", vo->workspace, "workspace file: a trace indexed once reopens from it");
+  provenance->callback([vo, &exit_code] { exit_code = run_provenance(*vo); });
 
   auto ro = std::make_shared<Options>();
   CLI::App* ranks = trace_cmd->add_subcommand(
