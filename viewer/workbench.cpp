@@ -186,6 +186,7 @@ void Workbench::buildDocks() {
   code_bar->addWidget(wrap);
   code_layout->addLayout(code_bar);
   code_layout->addWidget(code_);
+  connect(code_, &CodeEditor::lineClicked, this, &Workbench::onCodeLineClicked);
   connect(code_combo_, &QComboBox::activated, this, [this](int i) {
     if (!updating_) showCodeStage(code_combo_->itemData(i).toInt());
   });

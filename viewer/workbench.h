@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "session/code_links.h"
 #include "session/session.h"
 #include "session/stage_links.h"
 #include "viewer/session_names.h"
@@ -191,6 +192,11 @@ class Workbench : public QMainWindow {
   void jumpToFirstDivergent();
   void applyNumericsColours();
 
+  // workbench_links.cpp: a node's lines in the generated code, a code line's nodes.
+  void showCodeOfNode(const std::string& node);
+  void onCodeLineClicked(int line);
+  void selectPendingCodeNodes(int stage);
+
   // workbench_trace.cpp: the ranks and timeline of a dump, computed on their
   // own worker when it opens, shown while one of its compiles is.
   QWidget* buildTracePanel();
@@ -252,6 +258,10 @@ class Workbench : public QMainWindow {
 
   int session_ = -1, compile_ = -1, stage_ = -1;
   int graph_stage_ = -1;  // the stage whose graph is shown (stage_ may be a code stage)
+  int code_shown_stage_ = -1;  // the code stage in the Code panel
+  std::vector<CodeLinkGroup> code_links_;  // the current compile's node <-> code links
+  std::vector<std::string> pending_code_nodes_;  // a code line's nodes, selected once their stage is shown
+  int pending_code_nodes_stage_ = -1;
   std::shared_ptr<const Graph> shown_graph_;
   std::map<std::pair<int, int>, std::shared_ptr<const Graph>> parsed_;  // (compile, stage) -> parsed trace graph
   double stage_requested_at_ = 0;

@@ -373,6 +373,7 @@ void Workbench::onStageLoaded(int session, int compile, int stage, const std::ma
     stage_info_->setText(info);
   }
   updateNodePanel();
+  selectPendingCodeNodes(stage);
   emit stageShown(stage);
 }
 
@@ -386,6 +387,7 @@ void Workbench::onNodeClicked(NodeId id) {
   loadAllStageGraphs();
   // The innermost user frame is the line that made the node.
   if (!n.meta.stack.empty()) jumpToSource(n.meta.stack.back().file, n.meta.stack.back().line);
+  showCodeOfNode(n.name);
   for (int r = 0; r < int(numerics_->result().rows.size()); ++r)
     if (numerics_->result().rows[size_t(r)].node == id) numerics_table_->selectRow(r);
 }
@@ -499,12 +501,16 @@ void Workbench::fillCodeCombo() {
       if (c->stages[size_t(i)].kind == StageKind::Code)
         code_combo_->addItem(QString::fromStdString(c->stages[size_t(i)].name + "  (" + c->stages[size_t(i)].summary + ")"), i);
   updating_ = false;
+  // Links are recomputed here: Kiln's stages of a dump arrive later and refill the list.
+  code_links_ = c ? code_links(*currentSession(), *c) : std::vector<CodeLinkGroup>{};
   if (code_combo_->count() > 0) {
     int i = code_combo_->itemData(0).toInt();
     const SessionStage& st = c->stages[size_t(i)];
     code_->setCode(QString::fromStdString(st.text), QString::fromStdString(st.language));
+    code_shown_stage_ = i;
   } else {
     code_->setCode("No generated code for this compile.", "");
+    code_shown_stage_ = -1;
   }
 }
 
@@ -513,6 +519,7 @@ void Workbench::showCodeStage(int stage) {
   if (!c || stage < 0 || stage >= int(c->stages.size())) return;
   const SessionStage& st = c->stages[size_t(stage)];
   code_->setCode(QString::fromStdString(st.text), QString::fromStdString(st.language));
+  code_shown_stage_ = stage;
   updating_ = true;
   for (int i = 0; i < code_combo_->count(); ++i)
     if (code_combo_->itemData(i).toInt() == stage) code_combo_->setCurrentIndex(i);

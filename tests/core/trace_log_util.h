@@ -95,4 +95,60 @@ inline std::string rank_log(const RankLog& r) {
   return out;
 }
 
+// Inductor output code and provenance for the provenance tests (ours).
+// Lines 1-13: a triton kernel's definition (2-7), an extern mm and two launches
+// of the triton kernel, the second after its debug handle.
+inline const std::string kPythonCode =
+    "# AOT ID: ['0_forward']\n"                                                  // 1
+    "triton_poi_fused_relu_0 = async_compile.triton('triton_poi_fused_relu_0', '''\n"  // 2
+    "import triton\n"                                                             // 3
+    "@triton.jit\n"                                                               // 4
+    "def triton_poi_fused_relu_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):\n"  // 5
+    "    pass\n"                                                                  // 6
+    "''', device_str='cuda')\n"                                                   // 7
+    "def call(args):\n"                                                           // 8
+    "    extern_kernels.mm(arg0_1, arg1_1, out=buf0)\n"                           // 9
+    "    triton_poi_fused_relu_0.run(buf0, buf1, 64, stream=stream0)\n"           // 10
+    "    # [Provenance debug handles] triton_poi_fused_relu_0:2\n"               // 11
+    "    triton_poi_fused_relu_0.run(buf1, buf2, 64, stream=stream0)\n"           // 12
+    "    triton_poi_fused_relu_00.run(buf1, buf2, 64)  # another kernel\n";       // 13
+
+inline std::string provenance_mapping(const std::string& kernel, const std::string& post, const std::string& pre) {
+  return "{\"preToPost\": {\"" + pre + "\": [\"" + post + "\"]}, \"postToPre\": {\"" + post + "\": [\"" + pre +
+         "\"]}, \"cppCodeToPost\": {\"" + kernel + "\": [\"" + post + "\"]}, \"postToCppCode\": {\"" + post + "\": [\"" + kernel +
+         "\"]}, \"version\": 2.0}";
+}
+
+inline const std::string kPostGraph =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[8]\"):\n"
+    "        relu: \"f32[8]\" = torch.ops.aten.relu.default(arg0_1);  arg0_1 = None\n"
+    "        return (relu,)\n";
+
+inline const std::string kPreGraph =
+    "class GraphModule(torch.nn.Module):\n"
+    "    def forward(self, L_x_: \"f32[8]\"):\n"
+    "        l_x_ = L_x_\n"
+    "        x: \"f32[8]\" = torch.relu(l_x_);  l_x_ = None\n"
+    "        return (x,)\n";
+
+inline const std::string kBackwardGraph =
+    "class GraphModule(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[8, 8]\", arg1_1: \"f32[8, 8]\"):\n"
+    "        mm: \"f32[8, 8]\" = torch.ops.aten.mm.default(arg0_1, arg1_1);  arg0_1 = arg1_1 = None\n"
+    "        return (mm,)\n";
+
+// Provenance of a training compile: the forward's graph, code and mappings, then the backward's.
+inline std::string training_log() {
+    const std::string at = compile_ids(0, 0);
+  return log_record("{\"dynamo_start\": {\"stack\": []}, " + at + "}") +
+         artifact_record("before_pre_grad_graph", "string", kPreGraph, at) +
+         artifact_record("after_post_grad_graph", "string", kPostGraph, at) +
+         log_record_with_payload("inductor_output_code", "{\"filename\": \"/tmp/fw.py\"}", kPythonCode, at) +
+         artifact_record("inductor_provenance_tracking_node_mappings", "json", provenance_mapping("triton_poi_fused_relu_0", "relu", "x"), at) +
+         artifact_record("after_post_grad_graph", "string", kBackwardGraph, at) +
+         log_record_with_payload("inductor_output_code", "{\"filename\": \"/tmp/bw.py\"}", kPythonCode, at) +
+         artifact_record("inductor_provenance_tracking_node_mappings", "json", provenance_mapping("extern_kernels.mm", "mm", "linear"), at);
+}
+
 }  // namespace kiln::test
