@@ -7,8 +7,10 @@ Each case copies one reference TORCH_TRACE log, applies one to five random
 mutations (flipped and inserted bytes, bytes that are not UTF-8, ESC and BEL,
 a lone surrogate escape, deleted, duplicated and truncated spans), then runs
 `trace summary`, `trace summary --json` (which must print valid JSON), `trace
-graph` of the first compile id, and `trace summary` twice through a fresh
-workspace. A signal, an exit code other than 0, 1 or 3, invalid JSON or a
+graph` of the first compile id, `trace summary` twice through a fresh
+workspace, `trace ranks` (text and JSON) on a folder holding the mutated log
+as rank 1 beside the unmutated one as rank 0, `trace report`, `trace
+timeline` and `trace provenance` of the first compile id. A signal, an exit code other than 0, 1 or 3, invalid JSON or a
 control character in text output is a finding: the case is kept and printed.
 The last line is `N cases, M findings`; the exit code is 1 when M > 0.
 """
@@ -83,13 +85,22 @@ def main():
         path, data = rng.choice(sources)
         log = tmp / "dedicated_log_torch_trace_case.log"
         log.write_bytes(mutate(data, rng))
+        ranks = tmp / "ranks"
+        shutil.rmtree(ranks, ignore_errors=True)
+        ranks.mkdir()
+        (ranks / "dedicated_log_torch_trace_rank_0.log").write_bytes(data)
+        shutil.copy(log, ranks / "dedicated_log_torch_trace_rank_1.log")
         ws = tmp / "ws.kiln"
         if ws.exists():
             ws.unlink()
         problems = []
         for cmd in (["trace", "summary", str(log)], ["trace", "summary", str(log), "--json"],
                     ["trace", "graph", str(log), "--compile-id", "0/0", "--stage", "dynamo_output_graph"],
-                    ["trace", "summary", str(log), "--workspace", str(ws)], ["trace", "summary", str(log), "--workspace", str(ws)]):
+                    ["trace", "summary", str(log), "--workspace", str(ws)], ["trace", "summary", str(log), "--workspace", str(ws)],
+                    ["trace", "ranks", str(ranks)], ["trace", "ranks", str(ranks), "--json"],
+                    ["trace", "report", str(log), "--out", str(tmp / "report"), "--overwrite"],
+                    ["trace", "timeline", str(log), "--out", str(tmp / "timeline.json")],
+                    ["trace", "provenance", str(log), "--compile-id", "0/0"]):
             rc, out, err = run([args.kiln] + cmd)
             if rc not in (0, 1, 3):
                 problems.append("%s: exit %s %s" % (" ".join(cmd[:2] + cmd[3:]), rc, err[-300:]))
@@ -98,7 +109,7 @@ def main():
                 try:
                     json.loads(out)
                 except ValueError as e:
-                    problems.append("summary --json: invalid JSON: %s" % e)
+                    problems.append("%s --json: invalid JSON: %s" % (cmd[1], e))
             elif any(c in CONTROL for c in out + err):
                 problems.append("%s: a control character reached the output" % " ".join(cmd[:2]))
         if problems:

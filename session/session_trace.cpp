@@ -84,21 +84,39 @@ CompileStatus trace_status(const trace::CompileEntry& e, std::string& note) {
 
 // The provenance parent of a trace stage: dumps carry no NodeMeta::from, so
 // stage_links matches nodes by name along this chain.
+// Which earlier stage a dump stage's graph came from, by the stages' roles in
+// PyTorch's pipeline (trace::stage_role), so the chain holds for every
+// version's names: before_X -> after_X; the joint graph -> the forward and the
+// backward; the forward (or the inference graph) -> Inductor's first post-grad
+// graph, the backward -> the second ("#2", logged under the same compile id).
 int trace_parent(const SessionCompile& c, const std::string& base, const std::string& name) {
-  auto find = [&](std::string_view n) { return c.stage_index(n); };
-  bool second = name.ends_with("#2");
-  if (base == "aot_forward_graph" || base == "aot_backward_graph") {
-    int j = find("aot_joint_graph");
-    return j >= 0 ? j : find("dynamo_output_graph");
+  using trace::StageRole;
+  auto occurrence_of = [](std::string_view n) { return n.find('#') == std::string_view::npos ? std::string_view("1") : n.substr(n.find('#') + 1); };
+  auto role_of = [](const SessionStage& st) { return trace::stage_role(std::string_view(st.name).substr(0, st.name.find('#'))); };
+  auto last = [&](auto pred) {
+    for (int i = int(c.stages.size()) - 1; i >= 0; --i)
+      if (c.stages[size_t(i)].kind == StageKind::Graph && pred(c.stages[size_t(i)])) return i;
+    return -1;
+  };
+  auto last_role = [&](StageRole r) { return last([&](const SessionStage& st) { return role_of(st) == r; }); };
+  const StageRole role = trace::stage_role(base);
+  const std::string_view occurrence = occurrence_of(name);
+  if (role == StageRole::Dynamo) return -1;
+  if (role == StageRole::Forward || role == StageRole::Backward) {
+    const int joint = last_role(StageRole::Joint);
+    return joint >= 0 ? joint : last_role(StageRole::Dynamo);
   }
-  if (base == "dynamo_output_graph") return -1;
-  // Inductor stages of the backward are logged a second time under the same id.
-  if (second) return find("aot_backward_graph");
-  for (int i = int(c.stages.size()) - 1; i >= 0; --i)
-    if (c.stages[size_t(i)].kind == StageKind::Graph && !c.stages[size_t(i)].name.ends_with("#2")) return i;
-  return -1;
+  // The same step of the same Inductor compile, before it: before_post_grad_graph for after_post_grad_graph.
+  if (role != StageRole::Other) {
+    const int same = last([&](const SessionStage& st) { return role_of(st) == role && occurrence_of(st.name) == occurrence; });
+    if (same >= 0) return same;
+  }
+  if (role == StageRole::PostGrad) {
+    const int from = occurrence == "1" ? std::max(last_role(StageRole::Forward), last_role(StageRole::Inference)) : last_role(StageRole::Backward);
+    if (from >= 0) return from;
+  }
+  return last([](const SessionStage& st) { return st.name.find('#') == std::string::npos; });
 }
-
 
 // FX prints each node's user line above it: "# File: /u/prog.py:7 in
 // forward, code: return x.sin()". Those of `file` go to `lines`.
