@@ -33,12 +33,19 @@ QString names_text(const std::vector<std::string>& names) {
   for (const std::string& n : names) out << QString::fromStdString(n);
   return out.join(", ");
 }
+// The stage whose graph is on screen: a pass that changed nothing shows the
+// graph of the stage before it in its chain.
+int shown_graph_stage(const SessionCompile& c, int stage) {
+  while (stage >= 0 && !c.stages[size_t(stage)].changed && c.stages[size_t(stage)].parent >= 0) stage = c.stages[size_t(stage)].parent;
+  return stage;
+}
+
 }  // namespace
 
 void Workbench::showCodeOfNode(const std::string& node) {
   const SessionCompile* c = currentCompile();
   if (!c) return;
-  auto spot = code_of_node(code_links_, graph_stage_, node, code_shown_stage_);
+  auto spot = code_of_node(code_links_, shown_graph_stage(*c, graph_stage_), node, code_shown_stage_);
   if (!spot) return;  // in no kernel (an input, a view), or the compile has no links
   const SessionStage& st = c->stages[size_t(spot->code_stage)];
   if (code_shown_stage_ != spot->code_stage) {
@@ -61,11 +68,12 @@ void Workbench::showCodeOfNode(const std::string& node) {
 void Workbench::onCodeLineClicked(int line) {
   const SessionCompile* c = currentCompile();
   if (!c || code_shown_stage_ < 0) return;
-  auto spot = nodes_of_line(code_links_, code_shown_stage_, line, graph_stage_);
+  const int on_screen = shown_graph_stage(*c, graph_stage_);
+  auto spot = nodes_of_line(code_links_, code_shown_stage_, line, on_screen);
   // The shown graph may be another compile's pre-grad graph as far as these
   // names go (a backward's pre-grad names): then the kernel's own graph.
   auto in_shown = [&](const NodeSpot& s) {
-    if (s.graph_stage != graph_stage_ || !shown_graph_) return true;
+    if (s.graph_stage != on_screen || !shown_graph_) return true;
     return std::any_of(s.nodes.begin(), s.nodes.end(), [&](const std::string& n) { return shown_graph_->find(n) != kNoNode; });
   };
   if (spot && !in_shown(*spot)) spot = nodes_of_line(code_links_, code_shown_stage_, line);
@@ -84,12 +92,14 @@ void Workbench::onCodeLineClicked(int line) {
                             QString::fromStdString(c->stages[size_t(spot->graph_stage)].name)));
   pending_code_nodes_ = spot->nodes;
   pending_code_nodes_stage_ = spot->graph_stage;
-  if (spot->graph_stage == graph_stage_ && shown_graph_) selectPendingCodeNodes(graph_stage_);
+  if (spot->graph_stage == on_screen && shown_graph_) selectPendingCodeNodes(spot->graph_stage);
   else showStage(spot->graph_stage);  // selected when its graph arrives
 }
 
 void Workbench::selectPendingCodeNodes(int stage) {
-  if (stage != pending_code_nodes_stage_ || !shown_graph_) return;
+  const SessionCompile* c = currentCompile();
+  if (!c || !shown_graph_ || pending_code_nodes_stage_ < 0) return;
+  if (stage != pending_code_nodes_stage_ && shown_graph_stage(*c, stage) != pending_code_nodes_stage_) return;
   std::vector<NodeId> ids;
   std::vector<std::string> names;
   for (const std::string& name : pending_code_nodes_)
@@ -101,7 +111,7 @@ void Workbench::selectPendingCodeNodes(int stage) {
   pending_code_nodes_stage_ = -1;
   if (ids.empty()) return;  // the log names nodes this graph does not have: the selection stays
   selection_ = std::move(names);
-  selection_stage_ = stage;
+  selection_stage_ = graph_stage_;
   graph_->selectNodes(ids);
   updateNodePanel();
 }

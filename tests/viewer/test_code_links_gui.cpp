@@ -86,6 +86,17 @@ class TestCodeLinksGui : public QObject {
     emit w.codeView()->lineClicked(lines.front() + 1);
     const std::vector<std::string> nodes = w.selectedNodeNames();
     QVERIFY(std::find(nodes.begin(), nodes.end(), "relu") != nodes.end());
+
+    // A later pass that changed nothing shows the same graph: the same links.
+    int unchanged = -1;
+    for (int i = scheduled + 1; i < int(c->stages.size()) && unchanged < 0; ++i)
+      if (c->stages[size_t(i)].group == "forward" && c->stages[size_t(i)].kind == StageKind::Graph && !c->stages[size_t(i)].changed)
+        unchanged = i;
+    if (unchanged < 0) QSKIP("the example's forward has no unchanged pass after the scheduled graph");
+    QVERIFY(w.selectStageAt(unchanged));
+    QVERIFY(test::settle(w));
+    QVERIFY(w.selectNodeByName("relu"));
+    QCOMPARE(marked(w.codeView()), lines);
   }
 };
 
