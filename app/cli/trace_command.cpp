@@ -60,13 +60,6 @@ Expected<Trace> open(const Options& o) {
   return t;
 }
 
-std::string seconds(const std::optional<double>& s) {
-  if (!s) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f s", *s);
-  return buf;
-}
-
 // The first line of a possibly long, multi-line text.
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
@@ -139,9 +132,9 @@ void print_entry(const Trace& t, const CompileEntry& e) {
   if (auto g = trace::guard_count(t, e)) std::printf("  guards: %lld\n", static_cast<long long>(*g));
   if (e.metrics) {
     const trace::CompilationMetrics& m = *e.metrics;
-    std::printf("  compile time: %s (backend %s, inductor %s, code gen %s)\n", seconds(m.entire_frame_compile_time_s).c_str(),
-                seconds(m.backend_compile_time_s).c_str(), seconds(m.inductor_compile_time_s).c_str(),
-                seconds(m.code_gen_time_s).c_str());
+    std::printf("  compile time: %s (backend %s, inductor %s, code gen %s)\n", trace::seconds_text(m.entire_frame_compile_time_s).c_str(),
+                trace::seconds_text(m.backend_compile_time_s).c_str(), trace::seconds_text(m.inductor_compile_time_s).c_str(),
+                trace::seconds_text(m.code_gen_time_s).c_str());
   }
   for (const trace::ReproInput& in : e.inputs) {
     std::string shape;

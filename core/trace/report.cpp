@@ -33,13 +33,6 @@ mu::data text_list(const std::vector<std::string>& items) {
   return l;
 }
 
-std::string seconds(const std::optional<double>& s) {
-  if (!s) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f s", *s);
-  return buf;
-}
-
 std::string frame_text(const StackFrame& f) {
   std::string s = f.file + ":" + std::to_string(f.line) + " in " + f.function;
   if (!f.code.empty()) s += ": " + f.code;
@@ -178,7 +171,7 @@ struct Builder {
     std::string cache;
     for (const CacheOutcome& c : cache_outcomes(e)) cache += (cache.empty() ? "" : ", ") + c.cache + " " + c.state;
     r.set("cache", cache);
-    r.set("time", e.metrics ? seconds(e.metrics->entire_frame_compile_time_s) : "-");
+    r.set("time", e.metrics ? seconds_text(e.metrics->entire_frame_compile_time_s) : "-");
     auto guards = guard_count(t, e);
     r.set("guards", guards ? std::to_string(*guards) : "-");
     return r;

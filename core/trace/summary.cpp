@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <set>
 
 #include "core/graph/graph.h"
@@ -207,6 +208,13 @@ std::vector<CacheOutcome> cache_outcomes(const CompileEntry& e) {
     }
   }
   return out;
+}
+
+std::string seconds_text(const std::optional<double>& seconds) {
+  if (!seconds) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f s", *seconds);
+  return buf;
 }
 
 TraceTotals trace_totals(const Trace& t) {

@@ -48,6 +48,9 @@ struct CppGuardLine {
 std::vector<CppGuardLine> cpp_guard_lines(std::string_view text);
 int count_cpp_guards(std::string_view text);
 
+// "0.250 s", or "-" when the log gives no time.
+std::string seconds_text(const std::optional<double>& seconds);
+
 // The totals line of the summary (text and JSON alike).
 // One cache lookup of a compile, from the artifact PyTorch logs for it
 // (fx_graph_cache_hit, aotautograd_cache_miss, ...): which cache and what happened.

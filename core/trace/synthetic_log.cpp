@@ -9,16 +9,32 @@
 
 namespace kiln::trace {
 
-std::string renumber_frame_ids(std::string_view log, int64_t offset) {
-  static constexpr std::string_view kKey = "\"frame_id\": ";
+namespace {
+
+// `log` with each envelope line (not the tab-indented payload lines, whose
+// md5 must still match) passed through `rewrite(line, out)`, which appends it.
+template <class Rewrite>
+std::string rewrite_envelopes(std::string_view log, Rewrite rewrite) {
   std::string out;
-  out.reserve(log.size() + log.size() / 64);
+  out.reserve(log.size() + log.size() / 32);
   size_t pos = 0;
   while (pos < log.size()) {
     size_t eol = log.find('\n', pos);
     if (eol == std::string_view::npos) eol = log.size() - 1;
     std::string_view line = log.substr(pos, eol + 1 - pos);
-    size_t k = line[0] == '\t' ? std::string_view::npos : line.find(kKey);
+    if (line[0] == '\t') out.append(line);
+    else rewrite(line, out);
+    pos = eol + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string renumber_frame_ids(std::string_view log, int64_t offset) {
+  static constexpr std::string_view kKey = "\"frame_id\": ";
+  return rewrite_envelopes(log, [&](std::string_view line, std::string& out) {
+    size_t k = line.find(kKey);
     size_t d = k == std::string_view::npos ? 0 : k + kKey.size(), e = d;
     while (k != std::string_view::npos && e < line.size() && std::isdigit(static_cast<unsigned char>(line[e]))) ++e;
     if (k == std::string_view::npos || e == d) {
@@ -28,9 +44,7 @@ std::string renumber_frame_ids(std::string_view log, int64_t offset) {
       out += std::to_string(std::stoll(std::string(line.substr(d, e - d))) + offset);
       out.append(line.substr(e));
     }
-    pos = eol + 1;
-  }
-  return out;
+  });
 }
 
 namespace {
@@ -59,24 +73,16 @@ Expected<std::vector<std::string>> reference_logs(const std::string& reference_d
 
 std::string with_rank(std::string_view log, int64_t rank) {
   const std::string field = "\"rank\": " + std::to_string(rank) + ", ";
-  std::string out;
-  out.reserve(log.size() + log.size() / 32);
-  size_t pos = 0;
-  while (pos < log.size()) {
-    size_t eol = log.find('\n', pos);
-    if (eol == std::string_view::npos) eol = log.size() - 1;
-    std::string_view line = log.substr(pos, eol + 1 - pos);
-    size_t brace = line[0] == '\t' ? std::string_view::npos : line.find("] {");
+  return rewrite_envelopes(log, [&](std::string_view line, std::string& out) {
+    const size_t brace = line.find("] {");
     if (brace == std::string_view::npos) {
       out.append(line);
-    } else {
-      out.append(line.substr(0, brace + 3));
-      out += field;
-      out.append(line.substr(brace + 3));
+      return;
     }
-    pos = eol + 1;
-  }
-  return out;
+    out.append(line.substr(0, brace + 3));
+    out += field;
+    out.append(line.substr(brace + 3));
+  });
 }
 
 Status write_concatenated_log(const std::string& reference_dir, const std::string& out_path, uint64_t target_bytes,
