@@ -26,6 +26,10 @@ struct Repro {
   // PyTorch files whose load_args names no stored tensor. The writers take a
   // missing entry as "stored".
   std::vector<std::string> input_origins;
+  // A dynamic-shape repro's SymInt inputs, replayed at the values load_args
+  // recorded (reader.symint): their placeholders are gone from `graph`, their
+  // uses are these constants (compiler/passes/specialize_ints.h).
+  std::vector<std::pair<std::string, int64_t>> specialized;
   // The predicate and its options as JSON text (owned by predicate.h); empty when
   // the file does not say (PyTorch files).
   std::string predicate_json;

@@ -6,13 +6,16 @@
 // `<archive>/data/0` entry is the raw bytes); otherwise it is drawn as
 // InputReader draws it (rand_strided over nbytes / itemsize elements of the
 // storage dtype), from a generator seeded with kDefaultInputSeed.
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <regex>
 
+#include "compiler/passes/specialize_ints.h"
 #include "compiler/pipeline/emitter.h"
+#include "core/trace/int_expr.h"
 #include "core/trace/reader.h"
 #include "minifier/repro.h"
 #include "minifier/repro_internal.h"
@@ -25,25 +28,40 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int64_t int_field(const std::string& text, const std::string& what, const trace::ReproInput& in,
-                  const std::string& file) {
-  std::string_view s = text;
-  size_t i = !s.empty() && s[0] == '-' ? 1 : 0;
-  bool digits = i < s.size();
-  for (size_t k = i; k < s.size() && digits; ++k) digits = s[k] >= '0' && s[k] <= '9';
-  if (digits && s.size() - i > 18)
-    throw Error("input '" + in.name + "': " + what + " " + text + " does not fit in 64 bits", {file, in.line});
-  if (!digits)
-    throw Error("input '" + in.name + "': " + what + " '" + text +
-                    "' is not a plain integer (symbolic sizes are not supported: Kiln replays concrete shapes)",
-                {file, in.line});
-  return std::stoll(text);
+// The symbols of a dynamic-shape repro, and what to say when one has no value.
+struct Symbols {
+  trace::SymbolBinding binding;
+  std::string unbound_note(const std::vector<std::string>& used) const {
+    std::string names;
+    int count = 0;
+    for (const std::string& u : used)
+      if (!binding.values.count(u)) names += (count++ ? ", " : "") + u;
+    std::string symints;
+    for (const std::string& s : binding.symints) symints += (symints.empty() ? "" : ", ") + s;
+    return (count == 1 ? "the symbol " + names + " has" : "the symbols " + names + " have") +
+           " no value: load_args names its reader.symint inputs by placeholder" + (symints.empty() ? "" : " (" + symints + ")") +
+           " and its sizes by the shape environment's symbols, and the file does not say which is which (an annotation on "
+           "forward's parameter, arg: \"Sym(s0)\", would)";
+  }
+};
+
+// A size, stride or storage size: a literal, a product PyTorch wrote out
+// ("3136*8"), or an expression of the repro's symbols ("32*s0").
+int64_t int_field(const std::string& text, const std::string& what, const trace::ReproInput& in, const std::string& file,
+                  const Symbols& symbols) {
+  if (auto v = trace::eval_int_expr(text, symbols.binding.values)) return *v;
+  const std::vector<std::string> used = trace::expr_symbols(text);
+  const bool unbound = std::any_of(used.begin(), used.end(), [&](const std::string& u) { return !symbols.binding.values.count(u); });
+  throw Error("input '" + in.name + "': " + what + " '" + text + "': " +
+                  (unbound ? symbols.unbound_note(used)
+                           : "not an integer expression Kiln can evaluate (integers, + - * // %; a 64-bit overflow is refused)"),
+              {file, in.line});
 }
 
 Shape int_list(const std::vector<std::string>& items, const std::string& what, const trace::ReproInput& in,
-               const std::string& file) {
+               const std::string& file, const Symbols& symbols) {
   Shape out;
-  for (const std::string& s : items) out.push_back(int_field(s, what, in, file));
+  for (const std::string& s : items) out.push_back(int_field(s, what, in, file, symbols));
   return out;
 }
 
@@ -100,15 +118,15 @@ struct LoadedStorage {
 
 class InputLoader {
  public:
-  InputLoader(std::string file, std::vector<fs::path> folders)
-      : file_(std::move(file)), folders_(std::move(folders)), gen_(kDefaultInputSeed) {}
+  InputLoader(std::string file, std::vector<fs::path> folders, Symbols symbols)
+      : file_(std::move(file)), folders_(std::move(folders)), symbols_(std::move(symbols)), gen_(kDefaultInputSeed) {}
 
   Tensor tensor(const trace::ReproInput& in, std::string& origin) {
     std::optional<DType> dtype = dtype_from_name(in.dtype);
     if (!dtype) throw Error("input '" + in.name + "': dtype '" + in.dtype + "' is not one Kiln knows", {file_, in.line});
-    Shape sizes = int_list(in.shape, "size", in, file_);
-    Shape strides = int_list(in.stride, "stride", in, file_);
-    int64_t offset = int_field(in.storage_offset, "storage_offset", in, file_);
+    Shape sizes = int_list(in.shape, "size", in, file_, symbols_);
+    Shape strides = int_list(in.stride, "stride", in, file_, symbols_);
+    int64_t offset = int_field(in.storage_offset, "storage_offset", in, file_, symbols_);
     if (strides.size() != sizes.size())
       throw Error("input '" + in.name + "': " + std::to_string(sizes.size()) + " sizes but " +
                       std::to_string(strides.size()) + " strides",
@@ -143,7 +161,7 @@ class InputLoader {
   const LoadedStorage& storage_for(const trace::ReproInput& in, DType dtype) {
     auto it = storages_.find(in.storage);
     if (it != storages_.end()) return it->second;
-    int64_t nbytes = int_field(in.storage_bytes, "storage size", in, file_);
+    int64_t nbytes = int_field(in.storage_bytes, "storage size", in, file_, symbols_);
     // Checked before anything is read or drawn: a file may declare terabytes.
     if (nbytes < 0) throw Error("input '" + in.name + "': negative storage size", {file_, in.line});
     declared_ = __builtin_add_overflow(declared_, nbytes, &declared_) ? -1 : declared_;
@@ -177,6 +195,7 @@ class InputLoader {
 
   std::string file_;
   std::vector<fs::path> folders_;
+  Symbols symbols_;
   CpuGenerator gen_;
   std::map<std::string, LoadedStorage> storages_;
   int64_t declared_ = 0;  // bytes of the storages so far
@@ -186,30 +205,56 @@ class InputLoader {
 
 Repro repro_from_torch_source(Graph g, const std::vector<trace::ReproInput>& inputs, const std::string& source,
                               const std::string& file, int first_line) {
-  Repro r = repro_of_graph(std::move(g), source, file, first_line);
+  // The graph is checked once its SymInt inputs are specialized: the integer
+  // arithmetic Dynamo recorded on them is not ATen, and folds away below.
+  Repro r;
+  r.path = file;
+  r.graph = std::move(g);
+  r.graph_file = file;
+  r.node_lines = node_lines_of(source, first_line);
   const int class_line = first_line - 1 + line_containing(source, "class Repro(");
   const int load_args_line = line_containing(source, "def load_args(");
-  InputLoader loader(file, storage_folders(file, source));
-  std::vector<const Node*> placeholders;
-  for (const Node& n : r.graph.nodes)
-    if (n.op == OpKind::Placeholder) placeholders.push_back(&n);
-  size_t k = 0;
-  for (const trace::ReproInput& in : inputs) {
+  std::vector<NodeId> placeholders;
+  std::vector<std::string> placeholder_symbols;
+  for (NodeId id = 0; id < NodeId(r.graph.size()); ++id)
+    if (r.graph[id].op == OpKind::Placeholder) {
+      placeholders.push_back(id);
+      const Val& val = r.graph[id].meta.val;
+      placeholder_symbols.push_back(val.kind == Val::Kind::Sym ? val.text : std::string());
+    }
+  // A dynamic-shape repro's symbols, at the values the failure was recorded at.
+  for (const trace::ReproInput& in : inputs)
+    if (in.kind == "symint" && !trace::eval_int_expr(in.value))
+      throw Error("reader.symint(" + in.value + "): no recorded value to replay at", {file, in.line});
+  Symbols symbols{trace::bind_repro_symbols(inputs, placeholder_symbols)};
+  InputLoader loader(file, storage_folders(file, source), symbols);
+  if (inputs.size() > placeholders.size())
+    throw Error("load_args describes more inputs than forward() takes (" + std::to_string(placeholders.size()) + ")",
+                {file, inputs[placeholders.size()].line});
+  if (inputs.size() < placeholders.size())
+    throw Error("forward() takes " + std::to_string(placeholders.size()) + " inputs but load_args describes " +
+                    std::to_string(inputs.size()) + (load_args_line == 0 ? " (there is no load_args)" : ""),
+                {file, load_args_line ? first_line - 1 + load_args_line : class_line});
+  std::map<NodeId, int64_t> fixed;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const trace::ReproInput& in = inputs[k];
+    if (in.kind == "symint") {
+      fixed[placeholders[k]] = *trace::eval_int_expr(in.value);
+      std::string name = in.name.empty() ? r.graph[placeholders[k]].name : in.name;
+      if (auto sym = symbols.binding.symbol_of.find(in.name); sym != symbols.binding.symbol_of.end() && sym->second != name)
+        name += " (" + sym->second + ")";
+      r.specialized.push_back({name, fixed[placeholders[k]]});
+      continue;
+    }
     if (in.kind != "tensor")
-      throw Error("reader." + in.kind + " inputs are not supported (Kiln replays graphs with tensor inputs only)",
-                  {file, in.line});
-    if (k == placeholders.size())
-      throw Error("load_args describes more inputs than forward() takes (" + std::to_string(placeholders.size()) + ")",
-                  {file, in.line});
+      throw Error("reader." + in.kind + " inputs are not supported (Kiln replays tensor and SymInt inputs)", {file, in.line});
     std::string origin;
     r.inputs.push_back(loader.tensor(in, origin));
     r.input_origins.push_back(origin);
-    ++k;
   }
-  if (k != placeholders.size())
-    throw Error("forward() takes " + std::to_string(placeholders.size()) + " inputs but load_args describes " +
-                    std::to_string(k) + (load_args_line == 0 ? " (there is no load_args)" : ""),
-                {file, load_args_line ? first_line - 1 + load_args_line : class_line});
+  if (!fixed.empty())
+    if (Status st = pipeline::specialize_int_inputs(r.graph, fixed); !st.ok()) throw Error(st.message(), {file, class_line});
+  check_aten_graph(r);
   propagate_meta_vals(r.graph, r.inputs);
   return r;
 }

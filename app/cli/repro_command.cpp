@@ -42,6 +42,13 @@ std::string origins_summary(const minify::Repro& r) {
   return out;
 }
 
+// {"s0": 6}: the SymInt inputs replayed at their recorded values.
+nlohmann::json specialized_json(const minify::Repro& r) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, value] : r.specialized) out[name] = value;
+  return out;
+}
+
 int run(const Options& o) {
   auto start = std::chrono::steady_clock::now();
   Expected<minify::Repro> repro = minify::read_repro(o.repro);
@@ -98,6 +105,7 @@ int run(const Options& o) {
     nlohmann::json j = {{"repro", o.repro},
                         {"ops", minify::op_count(repro->graph)},
                         {"inputs", inputs},
+                        {"symbols", specialized_json(*repro)},
                         {"check", minify::check_name(predicate.kind)},
                         {"predicate", minify::describe(predicate)},
                         {"verdict", verdict},
@@ -113,6 +121,11 @@ int run(const Options& o) {
     size_t ops = minify::op_count(repro->graph);
     std::printf("repro: %s (%zu op%s; inputs: %s)\n", o.repro.c_str(), ops, ops == 1 ? "" : "s",
                 origins_summary(*repro).c_str());
+    if (!repro->specialized.empty()) {
+      std::string symbols;
+      for (const auto& [name, value] : repro->specialized) symbols += (symbols.empty() ? "" : ", ") + name + " = " + std::to_string(value);
+      std::printf("symbolic sizes replayed at the values load_args recorded: %s\n", symbols.c_str());
+    }
     std::printf("check: %s\n", minify::describe(predicate).c_str());
     std::string line = verdict;
     if (v.failed()) line += ": " + v.kind + ": " + v.detail;

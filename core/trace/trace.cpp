@@ -4,6 +4,7 @@
 
 #include "core/graph/parser.h"
 #include "core/trace/file_data.h"
+#include "core/trace/int_expr.h"
 #include "core/trace/json_scan.h"
 #include "core/trace/text_util.h"
 
@@ -210,21 +211,11 @@ std::string Trace::metrics_json(const CompileEntry& entry) const {
 
 namespace {
 
-// "8", "3136*8" (load_args writes products of literals), else a symbol or
-// an expression kept as text ("s77", "32*s77").
-SymInt size_of(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("0123456789*") != std::string::npos || text.front() == '*' || text.back() == '*')
-    return SymInt::symbol(text);
-  int64_t product = 1;
-  for (size_t start = 0; start <= text.size();) {
-    size_t end = text.find('*', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string factor = text.substr(start, end - start);
-    if (factor.empty() || factor.size() > 18) return SymInt::symbol(text);
-    if (__builtin_mul_overflow(product, std::stoll(factor), &product)) return SymInt::symbol(text);
-    start = end + 1;
-  }
-  return SymInt::of(product);
+// "8", "3136*8", "32*s0" with s0 bound by a reader.symint (its recorded hint),
+// else the text as a symbol ("s77" when load_args does not bind it).
+SymInt size_of(const std::string& text, const SymbolValues& symbols) {
+  if (auto v = eval_int_expr(text, symbols)) return SymInt::of(*v);
+  return SymInt::symbol(text);
 }
 
 // A repro's forward() carries no annotations; its load_args says what each
@@ -236,6 +227,9 @@ void annotate_from_load_args(Graph& g, const std::vector<ReproInput>& inputs) {
   for (Node& n : g.nodes)
     if (n.op == OpKind::Placeholder) placeholders.push_back(&n);
   if (placeholders.size() != inputs.size()) return;
+  std::vector<std::string> placeholder_symbols;
+  for (const Node* n : placeholders) placeholder_symbols.push_back(n->meta.val.kind == Val::Kind::Sym ? n->meta.val.text : std::string());
+  const SymbolValues symbols = bind_repro_symbols(inputs, placeholder_symbols).values;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ReproInput& in = inputs[i];
     Node& n = *placeholders[i];
@@ -243,10 +237,10 @@ void annotate_from_load_args(Graph& g, const std::vector<ReproInput>& inputs) {
     TensorMeta m;
     m.dtype = in.dtype;
     m.device = in.device;
-    for (const std::string& d : in.shape) m.sizes.push_back(size_of(d));
+    for (const std::string& d : in.shape) m.sizes.push_back(size_of(d, symbols));
     if (!in.stride.empty()) {
       m.strides.emplace();
-      for (const std::string& d : in.stride) m.strides->push_back(size_of(d));
+      for (const std::string& d : in.stride) m.strides->push_back(size_of(d, symbols));
     }
     n.meta.val = Val::of_tensor(std::move(m));
   }

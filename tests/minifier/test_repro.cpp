@@ -354,6 +354,39 @@ if __name__ == '__main__':
     expect_error_at(read_repro(tmp.filePath("nowhere").toStdString()), "nowhere", 0, "no such file");
   }
 
+  // A dynamic-shape repro: the symint replayed at its recorded value, the
+  // integer arithmetic on it folded, sizes written as expressions evaluated.
+  void dynamic_shape_repro_replays_at_its_hints() {
+    QTemporaryDir tmp;
+    std::string path = tmp.filePath("repro.py").toStdString();
+    write(path, R"(import torch
+class Repro(torch.nn.Module):
+    def forward(self, arg0_1, arg1_1, arg2_1):
+        mul = arg0_1 * 2
+        view = torch.ops.aten.view.default(arg1_1, [mul, 4]);  arg1_1 = mul = None
+        add = torch.ops.aten.add.Tensor(view, arg2_1);  view = arg2_1 = None
+        return (add,)
+
+def load_args(reader):
+    reader.symint(3)  # arg0_1
+    buf0 = reader.storage(None, 32*s0)
+    reader.tensor(buf0, (8*s0,), is_leaf=True)  # arg1_1
+    buf1 = reader.storage(None, 3136*8)
+    reader.tensor(buf1, (4,), is_leaf=True)  # arg2_1
+)");
+    Expected<Repro> r = read_repro(path);
+    QVERIFY2(r.ok(), r.status().to_string().c_str());
+    QCOMPARE(r->specialized, (std::vector<std::pair<std::string, int64_t>>{{"arg0_1 (s0)", 3}}));
+    QCOMPARE(r->inputs.size(), size_t(2));
+    QCOMPARE(r->inputs[0].sizes(), (Shape{24}));
+    QCOMPARE(r->graph.find("arg0_1"), kNoNode);
+    QCOMPARE(r->graph.find("mul"), kNoNode);
+    QCOMPARE(r->graph[r->graph.find("view")].args[1].items[0].i, int64_t(6));
+    test::CliRun run = test::run_cli({"repro", "run", QString::fromStdString(path), "--check", "accuracy"}, 120000);
+    QCOMPARE(run.code, 0);
+    QVERIFY2(run.out.contains("symbolic sizes replayed at the values load_args recorded: arg0_1 (s0) = 3"), run.out.constData());
+  }
+
   void malformed_pytorch_files_name_file_and_line() {
     QTemporaryDir tmp;
     std::string path = tmp.filePath("repro.py").toStdString();
@@ -374,8 +407,17 @@ def load_args(reader):
     write(path, head + "    buf0 = reader.storage(None, 16)\n    reader.tensor(buf0, (8,))  # a\n    reader.tensor(buf0, (4,))  # b\n");
     expect_error_at(read_repro(path), "repro.py", 9, "reaches element 7");
 
-    write(path, head + "    buf0 = reader.storage(None, 16)\n    reader.tensor(buf0, (s0,))  # a\n    reader.symint(4)  # s0\n");
-    expect_error_at(read_repro(path), "repro.py", 9, "symbolic sizes are not supported");
+    // Two symints, two symbols and no annotation saying which is which: refused, both named.
+    const std::string three = R"(import torch
+class Repro(torch.nn.Module):
+    def forward(self, a, b, c):
+        add = torch.ops.aten.add.Tensor(a, b);  a = b = None
+        return (add,)
+
+def load_args(reader):
+)";
+    write(path, three + "    buf0 = reader.storage(None, 4*s0*s1)\n    reader.tensor(buf0, (s0, s1))  # a\n    reader.symint(4)  # b\n    reader.symint(2)  # c\n");
+    expect_error_at(read_repro(path), "repro.py", 9, "the symbol s0 has no value: load_args names its reader.symint inputs by placeholder (b = 4, c = 2)");
 
     write(path, "import torch\nclass Repro(torch.nn.Module):\n    def forward(self, a):\n        add = torch.ops.aten.add.Tensor(a, \n");
     expect_error_at(read_repro(path), "repro.py", 0, "");
