@@ -131,9 +131,7 @@ class InputLoader {
       throw Error("input '" + in.name + "': " + std::to_string(sizes.size()) + " sizes but " +
                       std::to_string(strides.size()) + " strides",
                   {file_, in.line});
-    const LoadedStorage& storage = storage_for(in, *dtype);
     int64_t itemsize = int64_t(element_size(*dtype));
-    int64_t elements = int64_t(storage.bytes.size()) / itemsize;
     // The last element the view reads; an empty view reads none.
     int64_t last = offset;
     bool empty = false;
@@ -141,8 +139,16 @@ class InputLoader {
       if (sizes[d] < 0 || strides[d] < 0)
         throw Error("input '" + in.name + "': negative size or stride", {file_, in.line});
       empty = empty || sizes[d] == 0;
-      last += sizes[d] > 0 ? (sizes[d] - 1) * strides[d] : 0;
+      int64_t reach = 0;
+      if (sizes[d] > 0 && (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) || __builtin_add_overflow(last, reach, &last)))
+        throw Error("input '" + in.name + "': its sizes and strides reach past a 64-bit offset", {file_, in.line});
     }
+    // The 2022 args lists give no storage size: rand_strided makes one just large enough.
+    int64_t needed = 0;
+    if (!empty && (__builtin_add_overflow(last, 1, &needed) || __builtin_mul_overflow(needed, itemsize, &needed)))
+      throw Error("input '" + in.name + "': its storage would need more bytes than a 64-bit size holds", {file_, in.line});
+    const LoadedStorage& storage = storage_for(in, *dtype, needed);
+    int64_t elements = int64_t(storage.bytes.size()) / itemsize;
     if (offset < 0 || (!empty && last >= elements))
       throw Error("input '" + in.name + "' reaches element " + std::to_string(last) + " of its storage, which holds " +
                       std::to_string(elements) + " " + std::string(dtype_name(*dtype)) + " elements",
@@ -158,10 +164,10 @@ class InputLoader {
  private:
   // Storages are made in load_args order, so random ones draw from the
   // generator in the order InputReader would.
-  const LoadedStorage& storage_for(const trace::ReproInput& in, DType dtype) {
+  const LoadedStorage& storage_for(const trace::ReproInput& in, DType dtype, int64_t needed_bytes) {
     auto it = storages_.find(in.storage);
     if (it != storages_.end()) return it->second;
-    int64_t nbytes = int_field(in.storage_bytes, "storage size", in, file_, symbols_);
+    int64_t nbytes = in.storage_bytes.empty() ? needed_bytes : int_field(in.storage_bytes, "storage size", in, file_, symbols_);
     // Checked before anything is read or drawn: a file may declare terabytes.
     if (nbytes < 0) throw Error("input '" + in.name + "': negative storage size", {file_, in.line});
     declared_ = __builtin_add_overflow(declared_, nbytes, &declared_) ? -1 : declared_;

@@ -250,12 +250,60 @@ std::vector<size_t> line_offsets(std::string_view text) {
 
 }  // namespace
 
+// The 2022 style, before load_args: a module-level list of
+//   args = [((256, 64, 56, 56), (200704, 3136, 56, 1), torch.float32, 'cuda', True), ...]
+// (shape, stride, dtype, device and, later, requires_grad), each drawn with
+// rand_strided. Each becomes a tensor input over a storage of its own, sized
+// by the minifier from its shape and strides.
+std::vector<ReproInput> parse_args_list(std::string_view source, const std::string& file, std::vector<Diagnostic>* diags) {
+  std::vector<ReproInput> out;
+  std::vector<std::string_view> lines = split_lines(source);
+  std::vector<size_t> starts = line_offsets(source);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!starts_with(lines[i], "args = [")) continue;
+    // The list may span lines: through its matching bracket.
+    const size_t open = starts[i] + lines[i].find('[');
+    int depth = 0;
+    size_t close = std::string_view::npos;
+    for (size_t k = open; k < source.size() && close == std::string_view::npos; ++k) {
+      if (source[k] == '[' || source[k] == '(') ++depth;
+      if ((source[k] == ']' || source[k] == ')') && --depth == 0) close = k;
+    }
+    if (close == std::string_view::npos) {
+      if (diags) diags->push_back({file, int(i + 1), "the args list does not end"});
+      return out;
+    }
+    int k = 0;
+    for (std::string_view item : split_args(source.substr(open + 1, close - open - 1))) {
+      std::vector<std::string> fields = tuple_items(item);
+      ReproInput in;
+      in.line = int(i + 1);
+      in.name = "args[" + std::to_string(k) + "]";
+      in.kind = "tensor";
+      in.storage = in.name;
+      if (fields.size() < 4) {
+        if (diags) diags->push_back({file, in.line, "args[" + std::to_string(k) + "] is not (shape, stride, dtype, device[, requires_grad])"});
+        return {};
+      }
+      in.shape = tuple_items(fields[0]);
+      in.stride = tuple_items(fields[1]);
+      in.dtype = dtype_name(fields[2]);
+      in.device = device_name(fields[3]);
+      in.requires_grad = fields.size() > 4 && trim(fields[4]) == "True";
+      out.push_back(std::move(in));
+      ++k;
+    }
+    return out;
+  }
+  return out;
+}
+
 std::vector<ReproInput> parse_load_args(std::string_view source, const std::string& file, std::vector<Diagnostic>* diags) {
   std::vector<ReproInput> out;
   std::vector<std::string_view> lines = split_lines(source);
   size_t i = 0;
   while (i < lines.size() && !starts_with(lines[i], "def load_args(")) ++i;
-  if (i == lines.size()) return out;
+  if (i == lines.size()) return parse_args_list(source, file, diags);
   LoadArgsParser parser(file, diags);
   for (++i; i < lines.size(); ++i) {
     std::string_view l = lines[i];
