@@ -64,6 +64,19 @@ Repro repro_of_graph(Graph g, std::string_view text, const std::string& file, in
 Repro repro_from_torch_source(Graph g, const std::vector<trace::ReproInput>& inputs, const std::string& source,
                               const std::string& file, int first_line);
 
+// A tensor constant of a Repro module's __init__ (repro_constants.cpp).
+struct ReproConstant {
+  std::string name;  // "_tensor_constant0"
+  Tensor value;
+  int line = 0;
+};
+// The constants __init__ defines with their values; a kiln::Error naming the
+// line for one whose values the file does not hold.
+std::vector<ReproConstant> repro_constants(std::string_view source, const std::string& file, int first_line);
+// Each get_attr of one of `constants` becomes a placeholder after the file's
+// own, and its value an input (origin: the line that defines it).
+void constants_to_inputs(Repro& r, const std::vector<ReproConstant>& constants);
+
 // The repro.py write_torch_repro writes (its own load_args: an INPUTS table
 // and a safetensors file beside it), told apart from PyTorch's by that
 // load_args; read back with its check and inputs (repro_read_kiln_py.cpp).

@@ -260,6 +260,7 @@ Repro repro_from_torch_source(Graph g, const std::vector<trace::ReproInput>& inp
   }
   if (!fixed.empty())
     if (Status st = pipeline::specialize_int_inputs(r.graph, fixed); !st.ok()) throw Error(st.message(), {file, class_line});
+  constants_to_inputs(r, repro_constants(source, file, first_line));
   check_aten_graph(r);
   propagate_meta_vals(r.graph, r.inputs);
   return r;

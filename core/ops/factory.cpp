@@ -225,6 +225,27 @@ void register_ranges(OpRegistry& r) {
                 FactoryOptions o = factory_options(a, 3);
                 return arange(a.scalar(0), a.scalar(1), a.scalar(2), o.dtype, m || o.meta);
               });
+  // Inductor's iota: `length` integers from `start` by `step`, an arange by another name.
+  add_factory(r, "prims::iota(SymInt length, *, SymInt start, SymInt step, ScalarType dtype, Device device, bool requires_grad) -> Tensor",
+              [](const OpArgs& a, bool m) {
+                const int64_t length = a.integer(0), start = a.integer(1), step = a.integer(2);
+                KILN_USER_CHECK(length >= 0, "iota: length must be non-negative, got ", length);
+                KILN_USER_CHECK(step != 0 || length == 0, "iota: step must be non-zero");
+                int64_t span = 0, end = 0;
+                KILN_USER_CHECK(!__builtin_mul_overflow(length, step, &span) && !__builtin_add_overflow(start, span, &end),
+                                "iota: start + length * step overflows 64 bits");
+                // The device as the other factories read it: cpu, or meta for shapes only.
+                bool meta = m;
+                if (!a[4].is_none()) {
+                  const std::string d = a.str(4);
+                  meta = meta || d.find("meta") != std::string::npos;
+                  KILN_USER_CHECK(meta || d.find("cpu") != std::string::npos, "device '", d,
+                                  "' is not supported: Kiln's eager kernels run on the CPU");
+                }
+                const std::optional<DType> dtype = a.opt_dtype(3);
+                if (length == 0) return arange(Scalar(start), Scalar(start), Scalar(int64_t{1}), dtype, meta);
+                return arange(Scalar(start), Scalar(end), Scalar(step), dtype, meta);
+              });
   add_factory(r, "aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
               [](const OpArgs& a, bool m) {
                 FactoryOptions o = factory_options(a, 3);

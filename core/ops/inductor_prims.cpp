@@ -184,6 +184,11 @@ void register_inductor_prims_ops(OpRegistry& r) {
   r.add("prims::_low_memory_max_pool_with_offsets(Tensor self, SymInt[] kernel_size, SymInt[] stride, "
         "SymInt[] padding, SymInt[] dilation, bool ceil_mode) -> (Tensor, Tensor)",
         with_offsets_meta, with_offsets_cpu);
+  // The 2D-only name of PyTorch 2.5 to 2.8, with the same arguments and the
+  // same offsets (the row-major position within the kernel window).
+  r.add("prims::_low_memory_max_pool2d_with_offsets(Tensor self, SymInt[2] kernel_size, SymInt[2] stride, "
+        "SymInt[2] padding, SymInt[2] dilation, bool ceil_mode) -> (Tensor, Tensor)",
+        with_offsets_meta, with_offsets_cpu);
   add_op_with_outputs(r,
                       "prims::_low_memory_max_pool_offsets_to_indices(Tensor self, SymInt[] kernel_size, "
                       "SymInt[] input_size, SymInt[] stride, SymInt[] padding, SymInt[] dilation) -> Tensor",

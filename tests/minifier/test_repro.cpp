@@ -387,6 +387,78 @@ def load_args(reader):
     QVERIFY2(run.out.contains("symbolic sizes replayed at the values load_args recorded: arg0_1 (s0) = 3"), run.out.constData());
   }
 
+  // The 2022 style: no load_args, a module-level args list drawn with rand_strided.
+  void args_list_style_is_read() {
+    QTemporaryDir tmp;
+    std::string path = tmp.filePath("repro.py").toStdString();
+    write(path, R"(import torch
+from torch._dynamo.testing import rand_strided
+from torch.fx.experimental.proxy_tensor import make_fx
+
+args = [((2, 3), (1, 2), torch.float32, 'cpu', True),
+        ((3,), (1,), torch.int64, 'cuda')]
+args = [rand_strided(sh, st, dt, dev).requires_grad_(rg) for (sh, st, dt, dev, rg) in args]
+
+class Repro(torch.nn.Module):
+    def forward(self, a, b):
+        convert = torch.ops.prims.convert_element_type.default(b, torch.float32);  b = None
+        add = torch.ops.aten.add.Tensor(a, convert);  a = convert = None
+        return (add,)
+
+mod = make_fx(Repro())(*args)
+)");
+    Expected<Repro> r = read_repro(path);
+    QVERIFY2(r.ok(), r.status().to_string().c_str());
+    QCOMPARE(r->inputs.size(), size_t(2));
+    QCOMPARE(r->inputs[0].sizes(), (Shape{2, 3}));
+    QCOMPARE(r->inputs[0].strides(), (Shape{1, 2}));
+    QCOMPARE(r->inputs[1].dtype(), DType::Int64);
+    QCOMPARE(r->input_origins, (std::vector<std::string>{"random (seed 0)", "random (seed 0)"}));
+  }
+
+  // Constants of Repro.__init__: literals read exactly, as inputs after the file's own;
+  // inductor's iota replays as the arange it is.
+  void init_constants_and_iota() {
+    QTemporaryDir tmp;
+    std::string path = tmp.filePath("repro.py").toStdString();
+    const std::string head = R"(import torch
+from torch import tensor, device
+class Repro(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+)";
+    const std::string body = R"(
+    def forward(self, x):
+        _tensor_constant0 = self._tensor_constant0
+        _tensor_constant1 = self._tensor_constant1
+        iota = torch.ops.prims.iota.default(3, start = 2, step = 3, dtype = torch.int64, device = device(type='cpu'), requires_grad = False)
+        convert = torch.ops.prims.convert_element_type.default(iota, torch.float32);  iota = None
+        add = torch.ops.aten.add.Tensor(x, _tensor_constant0);  x = _tensor_constant0 = None
+        mul = torch.ops.aten.mul.Tensor(add, _tensor_constant1);  add = _tensor_constant1 = None
+        add_1 = torch.ops.aten.add.Tensor(mul, convert);  mul = convert = None
+        return (add_1,)
+
+def load_args(reader):
+    buf0 = reader.storage(None, 12)
+    reader.tensor(buf0, (3,), is_leaf=True)  # x
+)";
+    write(path, head + "        self.register_buffer('_tensor_constant0', tensor([0.5000, -1.0000, 2.0000]))\n"
+                       "        self.register_buffer('_tensor_constant1', torch.full([3], 2.0))\n" + body);
+    Expected<Repro> r = read_repro(path);
+    QVERIFY2(r.ok(), r.status().to_string().c_str());
+    QCOMPARE(r->inputs.size(), size_t(3));
+    KILN_COMPARE_VALUES(r->inputs[1], {0.5f, -1.0f, 2.0f});
+    KILN_COMPARE_VALUES(r->inputs[2], {2.0f, 2.0f, 2.0f});
+    QCOMPARE(r->input_origins[1], std::string("constant (Repro.__init__, line 6)"));
+    QCOMPARE(r->graph[r->graph.find("_tensor_constant1")].op, OpKind::Placeholder);
+    test::CliRun run = test::run_cli({"repro", "run", QString::fromStdString(path), "--check", "accuracy"}, 120000);
+    QCOMPARE(run.code, 0);  // iota runs: the graph replays in every backend
+
+    write(path, head + "        self.register_buffer('_tensor_constant0', torch.randn([3]))\n"
+                       "        self.register_buffer('_tensor_constant1', tensor([1., 2., 3.]))\n" + body);
+    expect_error_at(read_repro(path), "repro.py", 6, "the file does not hold its values");
+  }
+
   void malformed_pytorch_files_name_file_and_line() {
     QTemporaryDir tmp;
     std::string path = tmp.filePath("repro.py").toStdString();
