@@ -50,6 +50,8 @@ struct Symbols {
 int64_t int_field(const std::string& text, const std::string& what, const trace::ReproInput& in, const std::string& file,
                   const Symbols& symbols) {
   if (auto v = trace::eval_int_expr(text, symbols.binding.values)) return *v;
+  if (!text.empty() && text.find_first_not_of("-0123456789") == std::string::npos)
+    throw Error("input '" + in.name + "': " + what + " " + text + " does not fit in 64 bits", {file, in.line});
   const std::vector<std::string> used = trace::expr_symbols(text);
   const bool unbound = std::any_of(used.begin(), used.end(), [&](const std::string& u) { return !symbols.binding.values.count(u); });
   throw Error("input '" + in.name + "': " + what + " '" + text + "': " +

@@ -126,6 +126,18 @@ std::vector<Var> arange_start(Emitter& e, const DecompCall& c) {
   return one(e.call1("aten::arange.start_step", {b[0], b[1], int64_t(1)}, dtype_kwarg(b, 2)));
 }
 
+// Inductor's iota: `length` integers from `start` by `step`.
+std::vector<Var> iota(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  const int64_t length = b.integer(0), start = b.integer(1);
+  int64_t step = b.integer(2);
+  int64_t span = 0, end = 0;
+  KILN_USER_CHECK(length >= 0 && !__builtin_mul_overflow(length, step, &span) && !__builtin_add_overflow(start, span, &end),
+                  "prims::iota: length ", length, " from ", start, " by ", step, " has no 64-bit end");
+  if (length == 0) end = start, step = 1;
+  return one(e.call1("aten::arange.start_step", {start, end, step}, dtype_kwarg(b, 3)));
+}
+
 // eye: row index == column index.
 Var eye_of(Emitter& e, int64_t n, int64_t m, std::optional<DType> dtype) {
   Var mask = compare(e, "eq", unsqueeze(e, arange(e, n, DType::Int64), 1), arange(e, m, DType::Int64));
@@ -198,6 +210,7 @@ void add_indexing_decomps(DecompTable& t) {
   t["aten::msort.default"] = msort;
   t["aten::arange.default"] = arange_end;
   t["aten::arange.start"] = arange_start;
+  t["prims::iota.default"] = iota;
   t["aten::eye.default"] = eye;
   t["aten::eye.m"] = eye_m;
   t["aten::ones.default"] = filled<1>;

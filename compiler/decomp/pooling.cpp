@@ -311,6 +311,7 @@ std::vector<Var> max_pool_offsets_to_indices(Emitter& e, const DecompCall& c) {
 
 void add_pooling_decomps(DecompTable& t) {
   t["prims::_low_memory_max_pool_with_offsets.default"] = max_pool_with_offsets;
+  t["prims::_low_memory_max_pool2d_with_offsets.default"] = max_pool_with_offsets;  // the 2.5-2.8 name, same arguments
   t["prims::_low_memory_max_pool_offsets_to_indices.default"] = max_pool_offsets_to_indices;
   t["aten::_adaptive_avg_pool2d.default"] = adaptive_avg_if_mean<2>;
   t["aten::_adaptive_avg_pool3d.default"] = adaptive_avg_if_mean<3>;
