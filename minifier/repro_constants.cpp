@@ -6,6 +6,7 @@
 // shape) is read exactly and becomes an input of the replayed graph, after
 // the file's own; one whose values the file does not hold (torch.empty,
 // torch.randn at import) is refused by name.
+#include <algorithm>
 #include <cctype>
 #include <regex>
 
@@ -154,9 +155,15 @@ std::vector<ReproConstant> repro_constants(std::string_view source, const std::s
     else if (t.starts_with("def ")) in_init = false;
     if (!in_init) continue;
     std::smatch m;
-    if (std::regex_match(text, m, buffer) || (std::regex_match(text, m, attribute) && m[2].str().find('(') != std::string::npos &&
-                                              !std::string_view(m[2].str()).starts_with("torch.nn.")))
-      out.push_back({m[1].str(), constant_value(m[2].str(), m[1].str(), {file, line}), line});
+    if (!std::regex_match(text, m, buffer) && !std::regex_match(text, m, attribute)) continue;
+    // Tensors only: an after-dynamo file's modules (self.conv = Conv2d(...)) are
+    // call_module nodes, which the ATen check refuses by name.
+    const std::string expr = m[2].str();
+    std::string_view fn = std::string_view(expr).substr(0, expr.find('('));
+    if (fn.starts_with("torch.")) fn.remove_prefix(6);
+    static const char* const kTensorMakers[] = {"tensor", "zeros", "ones", "full", "empty", "empty_strided", "randn", "rand", "randint"};
+    if (std::find(std::begin(kTensorMakers), std::end(kTensorMakers), fn) == std::end(kTensorMakers)) continue;
+    out.push_back({m[1].str(), constant_value(expr, m[1].str(), {file, line}), line});
   }
   return out;
 }

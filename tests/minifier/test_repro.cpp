@@ -442,14 +442,16 @@ def load_args(reader):
     buf0 = reader.storage(None, 12)
     reader.tensor(buf0, (3,), is_leaf=True)  # x
 )";
-    write(path, head + "        self.register_buffer('_tensor_constant0', tensor([0.5000, -1.0000, 2.0000]))\n"
+    // A module assignment is no constant (an after-dynamo file's; unused here).
+    write(path, head + "        self.lin = Linear(in_features=3, out_features=3, bias=True)\n"
+                       "        self.register_buffer('_tensor_constant0', tensor([0.5000, -1.0000, 2.0000]))\n"
                        "        self.register_buffer('_tensor_constant1', torch.full([3], 2.0))\n" + body);
     Expected<Repro> r = read_repro(path);
     QVERIFY2(r.ok(), r.status().to_string().c_str());
     QCOMPARE(r->inputs.size(), size_t(3));
     KILN_COMPARE_VALUES(r->inputs[1], {0.5f, -1.0f, 2.0f});
     KILN_COMPARE_VALUES(r->inputs[2], {2.0f, 2.0f, 2.0f});
-    QCOMPARE(r->input_origins[1], std::string("constant (Repro.__init__, line 6)"));
+    QCOMPARE(r->input_origins[1], std::string("constant (Repro.__init__, line 7)"));
     QCOMPARE(r->graph[r->graph.find("_tensor_constant1")].op, OpKind::Placeholder);
     test::CliRun run = test::run_cli({"repro", "run", QString::fromStdString(path), "--check", "accuracy"}, 120000);
     QCOMPARE(run.code, 0);  // iota runs: the graph replays in every backend
