@@ -13,6 +13,8 @@ as rank 1 beside the unmutated one as rank 0, `trace report`, `trace
 timeline` and `trace provenance` of the first compile id. A signal, an exit code other than 0, 1 or 3, invalid JSON or a
 control character in text output is a finding: the case is kept and printed.
 The last line is `N cases, M findings`; the exit code is 1 when M > 0.
+Point --kiln at a copy of the binary when building meanwhile: a relink under a
+running case ends the run.
 """
 import argparse
 import json
