@@ -179,6 +179,13 @@ Expected<MinifyResult> minify(Candidate input, const MinifyOptions& options) {
   if (!options.resume_original && first.kind != kind_expected(options.predicate.kind) && !options.predicate.allow_drift)
     return Status::error("the input fails differently from what --check " + std::string(check_name(options.predicate.kind)) +
                          " looks for: " + first.kind + ": " + first.detail + " (--allow-drift minifies it anyway)");
+  // An oracle's repro.py names the half that failed: an exception in eager is
+  // PyTorch's (or the repro's) problem, not the compiler's.
+  if (!options.resume_original && options.predicate.kind == CheckKind::Oracle && !options.predicate.allow_eager_failure &&
+      first.signature.find("(eager-exception") != std::string::npos)
+    return Status::error("the input fails in PyTorch's eager half, before anything is compiled (" + first.signature +
+                         "): minifying it would chase that failure, not the compiler's; the oracle said: " + first.detail +
+                         " (--allow-eager-failure minifies it anyway)");
   if (options.resume_original && !is_interesting(first, original, options.predicate.allow_drift))
     return Status::error("the journal's last candidate now fails differently (" + first.signature +
                          ") from the original failure (" + original.signature + ")");

@@ -39,6 +39,8 @@ struct PredicateOptions {
   std::string torch_device = "cpu";  // oracle: where repro.py puts its inputs
   std::string torch_check = "accuracy";  // oracle: what repro.py's run block checks (repro.h)
   bool allow_drift = false;
+  // oracle: minify an input whose failure is in PyTorch's eager half (not the compiler's).
+  bool allow_eager_failure = false;
   // KILN_INJECT_BUG for the compiles ("" takes the environment, "none" ignores it).
   std::string inject_bug;
 };

@@ -40,6 +40,16 @@ std::string exception_class(const std::string& line) {
 // last Python exception in the output ("RuntimeError"): the first unindented
 // line after the last traceback's frames. "" when there is neither.
 std::string oracle_failure_kind(const std::string& output) {
+  // repro.py says which half failed: "KILN_FAILURE_CLASS=eager-exception AttributeError: ...".
+  static constexpr std::string_view kClass = "KILN_FAILURE_CLASS=";
+  if (size_t at = output.rfind(kClass); at != std::string::npos) {
+    const size_t start = at + kClass.size();
+    const std::string line = output.substr(start, output.find('\n', start) - start);
+    const std::string cls = line.substr(0, line.find(' '));
+    const size_t space = line.find(' ');
+    const std::string exception = space == std::string::npos ? "" : exception_class(line.substr(space + 1));
+    return exception.empty() ? cls : cls + " " + exception;
+  }
   if (output.find("ACCURACY FAILURE") != std::string::npos) return "accuracy failure";
   size_t at = output.rfind("Traceback (most recent call last):");
   if (at == std::string::npos) return "";

@@ -36,6 +36,13 @@ import operator
 import torch
 from torch import device, tensor
 from math import inf, nan
+try:
+    # Inductor registers its own prims (torch.ops.prims._low_memory_max_pool_with_offsets,
+    # prepare_softmax_online, the random prims) only when it is imported: without
+    # this, eager fails on graphs Inductor wrote.
+    import torch._inductor.inductor_prims  # noqa: F401
+except ImportError:
+    pass
 
 # KILN_REPRO_INJECT=relu:accuracy|relu:compile-error|relu:crash sets Inductor's
 # own inject_relu_bug_TESTING_ONLY (cpp and triton) before anything compiles,
@@ -180,12 +187,47 @@ def fp64_module(mod):
         return mod
 
 
+# Which half failed, on one line the minifier reads: an exception in eager is
+# not the compiler's bug, and minifying it would chase the wrong failure.
+def failure_class(cls, e):
+    print("KILN_FAILURE_CLASS=%s %s: %s" % (cls, type(e).__name__, (str(e).splitlines() or [""])[0][:300]))
+    sys.stdout.flush()
+
+
+def is_compile_error(e):
+    compile_errors = ["BackendCompilerFailed", "InductorError", "LoweringException", "CompilationError",
+                      "TorchRuntimeError", "Unsupported", "InternalTorchDynamoError"]
+    for cls in type(e).__mro__:
+        if cls.__name__ in compile_errors:
+            return True
+    return False
+
+
+def run_eager(mod, args):
+    try:
+        return flatten(mod(*args))
+    except Exception as e:
+        failure_class("eager-exception", e)
+        raise
+
+
+def run_compiled(mod, args):
+    try:
+        out = flatten(torch.compile(mod, backend=BACKEND)(*args))
+        if DEVICE.startswith("cuda"):
+            torch.cuda.synchronize()
+        return out
+    except Exception as e:
+        failure_class("compile-error" if is_compile_error(e) else "runtime-error", e)
+        raise
+
+
 def main():
     mod = Repro()
     args = load_args()
     with torch.no_grad():
         if CHECK in ("accuracy", "cpu-gpu-mismatch"):
-            eager = flatten(mod(*args))
+            eager = run_eager(mod, args)
             try:
                 fp64 = flatten(fp64_module(mod)(*[a.to(torch.float64) if a.is_floating_point() else a for a in args]))
             except Exception as e:
@@ -194,11 +236,12 @@ def main():
                 print("no float64 reference (%s: %s); judging against eager alone" %
                       (type(e).__name__, (str(e).splitlines() or [""])[0]))
                 fp64 = [None] * len(eager)
-            compiled = flatten(torch.compile(mod, backend=BACKEND)(*args))
+            compiled = run_compiled(mod, args)
             worst_abs, worst_rel = errors_against_fp64(fp64, compiled)
             print("max_abs=%.6g max_rel=%.6g (compiled against eager in float64), tolerance=%g" %
                   (worst_abs, worst_rel, TOLERANCE))
             if len(compiled) != len(eager):
+                print("KILN_FAILURE_CLASS=accuracy")
                 print("ACCURACY FAILURE: compiled gives %d outputs, eager %d" % (len(compiled), len(eager)))
                 return 1
             failed = False
@@ -208,14 +251,15 @@ def main():
                     print("ACCURACY FAILURE: output %d: %s" % (i, why))
                     failed = True
             if failed:
+                print("KILN_FAILURE_CLASS=accuracy")
                 return 1
             print("no accuracy failure: torch.compile(backend=%r) agrees with eager" % BACKEND)
             return 0
-        # compile-error, crash and the rest: compile and run; an exception or a
-        # crash ends the script with a non-zero exit on its own.
-        torch.compile(mod, backend=BACKEND)(*args)
-        if DEVICE.startswith("cuda"):
-            torch.cuda.synchronize()
+        # compile-error, crash and the rest: eager first (so an eager failure is
+        # named as one), then compile and run; an exception or a crash ends the
+        # script with a non-zero exit on its own.
+        run_eager(mod, args)
+        run_compiled(mod, args)
         print("compiled and ran without error")
         return 0
 

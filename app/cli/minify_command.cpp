@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "core/util/limits.h"
 #include "minifier/minify.h"
 #include "minifier/minify_outputs.h"
 #include "minifier/repro.h"
@@ -32,7 +33,8 @@ struct Options {
   int jobs = 1;
   double timeout_s = 60, tolerance = 1e-3;
   int64_t memory_mb = 8192;
-  bool resume = false, allow_drift = false, json = false, check_non_float = false;
+  bool resume = false, allow_drift = false, json = false, check_non_float = false, allow_eager_failure = false;
+  std::string max_input_bytes;  // "2G": what the input may declare before anything is allocated
 };
 
 std::atomic<bool> g_cancel{false};
@@ -44,6 +46,11 @@ int fail(int code, const std::string& message) {
 }
 
 int run_minify(const Options& o) {
+  if (!o.max_input_bytes.empty()) {
+    Expected<int64_t> limit = parse_byte_size(o.max_input_bytes);
+    if (!limit) return fail(kExitUsage, "--max-input-bytes: " + limit.status().message());
+    set_input_byte_limit(*limit);
+  }
   PredicateOptions p;
   Expected<CheckKind> kind = check_from_name(o.check);
   if (!kind) return fail(kExitUsage, kind.status().message());
@@ -55,6 +62,7 @@ int run_minify(const Options& o) {
   p.message_regex = o.error_match;
   p.oracle_command = o.oracle;
   p.oracle_match = o.oracle_match;
+  p.allow_eager_failure = o.allow_eager_failure;
   p.torch_device = o.torch_device;
   p.torch_check = o.torch_check;
   if (p.kind == CheckKind::Oracle && o.oracle.find("{repro}") == std::string::npos)
@@ -178,6 +186,10 @@ void add_minify_command(CLI::App& app, int& exit_code) {
   sub->add_option("--check", o->check, "accuracy, compile-error, crash, cpu-gpu-mismatch or oracle");
   sub->add_option("--oracle", o->oracle, "oracle: shell command; {repro} is the path of a PyTorch repro.py");
   sub->add_option("--oracle-match", o->oracle_match, "oracle: interesting when this regex matches its output (default: non-zero exit)");
+  sub->add_option("--max-input-bytes", o->max_input_bytes,
+                  "refuse an input whose tensors declare more (K/M/G suffixes; default: the memory budget, 3/4 of the machine's memory)");
+  sub->add_flag("--allow-eager-failure", o->allow_eager_failure,
+               "oracle: minify even when the input fails in PyTorch's eager half (repro.py says which half failed)");
   sub->add_option("--torch-device", o->torch_device, "oracle: device of repro.py's inputs (cpu, cuda)");
   sub->add_option("--torch-check", o->torch_check, "oracle: what repro.py checks (accuracy, compile-error, crash)");
   sub->add_option("--error-stage", o->error_stage, "compile-error: only at this stage (passes, a pass name, codegen)");

@@ -1,4 +1,4 @@
-// `kiln-cli repro run REPRO [--check C] [--tolerance T] [--timeout S] [--json]`:
+// `kiln-cli repro run REPRO [--check C] [--tolerance T] [--timeout S] [--oracle CMD ...] [--json]`:
 // replays a repro (a Kiln repro folder or zip; PyTorch's repro.py and
 // minifier_launcher.py and graph text files too) with the predicate stored in
 // it, in a child process (minifier/evaluator.h) so a crashing or hanging
@@ -16,6 +16,7 @@
 #include "minifier/evaluator.h"
 #include "minifier/predicate.h"
 #include "minifier/repro.h"
+#include "core/util/limits.h"
 #include "core/util/output_text.h"
 
 namespace kiln::cli {
@@ -27,6 +28,9 @@ struct Options {
   double tolerance = -1;  // < 0: the repro's own
   double timeout_s = 120;
   bool json = false;
+  // --check oracle: the command and what it prints when the bug shows (as kiln-cli minify takes them).
+  std::string oracle, oracle_match, torch_device, torch_check;
+  std::string max_input_bytes;  // "2G": what the repro may declare before anything is allocated
 };
 
 int bad_input(const Status& s) {
@@ -51,6 +55,14 @@ nlohmann::json specialized_json(const minify::Repro& r) {
 
 int run(const Options& o) {
   auto start = std::chrono::steady_clock::now();
+  if (!o.max_input_bytes.empty()) {
+    Expected<int64_t> limit = parse_byte_size(o.max_input_bytes);
+    if (!limit) {
+      std::fprintf(stderr, "kiln-cli repro run: --max-input-bytes: %s\n", limit.status().message().c_str());
+      return kExitUsage;
+    }
+    set_input_byte_limit(*limit);
+  }
   Expected<minify::Repro> repro = minify::read_repro(o.repro);
   if (!repro) return bad_input(repro.status());
   minify::PredicateOptions predicate;
@@ -75,6 +87,15 @@ int run(const Options& o) {
     predicate.kind = *kind;
   }
   if (o.tolerance >= 0) predicate.tolerance = o.tolerance;
+  if (!o.oracle.empty()) predicate.oracle_command = o.oracle;
+  if (!o.oracle_match.empty()) predicate.oracle_match = o.oracle_match;
+  if (!o.torch_device.empty()) predicate.torch_device = o.torch_device;
+  if (!o.torch_check.empty()) predicate.torch_check = o.torch_check;
+  if (predicate.kind == minify::CheckKind::Oracle && predicate.oracle_command.find("{repro}") == std::string::npos) {
+    std::fprintf(stderr, "kiln-cli repro run: --check oracle needs --oracle CMD with {repro} in it (the path of the PyTorch repro.py "
+                         "of the graph), e.g. --oracle 'python3 {repro}'\n");
+    return kExitUsage;
+  }
 
   Expected<minify::Candidate> candidate = minify::candidate_of(*repro, predicate.kind != minify::CheckKind::Oracle);
   if (!candidate) return bad_input(candidate.status());
@@ -155,6 +176,12 @@ void add_repro_command(CLI::App& app, int& exit_code) {
   run_cmd->add_option("--timeout", opts->timeout_s, "seconds the replay may take before it counts as a hang")
       ->capture_default_str();
   run_cmd->add_flag("--json", opts->json, "print one JSON document");
+  run_cmd->add_option("--max-input-bytes", opts->max_input_bytes,
+                      "refuse a repro whose inputs declare more (K/M/G suffixes; default: the memory budget, 3/4 of the machine's memory)");
+  run_cmd->add_option("--oracle", opts->oracle, "oracle: shell command; {repro} is the path of a PyTorch repro.py of the graph");
+  run_cmd->add_option("--oracle-match", opts->oracle_match, "oracle: interesting when this regex matches its output (default: non-zero exit)");
+  run_cmd->add_option("--torch-device", opts->torch_device, "oracle: device of repro.py's inputs (cpu, cuda)");
+  run_cmd->add_option("--torch-check", opts->torch_check, "oracle: what repro.py checks (accuracy, compile-error, crash)");
   run_cmd->callback([opts, &exit_code] { exit_code = run(*opts); });
 }
 

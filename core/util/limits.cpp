@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -31,8 +32,15 @@ std::atomic<int64_t>& budget() {
 }
 
 std::atomic<int64_t> live_bytes{0};
+std::atomic<int64_t> input_limit{0};
 
 }  // namespace
+
+int64_t input_byte_limit() {
+  const int64_t set = input_limit.load(std::memory_order_relaxed);
+  return set > 0 ? std::min(set, memory_budget()) : memory_budget();
+}
+void set_input_byte_limit(int64_t bytes) { input_limit.store(bytes, std::memory_order_relaxed); }
 
 int64_t memory_budget() { return budget().load(std::memory_order_relaxed); }
 void set_memory_budget(int64_t bytes) { budget().store(bytes, std::memory_order_relaxed); }
@@ -67,6 +75,9 @@ std::string format_bytes(int64_t bytes) {
 
 Status check_declared_bytes(int64_t bytes, const std::string& what, const SourceLocation& where) {
   if (bytes < 0) return Status::error(what + " declares more bytes than a 64-bit size holds", where);
+  const int64_t set = input_limit.load(std::memory_order_relaxed);
+  if (set > 0 && bytes > set && set <= memory_budget())
+    return Status::error(what + " declares " + format_bytes(bytes) + ", over --max-input-bytes " + format_bytes(set), where);
   if (bytes > memory_budget())
     return Status::error(what + " declares " + format_bytes(bytes) + ", over the memory budget of " +
                              format_bytes(memory_budget()) + " (--memory-limit or KILN_MEMORY_LIMIT raise it)",

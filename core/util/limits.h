@@ -23,8 +23,15 @@ Expected<int64_t> parse_byte_size(std::string_view text);
 // "21.7 GB" (powers of 1024, as parse_byte_size reads them).
 std::string format_bytes(int64_t bytes);
 
-// An error naming `what` at `where` when `bytes` is over the memory budget
-// (or negative: a declared size that overflowed).
+// What an input file may declare (a repro's storages, a graph's placeholder
+// shapes) before anything is allocated: --max-input-bytes; 0 (the default)
+// means the memory budget.
+int64_t input_byte_limit();
+void set_input_byte_limit(int64_t bytes);
+
+// An error naming `what` at `where` when `bytes` is over the input limit
+// (--max-input-bytes, else the memory budget), or negative (a declared size
+// that overflowed).
 Status check_declared_bytes(int64_t bytes, const std::string& what, const SourceLocation& where = {});
 
 // Thrown by the tensor allocator past the budget: a bad_alloc, so the Python

@@ -258,6 +258,27 @@ class TestCliRun : public QObject {
     auto h = kiln::test::run_cli({"repro", "run", huge.fileName()}, 60000, env);
     QCOMPARE(h.code, 3);
     QVERIFY2(h.err.contains("huge.py:9: input 'arg0_1': storage size 99999999999999999999 does not fit in 64 bits"), h.err.constData());
+
+    // --max-input-bytes: below the memory budget, refused at once with both sizes named.
+    QFile mid(dir.filePath("mid.py"));
+    QVERIFY(mid.open(QIODevice::WriteOnly));
+    mid.write("import torch\nclass Repro(torch.nn.Module):\n    def forward(self, arg0_1):\n"
+              "        relu = torch.ops.aten.relu.default(arg0_1);  arg0_1 = None\n        return (relu,)\n\n"
+              "def load_args(reader):\n    buf0 = reader.storage(None, 4*262144)\n"
+              "    reader.tensor(buf0, (262144,))  # arg0_1\nload_args._version = 0\nmod = Repro()\n");
+    mid.close();
+    QElapsedTimer timer;
+    timer.start();
+    auto m = kiln::test::run_cli({"repro", "run", mid.fileName(), "--check", "accuracy", "--max-input-bytes", "512K"}, 60000, env);
+    QCOMPARE(m.code, 3);
+    QVERIFY2(m.err.contains("mid.py:9: load_args (up to input 'arg0_1') declares 1.0 MB, over --max-input-bytes 512.0 KB"), m.err.constData());
+    QVERIFY2(timer.elapsed() < 5000, qPrintable(QString::number(timer.elapsed())));
+    QCOMPARE(kiln::test::run_cli({"repro", "run", mid.fileName(), "--check", "accuracy", "--max-input-bytes", "2M"}, 60000, env).code, 0);
+    QCOMPARE(kiln::test::run_cli({"repro", "run", mid.fileName(), "--max-input-bytes", "lots"}, 60000, env).code, 2);
+    auto mm = kiln::test::run_cli({"minify", mid.fileName(), "--check", "accuracy", "--max-input-bytes", "512K", "--out", dir.filePath("out3")},
+                                  60000, env);
+    QCOMPARE(mm.code, 3);
+    QVERIFY2(mm.err.contains("over --max-input-bytes"), mm.err.constData());
   }
 
   // A replay that runs past --timeout says so: it was reported as "still

@@ -1,9 +1,14 @@
 // The predicates, run in this process on small graphs with Kiln's injected
 // relu bugs; their JSON form; signatures and drift.
 #include <QtTest/QtTest>
+#include <QTemporaryDir>
+
+#include <fstream>
+#include <iterator>
 
 #include "minifier/minify.h"
 #include "minifier/predicate.h"
+#include "minifier/repro.h"
 #include "minify_test_util.h"
 
 using namespace kiln;
@@ -138,6 +143,39 @@ class GraphModule(torch.nn.Module):
     QCOMPARE(run_check(p, c).signature, std::string("oracle: exit 1 (RuntimeError)"));
     p.oracle_command = "test -f {repro} && printf 'Traceback (most recent call last):\\n  File x\\n    y()\\ntorch._dynamo.exc.BackendCompilerFailed: boom\\n'; exit 1";
     QCOMPARE(run_check(p, c).signature, std::string("oracle: exit 1 (torch._dynamo.exc.BackendCompilerFailed)"));
+  }
+
+  // repro.py names the half that failed; an eager-side failure is not
+  // minified unless asked (an Inductor prim eager could not find, seen on
+  // the H200, minified 653 ops to 2 and meant nothing).
+  void oracle_failure_class_and_eager_refusal() {
+    Candidate c = test::candidate_of(kReluGraph);
+    PredicateOptions p = with(CheckKind::Oracle, "none");
+    p.oracle_command = "test -f {repro} && echo 'KILN_FAILURE_CLASS=eager-exception AttributeError: no prims op'; exit 1";
+    QCOMPARE(run_check(p, c).signature, std::string("oracle: exit 1 (eager-exception AttributeError)"));
+    MinifyOptions o;
+    o.predicate = p;
+    auto r = minify::minify(c, o);
+    QVERIFY(!r.ok());
+    QVERIFY2(r.status().message().find("fails in PyTorch's eager half") != std::string::npos, r.status().message().c_str());
+    QVERIFY(r.status().message().find("--allow-eager-failure") != std::string::npos);
+    o.predicate.allow_eager_failure = true;
+    QVERIFY(minify::minify(c, o).ok());
+    p.oracle_command = "test -f {repro} && echo 'KILN_FAILURE_CLASS=compile-error BackendCompilerFailed: boom'; exit 1";
+    QCOMPARE(run_check(p, c).signature, std::string("oracle: exit 1 (compile-error BackendCompilerFailed)"));
+    p.oracle_command = "test -f {repro} && echo KILN_FAILURE_CLASS=accuracy; echo 'ACCURACY FAILURE: output 0'; exit 1";
+    QCOMPARE(run_check(p, c).signature, std::string("oracle: exit 1 (accuracy)"));
+    // The script imports Inductor's prims and says which half failed.
+    QTemporaryDir tmp;
+    const std::string path = tmp.filePath("repro.py").toStdString();
+    Repro repro;
+    repro.graph = c.graph;
+    repro.inputs = c.inputs;
+    QVERIFY(write_torch_repro(path, repro, TorchReproOptions{}).ok());
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    QVERIFY(text.find("import torch._inductor.inductor_prims") != std::string::npos);
+    QVERIFY(text.find("failure_class(\"eager-exception\", e)") != std::string::npos);
   }
 
   void json_round_trip() {

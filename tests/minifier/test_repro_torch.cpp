@@ -259,6 +259,14 @@ class TestReproTorch : public QObject {
     QVERIFY2(usage.err.contains("give --check"), usage.err.constData());
     test::CliRun with_check = test::run_cli({"repro", "run", dir, "--check", "compile-error"}, 120000, env_with("", ""));
     QCOMPARE(with_check.code, 0);
+    // The oracle on repro run: without a command it says how to give one; with one it runs it.
+    test::CliRun no_oracle = test::run_cli({"repro", "run", dir, "--check", "oracle"}, 120000, env_with("", ""));
+    QCOMPARE(no_oracle.code, 2);
+    QVERIFY2(no_oracle.err.contains("--oracle CMD with {repro}"), no_oracle.err.constData());
+    test::CliRun oracle = test::run_cli({"repro", "run", dir, "--check", "oracle", "--oracle", "! grep -q 'aten.relu' {repro}"}, 120000,
+                                        env_with("", ""));
+    QCOMPARE(oracle.code, 1);  // relu is in the graph: the command fails, which is the failure
+    QVERIFY2(oracle.out.contains("still fails: oracle"), oracle.out.constData());
 
     std::string graph = dir.toStdString() + "/graph.txt";
     std::string text = slurp(graph);
