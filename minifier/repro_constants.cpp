@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "core/tensor/dtype.h"
+#include "core/trace/reader.h"
 #include "minifier/repro_internal.h"
 
 namespace kiln::minify {
@@ -20,30 +21,6 @@ std::string_view trim_view(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
-}
-
-// The top-level comma-separated pieces of `s`.
-std::vector<std::string_view> split_top(std::string_view s) {
-  std::vector<std::string_view> out;
-  int depth = 0;
-  char quote = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (quote) {
-      if (c == quote) quote = 0;
-      continue;
-    }
-    if (c == '\'' || c == '"') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
-    else if (c == ',' && depth == 0) {
-      out.push_back(trim_view(s.substr(start, i - start)));
-      start = i + 1;
-    }
-  }
-  if (!trim_view(s.substr(start)).empty()) out.push_back(trim_view(s.substr(start)));
-  return out;
 }
 
 // A nested list of numbers: its shape and values (as text, read per dtype).
@@ -58,7 +35,7 @@ bool read_literal(std::string_view s, Literal& lit, size_t depth) {
   if (depth > 32) return false;
   if (s.starts_with("[")) {
     if (!s.ends_with("]")) return false;
-    std::vector<std::string_view> items = split_top(s.substr(1, s.size() - 2));
+    std::vector<std::string_view> items = trace::split_python_args(s.substr(1, s.size() - 2));
     if (lit.shape.size() == depth) lit.shape.push_back(int64_t(items.size()));
     else if (lit.shape.size() <= depth || lit.shape[depth] != int64_t(items.size())) return false;  // ragged
     for (std::string_view item : items)
@@ -98,7 +75,7 @@ Tensor constant_value(std::string_view expr, const std::string& name, const Sour
     throw Error("constant '" + name + "' = " + std::string(expr) + ": not a tensor Kiln can read", where);
   std::string_view fn = expr.substr(0, open);
   if (fn.starts_with("torch.")) fn.remove_prefix(6);
-  const std::vector<std::string_view> args = split_top(expr.substr(open + 1, expr.size() - open - 2));
+  const std::vector<std::string_view> args = trace::split_python_args(expr.substr(open + 1, expr.size() - open - 2));
   if (args.empty()) throw Error("constant '" + name + "': " + std::string(fn) + "() with no arguments", where);
   const std::optional<DType> dtype = dtype_arg(args);
   if (fn == "tensor") {

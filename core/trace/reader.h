@@ -27,6 +27,10 @@ bool is_trace_log_file(const std::string& path);
 // Indexes `text` as if it were a log file called `name` (tests, fuzzing).
 Trace read_trace_text(std::string text, const std::string& name = "<memory>");
 
+// Splits a Python argument list ("a, (1, 2), k='x, y'") at its top-level
+// commas, each piece trimmed; quotes and brackets nest.
+std::vector<std::string_view> split_python_args(std::string_view s);
+
 Expected<Trace> read_compile_debug(const std::string& path);
 Expected<Trace> read_minifier_file(const std::string& path);
 

@@ -14,12 +14,8 @@
 #include "core/trace/text_util.h"
 
 namespace kiln::trace {
-namespace {
 
-namespace fs = std::filesystem;
-
-// Splits "a, (1, 2), k='x, y'" at top-level commas.
-std::vector<std::string_view> split_args(std::string_view s) {
+std::vector<std::string_view> split_python_args(std::string_view s) {
   std::vector<std::string_view> out;
   int depth = 0;
   char quote = 0;
@@ -43,6 +39,10 @@ std::vector<std::string_view> split_args(std::string_view s) {
   if (!last.empty()) out.push_back(last);
   return out;
 }
+
+namespace {
+
+namespace fs = std::filesystem;
 
 // "reader.tensor(...)  # name" -> ("tensor", "...", "name"); false if the line is not a reader call.
 bool reader_call(std::string_view line, std::string_view& method, std::string_view& args, std::string_view& comment,
@@ -86,7 +86,7 @@ std::vector<std::string> tuple_items(std::string_view t) {
   std::vector<std::string> out;
   t = trim(t);
   if (t.size() >= 2 && (t.front() == '(' || t.front() == '[')) t = t.substr(1, t.size() - 2);
-  for (std::string_view item : split_args(t)) out.emplace_back(item);
+  for (std::string_view item : split_python_args(t)) out.emplace_back(item);
   return out;
 }
 
@@ -101,7 +101,7 @@ std::string device_name(std::string_view s) {
   s = trim(s);
   if (!starts_with(s, "device(")) return unquote(s);
   std::string type, index;
-  for (std::string_view a : split_args(s.substr(7, s.size() - 8))) {
+  for (std::string_view a : split_python_args(s.substr(7, s.size() - 8))) {
     if (starts_with(a, "type=")) type = unquote(a.substr(5));
     else if (starts_with(a, "index=")) index = std::string(trim(a.substr(6)));
     else if (type.empty()) type = unquote(a);
@@ -156,7 +156,7 @@ class LoadArgsParser {
     if (in_docstring_) return;
     std::string_view method, args, comment, target;
     if (!reader_call(line, method, args, comment, target)) return bad(number, line);
-    std::vector<std::string_view> a = split_args(args);
+    std::vector<std::string_view> a = split_python_args(args);
     if (method == "storage") return storage(target, a, number, line);
     ReproInput in;
     in.line = number;
@@ -274,7 +274,7 @@ std::vector<ReproInput> parse_args_list(std::string_view source, const std::stri
       return out;
     }
     int k = 0;
-    for (std::string_view item : split_args(source.substr(open + 1, close - open - 1))) {
+    for (std::string_view item : split_python_args(source.substr(open + 1, close - open - 1))) {
       std::vector<std::string> fields = tuple_items(item);
       ReproInput in;
       in.line = int(i + 1);
