@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <new>
 #include <span>
 
@@ -77,6 +78,56 @@ std::vector<std::pair<std::string, std::string>> read_hooks() {
 Evaluator::Evaluator(PredicateOptions predicate, Limits limits, int jobs)
     : predicate_(std::move(predicate)), limits_(limits), jobs_(std::max(jobs, 1)), hooks_(read_hooks()) {}
 
+Evaluator::~Evaluator() = default;
+
+std::vector<Verdict> Evaluator::run_on_workers(const std::vector<const Candidate*>& batch) {
+  namespace fs = std::filesystem;
+  if (!pool_) {
+    OraclePoolOptions o;
+    o.python = predicate_.oracle_python;
+    o.worker_script = predicate_.oracle_worker;
+    o.parallel = jobs_;
+    o.timeout_s = limits_.timeout_s;
+    o.memory_mb = predicate_.oracle_memory_mb;
+    o.warm_up_device = predicate_.torch_device;
+    o.cancel = limits_.cancel;
+    pool_ = std::make_unique<OraclePool>(o);
+  }
+  std::vector<Verdict> out(batch.size());
+  std::vector<OracleJob> jobs;
+  std::vector<size_t> where;
+  std::vector<std::string> folders;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const std::string folder = make_oracle_folder();
+    if (folder.empty()) {
+      out[i] = {Verdict::Outcome::Invalid, "setup", "", "cannot make a temporary folder"};
+      continue;
+    }
+    folders.push_back(folder);
+    // Written here, in the parent: writing a file runs no kernel and starts no thread.
+    if (Status st = write_oracle_repro(predicate_, *batch[i], folder + "/repro.py"); !st) {
+      out[i] = {Verdict::Outcome::Invalid, "setup", "", "cannot write repro.py: " + st.message()};
+      continue;
+    }
+    jobs.push_back({folder + "/repro.py", folder + "/output.txt"});
+    where.push_back(i);
+  }
+  std::vector<OracleRun> runs = pool_->run(jobs);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    out[where[k]] = oracle_verdict(predicate_, runs[k]);
+    if (runs[k].end == OracleRun::End::Exited || runs[k].end == OracleRun::End::Signaled) {
+      stats_.oracle_wall_s.push_back(runs[k].wall_s);
+      stats_.oracle_run_s.push_back(oracle_run_seconds(runs[k].output));
+    }
+  }
+  stats_.pool = pool_->stats();
+  for (const std::string& folder : folders) {
+    std::error_code ec;
+    fs::remove_all(folder, ec);
+  }
+  return out;
+}
+
 Verdict Evaluator::verdict_of(const ChildOutcome& o) const {
   switch (o.end) {
     case ChildOutcome::End::Exited:
@@ -100,6 +151,15 @@ Verdict Evaluator::verdict_of(const ChildOutcome& o) const {
 }
 
 std::vector<Verdict> Evaluator::run_batch(const std::vector<const Candidate*>& batch) {
+  if (predicate_.kind == CheckKind::Oracle && !predicate_.oracle_python.empty() && !check_ && !in_process_) {
+    std::vector<Verdict> out = run_on_workers(batch);
+    for (const Verdict& v : out) {
+      stats_.timeouts += v.kind == "timeout";
+      stats_.crashes += v.kind == "oracle" && v.signature.rfind("oracle: signal", 0) == 0;
+      stats_.invalid += v.outcome == Verdict::Outcome::Invalid && v.kind != "cancelled";
+    }
+    return out;
+  }
   std::vector<Verdict> out(batch.size());
   std::vector<ChildJob> jobs;
   std::vector<size_t> where;

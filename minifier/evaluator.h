@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -29,6 +30,11 @@ struct EvalStats {
   int cache_hits = 0;      // candidates answered from the cache
   int reference_runs = 0;  // recordings made
   int timeouts = 0, crashes = 0, invalid = 0;
+  // The persistent oracle (--oracle-python): its workers, and per candidate
+  // the wall time from request to reply and what repro.py itself spent
+  // running eager and compiled (KILN_TIMING); the difference is the overhead.
+  OraclePoolStats pool;
+  std::vector<double> oracle_wall_s, oracle_run_s;
 };
 
 // Values of a candidate's call nodes, by node name.
@@ -43,6 +49,7 @@ struct Recording {
 class Evaluator {
  public:
   Evaluator(PredicateOptions predicate, Limits limits, int jobs);
+  ~Evaluator();
 
   // Tests of the checks themselves: evaluate in this process (no containment).
   void set_in_process(bool in_process) { in_process_ = in_process; }
@@ -66,6 +73,9 @@ class Evaluator {
  private:
   std::vector<Verdict> run_batch(const std::vector<const Candidate*>& batch);
   Verdict verdict_of(const ChildOutcome& o) const;
+  // --oracle-python: the candidates' repro.py files judged by the pool's workers.
+  std::vector<Verdict> run_on_workers(const std::vector<const Candidate*>& batch);
+  std::unique_ptr<OraclePool> pool_;
 
   PredicateOptions predicate_;
   Limits limits_;

@@ -190,6 +190,7 @@ Expected<MinifyResult> minify(Candidate input, const MinifyOptions& options) {
     return Status::error("the journal's last candidate now fails differently (" + first.signature +
                          ") from the original failure (" + original.signature + ")");
   driver.set_original(original);
+  if (options.on_original) options.on_original(original);
   if (options.journal && !options.resume_original) {
     if (Status s = options.journal->begin_run(options.input_name, predicate_to_json(options.predicate, original.signature),
                                               input, original);

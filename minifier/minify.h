@@ -34,6 +34,9 @@ struct MinifyOptions {
   int jobs = 1;
   Limits limits;
   std::function<void(const Progress&)> progress;
+  // Told the original failure (its class: "oracle: exit 1 (accuracy failure)")
+  // once the input is judged, before any strategy runs.
+  std::function<void(const Verdict&)> on_original;
   const std::atomic<bool>* cancel = nullptr;
   Journal* journal = nullptr;   // null: no journal
   std::string input_name;       // what the journal records as the input

@@ -41,6 +41,9 @@ std::string predicate_to_json(const PredicateOptions& p, const std::string& sign
   if (!p.message_regex.empty()) j["message_regex"] = p.message_regex;
   if (!p.oracle_command.empty()) j["oracle_command"] = p.oracle_command;
   if (!p.oracle_match.empty()) j["oracle_match"] = p.oracle_match;
+  if (!p.oracle_python.empty()) j["oracle_python"] = p.oracle_python;
+  if (!p.oracle_worker.empty()) j["oracle_worker"] = p.oracle_worker;
+  if (p.oracle_memory_mb > 0) j["oracle_memory_mb"] = p.oracle_memory_mb;
   if (p.kind == CheckKind::Oracle) {
     j["torch_device"] = p.torch_device;
     j["torch_check"] = p.torch_check;
@@ -68,9 +71,14 @@ Expected<PredicateOptions> predicate_from_json(const std::string& text, std::str
   p.kind = *kind;
   for (auto [key, out] : {std::pair{"stage", &p.stage}, {"message_regex", &p.message_regex},
                           {"oracle_command", &p.oracle_command}, {"oracle_match", &p.oracle_match},
+                          {"oracle_python", &p.oracle_python}, {"oracle_worker", &p.oracle_worker},
                           {"torch_device", &p.torch_device}, {"torch_check", &p.torch_check},
                           {"inject_bug", &p.inject_bug}})
     if (Status s = str(key, *out); !s) return s;
+  if (j.contains("oracle_memory_mb")) {
+    if (!j["oracle_memory_mb"].is_number_integer()) return Status::error("predicate: 'oracle_memory_mb' is not an integer");
+    p.oracle_memory_mb = j["oracle_memory_mb"].get<int64_t>();
+  }
   if (j.contains("tolerance")) {
     if (!j["tolerance"].is_number()) return Status::error("predicate: 'tolerance' is not a number");
     p.tolerance = j["tolerance"].get<double>();
@@ -102,7 +110,8 @@ std::string describe(const PredicateOptions& p) {
       s += std::string(" (tolerance ") + tol + (p.check_non_float ? ", non-float outputs too" : "") + ")";
       break;
     case CheckKind::Oracle:
-      s += " `" + p.oracle_command + "`" + (p.oracle_match.empty() ? " (non-zero exit)" : " matching '" + p.oracle_match + "'");
+      s += p.oracle_python.empty() ? " `" + p.oracle_command + "`" : " with persistent workers (" + p.oracle_python + ")";
+      s += p.oracle_match.empty() ? " (non-zero exit)" : " matching '" + p.oracle_match + "'";
       break;
   }
   if (p.allow_drift) s += ", drift allowed";

@@ -18,9 +18,11 @@
 // Each check returns a Verdict with a signature (the failure's class: which
 // stage and message, which signal, "accuracy"); the driver accepts a
 // candidate only when its signature is the original's, unless allow_drift.
+#include <cstdint>
 #include <string>
 
 #include "minifier/candidate.h"
+#include "minifier/oracle_pool.h"
 
 namespace kiln::minify {
 
@@ -35,6 +37,12 @@ struct PredicateOptions {
   double tolerance = 1e-3;
   bool check_non_float = false;
   std::string oracle_command;  // oracle: shell command with {repro}
+  // oracle: the persistent PyTorch oracle (oracle_pool.h) instead of a
+  // command per candidate: the Python to start one worker per -j slot with,
+  // the worker script ("" = Kiln's own) and the workers' resident memory bound.
+  std::string oracle_python;
+  std::string oracle_worker;
+  int64_t oracle_memory_mb = 0;
   std::string oracle_match;    // oracle: regex searched in stdout+stderr; empty: non-zero exit
   std::string torch_device = "cpu";  // oracle: where repro.py puts its inputs
   std::string torch_check = "accuracy";  // oracle: what repro.py's run block checks (repro.h)
@@ -82,6 +90,16 @@ Verdict check_crash(const PredicateOptions& p, const Candidate& c);          // 
 Verdict check_accuracy(const PredicateOptions& p, const Candidate& c);       // predicate_accuracy.cpp
 Verdict check_cpu_gpu(const PredicateOptions& p, const Candidate& c);        // predicate_accuracy.cpp
 Verdict check_oracle(const PredicateOptions& p, const Candidate& c);         // predicate_oracle.cpp
+// The oracle's halves, shared by the command (check_oracle) and the
+// persistent workers (the evaluator's pool): a temporary folder (named so
+// remove_stale_oracle_folders knows it), the candidate's repro.py in it,
+// and the verdict from how the repro.py's run ended and what it printed.
+std::string make_oracle_folder();
+Status write_oracle_repro(const PredicateOptions& p, const Candidate& c, const std::string& repro_path);
+Verdict oracle_verdict(const PredicateOptions& p, const OracleRun& run);
+// The seconds repro.py itself spent on eager and compiled runs ("KILN_TIMING
+// run_s=..." in its output); negative when it did not say.
+double oracle_run_seconds(const std::string& output);
 // Removes the temporary folders of oracle runs whose process is gone (a
 // minify killed with -9 leaves them); called when a minify starts.
 void remove_stale_oracle_folders();

@@ -1,6 +1,7 @@
 // oracle: a user's command judges a PyTorch repro.py of the candidate. This is
 // how Kiln minifies bugs of real PyTorch: the command runs stock PyTorch on it.
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <csignal>
@@ -90,21 +91,15 @@ void remove_stale_oracle_folders() {
   }
 }
 
-Verdict check_oracle(const PredicateOptions& p, const Candidate& c) {
+std::string make_oracle_folder() {
   namespace fs = std::filesystem;
-  if (p.oracle_command.find("{repro}") == std::string::npos)
-    return {Verdict::Outcome::Invalid, "setup", "", "the oracle command has no {repro}"};
   // The pid in the name lets the next run remove what a killed one left.
-  std::string tmpl = (fs::temp_directory_path() / ("kiln-oracle-" + std::to_string(::getpid()) + "-XXXXXX")).string();
-  if (!::mkdtemp(tmpl.data())) return {Verdict::Outcome::Invalid, "setup", "", "cannot make a temporary folder"};
-  fs::path dir = tmpl;
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  std::error_code ec;
+  std::string tmpl = (fs::temp_directory_path(ec) / ("kiln-oracle-" + std::to_string(::getpid()) + "-XXXXXX")).string();
+  return ::mkdtemp(tmpl.data()) ? tmpl : "";
+}
+
+Status write_oracle_repro(const PredicateOptions& p, const Candidate& c, const std::string& repro_path) {
   Repro r;
   r.graph = c.graph;
   r.inputs = c.inputs;
@@ -114,9 +109,86 @@ Verdict check_oracle(const PredicateOptions& p, const Candidate& c) {
   options.tolerance = p.tolerance;
   options.check = p.torch_check;
   options.check_non_float = p.check_non_float;
+  return write_torch_repro(repro_path, r, options);
+}
+
+double oracle_run_seconds(const std::string& output) {
+  static constexpr std::string_view kTiming = "KILN_TIMING run_s=";
+  const size_t at = output.rfind(kTiming);
+  if (at == std::string::npos) return -1;
+  char* end = nullptr;
+  const double s = std::strtod(output.c_str() + at + kTiming.size(), &end);
+  return end == output.c_str() + at + kTiming.size() ? -1 : s;
+}
+
+Verdict oracle_verdict(const PredicateOptions& p, const OracleRun& run) {
+  switch (run.end) {
+    case OracleRun::End::Failed: return {Verdict::Outcome::Invalid, "setup", "", run.detail};
+    case OracleRun::End::Cancelled: return {Verdict::Outcome::Invalid, "cancelled", "", "cancelled"};
+    case OracleRun::End::TimedOut: {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "the oracle gave no verdict within %.3g s", run.wall_s);
+      return {Verdict::Outcome::Fail, "timeout", "timeout", buf};
+    }
+    case OracleRun::End::OutOfMemory:
+      return {Verdict::Outcome::Fail, "oom", "oom",
+              "the oracle worker passed its resident memory bound (--oracle-memory-mb) on this candidate"};
+    case OracleRun::End::Exited:
+    case OracleRun::End::Signaled: break;
+  }
+  const std::string& output = run.output;
+  std::string tail = output.size() > 2000 ? output.substr(output.size() - 2000) : output;
+  if (!p.oracle_match.empty()) {
+    Expected<bool> matched = output_matches(output, p.oracle_match);
+    if (!matched) return {Verdict::Outcome::Invalid, "setup", "", "--oracle-match: " + matched.status().message()};
+    if (*matched) return {Verdict::Outcome::Fail, "oracle", "oracle: output matches", tail};
+    return {Verdict::Outcome::Pass, "", "", "output does not match"};
+  }
+  if (run.end == OracleRun::End::Signaled)
+    return {Verdict::Outcome::Fail, "oracle", "oracle: signal " + std::to_string(run.signal), tail};
+  if (run.exit_code == 0) return {Verdict::Outcome::Pass, "", "", "oracle exited 0"};
+  // What failed is part of the signature, so a candidate that exits 1 for
+  // another reason (an exception, CUDA out of memory) is drift, not the bug.
+  std::string kind = oracle_failure_kind(output);
+  return {Verdict::Outcome::Fail, "oracle",
+          "oracle: exit " + std::to_string(run.exit_code) + (kind.empty() ? "" : " (" + kind + ")"), tail};
+}
+
+namespace {
+
+// The persistent workers for one candidate (the evaluator pools them over
+// many; this path serves a check run on its own).
+Verdict check_with_workers(const PredicateOptions& p, const std::string& dir) {
+  OraclePoolOptions o;
+  o.python = p.oracle_python;
+  o.worker_script = p.oracle_worker;
+  o.memory_mb = p.oracle_memory_mb;
+  o.warm_up_device = p.torch_device;
+  OraclePool pool(o);
+  std::vector<OracleRun> runs = pool.run({{dir + "/repro.py", dir + "/output.txt"}});
+  return oracle_verdict(p, runs.at(0));
+}
+
+}  // namespace
+
+Verdict check_oracle(const PredicateOptions& p, const Candidate& c) {
+  namespace fs = std::filesystem;
+  if (p.oracle_python.empty() && p.oracle_command.find("{repro}") == std::string::npos)
+    return {Verdict::Outcome::Invalid, "setup", "", "the oracle command has no {repro}"};
+  const std::string folder = make_oracle_folder();
+  if (folder.empty()) return {Verdict::Outcome::Invalid, "setup", "", "cannot make a temporary folder"};
+  fs::path dir = folder;
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{dir};
   std::string repro = (dir / "repro.py").string();
-  if (Status s = write_torch_repro(repro, r, options); !s)
+  if (Status s = write_oracle_repro(p, c, repro); !s)
     return {Verdict::Outcome::Invalid, "setup", "", "cannot write repro.py: " + s.message()};
+  if (!p.oracle_python.empty()) return check_with_workers(p, dir.string());
   std::string command = p.oracle_command;
   for (size_t at; (at = command.find("{repro}")) != std::string::npos;)
     command.replace(at, 7, shell_quote(repro));
@@ -149,22 +221,16 @@ Verdict check_oracle(const PredicateOptions& p, const Candidate& c) {
     if (last.size() > kTailKeep) last.erase(0, last.size() - kTailKeep);
     output += "\n[... oracle output past " + std::to_string(kOutputKeep >> 20) + " MB not kept ...]\n" + last;
   }
-  std::string tail = output.size() > 2000 ? output.substr(output.size() - 2000) : output;
-  if (!p.oracle_match.empty()) {
-    Expected<bool> matched = output_matches(output, p.oracle_match);
-    if (!matched) return {Verdict::Outcome::Invalid, "setup", "", "--oracle-match: " + matched.status().message()};
-    if (*matched) return {Verdict::Outcome::Fail, "oracle", "oracle: output matches", tail};
-    return {Verdict::Outcome::Pass, "", "", "output does not match"};
+  OracleRun run;
+  run.output = std::move(output);
+  if (WIFSIGNALED(status)) {
+    run.end = OracleRun::End::Signaled;
+    run.signal = WTERMSIG(status);
+  } else {
+    run.end = OracleRun::End::Exited;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
-  if (WIFSIGNALED(status))
-    return {Verdict::Outcome::Fail, "oracle", "oracle: signal " + std::to_string(WTERMSIG(status)), tail};
-  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code == 0) return {Verdict::Outcome::Pass, "", "", "oracle exited 0"};
-  // What failed is part of the signature, so a candidate that exits 1 for
-  // another reason (an exception, CUDA out of memory) is drift, not the bug.
-  std::string kind = oracle_failure_kind(output);
-  return {Verdict::Outcome::Fail, "oracle",
-          "oracle: exit " + std::to_string(code) + (kind.empty() ? "" : " (" + kind + ")"), tail};
+  return oracle_verdict(p, run);
 }
 
 }  // namespace kiln::minify

@@ -12,6 +12,7 @@ packages=(
   libopenblas-dev libtbb-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libre2-dev llvm-19-tools libmimalloc-dev nettle-dev libzip-dev libkainjow-mustache-dev
   xvfb xauth
+  python3
 )
 
 missing=()

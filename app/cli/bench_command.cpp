@@ -35,6 +35,8 @@ int run_compile_bench(int reps, bool json);  // bench_compile.cpp
 int run_seed_child(const std::string& device);  // bench_compile.cpp
 int run_cpu_bench(int reps, int threads, const std::string& reference, bool json);  // bench_cpu.cpp
 int run_minify_bench(int reps, int jobs, const std::string& reference, bool json);  // bench_minify.cpp
+int run_minify_oracle_bench(const std::string& python, int jobs, const std::string& device, const std::string& reference,
+                            bool json);  // bench_minify_oracle.cpp
 int run_scale_bench(int reps, const std::vector<int64_t>& sizes, bool json);  // bench_scale.cpp
 int run_gpu_bench(int reps, const std::string& reference, const std::string& only, const std::string& dump_dir,
                   std::vector<int> row_elements, bool json);  // bench_gpu.cpp
@@ -57,6 +59,8 @@ struct Options {
   std::string dump_cuda;   // gpu: write each graph's CUDA source here instead of timing
   std::vector<int> row_elements;  // gpu: launch shapes to try for reductions
   std::vector<int64_t> sizes = {2000, 20000, 200000};  // scale: graph sizes in nodes
+  std::string oracle_python;          // minify: real PyTorch as the oracle, persistent workers
+  std::string torch_device = "cuda";  // minify --oracle-python: where repro.py runs
 };
 
 struct Row {
@@ -146,6 +150,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   sub->add_option("--sizes", opts->sizes, "scale: graph sizes in nodes, smallest first (default 2000,20000,200000)")
       ->delimiter(',')
       ->check(CLI::Range(int64_t(3), int64_t(10000000)));
+  sub->add_option("--oracle-python", opts->oracle_python,
+                  "minify: minify with real PyTorch as the oracle, persistent workers started with this Python (--threads: workers, default 4)");
+  sub->add_option("--torch-device", opts->torch_device, "minify --oracle-python: device of the repro's inputs (default cuda)");
   sub->add_option("--seed-child", opts->seed_child, "(internal) one seed capture-to-runnable, as JSON")->group("");
   sub->add_option("--index-child", opts->index_child, "(internal) index one log, print time and peak memory as JSON")->group("");
   sub->add_option("--ranks", opts->ranks, "trace: rank files in the multi-rank folder (default 1000; 0 leaves the rows out)")
@@ -160,6 +167,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                                                                   reference_dir(*opts), opts->json})
                   : opts->suite == "compile" ? run_compile_bench(opts->reps, opts->json)
                   : opts->suite == "scale"   ? run_scale_bench(opts->reps, opts->sizes, opts->json)
+                  : opts->suite == "minify" && !opts->oracle_python.empty()
+                      ? run_minify_oracle_bench(opts->oracle_python, opts->threads, opts->torch_device, reference_dir(*opts), opts->json)
                   : opts->suite == "minify"  ? run_minify_bench(opts->reps, opts->threads, reference_dir(*opts), opts->json)
                   : opts->suite == "cpu"     ? run_cpu_bench(opts->reps, opts->threads, reference_dir(*opts), opts->json)
                   : opts->suite == "gpu"     ? run_gpu_bench(opts->reps, reference_dir(*opts), opts->graph, opts->dump_cuda, opts->row_elements, opts->json)

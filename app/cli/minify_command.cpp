@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -35,10 +36,47 @@ struct Options {
   int64_t memory_mb = 8192;
   bool resume = false, allow_drift = false, json = false, check_non_float = false, allow_eager_failure = false;
   std::string max_input_bytes;  // "2G": what the input may declare before anything is allocated
+  std::string oracle_python, oracle_worker;  // the persistent oracle (minifier/oracle_pool.h)
+  int64_t oracle_memory_mb = 0;
 };
 
 std::atomic<bool> g_cancel{false};
 extern "C" void on_interrupt(int) { g_cancel = true; }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Per candidate, what the persistent workers cost beyond repro.py's own runs.
+std::vector<double> overheads(const EvalStats& s) {
+  std::vector<double> out;
+  for (size_t i = 0; i < s.oracle_wall_s.size() && i < s.oracle_run_s.size(); ++i)
+    if (s.oracle_run_s[i] >= 0) out.push_back(s.oracle_wall_s[i] - s.oracle_run_s[i]);
+  return out;
+}
+
+nlohmann::json oracle_json(const EvalStats& s) {
+  const OraclePoolStats& p = s.pool;
+  return {{"worker_starts", p.worker_starts},
+          {"restarts", {{"crash", p.restarts_crash}, {"hang", p.restarts_hang}, {"memory", p.restarts_memory}, {"asked", p.restarts_asked}}},
+          {"startup_s", p.startup_s},
+          {"candidates", s.oracle_wall_s.size()},
+          {"median_wall_s", median(s.oracle_wall_s)},
+          {"median_overhead_s", median(overheads(s))}};
+}
+
+std::string oracle_summary(const EvalStats& s) {
+  const OraclePoolStats& p = s.pool;
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "oracle workers: %d started (slowest start %.1f s), restarted after %d crashes, %d hangs, %d memory, %d asked; "
+                "%zu candidates, median %.2f s each, of which %.2f s outside repro.py's own runs",
+                p.worker_starts, p.startup_s, p.restarts_crash, p.restarts_hang, p.restarts_memory, p.restarts_asked,
+                s.oracle_wall_s.size(), median(s.oracle_wall_s), median(overheads(s)));
+  return buf;
+}
 
 int fail(int code, const std::string& message) {
   std::fprintf(stderr, "kiln-cli: minify: %s\n", message.c_str());
@@ -62,11 +100,18 @@ int run_minify(const Options& o) {
   p.message_regex = o.error_match;
   p.oracle_command = o.oracle;
   p.oracle_match = o.oracle_match;
+  p.oracle_python = o.oracle_python;
+  p.oracle_worker = o.oracle_worker;
+  p.oracle_memory_mb = o.oracle_memory_mb;
   p.allow_eager_failure = o.allow_eager_failure;
   p.torch_device = o.torch_device;
   p.torch_check = o.torch_check;
-  if (p.kind == CheckKind::Oracle && o.oracle.find("{repro}") == std::string::npos)
-    return fail(kExitUsage, "--check oracle needs --oracle CMD with {repro} in it");
+  if (!o.oracle.empty() && !o.oracle_python.empty())
+    return fail(kExitUsage, "--oracle and --oracle-python are two ways to run the oracle: give one");
+  if (p.kind == CheckKind::Oracle && o.oracle_python.empty() && o.oracle.find("{repro}") == std::string::npos)
+    return fail(kExitUsage, "--check oracle needs --oracle-python PYTHON (persistent workers) or --oracle CMD with {repro} in it");
+  if (p.kind != CheckKind::Oracle && (!o.oracle.empty() || !o.oracle_python.empty()))
+    return fail(kExitUsage, "--oracle and --oracle-python go with --check oracle");
   if (o.compile_id.empty() != o.stage.empty()) return fail(kExitUsage, "--compile-id and --stage go together");
 
   std::error_code ec;
@@ -133,11 +178,16 @@ int run_minify(const Options& o) {
                   pr.step->description.c_str(), pr.step->nodes_before, pr.step->nodes_after, pr.elapsed_s, pr.oracle_calls);
       std::fflush(stdout);
     };
+  if (!o.json)
+    mo.on_original = [](const Verdict& v) {
+      // The class first (the signature every candidate must keep), then what it said.
+      std::printf("original failure: %s\n%s\n", v.signature.c_str(), v.detail.c_str());
+      std::fflush(stdout);
+    };
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   Expected<MinifyResult> r = minify::minify(start, mo);
   if (!r) return fail(kExitFailures, r.status().message());
-  if (!o.json) std::printf("original failure: %s: %s\n", r->original.kind.c_str(), r->original.detail.c_str());
 
   Expected<MinifyOutputs> written = write_minify_outputs(o.out, *r, p);
   if (!written) return fail(kExitFailures, written.status().to_string());
@@ -162,6 +212,7 @@ int run_minify(const Options& o) {
                           {"check", describe(p)},
                           {"original", {{"kind", r->original.kind}, {"signature", r->original.signature}, {"detail", r->original.detail}}},
                           {"steps", steps},
+                          {"oracle", oracle_json(r->stats)},
                           {"repro", repro_dir},
                           {"torch_repro", torch_repro},
                           {"journal", (fs::path(o.out) / "minify.db").string()}};
@@ -172,6 +223,7 @@ int run_minify(const Options& o) {
                 r->stats.oracle_calls, r->stats.cache_hits, r->stats.reference_runs, r->wall_s);
     if (r->stats.timeouts || r->stats.crashes)
       std::printf("contained: %d timeouts, %d crashes\n", r->stats.timeouts, r->stats.crashes);
+    if (r->stats.pool.worker_starts) std::printf("%s\n", oracle_summary(r->stats).c_str());
     std::printf("repro: %s\ntorch repro: %s\n", repro_dir.c_str(), torch_repro.c_str());
   }
   return r->cancelled ? kExitFailures : kExitOk;
@@ -185,6 +237,12 @@ void add_minify_command(CLI::App& app, int& exit_code) {
   sub->add_option("input", o->input, "Kiln repro, PyTorch repro.py / minifier_launcher.py, graph text, or trace");
   sub->add_option("--check", o->check, "accuracy, compile-error, crash, cpu-gpu-mismatch or oracle");
   sub->add_option("--oracle", o->oracle, "oracle: shell command; {repro} is the path of a PyTorch repro.py");
+  sub->add_option("--oracle-python", o->oracle_python,
+                  "oracle: persistent PyTorch workers started with this Python, one per -j slot (torch imported once)");
+  sub->add_option("--oracle-worker", o->oracle_worker, "oracle: a worker script speaking the protocol of minifier/oracle_pool.h instead of Kiln's");
+  sub->add_option("--oracle-memory-mb", o->oracle_memory_mb,
+                  "oracle: a worker holding more resident memory is restarted (default: the machine's memory / (jobs + 1))")
+      ->check(CLI::Range(int64_t(64), int64_t(1) << 30));
   sub->add_option("--oracle-match", o->oracle_match, "oracle: interesting when this regex matches its output (default: non-zero exit)");
   sub->add_option("--max-input-bytes", o->max_input_bytes,
                   "refuse an input whose tensors declare more (K/M/G suffixes; default: the memory budget, 3/4 of the machine's memory)");
