@@ -42,7 +42,10 @@ std::optional<Candidate> replace_nodes_by_inputs(const Candidate& base, const st
     n.target = n.name;
     n.args.clear();
     n.kwargs.clear();
-    input_of[n.name] = compact_copy(it->second);
+    // The recording itself for now: most of these are pruned below, and
+    // copying hundreds of recorded activations per candidate was most of a
+    // ResNet minify's time.
+    input_of[n.name] = it->second;
     changed = true;
   }
   if (!changed) return std::nullopt;
@@ -51,6 +54,15 @@ std::optional<Candidate> replace_nodes_by_inputs(const Candidate& base, const st
   for (const Node& n : c.graph.nodes)
     if (n.op == OpKind::Placeholder) c.inputs.push_back(input_of.at(n.name));
   prune(c);
+  // The values that stay are the candidate's own, compact copies: a graph
+  // that writes into an input (copy_) must not write into the recording.
+  size_t k = 0;
+  for (const Node& n : c.graph.nodes) {
+    if (n.op != OpKind::Placeholder) continue;
+    auto it = values.eager.find(n.name);
+    if (it != values.eager.end() && c.inputs[k].raw_data() == it->second.raw_data()) c.inputs[k] = compact_copy(c.inputs[k]);
+    ++k;
+  }
   return c;
 }
 
