@@ -9,11 +9,13 @@ struct Entry {
   const char* name;
   Factory make;
 };
-// Run order: the cheap, large cuts first (localize one divergent node, cut
-// the graph after the failing node, feed it recorded values), then the
+// Run order: the cheap, large cuts first (localize one divergent node, probe
+// each kind of op alone with an oracle, cut the graph after the failing
+// node, feed it recorded values), then the
 // clean-ups, then the per-element shrinking that only pays on a small graph.
 constexpr Entry kStrategies[] = {
     {"localize", make_localize},
+    {"probe-ops", make_probe_ops},
     {"truncate", make_truncate},
     {"replace-with-inputs", make_replace_with_inputs},
     {"remove-outputs", make_remove_outputs},

@@ -7,6 +7,7 @@
 namespace kiln::minify {
 
 std::unique_ptr<Strategy> make_localize();            // localize.cpp
+std::unique_ptr<Strategy> make_probe_ops();           // probe_ops.cpp
 std::unique_ptr<Strategy> make_truncate();            // truncate.cpp
 std::unique_ptr<Strategy> make_replace_with_inputs(); // replace_with_inputs.cpp
 std::unique_ptr<Strategy> make_remove_outputs();      // remove_outputs.cpp

@@ -54,6 +54,22 @@ class TestPassDce : public QObject {
     QCOMPARE(r.printed, std::string("// -----// dce (application 1): unchanged //----- //\n"));
   }
 
+  // prims are functional: an unused one goes (the minifier kept a dead
+  // max-pool prim); Inductor's random prims draw numbers and stay.
+  void removes_unused_prims_but_not_random_ones() {
+    Graph g = graph_of("x: \"f32[1, 1, 4, 4]\", seeds: \"i64[2]\"",
+                       "        pool = torch.ops.prims._low_memory_max_pool_with_offsets.default(x, [2, 2], [2, 2], [0, 0], [1, 1], False)\n"
+                       "        seed: \"i64[]\" = torch.ops.prims.inductor_lookup_seed.default(seeds, 0)\n"
+                       "        rnd: \"f32[4]\" = torch.ops.prims.inductor_random.default([4], seed, 'rand')\n"
+                       "        neg: \"f32[1, 1, 4, 4]\" = torch.ops.aten.neg.default(x)\n"
+                       "        return (neg,)\n");
+    PassRun r = run_pass("dce", g);
+    QVERIFY2(r.status.ok(), r.status.message().c_str());
+    QVERIFY(g.find("pool") == kNoNode);
+    QVERIFY(g.find("rnd") != kNoNode);
+    QVERIFY(g.find("seed") != kNoNode);
+  }
+
   void removes_unused_get_attr_empty_and_getitem() {
     Graph g = graph_of("x: \"f32[4]\"",
                        "        c = self.weight\n"

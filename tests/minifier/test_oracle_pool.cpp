@@ -185,9 +185,27 @@ class TestOraclePool : public QObject {
     QJsonObject o = QJsonDocument::fromJson(r.out).object();
     QCOMPARE(o["final_ops"].toInt(), 1);
     QVERIFY2(o["oracle"].toObject()["worker_starts"].toInt() == 2, r.out.constData());
+    QCOMPARE(o["steps"].toArray()[0].toObject()["strategy"].toString(), QString("probe-ops"));
     QFile torch_repro(o["torch_repro"].toString());
     QVERIFY(torch_repro.open(QIODevice::ReadOnly));
     QVERIFY2(torch_repro.readAll().contains("torch.ops.aten.relu.default("), "the single op left is the relu");
+    // A bug that needs two ops together: no op fails alone, the probes cost a
+    // batch and the other strategies find the pair.
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("FAKE_ORACLE_BUG_OPS", "relu,sigmoid");
+    kiln::test::CliRun pair = kiln::test::run_cli({"minify", input, "--check", "oracle", "--oracle-python", "python3",
+                                                   "--oracle-worker", QString::fromStdString(fake_worker()), "-j", "2",
+                                                   "--out", dir.filePath("pair"), "--json"},
+                                                  300000, env);
+    QVERIFY2(pair.code == 0, pair.err.constData());
+    QJsonObject po = QJsonDocument::fromJson(pair.out).object();
+    for (const QJsonValue& step : po["steps"].toArray())
+      QVERIFY2(step.toObject()["strategy"].toString() != "probe-ops", pair.out.constData());
+    QFile pair_repro(po["torch_repro"].toString());
+    QVERIFY(pair_repro.open(QIODevice::ReadOnly));
+    const QByteArray pair_text = pair_repro.readAll();
+    QVERIFY(pair_text.contains("torch.ops.aten.relu.default(") && pair_text.contains("torch.ops.aten.sigmoid.default("));
+    QVERIFY2(po["final_ops"].toInt() <= 3, pair.out.constData());
     // --oracle and --oracle-python together is a usage error.
     kiln::test::CliRun both = kiln::test::run_cli({"minify", input, "--check", "oracle", "--oracle-python", "python3",
                                                    "--oracle", "python3 {repro}", "--out", dir.filePath("out2")});

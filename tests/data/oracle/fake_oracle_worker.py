@@ -3,7 +3,8 @@ machines without PyTorch. It speaks the same protocol (minifier/oracle_pool.h):
 requests on stdin, replies on fd 3, each candidate's output in its file. What
 it does with a candidate depends on the ATen ops its repro.py names:
 
-  aten.relu     the bug: prints an accuracy failure, exit 1
+  aten.relu     the bug: prints an accuracy failure, exit 1 (FAKE_ORACLE_BUG_OPS=relu,sigmoid
+                makes the bug need every op listed, as a fusion bug needs its ops together)
   aten.atan2     crashes the worker (SIGSEGV)
   aten.erfinv  hangs
   aten.lgamma      grows to 600 MB while running
@@ -46,7 +47,8 @@ def judge(text, out):
     if "aten.frac" in text:
         time.sleep(0.5)
     out.write("KILN_TIMING run_s=0.0010\n")
-    if "aten.relu" in text:
+    bug_ops = os.environ.get("FAKE_ORACLE_BUG_OPS", "relu").split(",")
+    if all("torch.ops.aten.%s." % op in text for op in bug_ops):
         out.write("ACCURACY FAILURE: output 0: max_abs=1\nKILN_FAILURE_CLASS=accuracy\n")
         return 1
     out.write("no accuracy failure\n")
