@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <span>
 
 #include <unistd.h>
@@ -80,8 +81,17 @@ Evaluator::Evaluator(PredicateOptions predicate, Limits limits, int jobs)
 
 Evaluator::~Evaluator() = default;
 
-std::vector<Verdict> Evaluator::run_on_workers(const std::vector<const Candidate*>& batch) {
-  namespace fs = std::filesystem;
+bool Evaluator::uses_oracle_workers() const {
+  return predicate_.kind == CheckKind::Oracle && !predicate_.oracle_python.empty() && !check_ && !in_process_;
+}
+
+void Evaluator::start_oracle_workers() {
+  if (!uses_oracle_workers()) return;
+  make_pool();
+  pool_->start_all();
+}
+
+void Evaluator::make_pool() {
   if (!pool_) {
     OraclePoolOptions o;
     o.python = predicate_.oracle_python;
@@ -93,6 +103,12 @@ std::vector<Verdict> Evaluator::run_on_workers(const std::vector<const Candidate
     o.cancel = limits_.cancel;
     pool_ = std::make_unique<OraclePool>(o);
   }
+}
+
+std::vector<Verdict> Evaluator::run_on_workers(const std::vector<const Candidate*>& batch,
+                                               const std::function<bool(size_t, const Verdict&)>& enough) {
+  namespace fs = std::filesystem;
+  make_pool();
   std::vector<Verdict> out(batch.size());
   std::vector<OracleJob> jobs;
   std::vector<size_t> where;
@@ -112,8 +128,15 @@ std::vector<Verdict> Evaluator::run_on_workers(const std::vector<const Candidate
     jobs.push_back({folder + "/repro.py", folder + "/output.txt"});
     where.push_back(i);
   }
-  std::vector<OracleRun> runs = pool_->run(jobs);
+  std::function<bool(size_t, const OracleRun&)> pool_enough;
+  if (enough)
+    pool_enough = [&](size_t k, const OracleRun& r) { return enough(where[k], oracle_verdict(predicate_, r)); };
+  std::vector<OracleRun> runs = pool_->run(jobs, pool_enough);
   for (size_t k = 0; k < runs.size(); ++k) {
+    if (runs[k].end == OracleRun::End::Cancelled && runs[k].detail == "not run") {
+      out[where[k]] = {Verdict::Outcome::Invalid, "not run", "", "not run"};
+      continue;
+    }
     out[where[k]] = oracle_verdict(predicate_, runs[k]);
     if (runs[k].end == OracleRun::End::Exited || runs[k].end == OracleRun::End::Signaled) {
       stats_.oracle_wall_s.push_back(runs[k].wall_s);
@@ -151,7 +174,7 @@ Verdict Evaluator::verdict_of(const ChildOutcome& o) const {
 }
 
 std::vector<Verdict> Evaluator::run_batch(const std::vector<const Candidate*>& batch) {
-  if (predicate_.kind == CheckKind::Oracle && !predicate_.oracle_python.empty() && !check_ && !in_process_) {
+  if (uses_oracle_workers()) {
     std::vector<Verdict> out = run_on_workers(batch);
     for (const Verdict& v : out) {
       stats_.timeouts += v.kind == "timeout";
@@ -191,6 +214,46 @@ std::vector<Verdict> Evaluator::run_batch(const std::vector<const Candidate*>& b
     stats_.invalid += v.outcome == Verdict::Outcome::Invalid && v.kind != "cancelled";
   }
   return out;
+}
+
+Verdict Evaluator::evaluate_speculating(const Candidate& first, const std::vector<const Candidate*>& then,
+                                        bool allow_drift) {
+  if (!uses_oracle_workers() || then.empty()) return evaluate(first);
+  std::vector<const Candidate*> batch = {&first};
+  std::vector<uint64_t> keys = {candidate_key(first)};
+  for (const Candidate* c : then) {
+    const uint64_t key = candidate_key(*c);
+    if (cache_.count(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    batch.push_back(c);
+    keys.push_back(key);
+  }
+  std::optional<Verdict> original;
+  bool hit = false;
+  std::vector<std::optional<Verdict>> early(batch.size());
+  auto enough = [&](size_t i, const Verdict& v) {
+    early[i] = v;
+    if (i == 0) {
+      original = v;
+      for (size_t k = 1; k < early.size() && !hit; ++k) hit = early[k] && is_interesting(*early[k], v, allow_drift);
+    } else if (original) {
+      hit = hit || is_interesting(v, *original, allow_drift);
+    }
+    // A first candidate that passes or cannot run makes the rest moot.
+    return original && (hit || !original->failed());
+  };
+  std::vector<Verdict> verdicts = run_on_workers(batch, enough);
+  for (size_t k = 0; k < batch.size(); ++k) {
+    const Verdict& v = verdicts[k];
+    stats_.timeouts += v.kind == "timeout";
+    stats_.crashes += v.kind == "oracle" && v.signature.rfind("oracle: signal", 0) == 0;
+    stats_.invalid += v.outcome == Verdict::Outcome::Invalid && v.kind != "cancelled" && v.kind != "not run";
+    if (v.kind == "not run" || v.kind == "cancelled") continue;
+    ++stats_.oracle_calls;
+    cache_[keys[k]] = v;
+  }
+  auto it = cache_.find(keys[0]);
+  if (it == cache_.end()) return {Verdict::Outcome::Invalid, "cancelled", "", "cancelled"};
+  return it->second;
 }
 
 Verdict Evaluator::evaluate(const Candidate& c) {

@@ -58,6 +58,17 @@ class Evaluator {
   void set_check(CheckFn check) { check_ = std::move(check); }
 
   Verdict evaluate(const Candidate& c);
+  // With persistent oracle workers: `first`'s verdict, while the other
+  // workers judge `then` in order, until first's verdict is known and one of
+  // `then` is interesting against it (or all are judged). Every verdict made
+  // is cached, so the strategy that built `then` finds them. Without the
+  // workers, evaluate(first) alone.
+  Verdict evaluate_speculating(const Candidate& first, const std::vector<const Candidate*>& then, bool allow_drift);
+  // Starts the persistent oracle's workers (when the predicate has them), so
+  // they import torch while the caller records the reference values.
+  void start_oracle_workers();
+  bool uses_oracle_workers() const;
+
   // Verdicts in order, `jobs` candidates at a time, stopping after the first
   // batch that holds an interesting one; returns its index or -1.
   int first_interesting(const std::vector<const Candidate*>& candidates, const Verdict& original, bool allow_drift);
@@ -74,7 +85,9 @@ class Evaluator {
   std::vector<Verdict> run_batch(const std::vector<const Candidate*>& batch);
   Verdict verdict_of(const ChildOutcome& o) const;
   // --oracle-python: the candidates' repro.py files judged by the pool's workers.
-  std::vector<Verdict> run_on_workers(const std::vector<const Candidate*>& batch);
+  std::vector<Verdict> run_on_workers(const std::vector<const Candidate*>& batch,
+                                      const std::function<bool(size_t, const Verdict&)>& enough = {});
+  void make_pool();
   std::unique_ptr<OraclePool> pool_;
 
   PredicateOptions predicate_;

@@ -1,7 +1,9 @@
 #include "minifier/minify.h"
 
+#include <algorithm>
 #include <chrono>
 
+#include "minifier/strategies/strategies.h"
 #include "minifier/strategy.h"
 
 namespace kiln::minify {
@@ -155,7 +157,22 @@ Expected<MinifyResult> minify(Candidate input, const MinifyOptions& options) {
   driver.steps() = options.resume_steps;
   // The input's own verdict: the failure to keep. When resuming, the
   // journal's original is the reference, and the last candidate must still show it.
-  Verdict first = driver.evaluator().evaluate(input);
+  // With persistent oracle workers, the workers start now (importing torch
+  // while Kiln records the reference values), and the idle ones judge
+  // probe-ops' one-op candidates while the input's own verdict is made: with
+  // real PyTorch the input's compile dominates (25 s for a ResNet-18 forward
+  // with cold caches), and a one-op bug is found in that time.
+  std::vector<Candidate> probes;
+  const bool probing = std::any_of(strategies.begin(), strategies.end(),
+                                   [](const std::unique_ptr<Strategy>& s) { return std::string(s->name()) == "probe-ops"; });
+  if (!options.resume_original && probing && driver.evaluator().uses_oracle_workers() && driver.evaluator().jobs() > 1 &&
+      op_count(input.graph) >= 2) {
+    driver.evaluator().start_oracle_workers();
+    if (const Recording* rec = driver.recording(false, false)) probes = probe_candidates(input, *rec);
+  }
+  std::vector<const Candidate*> probe_ptrs;
+  for (const Candidate& c : probes) probe_ptrs.push_back(&c);
+  Verdict first = driver.evaluator().evaluate_speculating(input, probe_ptrs, options.predicate.allow_drift);
   if (first.kind == "setup") return Status::error(first.detail);
   if (first.kind == "cancelled") {
     MinifyResult stopped;

@@ -214,8 +214,19 @@ void OraclePool::stop(Worker& w, bool kill_now) {
   w.state = Worker::State::Down;
 }
 
-std::vector<OracleRun> OraclePool::run(const std::vector<OracleJob>& jobs) {
+void OraclePool::start_all() {
+  if (!fatal_.empty()) return;
+  for (auto& w : workers_)
+    if (w->state == Worker::State::Down && !start(*w)) {
+      fatal_ = "cannot start the oracle worker: " + std::string(std::strerror(errno));
+      return;
+    }
+}
+
+std::vector<OracleRun> OraclePool::run(const std::vector<OracleJob>& jobs,
+                                       const std::function<bool(size_t, const OracleRun&)>& enough) {
   std::vector<OracleRun> out(jobs.size());
+  bool stopped = false;
   std::vector<bool> done(jobs.size(), false);
   size_t next = 0, finished = 0;
   auto finish = [&](size_t job, OracleRun r) {
@@ -223,6 +234,18 @@ std::vector<OracleRun> OraclePool::run(const std::vector<OracleJob>& jobs) {
     done[job] = true;
     ++finished;
     out[job] = std::move(r);
+    if (!stopped && enough && out[job].end != OracleRun::End::Failed && enough(job, out[job])) {
+      stopped = true;
+      for (size_t j = next; j < jobs.size(); ++j) {
+        OracleRun skipped;
+        skipped.end = OracleRun::End::Cancelled;
+        skipped.detail = "not run";
+        done[j] = true;
+        ++finished;
+        out[j] = std::move(skipped);
+      }
+      next = jobs.size();
+    }
   };
   auto fail_rest = [&](OracleRun::End end, const std::string& why) {
     for (auto& w : workers_)
@@ -291,6 +314,10 @@ std::vector<OracleRun> OraclePool::run(const std::vector<OracleJob>& jobs) {
         return;
       }
       stats_.startup_s = std::max(stats_.startup_s, seconds_since(w.since));
+      if (reply.contains("import_s") && reply["import_s"].is_number())
+        stats_.import_s = std::max(stats_.import_s, reply["import_s"].get<double>());
+      if (reply.contains("warm_up_s") && reply["warm_up_s"].is_number())
+        stats_.warm_up_s = std::max(stats_.warm_up_s, reply["warm_up_s"].get<double>());
       w.state = Worker::State::Idle;
       return;
     }

@@ -26,6 +26,7 @@
 // calling thread: the minifier's parent stays single-threaded (isolation.h).
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +67,7 @@ struct OraclePoolStats {
   int worker_starts = 0;
   int restarts_crash = 0, restarts_hang = 0, restarts_memory = 0, restarts_asked = 0;
   double startup_s = 0;  // the longest start to ready
+  double import_s = 0, warm_up_s = 0;  // of that, the longest torch import and warm-up compile (the worker says)
   std::vector<int> worker_pids;  // every worker started, in order
 };
 
@@ -78,8 +80,16 @@ class OraclePool {
   OraclePool(const OraclePool&) = delete;
   OraclePool& operator=(const OraclePool&) = delete;
 
-  // Runs the jobs over the slots, in parallel; outcomes in job order.
-  std::vector<OracleRun> run(const std::vector<OracleJob>& jobs);
+  // Runs the jobs over the workers, in parallel, dispatched in order;
+  // outcomes in job order. When `enough` (told each finished job) returns
+  // true, no further job is dispatched: those end Cancelled with detail "not
+  // run", while the running ones finish (killing them would cost a worker
+  // start).
+  std::vector<OracleRun> run(const std::vector<OracleJob>& jobs,
+                             const std::function<bool(size_t, const OracleRun&)>& enough = {});
+  // Starts every worker now, without waiting for them: they import torch
+  // while the caller does other work.
+  void start_all();
 
   const OraclePoolStats& stats() const { return stats_; }
   // Set when the workers cannot start at all (no torch, a bad PYTHON): every

@@ -19,6 +19,7 @@ import time
 import traceback
 
 replies = os.fdopen(3, "w", buffering=1)
+started = time.perf_counter()
 
 
 def reply(message):
@@ -37,6 +38,9 @@ try:
 except BaseException as e:
     reply({"ready": False, "error": "cannot import torch with %s: %s: %s" % (sys.executable, type(e).__name__, e)})
     sys.exit(2)
+
+
+imported_s = time.perf_counter() - started
 
 
 def save_configs():
@@ -134,7 +138,7 @@ def main():
         device = sys.argv[sys.argv.index("--warm-up") + 1]
     saved = save_configs()
     warm_s = warm_up(device) if device else 0.0
-    reply({"ready": True, "pid": os.getpid(), "torch": torch.__version__, "warm_up_s": warm_s})
+    reply({"ready": True, "pid": os.getpid(), "torch": torch.__version__, "import_s": imported_s, "warm_up_s": warm_s})
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -98,6 +98,7 @@ int run_minify_oracle_bench(const std::string& python, int jobs, const std::stri
       rows.push_back({{"name", c.name}, {"wall_s", wall}, {"target_s", c.target_s}, {"initial_ops", r->initial_nodes},
                       {"final_ops", final_ops}, {"relu_left", has_relu}, {"oracle_calls", r->stats.oracle_calls},
                       {"worker_starts", r->stats.pool.worker_starts}, {"startup_s", r->stats.pool.startup_s},
+                      {"import_s", r->stats.pool.import_s}, {"warm_up_s", r->stats.pool.warm_up_s},
                       {"median_candidate_s", cand}, {"median_overhead_s", over}, {"original", r->original.signature},
                       {"ratio_to_pytorch_minifier", wall / kPytorchS}, {"meets_target", ok}});
     else
@@ -105,6 +106,8 @@ int run_minify_oracle_bench(const std::string& python, int jobs, const std::stri
                   r->stats.oracle_calls, wall, r->stats.pool.startup_s, cand, over, ok ? "met" : "MISSED",
                   r->original.signature.c_str());
   }
+  if (!json)
+    std::printf("(start s: the slowest worker's start to ready, a torch import and one warm-up compile)\n");
   if (json)
     std::cout << kiln::json_text(nlohmann::json{{"rows", rows}, {"jobs", jobs}, {"python", python},
                                                 {"ceiling", {{"name", "pytorch_minifier_accuracy_cuda"}, {"s", kPytorchS}}}},

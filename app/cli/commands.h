@@ -29,6 +29,9 @@ void add_stages_command(CLI::App& app, int& exit_code);
 void add_opt_command(CLI::App& app, int& exit_code);  // opt_command.cpp
 void add_minify_command(CLI::App& app, int& exit_code);
 void add_repro_command(CLI::App& app, int& exit_code);  // repro run
+// What `repro run` and `minify` print when reading a file and drawing its
+// inputs outlast --timeout (repro_command.cpp).
+std::string read_timeout_text(const std::string& command, const std::string& file, double timeout_s);
 void add_numerics_command(CLI::App& app, int& exit_code);  // numerics_command.cpp
 
 }  // namespace kiln::cli

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "app/cli/commands.h"
 #include "core/util/limits.h"
@@ -62,6 +63,8 @@ nlohmann::json oracle_json(const EvalStats& s) {
   return {{"worker_starts", p.worker_starts},
           {"restarts", {{"crash", p.restarts_crash}, {"hang", p.restarts_hang}, {"memory", p.restarts_memory}, {"asked", p.restarts_asked}}},
           {"startup_s", p.startup_s},
+          {"import_s", p.import_s},
+          {"warm_up_s", p.warm_up_s},
           {"candidates", s.oracle_wall_s.size()},
           {"median_wall_s", median(s.oracle_wall_s)},
           {"median_overhead_s", median(overheads(s))}};
@@ -69,11 +72,11 @@ nlohmann::json oracle_json(const EvalStats& s) {
 
 std::string oracle_summary(const EvalStats& s) {
   const OraclePoolStats& p = s.pool;
-  char buf[400];
+  char buf[512];
   std::snprintf(buf, sizeof buf,
-                "oracle workers: %d started (slowest start %.1f s), restarted after %d crashes, %d hangs, %d memory, %d asked; "
+                "oracle workers: %d started (slowest start %.1f s: torch import %.1f s, warm-up compile %.1f s), restarted after %d crashes, %d hangs, %d memory, %d asked; "
                 "%zu candidates, median %.2f s each, of which %.2f s outside repro.py's own runs",
-                p.worker_starts, p.startup_s, p.restarts_crash, p.restarts_hang, p.restarts_memory, p.restarts_asked,
+                p.worker_starts, p.startup_s, p.import_s, p.warm_up_s, p.restarts_crash, p.restarts_hang, p.restarts_memory, p.restarts_asked,
                 s.oracle_wall_s.size(), median(s.oracle_wall_s), median(overheads(s)));
   return buf;
 }
@@ -156,10 +159,16 @@ int run_minify(const Options& o) {
       std::printf("resuming run %lld of %s: %zu steps done, %zu ops left\n", (long long)r.run, r.input.c_str(),
                   r.steps.size(), op_count(start.graph));
   } else {
+    // Reading the input and drawing the inputs it declares count against
+    // --timeout, as the input's own evaluation does; the watchdog's thread is
+    // gone before the minifier forks.
+    std::optional<PhaseWatchdog> reading;
+    reading.emplace(o.timeout_s, read_timeout_text("kiln-cli minify", o.input, o.timeout_s), kExitFailures);
     Expected<Repro> repro = o.compile_id.empty() ? read_repro(o.input) : read_trace_stage(o.input, o.compile_id, o.stage);
     if (!repro) return fail(kExitBadInput, repro.status().to_string());
     Expected<Candidate> candidate = candidate_of(*repro, p.kind != CheckKind::Oracle);
     if (!candidate) return fail(kExitBadInput, candidate.status().to_string());
+    reading.reset();
     start = std::move(*candidate);
     origins = repro->input_origins;
     initial_nodes = op_count(start.graph);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,19 @@ struct Options {
   std::string oracle_python, oracle_worker;  // the persistent oracle (minifier/oracle_pool.h)
   std::string max_input_bytes;  // "2G": what the repro may declare before anything is allocated
 };
+
+}  // namespace
+
+std::string read_timeout_text(const std::string& command, const std::string& file, double timeout_s) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
+  std::string text = command;
+  text.append(": ").append(file).append(": timed out before a verdict: reading it and drawing the inputs it declares took more than --timeout (");
+  text.append(seconds).append(" s); raise --timeout, or lower --max-input-bytes to refuse inputs that large\n");
+  return text;
+}
+
+namespace {
 
 int bad_input(const Status& s) {
   std::fprintf(stderr, "kiln-cli: %s\n", s.to_string().c_str());
@@ -64,6 +78,10 @@ int run(const Options& o) {
     }
     set_input_byte_limit(*limit);
   }
+  // Reading the file and drawing the inputs it declares count against
+  // --timeout too: a repro declaring gigabytes of inputs took minutes here.
+  std::optional<PhaseWatchdog> reading;
+  reading.emplace(o.timeout_s, read_timeout_text("kiln-cli repro run", o.repro, o.timeout_s), kExitFailures);
   Expected<minify::Repro> repro = minify::read_repro(o.repro);
   if (!repro) return bad_input(repro.status());
   minify::PredicateOptions predicate;
@@ -113,6 +131,7 @@ int run(const Options& o) {
 
   Expected<minify::Candidate> candidate = minify::candidate_of(*repro, predicate.kind != minify::CheckKind::Oracle);
   if (!candidate) return bad_input(candidate.status());
+  reading.reset();
   minify::Limits limits;
   limits.timeout_s = o.timeout_s;
   minify::Evaluator evaluator(predicate, limits, 1);

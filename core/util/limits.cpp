@@ -7,8 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 namespace kiln {
@@ -124,6 +126,35 @@ void start_watchdog(double seconds, std::string message, int exit_code) {
     std::fflush(stderr);
     _exit(exit_code);
   }).detach();
+}
+
+struct PhaseWatchdog::State {
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool disarmed = false;
+  std::thread thread;
+};
+
+PhaseWatchdog::PhaseWatchdog(double seconds, std::string message, int exit_code) : state_(new State) {
+  State* s = state_;
+  s->thread = std::thread([s, seconds, message = std::move(message), exit_code] {
+    std::unique_lock<std::mutex> lock(s->mutex);
+    if (s->wake.wait_for(lock, std::chrono::duration<double>(seconds), [s] { return s->disarmed; })) return;
+    std::fflush(stdout);
+    std::fputs(message.c_str(), stderr);
+    std::fflush(stderr);
+    _exit(exit_code);
+  });
+}
+
+PhaseWatchdog::~PhaseWatchdog() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->disarmed = true;
+  }
+  state_->wake.notify_all();
+  state_->thread.join();
+  delete state_;
 }
 
 }  // namespace kiln

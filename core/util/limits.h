@@ -59,4 +59,20 @@ void limit_process_heap(int64_t budget);
 // for a builtin or a kernel that never returns to the interpreter.
 void start_watchdog(double seconds, std::string message, int exit_code);
 
+// The same for one phase (reading a repro and drawing its inputs, which can
+// take minutes for what a file declares): disarmed, and its thread joined,
+// when it goes out of scope, so a process that forks afterwards (the
+// minifier) has one thread again.
+class PhaseWatchdog {
+ public:
+  PhaseWatchdog(double seconds, std::string message, int exit_code);
+  ~PhaseWatchdog();
+  PhaseWatchdog(const PhaseWatchdog&) = delete;
+  PhaseWatchdog& operator=(const PhaseWatchdog&) = delete;
+
+ private:
+  struct State;
+  State* state_;
+};
+
 }  // namespace kiln

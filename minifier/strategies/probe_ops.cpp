@@ -22,6 +22,32 @@ std::string kind_of(const Node& n) {
   return k;
 }
 
+}  // namespace
+
+std::vector<Candidate> probe_candidates(const Candidate& base, const Recording& values, std::vector<std::string>* targets) {
+  std::set<std::string> seen;
+  std::vector<Candidate> probes;
+  for (size_t i = 0; i < base.graph.size() && probes.size() < kMaxProbes; ++i) {
+    const Node& n = base.graph.nodes[i];
+    // ATen ops and prims only (getitem and other Python calls mean nothing alone).
+    if (n.op != OpKind::CallFunction || n.target.find("::") == std::string::npos) continue;
+    if (!seen.insert(kind_of(n)).second) continue;
+    Candidate alone = base;
+    set_outputs(alone.graph, {Arg::node(NodeId(i))});
+    prune(alone);
+    const NodeId at = alone.graph.find(n.name);
+    if (at == kNoNode) continue;
+    std::vector<bool> keep(alone.graph.size(), false);
+    keep[size_t(at)] = true;
+    std::optional<Candidate> fed = replace_nodes_by_inputs(alone, keep, values);
+    probes.push_back(fed ? std::move(*fed) : std::move(alone));
+    if (targets) targets->push_back(n.target);
+  }
+  return probes;
+}
+
+namespace {
+
 class ProbeOps : public Strategy {
  public:
   const char* name() const override { return "probe-ops"; }
@@ -34,25 +60,9 @@ class ProbeOps : public Strategy {
     if (!rec) return false;
     const Candidate base = ctx.current();
     const Recording values = *rec;
-    std::set<std::string> seen;
-    std::vector<std::optional<Candidate>> probes;
     std::vector<std::string> names;
-    for (size_t i = 0; i < base.graph.size() && probes.size() < kMaxProbes; ++i) {
-      const Node& n = base.graph.nodes[i];
-      // ATen ops only (getitem and other Python calls mean nothing alone).
-      if (n.op != OpKind::CallFunction || n.target.find("::") == std::string::npos) continue;
-      if (!seen.insert(kind_of(n)).second) continue;
-      Candidate alone = base;
-      set_outputs(alone.graph, {Arg::node(NodeId(i))});
-      prune(alone);
-      std::vector<bool> keep(alone.graph.size(), false);
-      const NodeId at = alone.graph.find(n.name);
-      if (at == kNoNode) continue;
-      keep[size_t(at)] = true;
-      std::optional<Candidate> fed = replace_nodes_by_inputs(alone, keep, values);
-      probes.push_back(fed ? std::move(fed) : std::optional<Candidate>(std::move(alone)));
-      names.push_back(n.target);
-    }
+    std::vector<std::optional<Candidate>> probes;
+    for (Candidate& c : probe_candidates(base, values, &names)) probes.push_back(std::move(c));
     if (probes.empty()) return false;
     const int hit = ctx.first_interesting(probes);
     if (hit < 0) return false;

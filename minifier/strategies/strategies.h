@@ -1,6 +1,8 @@
 #pragma once
 // The strategies' factories, one file each (listed in run order in strategies.cpp).
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "minifier/strategy.h"
 
@@ -17,5 +19,11 @@ std::unique_ptr<Strategy> make_consolidate_inputs();  // consolidate_inputs.cpp
 std::unique_ptr<Strategy> make_constant_inputs();     // constant_inputs.cpp
 std::unique_ptr<Strategy> make_simplify_dtypes();     // simplify_dtypes.cpp
 std::unique_ptr<Strategy> make_shrink_shapes();       // shrink_shapes.cpp
+
+// probe-ops' candidates: each kind of op of `base` alone, fed with the
+// recorded values (the minifier also judges them while the input's own
+// verdict is made); `targets` gets each one's op.
+std::vector<Candidate> probe_candidates(const Candidate& base, const Recording& values,
+                                        std::vector<std::string>* targets = nullptr);
 
 }  // namespace kiln::minify

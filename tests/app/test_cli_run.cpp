@@ -281,6 +281,32 @@ class TestCliRun : public QObject {
     QVERIFY2(mm.err.contains("over --max-input-bytes"), mm.err.constData());
   }
 
+  // Drawing the inputs a repro declares counts against --timeout: a 7.8 GB
+  // input from a real bug report ran past a 60 s timeout for minutes.
+  void drawing_inputs_counts_against_the_timeout() {
+    QTemporaryDir dir;
+    QFile big(dir.filePath("big.py"));
+    QVERIFY(big.open(QIODevice::WriteOnly));
+    big.write("import torch\nclass Repro(torch.nn.Module):\n    def forward(self, arg0_1):\n"
+              "        relu = torch.ops.aten.relu.default(arg0_1);  arg0_1 = None\n        return (relu,)\n\n"
+              "def load_args(reader):\n    buf0 = reader.storage(None, 4*400000000)\n"
+              "    reader.tensor(buf0, (400000000,))  # arg0_1\nload_args._version = 0\nmod = Repro()\n");
+    big.close();
+    QElapsedTimer timer;
+    timer.start();
+    auto r = kiln::test::run_cli({"repro", "run", big.fileName(), "--check", "accuracy", "--timeout", "0.2", "--max-input-bytes", "4G"});
+    const qint64 ms = timer.elapsed();
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("big.py: timed out before a verdict: reading it and drawing the inputs it declares took more than --timeout (0.2 s)"),
+             r.err.constData());
+    // Drawing 1.6 GB of normal values takes seconds; the watchdog ends it at 0.2 s.
+    QVERIFY2(ms < 1500, qPrintable(QString("%1 ms").arg(ms)));
+    auto m = kiln::test::run_cli({"minify", big.fileName(), "--check", "accuracy", "--timeout", "0.2", "--max-input-bytes", "4G",
+                                  "--out", dir.filePath("out")});
+    QCOMPARE(m.code, 1);
+    QVERIFY2(m.err.contains("kiln-cli minify: ") && m.err.contains("timed out before a verdict"), m.err.constData());
+  }
+
   // A replay that runs past --timeout says so: it was reported as "still
   // fails: timeout", as if the hang were the recorded failure.
   void a_replay_past_its_timeout_has_no_verdict() {

@@ -122,7 +122,7 @@ class TestOraclePool : public QObject {
     QTemporaryDir dir;
     OraclePool pool(fake_options(4));
     std::vector<OracleJob> jobs;
-    for (int i = 0; i < 8; ++i) jobs.push_back(job_with(dir, "s" + std::to_string(i), "frac"));
+    for (int i = 0; i < 8; ++i) jobs.push_back(job_with(dir, std::string("s").append(std::to_string(i)), "frac"));
     // Workers start before the clock: what is timed is the candidates.
     pool.run({job_with(dir, "w0", "add"), job_with(dir, "w1", "add"), job_with(dir, "w2", "add"), job_with(dir, "w3", "add")});
     QElapsedTimer t;
@@ -186,6 +186,8 @@ class TestOraclePool : public QObject {
     QCOMPARE(o["final_ops"].toInt(), 1);
     QVERIFY2(o["oracle"].toObject()["worker_starts"].toInt() == 2, r.out.constData());
     QCOMPARE(o["steps"].toArray()[0].toObject()["strategy"].toString(), QString("probe-ops"));
+    // The probes were judged beside the input's own verdict: probe-ops found them cached.
+    QVERIFY2(o["cache_hits"].toInt() >= 1, r.out.constData());
     QFile torch_repro(o["torch_repro"].toString());
     QVERIFY(torch_repro.open(QIODevice::ReadOnly));
     QVERIFY2(torch_repro.readAll().contains("torch.ops.aten.relu.default("), "the single op left is the relu");
