@@ -1,6 +1,7 @@
 // accuracy (compiled against eager, judged against fp64) and cpu-gpu-mismatch.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 
 #include "compiler/pipeline/aten_interpreter.h"
@@ -66,8 +67,16 @@ Expected<std::vector<Tensor>> run_eager(const Candidate& c, bool fp64) {
     return Status::error(e.what());
   }
   if (!r) return r.status();
+  // Flattened as the compiled code returns them: a graph that returns a
+  // multi-output node itself ((var_mean,) in 2022's make_fx repros) gives its parts.
   std::vector<Tensor> out;
-  for (const Value& v : *r) out.push_back(v.is_tensor() ? v.to_tensor() : Tensor());
+  std::function<void(const Value&)> add = [&](const Value& v) {
+    if (v.is_list())
+      for (const Value& item : v.to_list()) add(item);
+    else
+      out.push_back(v.is_tensor() ? v.to_tensor() : Tensor());
+  };
+  for (const Value& v : *r) add(v);
   return out;
 }
 

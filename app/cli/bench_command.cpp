@@ -35,8 +35,8 @@ int run_compile_bench(int reps, bool json);  // bench_compile.cpp
 int run_seed_child(const std::string& device);  // bench_compile.cpp
 int run_cpu_bench(int reps, int threads, const std::string& reference, bool json);  // bench_cpu.cpp
 int run_minify_bench(int reps, int jobs, const std::string& reference, bool json);  // bench_minify.cpp
-int run_minify_oracle_bench(const std::string& python, int jobs, const std::string& device, const std::string& reference,
-                            bool json);  // bench_minify_oracle.cpp
+int run_minify_oracle_bench(const std::string& python, int jobs, const std::string& device, const std::string& only,
+                            const std::string& reference, bool json);  // bench_minify_oracle.cpp
 int run_scale_bench(int reps, const std::vector<int64_t>& sizes, bool json);  // bench_scale.cpp
 int run_gpu_bench(int reps, const std::string& reference, const std::string& only, const std::string& dump_dir,
                   std::vector<int> row_elements, bool json);  // bench_gpu.cpp
@@ -140,7 +140,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   sub->add_option("--reps", opts->reps, "timed repetitions (median reported; default 21 for eager and compile, 11 for cpu, 7 for trace, 3 for scale)")->check(CLI::Range(0, 10000));
   sub->add_option("--threads", opts->threads, "threads (default: all hardware threads)")->check(CLI::Range(0, 1024));
   sub->add_flag("--json", opts->json, "print one JSON document");
-  sub->add_option("--graph", opts->graph, "gpu: only this graph (sin_cos, softmax, ...)");
+  sub->add_option("--graph", opts->graph, "gpu: only this graph (sin_cos, softmax, ...); minify --oracle-python: only this case");
   sub->add_option("--dump-cuda", opts->dump_cuda, "gpu: write each graph's CUDA source and fused IR to this folder (no GPU needed)")
       ->check(CLI::ExistingDirectory);
   sub->add_option("--row-elements", opts->row_elements,
@@ -168,7 +168,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   : opts->suite == "compile" ? run_compile_bench(opts->reps, opts->json)
                   : opts->suite == "scale"   ? run_scale_bench(opts->reps, opts->sizes, opts->json)
                   : opts->suite == "minify" && !opts->oracle_python.empty()
-                      ? run_minify_oracle_bench(opts->oracle_python, opts->threads, opts->torch_device, reference_dir(*opts), opts->json)
+                      ? run_minify_oracle_bench(opts->oracle_python, opts->threads, opts->torch_device, opts->graph,
+                                                reference_dir(*opts), opts->json)
                   : opts->suite == "minify"  ? run_minify_bench(opts->reps, opts->threads, reference_dir(*opts), opts->json)
                   : opts->suite == "cpu"     ? run_cpu_bench(opts->reps, opts->threads, reference_dir(*opts), opts->json)
                   : opts->suite == "gpu"     ? run_gpu_bench(opts->reps, reference_dir(*opts), opts->graph, opts->dump_cuda, opts->row_elements, opts->json)

@@ -35,8 +35,8 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-int run_minify_oracle_bench(const std::string& python, int jobs, const std::string& device, const std::string& reference,
-                            bool json) {
+int run_minify_oracle_bench(const std::string& python, int jobs, const std::string& device, const std::string& only,
+                            const std::string& reference, bool json) {
   using namespace kiln::minify;
   if (jobs <= 0) jobs = 4;
   constexpr double kPytorchS = 472;  // PyTorch 2.11's minifier, accuracy_cuda (minify.log)
@@ -59,6 +59,7 @@ int run_minify_oracle_bench(const std::string& python, int jobs, const std::stri
                 "cand. s", "overh. s", "target", "original failure");
   bool all_ok = true;
   for (const Case& c : cases) {
+    if (!only.empty() && only != c.name) continue;
     Expected<Repro> repro = c.read();
     if (!repro) {
       std::fprintf(stderr, "kiln-cli: bench: %s\n", repro.status().to_string().c_str());

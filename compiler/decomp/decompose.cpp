@@ -126,6 +126,13 @@ class Rewriter {
   }
 
   Arg remap(const Node& user, const Arg& a) const {
+    // The output (or any reader) of a whole tuple a decomposed node made:
+    // the tuple of its parts (make_fx repros of 2022 return var_mean itself).
+    if (a.is_node() && !new_ids_.count(a.node_id()) && tuples_.count(a.node_id())) {
+      std::vector<Arg> parts;
+      for (const Var& v : tuples_.at(a.node_id())) parts.push_back(Arg::node(ge_->node(v)));
+      return Arg::tuple(std::move(parts));
+    }
     if (a.is_node()) return Arg::node(new_id(user, a.node_id()));
     Arg copy = a;
     for (Arg& x : copy.items) x = remap(user, x);

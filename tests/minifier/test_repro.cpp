@@ -416,6 +416,32 @@ mod = make_fx(Repro())(*args)
     QCOMPARE(r->input_origins, (std::vector<std::string>{"random (seed 0)", "random (seed 0)"}));
   }
 
+  // A graph that returns a multi-output node itself, as 2022's make_fx
+  // repros do with var_mean: decompose stopped on it ("whose outputs are only
+  // read through getitem"); its parts are the outputs.
+  void returning_a_whole_tuple_replays() {
+    QTemporaryDir tmp;
+    std::string path = tmp.filePath("repro.py").toStdString();
+    write(path, R"(import torch
+from torch._dynamo.testing import rand_strided
+from torch.fx.experimental.proxy_tensor import make_fx
+
+class Repro(torch.nn.Module):
+    def forward(self, add):
+        var_mean = torch.ops.aten.var_mean.correction(add, [2], correction = 0, keepdim = True);  add = None
+        return (var_mean,)
+
+args = [((1, 4, 8), (32, 8, 1), torch.float32, 'cpu')]
+args = [rand_strided(sh, st, dt, dev) for (sh, st, dt, dev) in args]
+mod = make_fx(Repro())(*args)
+)");
+    test::CliRun run = test::run_cli({"repro", "run", QString::fromStdString(path), "--check", "accuracy"}, 120000);
+    QVERIFY2(run.code == 0, run.out.constData());
+    QVERIFY2(run.out.contains("no longer fails (2 outputs agree)"), run.out.constData());
+    test::CliRun stages = test::run_cli({"stages", QString::fromStdString(path)}, 120000);
+    QVERIFY2(stages.code == 0, stages.err.constData());
+  }
+
   // Constants of Repro.__init__: literals read exactly, as inputs after the file's own;
   // inductor's iota replays as the arange it is.
   void init_constants_and_iota() {
