@@ -217,7 +217,7 @@ void OraclePool::stop(Worker& w, bool kill_now) {
 void OraclePool::start_all() {
   if (!fatal_.empty()) return;
   for (auto& w : workers_)
-    if (w->state == Worker::State::Down && (w->index == 0 || one_ready_) && !start(*w)) {
+    if (w->state == Worker::State::Down && !start(*w)) {
       fatal_ = "cannot start the oracle worker: " + std::string(std::strerror(errno));
       return;
     }
@@ -314,7 +314,6 @@ std::vector<OracleRun> OraclePool::run(const std::vector<OracleJob>& jobs,
         return;
       }
       stats_.startup_s = std::max(stats_.startup_s, seconds_since(w.since));
-      one_ready_ = true;
       if (reply.contains("import_s") && reply["import_s"].is_number())
         stats_.import_s = std::max(stats_.import_s, reply["import_s"].get<double>());
       if (reply.contains("warm_up_s") && reply["warm_up_s"].is_number())
@@ -352,7 +351,7 @@ std::vector<OracleRun> OraclePool::run(const std::vector<OracleJob>& jobs,
     }
     for (size_t i = 0; i < wanted && fatal_.empty(); ++i) {
       Worker& w = *workers_[i];
-      if (w.state == Worker::State::Down && next < jobs.size() && (i == 0 || one_ready_) && !start(w))
+      if (w.state == Worker::State::Down && next < jobs.size() && !start(w))
         fatal_ = "cannot start the oracle worker: " + std::string(std::strerror(errno));
       if (w.state != Worker::State::Idle || next >= jobs.size()) continue;
       std::error_code ec;
