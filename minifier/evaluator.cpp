@@ -100,6 +100,7 @@ void Evaluator::make_pool() {
     o.timeout_s = limits_.timeout_s;
     o.memory_mb = predicate_.oracle_memory_mb;
     o.warm_up_device = predicate_.torch_device;
+    if (!predicate_.repro_inject.empty()) o.env.push_back("KILN_REPRO_INJECT=" + predicate_.repro_inject);
     o.cancel = limits_.cancel;
     pool_ = std::make_unique<OraclePool>(o);
   }

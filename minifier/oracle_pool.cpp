@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+extern char** environ;
+
 namespace kiln::minify {
 
 namespace fs = std::filesystem;
@@ -138,6 +140,39 @@ bool OraclePool::start(Worker& w) {
   }
   std::string command = "exec " + options_.python + " " + shell_quote(options_.worker_script);
   if (!options_.warm_up_device.empty()) command += " --warm-up " + shell_quote(options_.warm_up_device);
+  // The environment is made here: between fork and exec only
+  // async-signal-safe calls are allowed (the workbench forks from a process
+  // with many threads).
+  std::vector<std::string> env_text;
+  bool threads_set = false;
+  auto overridden = [&](const std::string& entry) {
+    const std::string name = entry.substr(0, entry.find('='));
+    for (const std::string& e : options_.env)
+      if (e.substr(0, e.find('=')) == name) return true;
+    return false;
+  };
+  for (char** e = environ; *e; ++e) {
+    if (overridden(*e)) continue;
+    env_text.emplace_back(*e);
+    threads_set |= env_text.back().rfind("TORCHINDUCTOR_COMPILE_THREADS=", 0) == 0;
+  }
+  for (const std::string& e : options_.env) {
+    env_text.push_back(e);
+    threads_set |= e.rfind("TORCHINDUCTOR_COMPILE_THREADS=", 0) == 0;
+  }
+  // Inductor starts a compile process per core in every worker: with N
+  // workers, share the cores out rather than start N times as many.
+  if (!threads_set) {
+    const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+    env_text.push_back("TORCHINDUCTOR_COMPILE_THREADS=" + std::to_string(std::max<long>(1, cores / options_.parallel)));
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char sh[] = "sh", dash_c[] = "-c";
+  std::vector<char> command_text(command.begin(), command.end());
+  command_text.push_back('\0');
+  char* argv[] = {sh, dash_c, command_text.data(), nullptr};
   const int log = ::open(w.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -161,14 +196,7 @@ bool OraclePool::start(Worker& w) {
       ::setrlimit(RLIMIT_AS, &as);
     }
     std::signal(SIGPIPE, SIG_DFL);
-    // Inductor starts a compile process per core in every worker: with N
-    // workers, share the cores out rather than start N times as many.
-    if (!std::getenv("TORCHINDUCTOR_COMPILE_THREADS")) {
-      const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-      const std::string threads = std::to_string(std::max<long>(1, cores / options_.parallel));
-      ::setenv("TORCHINDUCTOR_COMPILE_THREADS", threads.c_str(), 1);
-    }
-    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::execve("/bin/sh", argv, envp.data());
     _exit(127);
   }
   ::close(request[0]);

@@ -44,6 +44,7 @@ struct OraclePoolOptions {
   // twice the bound while running is killed, its candidate out of memory.
   int64_t memory_mb = 0;
   std::string warm_up_device;      // "cpu", "cuda": one tiny compile there before the ready line
+  std::vector<std::string> env;    // "NAME=value" set in the workers' environment
   const std::atomic<bool>* cancel = nullptr;
 };
 

@@ -43,6 +43,7 @@ std::string predicate_to_json(const PredicateOptions& p, const std::string& sign
   if (!p.oracle_match.empty()) j["oracle_match"] = p.oracle_match;
   if (!p.oracle_python.empty()) j["oracle_python"] = p.oracle_python;
   if (!p.oracle_worker.empty()) j["oracle_worker"] = p.oracle_worker;
+  if (!p.repro_inject.empty()) j["repro_inject"] = p.repro_inject;
   if (p.oracle_memory_mb > 0) j["oracle_memory_mb"] = p.oracle_memory_mb;
   if (p.kind == CheckKind::Oracle) {
     j["torch_device"] = p.torch_device;
@@ -72,6 +73,7 @@ Expected<PredicateOptions> predicate_from_json(const std::string& text, std::str
   for (auto [key, out] : {std::pair{"stage", &p.stage}, {"message_regex", &p.message_regex},
                           {"oracle_command", &p.oracle_command}, {"oracle_match", &p.oracle_match},
                           {"oracle_python", &p.oracle_python}, {"oracle_worker", &p.oracle_worker},
+                          {"repro_inject", &p.repro_inject},
                           {"torch_device", &p.torch_device}, {"torch_check", &p.torch_check},
                           {"inject_bug", &p.inject_bug}})
     if (Status s = str(key, *out); !s) return s;

@@ -43,6 +43,9 @@ struct PredicateOptions {
   std::string oracle_python;
   std::string oracle_worker;
   int64_t oracle_memory_mb = 0;
+  // oracle: KILN_REPRO_INJECT for the repro.py (Inductor's own injected relu
+  // bug, "relu:accuracy"); "" leaves the environment as it is.
+  std::string repro_inject;
   std::string oracle_match;    // oracle: regex searched in stdout+stderr; empty: non-zero exit
   std::string torch_device = "cpu";  // oracle: where repro.py puts its inputs
   std::string torch_check = "accuracy";  // oracle: what repro.py's run block checks (repro.h)

@@ -164,6 +164,7 @@ Verdict check_with_workers(const PredicateOptions& p, const std::string& dir) {
   o.worker_script = p.oracle_worker;
   o.memory_mb = p.oracle_memory_mb;
   o.warm_up_device = p.torch_device;
+  if (!p.repro_inject.empty()) o.env.push_back("KILN_REPRO_INJECT=" + p.repro_inject);
   OraclePool pool(o);
   std::vector<OracleRun> runs = pool.run({{dir + "/repro.py", dir + "/output.txt"}});
   return oracle_verdict(p, runs.at(0));
@@ -192,6 +193,7 @@ Verdict check_oracle(const PredicateOptions& p, const Candidate& c) {
   std::string command = p.oracle_command;
   for (size_t at; (at = command.find("{repro}")) != std::string::npos;)
     command.replace(at, 7, shell_quote(repro));
+  if (!p.repro_inject.empty()) command = "KILN_REPRO_INJECT=" + shell_quote(p.repro_inject) + "; export KILN_REPRO_INJECT; " + command;
   command = "cd " + shell_quote(dir.string()) + " && (" + command + ") 2>&1";
   // The command is not Kiln's compiler: the evaluator's address-space cap
   // (meant for runaway compiles) would make CUDA's initialisation fail.

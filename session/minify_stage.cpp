@@ -22,10 +22,18 @@ Expected<StageMinifyResult> minify_stage(const Session& s, int compile, int stag
   minify::PredicateOptions p;
   Expected<minify::CheckKind> kind = minify::check_from_name(request.check);
   if (!kind) return kind.status();
-  if (*kind == minify::CheckKind::Oracle) return Status::error("the oracle check runs from kiln-cli minify --oracle");
+  if (*kind == minify::CheckKind::Oracle && request.oracle_python.empty())
+    return Status::error("the oracle check needs the Python that runs PyTorch (python3, a virtual environment's python)");
   p.kind = *kind;
   p.tolerance = request.tolerance;
   p.inject_bug = request.inject_bug;
+  if (p.kind == minify::CheckKind::Oracle) {
+    p.oracle_python = request.oracle_python;
+    p.oracle_worker = request.oracle_worker;
+    p.torch_device = request.torch_device;
+    p.torch_check = "accuracy";
+    p.repro_inject = request.repro_inject;
+  }
 
   std::error_code ec;
   fs::create_directories(request.out_dir, ec);
@@ -45,7 +53,7 @@ Expected<StageMinifyResult> minify_stage(const Session& s, int compile, int stag
     repro = minify::read_repro(out.input);
   }
   if (!repro) return repro.status();
-  Expected<minify::Candidate> start = minify::candidate_of(*repro, /*runs_in_kiln=*/true);
+  Expected<minify::Candidate> start = minify::candidate_of(*repro, /*runs_in_kiln=*/p.kind != minify::CheckKind::Oracle);
   if (!start) return start.status();
   out.initial_ops = minify::op_count(start->graph);
 

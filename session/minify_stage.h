@@ -14,12 +14,16 @@
 namespace kiln::session {
 
 struct StageMinifyRequest {
-  std::string check = "accuracy";  // accuracy, compile-error, crash, cpu-gpu-mismatch
+  std::string check = "accuracy";  // accuracy, compile-error, crash, cpu-gpu-mismatch, oracle
   double tolerance = 1e-3;
   int jobs = 2;
   double timeout_s = 60;  // per candidate
   // KILN_INJECT_BUG for the candidates' compiles: "" takes the environment, "none" ignores it.
   std::string inject_bug;
+  // oracle: real PyTorch judges each candidate's repro.py through persistent
+  // workers started with this Python (minifier/oracle_pool.h), its inputs on
+  // torch_device; repro_inject is Inductor's own injected bug (KILN_REPRO_INJECT).
+  std::string oracle_python, oracle_worker, torch_device = "cpu", repro_inject;
   std::string out_dir;  // gets repro/, repro.py and the journal minify.db
   std::function<void(const minify::Progress&)> progress;  // called on the minifying thread
   const std::atomic<bool>* cancel = nullptr;

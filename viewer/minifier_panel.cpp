@@ -8,6 +8,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -26,7 +27,8 @@ MinifierPanel::MinifierPanel(QWidget* parent) : QWidget(parent) {
   graph_->setMinimumContentsLength(24);
   graph_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   check_ = new QComboBox(this);
-  check_->addItems({"accuracy", "compile-error", "crash", "cpu-gpu-mismatch"});
+  check_->addItems({"accuracy", "compile-error", "crash", "cpu-gpu-mismatch", "oracle"});
+  check_->setItemData(4, "Real PyTorch judges each candidate: its repro.py, eager against torch.compile (Inductor)", Qt::ToolTipRole);
   tolerance_ = new QDoubleSpinBox(this);
   tolerance_->setDecimals(6);
   tolerance_->setRange(0, 1e6);
@@ -40,7 +42,20 @@ MinifierPanel::MinifierPanel(QWidget* parent) : QWidget(parent) {
   timeout_->setSuffix(" s");
   inject_ = new QComboBox(this);
   inject_->addItems({"none", "relu:accuracy", "relu:compile-error", "relu:crash"});
-  inject_->setToolTip("KILN_INJECT_BUG: make Kiln miscompile relu on purpose, to try the minifier");
+  inject_->setToolTip("Make relu miscompile on purpose, to try the minifier: Kiln's (KILN_INJECT_BUG), or with the "
+                     "oracle, Inductor's own inject_relu_bug_TESTING_ONLY (KILN_REPRO_INJECT)");
+  oracle_python_ = new QLineEdit("python3", this);
+  oracle_python_->setToolTip("oracle: the Python that imports torch; one long-lived worker per parallel job");
+  torch_device_ = new QComboBox(this);
+  torch_device_->addItems({"cpu", "cuda"});
+  torch_device_->setToolTip("oracle: the device of the repro.py's inputs");
+  auto oracle_fields = [this] {
+    const bool oracle = check_->currentText() == "oracle";
+    oracle_python_->setEnabled(oracle);
+    torch_device_->setEnabled(oracle);
+  };
+  connect(check_, &QComboBox::currentTextChanged, this, oracle_fields);
+  oracle_fields();
   if (int i = inject_->findText(qEnvironmentVariable("KILN_INJECT_BUG")); i >= 0) inject_->setCurrentIndex(i);
   minify_ = new QPushButton("Minify", this);
   cancel_ = new QPushButton("Cancel", this);
@@ -60,6 +75,8 @@ MinifierPanel::MinifierPanel(QWidget* parent) : QWidget(parent) {
   form->addRow("Parallel jobs", jobs_);
   form->addRow("Timeout per candidate", timeout_);
   form->addRow("Injected bug", inject_);
+  form->addRow("PyTorch (oracle)", oracle_python_);
+  form->addRow("Oracle device", torch_device_);
   form->addRow(buttons);
   layout->addLayout(form, 2);
   // The run's state above its log, where there is room for a long path.
@@ -103,6 +120,10 @@ void MinifierPanel::setCompile(std::shared_ptr<const Session> s, int compile, in
 
 void MinifierPanel::setCheck(const QString& check) { check_->setCurrentText(check); }
 void MinifierPanel::setInjectBug(const QString& bug) { inject_->setCurrentText(bug); }
+void MinifierPanel::setOraclePython(const QString& python, const QString& worker) {
+  oracle_python_->setText(python);
+  oracle_worker_ = worker;
+}
 bool MinifierPanel::isRunning() const { return running_; }
 QString MinifierPanel::log() const { return log_->toPlainText(); }
 
@@ -119,7 +140,16 @@ void MinifierPanel::start() {
   request.tolerance = tolerance_->value();
   request.jobs = jobs_->value();
   request.timeout_s = timeout_->value();
-  request.inject_bug = inject_->currentText() == "none" ? "none" : inject_->currentText().toStdString();
+  const bool oracle = request.check == "oracle";
+  const std::string bug = inject_->currentText() == "none" ? "none" : inject_->currentText().toStdString();
+  // The injected bug is Inductor's for the oracle, Kiln's otherwise.
+  request.inject_bug = oracle ? "none" : bug;
+  if (oracle) {
+    request.oracle_python = oracle_python_->text().trimmed().toStdString();
+    request.oracle_worker = oracle_worker_.toStdString();
+    request.torch_device = torch_device_->currentText().toStdString();
+    request.repro_inject = bug == "none" ? "" : bug;
+  }
   request.out_dir = out_dir_.toStdString();
   log_->clear();
   log_->appendPlainText(QString("minify %1 of %2: check %3, tolerance %4, %5 jobs, into %6")
@@ -170,7 +200,10 @@ void MinifierPanel::start() {
                                 .arg(run.stats.oracle_calls)
                                 .arg(run.stats.cache_hits)
                                 .arg(run.wall_s, 0, 'f', 2));
-      if (!run.cancelled) log_->appendPlainText("original failure: " + QString::fromStdString(run.original.kind + ": " + run.original.detail));
+      if (!run.cancelled)
+        log_->appendPlainText("original failure: " +
+                              QString::fromStdString((run.original.signature.empty() ? run.original.kind : run.original.signature) +
+                                                     ": " + run.original.detail));
       repro_ = QString::fromStdString(r->repro_dir);
       torch_repro_ = QString::fromStdString(r->torch_repro);
       if (!repro_.isEmpty()) log_->appendPlainText("repro: " + repro_ + "\ntorch repro: " + torch_repro_);

@@ -17,6 +17,7 @@
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
@@ -36,6 +37,8 @@ class MinifierPanel : public QWidget {
   void setCompile(std::shared_ptr<const Session> s, int compile, int preferred);
   void setCheck(const QString& check);
   void setInjectBug(const QString& bug);
+  // The oracle check: the Python that runs PyTorch, and (tests) a worker script instead of Kiln's.
+  void setOraclePython(const QString& python, const QString& worker = {});
   void start();
   void cancel();
   bool isRunning() const;
@@ -59,6 +62,9 @@ class MinifierPanel : public QWidget {
   QSpinBox* jobs_;
   QDoubleSpinBox* timeout_;
   QComboBox* inject_;
+  QLineEdit* oracle_python_;
+  QComboBox* torch_device_;
+  QString oracle_worker_;
   QPushButton* minify_;
   QPushButton* cancel_;
   QProgressBar* progress_;

@@ -313,14 +313,20 @@ class TestCliRun : public QObject {
     QTemporaryDir dir;
     QFile repro(dir.filePath("slow.py"));
     QVERIFY(repro.open(QIODevice::WriteOnly));
-    repro.write("import torch\nclass Repro(torch.nn.Module):\n    def forward(self, arg0_1):\n"
-                "        mm = torch.ops.aten.mm.default(arg0_1, arg0_1);  arg0_1 = None\n"
-                "        mm_1 = torch.ops.aten.mm.default(mm, mm);  mm = None\n"
-                "        mm_2 = torch.ops.aten.mm.default(mm_1, mm_1);  mm_1 = None\n"
-                "        mm_3 = torch.ops.aten.mm.default(mm_2, mm_2);  mm_2 = None\n"
-                "        relu = torch.ops.aten.relu.default(mm_3);  mm_3 = None\n        return (relu,)\n\n"
-                "def load_args(reader):\n    buf0 = reader.storage(None, 16777216)\n"
-                "    reader.tensor(buf0, (2048, 2048))  # arg0_1\nload_args._version = 0\nmod = Repro()\n");
+    // A small input (read in a millisecond: reading counts against --timeout
+    // too) and a graph whose compile and run take longer than 0.05 s.
+    std::string text = "import torch\nclass Repro(torch.nn.Module):\n    def forward(self, arg0_1):\n"
+                       "        mm = torch.ops.aten.mm.default(arg0_1, arg0_1);  arg0_1 = None\n";
+    std::string last = "mm";
+    for (int i = 1; i <= 12; ++i) {
+      const std::string name = "mm_" + std::to_string(i);
+      text.append("        ").append(name).append(" = torch.ops.aten.mm.default(").append(last).append(", ").append(last).append(")\n");
+      last = name;
+    }
+    text.append("        relu = torch.ops.aten.relu.default(").append(last).append(")\n        return (relu,)\n\n");
+    text.append("def load_args(reader):\n    buf0 = reader.storage(None, 262144)\n"
+                "    reader.tensor(buf0, (256, 256))  # arg0_1\nload_args._version = 0\nmod = Repro()\n");
+    repro.write(text.c_str());
     repro.close();
     auto r = kiln::test::run_cli({"repro", "run", repro.fileName(), "--check", "accuracy", "--timeout", "0.05"});
     QCOMPARE(r.code, 1);

@@ -169,6 +169,33 @@ class TestWorkbench : public QObject {
     QDir(QFileInfo(m->torchRepro()).absolutePath()).removeRecursively();
   }
 
+  // The oracle from the panel: persistent PyTorch workers judge the
+  // candidates (here the fake worker of tests/data/oracle, which fails on relu).
+  void minifyWithTheOracleFromThePanel() {
+    Workbench w;
+    MinifierPanel* m = test::example_ready_to_minify(w);
+    QVERIFY(m);
+    m->setCheck("oracle");
+    m->setInjectBug("none");
+    m->setOraclePython("python3", QString(KILN_SOURCE_DIR) + "/tests/data/oracle/fake_oracle_worker.py");
+    QSignalSpy done(m, &MinifierPanel::finished);
+    m->start();
+    QVERIFY(done.wait(180000));
+    QVERIFY2(done.front().at(0).toBool(), qPrintable(m->log()));
+    QVERIFY2(m->log().contains("[probe-ops] aten::relu.default fails alone"), qPrintable(m->log()));
+    QVERIFY2(m->log().contains("original failure: oracle: exit 1 (accuracy)"), qPrintable(m->log()));
+    QFile repro(m->torchRepro());
+    QVERIFY(repro.open(QIODevice::ReadOnly));
+    QVERIFY(repro.readAll().contains("torch.ops.aten.relu.default("));
+    QDir(QFileInfo(m->torchRepro()).absolutePath()).removeRecursively();
+    // Without a Python the panel says what is missing.
+    m->setOraclePython("");
+    QSignalSpy again(m, &MinifierPanel::finished);
+    m->start();
+    QVERIFY(again.wait(60000));
+    QVERIFY(!again.front().at(0).toBool());
+  }
+
   // The end-to-end run on a dump: open a reference trace, select a
   // compile id, step through its stages, minify its forward graph (relu
   // miscompiled on purpose) and check that the repro is written and opens.
