@@ -74,7 +74,22 @@ std::vector<std::pair<std::string, std::string>> read_hooks() {
   }
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 }  // namespace
+
+double EvalStats::median_oracle_wall_s() const { return median(oracle_wall_s); }
+
+double EvalStats::median_oracle_overhead_s() const {
+  std::vector<double> overhead;
+  for (size_t i = 0; i < oracle_wall_s.size() && i < oracle_run_s.size(); ++i)
+    if (oracle_run_s[i] >= 0) overhead.push_back(oracle_wall_s[i] - oracle_run_s[i]);
+  return median(std::move(overhead));
+}
 
 Evaluator::Evaluator(PredicateOptions predicate, Limits limits, int jobs)
     : predicate_(std::move(predicate)), limits_(limits), jobs_(std::max(jobs, 1)), hooks_(read_hooks()) {}

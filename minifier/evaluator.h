@@ -35,6 +35,8 @@ struct EvalStats {
   // running eager and compiled (KILN_TIMING); the difference is the overhead.
   OraclePoolStats pool;
   std::vector<double> oracle_wall_s, oracle_run_s;
+  double median_oracle_wall_s() const;
+  double median_oracle_overhead_s() const;  // of the candidates whose repro.py said its run time
 };
 
 // Values of a candidate's call nodes, by node name.

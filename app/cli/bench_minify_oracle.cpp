@@ -25,15 +25,6 @@
 
 namespace kiln::cli {
 
-namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
 
 int run_minify_oracle_bench(const std::string& python, int jobs, const std::string& device, const std::string& only,
                             const std::string& reference, bool json) {
@@ -85,14 +76,11 @@ int run_minify_oracle_bench(const std::string& python, int jobs, const std::stri
       all_ok = false;
       continue;
     }
-    std::vector<double> overhead;
-    for (size_t i = 0; i < r->stats.oracle_wall_s.size() && i < r->stats.oracle_run_s.size(); ++i)
-      if (r->stats.oracle_run_s[i] >= 0) overhead.push_back(r->stats.oracle_wall_s[i] - r->stats.oracle_run_s[i]);
     bool has_relu = false;
     for (const Node& n : r->result.graph.nodes) has_relu |= n.target == "aten::relu.default";
     const size_t final_ops = op_count(r->result.graph);
     const bool accuracy = r->original.signature.find("accuracy") != std::string::npos;
-    const double cand = median_of(r->stats.oracle_wall_s), over = median_of(overhead);
+    const double cand = r->stats.median_oracle_wall_s(), over = r->stats.median_oracle_overhead_s();
     const bool ok = has_relu && final_ops <= 2 && accuracy && wall < c.target_s && over < 1.5;
     all_ok &= ok;
     if (json)

@@ -44,20 +44,6 @@ struct Options {
 std::atomic<bool> g_cancel{false};
 extern "C" void on_interrupt(int) { g_cancel = true; }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Per candidate, what the persistent workers cost beyond repro.py's own runs.
-std::vector<double> overheads(const EvalStats& s) {
-  std::vector<double> out;
-  for (size_t i = 0; i < s.oracle_wall_s.size() && i < s.oracle_run_s.size(); ++i)
-    if (s.oracle_run_s[i] >= 0) out.push_back(s.oracle_wall_s[i] - s.oracle_run_s[i]);
-  return out;
-}
-
 nlohmann::json oracle_json(const EvalStats& s) {
   const OraclePoolStats& p = s.pool;
   return {{"worker_starts", p.worker_starts},
@@ -66,8 +52,8 @@ nlohmann::json oracle_json(const EvalStats& s) {
           {"import_s", p.import_s},
           {"warm_up_s", p.warm_up_s},
           {"candidates", s.oracle_wall_s.size()},
-          {"median_wall_s", median(s.oracle_wall_s)},
-          {"median_overhead_s", median(overheads(s))}};
+          {"median_wall_s", s.median_oracle_wall_s()},
+          {"median_overhead_s", s.median_oracle_overhead_s()}};
 }
 
 std::string oracle_summary(const EvalStats& s) {
@@ -77,7 +63,7 @@ std::string oracle_summary(const EvalStats& s) {
                 "oracle workers: %d started (slowest start %.1f s: torch import %.1f s, warm-up compile %.1f s), restarted after %d crashes, %d hangs, %d memory, %d asked; "
                 "%zu candidates, median %.2f s each, of which %.2f s outside repro.py's own runs",
                 p.worker_starts, p.startup_s, p.import_s, p.warm_up_s, p.restarts_crash, p.restarts_hang, p.restarts_memory, p.restarts_asked,
-                s.oracle_wall_s.size(), median(s.oracle_wall_s), median(overheads(s)));
+                s.oracle_wall_s.size(), s.median_oracle_wall_s(), s.median_oracle_overhead_s());
   return buf;
 }
 
