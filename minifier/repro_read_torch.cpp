@@ -260,8 +260,12 @@ Repro repro_from_torch_source(Graph g, const std::vector<trace::ReproInput>& inp
     r.inputs.push_back(loader.tensor(in, origin));
     r.input_origins.push_back(origin);
   }
-  if (!fixed.empty())
-    if (Status st = pipeline::specialize_int_inputs(r.graph, fixed); !st.ok()) throw Error(st.message(), {file, class_line});
+  if (!fixed.empty()) {
+    std::map<NodeId, std::vector<int64_t>> sizes;
+    for (size_t k = 0, t = 0; k < inputs.size() && k < placeholders.size(); ++k)
+      if (inputs[k].kind == "tensor" && t < r.inputs.size()) sizes[placeholders[k]] = r.inputs[t++].sizes();
+    if (Status st = pipeline::specialize_int_inputs(r.graph, fixed, sizes); !st.ok()) throw Error(st.message(), {file, class_line});
+  }
   constants_to_inputs(r, repro_constants(source, file, first_line));
   check_aten_graph(r);
   propagate_meta_vals(r.graph, r.inputs);

@@ -86,14 +86,17 @@ int run(const Options& o) {
   if (!repro) return bad_input(repro.status());
   minify::PredicateOptions predicate;
   std::string recorded_signature;
+  bool check_was_chosen = false;
   if (!repro->predicate_json.empty()) {
     Expected<minify::PredicateOptions> p = minify::predicate_from_json(repro->predicate_json, &recorded_signature);
     if (!p) return bad_input(Status::error(p.status().message(), {o.repro + "/predicate.json", 0}));
     predicate = *p;
   } else if (o.check.empty()) {
-    std::fprintf(stderr, "kiln-cli repro run: %s names no check (it has no predicate.json): give --check\n",
-                 o.repro.c_str());
-    return kExitUsage;
+    // A PyTorch repro.py or launcher names no Kiln check. accuracy is the one
+    // that finds everything its run_repro looks for (an exception while
+    // compiling or running) and wrong numbers too; the output says it was chosen.
+    predicate.kind = minify::CheckKind::Accuracy;
+    check_was_chosen = true;
   }
   if (!o.check.empty()) {
     Expected<minify::CheckKind> kind = minify::check_from_name(o.check);
@@ -161,6 +164,7 @@ int run(const Options& o) {
                         {"inputs", inputs},
                         {"symbols", specialized_json(*repro)},
                         {"check", minify::check_name(predicate.kind)},
+                        {"check_chosen_by_kiln", check_was_chosen},
                         {"predicate", minify::describe(predicate)},
                         {"verdict", verdict},
                         {"failed", v.failed()},
@@ -180,7 +184,8 @@ int run(const Options& o) {
       for (const auto& [name, value] : repro->specialized) symbols += (symbols.empty() ? "" : ", ") + name + " = " + std::to_string(value);
       std::printf("symbolic sizes replayed at the values load_args recorded: %s\n", symbols.c_str());
     }
-    std::printf("check: %s\n", minify::describe(predicate).c_str());
+    std::printf("check: %s%s\n", minify::describe(predicate).c_str(),
+                check_was_chosen ? " (the file names no check; --check chooses another)" : "");
     std::string line = verdict;
     if (v.failed()) line += ": " + v.kind + ": " + v.detail;
     else if (!v.detail.empty()) line += " (" + v.detail + ")";

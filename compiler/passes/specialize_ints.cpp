@@ -1,6 +1,8 @@
 #include "compiler/passes/specialize_ints.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 
@@ -24,6 +26,16 @@ std::optional<int64_t> mod(int64_t a, int64_t b) {
 // The value of an integer op on integer arguments; nullopt when it is not one
 // or the result does not fit.
 std::optional<Arg> fold(const std::string& target, const std::vector<Arg>& args) {
+  // math.ceil / floor / trunc of what truediv made (FX prints them as math_ceil):
+  // an integer again, as the sizes Dynamo computed with them were.
+  const bool ceil = target == "math.ceil" || target == "math_ceil", floor = target == "math.floor" || target == "math_floor",
+             trunc = target == "math.trunc" || target == "math_trunc";
+  if ((ceil || floor || trunc) && args.size() == 1 && (args[0].kind == Arg::Kind::Float || (args[0].kind == Arg::Kind::Int && args[0].s.empty()))) {
+    if (args[0].kind == Arg::Kind::Int) return args[0];
+    const double x = args[0].f, r = ceil ? std::ceil(x) : floor ? std::floor(x) : std::trunc(x);
+    if (!std::isfinite(r) || r < -9.2e18 || r > 9.2e18) return std::nullopt;
+    return Arg::integer(int64_t(r));
+  }
   std::vector<int64_t> v;
   for (const Arg& a : args) {
     if (a.kind != Arg::Kind::Int || !a.s.empty()) return std::nullopt;
@@ -40,6 +52,11 @@ std::optional<Arg> fold(const std::string& target, const std::vector<Arg>& args)
   if (target == "operator.mul") return checked([](int64_t a, int64_t b, int64_t* r) { return __builtin_mul_overflow(a, b, r); });
   if (v.size() == 2) {
     if (target == "operator.floordiv") return integer(floordiv(v[0], v[1]));
+    // int / int is a float in Python, correctly rounded; so is the double
+    // division of two integers that fit in 53 bits.
+    constexpr int64_t kExact = int64_t(1) << 53;
+    if (target == "operator.truediv" && v[1] != 0 && std::abs(v[0]) <= kExact && std::abs(v[1]) <= kExact)
+      return Arg::real(double(v[0]) / double(v[1]));
     if (target == "operator.mod") return integer(mod(v[0], v[1]));
     if (target == "operator.lt") return Arg::boolean(v[0] < v[1]);
     if (target == "operator.le") return Arg::boolean(v[0] <= v[1]);
@@ -67,7 +84,8 @@ void substitute(Arg& a, const std::map<NodeId, Arg>& values) {
 
 }  // namespace
 
-Status specialize_int_inputs(Graph& g, const std::map<NodeId, int64_t>& values) {
+Status specialize_int_inputs(Graph& g, const std::map<NodeId, int64_t>& values,
+                             const std::map<NodeId, std::vector<int64_t>>& tensor_sizes) {
   std::map<NodeId, Arg> known;
   std::vector<bool> remove(g.size(), false);
   for (const auto& [id, value] : values) {
@@ -82,6 +100,17 @@ Status specialize_int_inputs(Graph& g, const std::map<NodeId, int64_t>& values) 
     for (Arg& a : n.args) substitute(a, known);
     for (auto& [key, a] : n.kwargs) substitute(a, known);
     if (n.op != OpKind::CallFunction || !n.kwargs.empty()) continue;
+    if (n.target == "aten::sym_size.int" && n.args.size() == 2 && n.args[0].kind == Arg::Kind::Node &&
+        n.args[1].kind == Arg::Kind::Int) {
+      auto sizes = tensor_sizes.find(n.args[0].node_id());
+      const int64_t rank = sizes == tensor_sizes.end() ? 0 : int64_t(sizes->second.size());
+      const int64_t dim = n.args[1].i < 0 ? n.args[1].i + rank : n.args[1].i;
+      if (sizes != tensor_sizes.end() && dim >= 0 && dim < rank) {
+        known[id] = Arg::integer(sizes->second[size_t(dim)]);
+        remove[size_t(id)] = true;
+        continue;
+      }
+    }
     if (auto folded = fold(n.target, n.args)) {
       known[id] = *folded;
       remove[size_t(id)] = true;

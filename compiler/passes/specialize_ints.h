@@ -9,6 +9,7 @@
 //
 // Tests: tests/compiler/test_specialize_ints.cpp.
 #include <map>
+#include <vector>
 
 #include "core/graph/graph.h"
 #include "core/util/status.h"
@@ -18,6 +19,10 @@ namespace kiln::pipeline {
 // `values`: placeholder -> its value. An error names a node that still reads
 // a specialized value in a way that cannot be folded into a constant and
 // is not an argument of an op (a call_method or call_module on it).
-Status specialize_int_inputs(Graph& g, const std::map<NodeId, int64_t>& values);
+// `tensor_sizes`: tensor placeholder -> its replayed sizes, so that
+// aten.sym_size.int of it (the graph asking a dynamic dimension's size) folds
+// to the size as well.
+Status specialize_int_inputs(Graph& g, const std::map<NodeId, int64_t>& values,
+                             const std::map<NodeId, std::vector<int64_t>>& tensor_sizes = {});
 
 }  // namespace kiln::pipeline

@@ -127,6 +127,64 @@ std::vector<std::string> expr_symbols(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// The number in a shape-environment symbol's name ("s12" -> 12), or -1.
+int64_t symbol_number(const std::string& sym) {
+  if (sym.size() < 2 || sym[0] != 's') return -1;
+  int64_t n = 0;
+  for (size_t i = 1; i < sym.size(); ++i) {
+    if (sym[i] < '0' || sym[i] > '9' || n > (int64_t(1) << 40)) return -1;
+    n = n * 10 + (sym[i] - '0');
+  }
+  return n;
+}
+
+// Dynamo lifts a tensor input's new size symbols as SymInt placeholders right
+// before it (load_args: "reader.symint(3)  # arg0_1" ... then the tensor of
+// sizes (1, s0, s1, s2)). Where the symints just before a tensor are exactly
+// as many as the symbols that tensor is the first to use, and those symbols
+// were created in the order they appear (s0, s1, s2: creation order and
+// order of appearance agree, so both readings of the rule give one answer),
+// they bind in order. Anything less clear-cut stays unbound and is refused.
+template <class Loose>
+void bind_lifted_symbols(const std::vector<ReproInput>& inputs, SymbolBinding& b, std::vector<Loose>& loose) {
+  std::vector<std::string> seen;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const ReproInput& in = inputs[k];
+    if (in.kind != "tensor") continue;
+    std::vector<std::string> fields = in.shape;
+    fields.insert(fields.end(), in.stride.begin(), in.stride.end());
+    fields.push_back(in.storage_bytes);
+    fields.push_back(in.storage_offset);
+    std::vector<std::string> fresh;  // symbols this tensor is the first to use, in order of appearance
+    for (const std::string& f : fields)
+      for (std::string& sym : expr_symbols(f))
+        if (std::find(seen.begin(), seen.end(), sym) == seen.end()) {
+          seen.push_back(sym);
+          if (!b.values.count(sym)) fresh.push_back(std::move(sym));
+        }
+    if (fresh.empty()) continue;
+    // The loose symints immediately before this tensor, in input order: [first, end).
+    size_t end = 0;
+    while (end < loose.size() && loose[end].input < k) ++end;
+    size_t first = end;
+    for (size_t at = k; first > 0 && at > 0 && loose[first - 1].input == at - 1; --at) --first;
+    if (end - first != fresh.size()) continue;
+    bool created_in_order = true;
+    for (size_t i = 0; i < fresh.size(); ++i)
+      created_in_order &= symbol_number(fresh[i]) >= 0 && (i == 0 || symbol_number(fresh[i]) > symbol_number(fresh[i - 1]));
+    if (!created_in_order) continue;
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      b.values.emplace(fresh[i], loose[first + i].value);
+      b.symbol_of[loose[first + i].name] = fresh[i];
+    }
+    loose.erase(loose.begin() + std::ptrdiff_t(first), loose.begin() + std::ptrdiff_t(end));
+  }
+}
+
+}  // namespace
+
 SymbolBinding bind_repro_symbols(const std::vector<ReproInput>& inputs, const std::vector<std::string>& placeholder_symbols) {
   SymbolBinding b;
   std::vector<std::string> used;
@@ -141,7 +199,12 @@ SymbolBinding bind_repro_symbols(const std::vector<ReproInput>& inputs, const st
         if (std::find(used.begin(), used.end(), sym) == used.end()) used.push_back(std::move(sym));
   }
   auto is_used = [&](const std::string& sym) { return std::find(used.begin(), used.end(), sym) != used.end(); };
-  std::vector<std::pair<std::string, int64_t>> loose;  // symints no symbol was found for
+  struct Loose {
+    size_t input;
+    std::string name;
+    int64_t value;
+  };
+  std::vector<Loose> loose;  // symints no symbol was found for, in input order
   for (size_t k = 0; k < inputs.size(); ++k) {
     const ReproInput& in = inputs[k];
     if (in.kind != "symint") continue;
@@ -155,20 +218,21 @@ SymbolBinding bind_repro_symbols(const std::vector<ReproInput>& inputs, const st
       b.values.emplace(in.name, *value);
       b.symbol_of[in.name] = in.name;
     } else {
-      loose.push_back({in.name, *value});
+      loose.push_back({k, in.name, *value});
     }
   }
+  bind_lifted_symbols(inputs, b, loose);
   std::vector<std::string> open;
   for (const std::string& sym : used)
     if (!b.values.count(sym)) open.push_back(sym);
   if (open.size() == 1 && loose.size() == 1) {
-    b.values.emplace(open[0], loose[0].second);
-    b.symbol_of[loose[0].first] = open[0];
+    b.values.emplace(open[0], loose[0].value);
+    b.symbol_of[loose[0].name] = open[0];
     open.clear();
     loose.clear();
   }
   b.unbound = std::move(open);
-  for (const auto& [name, value] : loose) b.symints.push_back(name + " = " + std::to_string(value));
+  for (const Loose& l : loose) b.symints.push_back(l.name + " = " + std::to_string(l.value));
   return b;
 }
 

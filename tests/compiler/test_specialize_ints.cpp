@@ -53,6 +53,37 @@ class TestSpecializeInts : public QObject {
     QVERIFY(!specialize_int_inputs(big, {{big.find("s0"), int64_t(1) << 62}}).ok());
   }
 
+  // int / int is a float, math.ceil of it an int again (an upsample repro
+  // sizes its iota so); the float feeds an op as a scalar.
+  void true_division_and_ceil() {
+    Graph g = test::graph_of("s0, x",
+                             "        sub = s0 - 1\n"
+                             "        truediv = sub / 2\n"
+                             "        ceil = math_ceil(truediv);  truediv = None\n"
+                             "        scale = s0 / 4\n"
+                             "        iota = torch.ops.prims.iota.default(ceil, start = 0, step = 1, dtype = torch.int64, "
+                             "device = device(type='cpu'), requires_grad = False)\n"
+                             "        mul = torch.ops.aten.mul.Tensor(x, scale)\n"
+                             "        return (iota, mul)\n");
+    QVERIFY(specialize_int_inputs(g, {{g.find("s0"), 6}}).ok());
+    QCOMPARE(g[g.find("iota")].args[0].kind, Arg::Kind::Int);
+    QCOMPARE(g[g.find("iota")].args[0].i, int64_t(3));  // ceil((6 - 1) / 2)
+    QCOMPARE(g[g.find("mul")].args[1].kind, Arg::Kind::Float);
+    QCOMPARE(g[g.find("mul")].args[1].f, 1.5);
+  }
+
+  // The graph asking a dynamic dimension's size of an input folds too.
+  void sym_size_of_an_input() {
+    Graph g = test::graph_of("s0, x",
+                             "        sym_size_int = torch.ops.aten.sym_size.int(x, -1)\n"
+                             "        sub = sym_size_int - 1\n"
+                             "        view = torch.ops.aten.view.default(x, [s0, sub, 2]);  x = None\n"
+                             "        return (view,)\n");
+    QVERIFY(specialize_int_inputs(g, {{g.find("s0"), 2}}, {{g.find("x"), {2, 6}}}).ok());
+    QCOMPARE(g.find("sym_size_int"), kNoNode);
+    QCOMPARE(g[g.find("view")].args[1].items[1].i, int64_t(5));
+  }
+
   void refuses_what_is_not_a_placeholder() {
     Graph g = test::graph_of("x", "        sin = torch.ops.aten.sin.default(x)\n        return (sin,)\n");
     QVERIFY(!specialize_int_inputs(g, {{g.find("sin"), 3}}).ok());

@@ -57,11 +57,34 @@ class TestIntExpr : public QObject {
     QVERIFY(b.unbound.empty());
     QCOMPARE(b.symbol_of.at("arg0_1"), std::string("s7"));
 
-    // Without annotations, two symints and two symbols: nothing says which is which.
+    // Without annotations: Dynamo lifts a tensor's new size symbols as
+    // SymInt inputs right before it, so each symint binds the symbol of the
+    // tensor after it.
     b = bind_repro_symbols(in, {});
+    QCOMPARE(b.values, (SymbolValues{{"s3", 4}, {"s7", 1000}}));
+    QVERIFY(b.unbound.empty());
+
+    // Several before one tensor, created in the order they appear (file 19 of
+    // the collection: symints 3, 500, 400 then a (1, s0, s1, s2) tensor).
+    b = bind_repro_symbols({symint("arg0_1", "3"), symint("arg1_1", "500"), symint("arg2_1", "400"),
+                            tensor("arg3_1", {"1", "s0", "s1", "s2"}, "4*s0*s1*s2"), symint("arg4_1", "300")},
+                           {});
+    QCOMPARE(b.values, (SymbolValues{{"s0", 3}, {"s1", 500}, {"s2", 400}}));
+    QCOMPARE(b.symbol_of.at("arg1_1"), std::string("s1"));
+    QCOMPARE(b.symints, (std::vector<std::string>{"arg4_1 = 300"}));
+
+    // Appearing out of creation order, or more symints than new symbols, or
+    // the symints all first: nothing says which is which, so nothing binds.
+    b = bind_repro_symbols({symint("arg0_1", "3"), symint("arg1_1", "500"), tensor("arg2_1", {"s1", "s0"}, "4*s0*s1")}, {});
     QVERIFY(b.values.empty());
-    QCOMPARE(b.unbound, (std::vector<std::string>{"s7", "s3"}));
-    QCOMPARE(b.symints, (std::vector<std::string>{"arg0_1 = 1000", "arg2_1 = 4"}));
+    QCOMPARE(b.unbound, (std::vector<std::string>{"s1", "s0"}));
+    b = bind_repro_symbols({symint("arg0_1", "3"), symint("arg1_1", "500"), tensor("arg2_1", {"s0"}, "4*s0")}, {});
+    QVERIFY(b.values.empty());
+    b = bind_repro_symbols({symint("arg0_1", "1000"), symint("arg1_1", "4"), tensor("arg2_1", {"s7", "28"}, "112*s7"),
+                            tensor("arg3_1", {"s3"}, "4*s3")},
+                           {});
+    QVERIFY(b.values.empty());
+    QCOMPARE(b.symints, (std::vector<std::string>{"arg0_1 = 1000", "arg1_1 = 4"}));
 
     // One of each: only one way.
     b = bind_repro_symbols({symint("arg0_1", "1000"), tensor("arg1_1", {"s0", "1", "28", "28"}, "3136*s0")}, {});

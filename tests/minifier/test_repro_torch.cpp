@@ -254,9 +254,12 @@ class TestReproTorch : public QObject {
     Repro r = read_or_die(test::reference_dir() + "/minifier/accuracy_cuda/repro.py");
     QString dir = tmp.filePath("nopredicate");
     QVERIFY(write_kiln_repro(dir.toStdString(), r).ok());
-    test::CliRun usage = test::run_cli({"repro", "run", dir}, 120000, env_with("", ""));
-    QCOMPARE(usage.code, 2);
-    QVERIFY2(usage.err.contains("give --check"), usage.err.constData());
+    // No predicate.json and no --check (as every PyTorch repro.py): the
+    // accuracy check, which finds exceptions and wrong numbers, and says it chose it.
+    test::CliRun chosen = test::run_cli({"repro", "run", dir}, 120000, env_with("", ""));
+    QCOMPARE(chosen.code, 0);
+    QVERIFY2(chosen.out.contains("check: accuracy (tolerance 0.001) (the file names no check; --check chooses another)"),
+             chosen.out.constData());
     test::CliRun with_check = test::run_cli({"repro", "run", dir, "--check", "compile-error"}, 120000, env_with("", ""));
     QCOMPARE(with_check.code, 0);
     // The oracle on repro run: without a command it says how to give one; with one it runs it.
