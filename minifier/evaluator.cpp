@@ -108,17 +108,18 @@ void Evaluator::start_oracle_workers() {
 
 void Evaluator::make_pool() {
   if (!pool_) {
-    OraclePoolOptions o;
-    o.python = predicate_.oracle_python;
-    o.worker_script = predicate_.oracle_worker;
+    OraclePoolOptions o = oracle_pool_options(predicate_);
     o.parallel = jobs_;
     o.timeout_s = limits_.timeout_s;
-    o.memory_mb = predicate_.oracle_memory_mb;
-    o.warm_up_device = predicate_.torch_device;
-    if (!predicate_.repro_inject.empty()) o.env.push_back("KILN_REPRO_INJECT=" + predicate_.repro_inject);
     o.cancel = limits_.cancel;
     pool_ = std::make_unique<OraclePool>(o);
   }
+}
+
+void Evaluator::count_worker_verdict(const Verdict& v) {
+  stats_.timeouts += v.kind == "timeout";
+  stats_.crashes += v.kind == "oracle" && v.signature.rfind("oracle: signal", 0) == 0;
+  stats_.invalid += v.outcome == Verdict::Outcome::Invalid && v.kind != "cancelled" && v.kind != "not run";
 }
 
 std::vector<Verdict> Evaluator::run_on_workers(const std::vector<const Candidate*>& batch,
@@ -144,16 +145,21 @@ std::vector<Verdict> Evaluator::run_on_workers(const std::vector<const Candidate
     jobs.push_back({folder + "/repro.py", folder + "/output.txt"});
     where.push_back(i);
   }
+  // Each finished run is judged once, when the pool reports it (`enough` sees the verdict).
+  std::vector<std::optional<Verdict>> judged(jobs.size());
   std::function<bool(size_t, const OracleRun&)> pool_enough;
   if (enough)
-    pool_enough = [&](size_t k, const OracleRun& r) { return enough(where[k], oracle_verdict(predicate_, r)); };
+    pool_enough = [&](size_t k, const OracleRun& r) {
+      judged[k] = oracle_verdict(predicate_, r);
+      return enough(where[k], *judged[k]);
+    };
   std::vector<OracleRun> runs = pool_->run(jobs, pool_enough);
   for (size_t k = 0; k < runs.size(); ++k) {
     if (runs[k].end == OracleRun::End::Cancelled && runs[k].detail == "not run") {
       out[where[k]] = {Verdict::Outcome::Invalid, "not run", "", "not run"};
       continue;
     }
-    out[where[k]] = oracle_verdict(predicate_, runs[k]);
+    out[where[k]] = judged[k] ? std::move(*judged[k]) : oracle_verdict(predicate_, runs[k]);
     if (runs[k].end == OracleRun::End::Exited || runs[k].end == OracleRun::End::Signaled) {
       stats_.oracle_wall_s.push_back(runs[k].wall_s);
       stats_.oracle_run_s.push_back(oracle_run_seconds(runs[k].output));
@@ -192,11 +198,7 @@ Verdict Evaluator::verdict_of(const ChildOutcome& o) const {
 std::vector<Verdict> Evaluator::run_batch(const std::vector<const Candidate*>& batch) {
   if (uses_oracle_workers()) {
     std::vector<Verdict> out = run_on_workers(batch);
-    for (const Verdict& v : out) {
-      stats_.timeouts += v.kind == "timeout";
-      stats_.crashes += v.kind == "oracle" && v.signature.rfind("oracle: signal", 0) == 0;
-      stats_.invalid += v.outcome == Verdict::Outcome::Invalid && v.kind != "cancelled";
-    }
+    for (const Verdict& v : out) count_worker_verdict(v);
     return out;
   }
   std::vector<Verdict> out(batch.size());
@@ -260,9 +262,7 @@ Verdict Evaluator::evaluate_speculating(const Candidate& first, const std::vecto
   std::vector<Verdict> verdicts = run_on_workers(batch, enough);
   for (size_t k = 0; k < batch.size(); ++k) {
     const Verdict& v = verdicts[k];
-    stats_.timeouts += v.kind == "timeout";
-    stats_.crashes += v.kind == "oracle" && v.signature.rfind("oracle: signal", 0) == 0;
-    stats_.invalid += v.outcome == Verdict::Outcome::Invalid && v.kind != "cancelled" && v.kind != "not run";
+    count_worker_verdict(v);
     if (v.kind == "not run" || v.kind == "cancelled") continue;
     ++stats_.oracle_calls;
     cache_[keys[k]] = v;

@@ -90,6 +90,7 @@ class Evaluator {
   std::vector<Verdict> run_on_workers(const std::vector<const Candidate*>& batch,
                                       const std::function<bool(size_t, const Verdict&)>& enough = {});
   void make_pool();
+  void count_worker_verdict(const Verdict& v);  // into stats_: timeouts, crashes, invalid
   std::unique_ptr<OraclePool> pool_;
 
   PredicateOptions predicate_;

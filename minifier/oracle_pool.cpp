@@ -29,19 +29,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kOutputKeep = size_t(8) << 20;
-constexpr size_t kTailKeep = size_t(64) << 10;
 constexpr size_t kReplyLineMax = size_t(1) << 20;
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out.append("'\\''");
-    else out.push_back(c);
-  }
-  out.push_back('\'');
-  return out;
-}
 
 int64_t resident_bytes(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/statm";
@@ -60,24 +48,47 @@ std::string tail_of_file(const std::string& path, size_t bytes) {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// Whether `pid` exited within `tries` x 10 ms (its status in `status`).
+bool reaped_within(pid_t pid, int& status, int tries) {
+  for (int i = 0; i < tries; ++i) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) return true;
+    ::usleep(10000);
+  }
+  return false;
+}
+
 }  // namespace
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out.append("'\\''");
+    else out.push_back(c);
+  }
+  out.push_back('\'');
+  return out;
+}
+
+std::string cut_oracle_output(const std::string& head, const std::string& tail) {
+  return head + "\n[... oracle output past " + std::to_string(kOracleOutputKeep >> 20) + " MB not kept ...]\n" + tail;
+}
 
 std::string read_bounded_output(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return "";
-  std::string head(kOutputKeep, '\0');
+  std::string head(kOracleOutputKeep, '\0');
   f.read(head.data(), std::streamsize(head.size()));
   head.resize(size_t(f.gcount()));
-  if (head.size() < kOutputKeep) return head;
+  if (head.size() < kOracleOutputKeep) return head;
   std::error_code ec;
   const uintmax_t size = fs::file_size(path, ec);
-  if (ec || size <= kOutputKeep) return head;
-  std::string tail(std::min<uintmax_t>(kTailKeep, size - kOutputKeep), '\0');
+  if (ec || size <= kOracleOutputKeep) return head;
+  std::string tail(std::min<uintmax_t>(kOracleTailKeep, size - kOracleOutputKeep), '\0');
   f.clear();
   f.seekg(std::streamoff(size - tail.size()));
   f.read(tail.data(), std::streamsize(tail.size()));
   tail.resize(size_t(f.gcount()));
-  return head + "\n[... oracle output past " + std::to_string(kOutputKeep >> 20) + " MB not kept ...]\n" + tail;
+  return cut_oracle_output(head, tail);
 }
 
 struct OraclePool::Worker {
@@ -217,7 +228,6 @@ bool OraclePool::start(Worker& w) {
   w.since = Clock::now();
   w.deadline = w.since + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.startup_timeout_s));
   ++stats_.worker_starts;
-  stats_.worker_pids.push_back(int(pid));
   return true;
 }
 
@@ -228,12 +238,7 @@ void OraclePool::stop(Worker& w, bool kill_now) {
   if (w.request_fd >= 0) ::close(w.request_fd);
   w.request_fd = -1;
   int status = 0;
-  bool reaped = false;
-  if (!kill_now)
-    for (int i = 0; i < 100 && !reaped; ++i) {
-      reaped = ::waitpid(w.pid, &status, WNOHANG) == w.pid;
-      if (!reaped) ::usleep(10000);
-    }
+  const bool reaped = !kill_now && reaped_within(w.pid, status, 100);
   ::kill(-w.pid, SIGKILL);
   if (!reaped) ::waitpid(w.pid, &status, 0);
   if (w.reply_fd >= 0) ::close(w.reply_fd);
@@ -303,12 +308,7 @@ std::vector<OracleRun> OraclePool::run(const std::vector<OracleJob>& jobs,
   // candidate ends as the process ended, as `python repro.py` would have.
   auto on_exit = [&](Worker& w) {
     int status = 0;
-    bool reaped = false;
-    for (int i = 0; i < 100 && !reaped; ++i) {
-      reaped = ::waitpid(w.pid, &status, WNOHANG) == w.pid;
-      if (!reaped) ::usleep(10000);
-    }
-    if (!reaped) {
+    if (!reaped_within(w.pid, status, 100)) {
       ::kill(-w.pid, SIGKILL);
       ::waitpid(w.pid, &status, 0);
     }

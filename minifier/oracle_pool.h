@@ -25,6 +25,7 @@
 // gets the matching outcome. Everything is driven by one poll() loop in the
 // calling thread: the minifier's parent stays single-threaded (isolation.h).
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -69,7 +70,6 @@ struct OraclePoolStats {
   int restarts_crash = 0, restarts_hang = 0, restarts_memory = 0, restarts_asked = 0;
   double startup_s = 0;  // the longest start to ready
   double import_s = 0, warm_up_s = 0;  // of that, the longest torch import and warm-up compile (the worker says)
-  std::vector<int> worker_pids;  // every worker started, in order
 };
 
 std::string_view oracle_worker_script();
@@ -111,7 +111,16 @@ class OraclePool {
   std::string fatal_;
 };
 
-// Reads a file's text, keeping the first 8 MB and the last 64 KB of a longer one.
+// A candidate's output is kept bounded, whatever it prints (`yes` prints
+// forever until the timeout): its first kOracleOutputKeep bytes and its last
+// kOracleTailKeep, joined by cut_oracle_output with a line saying so.
+inline constexpr size_t kOracleOutputKeep = size_t(8) << 20;
+inline constexpr size_t kOracleTailKeep = size_t(64) << 10;
+std::string cut_oracle_output(const std::string& head, const std::string& tail);
+// Reads a file's text, bounded as above.
 std::string read_bounded_output(const std::string& path);
+
+// `s` as one single-quoted word for /bin/sh.
+std::string shell_quote(const std::string& s);
 
 }  // namespace kiln::minify

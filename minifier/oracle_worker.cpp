@@ -76,7 +76,7 @@ def warm_up(device):
     return time.perf_counter() - started
 
 
-def usable_after(device_used):
+def usable_after():
     """False when the candidate broke the CUDA context (an illegal address in
     compiled code poisons every later call): the pool starts a new worker."""
     if not torch.cuda.is_available() or not torch.cuda.is_initialized():
@@ -127,7 +127,7 @@ def run_one(request, saved):
         os.close(keep_err)
     torch._dynamo.reset()
     restore_configs(saved)
-    usable = usable_after(request.get("device", ""))
+    usable = usable_after()
     gc.collect()
     return code, usable
 

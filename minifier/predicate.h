@@ -100,6 +100,10 @@ Verdict check_oracle(const PredicateOptions& p, const Candidate& c);         // 
 std::string make_oracle_folder();
 Status write_oracle_repro(const PredicateOptions& p, const Candidate& c, const std::string& repro_path);
 Verdict oracle_verdict(const PredicateOptions& p, const OracleRun& run);
+// The persistent workers' options the predicate sets (Python, worker script,
+// memory bound, warm-up device, KILN_REPRO_INJECT); the caller adds how many,
+// the timeout and cancel.
+OraclePoolOptions oracle_pool_options(const PredicateOptions& p);
 // The seconds repro.py itself spent on eager and compiled runs ("KILN_TIMING
 // run_s=..." in its output); negative when it did not say.
 double oracle_run_seconds(const std::string& output);

@@ -64,15 +64,6 @@ std::string oracle_failure_kind(const std::string& output) {
   return "";
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-constexpr size_t kOutputKeep = size_t(8) << 20;
-constexpr size_t kTailKeep = size_t(64) << 10;
-
 }  // namespace
 
 void remove_stale_oracle_folders() {
@@ -154,18 +145,22 @@ Verdict oracle_verdict(const PredicateOptions& p, const OracleRun& run) {
           "oracle: exit " + std::to_string(run.exit_code) + (kind.empty() ? "" : " (" + kind + ")"), tail};
 }
 
-namespace {
-
-// The persistent workers for one candidate (the evaluator pools them over
-// many; this path serves a check run on its own).
-Verdict check_with_workers(const PredicateOptions& p, const std::string& dir) {
+OraclePoolOptions oracle_pool_options(const PredicateOptions& p) {
   OraclePoolOptions o;
   o.python = p.oracle_python;
   o.worker_script = p.oracle_worker;
   o.memory_mb = p.oracle_memory_mb;
   o.warm_up_device = p.torch_device;
   if (!p.repro_inject.empty()) o.env.push_back("KILN_REPRO_INJECT=" + p.repro_inject);
-  OraclePool pool(o);
+  return o;
+}
+
+namespace {
+
+// The persistent workers for one candidate (the evaluator pools them over
+// many; this path serves a check run on its own).
+Verdict check_with_workers(const PredicateOptions& p, const std::string& dir) {
+  OraclePool pool(oracle_pool_options(p));
   std::vector<OracleRun> runs = pool.run({{dir + "/repro.py", dir + "/output.txt"}});
   return oracle_verdict(p, runs.at(0));
 }
@@ -205,23 +200,23 @@ Verdict check_oracle(const PredicateOptions& p, const Candidate& c) {
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return {Verdict::Outcome::Invalid, "setup", "", "cannot run the oracle command"};
   // Bounded: `yes {repro}` prints forever (the wall timeout ends it); what
-  // is kept is the first kOutputKeep bytes and the last 64 KB.
+  // is kept is the first kOracleOutputKeep bytes and the last kOracleTailKeep.
   std::string output, last;
   bool cut = false;
   char buf[4096];
   for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) {
-    if (output.size() + n <= kOutputKeep) {
+    if (output.size() + n <= kOracleOutputKeep) {
       output.append(buf, n);
       continue;
     }
     cut = true;
     last.append(buf, n);
-    if (last.size() > 2 * kTailKeep) last.erase(0, last.size() - kTailKeep);
+    if (last.size() > 2 * kOracleTailKeep) last.erase(0, last.size() - kOracleTailKeep);
   }
   int status = ::pclose(pipe);
   if (cut) {
-    if (last.size() > kTailKeep) last.erase(0, last.size() - kTailKeep);
-    output += "\n[... oracle output past " + std::to_string(kOutputKeep >> 20) + " MB not kept ...]\n" + last;
+    if (last.size() > kOracleTailKeep) last.erase(0, last.size() - kOracleTailKeep);
+    output = cut_oracle_output(output, last);
   }
   OracleRun run;
   run.output = std::move(output);
