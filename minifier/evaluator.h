@@ -69,6 +69,10 @@ class Evaluator {
   // Starts the persistent oracle's workers (when the predicate has them), so
   // they import torch while the caller records the reference values.
   void start_oracle_workers();
+  // The input's size decides how the workers compile: a small graph has a
+  // handful of kernels, and Inductor's compile processes would cost more to
+  // start (each imports torch, all workers at once) than they save.
+  void size_oracle_workers_for(size_t input_ops) { input_ops_ = input_ops; }
   bool uses_oracle_workers() const;
 
   // Verdicts in order, `jobs` candidates at a time, stopping after the first
@@ -96,6 +100,7 @@ class Evaluator {
   PredicateOptions predicate_;
   Limits limits_;
   int jobs_;
+  size_t input_ops_ = 0;
   bool in_process_ = false;
   CheckFn check_;
   std::vector<std::pair<std::string, std::string>> hooks_;  // (action, target)

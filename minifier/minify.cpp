@@ -155,6 +155,7 @@ Expected<MinifyResult> minify(Candidate input, const MinifyOptions& options) {
   }
   Driver driver(input, options, Verdict{});
   driver.steps() = options.resume_steps;
+  driver.evaluator().size_oracle_workers_for(op_count(input.graph));
   // The input's own verdict: the failure to keep. When resuming, the
   // journal's original is the reference, and the last candidate must still show it.
   // With persistent oracle workers, the workers start now (importing torch

@@ -175,7 +175,8 @@ bool OraclePool::start(Worker& w) {
   // workers, share the cores out rather than start N times as many.
   if (!threads_set) {
     const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-    env_text.push_back("TORCHINDUCTOR_COMPILE_THREADS=" + std::to_string(std::max<long>(1, cores / options_.parallel)));
+    const long threads = options_.compile_threads > 0 ? options_.compile_threads : std::max<long>(1, cores / options_.parallel);
+    env_text.push_back("TORCHINDUCTOR_COMPILE_THREADS=" + std::to_string(threads));
   }
   std::vector<char*> envp;
   for (std::string& e : env_text) envp.push_back(e.data());

@@ -45,6 +45,10 @@ struct OraclePoolOptions {
   // twice the bound while running is killed, its candidate out of memory.
   int64_t memory_mb = 0;
   std::string warm_up_device;      // "cpu", "cuda": one tiny compile there before the ready line
+  // Inductor's compile threads per worker (TORCHINDUCTOR_COMPILE_THREADS);
+  // 0: the machine's cores shared out over the workers. Above 1 every worker
+  // starts that many compile processes, each importing torch.
+  int compile_threads = 0;
   std::vector<std::string> env;    // "NAME=value" set in the workers' environment
   const std::atomic<bool>* cancel = nullptr;
 };

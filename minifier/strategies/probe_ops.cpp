@@ -6,7 +6,10 @@
 // lowering, an injected relu bug) is then found in a batch or two; one that
 // needs several ops together (a fusion bug) costs only those small probes
 // before the other strategies go on.
+#include <algorithm>
 #include <set>
+
+#include "core/ops/registry.h"
 
 #include "minifier/strategies/strategies.h"
 
@@ -15,6 +18,13 @@ namespace kiln::minify {
 namespace {
 
 constexpr size_t kMaxProbes = 64;
+
+// A view alone compiles to no kernel (Inductor reinterprets the input), so
+// it can hardly show a code-generation bug: views are probed last.
+bool is_view(const Node& n) {
+  const OpDef* def = op_registry().find(n.target);
+  return def && !def->schema.args.empty() && def->schema.args[0].is_alias && !def->schema.args[0].is_write;
+}
 
 std::string kind_of(const Node& n) {
   std::string k = n.target;
@@ -26,12 +36,18 @@ std::string kind_of(const Node& n) {
 
 std::vector<Candidate> probe_candidates(const Candidate& base, const Recording& values, std::vector<std::string>* targets) {
   std::set<std::string> seen;
-  std::vector<Candidate> probes;
-  for (size_t i = 0; i < base.graph.size() && probes.size() < kMaxProbes; ++i) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < base.graph.size(); ++i) {
     const Node& n = base.graph.nodes[i];
     // ATen ops and prims only (getitem and other Python calls mean nothing alone).
     if (n.op != OpKind::CallFunction || n.target.find("::") == std::string::npos) continue;
-    if (!seen.insert(kind_of(n)).second) continue;
+    if (seen.insert(kind_of(n)).second) order.push_back(i);
+  }
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return !is_view(base.graph.nodes[i]); });
+  std::vector<Candidate> probes;
+  for (size_t i : order) {
+    if (probes.size() >= kMaxProbes) break;
+    const Node& n = base.graph.nodes[i];
     Candidate alone = base;
     set_outputs(alone.graph, {Arg::node(NodeId(i))});
     prune(alone);
