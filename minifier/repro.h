@@ -30,6 +30,9 @@ struct Repro {
   // recorded (reader.symint): their placeholders are gone from `graph`, their
   // uses are these constants (compiler/passes/specialize_ints.h).
   std::vector<std::pair<std::string, int64_t>> specialized;
+  // The file's graph was torch-level (an after-dynamo repro) and `graph` is
+  // Kiln's lowering of it to ATen (pipeline::lower_torch_graph).
+  bool lowered_from_torch = false;
   // The predicate and its options as JSON text (owned by predicate.h); empty when
   // the file does not say (PyTorch files).
   std::string predicate_json;

@@ -54,8 +54,12 @@ void check_aten_graph(const Repro& r);
 // the text's first line in `file`.
 Repro repro_from_graph_text(Graph g, std::string_view text, const std::string& file, int first_line = 1);
 
+// Replaces a torch-level graph by Kiln's lowering of it to ATen, run on r.inputs.
+void lower_torch_level(Repro& r);
+
 // A Repro holding `g` read from `text` of `file` (its nodes' lines counted from
-// first_line), checked to be an ATen graph Kiln runs; inputs not yet set.
+// first_line), checked to be an ATen graph Kiln runs (a torch-level one is
+// checked once lowered); inputs not yet set.
 Repro repro_of_graph(Graph g, std::string_view text, const std::string& file, int first_line);
 
 // A repro of a Repro module's graph and load_args inputs (line numbers in

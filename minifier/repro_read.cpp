@@ -4,13 +4,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "compiler/capture/graph_region.h"
 #include "compiler/passes/graph_editor.h"
 #include "compiler/pipeline/aten_interpreter.h"
+#include "compiler/pipeline/to_aten.h"
 #include "core/ops/registry.h"
 #include "core/graph/annotation.h"
 #include "core/graph/parser.h"
@@ -208,13 +211,40 @@ Expected<Candidate> candidate_of(const Repro& r, bool runs_in_kiln) {
   return c;
 }
 
+// A torch-level graph (an after-dynamo repro's forward, a trace's Dynamo
+// graph: torch functions, methods, operators) is lowered as Kiln lowers a
+// graph it captured itself, running once on the inputs while the torch
+// bindings report their ATen ops. Each ATen node keeps the line of the
+// torch-level node it came from.
+void lower_torch_level(Repro& r) {
+  Expected<Graph> aten = pipeline::lower_torch_graph(r.graph, r.inputs);
+  if (!aten) {
+    const std::string& message = aten.status().message();
+    int line = 0;
+    if (message.starts_with("node '")) {
+      auto it = r.node_lines.find(message.substr(6, message.find('\'', 6) - 6));
+      if (it != r.node_lines.end()) line = it->second;
+    }
+    throw Error("a torch-level graph that Kiln cannot lower to ATen: " + message, {r.graph_file, line});
+  }
+  std::map<std::string, int> lines;
+  for (const Node& n : aten->nodes) {
+    auto it = n.meta.from.empty() ? r.node_lines.end() : r.node_lines.find(n.meta.from.front());
+    if (it == r.node_lines.end()) it = r.node_lines.find(n.name);
+    if (it != r.node_lines.end()) lines.emplace(n.name, it->second);
+  }
+  r.graph = std::move(*aten);
+  r.node_lines = std::move(lines);
+  r.lowered_from_torch = true;
+}
+
 Repro repro_of_graph(Graph g, std::string_view text, const std::string& file, int first_line) {
   Repro r;
   r.path = file;
   r.graph = std::move(g);
   r.graph_file = file;
   r.node_lines = node_lines_of(text, first_line);
-  check_aten_graph(r);
+  if (!capture::is_torch_level(r.graph)) check_aten_graph(r);  // else lowered once it has inputs
   return r;
 }
 
@@ -240,6 +270,10 @@ Repro repro_from_graph_text(Graph g, std::string_view text, const std::string& f
   }
   r.inputs = value_or_throw(random_inputs(r.graph, kDefaultInputSeed, file));
   r.input_origins.assign(r.inputs.size(), random_origin(kDefaultInputSeed));
+  if (capture::is_torch_level(r.graph)) {
+    lower_torch_level(r);
+    check_aten_graph(r);
+  }
   propagate_meta_vals(r.graph, r.inputs);
   return r;
 }

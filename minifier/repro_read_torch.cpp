@@ -13,6 +13,7 @@
 #include <optional>
 #include <regex>
 
+#include "compiler/capture/graph_region.h"
 #include "compiler/passes/specialize_ints.h"
 #include "compiler/pipeline/emitter.h"
 #include "core/trace/int_expr.h"
@@ -267,6 +268,7 @@ Repro repro_from_torch_source(Graph g, const std::vector<trace::ReproInput>& inp
     if (Status st = pipeline::specialize_int_inputs(r.graph, fixed, sizes); !st.ok()) throw Error(st.message(), {file, class_line});
   }
   constants_to_inputs(r, repro_constants(source, file, first_line));
+  if (capture::is_torch_level(r.graph)) lower_torch_level(r);
   check_aten_graph(r);
   propagate_meta_vals(r.graph, r.inputs);
   return r;

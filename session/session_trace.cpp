@@ -197,19 +197,31 @@ KilnRun plan_run(const trace::Trace& t, const trace::CompileEntry& e, const trac
     return r;
   }
   const Graph& graph = **g;
-  if (std::string call = torch_level_call(graph); !call.empty()) {
-    r.note = "Kiln's pipeline skips it: a torch-level graph (" + call +
-             "); Kiln lowers torch-level graphs to ATen only while it runs the program (kiln-cli stages PROGRAM.py)";
+  const bool torch_level = !torch_level_call(graph).empty();
+  const bool unannotated = std::any_of(graph.nodes.begin(), graph.nodes.end(),
+                                       [](const Node& n) { return is_call(n) && n.meta.val.kind == Val::Kind::None; });
+  if (torch_level || (unannotated && a.base != "aot_joint_graph")) {
+    // A repro's forward() has no annotations and may read SymInts and
+    // Repro.__init__'s constants; a Dynamo graph calls torch functions. The
+    // minifier's reader makes either a runnable ATen graph (load_args' inputs,
+    // SymInts at their recorded values, constants as inputs, a torch-level
+    // graph lowered by to_aten), as `kiln-cli repro run` replays it.
+    Expected<minify::Repro> read = minify::read_trace_stage(t.path, e.id.str(), a.name);
+    if (!read) {
+      r.problem = read.status().to_string();
+      r.note = "Kiln's pipeline cannot start here: " + r.problem;
+      return r;
+    }
+    r.unknown_ops = unknown_ops(read->graph);
+    r.note = read->lowered_from_torch ? "Kiln's pipeline starts here, from its own lowering of this torch-level graph to ATen"
+                                      : "Kiln's pipeline starts here";
+    r.input = pipeline::RegionInput::single(read->graph, group);
     return r;
   }
   if (a.base != "aot_joint_graph") {
     r.unknown_ops = unknown_ops(graph);
     r.note = "Kiln's pipeline starts here";
     r.input = pipeline::RegionInput::single(graph, group);
-    // A repro's forward() has no annotations: its nodes' values follow from
-    // the placeholders (which load_args annotates) through the meta functions.
-    if (std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return is_call(n) && n.meta.val.kind == Val::Kind::None; }))
-      minify::propagate_meta_vals(r.input->graph);
     return r;
   }
   size_t input_writes = 0;
@@ -348,9 +360,11 @@ KilnPlan plan_kiln_runs(const trace::Trace& t, const trace::CompileEntry& e, con
   } else if (const trace::Artifact* aten = first_aten_graph(t, e)) {
     // Logs without AOT graphs (export, AOTInductor, a cache hit's post-grad graph): the first ATen one.
     add(*aten, "");
+  } else if (const trace::Artifact* dynamo = e.artifact("dynamo_output_graph")) {
+    // A compile that stopped before AOTAutograd (or a log of Dynamo alone): Kiln lowers Dynamo's graph itself.
+    add(*dynamo, "");
   } else if (std::string graphs = graph_stage_names(e); !graphs.empty()) {
-    plan.no_aten_graph = "the trace has no ATen graph for this compile id (it has: " + graphs +
-                         "), and Kiln lowers a torch-level graph to ATen only while it runs the program (kiln-cli stages PROGRAM.py)";
+    plan.no_aten_graph = "the trace has no ATen or Dynamo graph for this compile id (it has: " + graphs + ")";
   }
   return plan;
 }

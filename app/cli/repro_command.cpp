@@ -163,6 +163,7 @@ int run(const Options& o) {
                         {"ops", minify::op_count(repro->graph)},
                         {"inputs", inputs},
                         {"symbols", specialized_json(*repro)},
+                        {"lowered_from_torch", repro->lowered_from_torch},
                         {"check", minify::check_name(predicate.kind)},
                         {"check_chosen_by_kiln", check_was_chosen},
                         {"predicate", minify::describe(predicate)},
@@ -179,6 +180,9 @@ int run(const Options& o) {
     size_t ops = minify::op_count(repro->graph);
     std::printf("repro: %s (%zu op%s; inputs: %s)\n", o.repro.c_str(), ops, ops == 1 ? "" : "s",
                 origins_summary(*repro).c_str());
+    if (repro->lowered_from_torch)
+      std::printf("graph: torch-level (after-dynamo), lowered to ATen by Kiln's to_aten; the oracle and every check run "
+                  "that ATen graph\n");
     if (!repro->specialized.empty()) {
       std::string symbols;
       for (const auto& [name, value] : repro->specialized) symbols += (symbols.empty() ? "" : ", ") + name + " = " + std::to_string(value);

@@ -4,6 +4,8 @@
 #include <set>
 #include <tuple>
 
+#include "compiler/capture/capture.h"
+#include "compiler/capture/graph_region.h"
 #include "compiler/passes/functionalize.h"
 #include "compiler/passes/op_properties.h"
 #include "compiler/pipeline/emitter.h"
@@ -284,6 +286,21 @@ Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region) {
     }
   }
   return g;
+}
+
+Expected<Graph> lower_torch_graph(const Graph& g, const std::vector<Tensor>& inputs) {
+  py::VMOptions options;
+  options.out = [](std::string_view) {};
+  options.err = [](std::string_view) {};  // errors come back as the Status
+  py::VM vm(options);
+  capture::install_capture(vm);
+  // Registers the torch modules whose bindings the graph's targets name.
+  if (Status s = vm.run_source("import torch\nimport torch.nn.functional\n", "<lowering>");
+      !s.ok())
+    return Status::error("cannot set up the interpreter to lower the graph: " + s.message());
+  Expected<capture::RegionResult> region = capture::region_of_graph(vm, g, inputs);
+  if (!region) return region.status();
+  return lower_to_aten(vm, *region);
 }
 
 }  // namespace kiln::pipeline

@@ -11,9 +11,11 @@
 // as aten::copy_ into the view and then made functional by the functionalize
 // pass (compiler/passes/functionalize.h): a scatter into the base.
 #include <string>
+#include <vector>
 
 #include "compiler/capture/region_tracer.h"
 #include "core/graph/graph.h"
+#include "core/tensor/tensor.h"
 #include "core/util/status.h"
 
 namespace kiln::pipeline {
@@ -24,5 +26,11 @@ namespace kiln::pipeline {
 // cannot follow (a tensor made outside the observed ops) is an error naming
 // the torch-level node.
 Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region);
+
+// A torch-level graph read from a file (capture/graph_region.h), lowered in
+// an interpreter of its own with `inputs` as the placeholders' values. The
+// ATen graph's placeholders are the given graph's, in order; each node's
+// meta.from names the torch-level node it came from.
+Expected<Graph> lower_torch_graph(const Graph& g, const std::vector<Tensor>& inputs);
 
 }  // namespace kiln::pipeline

@@ -259,7 +259,7 @@ class TestCliStages : public QObject {
   }
 
   // s03 (graph breaks, then the same functions under backend="eager"): every
-  // compile id with a graph; the eager ones have no ATen graph and say why.
+  // compile id with a graph; the eager ones have a Dynamo graph alone, which Kiln lowers.
   void trace_every_compile_id() {
     QString trace = reference_trace("s03_graph_breaks");
     if (trace.isEmpty()) QSKIP("reference data not found (KILN_REFERENCE_DIR): the case needs PyTorch's trace of s03");
@@ -268,14 +268,16 @@ class TestCliStages : public QObject {
     QStringList h = headers(run.out);
     QCOMPARE(h.filter(QRegularExpression(R"(^=== \[\d+/0\] aot_inference_graph  )")).size(), 8);
     QCOMPARE(h.filter(QRegularExpression(R"(^=== \[\d+/0\] aot_joint_graph  )")).size(), 3);
-    QStringList skipped = h.filter(QRegularExpression(R"(^=== \[\d+/0#\d\] kiln to_aten  skipped: the trace has no ATen graph)"));
-    QCOMPARE(skipped.size(), 11);
-    QVERIFY(skipped[0].contains("kiln-cli stages PROGRAM.py"));
-    // A torch-level stage asked for by name is shown, then skipped with the reason.
+    // The compile ids with a Dynamo graph alone: Kiln lowers it to ATen itself.
+    QStringList lowered = h.filter(QRegularExpression(
+        R"(^=== \[\d+/0#\d\] dynamo_output_graph  .*Kiln's pipeline starts here, from its own lowering of this torch-level graph to ATen)"));
+    QCOMPARE(lowered.size(), 11);
+    QVERIFY(h.filter("skipped").isEmpty());
+    // A torch-level stage asked for by name is lowered and compiled as well.
     auto dyn = kiln::test::run_cli({"stages", trace, "--compile-id", "2/0", "--stage", "dynamo_output_graph"});
     QCOMPARE(dyn.code, 0);
-    QVERIFY2(dyn.out.contains("Kiln's pipeline skips it: a torch-level graph"), dyn.out.constData());
-    QVERIFY(!dyn.out.contains("result  "));
+    QVERIFY2(dyn.out.contains("from its own lowering of this torch-level graph to ATen"), dyn.out.constData());
+    QVERIFY2(dyn.out.contains("kiln result  "), dyn.out.constData());
   }
 
   void trace_bad_arguments() {

@@ -141,10 +141,18 @@ class TestMinifyHeldOut : public QObject {
   }
 
   void trace_stages_that_cannot_be_replayed() {
-    // A Dynamo graph calls torch functions, not ATen ops.
+    // A Dynamo graph calls torch functions: Kiln lowers it to ATen, and each
+    // ATen node keeps the log line of the torch-level call it came from.
     Expected<Repro> dynamo = read_trace_stage(ref("traces/s02_linear_relu"), "0/0", "dynamo_output_graph");
-    QVERIFY(!dynamo.ok());
-    expect_error(dynamo.status(), "dedicated_log_torch_trace_31md1peq.log", 112, "node 'linear' calls torch._C._nn.linear, not an ATen op");
+    QVERIFY2(dynamo.ok(), dynamo.status().to_string().c_str());
+    QVERIFY(dynamo->lowered_from_torch);
+    std::vector<std::string> targets = test::op_targets(dynamo->graph);
+    QVERIFY(std::find(targets.begin(), targets.end(), "aten::relu.default") != targets.end());
+    for (const std::string& t : targets) QVERIFY2(t.find("::") != std::string::npos, t.c_str());
+    bool linear_line = false;
+    for (const Node& n : dynamo->graph.nodes)
+      linear_line |= !n.meta.from.empty() && n.meta.from.front() == "linear" && dynamo->node_lines.at(n.name) == 112;
+    QVERIFY(linear_line);
     // Dynamic shapes: a SymInt placeholder.
     Expected<Repro> dynamic = read_trace_stage(ref("traces/s04_recompiles"), "0/3", "aot_inference_graph");
     QVERIFY(!dynamic.ok());
@@ -230,7 +238,7 @@ class TestMinifyHeldOut : public QObject {
     write(path("truncated.py").toStdString(), launcher.substr(0, launcher.find("        sum_1 =")));
     write(path("dynamo.txt").toStdString(), R"(class GraphModule(torch.nn.Module):
     def forward(self, L_x_: "f32[4]"):
-        a: "f32[4]" = torch.sin(L_x_)
+        a: "f32[4]" = torch.frobnicate(L_x_)
         return (a,)
 )");
     fs::create_directories(path("repro").toStdString());
@@ -242,7 +250,7 @@ class TestMinifyHeldOut : public QObject {
         {path("empty.txt"), "empty.txt:1: no graph module found"},
         {path("binary.bin"), "binary.bin:1: no graph module found"},
         {path("truncated.py"), "truncated.py:8: forward has no return statement"},
-        {path("dynamo.txt"), "dynamo.txt:3: node 'a' calls torch.sin, not an ATen op"},
+        {path("dynamo.txt"), "dynamo.txt:3: a torch-level graph that Kiln cannot lower to ATen: node 'a' calls torch.frobnicate"},
         {path("repro"), "inputs.safetensors: missing"},
         {path("missing.py"), "missing.py: no such file"},
     };

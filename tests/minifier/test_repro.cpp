@@ -442,6 +442,71 @@ mod = make_fx(Repro())(*args)
     QVERIFY2(stages.code == 0, stages.err.constData());
   }
 
+  // An after-dynamo repro: forward is Dynamo's torch-level graph, lowered to
+  // ATen by Kiln's to_aten; each ATen node keeps its torch-level line, and
+  // the lowered graph replays. A submodule call is refused by node and line.
+  void after_dynamo_repro_lowers_to_aten() {
+    QTemporaryDir tmp;
+    std::string path = tmp.filePath("repro.py").toStdString();
+    const std::string head = R"(import torch
+from torch import tensor, device
+import torch.fx as fx
+from torch._dynamo.testing import rand_strided
+from math import inf
+from torch._dynamo.debug_utils import run_fwd_maybe_bwd
+
+args = [((6, 5), (5, 1), torch.float32, 'cpu', False), ((4, 5), (5, 1), torch.float32, 'cpu', True), ((4,), (1,), torch.float32, 'cpu', True)]
+args = [rand_strided(sh, st, dt, dev).requires_grad_(rg) for (sh, st, dt, dev, rg) in args]
+
+from torch.nn import *
+class Repro(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+)";
+    const std::string forward = R"(    def forward(self, L_x_ : torch.Tensor, L_w_ : torch.Tensor, L_b_ : torch.Tensor):
+        l_x_ = L_x_
+        l_w_ = L_w_
+        l_b_ = L_b_
+        linear = torch._C._nn.linear(l_x_, l_w_, l_b_);  l_x_ = l_w_ = l_b_ = None
+        gelu = torch._C._nn.gelu(linear, approximate = 'tanh');  linear = None
+        expand = gelu.expand(2, 6, 4)
+        softmax = torch.softmax(expand, dim = -1);  expand = None
+        mean = softmax.mean(dim = 0);  softmax = None
+        add = gelu + mean;  gelu = mean = None
+        return (add,)
+)";
+    const std::string tail = R"(
+mod = Repro()
+opt_mod = torch._dynamo.optimize("inductor")(mod)
+with torch.cuda.amp.autocast(enabled=False):
+    ref = run_fwd_maybe_bwd(mod, args)
+    res = run_fwd_maybe_bwd(opt_mod, args)
+)";
+    write(path, head + forward + tail);
+    Expected<Repro> r = read_repro(path);
+    QVERIFY2(r.ok(), r.status().to_string().c_str());
+    QVERIFY(r->lowered_from_torch);
+    QCOMPARE(r->inputs.size(), size_t(3));
+    int gelu_line = 0;
+    for (const Node& n : r->graph.nodes) {
+      if (n.op != OpKind::CallFunction) continue;
+      QVERIFY2(n.target.find("::") != std::string::npos || n.target == "operator.getitem", n.target.c_str());
+      if (n.target == "aten::gelu.default") gelu_line = r->node_lines.at(n.name);
+    }
+    QCOMPARE(gelu_line, 21);  // the torch-level gelu's line
+    test::CliRun run = test::run_cli({"repro", "run", QString::fromStdString(path), "--check", "accuracy"}, 120000);
+    QVERIFY2(run.code == 0, run.out.constData());
+    QVERIFY2(run.out.contains("lowered to ATen by Kiln's to_aten"), run.out.constData());
+
+    write(path, head + "        self.L__self___fc = Linear(in_features=5, out_features=4, bias=True)\n\n" +
+                    "    def forward(self, L_x_ : torch.Tensor, L_w_ : torch.Tensor, L_b_ : torch.Tensor):\n"
+                    "        l_x_ = L_x_\n"
+                    "        l__self___fc = self.L__self___fc(l_x_);  l_x_ = None\n"
+                    "        return (l__self___fc,)\n" + tail);
+    expect_error_at(read_repro(path), "repro.py", 20, "node 'l__self___fc' calls the submodule 'L__self___fc'");
+  }
+
   // Constants of Repro.__init__: literals read exactly, as inputs after the file's own;
   // inductor's iota replays as the arange it is.
   void init_constants_and_iota() {
