@@ -150,7 +150,7 @@ Verdict compare_outputs(const PredicateOptions& p, const Candidate& c, const std
     if (std::all_of(v.begin(), v.end(), [](double x) { return std::isnan(x); }))
       nan_outputs += (nan_outputs.empty() ? "" : ", ") + std::to_string(i);
   }
-  std::string detail = std::to_string(res.size()) + " outputs agree";
+  std::string detail = std::to_string(res.size()) + (res.size() == 1 ? " output agrees" : " outputs agree");
   if (!nan_outputs.empty())
     detail += " (but output " + nan_outputs +
               " is NaN everywhere in eager: inputs outside the ops' domain, such as a negative variance drawn at "

@@ -10,13 +10,16 @@
 
 #include "compiler/aot/eager_autograd.h"
 #include "compiler/capture/capture.h"
+#include "compiler/capture/graph_region.h"
 #include "compiler/capture/region_tracer.h"
 #include "compiler/loopir/lower.h"
+#include "compiler/passes/graph_editor.h"
 #include "compiler/pipeline/run_region.h"
 #include "compiler/pipeline/training_split.h"
 #include "compiler/sched/schedule.h"
 #include "core/python/vm.h"
 #include "core/trace/trace.h"
+#include "minifier/repro.h"
 #include "session/session_internal.h"
 
 namespace kiln::session {
@@ -385,6 +388,25 @@ Expected<std::shared_ptr<const Graph>> stage_graph(const Session& s, const Sessi
   const trace::CompileEntry* e = s.trace->find(c.id);
   if (!e) return Status::error(c.id + ": not in the trace");
   return s.trace->graph(*e, st.artifact);
+}
+
+Expected<std::shared_ptr<const Graph>> numerics_graph(const Session& s, const SessionCompile& c, const SessionStage& st,
+                                                      std::string* note) {
+  Expected<std::shared_ptr<const Graph>> g = stage_graph(s, c, st);
+  if (!g) return g;
+  const bool plain = !capture::is_torch_level(**g) && std::all_of((*g)->nodes.begin(), (*g)->nodes.end(), [](const Node& n) {
+    return n.op != OpKind::Placeholder || pipeline::meta_tensor_of(n.meta.val);
+  });
+  const trace::CompileEntry* e = s.trace && !st.artifact.empty() ? s.trace->find(c.id) : nullptr;
+  if (plain || !e) return g;
+  Expected<minify::Repro> read = minify::read_trace_stage(s.trace->path, e->id.str(), st.artifact);
+  if (!read) return read.status();
+  if (note) {
+    *note = "measured the stage as kiln-cli repro run replays it";
+    if (read->lowered_from_torch) *note += ", lowered to ATen by Kiln";
+    if (!read->specialized.empty()) *note += ", its SymInts at the values the file recorded";
+  }
+  return std::make_shared<const Graph>(std::move(read->graph));
 }
 
 }  // namespace kiln::session

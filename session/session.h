@@ -177,4 +177,12 @@ bool is_pytorch_repro_file(const std::string& path);
 // Safe to call from one worker at a time.
 Expected<std::shared_ptr<const Graph>> stage_graph(const Session& s, const SessionCompile& c, const SessionStage& st);
 
+// The graph the numerics ladder measures for a stage: its own graph, except
+// a dump stage whose placeholders are not all tensors of known sizes (a
+// dynamic-shape repro's SymInts, a Dynamo graph's torch calls): then the
+// graph as `kiln-cli repro run` replays it (minifier/repro.h), and `note`
+// says so.
+Expected<std::shared_ptr<const Graph>> numerics_graph(const Session& s, const SessionCompile& c, const SessionStage& st,
+                                                      std::string* note);
+
 }  // namespace kiln::session

@@ -340,9 +340,17 @@ void Workbench::measureNumerics() {
   int stage = graph_stage_, compile = compile_;
   numerics_notes_->setText("Measuring ...");
   showPanel("numerics");
-  numerics_runner_->post("numerics", [this, g, tol, stage, compile](JobContext& ctx) -> JobRunner::Done {
+  // Sessions are not changed once loaded: the worker may read this one while it lives.
+  std::shared_ptr<const Session> session = currentSession();
+  const SessionCompile* c = currentCompile();
+  numerics_runner_->post("numerics", [this, g, tol, stage, compile, session, c](JobContext& ctx) -> JobRunner::Done {
     ctx.progress(0.1, "numerics: running every rung");
-    auto r = measure_numerics(*g, tol, ctx.cancel);
+    std::shared_ptr<const Graph> measured = g;
+    std::string replayed;
+    if (session && c && stage >= 0 && size_t(stage) < c->stages.size())
+      if (auto runnable = numerics_graph(*session, *c, c->stages[size_t(stage)], &replayed)) measured = *runnable;
+    auto r = measure_numerics(*measured, tol, ctx.cancel);
+    if (r && !replayed.empty()) r->notes.insert(r->notes.begin(), replayed);
     if (!r) {
       QString msg = QString::fromStdString(r.status().message());
       return [this, msg] {

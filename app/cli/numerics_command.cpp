@@ -64,10 +64,12 @@ int run_numerics(const Options& o) {
       if (x.kind == StageKind::Graph) names += (names.empty() ? "" : ", ") + x.name;
     return fail(kExitUsage, "compile " + o.compile_id + " has no graph stage " + o.stage + " (it has: " + names + ")");
   }
-  Expected<std::shared_ptr<const Graph>> g = stage_graph(**s, *c, *st);
+  std::string replayed;
+  Expected<std::shared_ptr<const Graph>> g = numerics_graph(**s, *c, *st, &replayed);
   if (!g) return fail(kExitBadInput, o.stage + ": " + g.status().to_string());
   Expected<NumericsResult> r = measure_numerics(**g, o.tolerance, &g_cancel);
   if (!r) return fail(g_cancel ? kExitFailures : kExitBadInput, r.status().message());
+  if (!replayed.empty()) r->notes.insert(r->notes.begin(), replayed);
 
   if (o.json) {
     nlohmann::json rows = nlohmann::json::array();

@@ -1,11 +1,12 @@
 // `kiln-cli numerics` (docs/cli.md): the numerics ladder from the command
 // line, on a reference trace (every rung within tolerance, exit 0), on the
 // bundled example with relu miscompiled on purpose (the kiln rung diverges at
-// relu, exit 1), on a PyTorch repro.py, and on a compile id that is not there
+// relu, exit 1), on PyTorch repro files and Dynamo graphs, and on a compile id that is not there
 // (exit 2, naming the ones that are).
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "test_support.h"
@@ -58,6 +59,55 @@ class TestCliNumerics : public QObject {
       measured_on_kiln += row.toObject()["rel"].toObject().contains("kiln");
     }
     QVERIFY2(measured_on_kiln >= 15, run.out.constData());
+  }
+
+  // A dynamic-shape repro reads a SymInt and a constant of Repro.__init__,
+  // and a trace's Dynamo graph calls torch functions: both are measured as
+  // `repro run` replays them (SymInts at their recorded values, the Dynamo
+  // graph lowered to ATen by Kiln), and a note says so.
+  void symbolicReproAndDynamoGraphAreMeasuredAsReplayed() {
+    QTemporaryDir tmp;
+    const QString repro = tmp.filePath("dynamic.py");
+    QFile f(repro);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"(import torch
+from torch import tensor, device
+class Repro(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer('_tensor_constant0', tensor([0.5000, -1.0000, 2.0000, 4.0000]))
+
+    def forward(self, arg0_1, arg1_1, arg2_1):
+        _tensor_constant0 = self._tensor_constant0
+        mul = arg0_1 * 2
+        view = torch.ops.aten.view.default(arg1_1, [mul, 4]);  arg1_1 = mul = None
+        add = torch.ops.aten.add.Tensor(view, arg2_1);  view = arg2_1 = None
+        mul_1 = torch.ops.aten.mul.Tensor(add, _tensor_constant0);  add = None
+        return (mul_1,)
+
+def load_args(reader):
+    reader.symint(3)  # arg0_1
+    buf0 = reader.storage(None, 32*s0)
+    reader.tensor(buf0, (8*s0,), is_leaf=True)  # arg1_1
+    buf1 = reader.storage(None, 16)
+    reader.tensor(buf1, (4,), is_leaf=True)  # arg2_1
+)");
+    f.close();
+    auto run = kiln::test::run_cli({"numerics", repro, "--compile-id", "dynamic", "--stage", "repro", "--json"});
+    QVERIFY2(run.code == 0, run.err.constData());
+    QJsonObject doc = QJsonDocument::fromJson(run.out).object();
+    QStringList nodes;
+    for (const QJsonValue& row : doc["rows"].toArray()) nodes << row.toObject()["node"].toString();
+    QCOMPARE(nodes, (QStringList{"view", "add", "mul_1"}));
+    QVERIFY2(doc["notes"].toArray().first().toString().contains("its SymInts at the values the file recorded"), run.out.constData());
+
+    auto dynamo = kiln::test::run_cli({"numerics", trace("s02_linear_relu"), "--compile-id", "0/0", "--stage", "dynamo_output_graph", "--json"});
+    QVERIFY2(dynamo.code == 0, dynamo.err.constData());
+    doc = QJsonDocument::fromJson(dynamo.out).object();
+    QStringList targets;
+    for (const QJsonValue& row : doc["rows"].toArray()) targets << row.toObject()["target"].toString();
+    QVERIFY2(targets.contains("aten::relu.default"), dynamo.out.constData());
+    QVERIFY2(doc["notes"].toArray().first().toString().contains("lowered to ATen by Kiln"), dynamo.out.constData());
   }
 
   void unknownCompileIdIsAUsageError() {
