@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "app/cli/commands.h"
+#include "app/cli/oracle_options.h"
 #include "core/util/limits.h"
 #include "minifier/minify.h"
 #include "minifier/minify_outputs.h"
@@ -30,15 +31,14 @@ namespace fs = std::filesystem;
 using namespace kiln::minify;
 
 struct Options {
-  std::string input, check = "accuracy", oracle, oracle_match, out = "minify_out", compile_id, stage;
-  std::string error_stage, error_match, torch_device = "cpu", torch_check = "accuracy";
+  std::string input, check = "accuracy", out = "minify_out", compile_id, stage;
+  std::string error_stage, error_match;
+  OracleOptions oracle;
   int jobs = 1;
   double timeout_s = 60, tolerance = 1e-3;
   int64_t memory_mb = 8192;
-  bool resume = false, allow_drift = false, json = false, check_non_float = false, allow_eager_failure = false;
+  bool resume = false, allow_drift = false, json = false, check_non_float = false;
   std::string max_input_bytes;  // "2G": what the input may declare before anything is allocated
-  std::string oracle_python, oracle_worker;  // the persistent oracle (minifier/oracle_pool.h)
-  int64_t oracle_memory_mb = 0;
 };
 
 std::atomic<bool> g_cancel{false};
@@ -87,20 +87,7 @@ int run_minify(const Options& o) {
   p.allow_drift = o.allow_drift;
   p.stage = o.error_stage;
   p.message_regex = o.error_match;
-  p.oracle_command = o.oracle;
-  p.oracle_match = o.oracle_match;
-  p.oracle_python = o.oracle_python;
-  p.oracle_worker = o.oracle_worker;
-  p.oracle_memory_mb = o.oracle_memory_mb;
-  p.allow_eager_failure = o.allow_eager_failure;
-  p.torch_device = o.torch_device;
-  p.torch_check = o.torch_check;
-  if (!o.oracle.empty() && !o.oracle_python.empty())
-    return fail(kExitUsage, "--oracle and --oracle-python are two ways to run the oracle: give one");
-  if (p.kind == CheckKind::Oracle && o.oracle_python.empty() && o.oracle.find("{repro}") == std::string::npos)
-    return fail(kExitUsage, "--check oracle needs --oracle-python PYTHON (persistent workers) or --oracle CMD with {repro} in it");
-  if (p.kind != CheckKind::Oracle && (!o.oracle.empty() || !o.oracle_python.empty()))
-    return fail(kExitUsage, "--oracle and --oracle-python go with --check oracle");
+  if (std::string usage = apply_oracle_options(o.oracle, p); !usage.empty()) return fail(kExitUsage, usage);
   if (o.compile_id.empty() != o.stage.empty()) return fail(kExitUsage, "--compile-id and --stage go together");
 
   std::error_code ec;
@@ -231,20 +218,9 @@ void add_minify_command(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("minify", "Delta-minify a failing graph into a small repro");
   sub->add_option("input", o->input, "Kiln repro, PyTorch repro.py / minifier_launcher.py, graph text, or trace");
   sub->add_option("--check", o->check, "accuracy, compile-error, crash, cpu-gpu-mismatch or oracle");
-  sub->add_option("--oracle", o->oracle, "oracle: shell command; {repro} is the path of a PyTorch repro.py");
-  sub->add_option("--oracle-python", o->oracle_python,
-                  "oracle: persistent PyTorch workers started with this Python, one per -j slot (torch imported once)");
-  sub->add_option("--oracle-worker", o->oracle_worker, "oracle: a worker script speaking the protocol of minifier/oracle_pool.h instead of Kiln's");
-  sub->add_option("--oracle-memory-mb", o->oracle_memory_mb,
-                  "oracle: a worker holding more resident memory is restarted (default: the machine's memory / (jobs + 1))")
-      ->check(CLI::Range(int64_t(64), int64_t(1) << 30));
-  sub->add_option("--oracle-match", o->oracle_match, "oracle: interesting when this regex matches its output (default: non-zero exit)");
+  add_oracle_options(sub, o->oracle);
   sub->add_option("--max-input-bytes", o->max_input_bytes,
                   "refuse an input whose tensors declare more (K/M/G suffixes; default: the memory budget, 3/4 of the machine's memory)");
-  sub->add_flag("--allow-eager-failure", o->allow_eager_failure,
-               "oracle: minify even when the input fails in PyTorch's eager half (repro.py says which half failed)");
-  sub->add_option("--torch-device", o->torch_device, "oracle: device of repro.py's inputs (cpu, cuda)");
-  sub->add_option("--torch-check", o->torch_check, "oracle: what repro.py checks (accuracy, compile-error, crash)");
   sub->add_option("--error-stage", o->error_stage, "compile-error: only at this stage (passes, a pass name, codegen)");
   sub->add_option("--error-match", o->error_match, "compile-error: only when the message matches this regex");
   sub->add_option("-j,--jobs", o->jobs, "candidates evaluated in parallel")->check(CLI::Range(1, 256));

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/oracle_options.h"
 #include "minifier/candidate.h"
 #include "minifier/evaluator.h"
 #include "minifier/predicate.h"
@@ -29,9 +30,7 @@ struct Options {
   double tolerance = -1;  // < 0: the repro's own
   double timeout_s = 120;
   bool json = false;
-  // --check oracle: the command and what it prints when the bug shows (as kiln-cli minify takes them).
-  std::string oracle, oracle_match, torch_device, torch_check;
-  std::string oracle_python, oracle_worker;  // the persistent oracle (minifier/oracle_pool.h)
+  OracleOptions oracle;  // --check oracle, as kiln-cli minify takes it
   std::string max_input_bytes;  // "2G": what the repro may declare before anything is allocated
 };
 
@@ -109,26 +108,8 @@ int run(const Options& o) {
     predicate.kind = *kind;
   }
   if (o.tolerance >= 0) predicate.tolerance = o.tolerance;
-  if (!o.oracle.empty() && !o.oracle_python.empty()) {
-    std::fprintf(stderr, "kiln-cli repro run: --oracle and --oracle-python are two ways to run the oracle: give one\n");
-    return kExitUsage;
-  }
-  if (!o.oracle.empty()) {
-    predicate.oracle_command = o.oracle;
-    predicate.oracle_python.clear();
-  }
-  if (!o.oracle_python.empty()) {
-    predicate.oracle_python = o.oracle_python;
-    predicate.oracle_command.clear();
-  }
-  if (!o.oracle_worker.empty()) predicate.oracle_worker = o.oracle_worker;
-  if (!o.oracle_match.empty()) predicate.oracle_match = o.oracle_match;
-  if (!o.torch_device.empty()) predicate.torch_device = o.torch_device;
-  if (!o.torch_check.empty()) predicate.torch_check = o.torch_check;
-  if (predicate.kind == minify::CheckKind::Oracle && predicate.oracle_python.empty() &&
-      predicate.oracle_command.find("{repro}") == std::string::npos) {
-    std::fprintf(stderr, "kiln-cli repro run: --check oracle needs --oracle-python PYTHON or --oracle CMD with {repro} in it (the "
-                         "path of the PyTorch repro.py of the graph), e.g. --oracle 'python3 {repro}'\n");
+  if (std::string usage = apply_oracle_options(o.oracle, predicate); !usage.empty()) {
+    std::fprintf(stderr, "kiln-cli repro run: %s\n", usage.c_str());
     return kExitUsage;
   }
 
@@ -220,12 +201,7 @@ void add_repro_command(CLI::App& app, int& exit_code) {
   run_cmd->add_flag("--json", opts->json, "print one JSON document");
   run_cmd->add_option("--max-input-bytes", opts->max_input_bytes,
                       "refuse a repro whose inputs declare more (K/M/G suffixes; default: the memory budget, 3/4 of the machine's memory)");
-  run_cmd->add_option("--oracle", opts->oracle, "oracle: shell command; {repro} is the path of a PyTorch repro.py of the graph");
-  run_cmd->add_option("--oracle-python", opts->oracle_python, "oracle: a PyTorch worker started with this Python judges repro.py");
-  run_cmd->add_option("--oracle-worker", opts->oracle_worker, "oracle: a worker script speaking minifier/oracle_pool.h's protocol");
-  run_cmd->add_option("--oracle-match", opts->oracle_match, "oracle: interesting when this regex matches its output (default: non-zero exit)");
-  run_cmd->add_option("--torch-device", opts->torch_device, "oracle: device of repro.py's inputs (cpu, cuda)");
-  run_cmd->add_option("--torch-check", opts->torch_check, "oracle: what repro.py checks (accuracy, compile-error, crash)");
+  add_oracle_options(run_cmd, opts->oracle);
   run_cmd->callback([opts, &exit_code] { exit_code = run(*opts); });
 }
 

@@ -270,6 +270,17 @@ class TestReproTorch : public QObject {
                                         env_with("", ""));
     QCOMPARE(oracle.code, 1);  // relu is in the graph: the command fails, which is the failure
     QVERIFY2(oracle.out.contains("still fails: oracle"), oracle.out.constData());
+    // repro run and minify take the same oracle options and refuse the same misuses.
+    for (QStringList command : {QStringList{"repro", "run", dir}, QStringList{"minify", dir, "--out", tmp.filePath("out")}}) {
+      test::CliRun both = test::run_cli(command + QStringList{"--check", "oracle", "--oracle", "python3 {repro}", "--oracle-python", "python3"},
+                                        120000, env_with("", ""));
+      QCOMPARE(both.code, 2);
+      QVERIFY2(both.err.contains("two ways to run the oracle: give one"), both.err.constData());
+      test::CliRun wrong = test::run_cli(command + QStringList{"--check", "accuracy", "--oracle-python", "python3"}, 120000,
+                                         env_with("", ""));
+      QCOMPARE(wrong.code, 2);
+      QVERIFY2(wrong.err.contains("go with --check oracle"), wrong.err.constData());
+    }
 
     std::string graph = dir.toStdString() + "/graph.txt";
     std::string text = slurp(graph);
