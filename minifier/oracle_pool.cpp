@@ -103,6 +103,14 @@ struct OraclePool::Worker {
   std::string log;
 };
 
+std::string default_pycache_dir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (xdg && *xdg) return std::string(xdg) + "/kiln/pycache";
+  if (home && *home) return std::string(home) + "/.cache/kiln/pycache";
+  return "";
+}
+
 OraclePool::OraclePool(OraclePoolOptions options) : options_(std::move(options)) {
   options_.parallel = std::max(options_.parallel, 1);
   if (options_.memory_mb <= 0) {
@@ -162,14 +170,33 @@ bool OraclePool::start(Worker& w) {
       if (e.substr(0, e.find('=')) == name) return true;
     return false;
   };
+  bool pycache_set = false, bytecode_off = false;
+  auto note = [&](const std::string& entry) {
+    threads_set |= entry.rfind("TORCHINDUCTOR_COMPILE_THREADS=", 0) == 0;
+    pycache_set |= entry.rfind("PYTHONPYCACHEPREFIX=", 0) == 0;
+    bytecode_off |= entry.rfind("PYTHONDONTWRITEBYTECODE=", 0) == 0;
+  };
   for (char** e = environ; *e; ++e) {
     if (overridden(*e)) continue;
     env_text.emplace_back(*e);
-    threads_set |= env_text.back().rfind("TORCHINDUCTOR_COMPILE_THREADS=", 0) == 0;
+    note(env_text.back());
   }
   for (const std::string& e : options_.env) {
     env_text.push_back(e);
-    threads_set |= e.rfind("TORCHINDUCTOR_COMPILE_THREADS=", 0) == 0;
+    note(e);
+  }
+  // Where the packages have no bytecode and Python may not write it
+  // (containers set PYTHONDONTWRITEBYTECODE, installs are read-only), every
+  // import compiles torch's sources again: 10-12 s of a worker's start on the
+  // H200 machine. The workers keep their bytecode in Kiln's cache folder
+  // instead, never beside the sources, so the second start on is cheaper.
+  // A PYTHONPYCACHEPREFIX of the user's own is kept as it is.
+  if (!pycache_set && !options_.pycache_dir.empty()) {
+    if (bytecode_off)
+      env_text.erase(std::remove_if(env_text.begin(), env_text.end(),
+                                    [](const std::string& e) { return e.rfind("PYTHONDONTWRITEBYTECODE=", 0) == 0; }),
+                     env_text.end());
+    env_text.push_back("PYTHONPYCACHEPREFIX=" + options_.pycache_dir);
   }
   // Inductor starts a compile process per core in every worker: with N
   // workers, share the cores out rather than start N times as many.

@@ -34,6 +34,9 @@
 
 namespace kiln::minify {
 
+// ${XDG_CACHE_HOME:-$HOME/.cache}/kiln/pycache, or "" without a home.
+std::string default_pycache_dir();
+
 struct OraclePoolOptions {
   std::string python = "python3";  // a shell word list: "python3", "env X=1 /opt/venv/bin/python -X dev"
   std::string worker_script;       // empty: the built-in worker (oracle_worker_script())
@@ -49,6 +52,10 @@ struct OraclePoolOptions {
   // 0: the machine's cores shared out over the workers. Above 1 every worker
   // starts that many compile processes, each importing torch.
   int compile_threads = 0;
+  // PYTHONPYCACHEPREFIX for the workers (their bytecode is written there even
+  // under PYTHONDONTWRITEBYTECODE), unless the environment sets one; empty:
+  // Python's own way (the packages' __pycache__).
+  std::string pycache_dir = default_pycache_dir();
   std::vector<std::string> env;    // "NAME=value" set in the workers' environment
   const std::atomic<bool>* cancel = nullptr;
 };

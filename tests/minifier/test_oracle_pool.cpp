@@ -62,6 +62,25 @@ class TestOraclePool : public QObject {
     QVERIFY(pool.fatal_error().empty());
   }
 
+  // Kiln's bytecode cache and the compile threads reach the workers (the
+  // cache also where the environment turns bytecode off: it is written only
+  // there); a setting of the user's own is kept.
+  void the_workers_environment() {
+    QTemporaryDir dir;
+    OraclePoolOptions o = fake_options();
+    o.pycache_dir = dir.filePath("pycache").toStdString();
+    o.compile_threads = 1;
+    o.env = {"PYTHONDONTWRITEBYTECODE=1"};
+    std::vector<OracleRun> runs = OraclePool(o).run({job_with(dir, "a", "add")});
+    QVERIFY2(runs[0].output.find("env PYTHONPYCACHEPREFIX=" + o.pycache_dir + "\n") != std::string::npos, runs[0].output.c_str());
+    QVERIFY2(runs[0].output.find("env PYTHONDONTWRITEBYTECODE=(unset)\n") != std::string::npos, runs[0].output.c_str());
+    QVERIFY2(runs[0].output.find("env TORCHINDUCTOR_COMPILE_THREADS=1\n") != std::string::npos, runs[0].output.c_str());
+    o.env = {"PYTHONPYCACHEPREFIX=/elsewhere", "TORCHINDUCTOR_COMPILE_THREADS=3"};
+    runs = OraclePool(o).run({job_with(dir, "b", "add")});
+    QVERIFY2(runs[0].output.find("env PYTHONPYCACHEPREFIX=/elsewhere\n") != std::string::npos, runs[0].output.c_str());
+    QVERIFY2(runs[0].output.find("env TORCHINDUCTOR_COMPILE_THREADS=3\n") != std::string::npos, runs[0].output.c_str());
+  }
+
   void a_crash_is_the_candidates_and_the_worker_restarts() {
     QTemporaryDir dir;
     OraclePool pool(fake_options());

@@ -32,6 +32,8 @@ def reply(message):
 
 def judge(text, out):
     out.write("fake worker pid %d\n" % os.getpid())
+    for name in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE", "TORCHINDUCTOR_COMPILE_THREADS"):
+        out.write("env %s=%s\n" % (name, os.environ.get(name, "(unset)")))
     out.flush()
     if "aten.atan2" in text:
         os.kill(os.getpid(), signal.SIGSEGV)
