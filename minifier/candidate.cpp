@@ -102,6 +102,29 @@ std::optional<std::string> overload_taking(const std::string& target, const Valu
   return std::nullopt;
 }
 
+// "aten::round": a namespace and a name, no overload (torch.ops.aten.round).
+bool is_overload_packet(const std::string& target) {
+  const size_t ns = target.find("::");
+  return ns != std::string::npos && target.find('.', ns) == std::string::npos;
+}
+
+// The packet's overload these arguments call, as PyTorch picks it: the first
+// registered one whose meta function accepts them, `default` first.
+std::optional<std::string> packet_overload(const std::string& packet, const ValueList& args, const KwargList& kwargs) {
+  const std::string base = packet + ".";
+  std::vector<std::string> names;
+  for (const OpDef* def : op_registry().all())
+    if (std::string name = def->schema.full_name(); name.starts_with(base)) names.push_back(std::move(name));
+  std::stable_partition(names.begin(), names.end(), [&](const std::string& n) { return n == base + "default"; });
+  for (const std::string& name : names) {
+    try {
+      if (call_meta(name, args, kwargs).ok()) return name;
+    } catch (const Error&) {
+    }
+  }
+  return std::nullopt;
+}
+
 // A Python number where the schema says Tensor that no other overload takes
 // (`aten.sub.Tensor(1, x)`, as tanh's backward prints): PyTorch wraps it
 // into a 0-dim tensor. The wrapper's dtype is chosen so type promotion gives
@@ -248,7 +271,7 @@ Status annotate_pass(Candidate& c, std::vector<NumberWrap>& wraps, std::string* 
     }
     // Ops the registry does not have keep what the input file annotated, so
     // an oracle (real PyTorch) can still minify graphs that hold them.
-    if (!op_registry().find(n.target)) {
+    if (!op_registry().find(n.target) && !is_overload_packet(n.target)) {
       // An in-place op (relu_) or an out= overload returns the tensor it writes.
       const Arg* written = nullptr;
       if (pipeline::inplace_functional_twin(n.target) && !n.args.empty()) written = &n.args[0];
@@ -278,16 +301,24 @@ Status annotate_pass(Candidate& c, std::vector<NumberWrap>& wraps, std::string* 
     };
     ValueList args;
     KwargList kwargs;
-    for (const Arg& a : n.args) {
-      Expected<Value> v = pipeline::arg_value(a, node_value);
-      if (!v) return unknown(v.status());
-      args.push_back(std::move(*v));
-    }
-    for (const auto& [k, a] : n.kwargs) {
-      Expected<Value> v = pipeline::arg_value(a, node_value);
-      if (!v) return unknown(v.status());
-      kwargs.emplace_back(k, std::move(*v));
-    }
+    auto collect = [&]() -> Status {
+      for (const Arg& a : n.args) {
+        Expected<Value> v = pipeline::arg_value(a, node_value);
+        if (!v) return unknown(v.status());
+        args.push_back(std::move(*v));
+      }
+      for (const auto& [k, a] : n.kwargs) {
+        Expected<Value> v = pipeline::arg_value(a, node_value);
+        if (!v) return unknown(v.status());
+        kwargs.emplace_back(k, std::move(*v));
+      }
+      return Status();
+    };
+    // torch.ops.aten.round(x), an overload packet: PyTorch picks the
+    // overload by the arguments at each call; the graph names the one picked.
+    if (Status st = collect(); !st) return st;
+    if (is_overload_packet(n.target))
+      if (std::optional<std::string> picked = packet_overload(n.target, args, kwargs)) n.target = *picked;
     Expected<ValueList> r = Status::error("");
     try {
       r = call_meta(n.target, args, kwargs);

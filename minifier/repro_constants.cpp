@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "core/tensor/dtype.h"
+#include "core/tensor/generator.h"
 #include "core/trace/reader.h"
 #include "minifier/repro_internal.h"
 
@@ -68,7 +69,7 @@ std::optional<DType> dtype_arg(const std::vector<std::string_view>& args) {
 }
 
 // tensor(...), torch.zeros/ones/full(...) as PyTorch prints constants; why not otherwise.
-Tensor constant_value(std::string_view expr, const std::string& name, const SourceLocation& where) {
+Tensor constant_value(std::string_view expr, const std::string& name, const SourceLocation& where, CpuGenerator& gen) {
   expr = trim_view(expr);
   const size_t open = expr.find('(');
   if (open == std::string_view::npos || !expr.ends_with(")"))
@@ -93,7 +94,7 @@ Tensor constant_value(std::string_view expr, const std::string& name, const Sour
     for (const std::string& x : lit.values) v.push_back(std::strtod(x.c_str(), nullptr));
     return Tensor::from_vector(v, lit.shape).to(to);
   }
-  if (fn == "zeros" || fn == "ones" || fn == "full") {
+  if (fn == "zeros" || fn == "ones" || fn == "full" || fn == "randn" || fn == "rand") {
     Literal shape;
     std::string_view sizes = args[0];
     if (sizes.starts_with("(")) sizes = sizes.substr(1, sizes.size() - 2);
@@ -102,6 +103,13 @@ Tensor constant_value(std::string_view expr, const std::string& name, const Sour
     Shape s;
     for (const std::string& x : shape.values) s.push_back(std::stoll(x));
     const DType to = dtype.value_or(DType::Float32);
+    if (fn == "randn" || fn == "rand") {
+      if (!is_floating(to)) throw Error("constant '" + name + "': " + std::string(fn) + " of a non-float dtype", where);
+      Tensor t = Tensor::empty(s, to);
+      if (fn == "randn") normal_(t, 0, 1, gen);
+      else uniform_(t, 0, 1, gen);
+      return t;
+    }
     if (fn == "full") {
       if (args.size() < 2) throw Error("constant '" + name + "': full() without a fill value", where);
       return Tensor::full(s, Scalar(std::strtod(std::string(args[1]).c_str(), nullptr)), to);
@@ -109,7 +117,7 @@ Tensor constant_value(std::string_view expr, const std::string& name, const Sour
     return Tensor::full(s, Scalar(fn == "ones" ? 1.0 : 0.0), to);
   }
   throw Error("constant '" + name + "' = " + std::string(fn) +
-                  "(...): the file does not hold its values (only tensor(...), zeros, ones and full are read exactly)",
+                  "(...): the file does not hold its values (tensor(...), zeros, ones and full are read exactly; randn and rand drawn)",
               where);
 }
 
@@ -117,6 +125,7 @@ Tensor constant_value(std::string_view expr, const std::string& name, const Sour
 
 std::vector<ReproConstant> repro_constants(std::string_view source, const std::string& file, int first_line) {
   std::vector<ReproConstant> out;
+  CpuGenerator gen(kDefaultInputSeed);
   static const std::regex buffer(R"re(^\s*self\.register_buffer\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*,\s*(.*)\)\s*$)re");
   static const std::regex attribute(R"re(^\s*self\.([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$)re");
   int line = first_line - 1;
@@ -140,7 +149,8 @@ std::vector<ReproConstant> repro_constants(std::string_view source, const std::s
     if (fn.starts_with("torch.")) fn.remove_prefix(6);
     static const char* const kTensorMakers[] = {"tensor", "zeros", "ones", "full", "empty", "empty_strided", "randn", "rand", "randint"};
     if (std::find(std::begin(kTensorMakers), std::end(kTensorMakers), fn) == std::end(kTensorMakers)) continue;
-    out.push_back({m[1].str(), constant_value(expr, m[1].str(), {file, line}), line});
+    out.push_back({m[1].str(), constant_value(expr, m[1].str(), {file, line}, gen), line,
+                   fn == "randn" || fn == "rand" ? std::string(fn) : std::string()});
   }
   return out;
 }
@@ -158,7 +168,9 @@ void constants_to_inputs(Repro& r, const std::vector<ReproConstant>& constants) 
         order.push_back(id);
         moved.push_back(id);
         r.inputs.push_back(c.value);
-        r.input_origins.push_back("constant (Repro.__init__, line " + std::to_string(c.line) + ")");
+        r.input_origins.push_back(c.drawn_by.empty() ? "constant (Repro.__init__, line " + std::to_string(c.line) + ")"
+                                                     : "random (torch." + c.drawn_by + " in Repro.__init__, line " +
+                                                           std::to_string(c.line) + ", seed " + std::to_string(kDefaultInputSeed) + ")");
       }
   if (moved.empty()) return;
   for (NodeId id = 0; id < NodeId(g.size()); ++id)

@@ -139,7 +139,13 @@ void propagate_meta_vals(Graph& g, const std::vector<Tensor>& given) {
   std::vector<Val> vals(g.size());
   Candidate c{g, inputs};
   if (k == inputs.size() && annotate(c).ok() && c.graph.size() == g.size()) {
-    for (size_t i = 0; i < g.size(); ++i) vals[i] = c.graph.nodes[i].meta.val;
+    for (size_t i = 0; i < g.size(); ++i) {
+      vals[i] = c.graph.nodes[i].meta.val;
+      // An overload packet (torch.ops.aten.round) names the overload its arguments call.
+      Node& n = g.nodes[i];
+      if (n.op == OpKind::CallFunction && n.target.find("::") != std::string::npos && n.target.find('.', n.target.find("::")) == std::string::npos)
+        n.target = c.graph.nodes[i].target;
+    }
   } else {
     std::vector<Value> metas = pipeline::compute_node_metas(g);
     for (size_t i = 0; i < g.size(); ++i) vals[i] = val_of(metas[i]);

@@ -73,6 +73,9 @@ struct ReproConstant {
   std::string name;  // "_tensor_constant0"
   Tensor value;
   int line = 0;
+  // torch.randn/rand at __init__: PyTorch's own replay draws new values at
+  // every Repro(), so Kiln draws its own too (seeded) and says so.
+  std::string drawn_by;  // "randn", "rand"; empty: read exactly
 };
 // The constants __init__ defines with their values; a kiln::Error naming the
 // line for one whose values the file does not hold.

@@ -10,8 +10,11 @@ namespace kiln::capture {
 
 namespace {
 
+// torch functions, and Python operators other than getitem: in an ATen graph
+// those appear only on SymInts, which the readers fold away first.
 bool is_torch_call(const Node& n) {
-  return n.op == OpKind::CallFunction && n.target.starts_with("torch.") && n.target.find("::") == std::string::npos;
+  if (n.op != OpKind::CallFunction || n.target.find("::") != std::string::npos) return false;
+  return n.target.starts_with("torch.") || (n.target.starts_with("operator.") && n.target != "operator.getitem");
 }
 
 // Constants the graph names by their Python spelling (torch.float32,

@@ -15,7 +15,8 @@
 
 namespace kiln::capture {
 
-// True when `g` calls torch functions or methods rather than ATen ops.
+// True when `g` calls torch functions, methods, submodules or Python
+// operators (other than getitem) rather than ATen ops only.
 bool is_torch_level(const Graph& g);
 
 // The region of `g` with `inputs` (one per placeholder, in order) as its

@@ -298,6 +298,32 @@ std::vector<ReproInput> parse_args_list(std::string_view source, const std::stri
   return out;
 }
 
+namespace {
+
+// Brackets opened and not yet closed on `text`, outside string literals.
+int open_brackets(std::string_view text) {
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '#') {
+      break;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return depth;
+}
+
+}  // namespace
+
 std::vector<ReproInput> parse_load_args(std::string_view source, const std::string& file, std::vector<Diagnostic>* diags) {
   std::vector<ReproInput> out;
   std::vector<std::string_view> lines = split_lines(source);
@@ -308,7 +334,14 @@ std::vector<ReproInput> parse_load_args(std::string_view source, const std::stri
   for (++i; i < lines.size(); ++i) {
     std::string_view l = lines[i];
     if (!trim(l).empty() && indent_of(l) == 0) break;
-    parser.line(l, int(i + 1), out);
+    // Older files set the format version inside the function.
+    if (starts_with(trim(l), "load_args._version")) continue;
+    // A call a formatter (black) spread over several lines is one line here.
+    const int first = int(i + 1);
+    std::string joined(l);
+    while (open_brackets(joined) > 0 && i + 1 < lines.size() && joined.size() < 64 * 1024)
+      joined += " " + std::string(trim(lines[++i]));
+    parser.line(joined, first, out);
   }
   return out;
 }

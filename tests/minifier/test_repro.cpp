@@ -12,6 +12,7 @@
 #include "core/graph/printer.h"
 #include "core/io/safetensors.h"
 #include "minifier/repro.h"
+#include "minify_test_util.h"
 #include "test_support.h"
 
 using namespace kiln;
@@ -387,6 +388,66 @@ def load_args(reader):
     QVERIFY2(run.out.contains("symbolic sizes replayed at the values load_args recorded: arg0_1 (s0) = 3"), run.out.constData());
   }
 
+  // load_args as people post it: a formatter's calls spread over lines, the
+  // version set inside the function (older files), an empty body.
+  void formatted_load_args_are_read() {
+    QTemporaryDir tmp;
+    std::string path = tmp.filePath("repro.py").toStdString();
+    write(path, R"(import torch
+from torch import tensor, device
+class Repro(torch.nn.Module):
+    def forward(self, a, b):
+        add = torch.ops.aten.add.Tensor(a, b);  a = b = None
+        return (add,)
+
+def load_args(reader):
+    buf0 = reader.storage(
+        "6916e7f050fea19610e426255220b0187cd89bce", 48, device=device(type="cuda", index=0)
+    )
+    reader.tensor(
+        buf0, (3, 4), is_leaf=True
+    )  # a
+    buf1 = reader.storage(None, 16)
+    reader.tensor(buf1, (4,), is_leaf=True)  # b
+    load_args._version = 0
+)");
+    Expected<Repro> r = read_repro(path);
+    QVERIFY2(r.ok(), r.status().to_string().c_str());
+    QCOMPARE(r->inputs.size(), size_t(2));
+    QCOMPARE(r->inputs[0].sizes(), (Shape{3, 4}));
+    write(path, R"(import torch
+class Repro(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer('_tensor_constant0', torch.ones([2, 3]))
+
+    def forward(self):
+        _tensor_constant0 = self._tensor_constant0
+        neg = torch.ops.aten.neg.default(_tensor_constant0);  _tensor_constant0 = None
+        return (neg,)
+
+def load_args(reader):
+    load_args._version = 0
+)");
+    r = read_repro(path);
+    QVERIFY2(r.ok(), r.status().to_string().c_str());
+    QCOMPARE(r->inputs.size(), size_t(1));  // the constant, as an input
+    // An overload packet (torch.ops.aten.round(x)) names the overload its arguments call.
+    write(path, R"(import torch
+class Repro(torch.nn.Module):
+    def forward(self, a):
+        round_1 = torch.ops.aten.round(a);  a = None
+        return (round_1,)
+
+def load_args(reader):
+    buf0 = reader.storage(None, 16)
+    reader.tensor(buf0, (4,), is_leaf=True)  # a
+)");
+    r = read_repro(path);
+    QVERIFY2(r.ok(), r.status().to_string().c_str());
+    QCOMPARE(test::op_targets(r->graph), std::vector<std::string>{"aten::round.default"});
+  }
+
   // The 2022 style: no load_args, a module-level args list drawn with rand_strided.
   void args_list_style_is_read() {
     QTemporaryDir tmp;
@@ -547,7 +608,17 @@ def load_args(reader):
     test::CliRun run = test::run_cli({"repro", "run", QString::fromStdString(path), "--check", "accuracy"}, 120000);
     QCOMPARE(run.code, 0);  // iota runs: the graph replays in every backend
 
-    write(path, head + "        self.register_buffer('_tensor_constant0', torch.randn([3]))\n"
+    // torch.randn at __init__ draws new values at every Repro() in PyTorch
+    // too: Kiln draws its own, seeded, and says so; torch.empty is refused.
+    write(path, head + "        self.register_buffer('_tensor_constant0', torch.randn([3], dtype=torch.float64))\n"
+                       "        self.register_buffer('_tensor_constant1', tensor([1., 2., 3.]))\n" + body);
+    Expected<Repro> drawn = read_repro(path);
+    QVERIFY2(drawn.ok(), drawn.status().to_string().c_str());
+    QCOMPARE(drawn->inputs[1].dtype(), DType::Float64);
+    QCOMPARE(drawn->inputs[1].sizes(), (Shape{3}));
+    QVERIFY(test::values(drawn->inputs[1]) != (std::vector<double>{0, 0, 0}));
+    QCOMPARE(drawn->input_origins[1], std::string("random (torch.randn in Repro.__init__, line 6, seed 0)"));
+    write(path, head + "        self.register_buffer('_tensor_constant0', torch.empty([3]))\n"
                        "        self.register_buffer('_tensor_constant1', tensor([1., 2., 3.]))\n" + body);
     expect_error_at(read_repro(path), "repro.py", 6, "the file does not hold its values");
   }
