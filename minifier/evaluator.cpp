@@ -110,8 +110,8 @@ void Evaluator::make_pool() {
   if (!pool_) {
     OraclePoolOptions o = oracle_pool_options(predicate_);
     o.parallel = jobs_;
-    // Measured on an H200 with 4 workers: a 27-op graph's workers were ready
-    // in 15.5 s with 4 compile processes each, about 12 s with none.
+    // Each of Inductor's compile processes imports torch again while every
+    // worker starts; a small graph's few kernels compile as fast in the worker.
     constexpr size_t kSerialCompileOps = 64;
     if (input_ops_ > 0 && input_ops_ <= kSerialCompileOps) o.compile_threads = 1;
     o.timeout_s = limits_.timeout_s;
