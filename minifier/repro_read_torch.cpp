@@ -16,6 +16,7 @@
 #include "compiler/capture/graph_region.h"
 #include "compiler/passes/specialize_ints.h"
 #include "compiler/pipeline/emitter.h"
+#include "compiler/pipeline/to_aten.h"
 #include "core/trace/int_expr.h"
 #include "core/trace/reader.h"
 #include "minifier/repro.h"
@@ -210,6 +211,74 @@ class InputLoader {
   int64_t declared_ = 0;  // bytes of the storages so far
 };
 
+// An after-dynamo graph of older PyTorch versions calls submodules and
+// reads parameters that Repro.__init__ builds (`self.L__self___fc =
+// Linear(...)`, `torch.nn.Parameter(torch.randn(...))`): its values and code
+// are in the class, not the graph.
+bool holds_module_state(const Graph& g, std::string_view source) {
+  bool attributes = false;
+  for (const Node& n : g.nodes) {
+    if (n.op == OpKind::CallModule) return true;
+    attributes |= n.op == OpKind::GetAttr;
+  }
+  return attributes && source.find("Parameter(") != std::string_view::npos;
+}
+
+// The `class Repro` block, with __init__'s moves to a GPU dropped: Kiln
+// replays on the CPU, as legalize() moves every device argument there.
+std::string repro_class_text(std::string_view source, int& class_line) {
+  std::string out;
+  bool in_class = false;
+  int line = 0;
+  static const std::regex to_gpu(R"re(\.(cuda\(\)|to\((device\(type=)?['"]cuda[^)]*\)\)?)\s*$)re");
+  for (size_t pos = 0; pos < source.size();) {
+    const size_t eol = std::min(source.find('\n', pos), source.size());
+    std::string text(source.substr(pos, eol - pos));
+    pos = eol + 1;
+    ++line;
+    if (!in_class) {
+      if (!text.starts_with("class Repro(")) continue;
+      in_class = true;
+      class_line = line;
+    } else if (!text.empty() && text[0] != ' ' && text[0] != '\t' && text[0] != '#' && text.find_first_not_of(" \t\r") != std::string::npos) {
+      break;
+    }
+    out += std::regex_replace(text, to_gpu, "") + "\n";
+  }
+  return out;
+}
+
+// Runs Repro's class in Kiln's interpreter and captures its forward on the
+// inputs (pipeline::lower_module_class); the parameters and buffers it reads
+// become inputs after the file's own, as Kiln's layers initialize them (the
+// file does not hold their values, and PyTorch's own replay draws new ones).
+void lower_module_repro(Repro& r, std::string_view source, int first_line) {
+  int class_line = 0;
+  const std::string text = repro_class_text(source, class_line);
+  Expected<pipeline::LoweredModule> lowered = pipeline::lower_module_class(text, "Repro", r.inputs);
+  if (!lowered)
+    throw Error("a torch-level graph of submodules that Kiln cannot lower to ATen: " + lowered.status().message(),
+                {r.graph_file, first_line - 1 + class_line});
+  std::map<std::string, int> lines;
+  for (const Node& n : lowered->graph.nodes) {
+    auto it = n.meta.from.empty() ? r.node_lines.end() : r.node_lines.find(n.meta.from.front());
+    if (it != r.node_lines.end()) lines.emplace(n.name, it->second);
+  }
+  std::vector<std::string> origins;
+  for (size_t k = 0; k < lowered->inputs.size(); ++k) {
+    size_t given = r.inputs.size();
+    for (size_t j = 0; j < r.inputs.size(); ++j)
+      if (r.inputs[j].raw_data() == lowered->inputs[k].raw_data()) given = j;
+    origins.push_back(given < r.input_origins.size() ? r.input_origins[given]
+                                                     : "module state (Repro.__init__, initialized by Kiln's layers)");
+  }
+  r.graph = std::move(lowered->graph);
+  r.inputs = std::move(lowered->inputs);
+  r.input_origins = std::move(origins);
+  r.node_lines = std::move(lines);
+  r.lowered_from_torch = true;
+}
+
 }  // namespace
 
 Repro repro_from_torch_source(Graph g, const std::vector<trace::ReproInput>& inputs, const std::string& source,
@@ -267,8 +336,12 @@ Repro repro_from_torch_source(Graph g, const std::vector<trace::ReproInput>& inp
       if (inputs[k].kind == "tensor" && t < r.inputs.size()) sizes[placeholders[k]] = r.inputs[t++].sizes();
     if (Status st = pipeline::specialize_int_inputs(r.graph, fixed, sizes); !st.ok()) throw Error(st.message(), {file, class_line});
   }
-  constants_to_inputs(r, repro_constants(source, file, first_line));
-  if (capture::is_torch_level(r.graph)) lower_torch_level(r);
+  if (holds_module_state(r.graph, source)) {
+    lower_module_repro(r, source, first_line);
+  } else {
+    constants_to_inputs(r, repro_constants(source, file, first_line));
+    if (capture::is_torch_level(r.graph)) lower_torch_level(r);
+  }
   check_aten_graph(r);
   propagate_meta_vals(r.graph, r.inputs);
   return r;

@@ -303,4 +303,65 @@ Expected<Graph> lower_torch_graph(const Graph& g, const std::vector<Tensor>& inp
   return lower_to_aten(vm, *region);
 }
 
+Expected<LoweredModule> lower_module_class(std::string_view class_source, const std::string& class_name,
+                                           const std::vector<Tensor>& inputs) {
+  py::VMOptions options;
+  options.out = [](std::string_view) {};
+  options.err = [](std::string_view) {};
+  py::VM vm(options);
+  capture::install_capture(vm);
+  // The names after-dynamo files use unqualified: layers through torch.nn's
+  // star import (which Kiln's subset spells out: every public name of its
+  // torch.nn), tensor and device from torch, inf from math.
+  if (Status s = vm.run_source("import torch\nimport torch.nn\n", "<" + class_name + ">"); !s.ok())
+    return Status::error("cannot set up the interpreter: " + s.message());
+  std::string layers;
+  if (py::Ref<py::Module> nn = vm.module("torch.nn"))
+    nn->dict->for_each([&](const py::Value& key, const py::Value&) {
+      if (!key.is(py::ObjKind::Str)) return;
+      const std::string name = py::as_str(key);
+      if (!name.empty() && name[0] != '_') layers += (layers.empty() ? "" : ", ") + name;
+    });
+  std::string program = "import torch\nfrom torch import tensor, device\nfrom math import inf, nan\n";
+  if (!layers.empty()) program += "from torch.nn import " + layers + "\n";
+  program += class_source;
+  program += "\n__kiln_module = " + class_name + "()\n";
+  if (Status s = vm.run_source(program, "<" + class_name + ">"); !s.ok())
+    return Status::error("running " + class_name + "'s class in Kiln's interpreter: " + s.message());
+  const py::Value* module = vm.module("__main__")->dict->find_str("__kiln_module");
+  const py::Value* cls = vm.module("__main__")->dict->find_str(class_name);
+  if (!module || !cls || !cls->is(py::ObjKind::Class)) return Status::error(class_name + " did not define a class");
+  const py::Value* forward = cls->as<py::Class>()->dict->find_str("forward");
+  if (!forward || !forward->is(py::ObjKind::Function)) return Status::error(class_name + " has no forward method");
+  py::ValueVec args = {*module};
+  for (const Tensor& t : inputs) args.push_back(py::Value(py::make<py::TensorObj>(t)));
+  capture::RegionResult region;
+  try {
+    py::Frame frame;
+    vm.bind_frame(frame, forward->as<py::Function>(), py::CallArgs{args.data(), args.size(), nullptr});
+    region = capture::trace_region(vm, frame, {});
+  } catch (py::PyError& e) {
+    return Status::error("capturing " + class_name + ".forward: " + e.type() + ": " + e.message());
+  } catch (const Error& e) {
+    return Status::error("capturing " + class_name + ".forward: " + std::string(e.what()));
+  }
+  if (!region.returned || region.break_info)
+    return Status::error(class_name + ".forward does not capture into one graph" +
+                         (region.break_info ? " (a graph break: " + region.break_record.reason + ")" : std::string()));
+  Expected<Graph> aten = lower_to_aten(vm, region);
+  if (!aten) return aten.status();
+  LoweredModule out;
+  out.graph = std::move(*aten);
+  for (size_t k = 0; k < region.input_values.size(); ++k) {
+    const py::Value& v = region.input_values[k];
+    if (!v.is(py::ObjKind::Tensor))
+      return Status::error(class_name + ".forward's graph takes a " + vm.type_of(v)->name + " input (" +
+                           (k < region.inputs.size() && region.inputs[k] ? region.inputs[k]->str() : std::string("?")) +
+                           "); Kiln replays tensor inputs only");
+    out.inputs.push_back(v.as<py::TensorObj>()->t);
+    out.names.push_back(k < region.inputs.size() && region.inputs[k] ? region.inputs[k]->str() : std::string());
+  }
+  return out;
+}
+
 }  // namespace kiln::pipeline

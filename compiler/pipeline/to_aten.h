@@ -33,4 +33,21 @@ Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region);
 // meta.from names the torch-level node it came from.
 Expected<Graph> lower_torch_graph(const Graph& g, const std::vector<Tensor>& inputs);
 
+// A module class as an after-dynamo repro writes it when its graph calls
+// submodules or reads parameters (`self.L__self___fc = Linear(...)` in
+// __init__, `self.L__self___fc(x)` in forward): the class runs in Kiln's
+// interpreter, one instance's forward is captured on `inputs` as Kiln
+// captures a program's region (submodules inlined, parameters and buffers
+// lifted to inputs), and the region lowers to ATen. The ATen graph's
+// placeholders are forward's arguments, then the parameters and buffers it
+// read; `inputs` holds all their values (parameters as Kiln's layers
+// initialize them), `names` their sources ("self.L__self___fc.weight").
+struct LoweredModule {
+  Graph graph;
+  std::vector<Tensor> inputs;
+  std::vector<std::string> names;
+};
+Expected<LoweredModule> lower_module_class(std::string_view class_source, const std::string& class_name,
+                                           const std::vector<Tensor>& inputs);
+
 }  // namespace kiln::pipeline

@@ -560,12 +560,31 @@ with torch.cuda.amp.autocast(enabled=False):
     QVERIFY2(run.code == 0, run.out.constData());
     QVERIFY2(run.out.contains("lowered to ATen by Kiln's to_aten"), run.out.constData());
 
-    write(path, head + "        self.L__self___fc = Linear(in_features=5, out_features=4, bias=True)\n\n" +
-                    "    def forward(self, L_x_ : torch.Tensor, L_w_ : torch.Tensor, L_b_ : torch.Tensor):\n"
-                    "        l_x_ = L_x_\n"
-                    "        l__self___fc = self.L__self___fc(l_x_);  l_x_ = None\n"
-                    "        return (l__self___fc,)\n" + tail);
-    expect_error_at(read_repro(path), "repro.py", 20, "node 'l__self___fc' calls the submodule 'L__self___fc'");
+    // Older after-dynamo files keep submodules and parameters in __init__
+    // (moved to the GPU there): the class runs in Kiln's interpreter and its
+    // forward is captured, parameters lifted to inputs after the file's own.
+    const std::string module_forward =
+        "    def forward(self, L_x_ : torch.Tensor, L_w_ : torch.Tensor, L_b_ : torch.Tensor):\n"
+        "        l_x_ = L_x_\n"
+        "        l__self___fc = self.L__self___fc(l_x_);  l_x_ = None\n"
+        "        mul = l__self___fc * self.L__self___scale;  l__self___fc = None\n"
+        "        return (mul,)\n";
+    write(path, head + "        self.L__self___fc = Linear(in_features=5, out_features=4, bias=True).cuda()\n" +
+                    "        self.L__self___scale = torch.nn.Parameter(torch.randn([4], dtype=torch.float32)).cuda()\n\n" +
+                    module_forward + tail);
+    Expected<Repro> m = read_repro(path);
+    QVERIFY2(m.ok(), m.status().to_string().c_str());
+    QVERIFY(m->lowered_from_torch);
+    std::vector<std::string> targets = test::op_targets(m->graph);
+    QVERIFY2(std::find(targets.begin(), targets.end(), "aten::mul.Tensor") != targets.end(), "the scale is applied");
+    int module_state = 0;
+    for (const std::string& o : m->input_origins) module_state += o == "module state (Repro.__init__, initialized by Kiln's layers)";
+    QCOMPARE(module_state, 3);  // the layer's weight and bias, the scale
+    run = test::run_cli({"repro", "run", QString::fromStdString(path), "--check", "accuracy"}, 120000);
+    QVERIFY2(run.code == 0, run.out.constData());
+    // A layer Kiln's interpreter does not have is refused, naming the class's line.
+    write(path, head + "        self.L__self___fc = FrobnicatingLayer(5)\n\n" + module_forward + tail);
+    expect_error_at(read_repro(path), "repro.py", 12, "running Repro's class in Kiln's interpreter");
   }
 
   // Constants of Repro.__init__: literals read exactly, as inputs after the file's own;
