@@ -198,6 +198,7 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
   impl->stages.push_back({"assembly", m.assembly, m.times.codegen_ms});
   const loopir::Program& p = impl->scheduled.program;
   impl->binding.index(impl->scheduled);
+  impl->binding.note_none_outputs(g);
   CompileStats& st = impl->stats;
   st.emit_ms = m.times.emit_ms;
   st.optimize_ms = m.times.optimize_ms;
@@ -284,7 +285,7 @@ Expected<std::vector<Tensor>> CompiledGraph::run(const std::vector<Tensor>& inpu
   // A graph that returns its input returns that very tensor (when it came in the compiled layout), as eager does.
   std::vector<Tensor> outputs;
   for (size_t slot : impl_->binding.output_slots) outputs.push_back(mem->tensors[slot]);
-  return outputs;
+  return impl_->binding.place_outputs(std::move(outputs));
 }
 
 Expected<std::map<std::string, Tensor>> CompiledGraph::run_with_intermediates(const std::vector<Tensor>& inputs) const {

@@ -184,6 +184,7 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     }
   }
   impl->binding.index(impl->scheduled);
+  impl->binding.note_none_outputs(*bound);
   // The CPU runtime copies written inputs back after a run; the GPU one does not yet.
   if (!impl->binding.write_slots.empty())
     return Status::error("the graph writes into its inputs (copy_ into " +
@@ -454,7 +455,7 @@ Expected<std::vector<Tensor>> CudaExecution::outputs() const {
     if (!t) return t.status();
     out.push_back(*t);
   }
-  return out;
+  return st.impl().binding.place_outputs(std::move(out));
 }
 
 Expected<std::vector<Tensor>> CudaCompiledGraph::run(const std::vector<Tensor>& given) const {

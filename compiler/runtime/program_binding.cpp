@@ -3,6 +3,7 @@
 #include "core/python/autograd.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 namespace kiln::runtime {
@@ -21,6 +22,26 @@ void ProgramBinding::index(const sched::ScheduledProgram& s) {
   for (const std::string& name : p.outputs) output_slots.push_back(p.buffer_index(name));
   for (const auto& [input, name] : p.input_writes) write_slots.emplace_back(input, p.buffer_index(name));
   for (const Tensor& b : bound_inputs) given_inputs += !b.defined();
+}
+
+void ProgramBinding::note_none_outputs(const Graph& g) {
+  none_outputs.clear();
+  const Node* out = g.output();
+  if (!out || out->args.empty()) return;
+  std::function<void(const Arg&)> walk = [&](const Arg& a) {
+    if (a.is_node()) none_outputs.push_back(false);
+    else if (a.is_none()) none_outputs.push_back(true);
+    for (const Arg& item : a.items) walk(item);
+  };
+  walk(out->args[0]);
+}
+
+std::vector<Tensor> ProgramBinding::place_outputs(std::vector<Tensor> tensors) const {
+  if (std::find(none_outputs.begin(), none_outputs.end(), true) == none_outputs.end()) return tensors;
+  std::vector<Tensor> out;
+  size_t next = 0;
+  for (bool none : none_outputs) out.push_back(none || next >= tensors.size() ? Tensor() : std::move(tensors[next++]));
+  return out;
 }
 
 Expected<std::vector<Tensor>> ProgramBinding::all_inputs(const std::vector<Tensor>& given) const {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/loopir/loop_ir.h"
+#include "core/graph/graph.h"
 #include "compiler/sched/schedule.h"
 #include "core/tensor/tensor.h"
 #include "core/util/status.h"
@@ -23,6 +24,16 @@ struct ProgramBinding {
   // Per program input: the constant bound to it, or undefined for the caller's next input.
   std::vector<Tensor> bound_inputs;
   size_t given_inputs = 0;  // the inputs run() takes: those bound_inputs leaves undefined
+  // Per item the graph returns, in order: true where it returns None (a
+  // backward graph's gradient of an input that needs none). The program has
+  // buffers for the tensors only.
+  std::vector<bool> none_outputs;
+
+  // Notes where `g`'s output returns None.
+  void note_none_outputs(const Graph& g);
+  // The program's output tensors with an undefined tensor at each None the
+  // graph returns, so outputs line up with the graph's as eager gives them.
+  std::vector<Tensor> place_outputs(std::vector<Tensor> tensors) const;
 
   // Fills everything but bound_inputs (bind_constants fills those) from the schedule.
   void index(const sched::ScheduledProgram& s);

@@ -85,6 +85,26 @@ class TestCodegenCpu : public QObject {
     QCOMPARE(test::values(stats), (std::vector<double>{12.5, 23.5, 34.5}));
   }
 
+  // A backward graph returns None for an input that needs no gradient: the
+  // compiled outputs line up with the graph's, an undefined tensor there.
+  void none_outputs_keep_their_places() {
+    const char* text = R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[4][1]cpu", tangents_1: "f32[4][1]cpu"):
+        mul: "f32[4][1]cpu" = torch.ops.aten.mul.Tensor(tangents_1, primals_1);  tangents_1 = primals_1 = None
+        return (None, mul, None)
+)";
+    Expected<Graph> g = parse_graph_module(text, "backward.py");
+    QVERIFY2(g.ok(), g.status().to_string().c_str());
+    Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4}, {4});
+    Tensor t = Tensor::from_vector(std::vector<float>{2, 2, 2, 2}, {4});
+    auto got = compile_or_fail(*g)->run({x, t});
+    QVERIFY2(got.ok(), got.status().message().c_str());
+    QCOMPARE(got->size(), size_t(3));
+    QVERIFY(!(*got)[0].defined());
+    QCOMPARE(test::values((*got)[1]), (std::vector<double>{2, 4, 6, 8}));
+    QVERIFY(!(*got)[2].defined());
+  }
+
   void broadcast_and_transpose() {
     std::mt19937 rng(2);
     Tensor x = random_f32({64, 48}, rng), bias = random_f32({48}, rng), w = random_f32({48, 64}, rng);
