@@ -269,23 +269,6 @@ Status annotate_pass(Candidate& c, std::vector<NumberWrap>& wraps, std::string* 
       n.meta.val = val_of(metas[i]);
       continue;
     }
-    // Ops the registry does not have keep what the input file annotated, so
-    // an oracle (real PyTorch) can still minify graphs that hold them.
-    if (!op_registry().find(n.target) && !is_overload_packet(n.target)) {
-      // An in-place op (relu_) or an out= overload returns the tensor it writes.
-      const Arg* written = nullptr;
-      if (pipeline::inplace_functional_twin(n.target) && !n.args.empty()) written = &n.args[0];
-      if (pipeline::is_out_overload(n.target))
-        for (const auto& [k, a] : n.kwargs)
-          if (k == "out") written = &a;
-      if (written && written->is_node() && metas[size_t(written->node_id())].is_tensor()) {
-        metas[i] = metas[size_t(written->node_id())];
-        n.meta.val = val_of(metas[i]);
-      } else {
-        metas[i] = meta_value_of(n.meta.val);
-      }
-      continue;
-    }
     std::string unknown_input;
     auto node_value = [&](NodeId id) -> std::optional<Value> {
       if (metas[size_t(id)].is_none()) {
@@ -314,6 +297,34 @@ Status annotate_pass(Candidate& c, std::vector<NumberWrap>& wraps, std::string* 
       }
       return Status();
     };
+    // Ops the registry does not have keep what the input file annotated, so
+    // an oracle (real PyTorch) can still minify graphs that hold them.
+    if (!op_registry().find(n.target) && !is_overload_packet(n.target)) {
+      // An in-place op (relu_) or an out= overload returns the tensor it writes.
+      const Arg* written = nullptr;
+      std::optional<std::string> twin = pipeline::inplace_functional_twin(n.target);
+      if (twin && !n.args.empty()) written = &n.args[0];
+      // An in-place view (unsqueeze_) has its view's sizes, not self's.
+      if (twin && pipeline::is_view_op(*twin)) {
+        if (Status st = collect(); !st) return st;
+        Expected<ValueList> r = call_meta(*twin, args, kwargs);
+        if (!r) return Status::error("node '" + n.name + "' (" + n.target + "): " + r.status().message());
+        metas[i] = as_meta((*r)[0]);
+        n.meta.val = val_of(metas[i]);
+        if (written->is_node()) metas[size_t(written->node_id())] = metas[i];
+        continue;
+      }
+      if (pipeline::is_out_overload(n.target))
+        for (const auto& [k, a] : n.kwargs)
+          if (k == "out") written = &a;
+      if (written && written->is_node() && metas[size_t(written->node_id())].is_tensor()) {
+        metas[i] = metas[size_t(written->node_id())];
+        n.meta.val = val_of(metas[i]);
+      } else {
+        metas[i] = meta_value_of(n.meta.val);
+      }
+      continue;
+    }
     // torch.ops.aten.round(x), an overload packet: PyTorch picks the
     // overload by the arguments at each call; the graph names the one picked.
     if (Status st = collect(); !st) return st;

@@ -310,6 +310,7 @@ class Functionalizer {
     }
     written = canonical(written);
     map_args(call_node);
+    if (!twin.empty() && is_view_op(twin)) return functionalize_inplace_view(id, m, std::move(call_node), written, twin);
     if (twin.empty()) {
       // Which functional overload: the one the arguments fit, judged on their metas.
       auto lookup = [this](NodeId nid) -> std::optional<Value> {
@@ -355,6 +356,21 @@ class Functionalizer {
   bool leave() {
     ++left_;
     return false;
+  }
+
+  // unsqueeze_, transpose_, t_: self becomes a view of itself, no value
+  // changes; reads of self from here on read that view. Only for a base that
+  // no earlier view reads (those keep the old layout, which Kiln's view
+  // chains cannot express after the change).
+  bool functionalize_inplace_view(NodeId id, const Node& m, Node call_node, NodeId written, const std::string& twin) {
+    if (base_[size_t(written)] != written) return leave();
+    for (size_t i = 0; i < size_t(id); ++i)
+      if (NodeId(i) != written && base_[i] == written) return leave();
+    call_node.target = twin;
+    cur_[size_t(written)] = emit(std::move(call_node), m, m.meta.val, in_metas_[size_t(id)]);
+    same_as_[size_t(id)] = written;
+    ++writes_;
+    return true;
   }
 
   // Original node x now holds `value` (a new node): scatter it up x's view

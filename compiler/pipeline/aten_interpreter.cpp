@@ -64,6 +64,11 @@ std::optional<std::string> inplace_functional_twin(std::string_view target) {
   return twin;
 }
 
+bool is_view_op(std::string_view target) {
+  const OpDef* def = op_registry().find(target);
+  return def && !def->schema.args.empty() && def->schema.args[0].is_alias && !def->schema.args[0].is_write;
+}
+
 bool is_out_overload(std::string_view target) {
   std::optional<OpName> name = split_aten(target);
   return name && (name->overload == "out" || name->overload.ends_with("_out"));
@@ -181,6 +186,13 @@ Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Va
             if (args.empty() || !args[0].is_tensor()) return fail("in-place op without a tensor self");
             Expected<ValueList> r = call_op(*twin, args, kwargs);
             if (!r) return fail(r.status().message());
+            // unsqueeze_, transpose_, t_: an in-place view changes self's
+            // sizes and strides, not its values; self is that view from here on.
+            if (is_view_op(*twin)) {
+              env[i] = (*r)[0];
+              if (n.args[0].is_node()) env[size_t(n.args[0].node_id())] = (*r)[0];
+              break;
+            }
             if (Status s = write_result(args[0].to_tensor(), (*r)[0], *twin); !s.ok()) return fail(s.message());
             env[i] = args[0];
             break;

@@ -38,6 +38,9 @@ Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Va
 // "aten::__and__.Tensor"; nullopt when the target is not in-place or its twin
 // is not registered.
 std::optional<std::string> inplace_functional_twin(std::string_view target);
+// A registered op whose result may alias its first argument without writing
+// it (the schema's `Tensor(a) self`): a view.
+bool is_view_op(std::string_view target);
 // "aten::add.out", "aten::max.dim_max"-style "..._out" overloads: the op writes its out= kwarg.
 bool is_out_overload(std::string_view target);
 // The registered overload of an out= target's op that accepts these arguments

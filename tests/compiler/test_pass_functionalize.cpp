@@ -215,6 +215,31 @@ class TestPassFunctionalize : public QObject {
     QCOMPARE(g[g.find("_to_copy")].meta.from, (std::vector<std::string>{"sub_"}));
   }
 
+  // unsqueeze_ and t_ change self's sizes, not its values: self is that view
+  // from there on (as a 2022 make_fx repro's unsqueeze_ of its input); the
+  // interpreter and the pass agree, and nothing is copied back.
+  void an_in_place_view_makes_self_that_view() {
+    Graph g = graph_of("x: \"f32[2, 3]\"",
+                       "        add: \"f32[2, 3]\" = torch.ops.aten.add.Tensor(x, x)\n"
+                       "        unsqueeze_: \"f32[1, 2, 3]\" = torch.ops.aten.unsqueeze_.default(add, 0)\n"
+                       "        mul: \"f32[1, 2, 3]\" = torch.ops.aten.mul.Scalar(add, 2)\n"
+                       "        sin: \"f32[2, 3]\" = torch.ops.aten.sin.default(x)\n"
+                       "        t_: \"f32[3, 2]\" = torch.ops.aten.t_.default(sin)\n"
+                       "        neg: \"f32[3, 2]\" = torch.ops.aten.neg.default(sin)\n"
+                       "        unsqueeze__1: \"f32[1, 2, 3]\" = torch.ops.aten.unsqueeze_.default(x, 0)\n"
+                       "        return (mul, unsqueeze_, neg, t_, x)\n");
+    std::mt19937 rng(3);
+    std::vector<Value> in = random_inputs(g, rng);
+    auto eager = run_aten_graph(g, in);
+    QVERIFY2(eager.ok(), eager.status().message().c_str());
+    QCOMPARE((*eager)[0].to_tensor().sizes(), (Shape{1, 2, 3}));
+    QCOMPARE((*eager)[2].to_tensor().sizes(), (Shape{3, 2}));
+    QCOMPARE((*eager)[4].to_tensor().sizes(), (Shape{1, 2, 3}));
+    FUNCTIONALIZE_AND_CHECK(g, r);
+    QCOMPARE(count_target(g, "aten::copy_.default"), size_t(0));
+    QCOMPARE(count_target(g, "aten::t.default"), size_t(1));
+  }
+
   void a_copy_into_a_slice_scatters_into_the_intermediate() {
     Graph g = graph_of("x: \"f32[4, 3]\", y: \"f32[2, 3]\"",
                        "        clone: \"f32[4, 3]\" = torch.ops.aten.clone.default(x)\n"
