@@ -263,6 +263,11 @@ Status annotate_pass(Candidate& c, std::vector<NumberWrap>& wraps, std::string* 
         metas[i] = meta_value_of(n.meta.val);
         continue;
       }
+      if (tuple.is_none()) {
+        const Node& producer = g[n.args[0].node_id()];
+        return Status::error("node '" + n.name + "' reads an item of '" + producer.name + "' (" + producer.target +
+                             "), whose result is not known: an op Kiln's registry does not have, with no annotation in the file");
+      }
       if (!tuple.is_list() || n.args[1].i < 0 || size_t(n.args[1].i) >= tuple.to_list().size())
         return Status::error("node '" + n.name + "': getitem of a value that is not a tuple of that length");
       metas[i] = tuple.to_list()[size_t(n.args[1].i)];

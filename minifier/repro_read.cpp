@@ -380,6 +380,11 @@ Repro read_any(const std::string& path) {
     if (is_kiln_torch_repro(text)) return read_kiln_torch_repro(path, text);
     return read_torch_minifier_file(path);
   }
+  // AOTInductor's minifier files hold no graph: they load an exported program.
+  if (const int load = line_containing(text, "torch.export.load("); load > 0)
+    throw Error("an AOTInductor repro: its graph is the exported program torch.export.load reads (a .pt2 archive, not "
+                "in this file); Kiln reads the TORCH_TRACE log of the run that exported it instead",
+                {path, load});
   Repro r = repro_from_graph_text(value_or_throw(parse_graph_module(text, path)), text, path);
   r.path = path;
   return r;

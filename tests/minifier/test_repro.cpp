@@ -642,6 +642,43 @@ def load_args(reader):
     expect_error_at(read_repro(path), "repro.py", 6, "the file does not hold its values");
   }
 
+  // What Kiln cannot replay is named with its line: AOTInductor's files load
+  // their graph from a .pt2; an op Kiln lacks whose items the graph reads.
+  void unreplayable_constructs_are_named() {
+    QTemporaryDir tmp;
+    std::string path = tmp.filePath("repro.py").toStdString();
+    write(path, R"(import torch
+import torch._inductor.config
+torch._inductor.config.aot_inductor.dump_aoti_minifier = True
+
+exported_program = torch.export.load('/somewhere/minifier/checkpoints/exported_program.pt2')
+if __name__ == '__main__':
+    from torch._dynamo.repro.aoti import run_repro
+    run_repro(exported_program, config_patches={}, accuracy=False, command='run', save_dir=None, check_str=None)
+)");
+    expect_error_at(read_repro(path), "repro.py", 5, "an AOTInductor repro: its graph is the exported program");
+    write(path, R"(import torch
+class Repro(torch.nn.Module):
+    def forward(self, a):
+        _linalg_svd = torch.ops.aten._linalg_svd.default(a, True);  a = None
+        getitem = _linalg_svd[0]
+        neg = torch.ops.aten.neg.default(getitem);  getitem = None
+        return (neg,)
+
+def load_args(reader):
+    buf0 = reader.storage(None, 64)
+    reader.tensor(buf0, (4, 4), is_leaf=True)  # a
+)");
+    Expected<Repro> svd = read_repro(path);
+    QVERIFY2(svd.ok(), svd.status().to_string().c_str());  // it reads; only the oracle could replay it
+    Expected<Candidate> c = candidate_of(*svd, false);
+    QVERIFY(!c.ok());
+    QCOMPARE(c.status().where().line, 5);
+    QVERIFY2(c.status().message().find("node 'getitem' reads an item of '_linalg_svd' (aten::_linalg_svd.default), whose "
+                                       "result is not known") != std::string::npos,
+             c.status().to_string().c_str());
+  }
+
   void malformed_pytorch_files_name_file_and_line() {
     QTemporaryDir tmp;
     std::string path = tmp.filePath("repro.py").toStdString();
