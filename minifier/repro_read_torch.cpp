@@ -336,6 +336,13 @@ Repro repro_from_torch_source(Graph g, const std::vector<trace::ReproInput>& inp
       if (inputs[k].kind == "tensor" && t < r.inputs.size()) sizes[placeholders[k]] = r.inputs[t++].sizes();
     if (Status st = pipeline::specialize_int_inputs(r.graph, fixed, sizes); !st.ok()) throw Error(st.message(), {file, class_line});
   }
+  // run_repro(..., autocast=True): the graph runs under autocast, whose casts
+  // are not in it; lowered without them it would compute in other dtypes.
+  if (capture::is_torch_level(r.graph))
+    if (const int autocast = line_containing(source, "autocast=True"); autocast > 0)
+      throw Error("an after-dynamo repro run under autocast (autocast=True): autocast's casts are not in the graph, and "
+                  "Kiln lowers it without them, which would compute in other dtypes than PyTorch's run",
+                  {file, first_line - 1 + autocast});
   if (holds_module_state(r.graph, source)) {
     lower_module_repro(r, source, first_line);
   } else {

@@ -582,6 +582,11 @@ with torch.cuda.amp.autocast(enabled=False):
     QCOMPARE(module_state, 3);  // the layer's weight and bias, the scale
     run = test::run_cli({"repro", "run", QString::fromStdString(path), "--check", "accuracy"}, 120000);
     QVERIFY2(run.code == 0, run.out.constData());
+    // Run under autocast, the graph's dtypes are not the ones PyTorch computed in: refused at the run line.
+    write(path, head + forward +
+                    "\nmod = Repro()\nif __name__ == '__main__':\n"
+                    "    run_repro(mod, load_args, accuracy=False, command='run', save_dir=None, autocast=True, backend='inductor')\n");
+    expect_error_at(read_repro(path), "repro.py", 30, "an after-dynamo repro run under autocast (autocast=True)");
     // A layer Kiln's interpreter does not have is refused, naming the class's line.
     write(path, head + "        self.L__self___fc = FrobnicatingLayer(5)\n\n" + module_forward + tail);
     expect_error_at(read_repro(path), "repro.py", 12, "running Repro's class in Kiln's interpreter");
