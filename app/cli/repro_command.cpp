@@ -5,6 +5,8 @@
 // compile is reported rather than taking kiln-cli down.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -178,7 +180,17 @@ int run(const Options& o) {
     if (v.failed() && !same)
       std::printf("recorded failure: %s\n", recorded_signature.empty() ? "(none recorded)" : recorded_signature.c_str());
   }
-  if (code == kExitBadInput && !o.json) std::fprintf(stderr, "kiln-cli: %s: %s\n", o.repro.c_str(), v.detail.c_str());
+  if (code == kExitBadInput && !o.json) {
+    std::fprintf(stderr, "kiln-cli: %s: %s\n", o.repro.c_str(), v.detail.c_str());
+    // A graph whose shapes follow its values (a boolean mask's count of True)
+    // may not run on inputs drawn at random: say which inputs were.
+    const bool random = std::any_of(repro->input_origins.begin(), repro->input_origins.end(),
+                                    [](const std::string& origin) { return origin.rfind("random", 0) == 0; });
+    if (v.kind == "eager-error" && random)
+      std::fprintf(stderr, "kiln-cli: note: the inputs are drawn at random (%s): the file holds no values for them, and a "
+                           "graph whose shapes depend on its input values (a boolean mask) may not run on random ones\n",
+                   origins_summary(*repro).c_str());
+  }
   return code;
 }
 

@@ -7,6 +7,8 @@
 //     reader.symint(6)  # s0
 //     reader.const('name')  # name, filtered out during compilation
 #include <filesystem>
+#include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "core/trace/file_data.h"
@@ -255,10 +257,69 @@ std::vector<size_t> line_offsets(std::string_view text) {
 // (shape, stride, dtype, device and, later, requires_grad), each drawn with
 // rand_strided. Each becomes a tensor input over a storage of its own, sized
 // by the minifier from its shape and strides.
+namespace {
+
+// One tensor of a 2022 args list: (shape, stride, dtype, device[, requires_grad]),
+// or rand_strided's arguments in the same order.
+bool args_item(const std::vector<std::string>& fields, ReproInput& in) {
+  if (fields.size() < 4) return false;
+  in.kind = "tensor";
+  in.storage = in.name;
+  in.shape = tuple_items(fields[0]);
+  in.stride = tuple_items(fields[1]);
+  in.dtype = dtype_name(fields[2]);
+  in.device = device_name(fields[3]);
+  in.requires_grad = fields.size() > 4 && trim(fields[4]) == "True";
+  return true;
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(uint8_t(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(uint8_t(c)) || c == '_'; });
+}
+
+}  // namespace
+
 std::vector<ReproInput> parse_args_list(std::string_view source, const std::string& file, std::vector<Diagnostic>* diags) {
   std::vector<ReproInput> out;
   std::vector<std::string_view> lines = split_lines(source);
   std::vector<size_t> starts = line_offsets(source);
+  // `args = []` then one `args.append(rand_strided(shape, stride, dtype, device))` per input.
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view l = trim(lines[i]);
+    if (!starts_with(l, "args.append(rand_strided(")) continue;
+    if (const size_t comment = l.find("  #"); comment != std::string_view::npos) l = trim(l.substr(0, comment));
+    const size_t open = l.find("rand_strided(") + 12;
+    const size_t close = l.rfind("))");
+    ReproInput in;
+    in.line = int(i + 1);
+    in.name = "args[" + std::to_string(out.size()) + "]";
+    std::vector<std::string> fields;
+    if (close != std::string_view::npos && close > open)
+      for (std::string_view f : split_python_args(l.substr(open + 1, close - open - 1))) fields.emplace_back(f);
+    if (!args_item(fields, in)) {
+      if (diags) diags->push_back({file, in.line, in.name + " is not rand_strided(shape, stride, dtype, device)"});
+      return {};
+    }
+    out.push_back(std::move(in));
+  }
+  if (!out.empty()) return out;
+  // A module-level reader (`t0 = reader.tensor(buf0, ...)`), then `args = [t0, t1]`.
+  std::map<std::string, ReproInput> named;
+  {
+    LoadArgsParser parser(file, diags);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      std::string_view l = lines[i];
+      const size_t eq = l.find(" = reader.");
+      if (indent_of(l) != 0 || eq == std::string_view::npos || !is_identifier(l.substr(0, eq))) continue;
+      std::vector<ReproInput> got;
+      parser.line(l, int(i + 1), got);
+      for (ReproInput& in : got) {
+        if (in.name.empty()) in.name = std::string(l.substr(0, eq));
+        named[std::string(l.substr(0, eq))] = std::move(in);
+      }
+    }
+  }
   for (size_t i = 0; i < lines.size(); ++i) {
     if (!starts_with(lines[i], "args = [")) continue;
     // The list may span lines: through its matching bracket.
@@ -275,21 +336,20 @@ std::vector<ReproInput> parse_args_list(std::string_view source, const std::stri
     }
     int k = 0;
     for (std::string_view item : split_python_args(source.substr(open + 1, close - open - 1))) {
-      std::vector<std::string> fields = tuple_items(item);
+      if (auto it = named.find(std::string(trim(item))); it != named.end()) {
+        out.push_back(it->second);
+        ++k;
+        continue;
+      }
       ReproInput in;
       in.line = int(i + 1);
       in.name = "args[" + std::to_string(k) + "]";
-      in.kind = "tensor";
-      in.storage = in.name;
-      if (fields.size() < 4) {
-        if (diags) diags->push_back({file, in.line, "args[" + std::to_string(k) + "] is not (shape, stride, dtype, device[, requires_grad])"});
+      if (!args_item(tuple_items(item), in)) {
+        if (diags)
+          diags->push_back({file, in.line, in.name + " is not (shape, stride, dtype, device[, requires_grad])" +
+                                               std::string(is_identifier(trim(item)) ? " nor a tensor the file's reader made" : "")});
         return {};
       }
-      in.shape = tuple_items(fields[0]);
-      in.stride = tuple_items(fields[1]);
-      in.dtype = dtype_name(fields[2]);
-      in.device = device_name(fields[3]);
-      in.requires_grad = fields.size() > 4 && trim(fields[4]) == "True";
       out.push_back(std::move(in));
       ++k;
     }
@@ -339,8 +399,10 @@ std::vector<ReproInput> parse_load_args(std::string_view source, const std::stri
     // A call a formatter (black) spread over several lines is one line here.
     const int first = int(i + 1);
     std::string joined(l);
-    while (open_brackets(joined) > 0 && i + 1 < lines.size() && joined.size() < 64 * 1024)
-      joined += " " + std::string(trim(lines[++i]));
+    while (open_brackets(joined) > 0 && i + 1 < lines.size() && joined.size() < 64 * 1024) {
+      joined += ' ';
+      joined += trim(lines[++i]);
+    }
     parser.line(joined, first, out);
   }
   return out;

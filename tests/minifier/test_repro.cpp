@@ -475,6 +475,38 @@ mod = make_fx(Repro())(*args)
     QCOMPARE(r->inputs[0].strides(), (Shape{1, 2}));
     QCOMPARE(r->inputs[1].dtype(), DType::Int64);
     QCOMPARE(r->input_origins, (std::vector<std::string>{"random (seed 0)", "random (seed 0)"}));
+
+    // The same inputs appended one by one, and made by a module-level reader.
+    const std::string graph = R"(
+class Repro(torch.nn.Module):
+    def forward(self, a, b):
+        convert = torch.ops.prims.convert_element_type.default(b, torch.float32);  b = None
+        add = torch.ops.aten.add.Tensor(a, convert);  a = convert = None
+        return (add,)
+)";
+    write(path, "import torch\nfrom torch._dynamo.testing import rand_strided\n" + graph +
+                    "args = []\n"
+                    "args.append(rand_strided((2, 3), (1, 2), torch.float32, 'cpu'))  # shape (2, 3), stride (1, 2)\n"
+                    "args.append(rand_strided((3,), (1,), torch.int64, 'cpu'))  # shape (3,), stride (1,)\n"
+                    "mod = make_fx(Repro(), tracing_mode='real')(*args)\n");
+    Expected<Repro> appended = read_repro(path);
+    QVERIFY2(appended.ok(), appended.status().to_string().c_str());
+    QCOMPARE(appended->inputs.size(), size_t(2));
+    QCOMPARE(appended->inputs[0].strides(), (Shape{1, 2}));
+    QCOMPARE(appended->inputs[1].dtype(), DType::Int64);
+    write(path, "import torch\nfrom torch._dynamo.debug_utils import InputReader\n" + graph +
+                    "reader = InputReader(save_dir=None)\n"
+                    "buf0 = reader.storage(None, 24)\n"
+                    "t0 = reader.tensor(buf0, (2, 3), (1, 2))\n"
+                    "buf1 = reader.storage(None, 24, dtype_hint=torch.int64)\n"
+                    "t1 = reader.tensor(buf1, (3,), dtype=torch.int64)\n"
+                    "args = [t0, t1]\n"
+                    "mod = make_fx(Repro(), tracing_mode='symbolic')(*args)\n");
+    Expected<Repro> module_reader = read_repro(path);
+    QVERIFY2(module_reader.ok(), module_reader.status().to_string().c_str());
+    QCOMPARE(module_reader->inputs.size(), size_t(2));
+    QCOMPARE(module_reader->inputs[0].sizes(), (Shape{2, 3}));
+    QCOMPARE(module_reader->inputs[1].dtype(), DType::Int64);
   }
 
   // A graph that returns a multi-output node itself, as 2022's make_fx
