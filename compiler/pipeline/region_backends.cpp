@@ -62,35 +62,13 @@ struct Lowered {
   bool warned_grad_mode = false;
 };
 
-// Compiled code returns one tensor per node the output names, skipping the
-// None entries of the output list (a primal without a gradient). Callers index
-// outputs by position in the graph, so the Nones go back in place: a backward
-// graph's gradients would otherwise land on the wrong parameters.
-Expected<std::vector<Value>> place_compiled_outputs(const Graph& g, const std::vector<Tensor>& tensors) {
-  const Node& out = g.nodes.back();
-  std::vector<const Arg*> items;
-  if (!out.args.empty()) {
-    const Arg& tree = out.args[0];
-    if (tree.kind == Arg::Kind::Tuple || tree.kind == Arg::Kind::List)
-      for (const Arg& a : tree.items) items.push_back(&a);
-    else
-      items.push_back(&tree);
-  }
+// The runtimes return one tensor per entry of the graph's output, an
+// undefined one where the graph returns None (a primal without a gradient):
+// callers index outputs by position, so a backward graph's gradients land on
+// their own parameters.
+std::vector<Value> place_compiled_outputs(const std::vector<Tensor>& tensors) {
   std::vector<Value> values;
-  size_t next = 0;
-  for (const Arg* a : items) {
-    if (a->kind == Arg::Kind::None) {
-      values.emplace_back();
-    } else if (a->kind == Arg::Kind::Node && next < tensors.size()) {
-      values.emplace_back(tensors[next++]);
-    } else {
-      return Status::error("compiled code returned " + std::to_string(tensors.size()) +
-                           " tensors for a graph output it cannot match (" + std::to_string(items.size()) + " entries)");
-    }
-  }
-  if (next != tensors.size())
-    return Status::error("compiled code returned " + std::to_string(tensors.size()) + " tensors for " +
-                         std::to_string(next) + " tensor outputs");
+  for (const Tensor& t : tensors) values.push_back(t.defined() ? Value(t) : Value());
   return values;
 }
 
@@ -104,7 +82,7 @@ Expected<std::vector<Value>> run_graph(const Graph& g, const GraphCode& compiled
   }
   Expected<std::vector<Tensor>> r = compiled(tensors);
   if (!r) return r.status();
-  return place_compiled_outputs(g, *r);
+  return place_compiled_outputs(*r);
 }
 
 // Backend kiln: the graph through every graph pass, then lowered, fused and
