@@ -82,7 +82,18 @@ int run(const Options& o) {
   // Reading the file and drawing the inputs it declares count against
   // --timeout too: a repro declaring gigabytes of inputs took minutes here.
   std::optional<PhaseWatchdog> reading;
-  reading.emplace(o.timeout_s, read_timeout_text("kiln-cli repro run", o.repro, o.timeout_s), kExitFailures);
+  const std::string timed_out_text = read_timeout_text("kiln-cli repro run", o.repro, o.timeout_s);
+  std::string timed_out_json;
+  if (o.json)
+    timed_out_json = kiln::json_text(nlohmann::json{{"repro", o.repro},
+                                                    {"verdict", "timed out before a verdict"},
+                                                    {"failed", false},
+                                                    {"same_failure", false},
+                                                    {"kind", "timeout"},
+                                                    {"detail", timed_out_text.substr(0, timed_out_text.size() - 1)}},
+                                     1) +
+                     "\n";
+  reading.emplace(o.timeout_s, timed_out_text, kExitFailures, timed_out_json);
   Expected<minify::Repro> repro = minify::read_repro(o.repro);
   if (!repro) return bad_input(repro.status());
   minify::PredicateOptions predicate;

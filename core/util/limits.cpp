@@ -135,11 +135,12 @@ struct PhaseWatchdog::State {
   std::thread thread;
 };
 
-PhaseWatchdog::PhaseWatchdog(double seconds, std::string message, int exit_code) : state_(new State) {
+PhaseWatchdog::PhaseWatchdog(double seconds, std::string message, int exit_code, std::string out) : state_(new State) {
   State* s = state_;
-  s->thread = std::thread([s, seconds, message = std::move(message), exit_code] {
+  s->thread = std::thread([s, seconds, message = std::move(message), exit_code, out = std::move(out)] {
     std::unique_lock<std::mutex> lock(s->mutex);
     if (s->wake.wait_for(lock, std::chrono::duration<double>(seconds), [s] { return s->disarmed; })) return;
+    std::fputs(out.c_str(), stdout);
     std::fflush(stdout);
     std::fputs(message.c_str(), stderr);
     std::fflush(stderr);

@@ -65,7 +65,9 @@ void start_watchdog(double seconds, std::string message, int exit_code);
 // minifier) has one thread again.
 class PhaseWatchdog {
  public:
-  PhaseWatchdog(double seconds, std::string message, int exit_code);
+  // `out` is printed on stdout first (a command's --json document, so a
+  // reader of stdout gets a verdict too).
+  PhaseWatchdog(double seconds, std::string message, int exit_code, std::string out = {});
   ~PhaseWatchdog();
   PhaseWatchdog(const PhaseWatchdog&) = delete;
   PhaseWatchdog& operator=(const PhaseWatchdog&) = delete;
