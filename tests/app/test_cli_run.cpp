@@ -324,18 +324,22 @@ class TestCliRun : public QObject {
       last = name;
     }
     text.append("        relu = torch.ops.aten.relu.default(").append(last).append(")\n        return (relu,)\n\n");
-    text.append("def load_args(reader):\n    buf0 = reader.storage(None, 262144)\n"
-                "    reader.tensor(buf0, (256, 256))  # arg0_1\nload_args._version = 0\nmod = Repro()\n");
+    text.append("def load_args(reader):\n    buf0 = reader.storage(None, 1048576)\n"
+                "    reader.tensor(buf0, (512, 512))  # arg0_1\nload_args._version = 0\nmod = Repro()\n");
     repro.write(text.c_str());
     repro.close();
-    auto r = kiln::test::run_cli({"repro", "run", repro.fileName(), "--check", "accuracy", "--timeout", "0.05"});
+    // A compile cache of its own: a cached compile of an earlier run would finish in time.
+    QTemporaryDir cache;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("KILN_CACHE_DIR", cache.path());
+    auto r = kiln::test::run_cli({"repro", "run", repro.fileName(), "--check", "accuracy", "--timeout", "0.05"}, 300000, env);
     QCOMPARE(r.code, 1);
     // Under load even reading the file can take the 0.05 s: that phase says so on stderr.
     QVERIFY2(r.out.contains("timed out before a verdict: timeout: no verdict within 0.05 s") ||
                  r.err.contains("timed out before a verdict: reading it and drawing the inputs"),
              (r.out + r.err).constData());
     QVERIFY2(!r.out.contains("still fails"), r.out.constData());
-    auto j = kiln::test::run_cli({"repro", "run", repro.fileName(), "--check", "accuracy", "--timeout", "0.05", "--json"});
+    auto j = kiln::test::run_cli({"repro", "run", repro.fileName(), "--check", "accuracy", "--timeout", "0.05", "--json"}, 300000, env);
     QCOMPARE(j.code, 1);
     QJsonObject doc = QJsonDocument::fromJson(j.out).object();
     QCOMPARE(doc["verdict"].toString(), QString("timed out before a verdict"));
