@@ -35,6 +35,8 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::ge.Tensor", "aten::gt.Scalar", "aten::gt.Tensor", "aten::le.Scalar", "aten::le.Tensor",
     "aten::logical_and.default", "aten::logical_or.default", "aten::logical_xor.default", "aten::lt.Scalar",
     "aten::lt.Tensor", "aten::maximum.default", "aten::minimum.default", "aten::ne.Scalar", "aten::ne.Tensor",
+    "aten::bitwise_left_shift.Tensor", "aten::bitwise_left_shift.Tensor_Scalar", "aten::bitwise_right_shift.Tensor",
+    "aten::bitwise_right_shift.Tensor_Scalar",
     // Pointwise: selection
     "aten::where.self",
     // Pointwise: activations and clamps

@@ -130,6 +130,13 @@ inline std::vector<Sample> samples() {
       {"aten::round.decimals", {F({3, 4})}, {{"decimals", C(2)}}},
       {"aten::round.decimals", {W({3, 4})}, {{"decimals", C(-1)}}},
       {"aten::remainder.Scalar_Tensor", {C(3.5), P({3, 4})}},
+      // shift counts reach past the bit width and below zero, where ATen defines the result
+      {"aten::__lshift__.Tensor", {I({3, 4}, -1000, 1000), I({3, 4}, -3, 70)}},
+      {"aten::__lshift__.Scalar", {I({3, 4}, -1000, 1000), C(5)}},
+      {"aten::bitwise_left_shift.Scalar_Tensor", {C(7), I({3, 4}, -3, 70)}},
+      {"aten::__rshift__.Tensor", {I({3, 4}, -1000, 1000), I({4}, -3, 70)}},
+      {"aten::__rshift__.Scalar", {I({3, 4}, -1000, 1000), C(64)}},
+      {"aten::bitwise_right_shift.Scalar_Tensor", {C(-300), I({3, 4}, -3, 70)}},
       // ---- normalization
       {"aten::_softmax.default", {F({3, 5}), C(1), C(false)}},
       {"aten::_softmax.default", {F({3, 5}), C(0), C(false)}},
