@@ -39,6 +39,8 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::bitwise_right_shift.Tensor_Scalar",
     // Pointwise: selection
     "aten::where.self",
+    // Pointwise: Inductor's fused multiply-add (a * b + c rounded once has no exact composition)
+    "prims::fma.default",
     // Pointwise: activations and clamps
     "aten::clamp.Tensor", "aten::clamp.default", "aten::hardtanh.default", "aten::leaky_relu.default",
     "aten::relu.default",
