@@ -48,7 +48,7 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::amax.default", "aten::amin.default", "aten::any.default", "aten::any.dim", "aten::any.dims",
     "aten::argmax.default", "aten::argmin.default", "aten::cumprod.default", "aten::cumsum.default", "aten::max.dim",
     "aten::mean.default", "aten::mean.dim", "aten::min.dim", "aten::prod.default", "aten::prod.dim_int",
-    "aten::sum.dim_IntList",
+    "aten::sum.dim_IntList", "prims::xor_sum.default",
     // Sorting and selection
     "aten::_unique2.default", "aten::kthvalue.default", "aten::median.default", "aten::median.dim",
     "aten::sort.default", "aten::sort.stable", "aten::topk.default", "aten::unique_consecutive.default",

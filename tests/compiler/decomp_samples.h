@@ -146,6 +146,8 @@ inline std::vector<Sample> samples() {
       {"aten::log_softmax.int", {F({3, 5}), C(0)}},
       {"aten::_softmax_backward_data.default", {F({3, 5}), U({3, 5}), C(1), C(f32)}},
       {"aten::_log_softmax_backward_data.default", {F({3, 5}), F({3, 5}), C(-1), C(f32)}},
+      {"prims::prepare_softmax_online.default", {F({3, 5}), C(1)}},
+      {"prims::prepare_softmax_online.default", {W({2, 3, 4}), C(-3)}},
       {"aten::native_layer_norm.default", {F({2, 3, 4}), Ci({4}), F({4}), F({4}), C(1e-5)}},
       {"aten::native_layer_norm.default", {F({2, 3, 4}), Ci({3, 4}), N(), N(), C(1e-5)}},
       {"aten::layer_norm.default", {F({2, 3, 4}), Ci({3, 4}), F({3, 4}), F({3, 4})}},
