@@ -71,7 +71,8 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::upsample_bilinear2d_backward.default", "aten::upsample_linear1d_backward.default",
     "aten::upsample_nearest1d_backward.default", "aten::upsample_nearest2d_backward.default",
     "aten::upsample_nearest3d_backward.default", "aten::upsample_trilinear3d.vec",
-    "aten::upsample_trilinear3d_backward.default",
+    "aten::upsample_trilinear3d_backward.default", "aten::upsample_bicubic2d.default",
+    "aten::upsample_bicubic2d_backward.default",
     // Padding
     "aten::constant_pad_nd.default", "aten::reflection_pad1d.default", "aten::reflection_pad1d_backward.default",
     "aten::reflection_pad2d.default", "aten::reflection_pad2d_backward.default", "aten::reflection_pad3d.default",

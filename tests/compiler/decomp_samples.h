@@ -423,6 +423,8 @@ inline std::vector<Sample> samples() {
       {"aten::upsample_trilinear3d.default", {F({1, 1, 2, 3, 3}), Ci({3, 4, 5}), C(true)}},
       {"aten::upsample_linear1d.default", {F({1, 2, 5}), Ci({8}), C(false)}},
       {"aten::upsample_linear1d.vec", {F({1, 2, 5}), N(), C(true), Cd({1.6})}},
+      {"aten::upsample_bicubic2d.vec", {F({1, 2, 3, 4}), Ci({6, 5}), C(false), N()}},
+      {"aten::upsample_bicubic2d.vec", {F({1, 2, 3, 4}), N(), C(true), Cd({1.5, 2.0})}},
   };
   s.insert(s.end(), more.begin(), more.end());
   return s;
