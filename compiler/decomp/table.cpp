@@ -103,6 +103,9 @@ const std::set<std::string, std::less<>>& core_set() {
     // Random draws: kept whole, so every backend draws what eager draws from
     // the generator (a decomposition into rand() < p would draw other numbers)
     "aten::bernoulli.p",
+    // ... and Inductor's random prims, drawing what their eager definitions draw
+    "prims::inductor_random.default", "prims::inductor_randint.default", "prims::inductor_seed.default",
+    "prims::inductor_seeds.default",
   };
   // clang-format on
   return ops;

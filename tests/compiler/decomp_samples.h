@@ -363,6 +363,8 @@ inline std::vector<Sample> samples() {
       {"aten::arange.default", {C(5)}},
       {"aten::arange.default", {C(4.5)}, {{"dtype", C(f64)}}},
       {"aten::arange.start", {C(1), C(7)}},
+      {"prims::inductor_lookup_seed.default", {I({3}, 0, 1000000), C(1)}},
+      {"prims::inductor_lookup_seed.default", {I({3}, 0, 1000000), C(-3)}},
       {"prims::iota.default", {C(4)}, {{"start", C(2)}, {"step", C(3)}, {"dtype", C(i64)}, {"device", C("cpu")}, {"requires_grad", C(false)}}},
       {"prims::iota.default", {C(3)}, {{"start", C(5)}, {"step", C(-2)}, {"dtype", C(f32)}, {"device", C("cpu")}, {"requires_grad", C(false)}}},
       {"aten::arange.start", {C(0.5), C(3.0)}},
