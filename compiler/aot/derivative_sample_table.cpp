@@ -392,6 +392,9 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
       {"aten::upsample_trilinear3d.default", {"f[1,1,2,3,3] [3,4,5] false"}},
       {"aten::upsample_trilinear3d.vec", {"f[1,1,2,3,3] [3,4,5] true None"}},
       {"aten::upsample_trilinear3d_backward.default", {"f[1,1,3,4,5] [3,4,5] [1,1,2,3,3] false"}},
+      {"aten::upsample_bicubic2d.default", {"f[1,2,3,4] [5,7] false", "f[1,2,4,3] [3,6] true", "f[1,1,3,3] [5,4] false 2.0 1.5"}},
+      {"aten::upsample_bicubic2d.vec", {"f[1,2,3,4] [6,5] true None", "f[1,2,3,4] None false [1.5,2.0]"}},
+      {"aten::upsample_bicubic2d_backward.default", {"f[1,2,5,7] [5,7] [1,2,3,4] false", "f[1,1,3,6] [3,6] [1,1,4,3] true"}},
       // ---- losses ----
       {"aten::nll_loss_forward.default", {"f[4,5] i[4]<5 None 1 -100", "f[4,5] i[4]<5 p[5] 1 2",
                                           "f[4,5] i[4]<5 None 0 -100", "f[5] i[]<5 None 2 -100", "f[5] i[]<5 p[5] 0 -100", "f[4,5] i[4]<5 p[5] 2 1"}},

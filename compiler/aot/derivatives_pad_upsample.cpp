@@ -61,7 +61,7 @@ void pad_grad(GradContext& x) {
 struct Upsample {
   std::string base;  // "aten::upsample_bilinear2d"
   size_t dims = 2;
-  bool align = false;  // takes align_corners
+  bool align = false;  // takes align_corners (the linear and cubic ones)
 };
 Upsample upsample_of(const std::string& op) {
   Upsample u;
@@ -69,7 +69,7 @@ Upsample upsample_of(const std::string& op) {
   if (u.base.size() > 9 && u.base.compare(u.base.size() - 9, 9, "_backward") == 0)
     u.base = u.base.substr(0, u.base.size() - 9);
   u.dims = size_t(u.base[u.base.size() - 2] - '0');
-  u.align = u.base.find("linear") != std::string::npos;
+  u.align = u.base.find("linear") != std::string::npos || u.base.find("cubic") != std::string::npos;
   return u;
 }
 std::vector<const char*> scale_names(size_t dims) {
@@ -123,14 +123,14 @@ void register_pad_upsample_derivatives(DerivativeTable& t) {
     }
   for (const char* name : {"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "_upsample_nearest_exact1d",
                            "_upsample_nearest_exact2d", "_upsample_nearest_exact3d", "upsample_linear1d",
-                           "upsample_bilinear2d", "upsample_trilinear3d"}) {
+                           "upsample_bilinear2d", "upsample_trilinear3d", "upsample_bicubic2d"}) {
     std::string base = std::string("aten::") + name;
     t.add<upsample_grad>(base + ".default", self, kSavesNothing);
     t.add<upsample_grad>(base + ".vec", {"input"}, kSavesNothing);
     t.add<upsample_backward_grad>(base + "_backward.default", {"grad_output"}, kSavesNothing);
   }
   // PyTorch's interpolating backward kernels accumulate reduced floats in float32.
-  for (const char* name : {"upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d"}) {
+  for (const char* name : {"upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d", "upsample_bicubic2d"}) {
     t.float32_for_reduced(std::string("aten::") + name + ".default");
     t.float32_for_reduced(std::string("aten::") + name + ".vec");
   }

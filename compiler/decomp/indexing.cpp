@@ -191,9 +191,18 @@ std::vector<Var> new_filled(Emitter& e, const DecompCall& c) {
   return one(full(e, b.ints(1), int64_t(Fill), b.opt_dtype(2).value_or(e.dtype(b.var(0)))));
 }
 
+// Inductor's prims::inductor_lookup_seed: seeds[index].clone(), a pure pick
+// (only the seed factories draw).
+std::vector<Var> lookup_seed(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  Var picked = e.call1("aten::select.int", {b.var(0), int64_t(0), b[1]});
+  return one(e.call1("aten::clone.default", {picked}));
+}
+
 }  // namespace
 
 void add_indexing_decomps(DecompTable& t) {
+  t["prims::inductor_lookup_seed.default"] = lookup_seed;
   t["aten::_unsafe_index.Tensor"] = unsafe_index;
   t["aten::_unsafe_index_put.default"] = unsafe_index_put;
   t["aten::_index_put_impl.default"] = unsafe_index_put;

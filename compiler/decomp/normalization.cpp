@@ -57,6 +57,17 @@ std::vector<Var> softmax_backward(Emitter& e, const DecompCall& c, bool log) {
   return one(to_dtype(e, r, out));
 }
 std::vector<Var> softmax_backward_data(Emitter& e, const DecompCall& c) { return softmax_backward(e, c, false); }
+
+// Inductor's prims::prepare_softmax_online: its eager definition, the max and
+// the sum of exp(x - max), both keeping dim, in the input's dtype (no OpMath:
+// the prim does not upcast).
+std::vector<Var> prepare_softmax_online(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  Var x = b.var(0);
+  std::vector<int64_t> dim{b.integer(1)};
+  Var max = amax(e, x, dim, true);
+  return {max, sum(e, unary(e, "exp", sub(e, x, max)), dim, true)};
+}
 std::vector<Var> log_softmax_backward_data(Emitter& e, const DecompCall& c) { return softmax_backward(e, c, true); }
 
 // The dtype of saved statistics: float32 when a 16-bit input comes with float32 parameters.
@@ -205,6 +216,7 @@ void add_normalization_decomps(DecompTable& t) {
   t["aten::log_softmax.int"] = log_softmax_int;
   t["aten::_softmax_backward_data.default"] = softmax_backward_data;
   t["aten::_log_softmax_backward_data.default"] = log_softmax_backward_data;
+  t["prims::prepare_softmax_online.default"] = prepare_softmax_online;
   t["aten::native_layer_norm.default"] = native_layer_norm;
   t["aten::layer_norm.default"] = layer_norm;
   t["aten::native_batch_norm.default"] = native_batch_norm;

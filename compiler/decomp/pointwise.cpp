@@ -191,9 +191,38 @@ std::vector<Var> remainder_scalar_tensor(Emitter& e, const DecompCall& c) {
   return one(e.call1("aten::remainder.Tensor", {scalar_tensor(e, b[0], t), y}));
 }
 
+// The shift operators are bitwise_left_shift / bitwise_right_shift under
+// another name (same promotion, same kernel); a Python-number self becomes a
+// tensor of the dtype the pair promotes to.
+template <const char* Op>
+std::vector<Var> shift_tensor(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  return one(e.call1(std::string(Op) + ".Tensor", {b.var(0), b.var(1)}));
+}
+template <const char* Op>
+std::vector<Var> shift_scalar(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  return one(e.call1(std::string(Op) + ".Tensor_Scalar", {b.var(0), b[1]}));
+}
+template <const char* Op>
+std::vector<Var> shift_scalar_tensor(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  Var y = b.var(1);
+  DType t = result_with_scalar(e.dtype(y), b.value(0));
+  return one(e.call1(std::string(Op) + ".Tensor", {scalar_tensor(e, b[0], t), y}));
+}
+constexpr char kLeftShift[] = "aten::bitwise_left_shift";
+constexpr char kRightShift[] = "aten::bitwise_right_shift";
+
 }  // namespace
 
 void add_pointwise_decomps(DecompTable& t) {
+  t["aten::__lshift__.Tensor"] = shift_tensor<kLeftShift>;
+  t["aten::__lshift__.Scalar"] = shift_scalar<kLeftShift>;
+  t["aten::bitwise_left_shift.Scalar_Tensor"] = shift_scalar_tensor<kLeftShift>;
+  t["aten::__rshift__.Tensor"] = shift_tensor<kRightShift>;
+  t["aten::__rshift__.Scalar"] = shift_scalar<kRightShift>;
+  t["aten::bitwise_right_shift.Scalar_Tensor"] = shift_scalar_tensor<kRightShift>;
   t["aten::rsub.Scalar"] = rsub_scalar;
   t["aten::rsub.Tensor"] = rsub_tensor;
   t["aten::floor_divide.default"] = floor_divide;

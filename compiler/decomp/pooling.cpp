@@ -192,6 +192,15 @@ Var upsample_nearest(Emitter& e, Var x, const Resize& r, bool exact) {
   return e.call1("aten::index.Tensor", {x, EArg::list(indices)});
 }
 
+// upsample_bicubic2d.vec is CompositeImplicit in ATen: the output size from
+// output_size or scale_factors, and the factors passed on as the scales.
+std::vector<Var> bicubic_vec(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  Resize r = resize_of(e, b, 2, true, 3);
+  auto scale = [](std::optional<double> s) { return s ? EArg(*s) : EArg::none(); };
+  return one(e.call1("aten::upsample_bicubic2d.default", {b.var(0), r.out, b[2], scale(r.scales[0]), scale(r.scales[1])}));
+}
+
 template <size_t K, bool Exact, bool Vec>
 std::vector<Var> nearest(Emitter& e, const DecompCall& c) {
   Bound b(c);
@@ -341,6 +350,7 @@ void add_pooling_decomps(DecompTable& t) {
   t["aten::upsample_trilinear3d.default"] = linear_to_vec<3>;
   t["aten::upsample_linear1d.default"] = linear1d<false>;
   t["aten::upsample_linear1d.vec"] = linear1d<true>;
+  t["aten::upsample_bicubic2d.vec"] = bicubic_vec;
 }
 
 }  // namespace kiln::decomp

@@ -35,8 +35,12 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::ge.Tensor", "aten::gt.Scalar", "aten::gt.Tensor", "aten::le.Scalar", "aten::le.Tensor",
     "aten::logical_and.default", "aten::logical_or.default", "aten::logical_xor.default", "aten::lt.Scalar",
     "aten::lt.Tensor", "aten::maximum.default", "aten::minimum.default", "aten::ne.Scalar", "aten::ne.Tensor",
+    "aten::bitwise_left_shift.Tensor", "aten::bitwise_left_shift.Tensor_Scalar", "aten::bitwise_right_shift.Tensor",
+    "aten::bitwise_right_shift.Tensor_Scalar",
     // Pointwise: selection
     "aten::where.self",
+    // Pointwise: Inductor's fused multiply-add (a * b + c rounded once has no exact composition)
+    "prims::fma.default",
     // Pointwise: activations and clamps
     "aten::clamp.Tensor", "aten::clamp.default", "aten::hardtanh.default", "aten::leaky_relu.default",
     "aten::relu.default",
@@ -44,7 +48,7 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::amax.default", "aten::amin.default", "aten::any.default", "aten::any.dim", "aten::any.dims",
     "aten::argmax.default", "aten::argmin.default", "aten::cumprod.default", "aten::cumsum.default", "aten::max.dim",
     "aten::mean.default", "aten::mean.dim", "aten::min.dim", "aten::prod.default", "aten::prod.dim_int",
-    "aten::sum.dim_IntList",
+    "aten::sum.dim_IntList", "prims::xor_sum.default",
     // Sorting and selection
     "aten::_unique2.default", "aten::kthvalue.default", "aten::median.default", "aten::median.dim",
     "aten::sort.default", "aten::sort.stable", "aten::topk.default", "aten::unique_consecutive.default",
@@ -67,7 +71,8 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::upsample_bilinear2d_backward.default", "aten::upsample_linear1d_backward.default",
     "aten::upsample_nearest1d_backward.default", "aten::upsample_nearest2d_backward.default",
     "aten::upsample_nearest3d_backward.default", "aten::upsample_trilinear3d.vec",
-    "aten::upsample_trilinear3d_backward.default",
+    "aten::upsample_trilinear3d_backward.default", "aten::upsample_bicubic2d.default",
+    "aten::upsample_bicubic2d_backward.default",
     // Padding
     "aten::constant_pad_nd.default", "aten::reflection_pad1d.default", "aten::reflection_pad1d_backward.default",
     "aten::reflection_pad2d.default", "aten::reflection_pad2d_backward.default", "aten::reflection_pad3d.default",
@@ -98,6 +103,9 @@ const std::set<std::string, std::less<>>& core_set() {
     // Random draws: kept whole, so every backend draws what eager draws from
     // the generator (a decomposition into rand() < p would draw other numbers)
     "aten::bernoulli.p",
+    // ... and Inductor's random prims, drawing what their eager definitions draw
+    "prims::inductor_random.default", "prims::inductor_randint.default", "prims::inductor_seed.default",
+    "prims::inductor_seeds.default",
   };
   // clang-format on
   return ops;

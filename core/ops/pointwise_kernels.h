@@ -315,6 +315,7 @@ struct Spec {
   bool predicate = false;     // output is bool (comparisons, isnan, ...)
   bool exact_scalar = false;  // a scalar second operand is read at compute precision (mul, div)
   std::array<int, 3> operands = {0, 1, 2};  // schema positions of the inputs
+  std::string_view kernel = {};  // a literal: ATen's kernel name in dispatch errors, when not "<op>_cpu"
 };
 
 // The resolved operands, compute dtype and (meta) output of one call.
@@ -346,7 +347,7 @@ void pointwise_op(OpRegistry& r, Spec spec, Make make) {
   auto meta = [spec](const OpArgs& a) { return one(plan_pointwise(spec, a, arity, false).out); };
   add_op_with_outputs(r, schema, meta, [spec, make](const OpArgs& a, const std::vector<Tensor>& outs) {
     Plan p = plan_pointwise(spec, a, arity, true);
-    std::string kernel = kernel_name(a);
+    std::string kernel = spec.kernel.empty() ? kernel_name(a) : std::string(spec.kernel);
     auto bound = bind_args(make, a);
     if constexpr (arity == 1) unary_kernel<kinds>(kernel, outs[0], p.in[0].tensor, bound);
     else if constexpr (arity == 2) binary_kernel<kinds>(kernel, outs[0], p.compute, p.in[0], p.in[1], bound);

@@ -1,5 +1,7 @@
 // Three-input pointwise ops: where / masked_fill (select by a bool
-// condition), lerp, addcmul and addcdiv.
+// condition), lerp, addcmul, addcdiv and Inductor's prims::fma.
+#include <cmath>
+
 #include "core/ops/pointwise_kernels.h"
 
 namespace kiln {
@@ -127,12 +129,36 @@ void register_interpolation(OpRegistry& r) {
       addc_make<true>());
 }
 
+// prims::fma (Inductor's inductor_prims.py; its _softmax_backward_data
+// decomposition writes one) is documented as a * b + c "without rounding after
+// the multiplication", which is what the code Inductor generates computes
+// (std::fma on the CPU, libdevice fma on CUDA), so floats round once here.
+// (The prim's eager fallback, (a * b) + c, rounds twice; Kiln follows the
+// definition, not that fallback.) Integers and bool compute a * b + c exactly
+// as mul and add do. The dtype is the fallback's: a * b promotes first, then
+// its result with c, which differs from promoting all three at once when a
+// zero-dim operand decides a category.
+DType fma_dtype(const OpArgs& a, DType) {
+  const Tensor &x = a.tensor(0), &y = a.tensor(1), &z = a.tensor(2);
+  Tensor product = Tensor::meta(broadcast_shapes(x.sizes(), y.sizes()), result_type({x, y}));
+  return result_type({product, z});
+}
+
+void register_fma(OpRegistry& r) {
+  ternary_op<kAllKinds>(r, {"prims::fma(Tensor a, Tensor b, Tensor c) -> Tensor", fma_dtype},
+                        stateless([]<class C>(C x, C y, C z) -> C {
+                          if constexpr (std::is_floating_point_v<C>) return std::fma(x, y, z);
+                          else return add_wrap(mul_wrap(x, y), z);
+                        }));
+}
+
 }  // namespace
 
 void register_pointwise_ternary_ops(OpRegistry& r) {
   register_where(r);
   register_masked_fill(r);
   register_interpolation(r);
+  register_fma(r);
 }
 
 }  // namespace kiln

@@ -1,7 +1,7 @@
-// Upsampling: nearest, nearest-exact and (bi/tri)linear, 1-D to 3-D, with
-// their backwards. Source indices and weights follow PyTorch's UpSample.h bit
-// for bit (float32 scales for nearest, weights stored in the tensor's dtype),
-// since a one-off index changes a whole output row.
+// Upsampling: nearest, nearest-exact and (bi/tri)linear, 1-D to 3-D, and
+// bicubic 2-D, with their backwards. Source indices and weights follow
+// PyTorch's UpSample.h bit for bit (float32 scales for nearest, weights stored
+// in the tensor's dtype), since a one-off index changes a whole output row.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kMaxSpatial = 3;
 using Dims3 = std::array<int64_t, 3>;
 
-enum class Mode { Nearest, NearestExact, Linear };
+enum class Mode { Nearest, NearestExact, Linear, Cubic };
 
 template <class T>
 using opmath_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
@@ -222,6 +222,95 @@ void linear_backward(const opmath_t<T>* go, opmath_t<T>* gi, const Resize& r) {
   });
 }
 
+// ---------------------------------------------------------------- bicubic
+
+// One output position's four taps along a dim: input indices first..first+3,
+// each clamped into [0, in) (the border repeats), and their weights. The
+// weights stay in opmath here; the forward kernel stores them in T first (its
+// weight tensors have the input's dtype), the backward kernel does not.
+template <class Acc>
+struct CubicTaps {
+  int64_t first = 0;
+  std::array<Acc, 4> w{};
+  int64_t index(int j, int64_t in) const { return std::max<int64_t>(std::min(first + j, in - 1), 0); }
+};
+
+// Keys' cubic convolution with A = -0.75 (OpenCV's), as UpSample.h writes its
+// two pieces: the order of operations fixes the rounding.
+template <class S>
+S cubic_near(S x, S A) {  // |x| <= 1
+  return ((A + S(2)) * x - (A + S(3))) * x * x + S(1);
+}
+template <class S>
+S cubic_far(S x, S A) {  // 1 < |x| < 2
+  return ((A * x - S(5) * A) * x + S(8) * A) * x - S(4) * A;
+}
+
+// HelperInterpCubic::compute_indices_weights (and the backward kernel's loop):
+// the source position is never clamped at 0 (cubic=true), the index is
+// floorf of it (float, whatever S is) capped at in - 1, and t its clamped
+// fractional part; the taps sit at t + 1, t, 1 - t and 2 - t.
+template <class Acc>
+std::vector<CubicTaps<Acc>> cubic_table(int64_t in, int64_t out, std::optional<double> scale, bool align_corners) {
+  Acc ratio = align_corners ? (out > 1 ? static_cast<Acc>(in - 1) / static_cast<Acc>(out - 1) : Acc(0))
+                            : scales_value<Acc>(scale, in, out);
+  const Acc A = Acc(-0.75);
+  std::vector<CubicTaps<Acc>> tab(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    Acc real = align_corners ? ratio * static_cast<Acc>(o) : ratio * (static_cast<Acc>(o) + Acc(0.5)) - Acc(0.5);
+    int64_t index = std::min(static_cast<int64_t>(std::floor(static_cast<float>(real))), in - 1);
+    Acc t = std::min(std::max(real - static_cast<Acc>(index), Acc(0)), Acc(1));
+    Acc x2 = Acc(1) - t;
+    tab[size_t(o)] = {index - 1, {cubic_far(t + Acc(1), A), cubic_near(t, A), cubic_near(x2, A), cubic_far(x2 + Acc(1), A)}};
+  }
+  return tab;
+}
+
+// upsample_generic_Nd_kernel_impl with HelperInterpCubic: along W in each of
+// the four rows, then along H, each sum started from its first product and
+// accumulated in opmath.
+template <class T>
+void cubic_forward(const T* in, T* out, const Resize& r) {
+  using Acc = opmath_t<T>;
+  const int64_t H = r.in[1], W = r.in[2];
+  auto rows = cubic_table<Acc>(H, r.out[1], r.scales[1], r.align_corners);
+  auto cols = cubic_table<Acc>(W, r.out[2], r.scales[2], r.align_corners);
+  auto weight = [](Acc w) { return Acc(T(w)); };
+  for_outputs(r, [&](int64_t c, int64_t, int64_t oh, int64_t ow) {
+    const CubicTaps<Acc>&y = rows[size_t(oh)], &x = cols[size_t(ow)];
+    auto along_w = [&](int j) {
+      const T* row = in + (c * H + y.index(j, H)) * W;
+      Acc v = Acc(row[x.index(0, W)]) * weight(x.w[0]);
+      for (int i = 1; i < 4; ++i) v += Acc(row[x.index(i, W)]) * weight(x.w[i]);
+      return v;
+    };
+    Acc v = along_w(0) * weight(y.w[0]);
+    for (int j = 1; j < 4; ++j) v += along_w(j) * weight(y.w[j]);
+    out[(c * r.out[1] + oh) * r.out[2] + ow] = T(v);
+  });
+}
+
+// upsample_bicubic2d_backward_out_frame: each output's gradient times its 16
+// weights, (g * wy) * wx, added to the (clamped) input positions, x taps
+// outer, in output order.
+template <class T>
+void cubic_backward(const opmath_t<T>* go, opmath_t<T>* gi, const Resize& r) {
+  using Acc = opmath_t<T>;
+  const int64_t H = r.in[1], W = r.in[2], OH = r.out[1], OW = r.out[2];
+  auto rows = cubic_table<Acc>(H, OH, r.scales[1], r.align_corners);
+  auto cols = cubic_table<Acc>(W, OW, r.scales[2], r.align_corners);
+  for_planes_backward(r, [&](int64_t c) {
+    Acc* plane = gi + c * H * W;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const CubicTaps<Acc>&y = rows[size_t(oh)], &x = cols[size_t(ow)];
+        Acc g = go[(c * OH + oh) * OW + ow];
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 4; ++j) plane[y.index(j, H) * W + x.index(i, W)] += g * y.w[size_t(j)] * x.w[size_t(i)];
+      }
+  });
+}
+
 // ---------------------------------------------------------------- arguments
 
 struct OpKind {
@@ -276,11 +365,11 @@ Shape vec_output_size(const OpArgs& args, const Shape& input, int64_t dims, size
 Resize parse_resize(const OpArgs& args, const OpKind& k) {
   Resize r;
   r.dims = k.dims;
-  bool linear = k.mode == Mode::Linear;
+  bool takes_align = k.mode == Mode::Linear || k.mode == Mode::Cubic;
   const Tensor& t = args.tensor(0);
   size_t after = k.backward ? 3 : 2;  // first argument after the sizes
-  if (linear) r.align_corners = args.boolean(after);
-  size_t scales_at = after + (linear ? 1 : 0);
+  if (takes_align) r.align_corners = args.boolean(after);
+  size_t scales_at = after + (takes_align ? 1 : 0);
   Shape out;
   if (k.vec) {
     r.input_sizes = t.sizes();
@@ -321,7 +410,12 @@ Resize parse_resize(const OpArgs& args, const OpKind& k) {
 }
 
 // Nearest forward also takes uint8 (images); everything else is float-only.
+// ATen's bicubic takes uint8 too, but computes it with fixed-point weights
+// (a separable AVX2 path), which Kiln does not reproduce.
 void check_dtype(DType t, const OpKind& k) {
+  KILN_USER_CHECK(!(k.mode == Mode::Cubic && t == DType::UInt8), k.name,
+                  ": uint8 input is not supported by Kiln (ATen interpolates uint8 images with fixed-point "
+                  "weights); convert to float first");
   bool ok = is_floating(t) || (k.mode != Mode::Linear && !k.backward && t == DType::UInt8);
   KILN_USER_CHECK(ok, "\"", k.name, "\" not implemented for '", dtype_name(t), "'");
 }
@@ -363,6 +457,7 @@ void upsample_forward(const OpArgs& args, const OpKind& k, const Tensor& out) {
   dispatch_all(x.dtype(), [&]<class T>() {
     if constexpr (is_floating_v<T>) {
       if (k.mode == Mode::Linear) linear_forward_dims<T>(x.data<T>(), out.data<T>(), r);
+      else if (k.mode == Mode::Cubic) cubic_forward<T>(x.data<T>(), out.data<T>(), r);
       else nearest_forward<T>(x.data<T>(), out.data<T>(), r, k.mode == Mode::NearestExact);
     } else if constexpr (std::is_same_v<T, uint8_t>) {
       nearest_forward<T>(x.data<T>(), out.data<T>(), r, k.mode == Mode::NearestExact);
@@ -380,6 +475,7 @@ void upsample_backward(const OpArgs& args, const OpKind& k, const Tensor& grad_i
       using Acc = opmath_t<T>;
       if constexpr (is_floating_v<T>) {
         if (k.mode == Mode::Linear) linear_backward_dims<T>(go.data<Acc>(), acc.data<Acc>(), r);
+        else if (k.mode == Mode::Cubic) cubic_backward<T>(go.data<Acc>(), acc.data<Acc>(), r);
         else nearest_backward<Acc>(go.data<Acc>(), acc.data<Acc>(), r, k.mode == Mode::NearestExact);
       }
     });
@@ -395,6 +491,7 @@ std::string op_name(Mode m, int64_t dims) {
     case Mode::Nearest: return "upsample_nearest" + n;
     case Mode::NearestExact: return "_upsample_nearest_exact" + n;
     case Mode::Linear: return dims == 1 ? "upsample_linear1d" : dims == 2 ? "upsample_bilinear2d" : "upsample_trilinear3d";
+    case Mode::Cubic: return "upsample_bicubic" + n;
   }
   return "";
 }
@@ -410,7 +507,7 @@ std::string scale_args(int64_t dims) {
 
 std::string schema_for(const OpKind& k) {
   std::string n = std::to_string(k.dims);
-  std::string align = k.mode == Mode::Linear ? ", bool align_corners" : "";
+  std::string align = k.mode == Mode::Linear || k.mode == Mode::Cubic ? ", bool align_corners" : "";
   if (k.vec)
     return "aten::" + k.name + ".vec(Tensor input, SymInt[]? output_size" + align +
            ", float[]? scale_factors) -> Tensor";
@@ -441,6 +538,10 @@ void register_upsample_ops(OpRegistry& r) {
       add_upsample(r, {m, dims, false, true, name + "_backward"});
     }
   }
+  const std::string bicubic = op_name(Mode::Cubic, 2);
+  add_upsample(r, {Mode::Cubic, 2, false, false, bicubic});
+  add_upsample(r, {Mode::Cubic, 2, true, false, bicubic});
+  add_upsample(r, {Mode::Cubic, 2, false, true, bicubic + "_backward"});
 }
 
 }  // namespace kiln

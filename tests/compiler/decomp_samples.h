@@ -130,6 +130,13 @@ inline std::vector<Sample> samples() {
       {"aten::round.decimals", {F({3, 4})}, {{"decimals", C(2)}}},
       {"aten::round.decimals", {W({3, 4})}, {{"decimals", C(-1)}}},
       {"aten::remainder.Scalar_Tensor", {C(3.5), P({3, 4})}},
+      // shift counts reach past the bit width and below zero, where ATen defines the result
+      {"aten::__lshift__.Tensor", {I({3, 4}, -1000, 1000), I({3, 4}, -3, 70)}},
+      {"aten::__lshift__.Scalar", {I({3, 4}, -1000, 1000), C(5)}},
+      {"aten::bitwise_left_shift.Scalar_Tensor", {C(7), I({3, 4}, -3, 70)}},
+      {"aten::__rshift__.Tensor", {I({3, 4}, -1000, 1000), I({4}, -3, 70)}},
+      {"aten::__rshift__.Scalar", {I({3, 4}, -1000, 1000), C(64)}},
+      {"aten::bitwise_right_shift.Scalar_Tensor", {C(-300), I({3, 4}, -3, 70)}},
       // ---- normalization
       {"aten::_softmax.default", {F({3, 5}), C(1), C(false)}},
       {"aten::_softmax.default", {F({3, 5}), C(0), C(false)}},
@@ -139,6 +146,8 @@ inline std::vector<Sample> samples() {
       {"aten::log_softmax.int", {F({3, 5}), C(0)}},
       {"aten::_softmax_backward_data.default", {F({3, 5}), U({3, 5}), C(1), C(f32)}},
       {"aten::_log_softmax_backward_data.default", {F({3, 5}), F({3, 5}), C(-1), C(f32)}},
+      {"prims::prepare_softmax_online.default", {F({3, 5}), C(1)}},
+      {"prims::prepare_softmax_online.default", {W({2, 3, 4}), C(-3)}},
       {"aten::native_layer_norm.default", {F({2, 3, 4}), Ci({4}), F({4}), F({4}), C(1e-5)}},
       {"aten::native_layer_norm.default", {F({2, 3, 4}), Ci({3, 4}), N(), N(), C(1e-5)}},
       {"aten::layer_norm.default", {F({2, 3, 4}), Ci({3, 4}), F({3, 4}), F({3, 4})}},
@@ -354,6 +363,8 @@ inline std::vector<Sample> samples() {
       {"aten::arange.default", {C(5)}},
       {"aten::arange.default", {C(4.5)}, {{"dtype", C(f64)}}},
       {"aten::arange.start", {C(1), C(7)}},
+      {"prims::inductor_lookup_seed.default", {I({3}, 0, 1000000), C(1)}},
+      {"prims::inductor_lookup_seed.default", {I({3}, 0, 1000000), C(-3)}},
       {"prims::iota.default", {C(4)}, {{"start", C(2)}, {"step", C(3)}, {"dtype", C(i64)}, {"device", C("cpu")}, {"requires_grad", C(false)}}},
       {"prims::iota.default", {C(3)}, {{"start", C(5)}, {"step", C(-2)}, {"dtype", C(f32)}, {"device", C("cpu")}, {"requires_grad", C(false)}}},
       {"aten::arange.start", {C(0.5), C(3.0)}},
@@ -414,6 +425,8 @@ inline std::vector<Sample> samples() {
       {"aten::upsample_trilinear3d.default", {F({1, 1, 2, 3, 3}), Ci({3, 4, 5}), C(true)}},
       {"aten::upsample_linear1d.default", {F({1, 2, 5}), Ci({8}), C(false)}},
       {"aten::upsample_linear1d.vec", {F({1, 2, 5}), N(), C(true), Cd({1.6})}},
+      {"aten::upsample_bicubic2d.vec", {F({1, 2, 3, 4}), Ci({6, 5}), C(false), N()}},
+      {"aten::upsample_bicubic2d.vec", {F({1, 2, 3, 4}), N(), C(true), Cd({1.5, 2.0})}},
   };
   s.insert(s.end(), more.begin(), more.end());
   return s;

@@ -276,9 +276,12 @@ class TestDecompositions : public QObject {
     QVERIFY2(begin != std::string::npos, "docs/core_aten.md has no '## The core set' section");
     std::string section = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
     std::set<std::string> documented;
-    std::regex name(R"(`([A-Za-z0-9_]+\.[A-Za-z0-9_]+)`)");
-    for (auto it = std::sregex_iterator(section.begin(), section.end(), name); it != std::sregex_iterator(); ++it)
-      documented.insert("aten::" + (*it)[1].str());
+    // ATen ops are listed without their namespace, prims with it (`prims::fma.default`).
+    std::regex name(R"(`((?:prims::)?[A-Za-z0-9_]+\.[A-Za-z0-9_]+)`)");
+    for (auto it = std::sregex_iterator(section.begin(), section.end(), name); it != std::sregex_iterator(); ++it) {
+      std::string op = (*it)[1].str();
+      documented.insert(op.find("::") == std::string::npos ? "aten::" + op : op);
+    }
     std::vector<std::string> core = core_ops();
     std::set<std::string> coded(core.begin(), core.end());
     for (const std::string& op : coded)

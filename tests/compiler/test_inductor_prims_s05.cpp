@@ -13,41 +13,17 @@
 #include "core/ops/registry.h"
 #include "core/trace/reader.h"
 #include "test_support.h"
+#include "trace_stage_util.h"
 
 using namespace kiln;
+using namespace kiln::test;
 
 namespace {
-
-bool is_run_stage(std::string_view base) {
-  return base == "aot_forward_graph" || base == "aot_backward_graph" || base == "aot_joint_graph" ||
-         base == "inductor_post_grad_graph";
-}
 
 struct Stage {
   std::string label;  // "0/0 inductor_post_grad_graph#2"
   Graph graph;
 };
-
-// The dump as the CPU kernels run it, as viewer/numerics.cpp prepares dumps:
-// devices become the CPU (the dump was made on a GPU and names cuda:0 in
-// factory calls), and a `.Tensor` overload given a Python number as `other`
-// (`aten.add.Tensor(num_batches_tracked, 1)`, which PyTorch wraps into a
-// 0-d tensor and the op registry does not) runs its `.Scalar` overload.
-void make_runnable_on_cpu(Graph& g) {
-  std::function<void(Arg&)> to_cpu = [&](Arg& a) {
-    if (a.kind == Arg::Kind::Device && a.s.starts_with("cuda")) a.s = "cpu";
-    for (Arg& item : a.items) to_cpu(item);
-  };
-  for (Node& n : g.nodes) {
-    for (Arg& a : n.args) to_cpu(a);
-    for (auto& kv : n.kwargs) to_cpu(kv.second);
-    if (n.op != OpKind::CallFunction || !n.target.ends_with(".Tensor") || n.args.size() < 2) continue;
-    Arg::Kind k = n.args[1].kind;
-    if (k != Arg::Kind::Int && k != Arg::Kind::Float && k != Arg::Kind::Bool) continue;
-    std::string scalar = n.target.substr(0, n.target.size() - 7) + ".Scalar";
-    if (op_registry().find(scalar)) n.target = scalar;
-  }
-}
 
 std::vector<Stage> s05_stages() {
   std::string path = test::reference_dir() + "/traces/s05_resnet18_train";
@@ -62,53 +38,6 @@ std::vector<Stage> s05_stages() {
       out.push_back({e.label + " " + a.name, **g});
       make_runnable_on_cpu(out.back().graph);
     }
-  return out;
-}
-
-// The graph returning every tensor-valued call node, so each can be checked.
-Graph returning_every_value(const Graph& g, std::vector<NodeId>& returned) {
-  Graph w = g;
-  std::vector<Arg> outs;
-  for (NodeId i = 0; i < NodeId(w.size()); ++i)
-    if (w[i].op == OpKind::CallFunction && w[i].meta.val.is_tensor()) {
-      outs.push_back(Arg::node(i));
-      returned.push_back(i);
-    }
-  for (Node& n : w.nodes)
-    if (n.op == OpKind::Output) {
-      n.args = {Arg::tuple(outs)};
-      n.meta.output_descs.clear();
-    }
-  return w;
-}
-
-// How far a failed run got: the call nodes before the one the error names.
-size_t calls_before_failure(const Graph& g, const std::string& message) {
-  size_t end = message.find(" (");
-  NodeId failed = message.starts_with("node ") && end != std::string::npos ? g.find(message.substr(5, end - 5)) : kNoNode;
-  size_t n = 0;
-  for (NodeId i = 0; i < NodeId(g.size()) && i != failed; ++i) n += g[i].op == OpKind::CallFunction;
-  return n;
-}
-
-size_t call_count(const Graph& g) { return count_nodes(g, OpKind::CallFunction); }
-
-// Deterministic data with the placeholder's sizes, dtype and strides: floats
-// in [-1, 1), integers in {0, 1, 2} (valid max-pool indices and counters),
-// booleans false. Values follow the logical (row-major) order, so two graphs
-// that take the same tensor in different layouts (Inductor's post-grad graphs
-// use channels-last) get the same values.
-Tensor input_for(const Node& p, uint64_t& seed) {
-  std::optional<Tensor> meta = pipeline::meta_tensor_of(p.meta.val);
-  if (!meta) qFatal("placeholder %s has no concrete tensor meta", p.name.c_str());
-  std::vector<double> v(static_cast<size_t>(meta->numel()));
-  for (double& x : v) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    double u = double(seed >> 11) / double(1ull << 53);
-    x = is_floating(meta->dtype()) ? 2 * u - 1 : meta->dtype() == DType::Bool ? 0.0 : double(int(u * 3));
-  }
-  Tensor out = Tensor::empty_strided(meta->sizes(), meta->strides(), meta->dtype());
-  out.copy_(Tensor::from_vector(v, meta->sizes()).to(meta->dtype()));
   return out;
 }
 
@@ -148,12 +77,6 @@ std::vector<Value> inputs_for(const Graph& g, bool meta) {
     }
   }
   return out;
-}
-
-QString report(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const std::string& l : lines) s += "\n  " + l;
-  return QString::fromStdString(s);
 }
 
 }  // namespace

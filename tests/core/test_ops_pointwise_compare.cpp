@@ -54,6 +54,70 @@ class TestOpsPointwiseCompare : public QObject {
              QString("aten::bitwise_and.Tensor: \"bitwise_and_cpu\" not implemented for 'Float'"));
   }
 
+  // ATen's lshift/rshift kernels: counts past the bit width or below zero are
+  // defined (0 for a left shift, the sign for a right shift), and a left shift
+  // wraps like unsigned arithmetic.
+  void shifts_int64() {
+    Tensor a = i64({1, -3, 5, 7, 1, 1}), n = i64({3, 2, 0, 63, 64, -1});
+    Tensor l = call1("aten::__lshift__.Tensor", {a, n});
+    QCOMPARE(l.dtype(), DType::Int64);
+    const int64_t* lp = l.data<int64_t>();
+    QCOMPARE(std::vector<int64_t>(lp, lp + 6),
+             (std::vector<int64_t>{8, -12, 5, std::numeric_limits<int64_t>::min(), 0, 0}));
+    Tensor b = i64({-8, 8, -1, 100, -100, 5}), m = i64({1, 2, 63, 64, -1, 0});
+    Tensor rr = call1("aten::bitwise_right_shift.Tensor", {b, m});
+    const int64_t* rp = rr.data<int64_t>();
+    QCOMPARE(std::vector<int64_t>(rp, rp + 6), (std::vector<int64_t>{-4, 2, -1, 0, -1, 5}));
+    // The two spellings are one op.
+    QCOMPARE(values(call1("aten::bitwise_left_shift.Tensor", {a, n})), values(l));
+    QCOMPARE(values(call1("aten::__rshift__.Tensor", {b, m})), values(rr));
+  }
+
+  void shifts_narrow_types_and_promotion() {
+    // int8: 64 << 1 wraps to -128; counts 7 and 8 against a width of 8.
+    Tensor c = i64({1, 64, -1, 1, 1}).to(DType::Int8);
+    Tensor cl = call1("aten::__lshift__.Tensor", {c, i64({3, 1, 1, 7, 8}).to(DType::Int8)});
+    QCOMPARE(cl.dtype(), DType::Int8);
+    QCOMPARE(values(cl), (std::vector<double>{8, -128, -2, -128, 0}));
+    // Signed right shifts saturate at width - 1 (sign fill), unsigned at the width (0).
+    Tensor cr = call1("aten::__rshift__.Scalar", {i64({-100, 100}).to(DType::Int8), 9});
+    QCOMPARE(values(cr), (std::vector<double>{-1, 0}));
+    Tensor u = i64({255, 128, 255}).to(DType::UInt8);
+    QCOMPARE(values(call1("aten::__rshift__.Tensor", {u, i64({7, 8, 200}).to(DType::UInt8)})),
+             (std::vector<double>{1, 0, 0}));
+    Tensor i32 = i64({-5, 5, 3}).to(DType::Int32);
+    Tensor r32 = call1("aten::bitwise_right_shift.Tensor_Scalar", {i32, 31});
+    QCOMPARE(r32.dtype(), DType::Int32);
+    QCOMPARE(values(r32), (std::vector<double>{-1, 0, 0}));
+    QCOMPARE(values(call1("aten::__lshift__.Scalar", {i32, 40})), (std::vector<double>{0, 0, 0}));
+    // A Python int is a wrapped scalar: cast to the tensor's dtype (uint8: 257 -> 1, 300 -> 44).
+    Tensor u3 = i64({3}).to(DType::UInt8);
+    Tensor us = call1("aten::__lshift__.Scalar", {u3, 257});
+    QCOMPARE(us.dtype(), DType::UInt8);
+    QCOMPARE(values(us), (std::vector<double>{6}));
+    QCOMPARE(values(call1("aten::__lshift__.Scalar", {u3, 300})), (std::vector<double>{0}));
+    // Tensors promote: int32 << int64 is int64; a number first is a wrapped scalar too.
+    QCOMPARE(call1("aten::__lshift__.Tensor", {i32, i64({1, 1, 1})}).dtype(), DType::Int64);
+    Tensor st = call1("aten::bitwise_left_shift.Scalar_Tensor", {3, i64({0, 1, 2}).to(DType::Int32)});
+    QCOMPARE(st.dtype(), DType::Int32);
+    QCOMPARE(values(st), (std::vector<double>{3, 6, 12}));
+    QCOMPARE(values(call1("aten::bitwise_right_shift.Scalar_Tensor", {-64, i64({1, 70})})),
+             (std::vector<double>{-32, -1}));
+  }
+
+  void shift_errors() {
+    // Floats and bool have no shift kernel; a float number promotes an int tensor to float.
+    QCOMPARE(QString::fromStdString(error_of("aten::__lshift__.Scalar", {i64({1}), 1.5})),
+             QString("aten::__lshift__.Scalar: \"lshift_cpu\" not implemented for 'Float'"));
+    QCOMPARE(QString::fromStdString(error_of("aten::bitwise_right_shift.Tensor", {boolean({true}), boolean({true})})),
+             QString("aten::bitwise_right_shift.Tensor: \"rshift_cpu\" not implemented for 'Bool'"));
+    QVERIFY(contains(error_of("aten::__rshift__.Tensor", {f32({1}), i64({1})}), "'Float'"));
+    auto r = call_meta("aten::__lshift__.Tensor", {Tensor::meta({2, 1}, DType::Int16), Tensor::meta({3}, DType::Int8)});
+    QVERIFY(r.ok());
+    QCOMPARE(r->at(0).to_tensor().sizes(), (Shape{2, 3}));
+    QCOMPARE(r->at(0).to_tensor().dtype(), DType::Int16);
+  }
+
   void strided_broadcast_and_meta() {
     Tensor x = kiln::test::arange_f32({3, 4});
     Tensor gt = call1("aten::gt.Tensor", {x.t(), f32({1, 5, 9})});  // [4, 3] transposed against [3]

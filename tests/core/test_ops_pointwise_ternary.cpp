@@ -1,5 +1,7 @@
 #include "test_ops_pointwise_support.h"
 
+#include <cmath>
+
 using namespace kiln;
 using kiln::test::call1;
 using kiln::test::values;
@@ -89,6 +91,43 @@ class TestOpsPointwiseTernary : public QObject {
     Tensor bc = call1("aten::addcmul", {f32({0}), Tensor::from_vector<float>({1, 2}, {2, 1}), f32({10, 20, 30})});
     QCOMPARE(bc.sizes(), (Shape{2, 3}));
     KILN_EXPECT_VALUES(bc, {10, 20, 30, 20, 40, 60});
+  }
+
+  // prims::fma rounds a * b + c once. Each case below is one where rounding
+  // the product first gives 0 instead: (1 + e)^2 - (1 + 2e) = e^2 exactly,
+  // with e^2 below half an ulp of 1 + 2e.
+  void fma_rounds_once() {
+    const float e32 = std::ldexp(1.0f, -12);
+    Tensor a = f32({1 + e32, 2}), c = f32({-(1 + 2 * e32), 1});
+    Tensor r = call1("prims::fma", {a, a, c});
+    QCOMPARE(r.dtype(), DType::Float32);
+    QCOMPARE(values(r), (std::vector<double>{std::ldexp(1.0, -24), 5}));
+    const double e64 = std::ldexp(1.0, -27);
+    Tensor d = f64({1 + e64}), dc = f64({-(1 + 2 * e64)});
+    QCOMPARE(values(call1("prims::fma", {d, d, dc})), (std::vector<double>{std::ldexp(1.0, -54)}));
+    // float16 computes in float32 and rounds at the store: 2^-12 is a float16.
+    const double e16 = std::ldexp(1.0, -6);
+    Tensor h = f32({float(1 + e16)}).to(DType::Float16), hc = f32({float(-(1 + 2 * e16))}).to(DType::Float16);
+    Tensor rh = call1("prims::fma", {h, h, hc});
+    QCOMPARE(rh.dtype(), DType::Float16);
+    QCOMPARE(values(rh), (std::vector<double>{std::ldexp(1.0, -12)}));
+  }
+
+  void fma_broadcasts_integers_and_promotes_like_its_fallback() {
+    Tensor col = Tensor::from_vector<int64_t>({1, 2}, {2, 1});
+    Tensor r = call1("prims::fma", {col, i64({3, 4, 5}), i64({10})});
+    QCOMPARE(r.sizes(), (Shape{2, 3}));
+    QCOMPARE(r.dtype(), DType::Int64);
+    QCOMPARE(values(r), (std::vector<double>{13, 14, 15, 16, 18, 20}));
+    QCOMPARE(values(call1("prims::fma", {boolean({true, true, false}), boolean({true, false, false}),
+                                         boolean({false, false, true})})),
+             (std::vector<double>{1, 0, 1}));
+    // (a * b) + c promotes in two steps: int64[3] * float64[] is float64 (the zero-dim operand
+    // brings the float category), then + float32[3] stays float64, where promoting all three
+    // together would give float32.
+    Tensor p = call1("prims::fma", {i64({1, 2, 3}), Tensor::scalar_tensor(Scalar(0.5), DType::Float64), f32({1, 1, 1})});
+    QCOMPARE(p.dtype(), DType::Float64);
+    QCOMPARE(values(p), (std::vector<double>{1.5, 2, 2.5}));
   }
 
   void meta() {
