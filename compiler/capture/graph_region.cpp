@@ -144,6 +144,9 @@ Expected<RegionResult> region_of_graph(py::VM& vm, const Graph& g, const std::ve
     } else if (n.target.starts_with("operator.")) {
       step.kind = GraphStep::Kind::Operator;
       step.name = n.target;
+    } else if (n.target.find("::") != std::string::npos) {
+      step.kind = GraphStep::Kind::Aten;  // torch.ops.aten.round(x) beside torch-level calls
+      step.name = n.target;
     } else {
       step.kind = GraphStep::Kind::Call;
       step.callable = binding_of(vm, n.target);

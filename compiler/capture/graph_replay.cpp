@@ -2,6 +2,10 @@
 // torch function, method or operator it recorded, in graph order.
 #include "compiler/capture/region_tracer.h"
 
+#include <algorithm>
+
+#include "core/ops/registry.h"
+#include "core/python/torch_api_binding.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
 
@@ -65,6 +69,37 @@ Value run_operator(py::VM& vm, const std::string& name, const py::ValueVec& args
   throw py::PyError("RuntimeError", "captured graph has an operator Kiln cannot run: " + name);
 }
 
+// An ATen op called directly, through the bindings' own entry so the
+// lowering's observer sees it; an overload packet takes the first overload
+// (default first) that accepts the arguments, as PyTorch's dispatch picks it.
+Value run_aten(const std::string& op, const py::ValueVec& args, const std::vector<std::pair<std::string, Value>>& kwargs) {
+  kiln::ValueList ops_args;
+  for (const Value& a : args) ops_args.push_back(py::to_ops(a, op));
+  kiln::KwargList ops_kwargs;
+  for (const auto& [k, v] : kwargs) ops_kwargs.emplace_back(k, py::to_ops(v, op));
+  std::vector<std::string> overloads;
+  if (op.find('.', op.find("::")) != std::string::npos) {
+    overloads.push_back(op);
+  } else {
+    for (const OpDef* def : op_registry().all())
+      if (std::string name = def->schema.full_name(); name.starts_with(op + ".")) overloads.push_back(std::move(name));
+    std::stable_partition(overloads.begin(), overloads.end(), [&](const std::string& n) { return n == op + ".default"; });
+  }
+  std::string last = "no registered overload";
+  for (const std::string& name : overloads) {
+    try {
+      kiln::ValueList r = torchapi::detail::aten(torchapi::Mode::Eager, name, ops_args, ops_kwargs);
+      if (r.size() == 1) return py::from_ops(r[0]);
+      py::ValueVec items;
+      for (const kiln::Value& v : r) items.push_back(py::from_ops(v));
+      return Value(py::make<py::Tuple>(std::move(items)));
+    } catch (const Error& e) {
+      last = e.what();
+    }
+  }
+  throw py::PyError("RuntimeError", op + ": " + last);
+}
+
 }  // namespace
 
 std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<Value>& inputs,
@@ -95,6 +130,7 @@ std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::
         break;
       }
       case GraphStep::Kind::Operator: r = run_operator(vm, s.name, args); break;
+      case GraphStep::Kind::Aten: r = run_aten(s.name, args, kwargs); break;
       case GraphStep::Kind::GetItem: {
         const Value& parent = args.at(0);
         r = result_items(parent).at(size_t(s.index));

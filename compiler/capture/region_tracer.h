@@ -31,9 +31,12 @@ struct ArgTemplate {
 // How to run one call_function / call_method node again with real values.
 struct GraphStep {
   NodeId node = kNoNode;
-  enum class Kind { Call, Method, Operator, GetItem } kind = Kind::Call;
+  // Aten: an ATen op called directly (torch.ops.aten.round(x) in a graph read
+  // from a file); name is the op, "aten::round.default", or an overload packet
+  // "aten::round" whose overload the arguments pick.
+  enum class Kind { Call, Method, Operator, GetItem, Aten } kind = Kind::Call;
   const torchapi::Callable* callable = nullptr;  // Call: the torch function
-  std::string name;         // Method: the method; Operator: "operator.add", ...
+  std::string name;         // Method: the method; Operator: "operator.add", ...; Aten: the op
   std::vector<ArgTemplate> args;
   std::vector<std::pair<std::string, ArgTemplate>> kwargs;
   int index = 0;            // GetItem

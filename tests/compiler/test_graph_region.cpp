@@ -109,6 +109,35 @@ class TestGraphRegion : public QObject {
     QCOMPARE(targets, std::vector<std::string>{"aten::sin.default"});
   }
 
+  // Dynamo graphs keep direct ATen calls as they are (torch.ops.aten.round(x),
+  // an overload packet; torch.ops.aten.mul.Tensor): they run through the same
+  // observed entry as the bindings, so they are lowered too.
+  void direct_aten_calls_beside_torch_calls() {
+    Graph g = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[4]", y: "f32[4]"):
+        sigmoid = torch.sigmoid(x)
+        mul = torch.ops.aten.mul.Tensor(sigmoid, y)
+        round_1 = torch.ops.aten.round(mul)
+        return (round_1,)
+)");
+    std::vector<Tensor> in = random_inputs({{4}, {4}});
+    Expected<Graph> aten = pipeline::lower_torch_graph(g, in);
+    QVERIFY2(aten.ok(), aten.status().to_string().c_str());
+    std::vector<std::string> targets;
+    for (const Node& n : aten->nodes)
+      if (n.op == OpKind::CallFunction) targets.push_back(n.target);
+    QCOMPARE(targets, (std::vector<std::string>{"aten::sigmoid.default", "aten::mul.Tensor", "aten::round.default"}));
+    std::vector<Value> args(in.begin(), in.end());
+    Expected<std::vector<Value>> out = pipeline::run_aten_graph(*aten, args);
+    QVERIFY2(out.ok(), out.status().to_string().c_str());
+    std::vector<double> x = test::values(in[0]), y = test::values(in[1]), got = test::values((*out)[0].to_tensor());
+    for (size_t i = 0; i < 4; ++i) {
+      const double unrounded = y[i] / (1 + std::exp(-x[i]));
+      QVERIFY2(got[i] == std::nearbyint(got[i]) && std::fabs(got[i] - unrounded) <= 0.5 + 1e-5,
+               qPrintable(QString("element %1: %2 for %3").arg(i).arg(got[i]).arg(unrounded)));
+    }
+  }
+
   void what_cannot_be_lowered_is_refused_by_node() {
     auto refusal = [](const char* text, std::vector<Tensor> in) {
       Expected<Graph> aten = pipeline::lower_torch_graph(parse(text), std::move(in));
