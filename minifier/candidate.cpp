@@ -11,6 +11,7 @@
 #include "compiler/pipeline/emitter.h"
 #include "core/graph/hash.h"
 #include "core/graph/parser.h"
+#include "core/ops/overloads.h"
 #include "core/ops/registry.h"
 
 namespace kiln::minify {
@@ -102,21 +103,10 @@ std::optional<std::string> overload_taking(const std::string& target, const Valu
   return std::nullopt;
 }
 
-// "aten::round": a namespace and a name, no overload (torch.ops.aten.round).
-bool is_overload_packet(const std::string& target) {
-  const size_t ns = target.find("::");
-  return ns != std::string::npos && target.find('.', ns) == std::string::npos;
-}
-
 // The packet's overload these arguments call, as PyTorch picks it: the first
 // registered one whose meta function accepts them, `default` first.
 std::optional<std::string> packet_overload(const std::string& packet, const ValueList& args, const KwargList& kwargs) {
-  const std::string base = packet + ".";
-  std::vector<std::string> names;
-  for (const OpDef* def : op_registry().all())
-    if (std::string name = def->schema.full_name(); name.starts_with(base)) names.push_back(std::move(name));
-  std::stable_partition(names.begin(), names.end(), [&](const std::string& n) { return n == base + "default"; });
-  for (const std::string& name : names) {
+  for (const std::string& name : registered_overloads(packet)) {
     try {
       if (call_meta(name, args, kwargs).ok()) return name;
     } catch (const Error&) {

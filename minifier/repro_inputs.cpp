@@ -6,6 +6,7 @@
 #include "compiler/pipeline/emitter.h"
 #include "core/tensor/generator.h"
 #include "minifier/candidate.h"
+#include "core/ops/overloads.h"
 #include "minifier/repro.h"
 #include "minifier/repro_internal.h"
 #include "core/util/limits.h"
@@ -143,8 +144,7 @@ void propagate_meta_vals(Graph& g, const std::vector<Tensor>& given) {
       vals[i] = c.graph.nodes[i].meta.val;
       // An overload packet (torch.ops.aten.round) names the overload its arguments call.
       Node& n = g.nodes[i];
-      if (n.op == OpKind::CallFunction && n.target.find("::") != std::string::npos && n.target.find('.', n.target.find("::")) == std::string::npos)
-        n.target = c.graph.nodes[i].target;
+      if (n.op == OpKind::CallFunction && is_overload_packet(n.target)) n.target = c.graph.nodes[i].target;
     }
   } else {
     std::vector<Value> metas = pipeline::compute_node_metas(g);

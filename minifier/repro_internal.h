@@ -56,6 +56,9 @@ Repro repro_from_graph_text(Graph g, std::string_view text, const std::string& f
 
 // Replaces a torch-level graph by Kiln's lowering of it to ATen, run on r.inputs.
 void lower_torch_level(Repro& r);
+// The lines of a lowered graph's nodes: each ATen node's is the torch-level
+// node's it came from (meta.from), else its own name's.
+std::map<std::string, int> lowered_node_lines(const Graph& aten, const std::map<std::string, int>& torch_lines);
 
 // A Repro holding `g` read from `text` of `file` (its nodes' lines counted from
 // first_line), checked to be an ATen graph Kiln runs (a torch-level one is

@@ -227,15 +227,19 @@ void lower_torch_level(Repro& r) {
     }
     throw Error("a torch-level graph that Kiln cannot lower to ATen: " + message, {r.graph_file, line});
   }
-  std::map<std::string, int> lines;
-  for (const Node& n : aten->nodes) {
-    auto it = n.meta.from.empty() ? r.node_lines.end() : r.node_lines.find(n.meta.from.front());
-    if (it == r.node_lines.end()) it = r.node_lines.find(n.name);
-    if (it != r.node_lines.end()) lines.emplace(n.name, it->second);
-  }
+  r.node_lines = lowered_node_lines(*aten, r.node_lines);
   r.graph = std::move(*aten);
-  r.node_lines = std::move(lines);
   r.lowered_from_torch = true;
+}
+
+std::map<std::string, int> lowered_node_lines(const Graph& aten, const std::map<std::string, int>& torch_lines) {
+  std::map<std::string, int> lines;
+  for (const Node& n : aten.nodes) {
+    auto it = n.meta.from.empty() ? torch_lines.end() : torch_lines.find(n.meta.from.front());
+    if (it == torch_lines.end()) it = torch_lines.find(n.name);
+    if (it != torch_lines.end()) lines.emplace(n.name, it->second);
+  }
+  return lines;
 }
 
 Repro repro_of_graph(Graph g, std::string_view text, const std::string& file, int first_line) {

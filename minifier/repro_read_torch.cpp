@@ -259,11 +259,7 @@ void lower_module_repro(Repro& r, std::string_view source, int first_line) {
   if (!lowered)
     throw Error("a torch-level graph of submodules that Kiln cannot lower to ATen: " + lowered.status().message(),
                 {r.graph_file, first_line - 1 + class_line});
-  std::map<std::string, int> lines;
-  for (const Node& n : lowered->graph.nodes) {
-    auto it = n.meta.from.empty() ? r.node_lines.end() : r.node_lines.find(n.meta.from.front());
-    if (it != r.node_lines.end()) lines.emplace(n.name, it->second);
-  }
+  std::map<std::string, int> lines = lowered_node_lines(lowered->graph, r.node_lines);
   std::vector<std::string> origins;
   for (size_t k = 0; k < lowered->inputs.size(); ++k) {
     size_t given = r.inputs.size();

@@ -51,27 +51,6 @@ Expected<Tensor> make_input(const Node& p, uint64_t& seed) {
   return Tensor::from_vector(v, sizes).to(*dt);
 }
 
-// A dump's graph as the CPU rungs can run it, computing the same: PyTorch
-// wraps a Python number given for a Tensor argument into a 0-d tensor (dumps
-// hold `aten.add.Tensor(num_batches_tracked, 1)`) where the op registry does
-// not, so such nodes run their `.Scalar` overload; and devices become the CPU.
-void make_runnable_on_cpu(Graph& g) {
-  for (Node& n : g.nodes) {
-    // The rungs run on the CPU: a dump made on a GPU names its device in factory calls.
-    std::function<void(Arg&)> to_cpu = [&](Arg& a) {
-      if (a.kind == Arg::Kind::Device && a.s.starts_with("cuda")) a.s = "cpu";
-      for (Arg& item : a.items) to_cpu(item);
-    };
-    for (Arg& a : n.args) to_cpu(a);
-    for (auto& kv : n.kwargs) to_cpu(kv.second);
-    if (n.op != OpKind::CallFunction || !n.target.ends_with(".Tensor") || n.args.size() < 2) continue;
-    Arg::Kind k = n.args[1].kind;
-    if (k != Arg::Kind::Int && k != Arg::Kind::Float && k != Arg::Kind::Bool) continue;
-    std::string scalar = n.target.substr(0, n.target.size() - 7) + ".Scalar";
-    if (op_registry().find(scalar)) n.target = scalar;
-  }
-}
-
 // The first call the eager kernels cannot run (kNoNode: none), such as a prims
 // op Kiln has no kernel for.
 NodeId first_unrunnable(const Graph& g) {
@@ -189,7 +168,7 @@ Graph without_input_writes(Graph g) {
 Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, const std::atomic<bool>* cancel) {
   auto stop = [&] { return cancel && cancel->load(); };
   Graph g = shown;  // the same nodes, in the same order, as every rung can run them
-  make_runnable_on_cpu(g);
+  pipeline::make_runnable_on_cpu(g);
   std::vector<std::string> notes;
   // A repro's graph carries no annotations beyond its placeholders (load_args),
   // and dumps none for tuple results: the values every rung compares, and the

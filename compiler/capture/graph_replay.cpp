@@ -2,9 +2,7 @@
 // torch function, method or operator it recorded, in graph order.
 #include "compiler/capture/region_tracer.h"
 
-#include <algorithm>
-
-#include "core/ops/registry.h"
+#include "core/ops/overloads.h"
 #include "core/python/torch_api_binding.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
@@ -77,14 +75,7 @@ Value run_aten(const std::string& op, const py::ValueVec& args, const std::vecto
   for (const Value& a : args) ops_args.push_back(py::to_ops(a, op));
   kiln::KwargList ops_kwargs;
   for (const auto& [k, v] : kwargs) ops_kwargs.emplace_back(k, py::to_ops(v, op));
-  std::vector<std::string> overloads;
-  if (op.find('.', op.find("::")) != std::string::npos) {
-    overloads.push_back(op);
-  } else {
-    for (const OpDef* def : op_registry().all())
-      if (std::string name = def->schema.full_name(); name.starts_with(op + ".")) overloads.push_back(std::move(name));
-    std::stable_partition(overloads.begin(), overloads.end(), [&](const std::string& n) { return n == op + ".default"; });
-  }
+  const std::vector<std::string> overloads = is_overload_packet(op) ? registered_overloads(op) : std::vector<std::string>{op};
   std::string last = "no registered overload";
   for (const std::string& name : overloads) {
     try {

@@ -1,7 +1,9 @@
 #include "compiler/pipeline/aten_interpreter.h"
 
 #include <algorithm>
+#include <functional>
 
+#include "core/ops/overloads.h"
 #include "core/ops/registry.h"
 
 namespace kiln::pipeline {
@@ -69,6 +71,27 @@ bool is_view_op(std::string_view target) {
   return def && !def->schema.args.empty() && def->schema.args[0].is_alias && !def->schema.args[0].is_write;
 }
 
+// A dump's graph as the CPU rungs can run it, computing the same: PyTorch
+// wraps a Python number given for a Tensor argument into a 0-d tensor (dumps
+// hold `aten.add.Tensor(num_batches_tracked, 1)`) where the op registry does
+// not, so such nodes run their `.Scalar` overload; and devices become the CPU.
+void make_runnable_on_cpu(Graph& g) {
+  for (Node& n : g.nodes) {
+    // The rungs run on the CPU: a dump made on a GPU names its device in factory calls.
+    std::function<void(Arg&)> to_cpu = [&](Arg& a) {
+      if (a.kind == Arg::Kind::Device && a.s.starts_with("cuda")) a.s = "cpu";
+      for (Arg& item : a.items) to_cpu(item);
+    };
+    for (Arg& a : n.args) to_cpu(a);
+    for (auto& kv : n.kwargs) to_cpu(kv.second);
+    if (n.op != OpKind::CallFunction || !n.target.ends_with(".Tensor") || n.args.size() < 2) continue;
+    Arg::Kind k = n.args[1].kind;
+    if (k != Arg::Kind::Int && k != Arg::Kind::Float && k != Arg::Kind::Bool) continue;
+    std::string scalar = n.target.substr(0, n.target.size() - 7) + ".Scalar";
+    if (op_registry().find(scalar)) n.target = scalar;
+  }
+}
+
 bool is_out_overload(std::string_view target) {
   std::optional<OpName> name = split_aten(target);
   return name && (name->overload == "out" || name->overload.ends_with("_out"));
@@ -78,11 +101,7 @@ Expected<std::string> out_functional_overload(std::string_view target, const Val
   std::optional<OpName> name = split_aten(target);
   if (!name) return Status::error(std::string(target) + " is not an ATen overload");
   std::string prefix = "aten::" + std::string(name->base) + ".";
-  std::vector<std::string> candidates;
-  for (const OpDef* def : op_registry().all()) {
-    std::string full = def->schema.full_name();
-    if (full.starts_with(prefix)) candidates.push_back(std::move(full));
-  }
+  std::vector<std::string> candidates = registered_overloads("aten::" + std::string(name->base));
   auto rank = [&](const std::string& s) { return s == prefix + "default" ? 0 : s == prefix + "Tensor" ? 1 : 2; };
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });

@@ -38,6 +38,11 @@ Expected<std::vector<Value>> run_aten_graph(const Graph& g, const std::vector<Va
 // "aten::__and__.Tensor"; nullopt when the target is not in-place or its twin
 // is not registered.
 std::optional<std::string> inplace_functional_twin(std::string_view target);
+// A dump's graph as the eager kernels run it on the CPU, computing the same:
+// devices become the CPU, and a `.Tensor` overload given a Python number
+// (`aten.add.Tensor(num_batches_tracked, 1)`, which PyTorch wraps into a 0-d
+// tensor and the registry does not) runs its `.Scalar` overload.
+void make_runnable_on_cpu(Graph& g);
 // A registered op whose result may alias its first argument without writing
 // it (the schema's `Tensor(a) self`): a view.
 bool is_view_op(std::string_view target);

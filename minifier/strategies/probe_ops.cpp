@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <set>
 
-#include "core/ops/registry.h"
+#include "compiler/pipeline/aten_interpreter.h"
 
 #include "minifier/strategies/strategies.h"
 
@@ -18,13 +18,6 @@ namespace kiln::minify {
 namespace {
 
 constexpr size_t kMaxProbes = 64;
-
-// A view alone compiles to no kernel (Inductor reinterprets the input), so
-// it can hardly show a code-generation bug: views are probed last.
-bool is_view(const Node& n) {
-  const OpDef* def = op_registry().find(n.target);
-  return def && !def->schema.args.empty() && def->schema.args[0].is_alias && !def->schema.args[0].is_write;
-}
 
 std::string kind_of(const Node& n) {
   std::string k = n.target;
@@ -43,7 +36,9 @@ std::vector<Candidate> probe_candidates(const Candidate& base, const Recording& 
     if (n.op != OpKind::CallFunction || n.target.find("::") == std::string::npos) continue;
     if (seen.insert(kind_of(n)).second) order.push_back(i);
   }
-  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return !is_view(base.graph.nodes[i]); });
+  // A view alone compiles to no kernel (Inductor reinterprets the input), so
+  // it can hardly show a code-generation bug: views are probed last.
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return !pipeline::is_view_op(base.graph.nodes[i].target); });
   std::vector<Candidate> probes;
   for (size_t i : order) {
     if (probes.size() >= kMaxProbes) break;

@@ -24,26 +24,7 @@ inline bool is_run_stage(std::string_view base) {
          base == "inductor_post_grad_graph";
 }
 
-// The dump as the CPU kernels run it, as viewer/numerics.cpp prepares dumps:
-// devices become the CPU (the dump was made on a GPU and names cuda:0 in
-// factory calls), and a `.Tensor` overload given a Python number as `other`
-// (`aten.add.Tensor(num_batches_tracked, 1)`, which PyTorch wraps into a
-// 0-d tensor and the op registry does not) runs its `.Scalar` overload.
-inline void make_runnable_on_cpu(Graph& g) {
-  std::function<void(Arg&)> to_cpu = [&](Arg& a) {
-    if (a.kind == Arg::Kind::Device && a.s.starts_with("cuda")) a.s = "cpu";
-    for (Arg& item : a.items) to_cpu(item);
-  };
-  for (Node& n : g.nodes) {
-    for (Arg& a : n.args) to_cpu(a);
-    for (auto& kv : n.kwargs) to_cpu(kv.second);
-    if (n.op != OpKind::CallFunction || !n.target.ends_with(".Tensor") || n.args.size() < 2) continue;
-    Arg::Kind k = n.args[1].kind;
-    if (k != Arg::Kind::Int && k != Arg::Kind::Float && k != Arg::Kind::Bool) continue;
-    std::string scalar = n.target.substr(0, n.target.size() - 7) + ".Scalar";
-    if (op_registry().find(scalar)) n.target = scalar;
-  }
-}
+using pipeline::make_runnable_on_cpu;  // as the numerics ladder prepares dumps
 
 // The graph returning every tensor-valued call node, so each can be checked.
 inline Graph returning_every_value(const Graph& g, std::vector<NodeId>& returned) {
