@@ -1,5 +1,6 @@
 #include "compiler/pipeline/to_aten.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -14,6 +15,7 @@
 #include "core/python/torch_bridge.h"
 #include "core/python/vm.h"
 #include "core/tensor/generator.h"
+#include "core/util/limits.h"
 
 namespace kiln::pipeline {
 
@@ -308,6 +310,9 @@ Expected<LoweredModule> lower_module_class(std::string_view class_source, const 
   py::VMOptions options;
   options.out = [](std::string_view) {};
   options.err = [](std::string_view) {};
+  // The class comes from a file: its __init__ may ask for any layer size, so
+  // no tensor it makes may pass the input byte bound (4-byte elements).
+  options.max_tensor_numel = std::max<int64_t>(1, input_byte_limit() / 4);
   py::VM vm(options);
   capture::install_capture(vm);
   // The names after-dynamo files use unqualified: layers through torch.nn's

@@ -619,6 +619,9 @@ with torch.cuda.amp.autocast(enabled=False):
                     "\nmod = Repro()\nif __name__ == '__main__':\n"
                     "    run_repro(mod, load_args, accuracy=False, command='run', save_dir=None, autocast=True, backend='inductor')\n");
     expect_error_at(read_repro(path), "repro.py", 30, "an after-dynamo repro run under autocast (autocast=True)");
+    // A layer past the input byte bound is refused before it is made.
+    write(path, head + "        self.L__self___fc = Linear(in_features=5, out_features=4000000000, bias=True)\n\n" + module_forward + tail);
+    expect_error_at(read_repro(path), "repro.py", 12, "running Repro's class in Kiln's interpreter");
     // A layer Kiln's interpreter does not have is refused, naming the class's line.
     write(path, head + "        self.L__self___fc = FrobnicatingLayer(5)\n\n" + module_forward + tail);
     expect_error_at(read_repro(path), "repro.py", 12, "running Repro's class in Kiln's interpreter");
