@@ -562,6 +562,7 @@ void install_builtins(VM& vm) {
     return Value(make<SliceObj>(a[0], a[1], a.npos == 3 ? a[2] : Value()));
   });
   install_builtin_methods(vm);
+  install_annotate_builtin(vm);
 }
 
 }  // namespace kiln::py

@@ -4,6 +4,42 @@
 
 namespace kiln::py::detail {
 
+namespace {
+
+// The source text of an annotation, as `from __future__ import annotations`
+// keeps it, for the forms annotations take; any other expression is "...".
+std::string annotation_text(const Expr& e) {
+  if (const auto* n = e.as<Name>()) return n->id;
+  if (const auto* a = e.as<Attribute>()) return annotation_text(*a->value) + "." + a->attr;
+  if (const auto* s = e.as<Subscript>()) {
+    std::string inner;
+    if (const auto* t = s->slice->as<Tuple>()) {
+      for (size_t i = 0; i < t->elts.size(); ++i) inner += (i ? ", " : "") + annotation_text(*t->elts[i]);
+    } else {
+      inner = annotation_text(*s->slice);
+    }
+    return annotation_text(*s->value) + "[" + inner + "]";
+  }
+  if (const auto* l = e.as<List>()) {
+    std::string inner;
+    for (size_t i = 0; i < l->elts.size(); ++i) inner += (i ? ", " : "") + annotation_text(*l->elts[i]);
+    return "[" + inner + "]";
+  }
+  if (const auto* b = e.as<BinOp>(); b && b->op == BinaryOpKind::Or)
+    return annotation_text(*b->left) + " | " + annotation_text(*b->right);
+  if (const auto* c = e.as<Constant>()) {
+    switch (c->value.kind) {
+      case Const::Kind::None: return "None";
+      case Const::Kind::Str: return "'" + c->value.s + "'";
+      case Const::Kind::Int: return std::to_string(c->value.i);
+      default: break;
+    }
+  }
+  return "...";
+}
+
+}  // namespace
+
 void Compiler::statements(const Body& body) {
   for (const StmtPtr& s : body) statement(*s);
 }
@@ -24,6 +60,16 @@ void Compiler::statement(const Stmt& s) {
       if (a.value) {
         expr(*a.value);
         store_target(*a.target);
+      }
+      // A class body keeps its annotations' texts in __annotations__ (as PEP 563
+      // strings): dataclasses and NamedTuple take their fields from it. The
+      // builtin finds the class namespace through the running frame.
+      if (const Name* n = a.target->as<Name>(); n && unit_->scope->kind == Scope::Kind::Class) {
+        load_name("__kiln_annotate__", s.pos);
+        load_const_str(n->id, s.pos);
+        load_const_str(annotation_text(*a.annotation), s.pos);
+        emit(Op::Call, 2, s.pos);
+        emit(Op::PopTop, 0, s.pos);
       }
       return;
     }

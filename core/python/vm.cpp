@@ -216,7 +216,7 @@ void VM::write_err(std::string_view text) {
 
 Ref<Module> VM::module(std::string_view dotted) {
   auto it = modules_.find(dotted);
-  return it == modules_.end() ? Ref<Module>() : it->second;
+  return it == modules_.end() ? load_stdlib_module(*this, dotted) : it->second;
 }
 
 void VM::add_module(Ref<Module> m) { modules_[m->name] = m; }
@@ -285,6 +285,7 @@ Status VM::run_source(std::string_view source, const std::string& filename, int*
   try {
     run_frame(frame);
   } catch (PyError& e) {
+    if (e.type() == "SystemExit") return system_exit(*this, e, exit_code);
     std::string text = "Traceback (most recent call last):\n";
     for (const std::string& line : e.traceback) text += line;
     text += e.type() + ": " + e.message() + "\n";
@@ -551,6 +552,10 @@ Value VM::build_class(const Value& body, const std::string& name, ValueVec bases
   cls->dict->for_each([&](const Value&, const Value& v) {
     if (v.is(ObjKind::Function)) v.as<Function>()->owner = cls.get();
   });
+  // As CPython, the nearest base's __init_subclass__ (an implicit classmethod)
+  // sees each new subclass: enum.Enum makes its members there.
+  if (base)
+    if (const Value* hook = base->lookup("__init_subclass__")) call(*hook, ValueVec{Value(cls)});
   return Value(cls);
 }
 

@@ -56,6 +56,9 @@ struct VMOptions {
   // checked at every instruction and backward node, and raised as an error the
   // program cannot catch.
   const std::atomic<bool>* cancel = nullptr;
+  // sys.argv: the program's path and the arguments after `--` on the command
+  // line. Empty: sys.argv is [the program's file name].
+  std::vector<std::string> argv;
 };
 
 class VM {
@@ -166,6 +169,16 @@ std::string program_file_path(VM& vm, const std::string& path, bool write);
 // torch_module.cpp, nn prelude); called by the VM constructor.
 void install_builtins(VM& vm);
 void install_torch(VM& vm);
+// The standard-library modules (stdlib.cpp) are made when first imported, so
+// that start-up does not pay for them: VM::module asks for one on a miss.
+// Null when `name` is not one of them.
+Ref<Module> load_stdlib_module(VM& vm, std::string_view name);
+// A SystemExit that reached the top (sys.exit, argparse): no traceback, the
+// exit code it carries, its message on stderr when it is not a number, as
+// CPython ends (stdlib_sys.cpp).
+Status system_exit(VM& vm, const PyError& e, int* exit_code);
+// __kiln_annotate__, which records a class body's annotations (stdlib.cpp).
+void install_annotate_builtin(VM& vm);
 
 // Tells capture an object is about to change (it cannot replay such effects).
 inline void note_mutation(VM& vm, const Value& obj) {

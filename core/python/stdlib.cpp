@@ -1,0 +1,211 @@
+// The lazy module table and the natives the standard-library sources share.
+#include "core/python/stdlib.h"
+
+#include <string_view>
+
+#include "core/python/compiler.h"
+#include "core/python/vm.h"
+
+namespace kiln::py {
+
+namespace {
+
+struct StdModule {
+  std::string_view name;
+  void (*load)(VM&, const Ref<Module>&);
+};
+
+constexpr StdModule kModules[] = {
+    {"_kiln_std", load_kiln_std},
+    {"__future__", load_future},
+    {"abc", load_abc},
+    {"argparse", load_argparse},
+    {"collections", load_collections},
+    {"copy", load_copy},
+    {"dataclasses", load_dataclasses},
+    {"enum", load_enum},
+    {"functools", load_functools},
+    {"inspect", load_inspect},
+    {"itertools", load_itertools},
+    {"os", load_os},
+    {"os.path", load_os_path},
+    {"random", load_random},
+    {"shutil", load_refused},
+    {"socket", load_refused},
+    {"subprocess", load_refused},
+    {"sys", load_sys},
+    {"time", load_time},
+    {"typing", load_typing},
+    {"warnings", load_warnings},
+};
+
+}  // namespace
+
+Ref<Module> load_stdlib_module(VM& vm, std::string_view name) {
+  for (const StdModule& s : kModules) {
+    if (s.name != name) continue;
+    auto m = make<Module>(std::string(name));
+    m->dict->set(str_value("__name__"), str_value(m->name));
+    // Registered before it runs: a module that imports itself back (os and
+    // os.path) finds it.
+    vm.add_module(m);
+    s.load(vm, m);
+    return m;
+  }
+  return {};
+}
+
+void def_native(const Ref<Module>& m, const std::string& name, BuiltinFn fn) {
+  set_attr_builtin(m->dict, m->name + "." + name, name, std::move(fn));
+}
+
+void run_module_source(VM& vm, const Ref<Module>& m, const Expected<CodePtr>& code) {
+  if (!code.ok()) throw PyError("SystemError", "Kiln's " + m->name + " module does not compile: " + code.status().to_string());
+  Frame frame;
+  frame.code = code.value().get();
+  frame.consts = vm.consts_of(code.value()).get();
+  frame.globals = m->dict;
+  frame.ns = m->dict;
+  frame.parent = vm.current_frame;
+  vm.run_frame(frame);
+  // Classes the source defined belong to the module, as in CPython.
+  m->dict->for_each([&](const Value&, const Value& v) {
+    if (v.is(ObjKind::Class) && v.as<Class>()->builtin < 0 && v.as<Class>()->module == "__main__") v.as<Class>()->module = m->name;
+  });
+}
+
+namespace {
+
+Class* class_arg(const CallArgs& a, size_t i) {
+  if (a.npos <= i || !a[i].is(ObjKind::Class)) throw_type_error("expected a class");
+  return a[i].as<Class>();
+}
+
+}  // namespace
+
+// What the Python sources need and the subset lacks: raising errors, naming
+// classes made at run time, a class's own dict, new instances without
+// __init__, the caller's location and a function's parameters.
+void load_kiln_std(VM&, const Ref<Module>& m) {
+  def_native(m, "raise_error", [](VM&, const CallArgs& a) -> Value { throw PyError(as_str(a[0]), as_str(a[1])); });
+  def_native(m, "class_dict", [](VM&, const CallArgs& a) { return Value(class_arg(a, 0)->dict); });
+  def_native(m, "set_class_name", [](VM&, const CallArgs& a) {
+    Class* c = class_arg(a, 0);
+    c->name = c->qualname = as_str(a[1]);
+    if (a.npos > 2) c->module = as_str(a[2]);
+    return Value();
+  });
+  def_native(m, "instance_dict", [](VM&, const CallArgs& a) -> Value {
+    if (!a[0].is(ObjKind::Instance)) throw_type_error("instance_dict() expects an instance");
+    return Value(a[0].as<Instance>()->dict);
+  });
+  def_native(m, "set_function_name", [](VM&, const CallArgs& a) {
+    if (!a[0].is(ObjKind::Function)) return Value();
+    Function* fn = a[0].as<Function>();
+    fn->name = as_str(a[1]);
+    fn->qualname = a.npos > 2 ? as_str(a[2]) : fn->name;
+    return Value();
+  });
+  def_native(m, "builtin", [](VM& vm, const CallArgs& a) {
+    const Value* v = vm.builtins()->find_str(as_str(a[0]));
+    return v ? *v : Value();
+  });
+  def_native(m, "set_builtin", [](VM& vm, const CallArgs& a) {
+    vm.builtins()->set(a[0], a[1]);
+    return Value();
+  });
+  def_native(m, "is_instance_object", [](VM&, const CallArgs& a) { return Value(a[0].is(ObjKind::Instance)); });
+  def_native(m, "is_class", [](VM&, const CallArgs& a) { return Value(a[0].is(ObjKind::Class)); });
+  def_native(m, "is_user_class", [](VM&, const CallArgs& a) {
+    return Value(a[0].is(ObjKind::Class) && a[0].as<Class>()->builtin < 0);
+  });
+  def_native(m, "is_function", [](VM&, const CallArgs& a) { return Value(a[0].is(ObjKind::Function)); });
+  def_native(m, "new_instance", [](VM&, const CallArgs& a) { return Value(make<Instance>(Ref<Class>(class_arg(a, 0)))); });
+  def_native(m, "base_of", [](VM&, const CallArgs& a) {
+    Class* c = class_arg(a, 0);
+    return c->base ? Value(c->base) : Value();
+  });
+  // Identity as a dict key (memo tables: the subset has no id()).
+  def_native(m, "identity", [](VM&, const CallArgs& a) {
+    return Value(int64_t(reinterpret_cast<intptr_t>(a[0].is_obj() ? a[0].obj() : nullptr)));
+  });
+  // (filename, line, source text) of the frame `depth` callers above the
+  // Python function that called this (1: its caller).
+  def_native(m, "caller", [](VM& vm, const CallArgs& a) {
+    int64_t depth = a.npos ? to_index(a[0], "depth") : 1;
+    Frame* f = vm.current_frame;
+    for (int64_t i = 0; i < depth && f && f->parent; ++i) f = f->parent;
+    if (!f || !f->code) return tuple_value({str_value("sys"), Value(int64_t(1)), str_value("")});
+    int line = f->line();
+    return tuple_value({str_value(f->code->filename), Value(int64_t(line)), str_value(source_line(*f->code, line))});
+  });
+  // A Python function's parameters: (names, kinds, defaults dict) with kinds
+  // as inspect names them.
+  def_native(m, "parameters", [](VM&, const CallArgs& a) {
+    Value fv = a[0];
+    if (fv.is(ObjKind::BoundMethod)) fv = fv.as<BoundMethod>()->func;
+    if (!fv.is(ObjKind::Function)) throw PyError("ValueError", "no signature found for " + type_name(a[0]));
+    Function* fn = fv.as<Function>();
+    const Code& c = *fn->code;
+    ValueVec names, kinds;
+    auto defaults = make<Dict>();
+    size_t slot = 0;
+    const size_t nparams = size_t(c.argcount);
+    for (; slot < nparams; ++slot) {
+      names.push_back(str_value(c.varnames[slot]));
+      kinds.push_back(str_value("POSITIONAL_OR_KEYWORD"));
+      size_t first_default = nparams - std::min(nparams, fn->defaults.size());
+      if (slot >= first_default) defaults->set(names.back(), fn->defaults[slot - first_default]);
+    }
+    ValueVec kwonly;
+    for (int i = 0; i < c.kwonlyargcount; ++i, ++slot) kwonly.push_back(str_value(c.varnames[slot]));
+    if (c.has_varargs) {
+      names.push_back(str_value(c.varnames[slot++]));
+      kinds.push_back(str_value("VAR_POSITIONAL"));
+    }
+    for (const Value& k : kwonly) {
+      names.push_back(k);
+      kinds.push_back(str_value("KEYWORD_ONLY"));
+      if (fn->kwdefaults)
+        if (const Value* d = fn->kwdefaults->find(k)) defaults->set(k, *d);
+    }
+    if (c.has_varkw) {
+      names.push_back(str_value(c.varnames[slot]));
+      kinds.push_back(str_value("VAR_KEYWORD"));
+    }
+    return tuple_value({list_value(std::move(names)), list_value(std::move(kinds)), Value(defaults)});
+  });
+}
+
+void install_annotate_builtin(VM& vm) {
+  // Called by the code a class body's `name: annotation` compiles to
+  // (compiler_stmt.cpp), from inside the body: its frame's namespace is the
+  // class's.
+  set_attr_builtin(vm.builtins(), "__kiln_annotate__", "__kiln_annotate__", [](VM& vm, const CallArgs& a) {
+    Frame* f = vm.current_frame;
+    if (!f || !f->ns) return Value();
+    Value key = str_value("__annotations__");
+    Value* ann = f->ns->find(key);
+    if (!ann || !ann->is(ObjKind::Dict)) {
+      f->ns->set(key, Value(make<Dict>()));
+      ann = f->ns->find(key);
+    }
+    ann->as<Dict>()->set(a[0], a[1]);
+    return Value();
+  });
+}
+
+// Every attribute of subprocess, socket and shutil is refused when reached,
+// so a program that only imports one still runs.
+void load_refused(VM&, const Ref<Module>& m) {
+  const std::string name = m->name;
+  for (const char* fn : {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput", "socket",
+                         "create_connection", "gethostname", "copy", "copyfile", "copytree", "rmtree", "move", "which"}) {
+    std::string qualified = name + "." + fn;
+    def_native(m, fn, [qualified](VM&, const CallArgs&) -> Value {
+      throw_unsupported(qualified + "() is outside Kiln's Python subset (programs cannot run processes, open sockets or touch files)");
+    });
+  }
+}
+
+}  // namespace kiln::py

@@ -1,0 +1,967 @@
+// __future__, typing, abc, enum, inspect and dataclasses: Python source in
+// the subset after CPython 3.12's modules. Annotations are never evaluated
+// (a class body keeps their texts, compiler_stmt.cpp), so typing's objects
+// only need to exist, subscript and print as CPython's do.
+#include "core/python/compiler.h"
+#include "core/python/stdlib.h"
+#include "core/python/vm.h"
+
+namespace kiln::py {
+
+namespace {
+
+const char* const kFutureSource = R"PY(# __future__: every feature is already how the subset behaves.
+class _Feature:
+    def __init__(self, optional, mandatory, flag):
+        self.optional = optional
+        self.mandatory = mandatory
+        self.compiler_flag = flag
+
+    def getOptionalRelease(self):
+        return self.optional
+
+    def getMandatoryRelease(self):
+        return self.mandatory
+
+    def __repr__(self):
+        return "_Feature" + repr((self.optional, self.mandatory, self.compiler_flag))
+
+
+all_feature_names = ["nested_scopes", "generators", "division", "absolute_import", "with_statement",
+                     "print_function", "unicode_literals", "barry_as_FLUFL", "generator_stop", "annotations"]
+nested_scopes = _Feature((2, 1, 0, "beta", 1), (2, 2, 0, "alpha", 0), 16)
+generators = _Feature((2, 2, 0, "alpha", 1), (2, 3, 0, "final", 0), 0)
+division = _Feature((2, 2, 0, "alpha", 2), (3, 0, 0, "alpha", 0), 131072)
+absolute_import = _Feature((2, 5, 0, "alpha", 1), (3, 0, 0, "alpha", 0), 262144)
+with_statement = _Feature((2, 5, 0, "alpha", 1), (2, 6, 0, "alpha", 0), 524288)
+print_function = _Feature((2, 6, 0, "alpha", 2), (3, 0, 0, "alpha", 0), 1048576)
+unicode_literals = _Feature((2, 6, 0, "alpha", 2), (3, 0, 0, "alpha", 0), 2097152)
+barry_as_FLUFL = _Feature((3, 1, 0, "alpha", 2), (4, 0, 0, "alpha", 0), 4194304)
+generator_stop = _Feature((3, 5, 0, "beta", 1), (3, 7, 0, "alpha", 0), 8388608)
+annotations = _Feature((3, 7, 0, "beta", 1), None, 16777216)
+)PY";
+
+const char* const kTypingSource = R"PY(# typing, after CPython 3.12's: objects that subscript and print as
+# CPython's; none of them checks anything.
+import _kiln_std
+
+TYPE_CHECKING = False
+
+
+def _type_repr(obj):
+    if _kiln_std.is_class(obj):
+        if obj.__module__ == "builtins":
+            return obj.__qualname__
+        return obj.__module__ + "." + obj.__qualname__
+    if obj is ...:
+        return "..."
+    if obj is None or obj is type(None):
+        return "None"
+    if _kiln_std.is_function(obj):
+        return obj.__name__
+    if isinstance(obj, list):
+        return "[" + ", ".join([_type_repr(a) for a in obj]) + "]"
+    return repr(obj)
+
+
+def _as_tuple(params):
+    if isinstance(params, tuple):
+        return params
+    return (params,)
+
+
+class _GenericAlias:
+    def __init__(self, origin, args, name):
+        self.__origin__ = origin
+        self.__args__ = args
+        self._name = name
+
+    def __getitem__(self, params):
+        return _GenericAlias(self.__origin__, _as_tuple(params), self._name)
+
+    def __repr__(self):
+        if self._name == "Optional":
+            return "typing.Optional[" + _type_repr(self.__args__[0]) + "]"
+        return "typing." + self._name + "[" + ", ".join([_type_repr(a) for a in self.__args__]) + "]"
+
+    def __call__(self, *args, **kwargs):
+        return self.__origin__(*args, **kwargs)
+
+    def __eq__(self, other):
+        if not isinstance(other, _GenericAlias):
+            return False
+        return self.__origin__ is other.__origin__ and self.__args__ == other.__args__
+
+
+class _SpecialGeneric:
+    # List, Dict, ...: the unsubscripted alias of a builtin container.
+    def __init__(self, origin, name):
+        self.__origin__ = origin
+        self._name = name
+
+    def __getitem__(self, params):
+        return _GenericAlias(self.__origin__, _as_tuple(params), self._name)
+
+    def __repr__(self):
+        return "typing." + self._name
+
+    def __call__(self, *args, **kwargs):
+        return self.__origin__(*args, **kwargs)
+
+
+class _SpecialForm:
+    def __init__(self, name):
+        self._name = name
+
+    def __getitem__(self, params):
+        name = self._name
+        args = _as_tuple(params)
+        if name == "Optional":
+            return Union[args[0], None]
+        if name == "Union":
+            flat = []
+            for a in args:
+                if a is None:
+                    a = type(None)
+                if isinstance(a, _GenericAlias) and a._name == "Union":
+                    for b in a.__args__:
+                        if b not in flat:
+                            flat.append(b)
+                elif a not in flat:
+                    flat.append(a)
+            if len(flat) == 1:
+                return flat[0]
+            if len(flat) == 2 and flat[1] is type(None):
+                alias = _GenericAlias(Union, tuple(flat), "Optional")
+                return alias
+            return _GenericAlias(Union, tuple(flat), "Union")
+        return _GenericAlias(self, args, name)
+
+    def __repr__(self):
+        return "typing." + self._name
+
+    def __call__(self, *args, **kwargs):
+        _kiln_std.raise_error("TypeError", "Cannot instantiate typing." + self._name)
+
+
+Any = _SpecialForm("Any")
+Union = _SpecialForm("Union")
+Optional = _SpecialForm("Optional")
+ClassVar = _SpecialForm("ClassVar")
+Final = _SpecialForm("Final")
+Literal = _SpecialForm("Literal")
+Annotated = _SpecialForm("Annotated")
+NoReturn = _SpecialForm("NoReturn")
+Never = _SpecialForm("Never")
+Self = _SpecialForm("Self")
+TypeAlias = _SpecialForm("TypeAlias")
+Concatenate = _SpecialForm("Concatenate")
+TypeGuard = _SpecialForm("TypeGuard")
+Callable = _SpecialGeneric(None, "Callable")
+List = _SpecialGeneric(list, "List")
+Dict = _SpecialGeneric(dict, "Dict")
+Tuple = _SpecialGeneric(tuple, "Tuple")
+Type = _SpecialGeneric(type, "Type")
+DefaultDict = _SpecialGeneric(None, "DefaultDict")
+OrderedDict = _SpecialGeneric(dict, "OrderedDict")
+Counter = _SpecialGeneric(None, "Counter")
+Deque = _SpecialGeneric(None, "Deque")
+Iterable = _SpecialGeneric(None, "Iterable")
+Iterator = _SpecialGeneric(None, "Iterator")
+Generator = _SpecialGeneric(None, "Generator")
+Sequence = _SpecialGeneric(None, "Sequence")
+MutableSequence = _SpecialGeneric(None, "MutableSequence")
+Mapping = _SpecialGeneric(None, "Mapping")
+MutableMapping = _SpecialGeneric(None, "MutableMapping")
+Collection = _SpecialGeneric(None, "Collection")
+Container = _SpecialGeneric(None, "Container")
+Hashable = _SpecialGeneric(None, "Hashable")
+Sized = _SpecialGeneric(None, "Sized")
+Reversible = _SpecialGeneric(None, "Reversible")
+AbstractSet = _SpecialGeneric(None, "AbstractSet")
+Set = _SpecialGeneric(None, "Set")
+FrozenSet = _SpecialGeneric(None, "FrozenSet")
+Awaitable = _SpecialGeneric(None, "Awaitable")
+Coroutine = _SpecialGeneric(None, "Coroutine")
+AsyncIterator = _SpecialGeneric(None, "AsyncIterator")
+AsyncIterable = _SpecialGeneric(None, "AsyncIterable")
+ContextManager = _SpecialGeneric(None, "ContextManager")
+Text = str
+
+
+class TypeVar:
+    def __init__(self, name, *constraints, bound=None, covariant=False, contravariant=False):
+        self.__name__ = name
+        self.__constraints__ = constraints
+        self.__bound__ = bound
+        self.__covariant__ = covariant
+        self.__contravariant__ = contravariant
+
+    def __repr__(self):
+        if self.__covariant__:
+            return "+" + self.__name__
+        if self.__contravariant__:
+            return "-" + self.__name__
+        return "~" + self.__name__
+
+
+class ParamSpec(TypeVar):
+    pass
+
+
+AnyStr = TypeVar("AnyStr", str)
+
+
+class _Generic:
+    pass
+
+
+class _GenericForm:
+    # `class C(Generic[T])`: the subscript is the base class.
+    def __getitem__(self, params):
+        return _Generic
+
+    def __repr__(self):
+        return "<class 'typing.Generic'>"
+
+
+Generic = _GenericForm()
+
+
+class Protocol:
+    pass
+
+
+class NamedTuple:
+    # `class P(NamedTuple): x: int; y: int = 0`: fields from the class body's
+    # annotations, collected when the subclass is made.
+    def __init_subclass__(cls):
+        cd = _kiln_std.class_dict(cls)
+        ann = cd.get("__annotations__", {})
+        fields = tuple(ann.keys())
+        defaults = {}
+        for name in fields:
+            if name in cd:
+                defaults[name] = cd[name]
+        cd["_fields"] = fields
+        cd["_field_defaults"] = defaults
+        cd["__init__"] = _tuple_init
+        for name in ["__getitem__", "__iter__", "__len__", "__repr__", "__eq__", "_asdict", "_replace"]:
+            cd[name] = _TUPLE_METHODS[name]
+
+
+def _tuple_init(self, *args, **kwargs):
+    cls = type(self)
+    fields = cls._fields
+    defaults = cls._field_defaults
+    name = cls.__name__
+    if len(args) > len(fields):
+        n = len(fields) + 1
+        _kiln_std.raise_error("TypeError", name + ".__new__() takes " + str(n) + " positional argument" +
+                              ("" if n == 1 else "s") + " but " + str(len(args) + 1) + " were given")
+    values = {}
+    for i in range(len(args)):
+        values[fields[i]] = args[i]
+    for k, v in kwargs.items():
+        if k not in fields:
+            _kiln_std.raise_error("TypeError", name + ".__new__() got an unexpected keyword argument '" + k + "'")
+        if k in values:
+            _kiln_std.raise_error("TypeError", name + ".__new__() got multiple values for argument '" + k + "'")
+        values[k] = v
+    missing = []
+    for f in fields:
+        if f not in values:
+            if f in defaults:
+                values[f] = defaults[f]
+            else:
+                missing.append(f)
+    if missing:
+        _missing_error(name + ".__new__()", missing)
+    d = _kiln_std.instance_dict(self)
+    for f in fields:
+        d[f] = values[f]
+
+
+def _missing_error(where, missing):
+    quoted = ["'" + m + "'" for m in missing]
+    if len(quoted) == 1:
+        text = quoted[0]
+    elif len(quoted) == 2:
+        text = quoted[0] + " and " + quoted[1]
+    else:
+        text = ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+    n = len(missing)
+    _kiln_std.raise_error("TypeError", where + " missing " + str(n) + " required positional argument" +
+                          ("" if n == 1 else "s") + ": " + text)
+
+
+def _tuple_values(self):
+    return tuple([getattr(self, f) for f in type(self)._fields])
+
+
+def _tuple_getitem(self, i):
+    return _tuple_values(self)[i]
+
+
+def _tuple_iter(self):
+    return iter(_tuple_values(self))
+
+
+def _tuple_len(self):
+    return len(type(self)._fields)
+
+
+def _tuple_repr(self):
+    return type(self).__name__ + "(" + ", ".join([f + "=" + repr(getattr(self, f)) for f in type(self)._fields]) + ")"
+
+
+def _tuple_eq(self, other):
+    if isinstance(other, tuple):
+        return _tuple_values(self) == other
+    if _kiln_std.is_instance_object(other) and hasattr(other, "_fields") and hasattr(other, "_asdict"):
+        return _tuple_values(self) == _tuple_values(other)
+    return False
+
+
+def _tuple_asdict(self):
+    return {f: getattr(self, f) for f in type(self)._fields}
+
+
+def _tuple_replace(self, **kwargs):
+    values = _tuple_asdict(self)
+    for k, v in kwargs.items():
+        if k not in values:
+            _kiln_std.raise_error("ValueError", "Got unexpected field names: ['" + k + "']")
+        values[k] = v
+    return type(self)(**values)
+
+
+_TUPLE_METHODS = {"__getitem__": _tuple_getitem, "__iter__": _tuple_iter, "__len__": _tuple_len,
+                  "__repr__": _tuple_repr, "__eq__": _tuple_eq, "_asdict": _tuple_asdict, "_replace": _tuple_replace}
+
+
+def cast(typ, val):
+    return val
+
+
+def overload(func):
+    return func
+
+
+def final(f):
+    return f
+
+
+def no_type_check(f):
+    return f
+
+
+def runtime_checkable(cls):
+    return cls
+
+
+def get_type_hints(obj):
+    if _kiln_std.is_class(obj):
+        return dict(_kiln_std.class_dict(obj).get("__annotations__", {}))
+    return {}
+
+
+def NewType(name, tp):
+    def new_type(x):
+        return x
+    _kiln_std.set_function_name(new_type, name)
+    return new_type
+
+
+def get_origin(tp):
+    if isinstance(tp, _GenericAlias) or isinstance(tp, _SpecialGeneric):
+        return tp.__origin__
+    return None
+
+
+def get_args(tp):
+    if isinstance(tp, _GenericAlias):
+        return tp.__args__
+    return ()
+)PY";
+
+const char* const kAbcSource = R"PY(# abc: ABC is a plain base class and abstractmethod marks nothing (the
+# subset has no metaclasses to refuse instantiating an abstract class).
+class ABCMeta:
+    pass
+
+
+class ABC:
+    pass
+
+
+def abstractmethod(funcobj):
+    return funcobj
+
+
+def abstractproperty(funcobj):
+    return funcobj
+
+
+def abstractclassmethod(funcobj):
+    return funcobj
+
+
+def abstractstaticmethod(funcobj):
+    return funcobj
+)PY";
+
+const char* const kEnumSource = R"PY(# enum, after CPython 3.12's: a subclass of Enum turns its plain class
+# attributes into members when it is made (__init_subclass__: the subset has
+# no metaclasses). Members print, compare and look up by value as CPython's.
+import _kiln_std
+
+_auto_null = object()
+
+
+class auto:
+    def __init__(self, value=_auto_null):
+        self.value = value
+
+    def __repr__(self):
+        return "auto(" + repr(self.value) + ")"
+
+
+def _is_member_value(name, value):
+    if name.startswith("_"):
+        return False
+    if _kiln_std.is_function(value) or _kiln_std.is_class(value):
+        return False
+    return True
+
+
+def _make_lookup(cls):
+    # Color(1): the member whose value is 1 (a class call reaches __new__ with
+    # the arguments only).
+    def __new__(value):
+        for m in cls._member_map_.values():
+            if m._value_ == value:
+                return m
+        if _kiln_std.is_instance_object(value) and type(value) is cls:
+            return value
+        _kiln_std.raise_error("ValueError", repr(value) + " is not a valid " + cls.__qualname__)
+    return __new__
+
+
+class Enum:
+    def __init_subclass__(cls):
+        cd = _kiln_std.class_dict(cls)
+        members = {}
+        last = 0
+        for name, value in list(cd.items()):
+            if not _is_member_value(name, value):
+                continue
+            if isinstance(value, auto):
+                if value.value is _auto_null:
+                    value = cls._generate_next_value_(name, 1, len(members), last)
+                else:
+                    value = value.value
+            alias = None
+            for m in members.values():
+                if m._value_ == value:
+                    alias = m
+            if alias is not None:
+                cd[name] = alias
+                continue
+            member = _kiln_std.new_instance(cls)
+            d = _kiln_std.instance_dict(member)
+            d["_name_"] = name
+            d["_value_"] = value
+            d["name"] = name
+            d["value"] = value
+            members[name] = member
+            cd[name] = member
+            if isinstance(value, int):
+                last = value
+        cd["_member_map_"] = members
+        cd["_member_names_"] = list(members.keys())
+        cd["__members__"] = members
+        cd["__new__"] = _make_lookup(cls)
+
+    def _generate_next_value_(name, start, count, last_values):
+        if count == 0:
+            return start
+        return last_values + 1
+
+    def __repr__(self):
+        return "<" + type(self).__qualname__ + "." + self._name_ + ": " + repr(self._value_) + ">"
+
+    def __str__(self):
+        return type(self).__qualname__ + "." + self._name_
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
+
+class IntEnum(Enum):
+    def __str__(self):
+        return str(self._value_)
+
+    def __format__(self, spec):
+        return format(self._value_, spec)
+
+    def __eq__(self, other):
+        if isinstance(other, int):
+            return self._value_ == other
+        return self is other
+
+    def __int__(self):
+        return self._value_
+
+
+class StrEnum(Enum):
+    def __str__(self):
+        return self._value_
+
+    def __format__(self, spec):
+        return format(self._value_, spec)
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return self._value_ == other
+        return self is other
+
+
+def unique(enumeration):
+    return enumeration
+)PY";
+
+const char* const kInspectSource = R"PY(# inspect.signature for Python functions, classes and bound methods.
+import _kiln_std
+
+
+class _empty:
+    pass
+
+
+class _ParameterKind:
+    def __init__(self, name, value, description):
+        self.name = name
+        self.value = value
+        self.description = description
+
+    def __repr__(self):
+        return "<_ParameterKind." + self.name + ": " + str(self.value) + ">"
+
+    def __str__(self):
+        return self.name
+
+
+_KINDS = {
+    "POSITIONAL_ONLY": _ParameterKind("POSITIONAL_ONLY", 0, "positional-only"),
+    "POSITIONAL_OR_KEYWORD": _ParameterKind("POSITIONAL_OR_KEYWORD", 1, "positional or keyword"),
+    "VAR_POSITIONAL": _ParameterKind("VAR_POSITIONAL", 2, "variadic positional"),
+    "KEYWORD_ONLY": _ParameterKind("KEYWORD_ONLY", 3, "keyword-only"),
+    "VAR_KEYWORD": _ParameterKind("VAR_KEYWORD", 4, "variadic keyword"),
+}
+
+
+class Parameter:
+    POSITIONAL_ONLY = _KINDS["POSITIONAL_ONLY"]
+    POSITIONAL_OR_KEYWORD = _KINDS["POSITIONAL_OR_KEYWORD"]
+    VAR_POSITIONAL = _KINDS["VAR_POSITIONAL"]
+    KEYWORD_ONLY = _KINDS["KEYWORD_ONLY"]
+    VAR_KEYWORD = _KINDS["VAR_KEYWORD"]
+    empty = _empty
+
+    def __init__(self, name, kind, *, default=_empty, annotation=_empty):
+        self.name = name
+        self.kind = kind
+        self.default = default
+        self.annotation = annotation
+
+    def __str__(self):
+        text = self.name
+        if self.kind is Parameter.VAR_POSITIONAL:
+            text = "*" + text
+        elif self.kind is Parameter.VAR_KEYWORD:
+            text = "**" + text
+        if self.default is not _empty:
+            text += "=" + repr(self.default)
+        return text
+
+    def __repr__(self):
+        return "<Parameter \"" + str(self) + "\">"
+
+    def __eq__(self, other):
+        return isinstance(other, Parameter) and self.name == other.name and self.kind is other.kind and self.default == other.default
+
+
+class Signature:
+    empty = _empty
+
+    def __init__(self, parameters=None, *, return_annotation=_empty):
+        self.parameters = {}
+        if parameters is not None:
+            for p in parameters:
+                self.parameters[p.name] = p
+        self.return_annotation = return_annotation
+
+    def __str__(self):
+        parts = []
+        star = False
+        for p in self.parameters.values():
+            if p.kind is Parameter.VAR_POSITIONAL:
+                star = True
+            elif p.kind is Parameter.KEYWORD_ONLY and not star:
+                parts.append("*")
+                star = True
+            parts.append(str(p))
+        return "(" + ", ".join(parts) + ")"
+
+    def __repr__(self):
+        return "<Signature " + str(self) + ">"
+
+    def replace(self, *, parameters=None):
+        return Signature(parameters if parameters is not None else list(self.parameters.values()))
+
+    def bind(self, *args, **kwargs):
+        _kiln_std.raise_error("NotImplementedError", "inspect.Signature.bind is outside Kiln's subset")
+
+
+def _function_signature(f, skip_first):
+    names, kinds, defaults = _kiln_std.parameters(f)
+    params = []
+    for i in range(len(names)):
+        if skip_first and i == 0 and kinds[0] == "POSITIONAL_OR_KEYWORD":
+            continue
+        name = names[i]
+        default = defaults[name] if name in defaults else _empty
+        params.append(Parameter(name, _KINDS[kinds[i]], default=default))
+    return Signature(params)
+
+
+def signature(obj):
+    if _kiln_std.is_function(obj):
+        return _function_signature(obj, False)
+    if ismethod(obj):
+        return _function_signature(obj.__func__, True)
+    if _kiln_std.is_class(obj):
+        init = getattr(obj, "__init__", None)
+        if init is None or not _kiln_std.is_function(init):
+            return Signature([])
+        return _function_signature(init, True)
+    if _kiln_std.is_instance_object(obj) and hasattr(obj, "__call__"):
+        return signature(obj.__call__)
+    _kiln_std.raise_error("ValueError", "no signature found for " + repr(obj))
+
+
+def isclass(obj):
+    return _kiln_std.is_class(obj)
+
+
+def isfunction(obj):
+    return _kiln_std.is_function(obj)
+
+
+def ismethod(obj):
+    return type(obj).__name__ == "method"
+
+
+def isbuiltin(obj):
+    return type(obj).__name__ == "builtin_function_or_method"
+
+
+def ismodule(obj):
+    return type(obj).__name__ == "module"
+
+
+def isroutine(obj):
+    return isfunction(obj) or ismethod(obj) or isbuiltin(obj)
+
+
+def getdoc(obj):
+    return getattr(obj, "__doc__", None)
+
+
+def getsource(obj):
+    _kiln_std.raise_error("NotImplementedError", "inspect.getsource is outside Kiln's subset (programs cannot read files)")
+
+
+def currentframe():
+    _kiln_std.raise_error("NotImplementedError", "inspect.currentframe is outside Kiln's subset")
+
+
+def stack():
+    _kiln_std.raise_error("NotImplementedError", "inspect.stack is outside Kiln's subset")
+)PY";
+
+const char* const kDataclassesSource = R"PY(# dataclasses, after CPython 3.12's: the fields are the class body's
+# annotated names (their annotations are strings, as under PEP 563).
+import _kiln_std
+
+
+class _MISSING_TYPE:
+    def __repr__(self):
+        return "<dataclasses._MISSING_TYPE object>"
+
+
+MISSING = _MISSING_TYPE()
+
+
+class _KW_ONLY_TYPE:
+    pass
+
+
+KW_ONLY = _KW_ONLY_TYPE()
+
+
+class FrozenInstanceError:
+    pass
+
+
+class Field:
+    def __init__(self, default, default_factory, init, repr, hash, compare, metadata, kw_only):
+        self.name = None
+        self.type = None
+        self.default = default
+        self.default_factory = default_factory
+        self.init = init
+        self.repr = repr
+        self.hash = hash
+        self.compare = compare
+        self.metadata = {} if metadata is None else metadata
+        self.kw_only = kw_only
+
+    def __repr__(self):
+        return ("Field(name=" + repr(self.name) + ",type=" + repr(self.type) + ",default=" + repr(self.default) +
+                ",default_factory=" + repr(self.default_factory) + ",init=" + repr(self.init) + ",repr=" +
+                repr(self.repr) + ",hash=" + repr(self.hash) + ",compare=" + repr(self.compare) + ",metadata=" +
+                repr(self.metadata) + ",kw_only=" + repr(self.kw_only) + ",_field_type=_FIELD)")
+
+
+def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None, compare=True, metadata=None,
+          kw_only=MISSING):
+    if default is not MISSING and default_factory is not MISSING:
+        _kiln_std.raise_error("ValueError", "cannot specify both default and default_factory")
+    return Field(default, default_factory, init, repr, hash, compare, metadata, kw_only)
+
+
+def _is_classvar(text):
+    return text.startswith("ClassVar") or text.startswith("typing.ClassVar")
+
+
+def _is_mutable_default(value):
+    return isinstance(value, list) or isinstance(value, dict)
+
+
+def _missing_error(where, missing):
+    quoted = ["'" + m + "'" for m in missing]
+    if len(quoted) == 1:
+        text = quoted[0]
+    elif len(quoted) == 2:
+        text = quoted[0] + " and " + quoted[1]
+    else:
+        text = ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+    n = len(missing)
+    _kiln_std.raise_error("TypeError", where + " missing " + str(n) + " required positional argument" +
+                          ("" if n == 1 else "s") + ": " + text)
+
+
+def _make_init(cls, fields, frozen):
+    positional = [f for f in fields if f.init and not f.kw_only]
+    keyword_only = [f for f in fields if f.init and f.kw_only]
+    by_name = {f.name: f for f in fields if f.init}
+    qualname = cls.__qualname__
+
+    def __init__(self, *args, **kwargs):
+        where = qualname + ".__init__()"
+        if len(args) > len(positional):
+            n = len(positional) + 1
+            _kiln_std.raise_error("TypeError", where + " takes " + str(n) + " positional argument" +
+                                  ("" if n == 1 else "s") + " but " + str(len(args) + 1) + " were given")
+        values = {}
+        for i in range(len(args)):
+            values[positional[i].name] = args[i]
+        for k, v in kwargs.items():
+            if k not in by_name:
+                _kiln_std.raise_error("TypeError", where + " got an unexpected keyword argument '" + k + "'")
+            if k in values:
+                _kiln_std.raise_error("TypeError", where + " got multiple values for argument '" + k + "'")
+            values[k] = v
+        missing = []
+        for f in positional:
+            if f.name not in values and f.default is MISSING and f.default_factory is MISSING:
+                missing.append(f.name)
+        if missing:
+            _missing_error(where, missing)
+        missing = []
+        for f in keyword_only:
+            if f.name not in values and f.default is MISSING and f.default_factory is MISSING:
+                missing.append(f.name)
+        if missing:
+            quoted = ["'" + m + "'" for m in missing]
+            n = len(missing)
+            _kiln_std.raise_error("TypeError", where + " missing " + str(n) + " required keyword-only argument" +
+                                  ("" if n == 1 else "s") + ": " + " and ".join(quoted))
+        d = _kiln_std.instance_dict(self)
+        for f in fields:
+            if f.name in values:
+                d[f.name] = values[f.name]
+            elif f.default_factory is not MISSING:
+                d[f.name] = f.default_factory()
+            elif f.default is not MISSING:
+                d[f.name] = f.default
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
+
+    return __init__
+
+
+def _make_repr(fields):
+    shown = [f.name for f in fields if f.repr]
+
+    def __repr__(self):
+        return type(self).__qualname__ + "(" + ", ".join([n + "=" + repr(getattr(self, n)) for n in shown]) + ")"
+
+    return __repr__
+
+
+def _make_eq(fields):
+    compared = [f.name for f in fields if f.compare]
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return False
+        for n in compared:
+            if not (getattr(self, n) == getattr(other, n)):
+                return False
+        return True
+
+    return __eq__
+
+
+def _frozen_setattr(self, name, value):
+    _kiln_std.raise_error("dataclasses.FrozenInstanceError", "cannot assign to field '" + name + "'")
+
+
+def _process_class(cls, init, repr, eq, order, frozen, kw_only):
+    if order:
+        _kiln_std.raise_error("NotImplementedError", "dataclass(order=True) is outside Kiln's subset (it has no ordering hooks)")
+    cd = _kiln_std.class_dict(cls)
+    fields = {}
+    base = _kiln_std.base_of(cls)
+    while base is not None:
+        bd = _kiln_std.class_dict(base)
+        if "__dataclass_fields__" in bd:
+            inherited = bd["__dataclass_fields__"]
+            merged = dict(inherited)
+            for k, v in fields.items():
+                merged[k] = v
+            fields = merged
+        base = _kiln_std.base_of(base)
+    ann = cd.get("__annotations__", {})
+    in_kw_only = kw_only
+    for name, text in ann.items():
+        if _is_classvar(text):
+            continue
+        if text == "KW_ONLY" or text == "dataclasses.KW_ONLY":
+            in_kw_only = True
+            continue
+        default = cd.get(name, MISSING)
+        if isinstance(default, Field):
+            f = default
+        else:
+            f = Field(default, MISSING, True, True, None, True, None, MISSING)
+        f.name = name
+        f.type = text
+        if f.kw_only is MISSING:
+            f.kw_only = in_kw_only
+        if _is_mutable_default(f.default):
+            _kiln_std.raise_error("ValueError", "mutable default " + repr(type(f.default)) + " for field " + name +
+                                  " is not allowed: use default_factory")
+        if isinstance(default, Field):
+            if f.default is MISSING:
+                cd.pop(name)
+            else:
+                cd[name] = f.default
+        fields[name] = f
+    field_list = list(fields.values())
+    seen_default = None
+    for f in field_list:
+        if not f.init or f.kw_only:
+            continue
+        if f.default is MISSING and f.default_factory is MISSING:
+            if seen_default is not None:
+                _kiln_std.raise_error("TypeError", "non-default argument '" + f.name + "' follows default argument")
+        else:
+            seen_default = f
+    cd["__dataclass_fields__"] = fields
+    if init and "__init__" not in cd:
+        cd["__init__"] = _make_init(cls, field_list, frozen)
+    if repr and "__repr__" not in cd:
+        cd["__repr__"] = _make_repr(field_list)
+    if eq and "__eq__" not in cd:
+        cd["__eq__"] = _make_eq(field_list)
+    if frozen:
+        cd["__setattr__"] = _frozen_setattr
+    return cls
+
+
+def dataclass(cls=None, *, init=True, repr=True, eq=True, order=False, unsafe_hash=False, frozen=False,
+              match_args=True, kw_only=False, slots=False, weakref_slot=False):
+    def wrap(c):
+        return _process_class(c, init, repr, eq, order, frozen, kw_only)
+    if cls is None:
+        return wrap
+    return wrap(cls)
+
+
+def is_dataclass(obj):
+    cls = obj if _kiln_std.is_class(obj) else type(obj)
+    return hasattr(cls, "__dataclass_fields__")
+
+
+def fields(class_or_instance):
+    if not is_dataclass(class_or_instance):
+        _kiln_std.raise_error("TypeError", "must be called with a dataclass type or instance")
+    return tuple(class_or_instance.__dataclass_fields__.values())
+
+
+def _asdict_inner(obj):
+    if _kiln_std.is_instance_object(obj) and is_dataclass(obj):
+        return {f.name: _asdict_inner(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, list):
+        return [_asdict_inner(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple([_asdict_inner(v) for v in obj])
+    if isinstance(obj, dict):
+        return {_asdict_inner(k): _asdict_inner(v) for k, v in obj.items()}
+    return obj
+
+
+def asdict(obj):
+    if not (_kiln_std.is_instance_object(obj) and is_dataclass(obj)):
+        _kiln_std.raise_error("TypeError", "asdict() should be called on dataclass instances")
+    return _asdict_inner(obj)
+
+
+def astuple(obj):
+    if not (_kiln_std.is_instance_object(obj) and is_dataclass(obj)):
+        _kiln_std.raise_error("TypeError", "astuple() should be called on dataclass instances")
+    return tuple([_asdict_inner(getattr(obj, f.name)) for f in fields(obj)])
+
+
+def replace(obj, **changes):
+    for f in fields(obj):
+        if f.init and f.name not in changes:
+            changes[f.name] = getattr(obj, f.name)
+    return type(obj)(**changes)
+)PY";
+
+}  // namespace
+
+KILN_STDLIB_SOURCE(load_future, kFutureSource, "__future__.py")
+KILN_STDLIB_SOURCE(load_typing, kTypingSource, "typing.py")
+KILN_STDLIB_SOURCE(load_abc, kAbcSource, "abc.py")
+KILN_STDLIB_SOURCE(load_enum, kEnumSource, "enum.py")
+KILN_STDLIB_SOURCE(load_inspect, kInspectSource, "inspect.py")
+KILN_STDLIB_SOURCE(load_dataclasses, kDataclassesSource, "dataclasses.py")
+
+}  // namespace kiln::py
