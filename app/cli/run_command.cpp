@@ -1,4 +1,4 @@
-// `kiln-cli run PROGRAM.py [--backend B]` and `kiln-cli explain PROGRAM.py [--json]` (CLI.md).
+// `kiln-cli run PROGRAM.py [--backend B] [-- ARGS...]` and `kiln-cli explain PROGRAM.py [--json] [-- ARGS...]` (CLI.md).
 //
 // Exit codes: what the program's own run gives (0, or 1 for an error it
 // raised, as python3 exits), and 3 for a missing file, a syntax error or a
@@ -23,6 +23,7 @@ namespace {
 struct RunOptions {
   std::string program;
   std::string backend = "kiln";
+  std::vector<std::string> args;  // the program's own, after `--`: its sys.argv[1:]
   bool json = false;
   ProgramLimits limits;
 };
@@ -54,6 +55,8 @@ int run_program(py::VM& vm, const RunOptions& o) {
 int run(const RunOptions& o) {
   py::VMOptions vo;
   apply_limits(o.limits, o.program, o.backend == "kiln-cuda", vo);
+  vo.argv.push_back(o.program);
+  vo.argv.insert(vo.argv.end(), o.args.begin(), o.args.end());
   py::VM vm(vo);
   capture::CaptureOptions co = capture_options(o);
   install_backends(vm, co);
@@ -119,6 +122,8 @@ int explain(const RunOptions& o) {
   py::VMOptions vo;
   vo.out = [](std::string_view) {};
   apply_limits(o.limits, o.program, false, vo);
+  vo.argv.push_back(o.program);
+  vo.argv.insert(vo.argv.end(), o.args.begin(), o.args.end());
   py::VM vm(vo);
   RunOptions eager = o;
   eager.backend = "eager";
@@ -142,12 +147,14 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run_cmd->add_option("--backend", opts->backend, "backend for torch.compile inside the program")
       ->check(CLI::IsMember({"none", "eager", "aot_eager", "decomp_eager", "inductor", "kiln", "kiln-cuda"}));
   add_limit_options(run_cmd, opts->limits);
+  run_cmd->add_option("args", opts->args, "the program's own arguments (its sys.argv[1:]), after --");
   run_cmd->callback([opts, &exit_code] { exit_code = run(*opts); });
 
   CLI::App* ex = app.add_subcommand("explain", "torch._dynamo.explain for every compiled callable of a program");
   ex->add_option("program", opts->program, "the program (.py)")->required();
   ex->add_flag("--json", opts->json, "JSON output (CLI.md shape)");
   add_limit_options(ex, opts->limits);
+  ex->add_option("args", opts->args, "the program's own arguments (its sys.argv[1:]), after --");
   ex->callback([opts, &exit_code] { exit_code = explain(*opts); });
 }
 

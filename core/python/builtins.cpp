@@ -491,12 +491,22 @@ void install_builtins(VM& vm) {
     return str_value(format_with_spec(vm, a[0], spec));
   });
   def("id", [](VM&, const CallArgs&) -> Value { throw_unsupported("id() (object addresses are not part of Kiln's subset)"); });
-  for (const char* banned : {"open", "eval", "exec", "compile", "input", "__import__", "globals", "locals", "vars", "exit", "quit"}) {
+  for (const char* banned : {"open", "eval", "exec", "compile", "input", "__import__", "globals", "locals", "exit", "quit"}) {
     std::string n = banned;
     def(banned, [n](VM&, const CallArgs&) -> Value {
       throw_unsupported(n + "() is outside Kiln's Python subset (programs cannot touch files or run code from strings)");
     });
   }
+  // vars(obj) is the object's attribute dict (argparse's Namespace, a
+  // module); vars() would read the caller's frame and stays refused.
+  def("vars", [](VM&, const CallArgs& a) -> Value {
+    if (a.npos == 0) throw_unsupported("vars() without an argument is outside Kiln's Python subset");
+    expect_args(a, 1, 1, "vars");
+    if (a[0].is(ObjKind::Instance)) return Value(a[0].as<Instance>()->dict);
+    if (a[0].is(ObjKind::Module)) return Value(a[0].as<Module>()->dict);
+    if (a[0].is(ObjKind::Class)) return Value(a[0].as<Class>()->dict);
+    throw_type_error("vars() argument must have __dict__ attribute");
+  });
   b->set(str_value("None"), Value());
   b->set(str_value("True"), Value(true));
   b->set(str_value("False"), Value(false));
