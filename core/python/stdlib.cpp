@@ -88,6 +88,8 @@ Class* class_arg(const CallArgs& a, size_t i) {
 // __init__, the caller's location and a function's parameters.
 void load_kiln_std(VM&, const Ref<Module>& m) {
   def_native(m, "raise_error", [](VM&, const CallArgs& a) -> Value { throw PyError(as_str(a[0]), as_str(a[1])); });
+  // Outside the subset: NotImplementedError with exit code 3, as open() is.
+  def_native(m, "refuse", [](VM&, const CallArgs& a) -> Value { throw_unsupported(as_str(a[0])); });
   def_native(m, "class_dict", [](VM&, const CallArgs& a) { return Value(class_arg(a, 0)->dict); });
   def_native(m, "set_class_name", [](VM&, const CallArgs& a) {
     Class* c = class_arg(a, 0);
@@ -119,6 +121,9 @@ void load_kiln_std(VM&, const Ref<Module>& m) {
   def_native(m, "is_user_class", [](VM&, const CallArgs& a) {
     return Value(a[0].is(ObjKind::Class) && a[0].as<Class>()->builtin < 0);
   });
+  def_native(m, "is_method", [](VM&, const CallArgs& a) { return Value(a[0].is(ObjKind::BoundMethod)); });
+  def_native(m, "is_builtin", [](VM&, const CallArgs& a) { return Value(a[0].is(ObjKind::Builtin)); });
+  def_native(m, "is_module", [](VM&, const CallArgs& a) { return Value(a[0].is(ObjKind::Module)); });
   def_native(m, "is_function", [](VM&, const CallArgs& a) { return Value(a[0].is(ObjKind::Function)); });
   def_native(m, "new_instance", [](VM&, const CallArgs& a) { return Value(make<Instance>(Ref<Class>(class_arg(a, 0)))); });
   def_native(m, "base_of", [](VM&, const CallArgs& a) {

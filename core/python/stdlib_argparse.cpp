@@ -177,7 +177,7 @@ class ArgumentTypeError:
 
 class FileType:
     def __init__(self, *args, **kwargs):
-        _raise("NotImplementedError", "argparse.FileType is outside Kiln's Python subset (programs cannot open files)")
+        _kiln_std.refuse("argparse.FileType is outside Kiln's Python subset (programs cannot open files)")
 
 
 class HelpFormatter:
@@ -320,9 +320,9 @@ class ArgumentParser:
                 dest = dest.replace("-", "_")
         kind = kwargs.pop("action", "store")
         if kind is BooleanOptionalAction:
-            _raise("NotImplementedError", "argparse.BooleanOptionalAction is outside Kiln's subset")
+            _kiln_std.refuse("argparse.BooleanOptionalAction is outside Kiln's subset")
         if not isinstance(kind, str):
-            _raise("NotImplementedError", "custom argparse actions are outside Kiln's subset")
+            _kiln_std.refuse("custom argparse actions are outside Kiln's subset")
         if kind == "extend":
             kind = "append"
         known = ["store", "store_const", "store_true", "store_false", "append", "append_const", "count", "help", "version"]
@@ -392,7 +392,7 @@ class ArgumentParser:
         return g
 
     def add_subparsers(self, **kwargs):
-        _raise("NotImplementedError", "argparse subcommands (add_subparsers) are outside Kiln's subset")
+        _kiln_std.refuse("argparse subcommands (add_subparsers) are outside Kiln's subset")
 
     def set_defaults(self, **kwargs):
         for k, v in kwargs.items():

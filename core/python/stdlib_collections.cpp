@@ -509,7 +509,7 @@ def total_ordering(cls):
 
 
 def cmp_to_key(mycmp):
-    _kiln_std.raise_error("NotImplementedError", "functools.cmp_to_key is outside Kiln's subset (it has no ordering hooks)")
+    _kiln_std.refuse("functools.cmp_to_key is outside Kiln's subset (it has no ordering hooks)")
 )PY";
 
 const char* const kCopySource = R"PY(# copy in the subset. deepcopy of a tensor clones it as PyTorch's
@@ -528,12 +528,14 @@ def _is_atomic(x):
         return True
     if x is ... or _kiln_std.is_class(x) or _kiln_std.is_function(x) or isinstance(x, range):
         return True
+    if _kiln_std.is_builtin(x) or _kiln_std.is_module(x) or _kiln_std.is_method(x):
+        return True
     name = type(x).__name__
-    return name == "builtin_function_or_method" or name == "module" or name == "dtype" or name == "device" or name == "method"
+    return name == "dtype" or name == "device"
 
 
 def _clone_tensor(x, memo):
-    if x.grad_fn is not None:
+    if not x.is_leaf:
         _kiln_std.raise_error("RuntimeError", "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
     y = x.detach().clone()
     if isinstance(x, torch.nn.Parameter):

@@ -167,7 +167,7 @@ class Random:
                 a = int(a)
             if not (isinstance(a, int) or isinstance(a, bool)):
                 if isinstance(a, str) or isinstance(a, float):
-                    _raise("NotImplementedError", "random.seed() of a " + type(a).__name__ + " is outside Kiln's subset (it seeds from an int)")
+                    _kiln_std.refuse("random.seed() of a " + type(a).__name__ + " is outside Kiln's subset (it seeds from an int)")
                 _raise("TypeError", "The only supported seed types are:\nNone, int, float, str, bytes, and bytearray.")
             a = abs(int(a))
             words = []
@@ -250,7 +250,7 @@ class Random:
 
     def sample(self, population, k, *, counts=None):
         if counts is not None:
-            _raise("NotImplementedError", "random.sample(counts=) is outside Kiln's subset")
+            _kiln_std.refuse("random.sample(counts=) is outside Kiln's subset")
         if isinstance(population, dict):
             _raise("TypeError", "Population must be a sequence.  For dicts or sets, use sorted(d).")
         n = len(population)
@@ -347,7 +347,7 @@ class Random:
         return -_math.log(1.0 - self.random()) / lambd
 
     def betavariate(self, alpha, beta):
-        _raise("NotImplementedError", "random.betavariate is outside Kiln's subset")
+        _kiln_std.refuse("random.betavariate is outside Kiln's subset")
 
     def __repr__(self):
         return "<random.Random object>"

@@ -154,7 +154,7 @@ def normpath(path):
 
 
 def _refuse(name):
-    _kiln_std.raise_error("NotImplementedError", "os.path." + name + "() is outside Kiln's Python subset (programs cannot look at files)")
+    _kiln_std.refuse("os.path." + name + "() is outside Kiln's Python subset (programs cannot look at files)")
 
 
 def exists(path):

@@ -621,7 +621,7 @@ class Signature:
         return Signature(parameters if parameters is not None else list(self.parameters.values()))
 
     def bind(self, *args, **kwargs):
-        _kiln_std.raise_error("NotImplementedError", "inspect.Signature.bind is outside Kiln's subset")
+        _kiln_std.refuse("inspect.Signature.bind is outside Kiln's subset")
 
 
 def _function_signature(f, skip_first):
@@ -660,15 +660,15 @@ def isfunction(obj):
 
 
 def ismethod(obj):
-    return type(obj).__name__ == "method"
+    return _kiln_std.is_method(obj)
 
 
 def isbuiltin(obj):
-    return type(obj).__name__ == "builtin_function_or_method"
+    return _kiln_std.is_builtin(obj)
 
 
 def ismodule(obj):
-    return type(obj).__name__ == "module"
+    return _kiln_std.is_module(obj)
 
 
 def isroutine(obj):
@@ -680,15 +680,15 @@ def getdoc(obj):
 
 
 def getsource(obj):
-    _kiln_std.raise_error("NotImplementedError", "inspect.getsource is outside Kiln's subset (programs cannot read files)")
+    _kiln_std.refuse("inspect.getsource is outside Kiln's subset (programs cannot read files)")
 
 
 def currentframe():
-    _kiln_std.raise_error("NotImplementedError", "inspect.currentframe is outside Kiln's subset")
+    _kiln_std.refuse("inspect.currentframe is outside Kiln's subset")
 
 
 def stack():
-    _kiln_std.raise_error("NotImplementedError", "inspect.stack is outside Kiln's subset")
+    _kiln_std.refuse("inspect.stack is outside Kiln's subset")
 )PY";
 
 const char* const kDataclassesSource = R"PY(# dataclasses, after CPython 3.12's: the fields are the class body's
@@ -843,7 +843,7 @@ def _frozen_setattr(self, name, value):
 
 def _process_class(cls, init, repr, eq, order, frozen, kw_only):
     if order:
-        _kiln_std.raise_error("NotImplementedError", "dataclass(order=True) is outside Kiln's subset (it has no ordering hooks)")
+        _kiln_std.refuse("dataclass(order=True) is outside Kiln's subset (it has no ordering hooks)")
     cd = _kiln_std.class_dict(cls)
     fields = {}
     base = _kiln_std.base_of(cls)
