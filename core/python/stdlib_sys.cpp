@@ -151,38 +151,6 @@ def normpath(path):
     if initial_slashes:
         path = "/" * initial_slashes + path
     return path or "."
-
-
-def _refuse(name):
-    _kiln_std.refuse("os.path." + name + "() is outside Kiln's Python subset (programs cannot look at files)")
-
-
-def exists(path):
-    _refuse("exists")
-
-
-def isfile(path):
-    _refuse("isfile")
-
-
-def isdir(path):
-    _refuse("isdir")
-
-
-def getsize(path):
-    _refuse("getsize")
-
-
-def abspath(path):
-    _refuse("abspath")
-
-
-def realpath(path):
-    _refuse("realpath")
-
-
-def expanduser(path):
-    _refuse("expanduser")
 )PY";
 
 double now_s(std::chrono::system_clock::time_point t) {
@@ -284,6 +252,9 @@ void load_os(VM& vm, const Ref<Module>& m) {
 }
 
 void load_os_path(VM& vm, const Ref<Module>& m) {
+  refuse_host(m, {"exists", "lexists", "isfile", "isdir", "islink", "getsize", "getmtime", "abspath", "realpath", "expanduser",
+                  "expandvars", "samefile"},
+              "programs cannot look at files");
   static const Expected<CodePtr> code = compile_module(kOsPathSource, "posixpath.py");
   run_module_source(vm, m, code);
 }

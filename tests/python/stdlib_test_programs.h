@@ -1,0 +1,717 @@
+#pragma once
+// The programs of test_python_stdlib.cpp, kept out of the file moc reads
+// (their Python comments would read to it as preprocessor lines).
+
+namespace stdlib_test {
+
+const char* const k_typing_and_future = R"PY(from __future__ import annotations, division
+import __future__
+from typing import Optional, List, Dict, Tuple, Union, Any, Callable, Iterable, Iterator, Sequence, Mapping, TYPE_CHECKING, cast, TypeVar, Generic
+import typing
+T = TypeVar("T")
+print(Optional[int], Optional[List[int]], Union[int, str], Union[int, None], Union[int])
+print(List, Dict[str, Tuple[int, ...]], Callable[[int, str], float], Iterable[int], Sequence[str], Mapping[str, Any])
+print(TYPE_CHECKING, cast(int, "x"), T, __future__.annotations.getMandatoryRelease())
+class Box(Generic[T]):
+    def __init__(self, v: T) -> None:
+        self.v = v
+def f(x: Optional[int] = None) -> List[int]:
+    return [x or 0]
+print(Box(3).v, f(), f(2), Optional[int] == Optional[int])
+class P(typing.NamedTuple):
+    x: int
+    y: float = 1.5
+p = P(2)
+a, b = p
+print(p, p.x, p[1], a + b, p._asdict(), p._replace(x=5), len(p), p == (2, 1.5))
+class Cfg:
+    lr: float = 0.1
+    name: str
+    depth: Dict[str, int]
+print(Cfg.__annotations__, Cfg.lr)
+)PY";
+const char* const k_random_is_cpythons_mersenne_twister = R"PY(import random
+random.seed(0)
+print(random.random(), random.random())
+print([random.randint(0, 100) for _ in range(5)], random.randrange(10), random.randrange(5, 50, 5))
+random.seed(42)
+xs = list(range(10))
+random.shuffle(xs)
+print(xs, random.choice("abcdef"), random.uniform(-1, 1))
+print(random.gauss(0, 1), random.gauss(0, 1), random.normalvariate(2, 0.5))
+print(random.sample(range(1000), 4), random.sample(["a", "b", "c"], 2))
+print(random.choices([1, 2, 3], k=4), random.choices("xyz", weights=[1, 0, 5], k=3))
+random.seed(2**80 + 12345)
+print(random.random(), random.getrandbits(1), random.getrandbits(32), random.getrandbits(100))
+random.seed(-7)
+print(random.random())
+s = random.getstate()
+a = random.random()
+random.setstate(s)
+print(a == random.random())
+r = random.Random(123)
+print(r.random(), r.randint(1, 6), random.Random(123).random() == random.Random(123).random())
+)PY";
+const char* const k_collections_module = R"PY(from collections import namedtuple, defaultdict, OrderedDict, deque, Counter
+Point = namedtuple("Point", ["x", "y"])
+Pt3 = namedtuple("Pt3", "x, y z", defaults=[0])
+p = Point(1, 2)
+q = Pt3(1, 2)
+print(p, q, p.x + p.y, p[0], tuple(q), p._asdict(), p._replace(y=9), Point._fields, len(q))
+x, y = p
+print(x, y, p == Point(1, 2), p == (1, 2), repr(Point))
+d = defaultdict(int)
+for w in "the cat and the hat".split():
+    d[w] += 1
+print(d, d["dog"], len(d), "cat" in d, sorted(d.items()))
+g = defaultdict(list)
+g["a"].append(1)
+g["a"].append(2)
+print(g, dict(g.items()))
+od = OrderedDict([("b", 1), ("a", 2)])
+od["c"] = 3
+print(list(od.keys()), isinstance(od, dict))
+q = deque([1, 2, 3])
+q.appendleft(0)
+q.append(4)
+print(q, q.popleft(), q.pop(), len(q), q[0], q[-1])
+q.rotate(1)
+print(q, deque(range(5), maxlen=3), deque("ab"))
+c = Counter("mississippi")
+print(c, c["s"], c["z"], c.most_common(2), sum(c.values()), c.total())
+c.update(["m", "m"])
+print(c.most_common(1), Counter(a=2, b=1) + Counter(a=1, c=4), Counter(a=3) - Counter(a=1, b=2))
+)PY";
+const char* const k_functools_and_itertools = R"PY(import functools
+import itertools
+from functools import partial, reduce, wraps, lru_cache
+print(reduce(lambda a, b: a + b, [1, 2, 3, 4]), reduce(lambda a, b: a * b, [], 1), reduce(max, [3, 9, 2]))
+def power(base, exp):
+    return base ** exp
+square = partial(power, exp=2)
+print(square(5), partial(power, 2)(10), square.func is power, square.args, square.keywords)
+def deco(fn):
+    @wraps(fn)
+    def inner(*a, **k):
+        return fn(*a, **k) + 1
+    return inner
+@deco
+def add(a, b):
+    return a + b
+print(add(1, 2), add.__name__, add.__wrapped__ is not None)
+calls = []
+@lru_cache(maxsize=2)
+def sq(n):
+    calls.append(n)
+    return n * n
+print(sq(2), sq(3), sq(2), sq(4), sq(3), calls, sq.cache_info())
+@functools.cache
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+print(fib(80), fib.cache_info())
+print(list(itertools.chain([1, 2], (3,), "ab")), list(itertools.chain.from_iterable([[1], [2, 3]])))
+print(list(itertools.islice(itertools.count(10, 5), 4)), list(itertools.islice("abcdefg", 1, 6, 2)), list(itertools.islice(range(10), 3)))
+print(list(itertools.repeat("x", 3)), list(itertools.islice(itertools.cycle([1, 2]), 5)))
+print(list(itertools.accumulate([1, 2, 3, 4])), list(itertools.accumulate([3, 1, 4], max)), list(itertools.accumulate([1, 2], initial=10)))
+print(list(itertools.zip_longest("ab", [1, 2, 3], fillvalue="-")))
+print(list(itertools.product([0, 1], "xy")), len(list(itertools.product(range(3), repeat=3))))
+print(list(itertools.combinations("abcd", 3)), list(itertools.combinations_with_replacement([1, 2], 2)))
+print(list(itertools.permutations([1, 2, 3])), list(itertools.permutations("ab", 3)))
+print(list(itertools.starmap(pow, [(2, 3), (3, 2)])), list(itertools.takewhile(lambda v: v < 3, [1, 2, 5, 1])), list(itertools.dropwhile(lambda v: v < 3, [1, 2, 5, 1])))
+print([(k, list(g)) for k, g in itertools.groupby("aabccc")], list(itertools.pairwise([1, 2, 3])), list(itertools.compress("abc", [1, 0, 1])))
+for i, (a, b) in enumerate(itertools.product(range(2), range(2))):
+    print(i, a, b, end="; ")
+print()
+)PY";
+const char* const k_inspect_enum_abc = R"PY(import inspect
+import enum
+from enum import Enum, auto, IntEnum
+from abc import ABC, abstractmethod
+def f(a, b=2, *args, c, d=None, **kwargs):
+    pass
+sig = inspect.signature(f)
+print(sig, list(sig.parameters), sig.parameters["b"].default, sig.parameters["c"].default is inspect.Parameter.empty)
+print([str(p.kind) for p in sig.parameters.values()], sig.parameters["args"].kind == inspect.Parameter.VAR_POSITIONAL)
+class Net:
+    def __init__(self, dim, depth=2):
+        pass
+    def forward(self, x, *, mask=None):
+        pass
+print(inspect.signature(Net), inspect.signature(Net(1).forward), inspect.signature(lambda x, y=1: 0))
+print(inspect.isclass(Net), inspect.isfunction(f), inspect.ismethod(Net(1).forward), inspect.isfunction(Net))
+class Color(Enum):
+    RED = 1
+    GREEN = 2
+    BLUE = 3
+class Mode(Enum):
+    TRAIN = auto()
+    EVAL = auto()
+print(Color.RED, repr(Color.GREEN), Color(3), Color.RED.name, Color.BLUE.value, Color.RED == Color.RED, Color.RED == 1)
+print(Mode.TRAIN.value, Mode.EVAL.value, Mode(2) is Mode.EVAL, isinstance(Mode.TRAIN, Mode), list(Color.__members__))
+print(f"{Color.GREEN}", {Color.RED: "r"}[Color.RED])
+class Level(IntEnum):
+    LOW = 1
+    HIGH = 2
+print(Level.HIGH == 2, Level.LOW)
+class Base(ABC):
+    @abstractmethod
+    def run(self):
+        pass
+class Impl(Base):
+    def run(self):
+        return "ran"
+print(Impl().run(), isinstance(Impl(), Base))
+)PY";
+const char* const k_dataclasses_module = R"PY(from __future__ import annotations
+import dataclasses
+from dataclasses import dataclass, field, asdict, astuple, fields, replace
+from typing import List, ClassVar
+class Config:
+    name: str
+    lr: float = 1e-3
+    layers: List[int] = field(default_factory=lambda: [64, 64])
+    tags: list = field(default_factory=list)
+    count: ClassVar[int] = 0
+    secret: int = field(default=7, repr=False)
+Config = dataclass(Config)
+c = Config("mlp")
+print(c, c.lr, c.layers, c.secret, Config.count)
+print(c == Config("mlp"), c == Config("cnn"), asdict(c), astuple(c))
+print([f.name for f in fields(Config)], fields(Config)[1].type, dataclasses.is_dataclass(c), dataclasses.is_dataclass(3))
+print(replace(c, lr=0.5), Config("a", 0.1, [1]))
+class Point:
+    x: int
+    y: int = 0
+    def norm2(self):
+        return self.x * self.x + self.y * self.y
+Point = dataclass(eq=True)(Point)
+class Point3(Point):
+    z: int = 5
+    def __post_init__(self):
+        self.total = self.x + self.y + self.z
+Point3 = dataclass(Point3)
+p = Point3(1, 2)
+print(p, p.total, p.norm2(), Point(3, 4).norm2())
+class Frozen:
+    a: int
+Frozen = dataclass(frozen=True)(Frozen)
+print(Frozen(1))
+)PY";
+const char* const k_os_path_and_sys = R"PY(import os
+import os.path
+import sys
+from os.path import join, basename, dirname, splitext
+print(join("data", "train", "x.bin"), join("/abs", "/root", "f"), join("a/", "b"), join("a", ""))
+print(basename("/tmp/model.pt"), dirname("/tmp/model.pt"), dirname("model.pt"), splitext("ckpt/model.tar.gz"), splitext(".bashrc"))
+print(os.path.split("a/b/c"), os.path.normpath("a//b/../c/./d"), os.path.isabs("/x"), os.sep, os.path.sep)
+print(sys.maxsize, sys.platform, sys.version_info >= (3, 8), sys.version_info[0])
+n = sys.stdout.write("written\n")
+sys.stdout.flush()
+print(n, os.environ.get("KILN_SURELY_UNSET", "default"), os.getenv("KILN_SURELY_UNSET"))
+)PY";
+const char* const k_time_module = R"PY(import time
+t0 = time.perf_counter()
+m0 = time.monotonic()
+time.sleep(0.02)
+print(time.perf_counter() - t0 >= 0.02, time.monotonic() >= m0, time.time() > 1.7e9, isinstance(time.time_ns(), int))
+print(len(time.strftime("%Y-%m-%d")))
+time.sleep(-1)
+)PY";
+const char* const k_warnings_once_per_location = R"PY(import warnings
+def old_api():
+    warnings.warn("old_api is deprecated", DeprecationWarning, stacklevel=2)
+def noisy(i):
+    warnings.warn(f"step {i // 2}")
+for i in range(4):
+    noisy(i)
+old_api()
+old_api()
+warnings.warn("future change", FutureWarning)
+warnings.warn("pending", PendingDeprecationWarning)
+warnings.simplefilter("ignore", UserWarning)
+warnings.warn("silenced")
+warnings.resetwarnings()
+warnings.filterwarnings("always", message="rep")
+for i in range(2):
+    warnings.warn("repeated")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    warnings.warn("recorded", RuntimeWarning)
+print(len(caught), caught[0].category.__name__, str(caught[0].message), caught[0].lineno)
+warnings.warn("after")
+print("done")
+)PY";
+const char* const k_argparse_values = R"PY(import argparse
+p = argparse.ArgumentParser(description="Train a small model on some data with a fairly long description that needs to wrap across lines.")
+p.add_argument("data", help="path to the data")
+p.add_argument("--lr", type=float, default=0.1, help="learning rate (default: %(default)s)")
+p.add_argument("-e", "--epochs", type=int, default=3)
+p.add_argument("--cuda", action="store_true", help="use the GPU")
+p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
+p.add_argument("--opt", choices=["sgd", "adam"], default="sgd", help="optimizer")
+p.add_argument("--layers", nargs="+", type=int, default=[1])
+p.add_argument("-v", "--verbose", action="count", default=0)
+p.add_argument("extra", nargs="*")
+args = p.parse_args()
+print(args)
+print(args.lr * 2, args.epochs, args.data, args.extra)
+)PY";
+const char* const k_argparse_help = R"PY(import argparse
+p = argparse.ArgumentParser(description="Train a small model on some data with a fairly long description that needs to wrap across lines.")
+p.add_argument("data", help="path to the data")
+p.add_argument("--lr", type=float, default=0.1, help="learning rate (default: %(default)s)")
+p.add_argument("-e", "--epochs", type=int, default=3)
+p.add_argument("--cuda", action="store_true", help="use the GPU")
+p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
+p.add_argument("--opt", choices=["sgd", "adam"], default="sgd", help="optimizer")
+p.add_argument("--layers", nargs="+", type=int, default=[1])
+p.add_argument("-v", "--verbose", action="count", default=0)
+p.add_argument("extra", nargs="*")
+args = p.parse_args()
+print(args)
+print(args.lr * 2, args.epochs, args.data, args.extra)
+)PY";
+const char* const k_argparse_missing_positional = R"PY(import argparse
+p = argparse.ArgumentParser(description="Train a small model on some data with a fairly long description that needs to wrap across lines.")
+p.add_argument("data", help="path to the data")
+p.add_argument("--lr", type=float, default=0.1, help="learning rate (default: %(default)s)")
+p.add_argument("-e", "--epochs", type=int, default=3)
+p.add_argument("--cuda", action="store_true", help="use the GPU")
+p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
+p.add_argument("--opt", choices=["sgd", "adam"], default="sgd", help="optimizer")
+p.add_argument("--layers", nargs="+", type=int, default=[1])
+p.add_argument("-v", "--verbose", action="count", default=0)
+p.add_argument("extra", nargs="*")
+args = p.parse_args()
+print(args)
+print(args.lr * 2, args.epochs, args.data, args.extra)
+)PY";
+const char* const k_argparse_invalid_float = R"PY(import argparse
+p = argparse.ArgumentParser(description="Train a small model on some data with a fairly long description that needs to wrap across lines.")
+p.add_argument("data", help="path to the data")
+p.add_argument("--lr", type=float, default=0.1, help="learning rate (default: %(default)s)")
+p.add_argument("-e", "--epochs", type=int, default=3)
+p.add_argument("--cuda", action="store_true", help="use the GPU")
+p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
+p.add_argument("--opt", choices=["sgd", "adam"], default="sgd", help="optimizer")
+p.add_argument("--layers", nargs="+", type=int, default=[1])
+p.add_argument("-v", "--verbose", action="count", default=0)
+p.add_argument("extra", nargs="*")
+args = p.parse_args()
+print(args)
+print(args.lr * 2, args.epochs, args.data, args.extra)
+)PY";
+const char* const k_argparse_invalid_choice = R"PY(import argparse
+p = argparse.ArgumentParser(description="Train a small model on some data with a fairly long description that needs to wrap across lines.")
+p.add_argument("data", help="path to the data")
+p.add_argument("--lr", type=float, default=0.1, help="learning rate (default: %(default)s)")
+p.add_argument("-e", "--epochs", type=int, default=3)
+p.add_argument("--cuda", action="store_true", help="use the GPU")
+p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
+p.add_argument("--opt", choices=["sgd", "adam"], default="sgd", help="optimizer")
+p.add_argument("--layers", nargs="+", type=int, default=[1])
+p.add_argument("-v", "--verbose", action="count", default=0)
+p.add_argument("extra", nargs="*")
+args = p.parse_args()
+print(args)
+print(args.lr * 2, args.epochs, args.data, args.extra)
+)PY";
+const char* const k_argparse_expected_one_argument = R"PY(import argparse
+p = argparse.ArgumentParser(description="Train a small model on some data with a fairly long description that needs to wrap across lines.")
+p.add_argument("data", help="path to the data")
+p.add_argument("--lr", type=float, default=0.1, help="learning rate (default: %(default)s)")
+p.add_argument("-e", "--epochs", type=int, default=3)
+p.add_argument("--cuda", action="store_true", help="use the GPU")
+p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
+p.add_argument("--opt", choices=["sgd", "adam"], default="sgd", help="optimizer")
+p.add_argument("--layers", nargs="+", type=int, default=[1])
+p.add_argument("-v", "--verbose", action="count", default=0)
+p.add_argument("extra", nargs="*")
+args = p.parse_args()
+print(args)
+print(args.lr * 2, args.epochs, args.data, args.extra)
+)PY";
+const char* const k_argparse_unrecognized = R"PY(import argparse
+p = argparse.ArgumentParser(description="Train a small model on some data with a fairly long description that needs to wrap across lines.")
+p.add_argument("data", help="path to the data")
+p.add_argument("--lr", type=float, default=0.1, help="learning rate (default: %(default)s)")
+p.add_argument("-e", "--epochs", type=int, default=3)
+p.add_argument("--cuda", action="store_true", help="use the GPU")
+p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
+p.add_argument("--opt", choices=["sgd", "adam"], default="sgd", help="optimizer")
+p.add_argument("--layers", nargs="+", type=int, default=[1])
+p.add_argument("-v", "--verbose", action="count", default=0)
+p.add_argument("extra", nargs="*")
+args = p.parse_args()
+print(args)
+print(args.lr * 2, args.epochs, args.data, args.extra)
+)PY";
+const char* const k_argparse_groups_help = R"PY(import argparse
+import sys
+p = argparse.ArgumentParser(prog="train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, epilog="See the docs for more.")
+p.add_argument("mode", choices=["fit", "eval"], help="what to do")
+p.add_argument("ckpt", nargs="?", default="last.pt", help="checkpoint")
+g = p.add_argument_group("model", "Options of the model architecture, which has quite a long description to wrap.")
+g.add_argument("--hidden", type=int, default=64, metavar="H", help="hidden size")
+g.add_argument("--act", default="relu", help="activation")
+m = p.add_mutually_exclusive_group()
+m.add_argument("--fp16", action="store_true", help="half precision")
+m.add_argument("--bf16", action="store_true", help="bfloat16")
+p.add_argument("--tag", action="append", help="tags")
+p.add_argument("--seed", type=int, required=True, help="random seed")
+p.add_argument("--shift", type=float, default=0.0)
+p.add_argument("--size", nargs=2, type=int, default=[3, 4], metavar=("W", "H"))
+p.add_argument("--version", action="version", version="%(prog)s 1.0")
+args = p.parse_args(sys.argv[1:])
+print(args)
+print(vars(args)["seed"])
+)PY";
+const char* const k_argparse_groups_values = R"PY(import argparse
+import sys
+p = argparse.ArgumentParser(prog="train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, epilog="See the docs for more.")
+p.add_argument("mode", choices=["fit", "eval"], help="what to do")
+p.add_argument("ckpt", nargs="?", default="last.pt", help="checkpoint")
+g = p.add_argument_group("model", "Options of the model architecture, which has quite a long description to wrap.")
+g.add_argument("--hidden", type=int, default=64, metavar="H", help="hidden size")
+g.add_argument("--act", default="relu", help="activation")
+m = p.add_mutually_exclusive_group()
+m.add_argument("--fp16", action="store_true", help="half precision")
+m.add_argument("--bf16", action="store_true", help="bfloat16")
+p.add_argument("--tag", action="append", help="tags")
+p.add_argument("--seed", type=int, required=True, help="random seed")
+p.add_argument("--shift", type=float, default=0.0)
+p.add_argument("--size", nargs=2, type=int, default=[3, 4], metavar=("W", "H"))
+p.add_argument("--version", action="version", version="%(prog)s 1.0")
+args = p.parse_args(sys.argv[1:])
+print(args)
+print(vars(args)["seed"])
+)PY";
+const char* const k_argparse_mutually_exclusive = R"PY(import argparse
+import sys
+p = argparse.ArgumentParser(prog="train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, epilog="See the docs for more.")
+p.add_argument("mode", choices=["fit", "eval"], help="what to do")
+p.add_argument("ckpt", nargs="?", default="last.pt", help="checkpoint")
+g = p.add_argument_group("model", "Options of the model architecture, which has quite a long description to wrap.")
+g.add_argument("--hidden", type=int, default=64, metavar="H", help="hidden size")
+g.add_argument("--act", default="relu", help="activation")
+m = p.add_mutually_exclusive_group()
+m.add_argument("--fp16", action="store_true", help="half precision")
+m.add_argument("--bf16", action="store_true", help="bfloat16")
+p.add_argument("--tag", action="append", help="tags")
+p.add_argument("--seed", type=int, required=True, help="random seed")
+p.add_argument("--shift", type=float, default=0.0)
+p.add_argument("--size", nargs=2, type=int, default=[3, 4], metavar=("W", "H"))
+p.add_argument("--version", action="version", version="%(prog)s 1.0")
+args = p.parse_args(sys.argv[1:])
+print(args)
+print(vars(args)["seed"])
+)PY";
+const char* const k_argparse_required_option = R"PY(import argparse
+import sys
+p = argparse.ArgumentParser(prog="train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, epilog="See the docs for more.")
+p.add_argument("mode", choices=["fit", "eval"], help="what to do")
+p.add_argument("ckpt", nargs="?", default="last.pt", help="checkpoint")
+g = p.add_argument_group("model", "Options of the model architecture, which has quite a long description to wrap.")
+g.add_argument("--hidden", type=int, default=64, metavar="H", help="hidden size")
+g.add_argument("--act", default="relu", help="activation")
+m = p.add_mutually_exclusive_group()
+m.add_argument("--fp16", action="store_true", help="half precision")
+m.add_argument("--bf16", action="store_true", help="bfloat16")
+p.add_argument("--tag", action="append", help="tags")
+p.add_argument("--seed", type=int, required=True, help="random seed")
+p.add_argument("--shift", type=float, default=0.0)
+p.add_argument("--size", nargs=2, type=int, default=[3, 4], metavar=("W", "H"))
+p.add_argument("--version", action="version", version="%(prog)s 1.0")
+args = p.parse_args(sys.argv[1:])
+print(args)
+print(vars(args)["seed"])
+)PY";
+const char* const k_argparse_version = R"PY(import argparse
+import sys
+p = argparse.ArgumentParser(prog="train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, epilog="See the docs for more.")
+p.add_argument("mode", choices=["fit", "eval"], help="what to do")
+p.add_argument("ckpt", nargs="?", default="last.pt", help="checkpoint")
+g = p.add_argument_group("model", "Options of the model architecture, which has quite a long description to wrap.")
+g.add_argument("--hidden", type=int, default=64, metavar="H", help="hidden size")
+g.add_argument("--act", default="relu", help="activation")
+m = p.add_mutually_exclusive_group()
+m.add_argument("--fp16", action="store_true", help="half precision")
+m.add_argument("--bf16", action="store_true", help="bfloat16")
+p.add_argument("--tag", action="append", help="tags")
+p.add_argument("--seed", type=int, required=True, help="random seed")
+p.add_argument("--shift", type=float, default=0.0)
+p.add_argument("--size", nargs=2, type=int, default=[3, 4], metavar=("W", "H"))
+p.add_argument("--version", action="version", version="%(prog)s 1.0")
+args = p.parse_args(sys.argv[1:])
+print(args)
+print(vars(args)["seed"])
+)PY";
+const char* const k_argparse_nargs_count = R"PY(import argparse
+import sys
+p = argparse.ArgumentParser(prog="train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, epilog="See the docs for more.")
+p.add_argument("mode", choices=["fit", "eval"], help="what to do")
+p.add_argument("ckpt", nargs="?", default="last.pt", help="checkpoint")
+g = p.add_argument_group("model", "Options of the model architecture, which has quite a long description to wrap.")
+g.add_argument("--hidden", type=int, default=64, metavar="H", help="hidden size")
+g.add_argument("--act", default="relu", help="activation")
+m = p.add_mutually_exclusive_group()
+m.add_argument("--fp16", action="store_true", help="half precision")
+m.add_argument("--bf16", action="store_true", help="bfloat16")
+p.add_argument("--tag", action="append", help="tags")
+p.add_argument("--seed", type=int, required=True, help="random seed")
+p.add_argument("--shift", type=float, default=0.0)
+p.add_argument("--size", nargs=2, type=int, default=[3, 4], metavar=("W", "H"))
+p.add_argument("--version", action="version", version="%(prog)s 1.0")
+args = p.parse_args(sys.argv[1:])
+print(args)
+print(vars(args)["seed"])
+)PY";
+const char* const k_copy = R"PY(import copy
+import torch
+import torch.nn as nn
+a = [1, [2, 3], {"k": [4]}]
+b = copy.copy(a)
+c = copy.deepcopy(a)
+a[1].append(9)
+print(b, c, b[1] is a[1], c[1] is a[1])
+shared = [0]
+pair = [shared, shared]
+dp = copy.deepcopy(pair)
+print(dp[0] is dp[1], dp[0] is shared)
+torch.manual_seed(0)
+t = torch.randn(3, requires_grad=True)
+u = copy.deepcopy(t)
+print(u is t, torch.equal(u, t), u.requires_grad, u.is_leaf)
+with torch.no_grad():
+    u.add_(1)
+print(torch.equal(u, t))
+m = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+m2 = copy.deepcopy(m)
+print(type(m2).__name__, m2[0].weight is m[0].weight, torch.equal(m2[0].weight, m[0].weight), isinstance(m2[0].weight, nn.Parameter))
+with torch.no_grad():
+    m2[0].weight.zero_()
+print(m[0].weight.abs().sum().item() > 0, m2[0].weight.abs().sum().item(), len(list(m2.parameters())))
+x = torch.ones(2, 4)
+print(torch.equal(m(x), m(x)), m2(x).shape)
+class Holder:
+    def __init__(self):
+        self.w = torch.zeros(2)
+        self.alias = self.w
+h2 = copy.deepcopy(Holder())
+print(h2.w is h2.alias, type(h2).__name__)
+y = t * 2
+copy.deepcopy(y)
+)PY";
+const char* const k_typing_and_future_out = R"OUT(typing.Optional[int] typing.Optional[typing.List[int]] typing.Union[int, str] typing.Optional[int] <class 'int'>
+typing.List typing.Dict[str, typing.Tuple[int, ...]] typing.Callable[[int, str], float] typing.Iterable[int] typing.Sequence[str] typing.Mapping[str, typing.Any]
+False x ~T None
+3 [0] [2] True
+P(x=2, y=1.5) 2 1.5 3.5 {'x': 2, 'y': 1.5} P(x=5, y=1.5) 2 True
+{'lr': 'float', 'name': 'str', 'depth': 'Dict[str, int]'} 0.1
+)OUT";
+const char* const k_random_is_cpythons_mersenne_twister_out = R"OUT(0.8444218515250481 0.7579544029403025
+[53, 5, 33, 65, 62] 6 25
+[7, 3, 2, 8, 5, 6, 9, 4, 0, 1] e -0.15615636062945915
+0.6901729991646017 0.1307464077662839 2.0047187904078307
+[203, 733, 665, 718] ['c', 'b']
+[1, 2, 3, 1] ['z', 'z', 'z']
+0.7304434512634141 0 2954380730 911121098495077821166314256839
+0.32383276483316237
+True
+0.052363598850944326 1 True
+)OUT";
+const char* const k_collections_module_out = R"OUT(Point(x=1, y=2) Pt3(x=1, y=2, z=0) 3 1 (1, 2, 0) {'x': 1, 'y': 2} Point(x=1, y=9) ('x', 'y') 3
+1 2 True True <class '__main__.Point'>
+defaultdict(<class 'int'>, {'the': 2, 'cat': 1, 'and': 1, 'hat': 1, 'dog': 0}) 0 5 True [('and', 1), ('cat', 1), ('dog', 0), ('hat', 1), ('the', 2)]
+defaultdict(<class 'list'>, {'a': [1, 2]}) {'a': [1, 2]}
+['b', 'a', 'c'] True
+deque([1, 2, 3]) 0 4 3 1 3
+deque([3, 1, 2]) deque([2, 3, 4], maxlen=3) deque(['a', 'b'])
+Counter({'i': 4, 's': 4, 'p': 2, 'm': 1}) 4 0 [('i', 4), ('s', 4)] 11 11
+[('i', 4)] Counter({'c': 4, 'a': 3, 'b': 1}) Counter({'a': 2})
+)OUT";
+const char* const k_functools_and_itertools_out = R"OUT(10 1 9
+25 1024 True () {'exp': 2}
+4 add True
+4 9 4 16 9 [2, 3, 4, 3] CacheInfo(hits=1, misses=4, maxsize=2, currsize=2)
+23416728348467685 CacheInfo(hits=78, misses=81, maxsize=None, currsize=81)
+[1, 2, 3, 'a', 'b'] [1, 2, 3]
+[10, 15, 20, 25] ['b', 'd', 'f'] [0, 1, 2]
+['x', 'x', 'x'] [1, 2, 1, 2, 1]
+[1, 3, 6, 10] [3, 3, 4] [10, 11, 13]
+[('a', 1), ('b', 2), ('-', 3)]
+[(0, 'x'), (0, 'y'), (1, 'x'), (1, 'y')] 27
+[('a', 'b', 'c'), ('a', 'b', 'd'), ('a', 'c', 'd'), ('b', 'c', 'd')] [(1, 1), (1, 2), (2, 2)]
+[(1, 2, 3), (1, 3, 2), (2, 1, 3), (2, 3, 1), (3, 1, 2), (3, 2, 1)] []
+[8, 9] [1, 2] [5, 1]
+[('a', ['a', 'a']), ('b', ['b']), ('c', ['c', 'c', 'c'])] [(1, 2), (2, 3)] ['a', 'c']
+0 0 0; 1 0 1; 2 1 0; 3 1 1; 
+)OUT";
+const char* const k_inspect_enum_abc_out = R"OUT((a, b=2, *args, c, d=None, **kwargs) ['a', 'b', 'args', 'c', 'd', 'kwargs'] 2 True
+['POSITIONAL_OR_KEYWORD', 'POSITIONAL_OR_KEYWORD', 'VAR_POSITIONAL', 'KEYWORD_ONLY', 'KEYWORD_ONLY', 'VAR_KEYWORD'] True
+(dim, depth=2) (x, *, mask=None) (x, y=1)
+True True True False
+Color.RED <Color.GREEN: 2> Color.BLUE RED 3 True False
+1 2 True True ['RED', 'GREEN', 'BLUE']
+Color.GREEN r
+True 1
+ran True
+)OUT";
+const char* const k_dataclasses_module_out = R"OUT(Config(name='mlp', lr=0.001, layers=[64, 64], tags=[]) 0.001 [64, 64] 7 0
+True False {'name': 'mlp', 'lr': 0.001, 'layers': [64, 64], 'tags': [], 'secret': 7} ('mlp', 0.001, [64, 64], [], 7)
+['name', 'lr', 'layers', 'tags', 'secret'] float True False
+Config(name='mlp', lr=0.5, layers=[64, 64], tags=[]) Config(name='a', lr=0.1, layers=[1], tags=[])
+Point3(x=1, y=2, z=5) 8 5 25
+Frozen(a=1)
+)OUT";
+const char* const k_os_path_and_sys_out = R"OUT(data/train/x.bin /root/f a/b a/
+model.pt /tmp  ('ckpt/model.tar', '.gz') ('.bashrc', '')
+('a/b', 'c') a/c/d True / /
+9223372036854775807 linux True 3
+written
+8 default None
+)OUT";
+const char* const k_time_module_out = R"OUT(True True True True
+10
+)OUT";
+const char* const k_time_module_err = R"ERR(ValueError: sleep length must be non-negative)ERR";
+const char* const k_warnings_once_per_location_out = R"OUT(1 RuntimeWarning recorded 20
+done
+)OUT";
+const char* const k_warnings_once_per_location_err = R"ERR(prog.py:5: UserWarning: step 0
+  warnings.warn(f"step {i // 2}")
+prog.py:5: UserWarning: step 1
+  warnings.warn(f"step {i // 2}")
+prog.py:8: DeprecationWarning: old_api is deprecated
+  old_api()
+prog.py:9: DeprecationWarning: old_api is deprecated
+  old_api()
+prog.py:10: FutureWarning: future change
+  warnings.warn("future change", FutureWarning)
+prog.py:17: UserWarning: repeated
+  warnings.warn("repeated")
+prog.py:17: UserWarning: repeated
+  warnings.warn("repeated")
+prog.py:22: UserWarning: after
+  warnings.warn("after")
+)ERR";
+const char* const k_argparse_values_out = R"OUT(Namespace(data='d1', lr=0.1, epochs=5, cuda=False, shuffle=True, opt='sgd', layers=[4, 5], verbose=0, extra=[])
+0.2 5 d1 []
+)OUT";
+const char* const k_argparse_values_err = R"ERR()ERR";
+const char* const k_argparse_help_out = R"OUT(usage: ap1.py [-h] [--lr LR] [-e EPOCHS] [--cuda] [--no-shuffle]
+              [--opt {sgd,adam}] [--layers LAYERS [LAYERS ...]] [-v]
+              data [extra ...]
+
+Train a small model on some data with a fairly long description that needs to
+wrap across lines.
+
+positional arguments:
+  data                  path to the data
+  extra
+
+options:
+  -h, --help            show this help message and exit
+  --lr LR               learning rate (default: 0.1)
+  -e EPOCHS, --epochs EPOCHS
+  --cuda                use the GPU
+  --no-shuffle
+  --opt {sgd,adam}      optimizer
+  --layers LAYERS [LAYERS ...]
+  -v, --verbose
+)OUT";
+const char* const k_argparse_help_err = R"ERR()ERR";
+const char* const k_argparse_missing_positional_out = R"OUT()OUT";
+const char* const k_argparse_missing_positional_err = R"ERR(usage: ap1.py [-h] [--lr LR] [-e EPOCHS] [--cuda] [--no-shuffle]
+              [--opt {sgd,adam}] [--layers LAYERS [LAYERS ...]] [-v]
+              data [extra ...]
+ap1.py: error: the following arguments are required: data, extra
+)ERR";
+const char* const k_argparse_invalid_float_out = R"OUT()OUT";
+const char* const k_argparse_invalid_float_err = R"ERR(usage: ap1.py [-h] [--lr LR] [-e EPOCHS] [--cuda] [--no-shuffle]
+              [--opt {sgd,adam}] [--layers LAYERS [LAYERS ...]] [-v]
+              data [extra ...]
+ap1.py: error: argument --lr: invalid float value: 'abc'
+)ERR";
+const char* const k_argparse_invalid_choice_out = R"OUT()OUT";
+const char* const k_argparse_invalid_choice_err = R"ERR(usage: ap1.py [-h] [--lr LR] [-e EPOCHS] [--cuda] [--no-shuffle]
+              [--opt {sgd,adam}] [--layers LAYERS [LAYERS ...]] [-v]
+              data [extra ...]
+ap1.py: error: argument --opt: invalid choice: 'sgdx' (choose from 'sgd', 'adam')
+)ERR";
+const char* const k_argparse_expected_one_argument_out = R"OUT()OUT";
+const char* const k_argparse_expected_one_argument_err = R"ERR(usage: ap1.py [-h] [--lr LR] [-e EPOCHS] [--cuda] [--no-shuffle]
+              [--opt {sgd,adam}] [--layers LAYERS [LAYERS ...]] [-v]
+              data [extra ...]
+ap1.py: error: argument --lr: expected one argument
+)ERR";
+const char* const k_argparse_unrecognized_out = R"OUT()OUT";
+const char* const k_argparse_unrecognized_err = R"ERR(usage: ap1.py [-h] [--lr LR] [-e EPOCHS] [--cuda] [--no-shuffle]
+              [--opt {sgd,adam}] [--layers LAYERS [LAYERS ...]] [-v]
+              data [extra ...]
+ap1.py: error: unrecognized arguments: x y
+)ERR";
+const char* const k_argparse_groups_help_out = R"OUT(usage: train [-h] [--hidden H] [--act ACT] [--fp16 | --bf16] [--tag TAG]
+             --seed SEED [--shift SHIFT] [--size W H] [--version]
+             {fit,eval} [ckpt]
+
+positional arguments:
+  {fit,eval}     what to do
+  ckpt           checkpoint (default: last.pt)
+
+options:
+  -h, --help     show this help message and exit
+  --fp16         half precision (default: False)
+  --bf16         bfloat16 (default: False)
+  --tag TAG      tags (default: None)
+  --seed SEED    random seed (default: None)
+  --shift SHIFT
+  --size W H
+  --version      show program's version number and exit
+
+model:
+  Options of the model architecture, which has quite a long description to
+  wrap.
+
+  --hidden H     hidden size (default: 64)
+  --act ACT      activation (default: relu)
+
+See the docs for more.
+)OUT";
+const char* const k_argparse_groups_help_err = R"ERR()ERR";
+const char* const k_argparse_groups_values_out = R"OUT(Namespace(mode='eval', ckpt='x.pt', hidden=64, act='relu', fp16=True, bf16=False, tag=['a', 'b'], seed=2, shift=-1.5, size=[5, 6])
+2
+)OUT";
+const char* const k_argparse_groups_values_err = R"ERR()ERR";
+const char* const k_argparse_mutually_exclusive_out = R"OUT()OUT";
+const char* const k_argparse_mutually_exclusive_err = R"ERR(usage: train [-h] [--hidden H] [--act ACT] [--fp16 | --bf16] [--tag TAG]
+             --seed SEED [--shift SHIFT] [--size W H] [--version]
+             {fit,eval} [ckpt]
+train: error: argument --bf16: not allowed with argument --fp16
+)ERR";
+const char* const k_argparse_required_option_out = R"OUT()OUT";
+const char* const k_argparse_required_option_err = R"ERR(usage: train [-h] [--hidden H] [--act ACT] [--fp16 | --bf16] [--tag TAG]
+             --seed SEED [--shift SHIFT] [--size W H] [--version]
+             {fit,eval} [ckpt]
+train: error: the following arguments are required: --seed
+)ERR";
+const char* const k_argparse_version_out = R"OUT(train 1.0
+)OUT";
+const char* const k_argparse_version_err = R"ERR()ERR";
+const char* const k_argparse_nargs_count_out = R"OUT()OUT";
+const char* const k_argparse_nargs_count_err = R"ERR(usage: train [-h] [--hidden H] [--act ACT] [--fp16 | --bf16] [--tag TAG]
+             --seed SEED [--shift SHIFT] [--size W H] [--version]
+             {fit,eval} [ckpt]
+train: error: argument --size: expected 2 arguments
+)ERR";
+const char* const k_copy_deepcopy_of_tensors_and_modules_out = R"OUT([1, [2, 3, 9], {'k': [4]}] [1, [2, 3], {'k': [4]}] True False
+True False
+False True True True
+False
+Sequential False True True
+True 0.0 4
+True torch.Size([2, 2])
+True Holder
+)OUT";
+
+}  // namespace stdlib_test

@@ -1,0 +1,284 @@
+// The standard-library modules of the subset (core/python/stdlib*.cpp). Each
+// program's expected output is what CPython printed for it (python3 3.11 as
+// the oracle; the modules follow 3.12, which prints the same for these),
+// except where torch is involved, which follows PyTorch's rules.
+#include "test_support.h"
+
+#include "core/python/vm.h"
+#include "stdlib_test_programs.h"
+
+using kiln::Status;
+using namespace kiln::py;
+using namespace stdlib_test;
+
+namespace {
+
+struct Ran {
+  Status status;
+  int exit = -1;
+  std::string out, err;
+};
+
+Ran run(const std::string& source, std::vector<std::string> argv = {"prog.py"}) {
+  Ran r;
+  VMOptions o;
+  o.out = [&r](std::string_view s) { r.out += s; };
+  o.err = [&r](std::string_view s) { r.err += s; };
+  o.argv = std::move(argv);
+  VM vm(o);
+  r.status = vm.run_source(source, o.argv.empty() ? "prog.py" : o.argv[0], &r.exit);
+  return r;
+}
+
+// The last line of a traceback Kiln wrote (the error itself).
+std::string last_error_line(const std::string& err) {
+  std::string text = err;
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text.substr(text.rfind('\n') + 1);
+}
+
+}  // namespace
+
+class TestPythonStdlib : public QObject {
+  Q_OBJECT
+ private slots:
+  // typing's objects subscript and print as CPython's; NamedTuple classes; a class body keeps
+  // its annotations' texts (as under `from __future__ import annotations`).
+  void typing_and_future() {
+    Ran r = run(k_typing_and_future, {"prog.py"});
+    QCOMPARE(r.out, std::string(k_typing_and_future_out));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // The same numbers as CPython for the same seeds, large and negative seeds included
+  // (init_by_array over abs(seed)'s 32-bit words).
+  void random_is_cpythons_mersenne_twister() {
+    Ran r = run(k_random_is_cpythons_mersenne_twister, {"prog.py"});
+    QCOMPARE(r.out, std::string(k_random_is_cpythons_mersenne_twister_out));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // namedtuple, defaultdict, OrderedDict (dict itself), deque, Counter.
+  void collections_module() {
+    Ran r = run(k_collections_module, {"prog.py"});
+    QCOMPARE(r.out, std::string(k_collections_module_out));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // partial, reduce, wraps, lru_cache (an LRU cache with CPython's cache_info), cache;
+  // itertools' lazy iterators in CPython's orders.
+  void functools_and_itertools() {
+    Ran r = run(k_functools_and_itertools, {"prog.py"});
+    QCOMPARE(r.out, std::string(k_functools_and_itertools_out));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // inspect.signature of functions, classes and bound methods; Enum members made when the
+  // subclass is made; ABC and abstractmethod as plain markers.
+  void inspect_enum_abc() {
+    Ran r = run(k_inspect_enum_abc, {"prog.py"});
+    QCOMPARE(r.out, std::string(k_inspect_enum_abc_out));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // dataclass called as a function (class decorators come later): fields from the annotated
+  // names, field(default_factory=), ClassVar skipped, inheritance, __post_init__.
+  void dataclasses_module() {
+    Ran r = run(k_dataclasses_module, {"prog.py"});
+    QCOMPARE(r.out, std::string(k_dataclasses_module_out));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // os.path's pure functions; sys's constants and stdout.write; the environment is empty.
+  void os_path_and_sys() {
+    Ran r = run(k_os_path_and_sys, {"prog.py"});
+    QCOMPARE(r.out, std::string(k_os_path_and_sys_out));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // The clocks move, sleep sleeps, a negative sleep is CPython's ValueError.
+  void time_module() {
+    Ran r = run(k_time_module, {"prog.py"});
+    QCOMPARE(r.out, std::string(k_time_module_out));
+    QCOMPARE(last_error_line(r.err), std::string(k_time_module_err));
+    QCOMPARE(r.exit, 1);
+  }
+
+  // CPython's `FILE:LINE: Category: message` and source line on stderr, once per location by
+  // default; DeprecationWarning shown from __main__, PendingDeprecationWarning ignored;
+  // filters and catch_warnings(record=True).
+  void warnings_once_per_location() {
+    Ran r = run(k_warnings_once_per_location, {"prog.py"});
+    QCOMPARE(r.out, std::string(k_warnings_once_per_location_out));
+    QCOMPARE(r.err, std::string(k_warnings_once_per_location_err));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // The program's arguments (sys.argv[1:]) parsed as CPython parses them: abbreviations,
+  // --opt=value, -e5, nargs, count.
+  void argparse_values() {
+    Ran r = run(k_argparse_values, {"ap1.py", "d1", "--la", "4", "5", "--ep=2", "-e5"});
+    QCOMPARE(r.out, std::string(k_argparse_values_out));
+    QCOMPARE(r.err, std::string(k_argparse_values_err));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // --help prints CPython's text (78 columns, as without a terminal) and exits 0.
+  void argparse_help() {
+    Ran r = run(k_argparse_help, {"ap1.py", "--help"});
+    QCOMPARE(r.out, std::string(k_argparse_help_out));
+    QCOMPARE(r.err, std::string(k_argparse_help_err));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // Errors print the usage and `PROG: error: ...` to stderr and exit 2, as CPython's.
+  void argparse_missing_positional() {
+    Ran r = run(k_argparse_missing_positional, {"ap1.py"});
+    QCOMPARE(r.out, std::string(k_argparse_missing_positional_out));
+    QCOMPARE(r.err, std::string(k_argparse_missing_positional_err));
+    QCOMPARE(r.exit, 2);
+  }
+
+  void argparse_invalid_float() {
+    Ran r = run(k_argparse_invalid_float, {"ap1.py", "d1", "--lr", "abc"});
+    QCOMPARE(r.out, std::string(k_argparse_invalid_float_out));
+    QCOMPARE(r.err, std::string(k_argparse_invalid_float_err));
+    QCOMPARE(r.exit, 2);
+  }
+
+  void argparse_invalid_choice() {
+    Ran r = run(k_argparse_invalid_choice, {"ap1.py", "d1", "--opt", "sgdx"});
+    QCOMPARE(r.out, std::string(k_argparse_invalid_choice_out));
+    QCOMPARE(r.err, std::string(k_argparse_invalid_choice_err));
+    QCOMPARE(r.exit, 2);
+  }
+
+  void argparse_expected_one_argument() {
+    Ran r = run(k_argparse_expected_one_argument, {"ap1.py", "--lr"});
+    QCOMPARE(r.out, std::string(k_argparse_expected_one_argument_out));
+    QCOMPARE(r.err, std::string(k_argparse_expected_one_argument_err));
+    QCOMPARE(r.exit, 2);
+  }
+
+  // CPython's interleaving: a '*' positional is filled (empty) before the options, so trailing
+  // words are unrecognized.
+  void argparse_unrecognized() {
+    Ran r = run(k_argparse_unrecognized, {"ap1.py", "d1", "--lr", "0.5", "-e", "7", "--cuda", "--no-shuffle", "--opt", "adam", "--layers", "2", "3", "-vv", "x", "y"});
+    QCOMPARE(r.out, std::string(k_argparse_unrecognized_out));
+    QCOMPARE(r.err, std::string(k_argparse_unrecognized_err));
+    QCOMPARE(r.exit, 2);
+  }
+
+  // Argument groups, a mutually exclusive group, metavar tuples and
+  // ArgumentDefaultsHelpFormatter in the help.
+  void argparse_groups_help() {
+    Ran r = run(k_argparse_groups_help, {"ap2.py", "--help"});
+    QCOMPARE(r.out, std::string(k_argparse_groups_help_out));
+    QCOMPARE(r.err, std::string(k_argparse_groups_help_err));
+    QCOMPARE(r.exit, 0);
+  }
+
+  void argparse_groups_values() {
+    Ran r = run(k_argparse_groups_values, {"ap2.py", "eval", "x.pt", "--seed=2", "--tag", "a", "--tag", "b", "--fp16", "--shift", "-1.5", "--size", "5", "6"});
+    QCOMPARE(r.out, std::string(k_argparse_groups_values_out));
+    QCOMPARE(r.err, std::string(k_argparse_groups_values_err));
+    QCOMPARE(r.exit, 0);
+  }
+
+  void argparse_mutually_exclusive() {
+    Ran r = run(k_argparse_mutually_exclusive, {"ap2.py", "fit", "--seed", "1", "--fp16", "--bf16"});
+    QCOMPARE(r.out, std::string(k_argparse_mutually_exclusive_out));
+    QCOMPARE(r.err, std::string(k_argparse_mutually_exclusive_err));
+    QCOMPARE(r.exit, 2);
+  }
+
+  void argparse_required_option() {
+    Ran r = run(k_argparse_required_option, {"ap2.py", "fit"});
+    QCOMPARE(r.out, std::string(k_argparse_required_option_out));
+    QCOMPARE(r.err, std::string(k_argparse_required_option_err));
+    QCOMPARE(r.exit, 2);
+  }
+
+  void argparse_version() {
+    Ran r = run(k_argparse_version, {"ap2.py", "--version"});
+    QCOMPARE(r.out, std::string(k_argparse_version_out));
+    QCOMPARE(r.err, std::string(k_argparse_version_err));
+    QCOMPARE(r.exit, 0);
+  }
+
+  void argparse_nargs_count() {
+    Ran r = run(k_argparse_nargs_count, {"ap2.py", "fit", "--seed", "1", "--size", "3"});
+    QCOMPARE(r.out, std::string(k_argparse_nargs_count_out));
+    QCOMPARE(r.err, std::string(k_argparse_nargs_count_err));
+    QCOMPARE(r.exit, 2);
+  }
+
+  // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
+  // copies its parameters as Parameters; shared objects stay shared in the copy; a
+  // tensor that is not a leaf is PyTorch's RuntimeError.
+  void copy_deepcopy_of_tensors_and_modules() {
+    Ran r = run(k_copy);
+    QCOMPARE(r.out, std::string(k_copy_deepcopy_of_tensors_and_modules_out));
+    QVERIFY2(last_error_line(r.err).starts_with("RuntimeError: Only Tensors created explicitly by the user (graph leaves)"), r.err.c_str());
+    QCOMPARE(r.exit, 1);
+  }
+
+  // sys.exit ends the program quietly with its status; a message goes to stderr with
+  // status 1, as CPython ends.
+  void sys_exit_codes() {
+    Ran r = run("import sys\nprint('before')\nsys.exit(4)\nprint('after')\n");
+    QCOMPARE(r.out, std::string("before\n"));
+    QCOMPARE(r.err, std::string());
+    QCOMPARE(r.exit, 4);
+    r = run("import sys\nsys.exit()\n");
+    QCOMPARE(r.exit, 0);
+    QVERIFY(r.status.ok());
+    r = run("import sys\nsys.exit('fatal: no data')\n");
+    QCOMPARE(r.err, std::string("fatal: no data\n"));
+    QCOMPARE(r.exit, 1);
+    r = run("import sys\nprint(sys.argv)\n", {"train.py", "--lr", "0.1"});
+    QCOMPARE(r.out, std::string("['train.py', '--lr', '0.1']\n"));
+  }
+
+  // Files, processes and sockets stay outside the subset: NotImplementedError at the
+  // user's line and exit code 3, as for open().
+  void files_processes_sockets_are_refused() {
+    const char* const programs[][2] = {
+        {"import os\nos.system('ls')\n", "os.system()"},
+        {"import os\nos.listdir('.')\n", "os.listdir()"},
+        {"import os.path\nprint(os.path.join('a', 'b'))\nos.path.exists('a')\n", "os.path.exists()"},
+        {"import subprocess\nsubprocess.run(['ls'])\n", "subprocess.run()"},
+        {"import socket\nsocket.socket()\n", "socket.socket()"},
+        {"import shutil\nshutil.rmtree('/')\n", "shutil.rmtree()"},
+        {"f = open('x.txt')\n", "open()"},
+        {"import argparse\nargparse.FileType('r')\n", "argparse.FileType"},
+    };
+    for (const auto& [source, what] : programs) {
+      Ran r = run(source);
+      QCOMPARE(r.exit, 3);
+      std::string line = last_error_line(r.err);
+      QVERIFY2(line.starts_with(std::string("NotImplementedError: ") + what), line.c_str());
+    }
+  }
+
+  // A module is made once, at its first import; one the subset does not have is still
+  // refused.
+  void modules_are_made_once_on_import() {
+    Ran r = run("import typing\nimport typing as t2\nfrom collections import deque\nimport collections\n"
+                "print(typing is t2, collections.deque is deque, typing.__name__)\n");
+    QCOMPARE(r.out, std::string("True True typing\n"));
+    r = run("import numpy\n");
+    QCOMPARE(r.exit, 3);
+    QVERIFY2(last_error_line(r.err).starts_with("ModuleNotFoundError: No module named 'numpy'"), r.err.c_str());
+  }
+
+  // vars(obj) is the attribute dict (argparse's Namespace); vars() stays refused.
+  void vars_of_an_object() {
+    Ran r = run("class A:\n    def __init__(self):\n        self.x = 1\na = A()\nvars(a)['y'] = 2\nprint(vars(a), a.y)\n");
+    QCOMPARE(r.out, std::string("{'x': 1, 'y': 2} 2\n"));
+    QCOMPARE(run("vars()\n").exit, 3);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestPythonStdlib)
+#include "test_python_stdlib.moc"
