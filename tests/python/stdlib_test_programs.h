@@ -713,5 +713,39 @@ True 0.0 4
 True torch.Size([2, 2])
 True Holder
 )OUT";
+const char* const k_more_random_dataclass_enum = R"PY(from __future__ import annotations
+import random, itertools, dataclasses, enum
+from dataclasses import dataclass, KW_ONLY, field
+random.seed(5)
+print(random.triangular(0, 10, 2), random.lognormvariate(0, 1), random.expovariate(2.0), random.randrange(-10, 10, 3), random.getrandbits(64))
+a, b = itertools.tee([1, 2, 3])
+print(list(a), list(b))
+class K:
+    x: int
+    _: KW_ONLY
+    y: int = 2
+    z: int = field(default=3)
+K = dataclass(K)
+print(K(1, y=5), K(1))
+class F:
+    a: int
+F = dataclass(frozen=True)(F)
+f = F(1)
+print(f, f.a)
+class S(enum.StrEnum):
+    A = "a"
+    B = "b"
+print(S.A, S.A == "a", f"{S.B}", list(S.__members__.keys()), S("b") is S.B)
+print(list(itertools.combinations_with_replacement("abc", 2)), list(itertools.filterfalse(lambda v: v % 2, range(6))))
+print(list(itertools.islice(itertools.count(1.5, 0.5), 3)), list(itertools.starmap(max, [(1, 5), (7, 2)])))
+)PY";
+const char* const k_more_random_dataclass_enum_out = R"OUT(4.507471947379436 7.5783035579419 1.4275530373958278 5 17013893096224296094
+[1, 2, 3] [1, 2, 3]
+K(x=1, y=5, z=3) K(x=1, y=2, z=3)
+F(a=1) 1
+a True b ['A', 'B'] True
+[('a', 'a'), ('a', 'b'), ('a', 'c'), ('b', 'b'), ('b', 'c'), ('c', 'c')] [0, 2, 4]
+[1.5, 2.0, 2.5] [5, 7]
+)OUT";
 
 }  // namespace stdlib_test

@@ -213,6 +213,15 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(r.exit, 2);
   }
 
+  // random's other distributions, tee, dataclass KW_ONLY and frozen, StrEnum.
+  void more_random_dataclass_enum() {
+    Ran r = run(k_more_random_dataclass_enum);
+    QCOMPARE(r.out, std::string(k_more_random_dataclass_enum_out));
+    QCOMPARE(r.exit, 0);
+    r = run("from dataclasses import dataclass\nclass F:\n    a: int\nF = dataclass(frozen=True)(F)\nf = F(1)\nf.a = 2\n");
+    QCOMPARE(last_error_line(r.err), std::string("dataclasses.FrozenInstanceError: cannot assign to field 'a'"));
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
