@@ -156,14 +156,33 @@ class TestCliRun : public QObject {
 
   void forbidden_import_exits_3() {
     QTemporaryDir dir;
-    QFile f(dir.filePath("os.py"));
+    QFile f(dir.filePath("np.py"));
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("import os\nprint(1)\n");
+    f.write("import numpy\nprint(1)\n");
     f.close();
     auto run = kiln::test::run_cli({"run", f.fileName()});
     QCOMPARE(run.code, 3);
-    QVERIFY2(run.err.contains("os.py:1"), run.err.constData());
+    QVERIFY2(run.err.contains("np.py:1"), run.err.constData());
     QVERIFY(!run.out.contains("1"));
+  }
+
+  // The words after `--` are the program's sys.argv[1:]: argparse reads them,
+  // and its usage error ends the run with CPython's status 2.
+  void program_arguments_after_double_dash() {
+    QTemporaryDir dir;
+    QFile f(dir.filePath("args.py"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr', type=float, default=0.1)\n"
+            "p.add_argument('-v', action='store_true')\nargs = p.parse_args()\nprint(args.lr * 2, args.v)\n");
+    f.close();
+    auto run = kiln::test::run_cli({"run", f.fileName(), "--backend", "eager", "--", "--lr", "0.25", "-v"});
+    QCOMPARE(run.code, 0);
+    QCOMPARE(run.out, QByteArray("0.5 True\n"));
+    run = kiln::test::run_cli({"run", f.fileName(), "--", "--lr", "x"});
+    QCOMPARE(run.code, 2);
+    QCOMPARE(run.err, QByteArray("usage: args.py [-h] [--lr LR] [-v]\nargs.py: error: argument --lr: invalid float value: 'x'\n"));
+    run = kiln::test::run_cli({"run", f.fileName()});
+    QCOMPARE(run.out, QByteArray("0.2 False\n"));
   }
 
   // A chain of 100,000 differentiable ops was freed by as many nested
