@@ -212,23 +212,13 @@ class ParamSpec(TypeVar):
 AnyStr = TypeVar("AnyStr", str)
 
 
-class _Generic:
-    pass
+class Generic:
+    # `class C(Generic[T])`: the subscript is the class itself.
+    def __class_getitem__(cls, params):
+        return cls
 
 
-class _GenericForm:
-    # `class C(Generic[T])`: the subscript is the base class.
-    def __getitem__(self, params):
-        return _Generic
-
-    def __repr__(self):
-        return "<class 'typing.Generic'>"
-
-
-Generic = _GenericForm()
-
-
-class Protocol:
+class Protocol(Generic):
     pass
 
 
@@ -482,6 +472,15 @@ class Enum:
         cd["_member_names_"] = list(members.keys())
         cd["__members__"] = members
         cd["__new__"] = _make_lookup(cls)
+
+    def __class_getitem__(cls, name):
+        return cls._member_map_[name]
+
+    def __class_iter__(cls):
+        return iter(list(cls._member_map_.values()))
+
+    def __class_len__(cls):
+        return len(cls._member_map_)
 
     def _generate_next_value_(name, start, count, last_values):
         if count == 0:

@@ -308,6 +308,9 @@ Value VM::getitem(const Value& obj, const Value& key) {
     int64_t i = normalize_index(to_index(key, "range index"), r->length(), "range object");
     return Value(r->start + i * r->step);
   }
+  // PEP 560's __class_getitem__, an implicit classmethod: `Generic[T]`, `Color['RED']`.
+  if (obj.is(ObjKind::Class) && obj.as<Class>()->builtin < 0)
+    if (const Value* cg = obj.as<Class>()->lookup("__class_getitem__")) return call(*cg, ValueVec{obj, key});
   if (obj.is(ObjKind::Instance)) {
     if (const Value* gi = obj.as<Instance>()->cls->lookup("__getitem__")) return call(*gi, ValueVec{obj, key});
   }
@@ -515,6 +518,10 @@ Value VM::iter(const Value& v) {
   if (v.is(ObjKind::Instance)) {
     if (const Value* fn = v.as<Instance>()->cls->lookup("__iter__")) return iter(call(*fn, ValueVec{v}));
   }
+  // The subset has no metaclasses: a class iterates (`for m in Color`, enum's
+  // EnumType.__iter__) through its own __class_iter__, called with the class.
+  if (v.is(ObjKind::Class) && v.as<Class>()->builtin < 0)
+    if (const Value* fn = v.as<Class>()->lookup("__class_iter__")) return iter(call(*fn, ValueVec{v}));
   throw_type_error(quoted_type(v, "object is not iterable"));
 }
 
@@ -572,6 +579,8 @@ int64_t VM::len(const Value& v) {
   if (v.is(ObjKind::Tensor)) return tensor_len(*this, v);
   if (v.is(ObjKind::Instance))
     if (const Value* fn = v.as<Instance>()->cls->lookup("__len__")) return to_index(call(*fn, ValueVec{v}), "__len__()");
+  if (v.is(ObjKind::Class) && v.as<Class>()->builtin < 0)  // a metaclass's __len__, as __class_iter__ above
+    if (const Value* fn = v.as<Class>()->lookup("__class_len__")) return to_index(call(*fn, ValueVec{v}), "__len__()");
   throw_type_error("object of type '" + type_name(v) + "' has no len()");
 }
 

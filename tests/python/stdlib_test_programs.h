@@ -747,5 +747,40 @@ a True b ['A', 'B'] True
 [('a', 'a'), ('a', 'b'), ('a', 'c'), ('b', 'b'), ('b', 'c'), ('c', 'c')] [0, 2, 4]
 [1.5, 2.0, 2.5] [5, 7]
 )OUT";
+const char* const k_class_hooks = R"PY(from enum import Enum, auto
+from typing import Generic, TypeVar, Protocol
+T = TypeVar("T")
+class Mode(Enum):
+    TRAIN = auto()
+    EVAL = auto()
+    TEST = "t"
+print([m.name for m in Mode], len(Mode), Mode["EVAL"], list(Mode))
+class Box(Generic[T]):
+    def __init__(self, v):
+        self.v = v
+class Shape(Protocol):
+    def area(self):
+        return 0
+IntBox = Box[int]
+print(IntBox(3).v, isinstance(Box(1), Box), Box.__name__)
+class Base:
+    registry = []
+    def __init_subclass__(cls):
+        Base.registry.append(cls.__name__)
+class A(Base):
+    pass
+class B(A):
+    pass
+print(Base.registry)
+class Vec:
+    def __class_getitem__(cls, item):
+        return "Vec of " + item.__name__
+print(Vec[int])
+)PY";
+const char* const k_class_hooks_out = R"OUT(['TRAIN', 'EVAL', 'TEST'] 3 Mode.EVAL [<Mode.TRAIN: 1>, <Mode.EVAL: 2>, <Mode.TEST: 't'>]
+3 True Box
+['A', 'B']
+Vec of int
+)OUT";
 
 }  // namespace stdlib_test

@@ -222,6 +222,17 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(last_error_line(r.err), std::string("dataclasses.FrozenInstanceError: cannot assign to field 'a'"));
   }
 
+  // A base's __init_subclass__ sees each subclass and __class_getitem__ subscripts a
+  // class, as in CPython; enum classes iterate, have a len and look members up by name
+  // (the metaclass's hooks, which the subset spells __class_iter__ and __class_len__).
+  void class_hooks() {
+    Ran r = run(k_class_hooks);
+    QCOMPARE(r.out, std::string(k_class_hooks_out));
+    QCOMPARE(r.exit, 0);
+    r = run("from enum import Enum\nclass M(Enum):\n    A = 1\nM['B']\n");
+    QCOMPARE(last_error_line(r.err), std::string("KeyError: 'B'"));
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
