@@ -53,13 +53,18 @@ Value builtin_print(VM& vm, const CallArgs& a) {
   if (const Value* e = a.kwarg("end"); e && !e->is_none()) end = as_str(*e);
   if (a.kw)
     for (const auto& [k, v] : *a.kw)
-      if (k != "sep" && k != "end" && k != "flush") throw_unsupported("print() keyword argument '" + k + "'");
+      if (k != "sep" && k != "end" && k != "flush" && k != "file") throw_unsupported("print() keyword argument '" + k + "'");
   std::string text;
   for (size_t i = 0; i < a.npos; ++i) {
     if (i) text += sep;
     text += vm.str_of(a[i]);
   }
   text += end;
+  // file=: an object with write(), as sys.stderr (the subset has no open files).
+  if (const Value* file = a.kwarg("file"); file && !file->is_none()) {
+    vm.call(vm.getattr(*file, "write"), ValueVec{str_value(std::move(text))});
+    return Value();
+  }
   vm.write_out(text);
   return Value();
 }

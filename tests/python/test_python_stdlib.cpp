@@ -292,6 +292,13 @@ class TestPythonStdlib : public QObject {
     QVERIFY2(last_error_line(r.err).starts_with("ModuleNotFoundError: No module named 'numpy'"), r.err.c_str());
   }
 
+  // print(file=sys.stderr) writes through the stream's write().
+  void print_to_sys_streams() {
+    Ran r = run("import sys\nprint('to err', 1, file=sys.stderr)\nprint('to out', file=sys.stdout)\nsys.stderr.write('raw\\n')\n");
+    QCOMPARE(r.out, std::string("to out\n"));
+    QCOMPARE(r.err, std::string("to err 1\nraw\n"));
+  }
+
   // vars(obj) is the attribute dict (argparse's Namespace); vars() stays refused.
   void vars_of_an_object() {
     Ran r = run("class A:\n    def __init__(self):\n        self.x = 1\na = A()\nvars(a)['y'] = 2\nprint(vars(a), a.y)\n");
