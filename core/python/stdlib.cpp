@@ -27,6 +27,7 @@ constexpr StdModule kModules[] = {
     {"functools", load_functools},
     {"inspect", load_inspect},
     {"itertools", load_itertools},
+    {"logging", load_logging},
     {"os", load_os},
     {"os.path", load_os_path},
     {"random", load_random},
@@ -142,15 +143,16 @@ void load_kiln_std(VM&, const Ref<Module>& m) {
   def_native(m, "identity", [](VM&, const CallArgs& a) {
     return Value(int64_t(reinterpret_cast<intptr_t>(a[0].is_obj() ? a[0].obj() : nullptr)));
   });
-  // (filename, line, source text) of the frame `depth` callers above the
+  // (filename, line, source text, function name) of the frame `depth` callers above the
   // Python function that called this (1: its caller).
   def_native(m, "caller", [](VM& vm, const CallArgs& a) {
     int64_t depth = a.npos ? to_index(a[0], "depth") : 1;
     Frame* f = vm.current_frame;
     for (int64_t i = 0; i < depth && f && f->parent; ++i) f = f->parent;
-    if (!f || !f->code) return tuple_value({str_value("sys"), Value(int64_t(1)), str_value("")});
+    if (!f || !f->code) return tuple_value({str_value("sys"), Value(int64_t(1)), str_value(""), str_value("<module>")});
     int line = f->line();
-    return tuple_value({str_value(f->code->filename), Value(int64_t(line)), str_value(source_line(*f->code, line))});
+    return tuple_value({str_value(f->code->filename), Value(int64_t(line)), str_value(source_line(*f->code, line)),
+                        str_value(f->code->name)});
   });
   // A Python function's parameters: (names, kinds, defaults dict) with kinds
   // as inspect names them.

@@ -142,7 +142,7 @@ def warn(message, category=None, stacklevel=1, source=None, *, skip_file_prefixe
         category = UserWarning
     if not (_kiln_std.is_class(category) and _issubclass(category, Warning)):
         _kiln_std.raise_error("TypeError", "category must be a Warning subclass, not '" + type(category).__name__ + "'")
-    filename, lineno, line = _kiln_std.caller(stacklevel)
+    filename, lineno, line, func = _kiln_std.caller(stacklevel)
     warn_explicit(message, category, filename, lineno, "__main__", None, None, None, line)
 
 

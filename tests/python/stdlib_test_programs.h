@@ -782,5 +782,69 @@ const char* const k_class_hooks_out = R"OUT(['TRAIN', 'EVAL', 'TEST'] 3 Mode.EVA
 ['A', 'B']
 Vec of int
 )OUT";
+const char* const k_logging_defaults = R"PY(import logging
+log = logging.getLogger(__name__)
+log.info("hidden")
+log.warning("last resort %d", 5)
+logging.warning("root warn")
+logging.info("still hidden")
+logging.basicConfig(level=logging.DEBUG)
+logging.info("now shown")
+sub = logging.getLogger("train.loop")
+sub.debug("debug %s", "x")
+sub.setLevel(logging.ERROR)
+sub.warning("filtered")
+sub.error("err")
+print(logging.getLevelName(20), logging.getLevelName(logging.WARNING), sub.getEffectiveLevel(), log.isEnabledFor(logging.DEBUG))
+h = logging.StreamHandler()
+h.setFormatter(logging.Formatter("[%(levelname)s] %(name)s: %(message)s"))
+m = logging.getLogger("model")
+m.addHandler(h)
+m.propagate = False
+m.info("with handler %.2f", 0.5)
+print(m.name, m.level, m.handlers[0].level, logging.root.level)
+)PY";
+const char* const k_logging_defaults_out = R"OUT(INFO WARNING 40 False
+model 0 0 30
+)OUT";
+const char* const k_logging_defaults_err = R"ERR(last resort 5
+WARNING:root:root warn
+ERROR:train.loop:err
+)ERR";
+const char* const k_logging_formats_and_hierarchy = R"PY(import logging
+import sys
+logging.basicConfig(level=logging.INFO, format="%(levelname)-8s %(name)s %(filename)s:%(lineno)d %(funcName)s| %(message)s", stream=sys.stdout)
+child = logging.getLogger("a.b.c")
+mid = logging.getLogger("a.b")
+print(child.parent.name, mid.parent.name)
+def work(n):
+    child.info("working on %d items", n)
+    child.debug("not shown")
+    mid.warning("%(x)s and %(y)s", {"x": 1, "y": 2})
+work(3)
+h = logging.StreamHandler(sys.stdout)
+h.setFormatter(logging.Formatter("{levelname}|{name}|{message}|{user}", style="{"))
+h.setLevel(logging.ERROR)
+mid.addHandler(h)
+mid.error("boom", extra={"user": "me"})
+mid.propagate = False
+child.critical("only the handler", extra={"user": "you"})
+logging.disable(logging.ERROR)
+mid.error("disabled")
+logging.disable(logging.NOTSET)
+log = logging.getLogger(__name__)
+log.log(25, "custom level")
+print(logging.getLevelName(25), repr(logging.getLogger("a.b")), logging.getLogger() is logging.root)
+)PY";
+const char* const k_logging_formats_and_hierarchy_out = R"OUT(a.b root
+INFO     a.b.c prog.py:8 work| working on 3 items
+WARNING  a.b prog.py:10 work| 1 and 2
+ERROR|a.b|boom|me
+ERROR    a.b prog.py:16 <module>| boom
+CRITICAL|a.b.c|only the handler|you
+Level 25 __main__ prog.py:23 <module>| custom level
+Level 25 <Logger a.b (INFO)> True
+)OUT";
+const char* const k_logging_formats_and_hierarchy_err = R"ERR()ERR";
 
 }  // namespace stdlib_test

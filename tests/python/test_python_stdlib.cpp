@@ -233,6 +233,25 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(last_error_line(r.err), std::string("KeyError: 'B'"));
   }
 
+  // logging with nothing configured prints warnings bare (the last-resort handler); module
+  // functions configure the root logger once; levels and handlers as CPython's.
+  void logging_defaults() {
+    Ran r = run(k_logging_defaults);
+    QCOMPARE(r.out, std::string(k_logging_defaults_out));
+    QCOMPARE(r.err, std::string(k_logging_defaults_err));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // basicConfig's format (%(filename)s, %(lineno)d, %(funcName)s, padding), the dotted
+  // hierarchy (a parent made after its child), {-style formatters, extra=, propagate,
+  // disable, custom levels.
+  void logging_formats_and_hierarchy() {
+    Ran r = run(k_logging_formats_and_hierarchy);
+    QCOMPARE(r.out, std::string(k_logging_formats_and_hierarchy_out));
+    QCOMPARE(r.err, std::string(k_logging_formats_and_hierarchy_err));
+    QCOMPARE(r.exit, 0);
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
@@ -270,6 +289,7 @@ class TestPythonStdlib : public QObject {
         {"import subprocess\nsubprocess.run(['ls'])\n", "subprocess.run()"},
         {"import socket\nsocket.socket()\n", "socket.socket()"},
         {"import shutil\nshutil.rmtree('/')\n", "shutil.rmtree()"},
+        {"import logging\nlogging.basicConfig(filename='log.txt')\n", "logging.basicConfig(filename=)"},
         {"f = open('x.txt')\n", "open()"},
         {"import argparse\nargparse.FileType('r')\n", "argparse.FileType"},
     };
