@@ -846,5 +846,31 @@ Level 25 __main__ prog.py:23 <module>| custom level
 Level 25 <Logger a.b (INFO)> True
 )OUT";
 const char* const k_logging_formats_and_hierarchy_err = R"ERR()ERR";
+const char* const k_operator_contextlib = R"PY(import operator
+import contextlib
+from functools import reduce
+print(reduce(operator.mul, [2, 3, 4]), operator.add(1, 2), operator.itemgetter(1)([5, 6]), operator.itemgetter(0, 2)("abc"))
+pairs = [("b", 2), ("a", 3), ("c", 1)]
+print(sorted(pairs, key=operator.itemgetter(1)), operator.neg(3), operator.truediv(1, 4), operator.contains([1], 1))
+class P:
+    def __init__(self):
+        self.x = 5
+        self.inner = self
+print(operator.attrgetter("x")(P()), operator.attrgetter("inner.x", "x")(P()), operator.methodcaller("upper")("hi"))
+with contextlib.nullcontext(7) as v:
+    print("inside", v)
+log = []
+with contextlib.ExitStack() as stack:
+    stack.callback(log.append, "first")
+    stack.callback(log.append, "second")
+    stack.enter_context(contextlib.nullcontext())
+print(log)
+)PY";
+const char* const k_operator_contextlib_out = R"OUT(24 3 6 ('a', 'c')
+[('c', 1), ('b', 2), ('a', 3)] -3 0.25 True
+5 (5, 5) HI
+inside 7
+['second', 'first']
+)OUT";
 
 }  // namespace stdlib_test

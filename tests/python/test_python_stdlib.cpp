@@ -252,6 +252,13 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(r.exit, 0);
   }
 
+  // operator's functions and getters; contextlib's nullcontext and ExitStack.
+  void operator_contextlib() {
+    Ran r = run(k_operator_contextlib);
+    QCOMPARE(r.out, std::string(k_operator_contextlib_out));
+    QCOMPARE(r.exit, 0);
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
