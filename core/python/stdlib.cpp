@@ -28,6 +28,7 @@ constexpr StdModule kModules[] = {
     {"functools", load_functools},
     {"inspect", load_inspect},
     {"itertools", load_itertools},
+    {"json", load_json},
     {"logging", load_logging},
     {"operator", load_operator},
     {"os", load_os},

@@ -52,6 +52,7 @@ void load_argparse(VM& vm, const Ref<Module>& m);     // stdlib_argparse.cpp
 void load_logging(VM& vm, const Ref<Module>& m);     // stdlib_logging.cpp
 void load_operator(VM& vm, const Ref<Module>& m);    // stdlib_operator.cpp
 void load_contextlib(VM& vm, const Ref<Module>& m);
+void load_json(VM& vm, const Ref<Module>& m);        // stdlib_json.cpp
 void load_refused(VM& vm, const Ref<Module>& m);      // subprocess, socket, shutil: every attribute refused
 
 }  // namespace kiln::py

@@ -872,5 +872,60 @@ const char* const k_operator_contextlib_out = R"OUT(24 3 6 ('a', 'c')
 inside 7
 ['second', 'first']
 )OUT";
+const char* const k_json_module = R"PY(import json
+import sys
+cfg = {"name": "mlp", "lr": 0.001, "layers": [64, 32], "tied": True, "none": None, "ratio": 1e-7, "big": 10**20, "t": (1, 2.5)}
+print(json.dumps(cfg))
+print(json.dumps(cfg, indent=2, sort_keys=True))
+print(json.dumps({"é": "naïve ✓ 😀", 3: 1, 2.5: "x", None: 0, False: 1}))
+print(json.dumps(["tab\there", "quote\"", "back\\slash", "\x01"], ensure_ascii=False))
+print(json.dumps({"a": [1, {"b": []}], "c": {}}, indent="\t", separators=(",", ":")))
+print(json.dumps(float("nan")), json.dumps([float("inf"), -float("inf")]), json.dumps(1.0), json.dumps(0.1 + 0.2))
+back = json.loads('{"x": [1, 2.5, -3e2, true, false, null], "s": "a\\u00e9\\ud83d\\ude00\\n", "n": 123456789012345678901234}')
+print(back, back["s"] == "a\u00e9\U0001F600\n")
+json.dump({"k": 1}, sys.stdout, indent=1)
+print()
+print(json.loads("NaN"), json.loads(" [ ] "), json.loads('{"a" : {"b" : 1}}'))
+class P:
+    pass
+print(json.dumps({"p": P()}, default=lambda o: "P!"))
+json.loads('{"a": 1,}')
+)PY";
+const char* const k_json_module_out = R"OUT({"name": "mlp", "lr": 0.001, "layers": [64, 32], "tied": true, "none": null, "ratio": 1e-07, "big": 100000000000000000000, "t": [1, 2.5]}
+{
+  "big": 100000000000000000000,
+  "layers": [
+    64,
+    32
+  ],
+  "lr": 0.001,
+  "name": "mlp",
+  "none": null,
+  "ratio": 1e-07,
+  "t": [
+    1,
+    2.5
+  ],
+  "tied": true
+}
+{"\u00e9": "na\u00efve \u2713 \ud83d\ude00", "3": 1, "2.5": "x", "null": 0, "false": 1}
+["tab\there", "quote\"", "back\\slash", "\u0001"]
+{
+	"a":[
+		1,
+		{
+			"b":[]
+		}
+	],
+	"c":{}
+}
+NaN [Infinity, -Infinity] 1.0 0.30000000000000004
+{'x': [1, 2.5, -300.0, True, False, None], 's': 'aé😀\n', 'n': 123456789012345678901234} True
+{
+ "k": 1
+}
+nan [] {'a': {'b': 1}}
+{"p": "P!"}
+)OUT";
 
 }  // namespace stdlib_test

@@ -259,6 +259,16 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(r.exit, 0);
   }
 
+  // json.dumps with CPython's separators, indent, sort_keys, key conversions, float reprs,
+  // \u escapes of UTF-8 text (surrogate pairs past U+FFFF) and default=; loads and its
+  // error message.
+  void json_module() {
+    Ran r = run(k_json_module);
+    QCOMPARE(r.out, std::string(k_json_module_out));
+    QCOMPARE(last_error_line(r.err), std::string(R"ERR(json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 9 (char 8))ERR"));
+    QCOMPARE(r.exit, 1);
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
