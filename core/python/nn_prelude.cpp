@@ -681,7 +681,7 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
     if (name.starts_with("__")) return;
     if (v.is(ObjKind::Class)) {
       Class* cls = v.as<Class>();
-      if (cls->builtin >= 0 || cls->module != "__main__") return;  // imported (Parameter), not defined here
+      if (cls->builtin >= 0 || cls->module != target->name) return;  // imported (Parameter), not defined here
       auto it = class_modules().find(name);
       cls->module = it != class_modules().end() ? it->second : "torch.nn.modules.module";
       if (name == "_OptimizedModule") {

@@ -300,7 +300,7 @@ Value VM::getitem(const Value& obj, const Value& key) {
   }
   if (obj.is(ObjKind::Dict)) {
     const Value* v = obj.as<Dict>()->find(key);
-    if (!v) throw PyError("KeyError", repr_of(key));
+    if (!v) throw key_error(key);
     return *v;
   }
   if (obj.is(ObjKind::Range)) {
@@ -350,7 +350,7 @@ void VM::delitem(const Value& obj, const Value& key) {
     return;
   }
   if (obj.is(ObjKind::Dict)) {
-    if (!obj.as<Dict>()->erase(key)) throw PyError("KeyError", repr_of(key));
+    if (!obj.as<Dict>()->erase(key)) throw key_error(key);
     return;
   }
   throw_type_error(quoted_type(obj, "object doesn't support item deletion"));
@@ -414,8 +414,21 @@ Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) 
   // User classes may define the operator.
   static const char* const names[] = {"__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
                                       "__matmul__", "__lshift__", "__rshift__", "__and__", "__or__", "__xor__"};
+  static const char* const reflected[] = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
+                                          "__rpow__", "__rmatmul__", "__rlshift__", "__rrshift__", "__rand__", "__ror__",
+                                          "__rxor__"};
   if (a.is(ObjKind::Instance))
-    if (const Value* fn = a.as<Instance>()->cls->lookup(names[int(op)])) return call(*fn, ValueVec{a, b});
+    if (const Value* fn = a.as<Instance>()->cls->lookup(names[int(op)])) {
+      Value r = call(*fn, ValueVec{a, b});
+      if (!is_not_implemented(r)) return r;
+    }
+  if (b.is(ObjKind::Instance))
+    if (const Value* fn = b.as<Instance>()->cls->lookup(reflected[int(op)])) {
+      Value r = call(*fn, ValueVec{b, a});
+      if (!is_not_implemented(r)) return r;
+    }
+  if (op == BinaryOpKind::Add && (a.is(ObjKind::Str) || a.is(ObjKind::List) || a.is(ObjKind::Tuple)) && type_name(a) != type_name(b))
+    throw_type_error("can only concatenate " + type_name(a) + " (not \"" + type_name(b) + "\") to " + type_name(a));
   throw_type_error(std::string("unsupported operand type(s) for ") + binary_op_symbol(op) + (inplace ? "=" : "") + ": '" +
                    type_name(a) + "' and '" + type_name(b) + "'");
 }
@@ -513,7 +526,12 @@ Value VM::iter(const Value& v) {
   }
   if (v.is(ObjKind::Tensor)) return tensor_iter(*this, v);
   if (v.is(ObjKind::Instance)) {
-    if (const Value* fn = v.as<Instance>()->cls->lookup("__iter__")) return iter(call(*fn, ValueVec{v}));
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__iter__")) {
+      Value it = call(*fn, ValueVec{v});
+      // An iterator of the program's own: __next__ until it raises StopIteration.
+      if (it.is(ObjKind::Instance) && it.as<Instance>()->cls->lookup("__next__")) return instance_iterator(it);
+      return iter(it);
+    }
   }
   throw_type_error(quoted_type(v, "object is not iterable"));
 }
@@ -526,7 +544,25 @@ bool VM::next(const Value& iterator, Value& out) {
   return next_item(iterator, out);
 }
 
+Value VM::instance_iterator(const Value& it) {
+  return Value(make<IteratorObj>([this, it](Value& out) {
+    const Value* next = it.as<Instance>()->cls->lookup("__next__");
+    if (!next) throw_type_error(quoted_type(it, "object is not an iterator"));
+    try {
+      out = call(*next, ValueVec{it});
+    } catch (PyError& e) {
+      if (e.uncatchable()) throw;
+      const Value* stop = builtins_->find_str("StopIteration");
+      if (!stop || !is_instance(exception_value(e), *stop)) throw;
+      return false;
+    }
+    return true;
+  }));
+}
+
 bool VM::next_item(const Value& iterator, Value& out) {
+  if (iterator.is(ObjKind::Instance) && iterator.as<Instance>()->cls->lookup("__next__"))
+    return instance_iterator(iterator).as<IteratorObj>()->next(out);
   if (!iterator.is(ObjKind::Iterator)) throw_type_error(quoted_type(iterator, "object is not an iterator"));
   return iterator.as<IteratorObj>()->next(out);
 }
