@@ -241,6 +241,9 @@ struct Class : Object {
   Ref<Class> base;
   Ref<Dict> dict = make<Dict>();
   int builtin = -1;  // a BuiltinType value for builtin types
+  // A property somewhere along the base chain: instance attribute reads look
+  // in the class first then (a property outranks the instance's dict).
+  bool has_property = false;
   // Looks `name` up along the base chain.
   const Value* lookup(std::string_view name) const;
   bool is_subclass_of(const Class* other) const;

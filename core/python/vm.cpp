@@ -60,6 +60,7 @@ int64_t steady_now_ns() {
 VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()) {
   install_builtins(*this);
   install_exceptions(*this);
+  install_descriptors(*this);
   if (const Value* b = builtins_->find_str("BaseException"); b && b->is(ObjKind::Class))
     base_exception_ = Ref<Class>(b->as<Class>());
   install_torch(*this);
@@ -594,8 +595,15 @@ Value VM::build_class(const Value& body, const std::string& name, ValueVec bases
   bind_frame(frame, fn, CallArgs{});
   frame.ns = cls->dict;
   run_frame(frame);
+  cls->has_property = base && base->has_property;
   cls->dict->for_each([&](const Value&, const Value& v) {
     if (v.is(ObjKind::Function)) v.as<Function>()->owner = cls.get();
+    // A method wrapped by staticmethod/classmethod still needs its class for super().
+    if (descriptor_kind(v) != Descriptor::None)
+      if (const Value* fn = v.as<Instance>()->dict->find_str(descriptor_kind(v) == Descriptor::Property ? "fget" : "__func__");
+          fn && fn->is(ObjKind::Function))
+        fn->as<Function>()->owner = cls.get();
+    if (descriptor_kind(v) == Descriptor::Property) cls->has_property = true;
   });
   return Value(cls);
 }

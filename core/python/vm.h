@@ -148,6 +148,14 @@ class VM {
   static std::string exception_type_name(const Class& cls);
   bool is_not_implemented(const Value& v) const;  // the NotImplemented a binary operator method returns
 
+  // ---- descriptors (descriptors.cpp) ----
+  enum class Descriptor : uint8_t { None, Static, ClassMethod, Property };
+  Descriptor descriptor_kind(const Value& v) const;
+  // `attr`, found in the namespace of `cls`, read through `self` (an instance, or
+  // None when read from the class): a staticmethod's function, a classmethod
+  // bound to the class, a property's getter called, a function bound to self.
+  Value bind_class_attr(const Value& self, Class* cls, const Value& attr);
+
   // ---- modules and builtins ----
   Ref<Module> module(std::string_view dotted);  // nullptr if the subset has no such module
   void add_module(Ref<Module> m);
@@ -197,6 +205,7 @@ std::string program_file_path(VM& vm, const std::string& path, bool write);
 // torch_module.cpp, nn prelude); called by the VM constructor.
 void install_builtins(VM& vm);
 void install_exceptions(VM& vm);
+void install_descriptors(VM& vm);
 void install_torch(VM& vm);
 
 // Tells capture an object is about to change (it cannot replay such effects).

@@ -127,6 +127,11 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
     switch (o->kind) {
       case ObjKind::Instance: {
         auto* inst = static_cast<Instance*>(o);
+        if (inst->cls->has_property)
+          if (const Value* v = inst->cls->lookup(name); v && descriptor_kind(*v) == Descriptor::Property) {
+            out = bind_class_attr(obj, inst->cls.get(), *v);
+            return true;
+          }
         if (const Value* v = inst->dict->find_str(name)) {
           out = *v;
           return true;
@@ -135,8 +140,12 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
           out = Value(inst->cls);
           return true;
         }
+        if (name == "__dict__") {
+          out = Value(inst->dict);
+          return true;
+        }
         if (const Value* v = inst->cls->lookup(name)) {
-          out = bind_if_function(obj, *v);
+          out = v->is(ObjKind::Instance) ? bind_class_attr(obj, inst->cls.get(), *v) : bind_if_function(obj, *v);
           return true;
         }
         if (const Value* ga = inst->cls->lookup("__getattr__")) {
@@ -156,7 +165,10 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
         if (name == "__name__") { out = str_value(cls->name); return true; }
         if (name == "__qualname__") { out = str_value(cls->qualname.empty() ? cls->name : cls->qualname); return true; }
         if (name == "__module__") { out = str_value(cls->module); return true; }
-        if (const Value* v = cls->lookup(name)) { out = *v; return true; }
+        if (const Value* v = cls->lookup(name)) {
+          out = v->is(ObjKind::Instance) ? bind_class_attr(Value(), cls, *v) : *v;
+          return true;
+        }
         return false;
       }
       case ObjKind::Module: {
@@ -194,7 +206,14 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
         auto* s = static_cast<SuperObj*>(o);
         const Class* start = s->cls->base.get();
         if (start)
-          if (const Value* v = start->lookup(name)) { out = bind_if_function(s->self, *v); return true; }
+          if (const Value* v = start->lookup(name)) {
+            Class* owner = s->self.is(ObjKind::Instance) ? s->self.as<Instance>()->cls.get()
+                           : s->self.is(ObjKind::Class)  ? s->self.as<Class>()
+                                                         : nullptr;
+            out = owner && v->is(ObjKind::Instance) ? bind_class_attr(s->self.is(ObjKind::Class) ? Value() : s->self, owner, *v)
+                                                    : bind_if_function(s->self, *v);
+            return true;
+          }
         return false;
       }
       case ObjKind::Tensor:
@@ -251,6 +270,15 @@ void VM::setattr(const Value& obj, std::string_view name, Value value) {
   note_mutation(*this, obj);
   if (obj.is(ObjKind::Instance)) {
     auto* inst = obj.as<Instance>();
+    if (inst->cls->has_property)
+      if (const Value* p = inst->cls->lookup(name); p && descriptor_kind(*p) == Descriptor::Property) {
+        Value fset;
+        try_getattr(*p, "fset", fset);
+        if (fset.is_none())
+          throw PyError("AttributeError", "property '" + std::string(name) + "' of '" + inst->cls->name + "' object has no setter");
+        call(fset, ValueVec{obj, std::move(value)});
+        return;
+      }
     if (const Value* sa = inst->cls->lookup("__setattr__")) {
       call(*sa, ValueVec{obj, str_value(std::string(name)), std::move(value)});
       return;
@@ -259,7 +287,10 @@ void VM::setattr(const Value& obj, std::string_view name, Value value) {
     return;
   }
   if (obj.is(ObjKind::Tensor)) return tensor_setattr(*this, obj, name, value);
-  if (obj.is(ObjKind::Class)) return obj.as<Class>()->dict->set(str_value(std::string(name)), std::move(value));
+  if (obj.is(ObjKind::Class)) {
+    if (descriptor_kind(value) == Descriptor::Property) obj.as<Class>()->has_property = true;
+    return obj.as<Class>()->dict->set(str_value(std::string(name)), std::move(value));
+  }
   if (obj.is(ObjKind::Module)) return obj.as<Module>()->dict->set(str_value(std::string(name)), std::move(value));
   if (obj.is(ObjKind::Function)) {
     auto* fn = obj.as<Function>();
