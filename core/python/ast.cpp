@@ -176,6 +176,10 @@ std::string dump(const Expr& e) {
       const auto& n = static_cast<const IfExp&>(e);
       return "(" + dump(*n.body) + " if " + dump(*n.test) + " else " + dump(*n.orelse) + ")";
     }
+    case ExprKind::Yield: {
+      const auto& n = static_cast<const Yield&>(e);
+      return std::string(n.from ? "(yield from " : "(yield") + (n.value ? (n.from ? "" : " ") + dump(*n.value) : "") + ")";
+    }
     case ExprKind::Lambda: {
       const auto& n = static_cast<const Lambda&>(e);
       std::string params = dump_arguments(n.args);

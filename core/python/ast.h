@@ -16,7 +16,7 @@ namespace kiln::py::ast {
 
 enum class ExprKind : uint8_t {
   Name, Constant, JoinedStr, FormattedValue, Attribute, Subscript, Slice, Call, BinOp, UnaryOp,
-  BoolOp, Compare, IfExp, Lambda, List, Tuple, Dict, ListComp, DictComp, Starred,
+  BoolOp, Compare, IfExp, Lambda, List, Tuple, Dict, ListComp, DictComp, Starred, Yield,
 };
 
 struct Expr {
@@ -184,6 +184,13 @@ struct DictComp : ExprOf<ExprKind::DictComp> {
 struct Starred : ExprOf<ExprKind::Starred> {
   using ExprOf::ExprOf;
   ExprPtr value;
+};
+
+// `yield v`, `yield from it`: a statement of its own or an assignment's value.
+struct Yield : ExprOf<ExprKind::Yield> {
+  using ExprOf::ExprOf;
+  ExprPtr value;  // may be null
+  bool from = false;
 };
 
 // ----------------------------------------------------------------- statements
@@ -443,6 +450,7 @@ void for_each_child(const Expr& e, F&& f) {
       visit(n.orelse);
       break;
     }
+    case ExprKind::Yield: visit(static_cast<const Yield&>(e).value); break;
     case ExprKind::Lambda: {
       const auto& n = static_cast<const Lambda&>(e);
       visit_all(n.args.defaults);

@@ -70,6 +70,7 @@ const char* op_name(Op op) {
     case Op::Reraise: return "Reraise";
     case Op::CheckExcMatch: return "CheckExcMatch";
     case Op::PopExcept: return "PopExcept";
+    case Op::Yield: return "Yield";
     case Op::DeleteFast: return "DeleteFast";
     case Op::DeleteSubscr: return "DeleteSubscr";
   }
@@ -210,6 +211,7 @@ std::string disassemble(const Code& code, bool recursive) {
     if (code.kwonlyargcount) out += " kwonly=" + std::to_string(code.kwonlyargcount);
     if (code.has_varargs) out += " varargs";
     if (code.has_varkw) out += " varkw";
+    if (code.is_generator) out += " generator";
   }
   out += "\n";
   if (!code.varnames.empty()) out += "  varnames: " + join(code.varnames) + "\n";

@@ -88,6 +88,8 @@ enum class Op : uint8_t {
                  // arg 1: a bare `raise`: raises the exception being handled (Code::handled_ranges)
   CheckExcMatch, // pops a class or tuple of classes; TOS is the exception: pushes isinstance(exc, classes)
   PopExcept,     // pops the exception an except clause handled
+  // ---- generators ----
+  Yield,         // pops v; the frame suspends with v as its result (Frame::yielded), None pushed for the resume
   // ---- misc ----
   RaiseAssert, // pops message (or None when arg == 0): raises AssertionError at this instruction's location
   DeleteFast,  // unbinds varnames[arg]
@@ -150,6 +152,7 @@ struct Code {
   bool has_varkw = false;
   bool is_class_body = false;  // names resolve through the class namespace (LoadName/StoreName)
   bool is_module = false;
+  bool is_generator = false;   // calling it makes a generator that runs the frame between yields
   std::vector<std::string> varnames;  // fast locals (parameters first)
   std::vector<std::string> cellvars;  // locals captured by nested functions; a parameter listed here is copied into its cell at entry
   std::vector<std::string> freevars;  // names captured from enclosing functions

@@ -252,6 +252,7 @@ CodePtr Compiler::function_code(const void* node, const Arguments& args, int fir
   code->kwonlyargcount = int(args.kwonlyargs.size());
   code->has_varargs = args.vararg.has_value();
   code->has_varkw = args.kwarg.has_value();
+  code->is_generator = s->is_generator;
   push_unit(code, s);
   return code;
 }

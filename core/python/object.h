@@ -321,6 +321,7 @@ struct RangeObj : Object {
 struct IteratorObj : Object {
   explicit IteratorObj(std::function<bool(Value&)> n) : Object(ObjKind::Iterator), next(std::move(n)) {}
   std::function<bool(Value&)> next;  // false when exhausted
+  const char* type_name = "iterator";  // "generator" for a generator function's
 };
 
 struct NoGradObj : Object {

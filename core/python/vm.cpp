@@ -478,6 +478,7 @@ bool VM::handle_exception(Frame& frame, PyError& e) {
 }
 
 Value VM::call_function(Function* fn, const CallArgs& args) {
+  if (fn->code->is_generator) return make_generator(fn, args);
   Frame frame;
   bind_frame(frame, fn, args);
   Value result;
@@ -1021,6 +1022,12 @@ bool VM::step(Frame& f, Value& result) {
       break;
     }
     case Op::PopExcept: f.stack.pop_back(); break;
+    case Op::Yield:
+      result = pop(f);
+      f.stack.push_back(Value());  // what the yield expression gives when resumed by next()
+      f.yielded = true;
+      ++f.pc;
+      return true;
     case Op::WithExceptExit: {
       Value exc = top(f);
       Value swallowed = call(top(f, 1), ValueVec{Value(type_of(exc)), exc, Value()});
@@ -1036,6 +1043,57 @@ bool VM::step(Frame& f, Value& result) {
   }
   ++f.pc;
   return false;
+}
+
+}  // namespace kiln::py
+
+namespace kiln::py {
+
+// A generator is an iterator whose next() runs the function's frame, kept
+// between calls, up to its next Yield. The frame runs as any other (handlers,
+// tracebacks through the consumer's frames); capture cannot replay a frame that
+// outlives its region, so making or resuming one while tracing breaks the graph.
+Value VM::make_generator(Function* fn, const CallArgs& args) {
+  auto generator_break = [](VM& vm, const char* what) {
+    BreakInfo info;
+    info.reason = std::string(what) + " while tracing";
+    info.explanation = "  Explanation: Kiln's capture runs generators eagerly.\n";
+    vm.tracer->graph_break(vm, info);
+  };
+  if (tracer) generator_break(*this, "generator created");
+  struct State {
+    Frame frame;
+    bool running = false, done = false;
+  };
+  auto state = std::make_shared<State>();
+  bind_frame(state->frame, fn, args);
+  auto it = make<IteratorObj>([this, state, generator_break](Value& out) {
+    if (state->done) return false;
+    if (state->running) throw PyError("ValueError", "generator already executing");
+    if (tracer) generator_break(*this, "generator resumed");
+    state->running = true;
+    state->frame.yielded = false;
+    Value r;
+    try {
+      r = run_frame(state->frame);
+    } catch (...) {
+      state->running = false;
+      state->done = true;
+      state->frame.stack.clear();
+      state->frame.locals.clear();
+      throw;
+    }
+    state->running = false;
+    if (!state->frame.yielded) {
+      state->done = true;
+      state->frame.locals.clear();
+      return false;
+    }
+    out = std::move(r);
+    return true;
+  });
+  it->type_name = "generator";
+  return Value(it);
 }
 
 }  // namespace kiln::py

@@ -28,6 +28,7 @@ struct Frame {
   Ref<Dict> globals;
   Ref<Dict> ns;                    // LoadName/StoreName namespace (module or class body)
   Frame* parent = nullptr;         // the calling frame, for tracebacks
+  bool yielded = false;            // a generator's frame stopped at a Yield (run_frame returned the value)
   int line() const;                // line of the instruction at pc (or the last one)
 };
 
@@ -179,6 +180,7 @@ class VM {
  private:
   friend struct VMInternals;
   Value call_function(Function* fn, const CallArgs& args);
+  Value make_generator(Function* fn, const CallArgs& args);
   Value build_class(const Value& body, const std::string& name, ValueVec bases);
   [[noreturn]] void rethrow_with_location(PyError& e, Frame& frame);
   [[noreturn]] void raise_with_location(PyError e, Frame& frame);

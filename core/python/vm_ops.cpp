@@ -696,6 +696,10 @@ Ref<Class> VM::type_of(const Value& v) {
         case ObjKind::Module: name = "module"; break;
         case ObjKind::NoGrad: name = "no_grad"; break;
         case ObjKind::Slice: name = "slice"; break;
+        case ObjKind::Iterator:
+          if (std::string_view(v.as<IteratorObj>()->type_name) == "generator") name = "generator";
+          else name = "object";
+          break;
         default: name = "object"; break;
       }
   }
