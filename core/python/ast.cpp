@@ -185,7 +185,10 @@ std::string dump(const Expr& e) {
       std::string params = dump_arguments(n.args);
       return "(lambda" + (params.empty() ? "" : " " + params) + ": " + dump(*n.body) + ")";
     }
-    case ExprKind::List: return "[" + join(static_cast<const List&>(e).elts) + "]";
+    case ExprKind::List: {
+      const auto& n = static_cast<const List&>(e);
+      return n.is_set ? "{" + join(n.elts) + "}" : "[" + join(n.elts) + "]";
+    }
     case ExprKind::Tuple: {
       const auto& n = static_cast<const Tuple&>(e);
       return "(" + join(n.elts) + (n.elts.size() == 1 ? ",)" : ")");
@@ -200,7 +203,7 @@ std::string dump(const Expr& e) {
     case ExprKind::ListComp: {
       const auto& n = static_cast<const ListComp&>(e);
       std::string inner = dump(*n.elt) + dump_generators(n.generators);
-      return n.is_generator ? "(" + inner + ")" : "[" + inner + "]";
+      return n.is_generator ? "(" + inner + ")" : n.is_set ? "{" + inner + "}" : "[" + inner + "]";
     }
     case ExprKind::DictComp: {
       const auto& n = static_cast<const DictComp&>(e);

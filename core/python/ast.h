@@ -148,6 +148,7 @@ struct Lambda : ExprOf<ExprKind::Lambda> {
 struct List : ExprOf<ExprKind::List> {
   using ExprOf::ExprOf;
   std::vector<ExprPtr> elts;
+  bool is_set = false;  // a set display {a, b}: built as a list, then a set of it
 };
 
 struct Tuple : ExprOf<ExprKind::Tuple> {
@@ -171,6 +172,7 @@ struct Comprehension {
 struct ListComp : ExprOf<ExprKind::ListComp> {
   using ExprOf::ExprOf;
   bool is_generator = false;
+  bool is_set = false;  // {x for ...}
   ExprPtr elt;
   std::vector<Comprehension> generators;
 };

@@ -71,6 +71,7 @@ const char* op_name(Op op) {
     case Op::CheckExcMatch: return "CheckExcMatch";
     case Op::PopExcept: return "PopExcept";
     case Op::Yield: return "Yield";
+    case Op::BuildSet: return "BuildSet";
     case Op::DeleteFast: return "DeleteFast";
     case Op::DeleteSubscr: return "DeleteSubscr";
   }
@@ -187,6 +188,7 @@ std::string arg_text(const Code& code, const Instr& in) {
     case Op::BuildClass:
     case Op::Raise:
     case Op::Reraise:
+    case Op::BuildSet:
     case Op::RaiseAssert: return std::to_string(a);
     default: return "";
   }

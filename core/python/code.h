@@ -88,6 +88,7 @@ enum class Op : uint8_t {
                  // arg 1: a bare `raise`: raises the exception being handled (Code::handled_ranges)
   CheckExcMatch, // pops a class or tuple of classes; TOS is the exception: pushes isinstance(exc, classes)
   PopExcept,     // pops the exception an except clause handled
+  BuildSet,      // arg >= 0: pops arg values; arg -1: pops a list; pushes a set of them (the builtin set class)
   // ---- generators ----
   Yield,         // pops v; the frame suspends with v as its result (Frame::yielded), None pushed for the resume
   // ---- misc ----

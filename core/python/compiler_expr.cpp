@@ -91,12 +91,16 @@ void Compiler::expr(const Expr& e) {
       load_none(e.pos);
       return;
     }
-    case ExprKind::List: compile_sequence(static_cast<const List&>(e).elts, false, e.pos); return;
+    case ExprKind::List:
+      compile_sequence(static_cast<const List&>(e).elts, false, e.pos);
+      if (static_cast<const List&>(e).is_set) emit(Op::BuildSet, -1, e.pos);
+      return;
     case ExprKind::Tuple: compile_sequence(static_cast<const Tuple&>(e).elts, true, e.pos); return;
     case ExprKind::Dict: compile_dict(static_cast<const Dict&>(e)); return;
     case ExprKind::ListComp: {
       const auto& c = static_cast<const ListComp&>(e);
       compile_comprehension(c.generators, c.elt.get(), nullptr, nullptr, e.pos);
+      if (c.is_set) emit(Op::BuildSet, -1, e.pos);
       return;
     }
     case ExprKind::DictComp: {

@@ -43,7 +43,7 @@ std::string expression_name(const Expr& e) {
     case ExprKind::DictComp: return "dict comprehension";
     case ExprKind::JoinedStr: return "f-string expression";
     case ExprKind::Tuple: return "tuple";
-    case ExprKind::List: return "list";
+    case ExprKind::List: return static_cast<const List&>(e).is_set ? "set display" : "list";
     case ExprKind::Starred: return "starred";
     case ExprKind::Yield: return "yield expression";
     default: return "expression";
@@ -63,6 +63,8 @@ void Parser::check_target(const Expr& e, TargetUse use) {
     case ExprKind::Subscript: return;
     case ExprKind::Tuple:
     case ExprKind::List: {
+      if (e.kind == ExprKind::List && static_cast<const List&>(e).is_set)
+        fail(e.pos, kiln::detail::concat("cannot ", use == TargetUse::Delete ? "delete" : "assign to", " set display"));
       if (use == TargetUse::AugAssign)
         fail(e.pos, kiln::detail::concat("'", expression_name(e), "' is an illegal expression for augmented assignment"));
       const auto& elts = e.kind == ExprKind::Tuple ? static_cast<const Tuple&>(e).elts : static_cast<const List&>(e).elts;

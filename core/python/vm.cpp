@@ -61,6 +61,7 @@ VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()
   install_builtins(*this);
   install_exceptions(*this);
   install_descriptors(*this);
+  install_sets(*this);
   if (const Value* b = builtins_->find_str("BaseException"); b && b->is(ObjKind::Class))
     base_exception_ = Ref<Class>(b->as<Class>());
   install_torch(*this);
@@ -1022,6 +1023,21 @@ bool VM::step(Frame& f, Value& result) {
       break;
     }
     case Op::PopExcept: f.stack.pop_back(); break;
+    case Op::BuildSet: {
+      // The builtin class, even when a program rebinds the name `set`.
+      Ref<Class> set_cls = builtin_type("set");
+      if (!set_cls) throw_unsupported("set displays (Kiln's set class did not load)");
+      Value items;
+      if (arg < 0) {
+        items = top(f);
+      } else {
+        items = list_value(ValueVec(f.stack.end() - arg, f.stack.end()));
+      }
+      Value s = call(Value(set_cls), ValueVec{items});
+      pop_n(f, arg < 0 ? 1 : size_t(arg));
+      f.stack.push_back(std::move(s));
+      break;
+    }
     case Op::Yield:
       result = pop(f);
       f.stack.push_back(Value());  // what the yield expression gives when resumed by next()

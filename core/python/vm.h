@@ -208,6 +208,7 @@ std::string program_file_path(VM& vm, const std::string& path, bool write);
 void install_builtins(VM& vm);
 void install_exceptions(VM& vm);
 void install_descriptors(VM& vm);
+void install_sets(VM& vm);
 void install_torch(VM& vm);
 
 // Tells capture an object is about to change (it cannot replay such effects).

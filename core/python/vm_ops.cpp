@@ -448,6 +448,13 @@ Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) 
   static const char* const reflected[] = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
                                           "__rpow__", "__rmatmul__", "__rlshift__", "__rrshift__", "__rand__", "__ror__",
                                           "__rxor__"};
+  if (inplace && a.is(ObjKind::Instance)) {
+    const std::string in_place = std::string("__i") + (names[int(op)] + 2);
+    if (const Value* fn = a.as<Instance>()->cls->lookup(in_place)) {
+      Value r = call(*fn, ValueVec{a, b});
+      if (!is_not_implemented(r)) return r;
+    }
+  }
   if (a.is(ObjKind::Instance))
     if (const Value* fn = a.as<Instance>()->cls->lookup(names[int(op)])) {
       Value r = call(*fn, ValueVec{a, b});
@@ -501,12 +508,28 @@ Value VM::compare(CompareKind op, const Value& a, const Value& b) {
   }
   Value out;
   if (tensor_compare(*this, op, a, b, out)) return out;
+  // A program's classes: the operator's method, then the reflected one of the
+  // right operand (`a < b` asks b.__gt__), either answering NotImplemented to pass.
+  if (a.is(ObjKind::Instance) || b.is(ObjKind::Instance)) {
+    static const char* const method[] = {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__"};
+    static const char* const swapped[] = {"__gt__", "__ge__", "__eq__", "__ne__", "__lt__", "__le__"};
+    const int k = int(op) - int(CompareKind::Lt);
+    auto try_method = [&](const Value& self, const Value& other, const char* name, Value& result) {
+      if (!self.is(ObjKind::Instance)) return false;
+      const Value* fn = self.as<Instance>()->cls->lookup(name);
+      if (!fn) return false;
+      result = call(*fn, ValueVec{self, other});
+      return !is_not_implemented(result);
+    };
+    Value r;
+    if (try_method(a, b, method[k], r) || try_method(b, a, swapped[k], r)) return r;
+    if (op == CompareKind::Ne && (try_method(a, b, "__eq__", r) || try_method(b, a, "__eq__", r))) return Value(!truth(r));
+    if (op != CompareKind::Eq && op != CompareKind::Ne)
+      throw_type_error(std::string("'") + compare_symbol(op) + "' not supported between instances of '" + type_name(a) +
+                       "' and '" + type_name(b) + "'");
+  }
   if (op == CompareKind::Eq || op == CompareKind::Ne) {
-    bool eq;
-    if (a.is(ObjKind::Instance) && a.as<Instance>()->cls->lookup("__eq__"))
-      eq = truth(call(*a.as<Instance>()->cls->lookup("__eq__"), ValueVec{a, b}));
-    else
-      eq = equal(a, b);
+    bool eq = equal(a, b);
     return Value(op == CompareKind::Eq ? eq : !eq);
   }
   int c = three_way(*this, a, b, op);
