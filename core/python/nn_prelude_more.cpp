@@ -304,6 +304,10 @@ class Upsample(Module):
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input):
+        # F.interpolate's Python-level refusal, raised here with PyTorch's type (the binding's errors are RuntimeErrors).
+        needs = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+        if self.mode in needs and input.dim() in [3, 4, 5] and input.dim() != needs[self.mode]:
+            _raise("NotImplementedError", f"Got {input.dim()}D input, but {self.mode} mode needs {needs[self.mode]}D input")
         return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
                              recompute_scale_factor=self.recompute_scale_factor)
 
@@ -324,6 +328,9 @@ class BCELoss(_Loss):
         self.register_buffer("weight", weight)
 
     def forward(self, input, target):
+        if target.size() != input.size():
+            _raise("ValueError", f"Using a target size ({target.size()}) that is different to the input size "
+                                 f"({input.size()}) is deprecated. Please ensure they have the same size.")
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 

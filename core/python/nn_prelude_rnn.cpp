@@ -13,7 +13,7 @@ const char* const kNnRnnSource = R"PY(
 
 # ---- rnn.py ----
 
-def _rnn_step(mode, igates, h, c, w_hh, b_hh):
+def _rnn_step(mode, igates, h, c, w_hh, b_hh, w_hr=None):
     # One step of a cell; igates = linear(input, w_ih, b_ih). Returns (h, c).
     if mode == "LSTM":
         gates = F.linear(h, w_hh, b_hh) + igates
@@ -24,6 +24,8 @@ def _rnn_step(mode, igates, h, c, w_hh, b_hh):
         outgate = torch.sigmoid(chunks[3])
         cy = forgetgate * c + ingate * cellgate
         hy = outgate * torch.tanh(cy)
+        if w_hr is not None:
+            hy = torch.matmul(hy, w_hr.t())
         return hy, cy
     if mode == "GRU":
         ig = igates.chunk(3, 1)
@@ -74,8 +76,6 @@ class RNNBase(Module):
             _raise("ValueError", "proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
             _raise("ValueError", "proj_size has to be smaller than hidden_size")
-        if proj_size > 0:
-            _raise("NotImplementedError", "LSTM(proj_size=...) is not supported by Kiln")
         if mode == "LSTM":
             gate_size = 4 * hidden_size
         elif mode == "GRU":
@@ -88,9 +88,10 @@ class RNNBase(Module):
         self._all_weights = []
         for layer in range(num_layers):
             for direction in range(num_directions):
-                layer_input_size = input_size if layer == 0 else hidden_size * num_directions
+                real_hidden_size = proj_size if proj_size > 0 else hidden_size
+                layer_input_size = input_size if layer == 0 else real_hidden_size * num_directions
                 w_ih = Parameter(torch.empty((gate_size, layer_input_size), device=device, dtype=dtype))
-                w_hh = Parameter(torch.empty((gate_size, hidden_size), device=device, dtype=dtype))
+                w_hh = Parameter(torch.empty((gate_size, real_hidden_size), device=device, dtype=dtype))
                 b_ih = Parameter(torch.empty(gate_size, device=device, dtype=dtype))
                 b_hh = Parameter(torch.empty(gate_size, device=device, dtype=dtype))
                 suffix = "_reverse" if direction == 1 else ""
@@ -99,6 +100,9 @@ class RNNBase(Module):
                 if bias:
                     names = names + [f"bias_ih_l{layer}{suffix}", f"bias_hh_l{layer}{suffix}"]
                     params = params + [b_ih, b_hh]
+                if proj_size > 0:
+                    names = names + [f"weight_hr_l{layer}{suffix}"]
+                    params = params + [Parameter(torch.empty((proj_size, hidden_size), device=device, dtype=dtype))]
                 for i in range(len(names)):
                     setattr(self, names[i], params[i])
                 self._flat_weights_names.extend(names)
@@ -127,6 +131,8 @@ class RNNBase(Module):
     def get_expected_hidden_size(self, input):
         mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
+        if self.proj_size > 0:
+            return (self.num_layers * num_directions, mini_batch, self.proj_size)
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
     def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
@@ -139,10 +145,8 @@ class RNNBase(Module):
 
     def _run(self, input, h0, c0):
         # input (T, N, H_in) (batch_first already undone); h0, c0 (layers * dirs, N, H).
-        # Returns output (T, N, dirs * H), h_n and c_n (None unless LSTM).
-        if self.dropout > 0 and self.training and self.num_layers > 1:
-            _raise("NotImplementedError", f"{type(self).__name__}(dropout={self.dropout}) in training mode is not "
-                                          "supported by Kiln")
+        # Returns output (T, N, dirs * H), h_n and c_n (None unless LSTM). As ATen, dropout
+        # applies to each layer's output but the last's, in training mode.
         num_directions = 2 if self.bidirectional else 1
         steps = input.size(0)
         layer_input = input
@@ -156,6 +160,7 @@ class RNNBase(Module):
                 w_hh = getattr(self, names[1])
                 b_ih = getattr(self, names[2]) if self.bias else None
                 b_hh = getattr(self, names[3]) if self.bias else None
+                w_hr = getattr(self, names[-1]) if self.proj_size > 0 else None
                 idx = layer * num_directions + direction
                 h = h0[idx]
                 c = c0[idx] if c0 is not None else None
@@ -163,7 +168,7 @@ class RNNBase(Module):
                 ys = []
                 order = range(steps) if direction == 0 else range(steps - 1, -1, -1)
                 for t in order:
-                    h, c = _rnn_step(self.mode, igates[t], h, c, w_hh, b_hh)
+                    h, c = _rnn_step(self.mode, igates[t], h, c, w_hh, b_hh, w_hr)
                     ys.append(h)
                 if direction == 1:
                     ys.reverse()
@@ -171,6 +176,8 @@ class RNNBase(Module):
                 h_out.append(h)
                 c_out.append(c)
             layer_input = outs[0] if num_directions == 1 else torch.cat(outs, 2)
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
         h_n = torch.stack(h_out, 0)
         c_n = torch.stack(c_out, 0) if self.mode == "LSTM" else None
         return layer_input, h_n, c_n
@@ -280,7 +287,8 @@ class LSTM(RNNBase):
             input = input.unsqueeze(batch_dim)
         max_batch_size = input.size(0) if self.batch_first else input.size(1)
         if hx is None:
-            h_zeros = torch.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size,
+            real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+            h_zeros = torch.zeros(self.num_layers * num_directions, max_batch_size, real_hidden_size,
                                   dtype=input.dtype, device=input.device)
             c_zeros = torch.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size,
                                   dtype=input.dtype, device=input.device)
