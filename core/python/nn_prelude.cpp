@@ -722,6 +722,13 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
       if (!name.starts_with("_") || target->name == "torch.nn.init") target->dict->set(k, v);
     }
   });
+  // PyTorch's functional.py defines these; here they live beside the modules that call them.
+  if (target->name == "torch.nn")
+    if (Ref<Module> functional = vm.module("torch.nn.functional"))
+      for (const char* name : {"multi_head_attention_forward", "_canonical_mask", "_none_or_dtype"}) {
+        std::string local = name[0] == '_' ? name : std::string("_") + name;
+        if (const Value* f = globals->find_str(local)) functional->dict->set(str_value(name), *f);
+      }
   return true;
 }
 

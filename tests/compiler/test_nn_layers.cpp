@@ -173,6 +173,24 @@ class TestNnLayers : public QObject {
     QVERIFY2(r.err.find("no derivative formula for aten::linalg_qr") != std::string::npos, r.err.c_str());
   }
 
+  // F.multi_head_attention_forward is the function MultiheadAttention calls.
+  void functional_multi_head_attention() {
+    Ran r = run(R"PY(import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+m = nn.MultiheadAttention(4, 2)
+x = torch.randn(3, 1, 4)
+a, w = m(x, x, x)
+b, w2 = F.multi_head_attention_forward(x, x, x, 4, 2, m.in_proj_weight, m.in_proj_bias, None, None, False, 0.0,
+                                       m.out_proj.weight, m.out_proj.bias)
+print(bool((a == b).all()), bool((w == w2).all()), hasattr(nn, "multi_head_attention_forward"))
+print(F._canonical_mask(torch.tensor([True, False]), "m", None, "", torch.float32))
+)PY");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("True True False\ntensor([-inf, 0.])\n"));
+  }
+
   // TransformerEncoder copies its layer (copy.deepcopy in PyTorch): equal
   // values, distinct parameters, nothing shared with the original.
   void clones_are_deep() {
