@@ -666,6 +666,8 @@ const std::map<std::string, std::string, std::less<>>& class_modules() {
       {"InstanceNorm1d", "torch.nn.modules.instancenorm"}, {"InstanceNorm2d", "torch.nn.modules.instancenorm"},
       {"InstanceNorm3d", "torch.nn.modules.instancenorm"},
       {"ConvTranspose1d", "torch.nn.modules.conv"},  {"ConvTranspose2d", "torch.nn.modules.conv"},
+      {"ConvTranspose3d", "torch.nn.modules.conv"},  {"UpsamplingNearest2d", "torch.nn.modules.upsampling"},
+      {"UpsamplingBilinear2d", "torch.nn.modules.upsampling"},
       {"PixelShuffle", "torch.nn.modules.pixelshuffle"}, {"PixelUnshuffle", "torch.nn.modules.pixelshuffle"},
       {"ConstantPad1d", "torch.nn.modules.padding"}, {"ConstantPad2d", "torch.nn.modules.padding"},
       {"ConstantPad3d", "torch.nn.modules.padding"}, {"ZeroPad1d", "torch.nn.modules.padding"},

@@ -173,6 +173,34 @@ class TestNnLayers : public QObject {
     QVERIFY2(r.err.find("no derivative formula for aten::linalg_qr") != std::string::npos, r.err.c_str());
   }
 
+  // Not in program.py (no PyTorch run of their own): ConvTranspose3d and the
+  // Upsampling* aliases are the 1-D/2-D classes' code on F.conv_transpose3d and
+  // F.interpolate, checked here against those functions.
+  void by_construction() {
+    Ran r = run(R"PY(import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+x = torch.randn(1, 2, 3, 4)
+u = nn.UpsamplingBilinear2d(scale_factor=2)
+print(u, bool((u(x) == F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)).all()))
+n = nn.UpsamplingNearest2d(size=(5, 6))
+print(n, bool((n(x) == F.interpolate(x, size=(5, 6))).all()))
+c = nn.ConvTranspose3d(2, 4, 3, stride=2, padding=1, output_padding=1, groups=2)
+print(c, list(c.weight.shape))
+y = torch.randn(1, 2, 2, 3, 2)
+print(list(c(y).shape), list(c(y, output_size=[3, 5, 3]).shape))
+print(bool((c(y) == F.conv_transpose3d(y, c.weight, c.bias, 2, 1, 1, 2)).all()))
+)PY");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString("UpsamplingBilinear2d(scale_factor=2.0, mode='bilinear') True\n"
+                     "UpsamplingNearest2d(size=(5, 6), mode='nearest') True\n"
+                     "ConvTranspose3d(2, 4, kernel_size=(3, 3, 3), stride=(2, 2, 2), padding=(1, 1, 1), "
+                     "output_padding=(1, 1, 1), groups=2) [2, 2, 3, 3, 3]\n"
+                     "[1, 4, 4, 6, 4] [1, 4, 3, 5, 3]\nTrue\n"));
+  }
+
   // F.multi_head_attention_forward is the function MultiheadAttention calls.
   void functional_multi_head_attention() {
     Ran r = run(R"PY(import torch
