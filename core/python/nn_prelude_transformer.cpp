@@ -5,8 +5,10 @@
 // torch/nn/modules/transformer.py: constructor arguments, parameter names,
 // creation and initialization order, reprs and forward ops. Kiln always takes
 // the path PyTorch takes in training mode (the "slow path"); PyTorch's fused
-// inference kernels (_native_multi_head_attention, _transformer_encoder_layer_fwd,
-// nested tensors) compute the same values, not bit for bit.
+// inference kernels (_native_multi_head_attention, _transformer_encoder_layer_fwd)
+// compute the same values, not bit for bit. Where PyTorch's TransformerEncoder
+// would run on nested tensors, its padded positions come back as zeros, and so
+// they do here.
 namespace kiln::py {
 
 extern const char* const kNnTransformerSource;
@@ -488,20 +490,51 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        # Kiln has no nested tensors: PyTorch's sparsity fast path is never taken.
-        self.use_nested_tensor = False
         self.mask_check = mask_check
+        # PyTorch's conditions for its nested-tensor ("sparsity") fast path; it warns on stderr when
+        # enable_nested_tensor cannot be honoured, which Kiln does not.
+        layer = encoder_layer
+        self.use_nested_tensor = (enable_nested_tensor and isinstance(layer, TransformerEncoderLayer)
+                                  and not layer.norm_first and layer.self_attn.batch_first
+                                  and layer.self_attn._qkv_same_embed_dim and layer.self_attn.in_proj_bias is not None
+                                  and layer.activation_relu_or_gelu != 0 and layer.norm1.eps == layer.norm2.eps
+                                  and layer.self_attn.num_heads % 2 == 0)
+
+    def _nested_padding(self, src, src_key_padding_mask, mask):
+        # Where PyTorch would run the layers on a nested tensor (inference, batch_first, a left-aligned
+        # padding mask and no attention mask), the positions it pads come back as zeros; the others
+        # are what the masked computation gives. Returns the padded positions, or None.
+        first = self.layers[0]
+        if not self.use_nested_tensor or first.training or src.dim() != 3 or src_key_padding_mask is None:
+            return None
+        if mask is not None:
+            return None
+        if torch.is_grad_enabled():
+            for t in [src, first.self_attn.in_proj_weight, first.self_attn.in_proj_bias,
+                      first.self_attn.out_proj.weight, first.self_attn.out_proj.bias, first.norm1.weight,
+                      first.norm1.bias, first.norm2.weight, first.norm2.bias, first.linear1.weight,
+                      first.linear1.bias, first.linear2.weight, first.linear2.bias]:
+                if t.requires_grad:
+                    return None
+        padded = src_key_padding_mask != 0
+        # Left-aligned: no valid position after a padded one in any row.
+        if bool((padded[:, :-1] & padded.logical_not()[:, 1:]).any()):
+            return None
+        return padded
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", _none_or_dtype(mask),
                                                "mask", src.dtype)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, False)
         output = src
+        padded = self._nested_padding(src, src_key_padding_mask, mask)
         batch_first = self.layers[0].self_attn.batch_first
         seq_len = _get_seq_len(src, batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+        if padded is not None:
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output

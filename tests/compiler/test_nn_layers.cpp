@@ -201,6 +201,32 @@ print(bool((c(y) == F.conv_transpose3d(y, c.weight, c.bias, 2, 1, 1, 2)).all()))
                      "[1, 4, 4, 6, 4] [1, 4, 3, 5, 3]\nTrue\n"));
   }
 
+  // PyTorch's TransformerEncoder runs inference with a left-aligned padding
+  // mask on nested tensors (batch_first, no grad, no attention mask): padded
+  // positions come back as zeros before the final norm. Elsewhere they keep
+  // the masked computation's values.
+  void nested_tensor_padding() {
+    Ran r = run(R"PY(import torch
+import torch.nn as nn
+torch.manual_seed(0)
+enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2, norm=nn.LayerNorm(8))
+x = torch.randn(2, 4, 8)
+kpm = torch.tensor([[False, False, True, True], [False, False, False, False]])
+enc.eval()
+with torch.no_grad():
+    y = enc(x, src_key_padding_mask=kpm)
+    right = enc(x, src_key_padding_mask=torch.tensor([[True, False, False, False], [False] * 4]))
+y2 = enc(x, src_key_padding_mask=kpm)
+print(enc.use_nested_tensor, y[0, 2:].tolist() == [enc.norm.bias.tolist()] * 2)
+print(bool((y2[0, :2] - y[0, :2]).abs().max() < 1e-6), bool((y2[0, 2:] != y[0, 2:]).all()))
+print(bool((right[0, 0] != enc.norm.bias).all()))
+print(nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 2).use_nested_tensor,
+      nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2, enable_nested_tensor=False).use_nested_tensor)
+)PY");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("True True\nTrue True\nTrue\nFalse False\n"));
+  }
+
   // F.multi_head_attention_forward is the function MultiheadAttention calls.
   void functional_multi_head_attention() {
     Ran r = run(R"PY(import torch
