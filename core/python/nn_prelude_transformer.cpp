@@ -507,7 +507,7 @@ class TransformerEncoder(Module):
         first = self.layers[0]
         if not self.use_nested_tensor or first.training or src.dim() != 3 or src_key_padding_mask is None:
             return None
-        if mask is not None:
+        if mask is not None or (self.mask_check and _kiln.is_compiling()):
             return None
         if torch.is_grad_enabled():
             for t in [src, first.self_attn.in_proj_weight, first.self_attn.in_proj_bias,
@@ -517,7 +517,8 @@ class TransformerEncoder(Module):
                 if t.requires_grad:
                     return None
         padded = src_key_padding_mask != 0
-        # Left-aligned: no valid position after a padded one in any row.
+        # Left-aligned: no valid position after a padded one in any row (PyTorch checks it when mask_check
+        # is set, and then never while compiling).
         if bool((padded[:, :-1] & padded.logical_not()[:, 1:]).any()):
             return None
         return padded

@@ -29,9 +29,10 @@ struct Ran {
   std::string out, err;
 };
 
-// In a fresh VM with eager autograd, as `kiln-cli run --backend eager` runs it.
-Ran run(const std::string& source) {
-  kiln::test::ProgramRun p = kiln::test::run_program(source, "none");
+// In a fresh VM with eager autograd, as `kiln-cli run` runs it; `backend` "none"
+// makes torch.compile return its argument.
+Ran run(const std::string& source, const std::string& backend = "none") {
+  kiln::test::ProgramRun p = kiln::test::run_program(source, backend);
   Ran r{p.code, p.out, p.err};
   if (r.err.empty() && !p.status.ok()) r.err = p.status.message();
   return r;
@@ -225,6 +226,27 @@ print(nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 2).use_nested_
 )PY");
     QVERIFY2(r.exit == 0, r.err.c_str());
     QCOMPARE(QString::fromStdString(r.out), QString("True True\nTrue True\nTrue\nFalse False\n"));
+    // Compiled (PyTorch skips the conversion while compiling when mask_check is set): no zeros.
+    Ran c = run(R"PY(import torch
+import torch.nn as nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2)
+    def forward(self, x, kpm):
+        return self.enc(x, src_key_padding_mask=kpm)
+torch.manual_seed(0)
+m = M()
+m.eval()
+x = torch.randn(2, 4, 8)
+kpm = torch.tensor([[False, False, True, True], [False, False, False, False]])
+with torch.no_grad():
+    y = m(x, kpm)
+    yc = torch.compile(m, backend="aot_eager")(x, kpm)
+print(y[0, 2].abs().sum().item(), yc[0, 2].abs().sum().item() > 0, (y[:, :2] - yc[:, :2]).abs().max().item() < 1e-5)
+)PY", "eager");
+    QVERIFY2(c.exit == 0, c.err.c_str());
+    QCOMPARE(QString::fromStdString(c.out), QString("0.0 True True\n"));
   }
 
   // F.multi_head_attention_forward is the function MultiheadAttention calls.
