@@ -585,8 +585,6 @@ class Transformer(Module):
         self.d_model = d_model
         self.nhead = nhead
         self.batch_first = batch_first
-        # A staticmethod in PyTorch; the subset has none, so instances hold the plain function.
-        object.__setattr__(self, "generate_square_subsequent_mask", _generate_square_subsequent_mask)
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
                 tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
@@ -604,6 +602,7 @@ class Transformer(Module):
                             memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
                             memory_is_causal=memory_is_causal)
 
+    @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         return _generate_square_subsequent_mask(sz, device=device, dtype=dtype)
 
