@@ -117,6 +117,14 @@ class RNNBase(Module):
     def flatten_parameters(self):
         pass
 
+    @property
+    def all_weights(self):
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, name) for name in self._flat_weights_names]
+
     def check_input(self, input):
         if input.dtype != getattr(self, self._flat_weights_names[0]).dtype:
             w = getattr(self, self._flat_weights_names[0])

@@ -249,6 +249,23 @@ print(y[0, 2].abs().sum().item(), yc[0, 2].abs().sum().item() > 0, (y[:, :2] - y
     QCOMPARE(QString::fromStdString(c.out), QString("0.0 True True\n"));
   }
 
+  // RNNBase.all_weights and _flat_weights: the parameters by layer and direction, live.
+  void rnn_weight_lists() {
+    Ran r = run(R"PY(import torch
+import torch.nn as nn
+m = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+print([[tuple(w.shape) for w in ws] for ws in m.all_weights][2])
+print(len(m._flat_weights), m._flat_weights[0] is m.weight_ih_l0, m._flat_weights_names[:4])
+with torch.no_grad():
+    m.weight_hh_l1.zero_()
+print(float(m.all_weights[2][1].abs().sum()))
+)PY");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString("[(16, 8), (16, 4), (16,), (16,)]\n16 True ['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', "
+                     "'bias_hh_l0']\n0.0\n"));
+  }
+
   // F.multi_head_attention_forward is the function MultiheadAttention calls.
   void functional_multi_head_attention() {
     Ran r = run(R"PY(import torch
