@@ -38,7 +38,7 @@ find "$ref/traces" "$ref/minifier" -name '*.log' -size -2M | \
 # then damage one byte) and two bytes saying where.
 for f in "$work"/trace/*.log; do { printf '\001\000\100'; head -c 200000 "$f"; } > "$work/index/$(basename "$f")"; done
 
-cp "$ref"/programs/*.py resources/examples/*.py "$work/python/"
+cp "$ref"/programs/*.py resources/examples/*.py tests/data/language/*.py "$work/python/"
 # Two ResNet-18 training steps, or its forward at batch 16 x 128x128, take minutes
 # under ASan: seeds that can only time out.
 rm -f "$work/python/resnet18_train.py" "$work/python/resnet18_infer.py"

@@ -373,6 +373,11 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
     bool done = false;
     try {
       done = vm.step(frame, result);
+    } catch (py::PyError& e) {
+      // A handler of this frame takes it; the frame goes on (and is compiled) from there.
+      const bool handled = vm.handle_exception(frame, e);
+      vm.current_frame = frame.parent;
+      if (!handled) throw;
     } catch (...) {
       vm.current_frame = frame.parent;
       throw;

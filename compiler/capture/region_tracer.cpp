@@ -74,10 +74,11 @@ size_t stack_pops(const py::Instr& in) {
     case Op::PopTop: case Op::StoreFast: case Op::StoreDeref: case Op::StoreGlobal: case Op::StoreName:
     case Op::LoadAttr: case Op::UnaryOp: case Op::PopJumpIfFalse: case Op::PopJumpIfTrue: case Op::GetIter:
     case Op::ListAppend: case Op::ListExtend: case Op::ListToTuple: case Op::DictUpdate: case Op::UnpackSequence:
-    case Op::UnpackEx: case Op::ReturnValue: case Op::WithEnter: case Op::WithExit:
+    case Op::UnpackEx: case Op::ReturnValue: case Op::WithEnter: case Op::WithExit: case Op::CheckExcMatch:
+    case Op::PopExcept: case Op::Raise: case Op::Reraise:
       return 1;
     case Op::StoreAttr: case Op::BinarySubscr: case Op::DeleteSubscr: case Op::BinaryOp: case Op::InplaceOp:
-    case Op::CompareOp: case Op::MapAdd:
+    case Op::CompareOp: case Op::MapAdd: case Op::WithExceptExit:
       return 2;
     case Op::StoreSubscr: return 3;
     case Op::BuildSlice: case Op::BuildTuple: case Op::BuildList: case Op::BuildString: return size_t(in.arg);
@@ -213,6 +214,20 @@ class RegionTracer : public py::Tracer {
     if (break_stack_.empty()) break_stack_ = user_frames();
   }
   const std::vector<StackFrame>& break_stack() const { return break_stack_; }
+  // A Python exception raised while tracing inside a try block breaks the
+  // graph there: the instruction then runs eagerly and its handler runs as
+  // CPython would run it.
+  bool in_try_block() const {
+    for (const TracedFrame* tf : frames_)
+      if (tf->frame->code->handler_at(tf->frame->pc)) return true;
+    return false;
+  }
+  static py::GraphBreakSignal exception_break(const py::PyError& e) {
+    py::BreakInfo info;
+    info.reason = "exception raised inside a try block: " + e.type();
+    info.explanation = "  Explanation: Kiln's capture does not trace exception handlers; the raising instruction runs eagerly.\n";
+    return py::GraphBreakSignal{info};
+  }
 
  private:
   struct UndoEntry {
@@ -1188,6 +1203,10 @@ Value RegionTracer::run_inlined(py::Frame& frame) {
   } catch (py::GraphBreakSignal&) {
     note_break_stack();
     throw;
+  } catch (py::PyError& e) {
+    if (e.uncatchable() || !in_try_block()) throw;
+    note_break_stack();
+    throw exception_break(e);
   }
   return result;
 }
@@ -1423,9 +1442,14 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
       const bool grad_before = vm.grad_enabled;
       tracer.begin_root_step();
       try {
-        if (tracer.step(root, result)) {
-          returned = true;
-          break;
+        try {
+          if (tracer.step(root, result)) {
+            returned = true;
+            break;
+          }
+        } catch (py::PyError& e) {
+          if (e.uncatchable() || !tracer.in_try_block()) throw;
+          throw RegionTracer::exception_break(e);
         }
       } catch (py::GraphBreakSignal& s) {
         vm.grad_enabled = grad_before;

@@ -52,8 +52,8 @@ const std::set<std::string, std::less<>>& core_set() {
     // Sorting and selection
     "aten::_unique2.default", "aten::kthvalue.default", "aten::median.default", "aten::median.dim",
     "aten::sort.default", "aten::sort.stable", "aten::topk.default", "aten::unique_consecutive.default",
-    // Matrix products
-    "aten::bmm.default", "aten::mm.default",
+    // Matrix products, and QR (no composition of core ops)
+    "aten::bmm.default", "aten::linalg_qr.default", "aten::mm.default",
     // Convolution
     "aten::col2im.default", "aten::convolution.default", "aten::convolution_backward.default", "aten::im2col.default",
     // Pooling

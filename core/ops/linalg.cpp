@@ -1,7 +1,9 @@
-// Matrix products: mm, bmm, addmm, baddbmm, mv, addmv, dot, matmul, linear.
+// Matrix products: mm, bmm, addmm, baddbmm, mv, addmv, dot, matmul, linear; and
+// linalg_qr (Householder, LAPACK's sign convention).
 // Every product funnels into batched_product(), which hands strided views to
 // gemm (OpenBLAS for float32/float64; float16/bfloat16 go through float32 and
 // round once, as PyTorch's CPU kernels accumulate in float32).
+#include <cmath>
 #include <type_traits>
 
 #include "core/ops/gemm.h"
@@ -370,6 +372,103 @@ void linear_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
   if (bias.defined()) add_bias(out, bias);
 }
 
+
+// ---------------------------------------------------------------- linalg_qr
+// Householder QR of each (m, n) matrix in the batch, in double whatever the
+// dtype, with LAPACK's geqrf conventions (each reflector maps the column onto
+// -sign(a_jj) * its norm), so R's diagonal has the signs torch.linalg.qr gives.
+
+struct QrShapes {
+  Shape q, r;
+  bool want_q = true;
+};
+
+QrShapes qr_shapes(const Tensor& a, const std::string& mode) {
+  KILN_USER_CHECK(a.dim() >= 2, "linalg.qr: The input tensor A must have at least 2 dimensions.");
+  KILN_USER_CHECK(a.dtype() == DType::Float32 || a.dtype() == DType::Float64,
+                  "linalg.qr: Expected a floating point or complex tensor as input. Got ", dtype_name(a.dtype()));
+  KILN_USER_CHECK(mode == "reduced" || mode == "complete" || mode == "r",
+                  "qr received unrecognized mode '", mode, "' but expected one of 'reduced' (default), 'r', or 'complete'");
+  int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n);
+  Shape batch(a.sizes().begin(), a.sizes().end() - 2);
+  QrShapes s;
+  s.q = batch;
+  s.r = batch;
+  if (mode == "r") {
+    s.q = {0};
+    s.want_q = false;
+  } else {
+    s.q.insert(s.q.end(), {m, mode == "complete" ? m : k});
+  }
+  s.r.insert(s.r.end(), {mode == "complete" ? m : k, n});
+  return s;
+}
+
+ValueList qr_meta(const OpArgs& args) {
+  QrShapes s = qr_shapes(args.tensor(0), args.str(1));
+  DType t = args.tensor(0).dtype();
+  return ValueList{Value(Tensor::meta(s.q, t)), Value(Tensor::meta(s.r, t))};
+}
+
+void qr_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  const Tensor& a = args.tensor(0);
+  QrShapes s = qr_shapes(a, args.str(1));
+  int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n);
+  int64_t qcols = s.want_q ? s.q.back() : 0, rrows = s.r[s.r.size() - 2];
+  Tensor src = a.to(DType::Float64).contiguous();
+  const double* in = src.data<double>();
+  int64_t batches = m * n == 0 ? 0 : src.numel() / (m * n);
+  std::vector<double> w(static_cast<size_t>(m * n)), tau(static_cast<size_t>(k)), q(static_cast<size_t>(m * qcols));
+  auto put = [&](const Tensor& out, int64_t index, double v) {
+    if (out.dtype() == DType::Float32) out.data<float>()[index] = float(v);
+    else out.data<double>()[index] = v;
+  };
+  for (int64_t b = 0; b < batches; ++b) {
+    std::copy(in + b * m * n, in + (b + 1) * m * n, w.begin());
+    auto at = [&](int64_t i, int64_t j) -> double& { return w[size_t(i * n + j)]; };
+    for (int64_t j = 0; j < k; ++j) {
+      double alpha = at(j, j), xnorm = 0;
+      for (int64_t i = j + 1; i < m; ++i) xnorm = std::hypot(xnorm, at(i, j));
+      if (xnorm == 0) {
+        tau[size_t(j)] = 0;
+        continue;
+      }
+      double beta = -std::copysign(std::hypot(alpha, xnorm), alpha);
+      tau[size_t(j)] = (beta - alpha) / beta;
+      double scale = 1.0 / (alpha - beta);
+      for (int64_t i = j + 1; i < m; ++i) at(i, j) *= scale;
+      at(j, j) = beta;
+      // Apply H = I - tau v v^T (v = [1, a(j+1:, j)]) to the columns on the right.
+      for (int64_t c = j + 1; c < n; ++c) {
+        double dot = at(j, c);
+        for (int64_t i = j + 1; i < m; ++i) dot += at(i, j) * at(i, c);
+        dot *= tau[size_t(j)];
+        at(j, c) -= dot;
+        for (int64_t i = j + 1; i < m; ++i) at(i, c) -= dot * at(i, j);
+      }
+    }
+    const Tensor& r = outs[1];
+    for (int64_t i = 0; i < rrows; ++i)
+      for (int64_t j = 0; j < n; ++j) put(r, b * rrows * n + i * n + j, i <= j && i < k ? at(i, j) : 0.0);
+    if (!s.want_q) continue;
+    // Q = H_0 H_1 ... H_{k-1} applied to the first qcols columns of the identity.
+    std::fill(q.begin(), q.end(), 0.0);
+    for (int64_t i = 0; i < std::min(m, qcols); ++i) q[size_t(i * qcols + i)] = 1.0;
+    for (int64_t j = k - 1; j >= 0; --j) {
+      double t = tau[size_t(j)];
+      if (t == 0) continue;
+      for (int64_t c = 0; c < qcols; ++c) {
+        double dot = q[size_t(j * qcols + c)];
+        for (int64_t i = j + 1; i < m; ++i) dot += at(i, j) * q[size_t(i * qcols + c)];
+        dot *= t;
+        q[size_t(j * qcols + c)] -= dot;
+        for (int64_t i = j + 1; i < m; ++i) q[size_t(i * qcols + c)] -= dot * at(i, j);
+      }
+    }
+    for (int64_t i = 0; i < m * qcols; ++i) put(outs[0], b * m * qcols + i, q[size_t(i)]);
+  }
+}
+
 }  // namespace
 
 void register_linalg_ops(OpRegistry& r) {
@@ -388,6 +487,8 @@ void register_linalg_ops(OpRegistry& r) {
   add_op_with_outputs(r, "aten::matmul(Tensor self, Tensor other) -> Tensor", matmul_meta, matmul_compute);
   add_op_with_outputs(r, "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear_meta,
                       linear_compute);
+  add_op_with_outputs(r, "aten::linalg_qr(Tensor A, str mode=\"reduced\") -> (Tensor Q, Tensor R)", qr_meta,
+                      qr_compute);
 }
 
 }  // namespace kiln

@@ -176,12 +176,19 @@ std::string dump(const Expr& e) {
       const auto& n = static_cast<const IfExp&>(e);
       return "(" + dump(*n.body) + " if " + dump(*n.test) + " else " + dump(*n.orelse) + ")";
     }
+    case ExprKind::Yield: {
+      const auto& n = static_cast<const Yield&>(e);
+      return std::string(n.from ? "(yield from " : "(yield") + (n.value ? (n.from ? "" : " ") + dump(*n.value) : "") + ")";
+    }
     case ExprKind::Lambda: {
       const auto& n = static_cast<const Lambda&>(e);
       std::string params = dump_arguments(n.args);
       return "(lambda" + (params.empty() ? "" : " " + params) + ": " + dump(*n.body) + ")";
     }
-    case ExprKind::List: return "[" + join(static_cast<const List&>(e).elts) + "]";
+    case ExprKind::List: {
+      const auto& n = static_cast<const List&>(e);
+      return n.is_set ? "{" + join(n.elts) + "}" : "[" + join(n.elts) + "]";
+    }
     case ExprKind::Tuple: {
       const auto& n = static_cast<const Tuple&>(e);
       return "(" + join(n.elts) + (n.elts.size() == 1 ? ",)" : ")");
@@ -196,7 +203,7 @@ std::string dump(const Expr& e) {
     case ExprKind::ListComp: {
       const auto& n = static_cast<const ListComp&>(e);
       std::string inner = dump(*n.elt) + dump_generators(n.generators);
-      return n.is_generator ? "(" + inner + ")" : "[" + inner + "]";
+      return n.is_generator ? "(" + inner + ")" : n.is_set ? "{" + inner + "}" : "[" + inner + "]";
     }
     case ExprKind::DictComp: {
       const auto& n = static_cast<const DictComp&>(e);

@@ -16,7 +16,7 @@ namespace kiln::py::ast {
 
 enum class ExprKind : uint8_t {
   Name, Constant, JoinedStr, FormattedValue, Attribute, Subscript, Slice, Call, BinOp, UnaryOp,
-  BoolOp, Compare, IfExp, Lambda, List, Tuple, Dict, ListComp, DictComp, Starred,
+  BoolOp, Compare, IfExp, Lambda, List, Tuple, Dict, ListComp, DictComp, Starred, Yield,
 };
 
 struct Expr {
@@ -148,6 +148,7 @@ struct Lambda : ExprOf<ExprKind::Lambda> {
 struct List : ExprOf<ExprKind::List> {
   using ExprOf::ExprOf;
   std::vector<ExprPtr> elts;
+  bool is_set = false;  // a set display {a, b}: built as a list, then a set of it
 };
 
 struct Tuple : ExprOf<ExprKind::Tuple> {
@@ -171,6 +172,7 @@ struct Comprehension {
 struct ListComp : ExprOf<ExprKind::ListComp> {
   using ExprOf::ExprOf;
   bool is_generator = false;
+  bool is_set = false;  // {x for ...}
   ExprPtr elt;
   std::vector<Comprehension> generators;
 };
@@ -184,6 +186,13 @@ struct DictComp : ExprOf<ExprKind::DictComp> {
 struct Starred : ExprOf<ExprKind::Starred> {
   using ExprOf::ExprOf;
   ExprPtr value;
+};
+
+// `yield v`, `yield from it`: a statement of its own or an assignment's value.
+struct Yield : ExprOf<ExprKind::Yield> {
+  using ExprOf::ExprOf;
+  ExprPtr value;  // may be null
+  bool from = false;
 };
 
 // ----------------------------------------------------------------- statements
@@ -443,6 +452,7 @@ void for_each_child(const Expr& e, F&& f) {
       visit(n.orelse);
       break;
     }
+    case ExprKind::Yield: visit(static_cast<const Yield&>(e).value); break;
     case ExprKind::Lambda: {
       const auto& n = static_cast<const Lambda&>(e);
       visit_all(n.args.defaults);

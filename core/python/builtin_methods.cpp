@@ -395,7 +395,7 @@ void install_builtin_methods(VM& vm) {
     const Value* v = self_dict(a).find(a[1]);
     if (!v) {
       if (a.npos > 2) return a[2];
-      throw PyError("KeyError", vm.repr_of(a[1]));
+      throw vm.key_error(a[1]);
     }
     Value out = *v;
     self_dict(a).erase(a[1]);

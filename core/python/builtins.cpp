@@ -569,6 +569,13 @@ void install_builtins(VM& vm) {
     return Value(c);
   });
   type("function", nullptr);
+  {
+    // The type of generator objects: named by type(), not a builtin name.
+    auto generator = make<Class>("generator", Ref<Class>());
+    generator->module = "builtins";
+    generator->builtin = 1;
+    vm.register_type(generator);
+  }
   type("builtin_function_or_method", nullptr);
   type("module", nullptr);
   type("slice", [](VM&, const CallArgs& a) {

@@ -65,6 +65,13 @@ const char* op_name(Op op) {
     case Op::WithEnter: return "WithEnter";
     case Op::WithExit: return "WithExit";
     case Op::RaiseAssert: return "RaiseAssert";
+    case Op::WithExceptExit: return "WithExceptExit";
+    case Op::Raise: return "Raise";
+    case Op::Reraise: return "Reraise";
+    case Op::CheckExcMatch: return "CheckExcMatch";
+    case Op::PopExcept: return "PopExcept";
+    case Op::Yield: return "Yield";
+    case Op::BuildSet: return "BuildSet";
     case Op::DeleteFast: return "DeleteFast";
     case Op::DeleteSubscr: return "DeleteSubscr";
   }
@@ -151,7 +158,8 @@ std::string arg_text(const Code& code, const Instr& in) {
     case Op::PopJumpIfTrue:
     case Op::JumpIfFalseOrPop:
     case Op::JumpIfTrueOrPop:
-    case Op::ForIter: return std::string("to ").append(std::to_string(a));
+    case Op::ForIter:
+    case Op::WithExceptExit: return std::string("to ").append(std::to_string(a));
     case Op::MakeFunction: {
       std::string s;
       for (auto [bit, name] : {std::pair{1, "defaults"}, {2, "kwdefaults"}, {8, "closure"}})
@@ -178,6 +186,9 @@ std::string arg_text(const Code& code, const Instr& in) {
     case Op::CallKw:
     case Op::CallEx:
     case Op::BuildClass:
+    case Op::Raise:
+    case Op::Reraise:
+    case Op::BuildSet:
     case Op::RaiseAssert: return std::to_string(a);
     default: return "";
   }
@@ -202,6 +213,7 @@ std::string disassemble(const Code& code, bool recursive) {
     if (code.kwonlyargcount) out += " kwonly=" + std::to_string(code.kwonlyargcount);
     if (code.has_varargs) out += " varargs";
     if (code.has_varkw) out += " varkw";
+    if (code.is_generator) out += " generator";
   }
   out += "\n";
   if (!code.varnames.empty()) out += "  varnames: " + join(code.varnames) + "\n";
@@ -215,10 +227,23 @@ std::string disassemble(const Code& code, bool recursive) {
     out += index + std::string(op_name(in.op)) + (arg.empty() ? "" : " " + arg) + " (line " +
            std::to_string(in.line) + ":" + std::to_string(in.col) + ")\n";
   }
+  for (const ExceptEntry& e : code.exception_table)
+    out += "  except " + std::to_string(e.start) + ".." + std::to_string(e.end) + " -> " + std::to_string(e.target) +
+           " depth=" + std::to_string(e.depth) + " level=" + std::to_string(e.level) + "\n";
+  for (const ExceptEntry& e : code.handled_ranges)
+    out += "  handling " + std::to_string(e.start) + ".." + std::to_string(e.end) + " slot=" + std::to_string(e.depth) +
+           " level=" + std::to_string(e.level) + "\n";
   if (recursive)
     for (const Const& c : code.consts)
       if (c.kind == Const::Kind::Code && c.code) out.append("\n").append(disassemble(*c.code, true));
   return out;
+}
+
+const ExceptEntry* Code::innermost(const std::vector<ExceptEntry>& table, int pc) {
+  const ExceptEntry* best = nullptr;
+  for (const ExceptEntry& e : table)
+    if (pc >= e.start && pc < e.end && (!best || e.level > best->level)) best = &e;
+  return best;
 }
 
 std::string source_line(const Code& code, int line) {

@@ -77,9 +77,20 @@ enum class Op : uint8_t {
   ImportName,  // names[arg] is a dotted module name; pushes the top package (import a.b binds a) ...
   ImportModule,// ... or the named module itself (import a.b as c, from-imports use ImportFrom on it)
   ImportFrom,  // TOS is a module; pushes getattr(module, names[arg]) leaving the module on the stack
-  // ---- with-statements (no exceptions exist in the subset) ----
+  // ---- with-statements ----
   WithEnter,   // pops ctx manager; pushes ctx.__exit__ (bound) then the result of ctx.__enter__()
   WithExit,    // pops the __exit__ bound method pushed by WithEnter and calls it with (None, None, None)
+  WithExceptExit,  // a with-body's handler: pops exc, exit; calls exit(type(exc), exc, tb): pc = arg when it
+                   // returns true (the exception is swallowed), else the exception propagates
+  // ---- exceptions (handlers are found through Code::exception_table, not a block stack) ----
+  Raise,         // arg 1: pops exc; arg 2: pops exc, cause. A class is instantiated first.
+  Reraise,       // arg 0: pops exc and raises it again, its traceback kept (finally, unmatched except);
+                 // arg 1: a bare `raise`: raises the exception being handled (Code::handled_ranges)
+  CheckExcMatch, // pops a class or tuple of classes; TOS is the exception: pushes isinstance(exc, classes)
+  PopExcept,     // pops the exception an except clause handled
+  BuildSet,      // arg >= 0: pops arg values; arg -1: pops a list; pushes a set of them (the builtin set class)
+  // ---- generators ----
+  Yield,         // pops v; the frame suspends with v as its result (Frame::yielded), None pushed for the resume
   // ---- misc ----
   RaiseAssert, // pops message (or None when arg == 0): raises AssertionError at this instruction's location
   DeleteFast,  // unbinds varnames[arg]
@@ -118,6 +129,16 @@ struct Const {
   std::shared_ptr<struct Code> code;
 };
 
+// A range of instructions [start, end) whose exceptions go to `target`: the
+// value stack is cut to `depth` items, the exception pushed, and the frame goes
+// on at `target`. Static, as CPython 3.11's exception table, so a frame has no
+// block stack: capture can stop and resume it anywhere. Ranges nest; `level`
+// (how many protected blocks enclose the range, itself included) picks the
+// innermost of those containing an instruction.
+struct ExceptEntry {
+  int32_t start = 0, end = 0, target = 0, depth = 0, level = 0;
+};
+
 struct Code {
   std::string name;       // "forward", "<lambda>", "<listcomp>", "<module>", class name for class bodies
   std::string qualname;   // "Net.forward", "f.<locals>.<lambda>"
@@ -132,12 +153,21 @@ struct Code {
   bool has_varkw = false;
   bool is_class_body = false;  // names resolve through the class namespace (LoadName/StoreName)
   bool is_module = false;
+  bool is_generator = false;   // calling it makes a generator that runs the frame between yields
   std::vector<std::string> varnames;  // fast locals (parameters first)
   std::vector<std::string> cellvars;  // locals captured by nested functions; a parameter listed here is copied into its cell at entry
   std::vector<std::string> freevars;  // names captured from enclosing functions
   std::vector<std::string> names;     // globals, attributes, imported modules
   std::vector<Const> consts;
   std::vector<Instr> code;
+  std::vector<ExceptEntry> exception_table;
+  // Ranges inside except clauses and exception-path finally bodies: `depth` is
+  // the value-stack index of the exception being handled there (what a bare
+  // `raise` re-raises and what a new exception's __context__ is).
+  std::vector<ExceptEntry> handled_ranges;
+  // The innermost entry of `table` containing `pc`, or null.
+  static const ExceptEntry* innermost(const std::vector<ExceptEntry>& table, int pc);
+  const ExceptEntry* handler_at(int pc) const { return innermost(exception_table, pc); }
   // Source lines of the file (shared by all code objects of one file), for
   // "code: x = torch.sin(x)" in graph meta and for tracebacks.
   std::shared_ptr<const std::vector<std::string>> source_lines;

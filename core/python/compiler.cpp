@@ -42,7 +42,7 @@ std::string const_key(const Const& c) {
 
 bool is_jump(Op op) {
   return op == Op::Jump || op == Op::PopJumpIfFalse || op == Op::PopJumpIfTrue || op == Op::JumpIfFalseOrPop ||
-         op == Op::JumpIfTrueOrPop || op == Op::ForIter;
+         op == Op::JumpIfTrueOrPop || op == Op::ForIter || op == Op::WithExceptExit;
 }
 
 }  // namespace
@@ -252,6 +252,7 @@ CodePtr Compiler::function_code(const void* node, const Arguments& args, int fir
   code->kwonlyargcount = int(args.kwonlyargs.size());
   code->has_varargs = args.vararg.has_value();
   code->has_varkw = args.kwarg.has_value();
+  code->is_generator = s->is_generator;
   push_unit(code, s);
   return code;
 }
@@ -275,13 +276,12 @@ void Compiler::compile_lambda(const Lambda& l) {
 }
 
 void Compiler::compile_class_def(const ClassDef& c) {
-  if (!c.decorators.empty())
-    unsupported(c.decorators[0]->pos, "class decorator", "decorate the class's methods instead");
   if (!c.keywords.empty())
     unsupported(c.keywords[0].pos, "class keyword argument", "the subset has no metaclasses");
   if (c.bases.size() > 1) unsupported(c.bases[1]->pos, "multiple inheritance", "a class has at most one base");
   if (!c.bases.empty() && c.bases[0]->kind == ExprKind::Starred)
     unsupported(c.bases[0]->pos, "starred base class", "name the base class");
+  for (const ExprPtr& d : c.decorators) expr(*d);
   Scope* s = scopes_.scope_of(&c);
   KILN_CHECK(s, "no scope for class ", c.name);
   CodePtr code = new_code(s, c.name, s->qualname, c.pos.line);
@@ -292,6 +292,7 @@ void Compiler::compile_class_def(const ClassDef& c) {
   load_const_str(c.name, c.pos);
   for (const ExprPtr& b : c.bases) expr(*b);
   emit(Op::BuildClass, int(c.bases.size()), c.pos);
+  for (auto it = c.decorators.rbegin(); it != c.decorators.rend(); ++it) emit(Op::Call, 1, (*it)->pos);
   store_name(c.name, c.pos);
 }
 

@@ -70,12 +70,37 @@ void Compiler::expr(const Expr& e) {
     case ExprKind::Compare: compile_compare(static_cast<const Compare&>(e)); return;
     case ExprKind::IfExp: compile_if_exp(static_cast<const IfExp&>(e)); return;
     case ExprKind::Lambda: compile_lambda(static_cast<const Lambda&>(e)); return;
-    case ExprKind::List: compile_sequence(static_cast<const List&>(e).elts, false, e.pos); return;
+    case ExprKind::Yield: {
+      const auto& y = static_cast<const Yield&>(e);
+      if (!y.from) {
+        if (y.value) expr(*y.value);
+        else load_none(e.pos);
+        emit(Op::Yield, 0, e.pos);
+        return;
+      }
+      // `yield from it` yields each item of it (no send(): values sent are None).
+      Label top, end;
+      expr(*y.value);
+      emit(Op::GetIter, 0, e.pos);
+      bind(top);
+      emit_jump(Op::ForIter, end, e.pos);
+      emit(Op::Yield, 0, e.pos);
+      emit(Op::PopTop, 0, e.pos);
+      emit_jump(Op::Jump, top, e.pos);
+      bind(end);
+      load_none(e.pos);
+      return;
+    }
+    case ExprKind::List:
+      compile_sequence(static_cast<const List&>(e).elts, false, e.pos);
+      if (static_cast<const List&>(e).is_set) emit(Op::BuildSet, -1, e.pos);
+      return;
     case ExprKind::Tuple: compile_sequence(static_cast<const Tuple&>(e).elts, true, e.pos); return;
     case ExprKind::Dict: compile_dict(static_cast<const Dict&>(e)); return;
     case ExprKind::ListComp: {
       const auto& c = static_cast<const ListComp&>(e);
       compile_comprehension(c.generators, c.elt.get(), nullptr, nullptr, e.pos);
+      if (c.is_set) emit(Op::BuildSet, -1, e.pos);
       return;
     }
     case ExprKind::DictComp: {

@@ -21,12 +21,31 @@ struct Label {
   std::vector<int> refs;
 };
 
-// What a break / continue / return inside a loop or a with-block must unwind.
+// What a break / continue / return must unwind, and what the exception table
+// says about the instructions inside. With, TryExcept and TryFinally protect
+// their bodies (an exception goes to `handler`); in the body of an except
+// clause (Handler) or of a finally run for an exception (FinallyHandler), the
+// exception being handled is on the value stack at index depth - 1.
 struct Block {
-  enum class Kind : uint8_t { For, While, With };
+  enum class Kind : uint8_t { For, While, With, TryExcept, TryFinally, Handler, FinallyHandler };
+  explicit Block(Kind k, Label* on_break = nullptr, Label* on_continue = nullptr)
+      : kind(k), break_label(on_break), continue_label(on_continue) {}
   Kind kind;
   Label* break_label = nullptr;
   Label* continue_label = nullptr;
+  Label* handler = nullptr;           // With, TryExcept, TryFinally
+  const Body* finalbody = nullptr;    // TryFinally: run again at each break / continue / return
+  const std::string* name = nullptr;  // Handler: the `as` name, cleared when the clause is left
+  int depth = 0;                      // value-stack items with this block's own included
+  int level = 0;                      // protecting blocks enclosing this one, itself included
+  int open_start = -1;                // start of the range being recorded, -1 while suspended
+  Pos pos;
+};
+
+// A protected range whose handler label may not be bound yet.
+struct PendingEntry {
+  ExceptEntry entry;
+  const Label* handler;
 };
 
 // One code object under construction.
@@ -35,6 +54,7 @@ struct Unit {
   Scope* scope = nullptr;
   std::unordered_map<std::string, int> names, varnames, cells, consts;
   std::vector<Block> blocks;
+  std::vector<PendingEntry> pending_entries;
 };
 
 class Compiler {
@@ -81,6 +101,23 @@ class Compiler {
   void compile_while(const While& s);
   void compile_for(const For& s);
   void compile_with(const With& s);
+  void compile_try(const Try& s);
+  void compile_try_except(const Try& s);
+  void compile_raise(const Raise& s);
+  // Exceptions (compiler_try.cpp): blocks and the ranges of the exception table.
+  Block& push_block(Block b);
+  void pop_block();
+  void close_range(Block& b);
+  void bind_handler(Label& handler);
+  // Leaves blocks[keep..] for a break / continue / return: each one's range
+  // ends, its cleanup is emitted (pop an iterator, exit a with, run a finally
+  // body, drop a handled exception); returns them for resume_blocks once the
+  // jump is emitted, as the code after it is still inside them.
+  std::vector<Block> unwind_blocks(size_t keep, Pos pos);
+  void resume_blocks(std::vector<Block> saved);
+  void clear_except_name(const std::string& name, Pos pos);
+  int stack_items() const;
+  int protect_level() const;
   void compile_assign(const Assign& s);
   void compile_aug_assign(const AugAssign& s);
   void compile_delete(const Expr& target);

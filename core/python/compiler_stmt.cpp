@@ -77,8 +77,8 @@ void Compiler::statement(const Stmt& s) {
     case StmtKind::While: compile_while(static_cast<const While&>(s)); return;
     case StmtKind::If: compile_if(static_cast<const If&>(s)); return;
     case StmtKind::With: compile_with(static_cast<const With&>(s)); return;
-    case StmtKind::Raise: unsupported(s.pos, "raise", "the subset has no exceptions");
-    case StmtKind::Try: unsupported(s.pos, "try", "the subset has no exceptions");
+    case StmtKind::Raise: compile_raise(static_cast<const Raise&>(s)); return;
+    case StmtKind::Try: compile_try(static_cast<const Try&>(s)); return;
     case StmtKind::Assert: {
       const auto& a = static_cast<const Assert&>(s);
       Label end;
@@ -104,31 +104,38 @@ void Compiler::statement(const Stmt& s) {
   }
 }
 
-// The value is computed first, then every open with-block exits and every
-// loop iterator is dropped, innermost first, keeping the value on top.
+// The value is computed first and kept in a hidden local while every open
+// block is left, innermost first (iterators dropped, with-blocks exited,
+// finally bodies run), so the stack holds only the blocks' own items, as the
+// exception table's depths assume.
 void Compiler::compile_return(const Return& r) {
   if (unit_->scope->kind != Scope::Kind::Function) fail(r.pos, "'return' outside function");
   if (r.value) expr(*r.value);
   else load_none(r.pos);
-  for (auto it = unit_->blocks.rbegin(); it != unit_->blocks.rend(); ++it) {
-    if (it->kind == Block::Kind::While) continue;
-    emit(Op::RotTwo, 0, r.pos);
-    emit(it->kind == Block::Kind::With ? Op::WithExit : Op::PopTop, 0, r.pos);
+  bool plain = true;
+  for (const Block& b : unit_->blocks) plain = plain && b.kind == Block::Kind::While;
+  if (plain) {
+    emit(Op::ReturnValue, 0, r.pos);
+    return;
   }
+  const int slot = var_index(".return_value");
+  emit(Op::StoreFast, slot, r.pos);
+  std::vector<Block> saved = unwind_blocks(0, r.pos);
+  emit(Op::LoadFast, slot, r.pos);
   emit(Op::ReturnValue, 0, r.pos);
+  resume_blocks(std::move(saved));
 }
 
 void Compiler::compile_break_continue(const Stmt& s, bool is_break) {
-  auto loop = unit_->blocks.rbegin();
-  while (loop != unit_->blocks.rend() && loop->kind == Block::Kind::With) ++loop;
-  if (loop == unit_->blocks.rend()) fail(s.pos, is_break ? "'break' outside loop" : "'continue' not properly in loop");
-  for (auto it = unit_->blocks.rbegin(); it != loop; ++it) emit(Op::WithExit, 0, s.pos);
-  if (is_break) {
-    if (loop->kind == Block::Kind::For) emit(Op::PopTop, 0, s.pos);  // the iterator
-    emit_jump(Op::Jump, *loop->break_label, s.pos);
-  } else {
-    emit_jump(Op::Jump, *loop->continue_label, s.pos);
-  }
+  size_t loop = unit_->blocks.size();
+  while (loop > 0 && unit_->blocks[loop - 1].kind != Block::Kind::For && unit_->blocks[loop - 1].kind != Block::Kind::While)
+    --loop;
+  if (loop == 0) fail(s.pos, is_break ? "'break' outside loop" : "'continue' not properly in loop");
+  const Block target = unit_->blocks[loop - 1];
+  // break also leaves the loop itself (its iterator is dropped); continue stays in it.
+  std::vector<Block> saved = unwind_blocks(is_break ? loop - 1 : loop, s.pos);
+  emit_jump(Op::Jump, is_break ? *target.break_label : *target.continue_label, s.pos);
+  resume_blocks(std::move(saved));
 }
 
 void Compiler::compile_if(const If& s) {
@@ -149,9 +156,9 @@ void Compiler::compile_while(const While& s) {
   Label top, orelse, end;
   bind(top);
   jump_if(*s.test, false, orelse);
-  unit_->blocks.push_back({Block::Kind::While, &end, &top});
+  push_block(Block{Block::Kind::While, &end, &top});
   statements(s.body);
-  unit_->blocks.pop_back();
+  pop_block();
   emit_jump(Op::Jump, top, s.pos);
   bind(orelse);
   statements(s.orelse);
@@ -165,28 +172,45 @@ void Compiler::compile_for(const For& s) {
   bind(top);
   emit_jump(Op::ForIter, orelse, s.pos);
   store_target(*s.target);
-  unit_->blocks.push_back({Block::Kind::For, &end, &top});
+  push_block(Block{Block::Kind::For, &end, &top});
   statements(s.body);
-  unit_->blocks.pop_back();
+  pop_block();
   emit_jump(Op::Jump, top, s.pos);
   bind(orelse);
   statements(s.orelse);
   bind(end);
 }
 
-// `with a as x, b:` is `with a as x: with b:`.
+// `with a as x, b:` is `with a as x: with b:`. An exception in the body goes
+// to WithExceptExit, which calls __exit__ with it and swallows it when that
+// returns true.
 void Compiler::compile_with(const With& s) {
-  for (const WithItem& w : s.items) {
+  std::vector<Label> handlers(s.items.size());
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    const WithItem& w = s.items[i];
     expr(*w.context_expr);
     emit(Op::WithEnter, 0, w.context_expr->pos);
-    if (w.optional_vars) store_target(*w.optional_vars);
-    else emit(Op::PopTop, 0, w.context_expr->pos);
-    unit_->blocks.push_back({Block::Kind::With, nullptr, nullptr});
+    Block b{Block::Kind::With};
+    b.handler = &handlers[i];
+    b.pos = w.context_expr->pos;
+    // The result of __enter__ is on the stack until stored: protect from after it.
+    if (w.optional_vars) {
+      push_block(b);
+      store_target(*w.optional_vars);
+    } else {
+      emit(Op::PopTop, 0, w.context_expr->pos);
+      push_block(b);
+    }
   }
   statements(s.body);
-  for (size_t i = 0; i < s.items.size(); ++i) {
-    unit_->blocks.pop_back();
+  for (size_t i = s.items.size(); i-- > 0;) {
+    Label after;
+    pop_block();
     emit(Op::WithExit, 0, s.pos);
+    emit_jump(Op::Jump, after, s.pos);
+    bind_handler(handlers[i]);
+    emit_jump(Op::WithExceptExit, after, s.pos);
+    bind(after);
   }
 }
 

@@ -17,6 +17,9 @@ namespace kiln::py {
 
 extern const char* const kNnInitSource;
 extern const char* const kNnLayersSource;
+extern const char* const kNnMoreLayersSource;
+extern const char* const kNnRnnSource;
+extern const char* const kNnTransformerSource;
 
 namespace {
 
@@ -658,7 +661,32 @@ const std::map<std::string, std::string, std::less<>>& class_modules() {
       {"Hardtanh", "torch.nn.modules.activation"},   {"ReLU6", "torch.nn.modules.activation"},
       {"SiLU", "torch.nn.modules.activation"},       {"Tanh", "torch.nn.modules.activation"},
       {"Sigmoid", "torch.nn.modules.activation"},    {"Softmax", "torch.nn.modules.activation"},
-      {"LogSoftmax", "torch.nn.modules.activation"}};
+      {"LogSoftmax", "torch.nn.modules.activation"},
+      {"GroupNorm", "torch.nn.modules.normalization"},
+      {"InstanceNorm1d", "torch.nn.modules.instancenorm"}, {"InstanceNorm2d", "torch.nn.modules.instancenorm"},
+      {"InstanceNorm3d", "torch.nn.modules.instancenorm"},
+      {"ConvTranspose1d", "torch.nn.modules.conv"},  {"ConvTranspose2d", "torch.nn.modules.conv"},
+      {"ConvTranspose3d", "torch.nn.modules.conv"},  {"UpsamplingNearest2d", "torch.nn.modules.upsampling"},
+      {"UpsamplingBilinear2d", "torch.nn.modules.upsampling"},
+      {"PixelShuffle", "torch.nn.modules.pixelshuffle"}, {"PixelUnshuffle", "torch.nn.modules.pixelshuffle"},
+      {"ConstantPad1d", "torch.nn.modules.padding"}, {"ConstantPad2d", "torch.nn.modules.padding"},
+      {"ConstantPad3d", "torch.nn.modules.padding"}, {"ZeroPad1d", "torch.nn.modules.padding"},
+      {"ZeroPad2d", "torch.nn.modules.padding"},     {"ZeroPad3d", "torch.nn.modules.padding"},
+      {"ReflectionPad1d", "torch.nn.modules.padding"}, {"ReflectionPad2d", "torch.nn.modules.padding"},
+      {"ReflectionPad3d", "torch.nn.modules.padding"}, {"ReplicationPad1d", "torch.nn.modules.padding"},
+      {"ReplicationPad2d", "torch.nn.modules.padding"}, {"ReplicationPad3d", "torch.nn.modules.padding"},
+      {"Upsample", "torch.nn.modules.upsampling"},   {"BCELoss", "torch.nn.modules.loss"},
+      {"BCEWithLogitsLoss", "torch.nn.modules.loss"}, {"RNNBase", "torch.nn.modules.rnn"},
+      {"RNN", "torch.nn.modules.rnn"},               {"LSTM", "torch.nn.modules.rnn"},
+      {"GRU", "torch.nn.modules.rnn"},               {"RNNCellBase", "torch.nn.modules.rnn"},
+      {"RNNCell", "torch.nn.modules.rnn"},           {"LSTMCell", "torch.nn.modules.rnn"},
+      {"GRUCell", "torch.nn.modules.rnn"},
+      {"NonDynamicallyQuantizableLinear", "torch.nn.modules.linear"},
+      {"MultiheadAttention", "torch.nn.modules.activation"},
+      {"TransformerEncoderLayer", "torch.nn.modules.transformer"},
+      {"TransformerDecoderLayer", "torch.nn.modules.transformer"},
+      {"TransformerEncoder", "torch.nn.modules.transformer"},
+      {"TransformerDecoder", "torch.nn.modules.transformer"}, {"Transformer", "torch.nn.modules.transformer"}};
   return m;
 }
 
@@ -666,7 +694,9 @@ const std::map<std::string, std::string, std::less<>>& class_modules() {
 const Expected<CodePtr>& compiled(const char* which) {
   static const Expected<CodePtr> init = compile_module(kNnInitSource, "torch/nn/init.py");
   static const Expected<CodePtr> modules =
-      compile_module(std::string(kNnModuleSource) + kNnLayersSource, "torch/nn/modules.py");
+      compile_module(std::string(kNnModuleSource) + kNnLayersSource + kNnMoreLayersSource + kNnRnnSource +
+                         kNnTransformerSource,
+                     "torch/nn/modules.py");
   return std::string_view(which) == "init" ? init : modules;
 }
 
@@ -681,7 +711,7 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
     if (name.starts_with("__")) return;
     if (v.is(ObjKind::Class)) {
       Class* cls = v.as<Class>();
-      if (cls->builtin >= 0 || cls->module != "__main__") return;  // imported (Parameter), not defined here
+      if (cls->builtin >= 0 || cls->module != target->name) return;  // imported (Parameter), not defined here
       auto it = class_modules().find(name);
       cls->module = it != class_modules().end() ? it->second : "torch.nn.modules.module";
       if (name == "_OptimizedModule") {
@@ -694,6 +724,13 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
       if (!name.starts_with("_") || target->name == "torch.nn.init") target->dict->set(k, v);
     }
   });
+  // PyTorch's functional.py defines these; here they live beside the modules that call them.
+  if (target->name == "torch.nn")
+    if (Ref<Module> functional = vm.module("torch.nn.functional"))
+      for (const char* name : {"multi_head_attention_forward", "_canonical_mask", "_none_or_dtype"}) {
+        std::string local = name[0] == '_' ? name : std::string("_") + name;
+        if (const Value* f = globals->find_str(local)) functional->dict->set(str_value(name), *f);
+      }
   return true;
 }
 

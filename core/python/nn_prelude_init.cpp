@@ -134,6 +134,28 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     with torch.no_grad():
         tensor.normal_(0, std)
     return tensor
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    if tensor.dim() < 2:
+        _kiln.raise_error("ValueError", "Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flattened = tensor.new_empty((rows, cols)).normal_(0, 1)
+    if rows < cols:
+        flattened = flattened.t()
+    q, r = torch.linalg.qr(flattened)
+    d = torch.diag(r, 0)
+    ph = d.sign()
+    q *= ph
+    if rows < cols:
+        q = q.t()
+    with torch.no_grad():
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
+    return tensor
 )PY";
 
 }  // namespace kiln::py

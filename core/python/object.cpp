@@ -213,7 +213,7 @@ std::string type_name(const Value& v) {
     case ObjKind::Slice: return "slice";
     case ObjKind::Ellipsis: return "ellipsis";
     case ObjKind::Range: return "range";
-    case ObjKind::Iterator: return "iterator";
+    case ObjKind::Iterator: return v.as<IteratorObj>()->type_name;
     case ObjKind::Cell: return "cell";
     case ObjKind::NoGrad: return "no_grad";
     case ObjKind::Super: return "super";
@@ -408,7 +408,7 @@ std::string repr_with(const Value& v, const std::function<std::string(const Valu
       return "range(" + std::to_string(r->start) + ", " + std::to_string(r->stop) +
              (r->step != 1 ? ", " + std::to_string(r->step) : "") + ")";
     }
-    case ObjKind::Iterator: return "<iterator object>";
+    case ObjKind::Iterator: return std::string("<") + static_cast<IteratorObj*>(o)->type_name + " object>";
     case ObjKind::Cell: return "<cell>";
     case ObjKind::NoGrad: return "<torch.autograd.grad_mode.no_grad object>";
     case ObjKind::Super: return "<super object>";

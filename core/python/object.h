@@ -107,23 +107,35 @@ class Value {
 
 using ValueVec = std::vector<Value>;
 
-// A Python-level exception. The subset has no try/except, so every one ends the
-// program; `unsupported` marks what lies outside the subset (exit code 3).
+// A Python-level exception as it unwinds through C++. Errors the interpreter
+// and the bindings raise carry a type name and message; `raise` in a program
+// carries the exception object itself in `value`. `unsupported` marks what
+// lies outside the subset (exit code 3); such errors, and the limits that stop
+// a program (time, steps, cancel), are `uncatchable`: no `except` clause sees them.
 class PyError : public std::runtime_error {
  public:
   PyError(std::string type, std::string message, bool unsupported = false)
       : std::runtime_error(type + ": " + message), type_(std::move(type)),
-        message_(std::move(message)), unsupported_(unsupported) {}
+        message_(std::move(message)), unsupported_(unsupported), uncatchable_(unsupported) {}
   const std::string& type() const { return type_; }
   const std::string& message() const { return message_; }
   bool unsupported() const { return unsupported_; }
+  bool uncatchable() const { return uncatchable_; }
+  PyError& make_uncatchable() { uncatchable_ = true; return *this; }
   // Filled by the VM as the error unwinds: innermost frame last, as Python prints it.
   std::vector<std::string> traceback;
   SourceLocation where;  // innermost user location
+  Value value;           // the exception object, once a handler or `raise` made one
+  // A re-raise from the frame that caught the exception: its line is in the
+  // traceback already, as CPython does not repeat it.
+  const void* recorded_frame = nullptr;
+  // "During handling of the above exception..." / "The above exception was the
+  // direct cause...": the text of the chained exceptions, printed before this one.
+  std::string chain_text;
 
  private:
   std::string type_, message_;
-  bool unsupported_;
+  bool unsupported_, uncatchable_;
 };
 
 [[noreturn]] void throw_type_error(const std::string& msg);
@@ -229,6 +241,9 @@ struct Class : Object {
   Ref<Class> base;
   Ref<Dict> dict = make<Dict>();
   int builtin = -1;  // a BuiltinType value for builtin types
+  // A property somewhere along the base chain: instance attribute reads look
+  // in the class first then (a property outranks the instance's dict).
+  bool has_property = false;
   // Looks `name` up along the base chain.
   const Value* lookup(std::string_view name) const;
   bool is_subclass_of(const Class* other) const;
@@ -238,6 +253,9 @@ struct Instance : Object {
   explicit Instance(Ref<Class> c) : Object(ObjKind::Instance), cls(std::move(c)) {}
   Ref<Class> cls;
   Ref<Dict> dict = make<Dict>();
+  // For an exception that was raised: how it unwound (traceback, location),
+  // kept for a re-raise and for printing it as the cause of another.
+  std::shared_ptr<const PyError> raised;
 };
 
 struct Module : Object {
@@ -303,6 +321,7 @@ struct RangeObj : Object {
 struct IteratorObj : Object {
   explicit IteratorObj(std::function<bool(Value&)> n) : Object(ObjKind::Iterator), next(std::move(n)) {}
   std::function<bool(Value&)> next;  // false when exhausted
+  const char* type_name = "iterator";  // "generator" for a generator function's
 };
 
 struct NoGradObj : Object {

@@ -404,7 +404,7 @@ void install_optim_prelude(VM& vm) {
     const std::string& name = as_str(k);
     if (v.is(ObjKind::Class)) {
       Class* cls = v.as<Class>();
-      if (cls->builtin >= 0 || cls->module != "__main__") return;  // imported, not defined here
+      if (cls->builtin >= 0 || cls->module != "torch.optim") return;  // imported, not defined here
       cls->module = defining_module(name);
       if (!name.starts_with("_")) optim->dict->set(k, v);
       if (name == "Optimizer") optimizer->dict->set(k, v);

@@ -86,7 +86,7 @@ void Parser::unsupported(Pos where, const std::string& name, const std::string& 
 
 void Parser::unexpected(const Token& t) {
   if (t.kind == TokKind::Keyword) {
-    if (t.text == "yield") unsupported(t.pos, "yield", "the subset has no generators");
+    if (t.text == "yield") unsupported(t.pos, "yield inside an expression", "write it as a statement or an assignment's value");
     if (t.text == "await" || t.text == "async") unsupported(t.pos, std::string(t.text), "the subset has no coroutines");
   }
   if (t.is_op(":=")) unsupported(t.pos, "walrus operator ':='", "assign in a separate statement");

@@ -386,18 +386,31 @@ ExprPtr Parser::parse_brace_display() {
       dict->values.push_back(parse_bitwise_or());
       return;
     }
-    if (at_op("*")) unsupported(p, "set literal", "the subset has no sets; use a list or a tuple");
+    if (at_op("*")) fail(peek().pos, "cannot use a starred expression in a dictionary value");
     ExprPtr key = parse_named_expression();
-    if (!at_op(":")) {
-      if (first && (at_kw("for") || at_kw("async")))
-        unsupported(p, "set comprehension", "the subset has no sets; use a list comprehension");
-      unsupported(p, "set literal", "the subset has no sets; use a list or a tuple");
-    }
+    if (!at_op(":")) fail(peek().pos, first ? "expected ':'" : "':' expected after dictionary key");
     take();
     dict->keys.push_back(std::move(key));
     dict->values.push_back(parse_expression());
   };
-  parse_item(true);
+  if (at_op("**")) {
+    parse_item(true);
+  } else {
+    // A set display or comprehension starts like a dict but has no ':'.
+    ExprPtr first;
+    if (at_op("*")) {
+      auto s = std::make_unique<Starred>(take().pos);
+      s->value = parse_bitwise_or();
+      first = done(std::move(s));
+    } else {
+      first = parse_named_expression();
+    }
+    if (!at_op(":")) return parse_set_display(p, std::move(first));
+    if (first->kind == ExprKind::Starred) fail(first->pos, "cannot use a starred expression in a dictionary key");
+    take();
+    dict->keys.push_back(std::move(first));
+    dict->values.push_back(parse_expression());
+  }
   if (dict->keys[0] && (at_kw("for") || at_kw("async"))) {
     auto c = std::make_unique<DictComp>(p);
     c->key = std::move(dict->keys[0]);
@@ -412,6 +425,33 @@ ExprPtr Parser::parse_brace_display() {
   }
   expect_op("}");
   return done(std::move(dict));
+}
+
+// {a, *b} or {x for x in xs}, after its first element.
+ExprPtr Parser::parse_set_display(Pos p, ExprPtr first) {
+  if (first->kind != ExprKind::Starred && (at_kw("for") || at_kw("async"))) {
+    auto c = std::make_unique<ListComp>(p);
+    c->is_set = true;
+    c->elt = std::move(first);
+    c->generators = parse_comprehension_clauses();
+    expect_op("}");
+    return done(std::move(c));
+  }
+  auto set = std::make_unique<List>(p);
+  set->is_set = true;
+  set->elts.push_back(std::move(first));
+  while (accept_op(",")) {
+    if (at_op("}")) break;
+    if (at_op("*")) {
+      auto s = std::make_unique<Starred>(take().pos);
+      s->value = parse_bitwise_or();
+      set->elts.push_back(done(std::move(s)));
+    } else {
+      set->elts.push_back(parse_named_expression());
+    }
+  }
+  expect_op("}");
+  return done(std::move(set));
 }
 
 std::vector<Comprehension> Parser::parse_comprehension_clauses() {

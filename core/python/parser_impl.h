@@ -67,6 +67,8 @@ class Parser {
   void parse_simple_statements(Body& out);
   StmtPtr parse_simple_statement();
   StmtPtr parse_expression_statement();
+  ExprPtr parse_set_display(Pos p, ExprPtr first);
+  ExprPtr parse_yield();
   StmtPtr parse_import();
   StmtPtr parse_from_import();
   Body parse_block(Pos owner, const char* what);

@@ -43,8 +43,9 @@ std::string expression_name(const Expr& e) {
     case ExprKind::DictComp: return "dict comprehension";
     case ExprKind::JoinedStr: return "f-string expression";
     case ExprKind::Tuple: return "tuple";
-    case ExprKind::List: return "list";
+    case ExprKind::List: return static_cast<const List&>(e).is_set ? "set display" : "list";
     case ExprKind::Starred: return "starred";
+    case ExprKind::Yield: return "yield expression";
     default: return "expression";
   }
 }
@@ -62,6 +63,8 @@ void Parser::check_target(const Expr& e, TargetUse use) {
     case ExprKind::Subscript: return;
     case ExprKind::Tuple:
     case ExprKind::List: {
+      if (e.kind == ExprKind::List && static_cast<const List&>(e).is_set)
+        fail(e.pos, kiln::detail::concat("cannot ", use == TargetUse::Delete ? "delete" : "assign to", " set display"));
       if (use == TargetUse::AugAssign)
         fail(e.pos, kiln::detail::concat("'", expression_name(e), "' is an illegal expression for augmented assignment"));
       const auto& elts = e.kind == ExprKind::Tuple ? static_cast<const Tuple&>(e).elts : static_cast<const List&>(e).elts;
@@ -208,9 +211,28 @@ StmtPtr Parser::parse_simple_statement() {
       } while (accept_op(","));
       return g;
     }
-    if (k == "yield" || k == "async" || k == "await") unexpected(t);
+    if (k == "yield") {
+      auto e = std::make_unique<ExprStmt>(p);
+      e->value = parse_yield();
+      return e;
+    }
+    if (k == "async" || k == "await") unexpected(t);
   }
   return parse_expression_statement();
+}
+
+// `yield`, `yield v`, `yield a, b`, `yield from it`, where a statement or an
+// assignment's value starts; anywhere else yield stays outside the subset.
+ExprPtr Parser::parse_yield() {
+  auto y = std::make_unique<Yield>(take().pos);
+  if (accept_kw("from")) {
+    y->from = true;
+    y->value = parse_expression();
+  } else if (starts_expression(peek())) {
+    y->value = parse_star_expressions();
+    check_no_bare_star(y->value);
+  }
+  return finish(std::move(y));
 }
 
 StmtPtr Parser::parse_expression_statement() {
@@ -222,8 +244,7 @@ StmtPtr Parser::parse_expression_statement() {
     a->targets.push_back(std::move(first));
     for (;;) {
       take();  // '='
-      if (at_kw("yield")) unexpected(peek());
-      ExprPtr v = parse_star_expressions();
+      ExprPtr v = at_kw("yield") ? parse_yield() : parse_star_expressions();
       if (!at_op("=")) {
         check_no_bare_star(v);
         a->value = std::move(v);

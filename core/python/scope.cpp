@@ -234,6 +234,14 @@ class ScopeBuilder {
         current_->used.insert(n.id);
         break;
       }
+      case ExprKind::Yield: {
+        auto& y = static_cast<Yield&>(e);
+        if (current_->kind != Scope::Kind::Function)
+          throw ScopeError{y.pos, y.from ? "'yield from' outside function" : "'yield' outside function"};
+        current_->is_generator = true;
+        if (y.value) expr(*y.value);
+        break;
+      }
       case ExprKind::Lambda: {
         auto& l = static_cast<Lambda&>(e);
         for (const ExprPtr& d : l.args.defaults) expr(*d);

@@ -33,6 +33,7 @@ struct Scope {
   std::unordered_set<std::string> globals, nonlocals;  // declared by `global` / `nonlocal`
   Pos nonlocal_pos;                      // of the first `nonlocal`, for its SyntaxError
   std::vector<std::unique_ptr<Scope>> children;
+  bool is_generator = false;             // a function whose body yields
 };
 
 enum class NameAccess : uint8_t { Fast, Deref, Global, Name };

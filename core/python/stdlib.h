@@ -41,7 +41,7 @@ void load_future(VM& vm, const Ref<Module>& m);       // stdlib_typing.cpp
 void load_typing(VM& vm, const Ref<Module>& m);
 void load_abc(VM& vm, const Ref<Module>& m);
 void load_enum(VM& vm, const Ref<Module>& m);
-void load_inspect(VM& vm, const Ref<Module>& m);
+void load_inspect(VM& vm, const Ref<Module>& m);       // stdlib_dataclasses.cpp
 void load_dataclasses(VM& vm, const Ref<Module>& m);
 void load_warnings(VM& vm, const Ref<Module>& m);     // stdlib_warnings.cpp
 void load_collections(VM& vm, const Ref<Module>& m);  // stdlib_collections.cpp

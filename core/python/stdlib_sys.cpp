@@ -13,13 +13,6 @@ namespace kiln::py {
 
 namespace {
 
-// The code sys.exit was given: set where the SystemExit starts, read where it
-// ends the program (run_source), since the error carries only text.
-struct ExitCode {
-  int code = 0;
-  bool print_message = false;
-};
-
 const char* const kSysSource = R"PY(# sys, after CPython 3.12's: the parts a program reads.
 import _kiln_std
 
@@ -43,6 +36,10 @@ class _TextStream:
 
     def __repr__(self):
         return "<_io.TextIOWrapper name='<" + self.name + ">' mode='w' encoding='utf-8'>"
+
+
+def exit(status=None):
+    raise SystemExit(status)
 
 
 stdout = _TextStream("stdout", _write_out)
@@ -163,19 +160,6 @@ int64_t steady_ns() {
 
 }  // namespace
 
-Status system_exit(VM& vm, const PyError& e, int* exit_code) {
-  int code = 1;
-  bool print = true;
-  if (auto it = vm.extensions.find("sys.exit"); it != vm.extensions.end()) {
-    auto* ec = static_cast<ExitCode*>(it->second.get());
-    code = ec->code;
-    print = ec->print_message;
-  }
-  if (print) vm.write_err(e.message() + "\n");
-  if (exit_code) *exit_code = code;
-  return {};
-}
-
 void load_sys(VM& vm, const Ref<Module>& m) {
   ValueVec argv;
   for (const std::string& a : vm.options().argv) argv.push_back(str_value(a));
@@ -194,24 +178,6 @@ void load_sys(VM& vm, const Ref<Module>& m) {
   set("byteorder", str_value("little"));
   set("path", list_value({}));
   set("executable", str_value(""));
-  def_native(m, "exit", [](VM& vm, const CallArgs& a) -> Value {
-    if (a.npos > 1) throw_type_error("exit expected at most 1 argument, got " + std::to_string(a.npos));
-    auto ec = std::make_shared<ExitCode>();
-    std::string text;
-    Value arg = a.npos ? a[0] : Value();
-    if (arg.is_none()) {
-      ec->code = 0;
-    } else if (arg.is_int() || arg.is_bool()) {
-      ec->code = int(arg.is_bool() ? arg.as_bool() : arg.as_int());
-      text = std::to_string(ec->code);
-    } else {
-      ec->code = 1;
-      ec->print_message = true;
-      text = vm.str_of(arg);
-    }
-    vm.extensions["sys.exit"] = ec;
-    throw PyError("SystemExit", text);
-  });
   def_native(m, "getrecursionlimit", [](VM& vm, const CallArgs&) { return Value(int64_t(vm.options().max_depth)); });
   // The limit is the VM's (--max-depth); a program raising it changes nothing.
   def_native(m, "setrecursionlimit", [](VM&, const CallArgs&) { return Value(); });

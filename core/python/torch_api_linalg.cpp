@@ -343,6 +343,8 @@ double ord_value(const Value& v, double absent) {
 
 void linalg(Table& t) {
   const std::string mod = "torch.linalg";
+  t.def_in(mod, "qr", PyKind::LinalgBuiltin,
+           {{"(Tensor A, str mode=\"reduced\")", to_aten("aten::linalg_qr"), "qr(Q,R)"}});
   t.def_in(mod, "vector_norm", PyKind::LinalgBuiltin,
            {{"(Tensor input, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
              [](const Bound& b) { return vector_norm(b.mode(), b[0], b.real(1), b[2], b.boolean(3), b[4]); }}});

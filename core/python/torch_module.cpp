@@ -301,6 +301,15 @@ void install_prelude_helpers(VM& vm) {
     if (!a[0].is(ObjKind::Instance)) throw_type_error("instance_dict() expects an instance");
     return Value(a[0].as<Instance>()->dict);
   });
+  // An instance of a user class made without running __init__: the nn prelude's
+  // deep copy of a module (the subset has no copy module and no object.__new__).
+  def(k, "new_instance", [](VM&, const CallArgs& a) -> Value {
+    if (!a[0].is(ObjKind::Class) || a[0].as<Class>()->builtin >= 0)
+      throw_type_error("new_instance() expects a user-defined class");
+    return Value(make<Instance>(Ref<Class>(a[0].as<Class>())));
+  });
+  // True while capture traces the calling frame (torch.compiler.is_compiling() in PyTorch).
+  def(k, "is_compiling", [](VM& vm, const CallArgs&) { return Value(vm.tracer != nullptr); });
   // Identity as a dict key: memo tables of modules and parameters (the subset has no set or id()).
   def(k, "identity", [](VM&, const CallArgs& a) {
     return Value(int64_t(reinterpret_cast<intptr_t>(a[0].is_obj() ? a[0].obj() : nullptr)));

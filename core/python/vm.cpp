@@ -59,6 +59,11 @@ int64_t steady_now_ns() {
 
 VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()) {
   install_builtins(*this);
+  install_exceptions(*this);
+  install_descriptors(*this);
+  install_sets(*this);
+  if (const Value* b = builtins_->find_str("BaseException"); b && b->is(ObjKind::Class))
+    base_exception_ = Ref<Class>(b->as<Class>());
   install_torch(*this);
   steps_ = 0;  // the program's budget is its own: the preludes ran above
   if (options_.time_limit_s > 0) deadline_ns_ = steady_now_ns() + int64_t(options_.time_limit_s * 1e9);
@@ -71,7 +76,8 @@ void VM::check_deadline() {
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g", options_.time_limit_s);
   deadline_ns_ = 0;  // raised once: the unwinding must not raise again
-  throw PyError("TimeoutError", std::string("the program ran past its time limit of ") + limit + " s (--time-limit)");
+  throw PyError("TimeoutError", std::string("the program ran past its time limit of ") + limit + " s (--time-limit)")
+      .make_uncatchable();
 }
 
 namespace {
@@ -285,11 +291,19 @@ Status VM::run_source(std::string_view source, const std::string& filename, int*
   try {
     run_frame(frame);
   } catch (PyError& e) {
-    if (e.type() == "SystemExit") return system_exit(*this, e, exit_code);
-    std::string text = "Traceback (most recent call last):\n";
-    for (const std::string& line : e.traceback) text += line;
-    text += e.type() + ": " + e.message() + "\n";
-    write_err(text);
+    if (const Value* exit = builtins_->find_str("SystemExit"); exit && is_exception(e.value) &&
+                                                               e.value.as<Instance>()->cls->is_subclass_of(exit->as<Class>())) {
+      // sys.exit(): no traceback; an int is the exit status, anything else is printed and exits 1.
+      Value code;
+      try_getattr(e.value, "code", code);
+      int status = code.is_none() ? 0 : code.is_int() || code.is_bool() ? int(code.as_int() & 0xFF) : 1;
+      if (code.is_bool()) status = code.as_bool() ? 1 : 0;
+      if (!code.is_none() && !code.is_int() && !code.is_bool()) write_err(str_of(code) + "\n");
+      if (exit_code) *exit_code = status;
+      if (status == 0) return {};
+      return Status::error("SystemExit: " + std::to_string(status), e.where);
+    }
+    write_err(format_exception(e));
     if (exit_code) *exit_code = e.unsupported() ? 3 : 1;
     return Status::error(e.type() + ": " + e.message(), e.where);
   }
@@ -380,37 +394,43 @@ Value VM::run_frame(Frame& frame) {
   ++depth_;
   frame.parent = current_frame;
   current_frame = &frame;
-  Value result;
-  try {
-    while (!step(frame, result)) {
+  struct Leave {
+    VM& vm;
+    Frame& frame;
+    ~Leave() {
+      --vm.depth_;
+      vm.current_frame = frame.parent;
     }
-  } catch (PyError& e) {
-    --depth_;
-    current_frame = frame.parent;
-    rethrow_with_location(e, frame);
-  } catch (const std::bad_alloc&) {
-    // Out of memory (or over the fuzzer's heap budget) is the program's error,
-    // as CPython's MemoryError, not the interpreter's.
-    --depth_;
-    current_frame = frame.parent;
-    raise_with_location(PyError("MemoryError", "out of memory"), frame);
-  } catch (const std::length_error&) {  // a container over max_size()
-    --depth_;
-    current_frame = frame.parent;
-    raise_with_location(PyError("MemoryError", "out of memory"), frame);
-  } catch (const Error& e) {
-    // A user error from the tensor library that no binding converted.
-    --depth_;
-    current_frame = frame.parent;
-    raise_with_location(PyError("RuntimeError", e.what()), frame);
-  } catch (...) {
-    --depth_;
-    current_frame = frame.parent;
-    throw;
+  } leave{*this, frame};
+  Value result;
+  for (;;) {
+    // Each error becomes a PyError, which a handler of this frame may catch;
+    // otherwise it leaves the frame with the frame's line in its traceback.
+    try {
+      while (!step(frame, result)) {
+      }
+      return result;
+    } catch (PyError& e) {
+      if (handle_exception(frame, e)) continue;
+      if (!frame.code->handled_ranges.empty() && !e.uncatchable()) note_context(exception_value(e));
+      rethrow_with_location(e, frame);
+    } catch (const std::bad_alloc&) {
+      // Out of memory (or over the fuzzer's heap budget) is the program's error,
+      // as CPython's MemoryError, not the interpreter's.
+      PyError e("MemoryError", "out of memory");
+      if (handle_exception(frame, e)) continue;
+      raise_with_location(e, frame);
+    } catch (const std::length_error&) {  // a container over max_size()
+      PyError e("MemoryError", "out of memory");
+      if (handle_exception(frame, e)) continue;
+      raise_with_location(e, frame);
+    } catch (const Error& e) {
+      // A user error from the tensor library that no binding converted.
+      PyError pe("RuntimeError", e.what());
+      if (handle_exception(frame, pe)) continue;
+      raise_with_location(pe, frame);
+    }
   }
-  --depth_;
-  current_frame = frame.parent;
-  return result;
 }
 
 namespace {
@@ -428,16 +448,38 @@ void add_location(PyError& e, const Frame& frame) {
 }  // namespace
 
 void VM::rethrow_with_location(PyError& e, Frame& frame) {
-  add_location(e, frame);
+  if (e.recorded_frame != &frame) add_location(e, frame);
+  e.recorded_frame = nullptr;
   throw;
 }
 
 void VM::raise_with_location(PyError e, Frame& frame) {
-  add_location(e, frame);
+  if (e.recorded_frame != &frame) add_location(e, frame);
+  e.recorded_frame = nullptr;
   throw e;
 }
 
+bool VM::handle_exception(Frame& frame, PyError& e) {
+  if (e.uncatchable() || !frame.code) return false;
+  const ExceptEntry* h = frame.code->handler_at(frame.pc);
+  if (!h || size_t(h->depth) > frame.stack.size()) return false;
+  if (e.recorded_frame != &frame) add_location(e, frame);
+  Value exc = exception_value(e);
+  if (!is_exception(exc)) return false;
+  note_context(exc);
+  Instance* inst = exc.as<Instance>();
+  auto record = std::make_shared<PyError>(e);
+  record->value = Value();  // the record lives in the exception: no cycle
+  record->recorded_frame = nullptr;
+  inst->raised = std::move(record);
+  frame.stack.resize(size_t(h->depth));
+  frame.stack.push_back(exc);
+  frame.pc = h->target;
+  return true;
+}
+
 Value VM::call_function(Function* fn, const CallArgs& args) {
+  if (fn->code->is_generator) return make_generator(fn, args);
   Frame frame;
   bind_frame(frame, fn, args);
   Value result;
@@ -506,6 +548,8 @@ Value VM::call(const Value& callable, const CallArgs& args) {
         if (c->builtin >= 0) throw_unsupported("classes derived from builtin type '" + c->name + "'");
       auto inst = make<Instance>(Ref<Class>(cls));
       Value self(inst);
+      if (base_exception_ && cls->is_subclass_of(base_exception_.get()))
+        inst->dict->set(str_value("args"), tuple_value(ValueVec(args.pos, args.pos + args.npos)));
       if (const Value* init = cls->lookup("__init__")) {
         ValueVec receiver_args = with_self(self, args);
         Value r = call(*init, CallArgs{receiver_args.data(), receiver_args.size(), args.kw});
@@ -541,16 +585,27 @@ Value VM::build_class(const Value& body, const std::string& name, ValueVec bases
   if (!bases.empty()) {
     if (!bases[0].is(ObjKind::Class)) throw_type_error("class " + name + ": base is not a class but " + type_name(bases[0]));
     base = Ref<Class>(bases[0].as<Class>());
+    // `class X(object)` is `class X`: object's methods are every class's fallbacks.
+    if (base->builtin >= 0 && base->name == "object") base = Ref<Class>();
   }
   auto cls = make<Class>(name, base);
   Function* fn = body.as<Function>();
   cls->qualname = fn->qualname;
+  if (const Value* module = fn->globals ? fn->globals->find_str("__name__") : nullptr; module && module->is(ObjKind::Str))
+    cls->module = module->as<Str>()->s;
   Frame frame;
   bind_frame(frame, fn, CallArgs{});
   frame.ns = cls->dict;
   run_frame(frame);
+  cls->has_property = base && base->has_property;
   cls->dict->for_each([&](const Value&, const Value& v) {
     if (v.is(ObjKind::Function)) v.as<Function>()->owner = cls.get();
+    // A method wrapped by staticmethod/classmethod still needs its class for super().
+    if (descriptor_kind(v) != Descriptor::None)
+      if (const Value* fn = v.as<Instance>()->dict->find_str(descriptor_kind(v) == Descriptor::Property ? "fget" : "__func__");
+          fn && fn->is(ObjKind::Function))
+        fn->as<Function>()->owner = cls.get();
+    if (descriptor_kind(v) == Descriptor::Property) cls->has_property = true;
   });
   // As CPython, the nearest base's __init_subclass__ (an implicit classmethod)
   // sees each new subclass: enum.Enum makes its members there.
@@ -941,9 +996,124 @@ bool VM::step(Frame& f, Value& result) {
       std::string msg = arg ? str_of(top(f)) : std::string();
       throw PyError("AssertionError", msg);
     }
+    // The raising instructions leave the frame as it was: a handler cuts the
+    // stack to its depth, and capture can run the instruction again eagerly.
+    case Op::Raise:
+      if (arg == 2) raise_value(top(f, 1), &top(f));
+      raise_value(top(f), nullptr);
+    case Op::Reraise: {
+      if (arg == 0) {
+        PyError e = error_for(top(f));
+        e.recorded_frame = &f;
+        throw e;
+      }
+      const Frame* in = nullptr;
+      Value exc = handled_exception(&in);
+      if (exc.is_none()) throw PyError("RuntimeError", "No active exception to reraise");
+      PyError e = error_for(exc);
+      if (in == &f) e.recorded_frame = &f;
+      throw e;
+    }
+    case Op::CheckExcMatch: {
+      const Value& classes = top(f);
+      bool valid = is_exception_class(classes);
+      if (classes.is(ObjKind::Tuple)) {
+        valid = true;
+        for (const Value& c : classes.as<Tuple>()->items) valid = valid && is_exception_class(c);
+      }
+      if (!valid) throw_type_error("catching classes that do not inherit from BaseException is not allowed");
+      bool match = is_instance(top(f, 1), classes);
+      top(f) = Value(match);
+      break;
+    }
+    case Op::PopExcept: f.stack.pop_back(); break;
+    case Op::BuildSet: {
+      // The builtin class, even when a program rebinds the name `set`.
+      Ref<Class> set_cls = builtin_type("set");
+      if (!set_cls) throw_unsupported("set displays (Kiln's set class did not load)");
+      Value items;
+      if (arg < 0) {
+        items = top(f);
+      } else {
+        items = list_value(ValueVec(f.stack.end() - arg, f.stack.end()));
+      }
+      Value s = call(Value(set_cls), ValueVec{items});
+      pop_n(f, arg < 0 ? 1 : size_t(arg));
+      f.stack.push_back(std::move(s));
+      break;
+    }
+    case Op::Yield:
+      result = pop(f);
+      f.stack.push_back(Value());  // what the yield expression gives when resumed by next()
+      f.yielded = true;
+      ++f.pc;
+      return true;
+    case Op::WithExceptExit: {
+      Value exc = top(f);
+      Value swallowed = call(top(f, 1), ValueVec{Value(type_of(exc)), exc, Value()});
+      if (!truth(swallowed)) {
+        PyError e = error_for(exc);
+        e.recorded_frame = &f;
+        throw e;
+      }
+      pop_n(f, 2);
+      f.pc = arg;
+      return false;
+    }
   }
   ++f.pc;
   return false;
+}
+
+}  // namespace kiln::py
+
+namespace kiln::py {
+
+// A generator is an iterator whose next() runs the function's frame, kept
+// between calls, up to its next Yield. The frame runs as any other (handlers,
+// tracebacks through the consumer's frames); capture cannot replay a frame that
+// outlives its region, so making or resuming one while tracing breaks the graph.
+Value VM::make_generator(Function* fn, const CallArgs& args) {
+  auto generator_break = [](VM& vm, const char* what) {
+    BreakInfo info;
+    info.reason = std::string(what) + " while tracing";
+    info.explanation = "  Explanation: Kiln's capture runs generators eagerly.\n";
+    vm.tracer->graph_break(vm, info);
+  };
+  if (tracer) generator_break(*this, "generator created");
+  struct State {
+    Frame frame;
+    bool running = false, done = false;
+  };
+  auto state = std::make_shared<State>();
+  bind_frame(state->frame, fn, args);
+  auto it = make<IteratorObj>([this, state, generator_break](Value& out) {
+    if (state->done) return false;
+    if (state->running) throw PyError("ValueError", "generator already executing");
+    if (tracer) generator_break(*this, "generator resumed");
+    state->running = true;
+    state->frame.yielded = false;
+    Value r;
+    try {
+      r = run_frame(state->frame);
+    } catch (...) {
+      state->running = false;
+      state->done = true;
+      state->frame.stack.clear();
+      state->frame.locals.clear();
+      throw;
+    }
+    state->running = false;
+    if (!state->frame.yielded) {
+      state->done = true;
+      state->frame.locals.clear();
+      return false;
+    }
+    out = std::move(r);
+    return true;
+  });
+  it->type_name = "generator";
+  return Value(it);
 }
 
 }  // namespace kiln::py

@@ -28,6 +28,7 @@ struct Frame {
   Ref<Dict> globals;
   Ref<Dict> ns;                    // LoadName/StoreName namespace (module or class body)
   Frame* parent = nullptr;         // the calling frame, for tracebacks
+  bool yielded = false;            // a generator's frame stopped at a Yield (run_frame returned the value)
   int line() const;                // line of the instruction at pc (or the last one)
 };
 
@@ -114,6 +115,8 @@ class VM {
   bool next(const Value& iterator, Value& out);  // charges a step for the item
   bool next_item(const Value& iterator, Value& out);  // the same, uncharged
   ValueVec to_vector(const Value& iterable);  // list(iterable)
+  // Wraps an instance whose class has __next__ as an iterator.
+  Value instance_iterator(const Value& it);
   bool contains(const Value& container, const Value& item);
   bool is_instance(const Value& v, const Value& cls_or_tuple);
   Ref<Class> type_of(const Value& v);
@@ -121,6 +124,41 @@ class VM {
   std::string str_of(const Value& v);   // str(v), honouring __str__/__repr__ of user classes
   std::string repr_of(const Value& v);
   bool truth(const Value& v);           // truthiness, honouring __bool__/__len__
+
+  // ---- exceptions (exceptions.cpp) ----
+  bool is_exception_class(const Value& v) const;  // a subclass of BaseException
+  bool is_exception(const Value& v) const;        // an instance of one
+  // The class an error of type `type` ("KeyError", "torch._dynamo.exc.Unsupported") is an instance of.
+  Ref<Class> exception_class(const std::string& type);
+  // The exception object of an error, made (and kept in it) on first use.
+  Value exception_value(PyError& e);
+  // KeyError(key), its object made at once so that e.args[0] is the key itself.
+  PyError key_error(const Value& key);
+  // The error that raises `exc` again with the traceback it was caught with.
+  PyError error_for(const Value& exc);
+  // `raise exc [from cause]`: a class is instantiated first.
+  [[noreturn]] void raise_value(const Value& exc, const Value* cause);
+  // The exception an except clause (or a finally run for an exception) of a
+  // running frame is handling, innermost first; None when there is none.
+  Value handled_exception(const Frame** in_frame = nullptr) const;
+  // Sets exc.__context__ to the exception being handled, as CPython chains them.
+  void note_context(const Value& exc);
+  // When `frame` has a handler for its current instruction: records the frame
+  // in the traceback, makes the exception object, cuts the value stack to the
+  // handler's depth, pushes the exception and moves pc to the handler.
+  bool handle_exception(Frame& frame, PyError& e);
+  // Traceback text as CPython prints it, with the exceptions chained before it.
+  std::string format_exception(const PyError& e, int chain_depth = 0);
+  static std::string exception_type_name(const Class& cls);
+  bool is_not_implemented(const Value& v) const;  // the NotImplemented a binary operator method returns
+
+  // ---- descriptors (descriptors.cpp) ----
+  enum class Descriptor : uint8_t { None, Static, ClassMethod, Property };
+  Descriptor descriptor_kind(const Value& v) const;
+  // `attr`, found in the namespace of `cls`, read through `self` (an instance, or
+  // None when read from the class): a staticmethod's function, a classmethod
+  // bound to the class, a property's getter called, a function bound to self.
+  Value bind_class_attr(const Value& self, Class* cls, const Value& attr);
 
   // ---- modules and builtins ----
   Ref<Module> module(std::string_view dotted);  // nullptr if the subset has no such module
@@ -145,6 +183,7 @@ class VM {
  private:
   friend struct VMInternals;
   Value call_function(Function* fn, const CallArgs& args);
+  Value make_generator(Function* fn, const CallArgs& args);
   Value build_class(const Value& body, const std::string& name, ValueVec bases);
   [[noreturn]] void rethrow_with_location(PyError& e, Frame& frame);
   [[noreturn]] void raise_with_location(PyError e, Frame& frame);
@@ -152,6 +191,8 @@ class VM {
   Ref<Dict> builtins_;
   std::map<std::string, Ref<Module>, std::less<>> modules_;
   std::map<std::string, Ref<Class>, std::less<>> builtin_types_;
+  Ref<Class> base_exception_;
+  std::map<std::string, Ref<Class>, std::less<>> foreign_exceptions_;
   // Holds each code object too: a freed one's address may be reused by the next
   // program's code, which must not find the old constants.
   std::map<const Code*, std::pair<CodePtr, std::shared_ptr<ValueVec>>> consts_cache_;
@@ -168,15 +209,14 @@ std::string program_file_path(VM& vm, const std::string& path, bool write);
 // Registration of the builtin namespace and of the torch modules (builtins.cpp,
 // torch_module.cpp, nn prelude); called by the VM constructor.
 void install_builtins(VM& vm);
+void install_exceptions(VM& vm);
+void install_descriptors(VM& vm);
+void install_sets(VM& vm);
 void install_torch(VM& vm);
 // The standard-library modules (stdlib.cpp) are made when first imported, so
 // that start-up does not pay for them: VM::module asks for one on a miss.
 // Null when `name` is not one of them.
 Ref<Module> load_stdlib_module(VM& vm, std::string_view name);
-// A SystemExit that reached the top (sys.exit, argparse): no traceback, the
-// exit code it carries, its message on stderr when it is not a number, as
-// CPython ends (stdlib_sys.cpp).
-Status system_exit(VM& vm, const PyError& e, int* exit_code);
 // __kiln_annotate__, which records a class body's annotations (stdlib.cpp).
 void install_annotate_builtin(VM& vm);
 

@@ -127,6 +127,11 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
     switch (o->kind) {
       case ObjKind::Instance: {
         auto* inst = static_cast<Instance*>(o);
+        if (inst->cls->has_property)
+          if (const Value* v = inst->cls->lookup(name); v && descriptor_kind(*v) == Descriptor::Property) {
+            out = bind_class_attr(obj, inst->cls.get(), *v);
+            return true;
+          }
         if (const Value* v = inst->dict->find_str(name)) {
           out = *v;
           return true;
@@ -135,8 +140,12 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
           out = Value(inst->cls);
           return true;
         }
+        if (name == "__dict__") {
+          out = Value(inst->dict);
+          return true;
+        }
         if (const Value* v = inst->cls->lookup(name)) {
-          out = bind_if_function(obj, *v);
+          out = v->is(ObjKind::Instance) ? bind_class_attr(obj, inst->cls.get(), *v) : bind_if_function(obj, *v);
           return true;
         }
         if (const Value* ga = inst->cls->lookup("__getattr__")) {
@@ -156,7 +165,10 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
         if (name == "__name__") { out = str_value(cls->name); return true; }
         if (name == "__qualname__") { out = str_value(cls->qualname.empty() ? cls->name : cls->qualname); return true; }
         if (name == "__module__") { out = str_value(cls->module); return true; }
-        if (const Value* v = cls->lookup(name)) { out = *v; return true; }
+        if (const Value* v = cls->lookup(name)) {
+          out = v->is(ObjKind::Instance) ? bind_class_attr(Value(), cls, *v) : *v;
+          return true;
+        }
         return false;
       }
       case ObjKind::Module: {
@@ -194,7 +206,14 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
         auto* s = static_cast<SuperObj*>(o);
         const Class* start = s->cls->base.get();
         if (start)
-          if (const Value* v = start->lookup(name)) { out = bind_if_function(s->self, *v); return true; }
+          if (const Value* v = start->lookup(name)) {
+            Class* owner = s->self.is(ObjKind::Instance) ? s->self.as<Instance>()->cls.get()
+                           : s->self.is(ObjKind::Class)  ? s->self.as<Class>()
+                                                         : nullptr;
+            out = owner && v->is(ObjKind::Instance) ? bind_class_attr(s->self.is(ObjKind::Class) ? Value() : s->self, owner, *v)
+                                                    : bind_if_function(s->self, *v);
+            return true;
+          }
         return false;
       }
       case ObjKind::Tensor:
@@ -251,6 +270,15 @@ void VM::setattr(const Value& obj, std::string_view name, Value value) {
   note_mutation(*this, obj);
   if (obj.is(ObjKind::Instance)) {
     auto* inst = obj.as<Instance>();
+    if (inst->cls->has_property)
+      if (const Value* p = inst->cls->lookup(name); p && descriptor_kind(*p) == Descriptor::Property) {
+        Value fset;
+        try_getattr(*p, "fset", fset);
+        if (fset.is_none())
+          throw PyError("AttributeError", "property '" + std::string(name) + "' of '" + inst->cls->name + "' object has no setter");
+        call(fset, ValueVec{obj, std::move(value)});
+        return;
+      }
     if (const Value* sa = inst->cls->lookup("__setattr__")) {
       call(*sa, ValueVec{obj, str_value(std::string(name)), std::move(value)});
       return;
@@ -259,7 +287,10 @@ void VM::setattr(const Value& obj, std::string_view name, Value value) {
     return;
   }
   if (obj.is(ObjKind::Tensor)) return tensor_setattr(*this, obj, name, value);
-  if (obj.is(ObjKind::Class)) return obj.as<Class>()->dict->set(str_value(std::string(name)), std::move(value));
+  if (obj.is(ObjKind::Class)) {
+    if (descriptor_kind(value) == Descriptor::Property) obj.as<Class>()->has_property = true;
+    return obj.as<Class>()->dict->set(str_value(std::string(name)), std::move(value));
+  }
   if (obj.is(ObjKind::Module)) return obj.as<Module>()->dict->set(str_value(std::string(name)), std::move(value));
   if (obj.is(ObjKind::Function)) {
     auto* fn = obj.as<Function>();
@@ -300,7 +331,7 @@ Value VM::getitem(const Value& obj, const Value& key) {
   }
   if (obj.is(ObjKind::Dict)) {
     const Value* v = obj.as<Dict>()->find(key);
-    if (!v) throw PyError("KeyError", repr_of(key));
+    if (!v) throw key_error(key);
     return *v;
   }
   if (obj.is(ObjKind::Range)) {
@@ -353,7 +384,7 @@ void VM::delitem(const Value& obj, const Value& key) {
     return;
   }
   if (obj.is(ObjKind::Dict)) {
-    if (!obj.as<Dict>()->erase(key)) throw PyError("KeyError", repr_of(key));
+    if (!obj.as<Dict>()->erase(key)) throw key_error(key);
     return;
   }
   throw_type_error(quoted_type(obj, "object doesn't support item deletion"));
@@ -417,8 +448,28 @@ Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) 
   // User classes may define the operator.
   static const char* const names[] = {"__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
                                       "__matmul__", "__lshift__", "__rshift__", "__and__", "__or__", "__xor__"};
+  static const char* const reflected[] = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
+                                          "__rpow__", "__rmatmul__", "__rlshift__", "__rrshift__", "__rand__", "__ror__",
+                                          "__rxor__"};
+  if (inplace && a.is(ObjKind::Instance)) {
+    const std::string in_place = std::string("__i") + (names[int(op)] + 2);
+    if (const Value* fn = a.as<Instance>()->cls->lookup(in_place)) {
+      Value r = call(*fn, ValueVec{a, b});
+      if (!is_not_implemented(r)) return r;
+    }
+  }
   if (a.is(ObjKind::Instance))
-    if (const Value* fn = a.as<Instance>()->cls->lookup(names[int(op)])) return call(*fn, ValueVec{a, b});
+    if (const Value* fn = a.as<Instance>()->cls->lookup(names[int(op)])) {
+      Value r = call(*fn, ValueVec{a, b});
+      if (!is_not_implemented(r)) return r;
+    }
+  if (b.is(ObjKind::Instance))
+    if (const Value* fn = b.as<Instance>()->cls->lookup(reflected[int(op)])) {
+      Value r = call(*fn, ValueVec{b, a});
+      if (!is_not_implemented(r)) return r;
+    }
+  if (op == BinaryOpKind::Add && (a.is(ObjKind::Str) || a.is(ObjKind::List) || a.is(ObjKind::Tuple)) && type_name(a) != type_name(b))
+    throw_type_error("can only concatenate " + type_name(a) + " (not \"" + type_name(b) + "\") to " + type_name(a));
   throw_type_error(std::string("unsupported operand type(s) for ") + binary_op_symbol(op) + (inplace ? "=" : "") + ": '" +
                    type_name(a) + "' and '" + type_name(b) + "'");
 }
@@ -460,12 +511,28 @@ Value VM::compare(CompareKind op, const Value& a, const Value& b) {
   }
   Value out;
   if (tensor_compare(*this, op, a, b, out)) return out;
+  // A program's classes: the operator's method, then the reflected one of the
+  // right operand (`a < b` asks b.__gt__), either answering NotImplemented to pass.
+  if (a.is(ObjKind::Instance) || b.is(ObjKind::Instance)) {
+    static const char* const method[] = {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__"};
+    static const char* const swapped[] = {"__gt__", "__ge__", "__eq__", "__ne__", "__lt__", "__le__"};
+    const int k = int(op) - int(CompareKind::Lt);
+    auto try_method = [&](const Value& self, const Value& other, const char* name, Value& result) {
+      if (!self.is(ObjKind::Instance)) return false;
+      const Value* fn = self.as<Instance>()->cls->lookup(name);
+      if (!fn) return false;
+      result = call(*fn, ValueVec{self, other});
+      return !is_not_implemented(result);
+    };
+    Value r;
+    if (try_method(a, b, method[k], r) || try_method(b, a, swapped[k], r)) return r;
+    if (op == CompareKind::Ne && (try_method(a, b, "__eq__", r) || try_method(b, a, "__eq__", r))) return Value(!truth(r));
+    if (op != CompareKind::Eq && op != CompareKind::Ne)
+      throw_type_error(std::string("'") + compare_symbol(op) + "' not supported between instances of '" + type_name(a) +
+                       "' and '" + type_name(b) + "'");
+  }
   if (op == CompareKind::Eq || op == CompareKind::Ne) {
-    bool eq;
-    if (a.is(ObjKind::Instance) && a.as<Instance>()->cls->lookup("__eq__"))
-      eq = truth(call(*a.as<Instance>()->cls->lookup("__eq__"), ValueVec{a, b}));
-    else
-      eq = equal(a, b);
+    bool eq = equal(a, b);
     return Value(op == CompareKind::Eq ? eq : !eq);
   }
   int c = three_way(*this, a, b, op);
@@ -516,7 +583,12 @@ Value VM::iter(const Value& v) {
   }
   if (v.is(ObjKind::Tensor)) return tensor_iter(*this, v);
   if (v.is(ObjKind::Instance)) {
-    if (const Value* fn = v.as<Instance>()->cls->lookup("__iter__")) return iter(call(*fn, ValueVec{v}));
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__iter__")) {
+      Value it = call(*fn, ValueVec{v});
+      // An iterator of the program's own: __next__ until it raises StopIteration.
+      if (it.is(ObjKind::Instance) && it.as<Instance>()->cls->lookup("__next__")) return instance_iterator(it);
+      return iter(it);
+    }
   }
   // The subset has no metaclasses: a class iterates (`for m in Color`, enum's
   // EnumType.__iter__) through its own __class_iter__, called with the class.
@@ -533,7 +605,25 @@ bool VM::next(const Value& iterator, Value& out) {
   return next_item(iterator, out);
 }
 
+Value VM::instance_iterator(const Value& it) {
+  return Value(make<IteratorObj>([this, it](Value& out) {
+    const Value* next = it.as<Instance>()->cls->lookup("__next__");
+    if (!next) throw_type_error(quoted_type(it, "object is not an iterator"));
+    try {
+      out = call(*next, ValueVec{it});
+    } catch (PyError& e) {
+      if (e.uncatchable()) throw;
+      const Value* stop = builtins_->find_str("StopIteration");
+      if (!stop || !is_instance(exception_value(e), *stop)) throw;
+      return false;
+    }
+    return true;
+  }));
+}
+
 bool VM::next_item(const Value& iterator, Value& out) {
+  if (iterator.is(ObjKind::Instance) && iterator.as<Instance>()->cls->lookup("__next__"))
+    return instance_iterator(iterator).as<IteratorObj>()->next(out);
   if (!iterator.is(ObjKind::Iterator)) throw_type_error(quoted_type(iterator, "object is not an iterator"));
   return iterator.as<IteratorObj>()->next(out);
 }
@@ -638,6 +728,10 @@ Ref<Class> VM::type_of(const Value& v) {
         case ObjKind::Module: name = "module"; break;
         case ObjKind::NoGrad: name = "no_grad"; break;
         case ObjKind::Slice: name = "slice"; break;
+        case ObjKind::Iterator:
+          if (std::string_view(v.as<IteratorObj>()->type_name) == "generator") name = "generator";
+          else name = "object";
+          break;
         default: name = "object"; break;
       }
   }

@@ -94,6 +94,19 @@ class TestPythonVmLimits : public QObject {
     expect_error(run("def f(n):\n    return n + 1\nfor i in range(10**6):\n    f(i)\n", o), "step budget exhausted", 4, 3);
   }
 
+  // No except clause sees the limits or what lies outside the subset: a
+  // program that catches everything still stops, with the limit's exit code.
+  void limits_and_refusals_are_not_catchable() {
+    VMOptions o;
+    o.max_steps = 10'000;
+    expect_error(run("while True:\n    try:\n        pass\n    except BaseException:\n        pass\n", o),
+                 "step budget exhausted", 2, 3);
+    VMOptions t;
+    t.time_limit_s = 0.2;
+    expect_error(run("n = 0\nwhile True:\n    try:\n        n += 1\n    except:\n        pass\n", t), "TimeoutError", 4);
+    expect_error(run("try:\n    import os\nexcept ImportError:\n    os = None\n"), "No module named 'os'", 2, 3);
+  }
+
   void unlimited_by_default() {
     Ran r = run("s = 0\nfor i in range(200000):\n    s += i\nassert s == 19999900000\n");
     QVERIFY2(r.status.ok(), r.status.to_string().c_str());

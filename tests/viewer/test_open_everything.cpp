@@ -193,7 +193,7 @@ class TestOpenEverything : public QObject {
                                                        "import torch\n@torch.compile\ndef f(x):\n    return x.sin()\n"
                                                        "f(torch.ones(3))\ny = [1, 2][5]\n")
                                                << "";
-    QTest::newRow("unsupported construct") << write("raises.py", "import torch\nraise ValueError('no')\n") << "raises.py:2";
+    QTest::newRow("unsupported construct") << write("matches.py", "import torch\nmatch 1:\n    case 1:\n        pass\n") << "matches.py:2";
     QTest::newRow("broken repro.py") << write("repro.py", "import torch\nclass Repro(torch.nn.Module):\n    def forward(self, x\n")
                                      << "repro.py:3";
     // torch.export's archive is not among the inputs the workbench reads: it must say so, not guess.

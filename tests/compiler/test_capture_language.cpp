@@ -1,0 +1,92 @@
+// The language around compiled code: a try block inside a torch.compile'd
+// function, the exception raised while tracing it (the graph breaks there and
+// the handler runs eagerly), a tensor error caught around a compiled call,
+// generators made and resumed inside compiled functions (they run eagerly) and
+// compiled calls inside a generator. Every backend prints what plain eager printed.
+#include <QtTest/QtTest>
+
+#include "program_run_util.h"
+
+namespace {
+
+const char* const kProgram = R"PY(import torch
+
+def f(x, k):
+    y = x.sin()
+    try:
+        if k == 1:
+            raise ValueError("k is one")
+        y = y * 2
+    except ValueError as e:
+        print("caught in compiled code:", e)
+        y = y + 1
+    finally:
+        y = y - 0.5
+    return y.cos()
+
+cf = torch.compile(f)
+x = torch.arange(4.0)
+for k in [0, 1, 0, 1]:
+    print(k, cf(x, k))
+
+def g(x):
+    try:
+        return x.view(3, 5)
+    except RuntimeError as e:
+        print("shape error:", e)
+        return x * 0
+print(torch.compile(g)(torch.ones(4)))
+
+class Boom(torch.nn.Module):
+    def forward(self, x):
+        return x @ x
+
+try:
+    torch.compile(Boom())(torch.ones(2, 3))
+except RuntimeError as e:
+    print("compiled call raised:", e)
+
+def scales(n):
+    for i in range(n):
+        yield 0.5 * (i + 1)
+
+def h(x):
+    for s in scales(3):
+        x = x * s + 1
+    return x.sum()
+
+print(torch.compile(h)(torch.arange(3.0)))
+
+def steps(model, data):
+    for x in data:
+        yield model(x)
+
+lin = torch.compile(lambda x: (x * 3).relu())
+print([y.tolist() for y in steps(lin, [torch.tensor([-1.0, 2.0]), torch.tensor([4.0, -5.0])])])
+)PY";
+
+}  // namespace
+
+class TestCaptureLanguage : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { qputenv("KILN_COMPILE_CACHE", "0"); }
+
+  void every_backend_prints_what_eager_printed() {
+    kiln::test::ProgramRun eager = kiln::test::run_program(kProgram, "none");
+    QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
+    QVERIFY(eager.out.find("caught in compiled code: k is one") != std::string::npos);
+    QVERIFY(eager.out.find("shape error: shape '[3, 5]' is invalid for input of size 4") != std::string::npos);
+    QVERIFY(eager.out.find("compiled call raised: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)") != std::string::npos);
+    QVERIFY(eager.out.find("tensor(14.2500)") != std::string::npos);
+    QVERIFY(eager.out.find("[[0.0, 6.0], [12.0, 0.0]]") != std::string::npos);
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      kiln::test::ProgramRun r = kiln::test::run_program(kProgram, backend);
+      QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCaptureLanguage)
+#include "test_capture_language.moc"
