@@ -48,7 +48,8 @@ void install_backends(py::VM& vm, capture::CaptureOptions& c) {
 int run_program(py::VM& vm, const RunOptions& o) {
   int code = 0;
   Status st = vm.run_file(o.program, &code);
-  if (!st.ok()) std::fprintf(stderr, "kiln-cli: %s\n", st.to_string().c_str());
+  // sys.exit(n) ends quietly, as python3 does (argparse's usage errors among them).
+  if (!st.ok() && !st.message().starts_with("SystemExit")) std::fprintf(stderr, "kiln-cli: %s\n", st.to_string().c_str());
   return code;
 }
 
