@@ -167,11 +167,18 @@ class Namespace:
         return key in _kiln_std.instance_dict(self)
 
 
-class ArgumentError:
-    pass
+class ArgumentError(Exception):
+    def __init__(self, argument, message):
+        self.argument_name = None if argument is None else _action_name(argument)
+        self.message = message
+
+    def __str__(self):
+        if self.argument_name is None:
+            return self.message
+        return "argument " + self.argument_name + ": " + self.message
 
 
-class ArgumentTypeError:
+class ArgumentTypeError(Exception):
     pass
 
 
@@ -366,8 +373,7 @@ class ArgumentParser:
     def _register(self, action, group):
         for s in action.option_strings:
             if s in self._option_string_actions:
-                _raise("argparse.ArgumentError", "argument " + "/".join(action.option_strings) +
-                       ": conflicting option string: " + s)
+                raise ArgumentError(action, "conflicting option string: " + s)
         self._actions.append(action)
         for s in action.option_strings:
             self._option_string_actions[s] = action
@@ -419,9 +425,7 @@ class ArgumentParser:
         self.exit(2, self.prog + ": error: " + message + "\n")
 
     def _argument_error(self, action, message):
-        if action is None:
-            self.error(message)
-        self.error("argument " + _action_name(action) + ": " + message)
+        raise ArgumentError(action, message)
 
     # ---- parsing ----
 
@@ -447,7 +451,12 @@ class ArgumentParser:
         for dest, value in self._defaults.items():
             if not hasattr(namespace, dest):
                 setattr(namespace, dest, value)
-        return self._parse_known_args(args, namespace)
+        if not self.exit_on_error:
+            return self._parse_known_args(args, namespace)
+        try:
+            return self._parse_known_args(args, namespace)
+        except ArgumentError as err:
+            self.error(str(err))
 
     def _parse_optional(self, arg_string):
         chars = self.prefix_chars
@@ -588,9 +597,15 @@ class ArgumentParser:
         tf = action.type
         if tf is None or tf is str:
             return arg_string
+        invalid = "invalid " + getattr(tf, "__name__", repr(tf)) + " value: " + repr(arg_string)
         if tf is int and not _valid_int(arg_string) or tf is float and not _valid_float(arg_string):
-            self._argument_error(action, "invalid " + tf.__name__ + " value: " + repr(arg_string))
-        return tf(arg_string)
+            raise ArgumentError(action, invalid)
+        try:
+            return tf(arg_string)
+        except ArgumentTypeError as err:
+            raise ArgumentError(action, str(err))
+        except (TypeError, ValueError):
+            raise ArgumentError(action, invalid)
 
     def _check_value(self, action, value):
         if action.choices is not None and value not in action.choices:

@@ -504,12 +504,137 @@ def cache(user_function):
     return _lru_wrapper(user_function, None)
 
 
+def _gt_from_lt(self, other):
+    r = type(self).__lt__(self, other)
+    if r is NotImplemented:
+        return r
+    return not r and self != other
+
+
+def _le_from_lt(self, other):
+    r = type(self).__lt__(self, other)
+    if r is NotImplemented:
+        return r
+    return r or self == other
+
+
+def _ge_from_lt(self, other):
+    r = type(self).__lt__(self, other)
+    if r is NotImplemented:
+        return r
+    return not r
+
+
+def _ge_from_le(self, other):
+    r = type(self).__le__(self, other)
+    if r is NotImplemented:
+        return r
+    return not r or self == other
+
+
+def _lt_from_le(self, other):
+    r = type(self).__le__(self, other)
+    if r is NotImplemented:
+        return r
+    return r and self != other
+
+
+def _gt_from_le(self, other):
+    r = type(self).__le__(self, other)
+    if r is NotImplemented:
+        return r
+    return not r
+
+
+def _lt_from_gt(self, other):
+    r = type(self).__gt__(self, other)
+    if r is NotImplemented:
+        return r
+    return not r and self != other
+
+
+def _ge_from_gt(self, other):
+    r = type(self).__gt__(self, other)
+    if r is NotImplemented:
+        return r
+    return r or self == other
+
+
+def _le_from_gt(self, other):
+    r = type(self).__gt__(self, other)
+    if r is NotImplemented:
+        return r
+    return not r
+
+
+def _le_from_ge(self, other):
+    r = type(self).__ge__(self, other)
+    if r is NotImplemented:
+        return r
+    return not r or self == other
+
+
+def _gt_from_ge(self, other):
+    r = type(self).__ge__(self, other)
+    if r is NotImplemented:
+        return r
+    return r and self != other
+
+
+def _lt_from_ge(self, other):
+    r = type(self).__ge__(self, other)
+    if r is NotImplemented:
+        return r
+    return not r
+
+
+_convert = {
+    "__lt__": [("__gt__", _gt_from_lt), ("__le__", _le_from_lt), ("__ge__", _ge_from_lt)],
+    "__le__": [("__ge__", _ge_from_le), ("__lt__", _lt_from_le), ("__gt__", _gt_from_le)],
+    "__gt__": [("__lt__", _lt_from_gt), ("__ge__", _ge_from_gt), ("__le__", _le_from_gt)],
+    "__ge__": [("__le__", _le_from_ge), ("__gt__", _gt_from_ge), ("__lt__", _lt_from_ge)],
+}
+
+
 def total_ordering(cls):
+    roots = []
+    c = cls
+    while c is not None and _kiln_std.is_user_class(c):
+        for op in _convert:
+            if op in _kiln_std.class_dict(c) and op not in roots:
+                roots.append(op)
+        c = _kiln_std.base_of(c)
+    if not roots:
+        raise ValueError("must define at least one ordering operation: < > <= >=")
+    root = max(roots)
+    cd = _kiln_std.class_dict(cls)
+    for opname, opfunc in _convert[root]:
+        if opname not in roots:
+            cd[opname] = opfunc
     return cls
 
 
 def cmp_to_key(mycmp):
-    _kiln_std.refuse("functools.cmp_to_key is outside Kiln's subset (it has no ordering hooks)")
+    class K:
+        def __init__(self, obj):
+            self.obj = obj
+
+        def __lt__(self, other):
+            return mycmp(self.obj, other.obj) < 0
+
+        def __gt__(self, other):
+            return mycmp(self.obj, other.obj) > 0
+
+        def __eq__(self, other):
+            return mycmp(self.obj, other.obj) == 0
+
+        def __le__(self, other):
+            return mycmp(self.obj, other.obj) <= 0
+
+        def __ge__(self, other):
+            return mycmp(self.obj, other.obj) >= 0
+
+    return K
 )PY";
 
 const char* const kCopySource = R"PY(# copy in the subset. deepcopy of a tensor clones it as PyTorch's

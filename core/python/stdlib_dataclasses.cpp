@@ -189,7 +189,7 @@ class _KW_ONLY_TYPE:
 KW_ONLY = _KW_ONLY_TYPE()
 
 
-class FrozenInstanceError:
+class FrozenInstanceError(AttributeError):
     pass
 
 
@@ -306,7 +306,7 @@ def _make_eq(fields):
 
     def __eq__(self, other):
         if type(other) is not type(self):
-            return False
+            return NotImplemented
         for n in compared:
             if not (getattr(self, n) == getattr(other, n)):
                 return False
@@ -316,12 +316,33 @@ def _make_eq(fields):
 
 
 def _frozen_setattr(self, name, value):
-    _kiln_std.raise_error("dataclasses.FrozenInstanceError", "cannot assign to field '" + name + "'")
+    raise FrozenInstanceError("cannot assign to field " + repr(name))
+
+
+def _frozen_delattr(self, name):
+    raise FrozenInstanceError("cannot delete field " + repr(name))
+
+
+def _make_order(fields, op):
+    compared = [f.name for f in fields if f.compare]
+
+    def compare(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        a = tuple([getattr(self, n) for n in compared])
+        b = tuple([getattr(other, n) for n in compared])
+        if op == "__lt__":
+            return a < b
+        if op == "__le__":
+            return a <= b
+        if op == "__gt__":
+            return a > b
+        return a >= b
+
+    return compare
 
 
 def _process_class(cls, init, repr, eq, order, frozen, kw_only):
-    if order:
-        _kiln_std.refuse("dataclass(order=True) is outside Kiln's subset (it has no ordering hooks)")
     cd = _kiln_std.class_dict(cls)
     fields = {}
     base = _kiln_std.base_of(cls)
@@ -377,8 +398,14 @@ def _process_class(cls, init, repr, eq, order, frozen, kw_only):
         cd["__repr__"] = _make_repr(field_list)
     if eq and "__eq__" not in cd:
         cd["__eq__"] = _make_eq(field_list)
+    if order:
+        for op in ["__lt__", "__le__", "__gt__", "__ge__"]:
+            if op in cd:
+                raise TypeError("Cannot overwrite attribute " + op + " in class " + cls.__name__ + ". Consider using functools.total_ordering")
+            cd[op] = _make_order(field_list, op)
     if frozen:
         cd["__setattr__"] = _frozen_setattr
+        cd["__delattr__"] = _frozen_delattr
     return cls
 
 

@@ -153,7 +153,9 @@ def warn_explicit(message, category, filename, lineno, module=None, registry=Non
     if action == "ignore":
         return
     if action == "error":
-        _kiln_std.raise_error(category.__name__, text)
+        if _kiln_std.is_instance_object(message):
+            raise message
+        raise category(text)
     if action == "once":
         key = (text, category.__name__)
     elif action == "module":

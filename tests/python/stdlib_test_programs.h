@@ -927,5 +927,87 @@ NaN [Infinity, -Infinity] 1.0 0.30000000000000004
 nan [] {'a': {'b': 1}}
 {"p": "P!"}
 )OUT";
+const char* const k_argparse_type_functions = R"PY(import argparse
+def positive(s):
+    v = int(s)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{s} is not positive")
+    return v
+def pair(s):
+    a, b = s.split(",")
+    return (int(a), int(b))
+p = argparse.ArgumentParser(prog="t")
+p.add_argument("--n", type=positive, default=1)
+p.add_argument("--shape", type=pair)
+print(p.parse_args(["--n", "3", "--shape", "2,5"]))
+q = argparse.ArgumentParser(prog="q", exit_on_error=False)
+q.add_argument("--k", type=int)
+try:
+    q.parse_args(["--k", "x"])
+except argparse.ArgumentError as e:
+    print("caught:", e)
+for argv in (["--shape", "2"], ["--n", "-4"]):
+    try:
+        p.parse_args(argv)
+    except SystemExit as e:
+        print("exit", e.code)
+)PY";
+const char* const k_argparse_type_functions_out = R"OUT(Namespace(n=3, shape=(2, 5))
+caught: argument --k: invalid int value: 'x'
+exit 2
+exit 2
+)OUT";
+const char* const k_argparse_type_functions_err = R"ERR(usage: t [-h] [--n N] [--shape SHAPE]
+t: error: argument --shape: invalid pair value: '2'
+usage: t [-h] [--n N] [--shape SHAPE]
+t: error: argument --n: -4 is not positive
+)ERR";
+const char* const k_decorators_and_ordering = R"PY(from dataclasses import dataclass, field
+from typing import List
+import functools
+@dataclass
+class A:
+    x: int
+    ys: List[int] = field(default_factory=list)
+@dataclass(frozen=True)
+class B:
+    name: str = "b"
+print(A(1), B(), A(2) == A(2))
+try:
+    B().name = "c"
+except AttributeError as e:
+    print("frozen:", type(e).__name__, e)
+@functools.total_ordering
+class V:
+    def __init__(self, v):
+        self.v = v
+    def __lt__(self, o):
+        return self.v < o.v
+    def __eq__(self, o):
+        return self.v == o.v
+print(V(1) < V(2), V(3) > V(2))
+print(V(1) <= V(2), V(2) >= V(2), V(1) >= V(2))
+@dataclass(order=True)
+class Ver:
+    major: int
+    minor: int = 0
+print(sorted([Ver(1, 2), Ver(0, 5), Ver(1, 0)]), Ver(1) < Ver(1, 1), max(Ver(2), Ver(1, 9)))
+print(sorted([3, 1, 2], key=functools.cmp_to_key(lambda a, b: b - a)))
+import warnings
+warnings.simplefilter("error")
+try:
+    warnings.warn("now an error", RuntimeWarning)
+except RuntimeWarning as w:
+    print("caught", type(w).__name__, w)
+)PY";
+const char* const k_decorators_and_ordering_out = R"OUT(A(x=1, ys=[]) B(name='b') True
+frozen: FrozenInstanceError cannot assign to field 'name'
+True True
+True True False
+[Ver(major=0, minor=5), Ver(major=1, minor=0), Ver(major=1, minor=2)] True Ver(major=2, minor=0)
+[3, 2, 1]
+caught RuntimeWarning now an error
+)OUT";
+const char* const k_decorators_and_ordering_err = R"ERR()ERR";
 
 }  // namespace stdlib_test

@@ -269,6 +269,24 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(r.exit, 1);
   }
 
+  // A type function's ArgumentTypeError, TypeError or ValueError becomes argparse's message;
+  // exit_on_error=False raises ArgumentError; SystemExit can be caught.
+  void argparse_type_functions() {
+    Ran r = run(k_argparse_type_functions, {"t.py"});
+    QCOMPARE(r.out, std::string(k_argparse_type_functions_out));
+    QCOMPARE(r.err, std::string(k_argparse_type_functions_err));
+    QCOMPARE(r.exit, 0);
+  }
+
+  // @dataclass (also frozen=True, order=True), FrozenInstanceError as an AttributeError,
+  // functools.total_ordering and cmp_to_key, warnings turned into errors.
+  void decorators_and_ordering() {
+    Ran r = run(k_decorators_and_ordering, {"prog.py"});
+    QCOMPARE(r.out, std::string(k_decorators_and_ordering_out));
+    QCOMPARE(r.err, std::string(k_decorators_and_ordering_err));
+    QCOMPARE(r.exit, 0);
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
