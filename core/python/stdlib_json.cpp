@@ -147,6 +147,12 @@ class Encoder {
   std::unordered_set<Object*> on_path_;
 };
 
+// Where and why a document does not parse; json.py raises JSONDecodeError.
+struct DecodeFailure {
+  std::string msg;
+  size_t pos, line, col;
+};
+
 // CPython's json.decoder: the same acceptance and the same messages.
 class Decoder {
  public:
@@ -166,8 +172,7 @@ class Decoder {
     for (size_t i = 0; i < pos && i < s_.size(); ++i) {
       if (s_[i] == '\n') { ++line; col = 1; } else { ++col; }
     }
-    throw PyError("json.decoder.JSONDecodeError",
-                  msg + ": line " + std::to_string(line) + " column " + std::to_string(col) + " (char " + std::to_string(pos) + ")");
+    throw DecodeFailure{msg, pos, line, col};
   }
   void skip_ws() {
     while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
@@ -374,12 +379,45 @@ void load_json(VM& vm, const Ref<Module>& m) {
     Encoder(vm, std::move(o)).encode(a[0], 0, out);
     return str_value(std::move(out));
   });
-  def_native(m, "loads", [](VM& vm, const CallArgs& a) {
-    if (a.npos != 1) throw_type_error("loads() takes 1 positional argument but " + std::to_string(a.npos) + " were given");
+  // (True, value) or (False, message, pos, line, column).
+  def_native(m, "_scan", [](VM& vm, const CallArgs& a) {
     if (!a[0].is(ObjKind::Str)) throw_type_error("the JSON object must be str, bytes or bytearray, not " + type_name(a[0]));
-    return Decoder(vm, a[0].as<Str>()->s).decode();
+    try {
+      return tuple_value({Value(true), Decoder(vm, a[0].as<Str>()->s).decode()});
+    } catch (const DecodeFailure& f) {
+      return tuple_value({Value(false), str_value(f.msg), Value(int64_t(f.pos)), Value(int64_t(f.line)), Value(int64_t(f.col))});
+    }
   });
   static const Expected<CodePtr> code = compile_module(R"PY(
+import _kiln_std
+
+
+class JSONDecodeError(ValueError):
+    def __init__(self, msg, doc, pos, lineno=1, colno=1):
+        errmsg = "%s: line %d column %d (char %d)" % (msg, lineno, colno, pos)
+        ValueError.__init__(self, errmsg)
+        self.args = (errmsg,)
+        self.msg = msg
+        self.doc = doc
+        self.pos = pos
+        self.lineno = lineno
+        self.colno = colno
+
+
+_kiln_std.set_class_name(JSONDecodeError, "JSONDecodeError", "json.decoder")
+
+
+def loads(s, **kwargs):
+    for k in kwargs:
+        if k not in ("cls", "object_hook", "parse_float", "parse_int", "parse_constant", "object_pairs_hook"):
+            raise TypeError("loads() got an unexpected keyword argument '" + k + "'")
+        _kiln_std.refuse("json.loads(" + k + "=) is outside Kiln's subset")
+    result = _scan(s)
+    if result[0]:
+        return result[1]
+    raise JSONDecodeError(result[1], s, result[2], result[3], result[4])
+
+
 def dump(obj, fp, **kwargs):
     fp.write(dumps(obj, **kwargs))
 

@@ -1009,5 +1009,21 @@ True True False
 caught RuntimeWarning now an error
 )OUT";
 const char* const k_decorators_and_ordering_err = R"ERR()ERR";
+const char* const k_json_errors = R"PY(import json
+for doc in ['{"a": 1,}', '[1, 2', '"abc', '{"a" 1}', 'tru', '[1] x', '\n\n  {"k": nul}']:
+    try:
+        json.loads(doc)
+    except ValueError as e:
+        print(type(e).__name__, isinstance(e, json.JSONDecodeError), e.msg, e.pos, e.lineno, e.colno, "|", e)
+json.loads("{")
+)PY";
+const char* const k_json_errors_out = R"OUT(JSONDecodeError True Expecting property name enclosed in double quotes 8 1 9 | Expecting property name enclosed in double quotes: line 1 column 9 (char 8)
+JSONDecodeError True Expecting ',' delimiter 5 1 6 | Expecting ',' delimiter: line 1 column 6 (char 5)
+JSONDecodeError True Unterminated string starting at 0 1 1 | Unterminated string starting at: line 1 column 1 (char 0)
+JSONDecodeError True Expecting ':' delimiter 5 1 6 | Expecting ':' delimiter: line 1 column 6 (char 5)
+JSONDecodeError True Expecting value 0 1 1 | Expecting value: line 1 column 1 (char 0)
+JSONDecodeError True Extra data 4 1 5 | Extra data: line 1 column 5 (char 4)
+JSONDecodeError True Expecting value 10 3 9 | Expecting value: line 3 column 9 (char 10)
+)OUT";
 
 }  // namespace stdlib_test

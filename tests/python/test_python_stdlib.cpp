@@ -287,6 +287,14 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(r.exit, 0);
   }
 
+  // json.JSONDecodeError is a ValueError with CPython's msg, pos, lineno and colno.
+  void json_errors() {
+    Ran r = run(k_json_errors);
+    QCOMPARE(r.out, std::string(k_json_errors_out));
+    QCOMPARE(last_error_line(r.err), std::string("json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"));
+    QCOMPARE(r.exit, 1);
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
