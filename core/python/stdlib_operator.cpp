@@ -1,7 +1,6 @@
 // operator and contextlib: small pure modules model programs reach for
 // (functools.reduce(operator.mul, shape), `contextlib.nullcontext()` in
-// place of torch.no_grad()). contextlib's generator-based helpers need
-// generators, which the subset does not have.
+// place of torch.no_grad(), a @contextmanager timer).
 #include "core/python/compiler.h"
 #include "core/python/stdlib.h"
 #include "core/python/vm.h"
@@ -298,8 +297,57 @@ class redirect_stdout:
         _kiln_std.refuse("contextlib.redirect_stdout is outside Kiln's subset")
 
 
+class suppress(AbstractContextManager):
+    def __init__(self, *exceptions):
+        self._exceptions = exceptions
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, exctype, excinst, exctb):
+        if exctype is None:
+            return False
+        return isinstance(excinst, self._exceptions)
+
+
+class _GeneratorContextManager(ContextDecorator):
+    def __init__(self, func, args, kwds):
+        self.gen = func(*args, **kwds)
+        self.func = func
+        self.args = args
+        self.kwds = kwds
+
+    def __call__(self, func):
+        cm = self
+
+        def inner(*args, **kwds):
+            with _GeneratorContextManager(cm.func, cm.args, cm.kwds):
+                return func(*args, **kwds)
+        return inner
+
+    def __enter__(self):
+        try:
+            return next(self.gen)
+        except StopIteration:
+            raise RuntimeError("generator didn't yield") from None
+
+    def __exit__(self, typ, value, traceback):
+        if typ is None:
+            try:
+                next(self.gen)
+            except StopIteration:
+                return False
+            raise RuntimeError("generator didn't stop")
+        # The subset's generators take no throw(): the exception goes on
+        # without running the generator's code after its yield.
+        return False
+
+
 def contextmanager(func):
-    _kiln_std.refuse("contextlib.contextmanager is outside Kiln's subset (it needs generators)")
+    def helper(*args, **kwds):
+        return _GeneratorContextManager(func, args, kwds)
+    _kiln_std.set_function_name(helper, func.__name__, func.__qualname__)
+    return helper
 )PY";
 
 }  // namespace

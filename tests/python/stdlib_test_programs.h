@@ -1025,5 +1025,41 @@ JSONDecodeError True Expecting value 0 1 1 | Expecting value: line 1 column 1 (c
 JSONDecodeError True Extra data 4 1 5 | Extra data: line 1 column 5 (char 4)
 JSONDecodeError True Expecting value 10 3 9 | Expecting value: line 3 column 9 (char 10)
 )OUT";
+const char* const k_contextlib_generators = R"PY(import contextlib
+import time
+@contextlib.contextmanager
+def timer(name, log):
+    start = time.perf_counter()
+    log.append("enter " + name)
+    yield start
+    log.append("exit " + name)
+log = []
+with timer("fwd", log) as t0:
+    log.append(t0 > 0)
+print(log, timer.__name__)
+@timer("deco", log)
+def work(x):
+    return x * 2
+print(work(4), log[-2:])
+with contextlib.suppress(KeyError, IndexError):
+    [][1]
+print("suppressed")
+with contextlib.suppress(KeyError):
+    try:
+        {}["k"]
+    finally:
+        print("finally ran")
+try:
+    with contextlib.suppress(KeyError):
+        1 / 0
+except ZeroDivisionError as e:
+    print("passed through:", e)
+)PY";
+const char* const k_contextlib_generators_out = R"OUT(['enter fwd', True, 'exit fwd'] timer
+8 ['enter deco', 'exit deco']
+suppressed
+finally ran
+passed through: division by zero
+)OUT";
 
 }  // namespace stdlib_test

@@ -295,6 +295,13 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(r.exit, 1);
   }
 
+  // contextmanager over a generator (in a with and as a decorator) and suppress.
+  void contextlib_generators() {
+    Ran r = run(k_contextlib_generators);
+    QCOMPARE(r.out, std::string(k_contextlib_generators_out));
+    QCOMPARE(r.exit, 0);
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
