@@ -374,6 +374,8 @@ void set_attr_builtin(const Ref<Dict>& dict, const std::string& qualified, const
 }
 
 void install_builtin_methods(VM& vm);
+void install_str_methods(VM& vm);      // str_methods.cpp
+void install_object_builtins(VM& vm);  // builtins_objects.cpp
 
 void install_builtins(VM& vm) {
   Ref<Dict> b = vm.builtins();
@@ -569,6 +571,8 @@ void install_builtins(VM& vm) {
     return Value(make<SliceObj>(a[0], a[1], a.npos == 3 ? a[2] : Value()));
   });
   install_builtin_methods(vm);
+  install_str_methods(vm);
+  install_object_builtins(vm);
 }
 
 }  // namespace kiln::py
