@@ -543,6 +543,35 @@ void install_capture(py::VM& vm, CaptureOptions options) {
     st.next_frame_id = 0;
     return Value();
   });
+  // torch.compiler.disable(fn): fn and what it calls run eagerly; called from
+  // a traced frame it breaks the graph, as Dynamo skips it.
+  hook("torch._dynamo.disable", [](py::VM&, const py::CallArgs& a) -> Value {
+    auto wrap = [](const Value& fn) {
+      return py::make_builtin("torch.compiler.disable.<wrapped>", [fn](py::VM& vm, const py::CallArgs& args) -> Value {
+        if (vm.tracer) {
+          py::BreakInfo info;
+          info.reason = "Skip calling `torch.compiler.disable()`d function";
+          info.explanation = "  Explanation: Skip calling function `" + callable_name(vm, fn) +
+                             "` since it was wrapped with `torch.compiler.disable` (reason: None)\n"
+                             "  Hint: Remove the `torch.compiler.disable` call\n";
+          vm.tracer->graph_break(vm, info);
+        }
+        State& st = state_of(vm);
+        struct Restore {
+          State& st;
+          std::vector<Callable*> saved;
+          ~Restore() { st.active = std::move(saved); }
+        } restore{st, std::move(st.active)};
+        st.active.clear();
+        return vm.call(fn, args);
+      });
+    };
+    if (a.npos >= 1 && !a[0].is_none()) return wrap(a[0]);
+    return py::make_builtin("torch.compiler.disable.<decorator>", [wrap](py::VM&, const py::CallArgs& b) -> Value {
+      if (b.npos != 1) throw py::PyError("TypeError", "disable() decorator takes the function to disable");
+      return wrap(b[0]);
+    });
+  });
   hook("torch._dynamo.list_backends", [](py::VM&, const py::CallArgs&) {
     return py::list_value({py::str_value("inductor"), py::str_value("kiln")});
   });
