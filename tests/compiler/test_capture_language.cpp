@@ -121,6 +121,47 @@ print(e.graph_count, e.graph_break_count)
     QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
     QCOMPARE(QString::fromStdString(r.out), QString("2 1\n"));
   }
+
+  // A callable backend gets each graph once, as a GraphModule with its inputs,
+  // and what it returns runs the graph from then on.
+  void callable_backend_receives_the_graph_module() {
+    const char* program = R"PY(import torch
+
+calls = []
+
+def counting_backend(gm, example_inputs):
+    calls.append([n.op for n in gm.graph.nodes])
+    print(gm.code)
+    print(len(example_inputs), example_inputs[0].shape)
+    def run(*args):
+        out = gm.forward(*args)
+        return [o * 10 for o in out]
+    return run
+
+@torch.compile(backend=counting_backend)
+def f(x, y):
+    return (torch.sin(x) + y).relu()
+
+print(f(torch.zeros(3), torch.ones(3)))
+print(f(torch.zeros(3), torch.ones(3)))
+print(calls)
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString("\n\n\ndef forward(self, L_x_ : torch.Tensor, L_y_ : torch.Tensor):\n"
+                     "    l_x_ = L_x_\n"
+                     "    l_y_ = L_y_\n"
+                     "    sin = torch.sin(l_x_);  l_x_ = None\n"
+                     "    add = sin + l_y_;  sin = l_y_ = None\n"
+                     "    relu = add.relu();  add = None\n"
+                     "    return (relu,)\n"
+                     "    \n"
+                     "2 torch.Size([3])\n"
+                     "tensor([10., 10., 10.])\n"
+                     "tensor([10., 10., 10.])\n"
+                     "[['placeholder', 'placeholder', 'call_function', 'call_function', 'call_method', 'output']]\n"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCaptureLanguage)
