@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "compiler/capture/capture.h"
+#include "compiler/capture/graph_module_object.h"
 #include "compiler/capture/region_tracer.h"
 #include "compiler/capture/trace_writer.h"
 #include "core/graph/printer.h"
@@ -43,6 +44,7 @@ struct Callable {
   bool fullgraph = false;
   std::optional<bool> dynamic;
   std::string backend = "eager";
+  Value backend_fn;  // a callable backend= (gm, example_inputs) -> compiled callable
   std::string mode = "default";
   CallableReport report;
   int calls = 0;
@@ -158,6 +160,35 @@ bool run_entry(py::VM& vm, py::Frame& frame, const RegionResult& r, const Region
 }
 
 }  // namespace
+
+// A callable backend, as Dynamo calls one: once per compiled region, with the
+// region's GraphModule and its real inputs, at the region's first run; what it
+// returns runs the region from then on. Neither runs under capture.
+RegionRunner python_backend_runner(py::VM& vm, const Value& backend) {
+  struct Compiled {
+    Value fn;
+    bool made = false;
+  };
+  auto compiled = std::make_shared<Compiled>();
+  return [&vm, backend, compiled](const RegionResult& r, const std::vector<Value>& inputs) {
+    State& st = state_of(vm);
+    struct Restore {
+      State& st;
+      std::vector<Callable*> saved;
+      ~Restore() { st.active = std::move(saved); }
+    } restore{st, std::move(st.active)};
+    st.active.clear();
+    if (!compiled->made) {
+      Value gm = make_graph_module(vm, std::make_shared<const RegionResult>(r));
+      compiled->fn = vm.call(backend, py::ValueVec{gm, py::list_value(py::ValueVec(inputs.begin(), inputs.end()))});
+      compiled->made = true;
+    }
+    Value out = vm.call(compiled->fn, py::ValueVec(inputs.begin(), inputs.end()));
+    if (out.is(ObjKind::Tuple)) return out.as<py::Tuple>()->items;
+    if (out.is(ObjKind::List)) return out.as<py::List>()->items;
+    return std::vector<Value>{out};
+  };
+}
 
 bool State::run_frame(py::VM& vm, py::Frame& frame, Value& result) {
   if (inline_traced_call(vm, frame, result)) return true;
@@ -277,7 +308,8 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
           vm.write_err(std::string("W kiln capture: torch._dynamo.config.") + name +
                        " = True is not supported; those ops still break the graph\n");
       }
-      info.settings.runner = options.backend_runner ? options.backend_runner(owner.backend, owner.mode, cid) : nullptr;
+      if (!owner.backend_fn.is_none()) info.settings.runner = python_backend_runner(vm, owner.backend_fn);
+      else info.settings.runner = options.backend_runner ? options.backend_runner(owner.backend, owner.mode, cid) : nullptr;
       RegionResult region;
       try {
         region = trace_region(vm, frame, info.settings);
@@ -460,7 +492,13 @@ Value torch_compile(py::VM& vm, const py::CallArgs& a) {
       if (k == "fullgraph") c->fullgraph = vm.truth(v);
       else if (k == "dynamic") { if (!v.is_none()) c->dynamic = vm.truth(v); }
       else if (k == "backend") {
-        if (!v.is(ObjKind::Str)) throw py::PyError("NotImplementedError", "custom backend callables are outside Kiln's subset", true);
+        if (!v.is(ObjKind::Str)) {
+          if (!vm.truth(vm.call(*vm.builtins()->find_str("callable"), py::ValueVec{v})))
+            throw py::PyError("torch._dynamo.exc.InvalidBackend", "Invalid backend: '" + vm.str_of(v) +
+                                                                      "', see `torch._dynamo.list_backends()` for available backends.");
+          c->backend_fn = v;
+          continue;
+        }
         c->backend = v.as<py::Str>()->s;
         if (std::find(std::begin(kBackends), std::end(kBackends), c->backend) == std::end(kBackends))
           throw py::PyError("torch._dynamo.exc.InvalidBackend", "Invalid backend: '" + c->backend + "', see `torch._dynamo.list_backends()` for available backends.");
@@ -542,6 +580,35 @@ void install_capture(py::VM& vm, CaptureOptions options) {
     st.frames.clear();
     st.next_frame_id = 0;
     return Value();
+  });
+  // torch.compiler.disable(fn): fn and what it calls run eagerly; called from
+  // a traced frame it breaks the graph, as Dynamo skips it.
+  hook("torch._dynamo.disable", [](py::VM&, const py::CallArgs& a) -> Value {
+    auto wrap = [](const Value& fn) {
+      return py::make_builtin("torch.compiler.disable.<wrapped>", [fn](py::VM& vm, const py::CallArgs& args) -> Value {
+        if (vm.tracer) {
+          py::BreakInfo info;
+          info.reason = "Skip calling `torch.compiler.disable()`d function";
+          info.explanation = "  Explanation: Skip calling function `" + callable_name(vm, fn) +
+                             "` since it was wrapped with `torch.compiler.disable` (reason: None)\n"
+                             "  Hint: Remove the `torch.compiler.disable` call\n";
+          vm.tracer->graph_break(vm, info);
+        }
+        State& st = state_of(vm);
+        struct Restore {
+          State& st;
+          std::vector<Callable*> saved;
+          ~Restore() { st.active = std::move(saved); }
+        } restore{st, std::move(st.active)};
+        st.active.clear();
+        return vm.call(fn, args);
+      });
+    };
+    if (a.npos >= 1 && !a[0].is_none()) return wrap(a[0]);
+    return py::make_builtin("torch.compiler.disable.<decorator>", [wrap](py::VM&, const py::CallArgs& b) -> Value {
+      if (b.npos != 1) throw py::PyError("TypeError", "disable() decorator takes the function to disable");
+      return wrap(b[0]);
+    });
   });
   hook("torch._dynamo.list_backends", [](py::VM&, const py::CallArgs&) {
     return py::list_value({py::str_value("inductor"), py::str_value("kiln")});

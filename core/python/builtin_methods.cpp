@@ -221,6 +221,7 @@ void install_builtin_methods(VM& vm) {
     return str_value(std::move(out));
   });
   method(str, "format", [](VM& vm, const CallArgs& a) { return str_value(StrFormatter(vm, a).format(self_str(a), 0)); });
+  // find, split, startswith and the other searching and padding methods: str_methods.cpp.
   method(str, "upper", [](VM&, const CallArgs& a) {
     std::string s = self_str(a);
     std::transform(s.begin(), s.end(), s.begin(), ::toupper);
@@ -238,14 +239,6 @@ void install_builtin_methods(VM& vm) {
       return str_value(strip_chars(self_str(a), chars, kind != 2, kind != 1));
     });
   }
-  method(str, "startswith", [](VM&, const CallArgs& a) {
-    need(a, 1, 1, "startswith");
-    return Value(self_str(a).starts_with(as_str(a[1])));
-  });
-  method(str, "endswith", [](VM&, const CallArgs& a) {
-    need(a, 1, 1, "endswith");
-    return Value(self_str(a).ends_with(as_str(a[1])));
-  });
   method(str, "replace", [](VM&, const CallArgs& a) {
     need(a, 2, 2, "replace");
     std::string s = self_str(a);
@@ -259,29 +252,6 @@ void install_builtin_methods(VM& vm) {
       pos = hit + from.size();
     }
     return str_value(out + s.substr(pos));
-  });
-  method(str, "split", [](VM&, const CallArgs& a) {
-    const std::string& s = self_str(a);
-    ValueVec parts;
-    if (a.npos < 2 || a[1].is_none()) {
-      size_t i = 0;
-      while (i < s.size()) {
-        while (i < s.size() && isspace(static_cast<unsigned char>(s[i]))) ++i;
-        size_t b = i;
-        while (i < s.size() && !isspace(static_cast<unsigned char>(s[i]))) ++i;
-        if (i > b) parts.push_back(str_value(s.substr(b, i - b)));
-      }
-    } else {
-      const std::string& sep = as_str(a[1]);
-      if (sep.empty()) throw PyError("ValueError", "empty separator");
-      size_t pos = 0, hit;
-      while ((hit = s.find(sep, pos)) != std::string::npos) {
-        parts.push_back(str_value(s.substr(pos, hit - pos)));
-        pos = hit + sep.size();
-      }
-      parts.push_back(str_value(s.substr(pos)));
-    }
-    return list_value(std::move(parts));
   });
 
   Ref<Class> list = vm.builtin_type("list");

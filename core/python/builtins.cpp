@@ -379,6 +379,8 @@ void set_attr_builtin(const Ref<Dict>& dict, const std::string& qualified, const
 }
 
 void install_builtin_methods(VM& vm);
+void install_str_methods(VM& vm);      // str_methods.cpp
+void install_object_builtins(VM& vm);  // builtins_objects.cpp
 
 void install_builtins(VM& vm) {
   Ref<Dict> b = vm.builtins();
@@ -502,16 +504,6 @@ void install_builtins(VM& vm) {
       throw_unsupported(n + "() is outside Kiln's Python subset (programs cannot touch files or run code from strings)");
     });
   }
-  // vars(obj) is the object's attribute dict (argparse's Namespace, a
-  // module); vars() would read the caller's frame and stays refused.
-  def("vars", [](VM&, const CallArgs& a) -> Value {
-    if (a.npos == 0) throw_unsupported("vars() without an argument is outside Kiln's Python subset");
-    expect_args(a, 1, 1, "vars");
-    if (a[0].is(ObjKind::Instance)) return Value(a[0].as<Instance>()->dict);
-    if (a[0].is(ObjKind::Module)) return Value(a[0].as<Module>()->dict);
-    if (a[0].is(ObjKind::Class)) return Value(a[0].as<Class>()->dict);
-    throw_type_error("vars() argument must have __dict__ attribute");
-  });
   b->set(str_value("None"), Value());
   b->set(str_value("True"), Value(true));
   b->set(str_value("False"), Value(false));
@@ -584,6 +576,8 @@ void install_builtins(VM& vm) {
     return Value(make<SliceObj>(a[0], a[1], a.npos == 3 ? a[2] : Value()));
   });
   install_builtin_methods(vm);
+  install_str_methods(vm);
+  install_object_builtins(vm);
   install_annotate_builtin(vm);
 }
 

@@ -161,6 +161,16 @@ void install_value_types(VM& vm, const Ref<Module>& torch) {
                                     "of device string: " + s);
     return Value(make<DeviceObj>(type, index));
   });
+  // `with torch.device("cpu"):` changes nothing (CPU is already every factory's
+  // default); another device as the factories' default is not modelled.
+  set_attr_builtin(device->dict, "device.__enter__", "__enter__", [](VM&, const CallArgs& a) {
+    if (a.npos != 1 || !a[0].is(ObjKind::Device)) throw_type_error("device.__enter__() takes a device");
+    if (a[0].as<DeviceObj>()->type != "cpu")
+      throw_unsupported("with torch.device('" + a[0].as<DeviceObj>()->str() +
+                        "'): Kiln's factories do not take a default device from a context (pass device= instead)");
+    return a[0];
+  });
+  set_attr_builtin(device->dict, "device.__exit__", "__exit__", [](VM&, const CallArgs&) { return Value(false); });
   torch->dict->set(str_value("device"), Value(device));
 
   auto size = new_class(vm, "Size", "torch", vm.builtin_type("tuple"));
@@ -221,6 +231,20 @@ void install_dynamo(VM& vm, const Ref<Module>& torch) {
   def_hooked(dynamo, "list_backends", [](VM&, const CallArgs&) {
     return list_value({str_value("cudagraphs"), str_value("inductor"), str_value("openxla"), str_value("tvm")});
   });
+  // Without capture nothing is compiled: disable hands its function back.
+  auto disable_fallback = [](VM&, const CallArgs& a) -> Value {
+    if (a.npos >= 1 && !a[0].is_none()) return a[0];
+    return make_builtin("torch.compiler.disable.<decorator>", [](VM&, const CallArgs& b) -> Value { return b[0]; });
+  };
+  def_hooked(dynamo, "disable", disable_fallback);
+  auto compiler = new_module(vm, "torch.compiler");
+  torch->dict->set(str_value("compiler"), Value(compiler));
+  compiler->dict->set(str_value("disable"), *dynamo->dict->find_str("disable"));
+  compiler->dict->set(str_value("reset"), *dynamo->dict->find_str("reset"));
+  set_attr_builtin(compiler->dict, "torch.compiler.is_compiling", "is_compiling",
+                   [](VM& vm, const CallArgs&) { return Value(vm.tracer != nullptr); });
+  set_attr_builtin(compiler->dict, "torch.compiler.is_dynamo_compiling", "is_dynamo_compiling",
+                   [](VM& vm, const CallArgs&) { return Value(vm.tracer != nullptr); });
   def_hooked(dynamo, "explain", [](VM&, const CallArgs&) -> Value {
     throw_unsupported("torch._dynamo.explain needs Kiln's capture, which is not installed in this interpreter");
   });

@@ -63,6 +63,20 @@ def steps(model, data):
 
 lin = torch.compile(lambda x: (x * 3).relu())
 print([y.tolist() for y in steps(lin, [torch.tensor([-1.0, 2.0]), torch.tensor([4.0, -5.0])])])
+
+@torch.compiler.disable
+def log_stats(x):
+    print("stats", round(x.sum().item(), 4))
+    return x
+
+def d(x):
+    x = x.sin()
+    x = log_stats(x)
+    return x.cos()
+
+print(torch.compile(d)(torch.ones(3)))
+with torch.device("cpu"):
+    print(torch.zeros(2).device)
 )PY";
 
 }  // namespace
@@ -80,11 +94,73 @@ class TestCaptureLanguage : public QObject {
     QVERIFY(eager.out.find("compiled call raised: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)") != std::string::npos);
     QVERIFY(eager.out.find("tensor(14.2500)") != std::string::npos);
     QVERIFY(eager.out.find("[[0.0, 6.0], [12.0, 0.0]]") != std::string::npos);
+    QVERIFY(eager.out.find("stats 2.5244") != std::string::npos);
     for (const char* backend : {"eager", "aot_eager", "kiln"}) {
       kiln::test::ProgramRun r = kiln::test::run_program(kProgram, backend);
       QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
       QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
     }
+  }
+
+  // A disabled function called from compiled code breaks the graph there, as
+  // Dynamo skips it: two graphs around it.
+  void disabled_function_splits_the_graph() {
+    const char* program = R"PY(import torch
+
+@torch.compiler.disable
+def helper(x):
+    return x * 2
+
+def f(x):
+    return helper(x.sin()).cos()
+
+e = torch._dynamo.explain(f)(torch.ones(3))
+print(e.graph_count, e.graph_break_count)
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("2 1\n"));
+  }
+
+  // A callable backend gets each graph once, as a GraphModule with its inputs,
+  // and what it returns runs the graph from then on.
+  void callable_backend_receives_the_graph_module() {
+    const char* program = R"PY(import torch
+
+calls = []
+
+def counting_backend(gm, example_inputs):
+    calls.append([n.op for n in gm.graph.nodes])
+    print(gm.code)
+    print(len(example_inputs), example_inputs[0].shape)
+    def run(*args):
+        out = gm.forward(*args)
+        return [o * 10 for o in out]
+    return run
+
+@torch.compile(backend=counting_backend)
+def f(x, y):
+    return (torch.sin(x) + y).relu()
+
+print(f(torch.zeros(3), torch.ones(3)))
+print(f(torch.zeros(3), torch.ones(3)))
+print(calls)
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString("\n\n\ndef forward(self, L_x_ : torch.Tensor, L_y_ : torch.Tensor):\n"
+                     "    l_x_ = L_x_\n"
+                     "    l_y_ = L_y_\n"
+                     "    sin = torch.sin(l_x_);  l_x_ = None\n"
+                     "    add = sin + l_y_;  sin = l_y_ = None\n"
+                     "    relu = add.relu();  add = None\n"
+                     "    return (relu,)\n"
+                     "    \n"
+                     "2 torch.Size([3])\n"
+                     "tensor([10., 10., 10.])\n"
+                     "tensor([10., 10., 10.])\n"
+                     "[['placeholder', 'placeholder', 'call_function', 'call_function', 'call_method', 'output']]\n"));
   }
 };
 
