@@ -1,6 +1,6 @@
-// itertools: native lazy iterators (the subset has no generators), with
-// CPython 3.12's results and argument errors. product, permutations and
-// combinations read their inputs at once, as CPython does.
+// itertools: native lazy iterators (generators would break a traced graph at
+// each step), with CPython 3.12's results and argument errors. product,
+// permutations and combinations read their inputs at once, as CPython does.
 #include <algorithm>
 #include <memory>
 

@@ -228,7 +228,7 @@ class methodcaller:
         return getattr(obj, self._name)(*self._args, **self._kwargs)
 )PY";
 
-const char* const kContextlibSource = R"PY(# contextlib in the subset: the context managers that need no generators.
+const char* const kContextlibSource = R"PY(# contextlib in the subset.
 import _kiln_std
 
 
