@@ -53,6 +53,9 @@ void load_logging(VM& vm, const Ref<Module>& m);     // stdlib_logging.cpp
 void load_operator(VM& vm, const Ref<Module>& m);    // stdlib_operator.cpp
 void load_contextlib(VM& vm, const Ref<Module>& m);
 void load_json(VM& vm, const Ref<Module>& m);        // stdlib_json.cpp
+void load_string(VM& vm, const Ref<Module>& m);      // stdlib_small.cpp
+void load_bisect(VM& vm, const Ref<Module>& m);
+void load_heapq(VM& vm, const Ref<Module>& m);
 void load_refused(VM& vm, const Ref<Module>& m);      // subprocess, socket, shutil: every attribute refused
 
 }  // namespace kiln::py

@@ -1061,5 +1061,30 @@ suppressed
 finally ran
 passed through: division by zero
 )OUT";
+const char* const k_string_bisect_heapq = R"PY(import string, bisect, heapq, random
+print(string.ascii_letters, string.digits, string.punctuation, len(string.printable), string.capwords("hello  big world"))
+a = [1, 3, 3, 7]
+print(bisect.bisect(a, 3), bisect.bisect_left(a, 3), bisect.bisect_right(a, 0))
+bisect.insort(a, 5)
+print(a, bisect.bisect_left([(1, "a"), (4, "b")], 3, key=lambda t: t[0]))
+random.seed(3)
+h = []
+for v in [random.randint(0, 50) for _ in range(10)]:
+    heapq.heappush(h, (v, str(v)))
+print(h)
+print([heapq.heappop(h)[0] for _ in range(3)], h[0])
+x = [9, 4, 7, 1, 8, 2]
+heapq.heapify(x)
+print(x, heapq.heappushpop(x, 3), heapq.heapreplace(x, 10), x)
+print(heapq.nlargest(2, [5, 1, 9, 3]), heapq.nsmallest(2, ["bb", "a", "ccc"], key=len), list(heapq.merge([1, 4], [2, 3])))
+)PY";
+const char* const k_string_bisect_heapq_out = R"OUT(abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~ 100 Hello Big World
+3 1 0
+[1, 3, 3, 5, 7] 1
+[(4, '4'), (8, '8'), (30, '30'), (37, '37'), (15, '15'), (38, '38'), (34, '34'), (40, '40'), (37, '37'), (23, '23')]
+[4, 8, 15] (23, '23')
+[3, 4, 7, 9, 8, 10] 1 2 [3, 4, 7, 9, 8, 10]
+[9, 5] ['a', 'bb'] [1, 2, 3, 4]
+)OUT";
 
 }  // namespace stdlib_test

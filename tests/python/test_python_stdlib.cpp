@@ -302,6 +302,13 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(r.exit, 0);
   }
 
+  // string's constants, bisect (with key=), heapq's heaps in CPython's sift order.
+  void string_bisect_heapq() {
+    Ran r = run(k_string_bisect_heapq);
+    QCOMPARE(r.out, std::string(k_string_bisect_heapq_out));
+    QCOMPARE(r.exit, 0);
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.

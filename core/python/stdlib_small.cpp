@@ -1,0 +1,157 @@
+// string, bisect and heapq: small pure modules, Python source in the subset
+// after CPython 3.12's Lib/string.py, bisect.py and heapq.py (the same sift
+// order, so heaps hold their items in CPython's order).
+#include "core/python/compiler.h"
+#include "core/python/stdlib.h"
+#include "core/python/vm.h"
+
+namespace kiln::py {
+
+namespace {
+
+const char* const kStringSource = R"PY(# string's constants and capwords.
+whitespace = " \t\n\r\v\f"
+ascii_lowercase = "abcdefghijklmnopqrstuvwxyz"
+ascii_uppercase = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+ascii_letters = ascii_lowercase + ascii_uppercase
+digits = "0123456789"
+hexdigits = digits + "abcdef" + "ABCDEF"
+octdigits = "01234567"
+punctuation = r"""!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~"""
+printable = digits + ascii_letters + punctuation + whitespace
+
+
+def capwords(s, sep=None):
+    return (sep or " ").join([x.capitalize() for x in s.split(sep)])
+)PY";
+
+const char* const kBisectSource = R"PY(# bisect.
+def bisect_right(a, x, lo=0, hi=None, *, key=None):
+    if lo < 0:
+        raise ValueError("lo must be non-negative")
+    if hi is None:
+        hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x < (a[mid] if key is None else key(a[mid])):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def bisect_left(a, x, lo=0, hi=None, *, key=None):
+    if lo < 0:
+        raise ValueError("lo must be non-negative")
+    if hi is None:
+        hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (a[mid] if key is None else key(a[mid])) < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def insort_right(a, x, lo=0, hi=None, *, key=None):
+    lo = bisect_right(a, x if key is None else key(x), lo, hi, key=key)
+    a.insert(lo, x)
+
+
+def insort_left(a, x, lo=0, hi=None, *, key=None):
+    lo = bisect_left(a, x if key is None else key(x), lo, hi, key=key)
+    a.insert(lo, x)
+
+
+bisect = bisect_right
+insort = insort_right
+)PY";
+
+const char* const kHeapqSource = R"PY(# heapq, CPython's pure-Python algorithms.
+def _siftdown(heap, startpos, pos):
+    newitem = heap[pos]
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if newitem < parent:
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    heap[pos] = newitem
+
+
+def _siftup(heap, pos):
+    endpos = len(heap)
+    startpos = pos
+    newitem = heap[pos]
+    childpos = 2 * pos + 1
+    while childpos < endpos:
+        rightpos = childpos + 1
+        if rightpos < endpos and not heap[childpos] < heap[rightpos]:
+            childpos = rightpos
+        heap[pos] = heap[childpos]
+        pos = childpos
+        childpos = 2 * pos + 1
+    heap[pos] = newitem
+    _siftdown(heap, startpos, pos)
+
+
+def heappush(heap, item):
+    heap.append(item)
+    _siftdown(heap, 0, len(heap) - 1)
+
+
+def heappop(heap):
+    lastelt = heap.pop()
+    if heap:
+        returnitem = heap[0]
+        heap[0] = lastelt
+        _siftup(heap, 0)
+        return returnitem
+    return lastelt
+
+
+def heapreplace(heap, item):
+    returnitem = heap[0]
+    heap[0] = item
+    _siftup(heap, 0)
+    return returnitem
+
+
+def heappushpop(heap, item):
+    if heap and heap[0] < item:
+        item, heap[0] = heap[0], item
+        _siftup(heap, 0)
+    return item
+
+
+def heapify(x):
+    n = len(x)
+    for i in reversed(range(n // 2)):
+        _siftup(x, i)
+
+
+def nsmallest(n, iterable, key=None):
+    return sorted(iterable, key=key)[:n]
+
+
+def nlargest(n, iterable, key=None):
+    return sorted(iterable, key=key, reverse=True)[:n]
+
+
+def merge(*iterables, key=None, reverse=False):
+    items = []
+    for it in iterables:
+        items.extend(it)
+    return iter(sorted(items, key=key, reverse=reverse))
+)PY";
+
+}  // namespace
+
+KILN_STDLIB_SOURCE(load_string, kStringSource, "string.py")
+KILN_STDLIB_SOURCE(load_bisect, kBisectSource, "bisect.py")
+KILN_STDLIB_SOURCE(load_heapq, kHeapqSource, "heapq.py")
+
+}  // namespace kiln::py
