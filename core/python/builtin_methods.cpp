@@ -381,7 +381,11 @@ void install_builtin_methods(VM& vm) {
   });
   method(dict, "update", [](VM& vm, const CallArgs& a) {
     note_mutation(vm, a[0]);
-    if (a.npos > 1) {
+    Value keys;
+    if (a.npos > 1 && a[1].is(ObjKind::Instance) && vm.try_getattr(a[1], "keys", keys)) {
+      // A mapping (collections.defaultdict, Counter): CPython reads it through keys().
+      for (const Value& k : vm.to_vector(vm.call(keys, ValueVec{}))) self_dict(a).set(k, vm.getitem(a[1], k));
+    } else if (a.npos > 1) {
       if (!a[1].is(ObjKind::Dict)) throw_unsupported("dict.update() from a non-dict");
       a[1].as<Dict>()->for_each([&](const Value& k, const Value& v) { self_dict(a).set(k, v); });
     }

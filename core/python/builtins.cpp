@@ -538,8 +538,12 @@ void install_builtins(VM& vm) {
   type("dict", [](VM& vm, const CallArgs& a) {
     auto d = make<Dict>();
     if (a.npos == 1) {
+      Value keys;
       if (a[0].is(ObjKind::Dict)) {
         a[0].as<Dict>()->for_each([&](const Value& k, const Value& v) { d->set(k, v); });
+      } else if (a[0].is(ObjKind::Instance) && vm.try_getattr(a[0], "keys", keys)) {
+        // A mapping (collections.defaultdict, Counter): CPython reads it through keys().
+        for (const Value& k : vm.to_vector(vm.call(keys, ValueVec{}))) d->set(k, vm.getitem(a[0], k));
       } else {
         for (const Value& kv : vm.to_vector(a[0])) {
           ValueVec pair = vm.to_vector(kv);

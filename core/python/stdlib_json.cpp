@@ -89,6 +89,13 @@ class Encoder {
       on_path_.erase(v.obj());
       return;
     }
+    // collections' defaultdict and Counter are dict subclasses in CPython (json
+    // encodes them as objects); here they wrap the dict they hold.
+    if (v.is(ObjKind::Instance) && v.as<Instance>()->cls->module == "collections")
+      if (const Value* d = v.as<Instance>()->dict->find_str("_d"); d && d->is(ObjKind::Dict)) {
+        encode(*d, level, out);
+        return;
+      }
     if (!o_.dflt.is_none()) {
       if (!on_path_.insert(v.obj()).second) throw PyError("ValueError", "Circular reference detected");
       encode(vm_.call(o_.dflt, ValueVec{v}), level, out);

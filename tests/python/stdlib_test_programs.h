@@ -1086,5 +1086,18 @@ const char* const k_string_bisect_heapq_out = R"OUT(abcdefghijklmnopqrstuvwxyzAB
 [3, 4, 7, 9, 8, 10] 1 2 [3, 4, 7, 9, 8, 10]
 [9, 5] ['a', 'bb'] [1, 2, 3, 4]
 )OUT";
+const char* const k_mappings = R"PY(import json
+from collections import defaultdict, Counter
+d = defaultdict(int)
+d["a"] += 2
+c = Counter("abbccc")
+print(dict(d), dict(c), json.dumps(d), json.dumps(c, sort_keys=True))
+x = {"z": 0}
+x.update(c)
+print(x)
+)PY";
+const char* const k_mappings_out = R"OUT({'a': 2} {'a': 1, 'b': 2, 'c': 3} {"a": 2} {"a": 1, "b": 2, "c": 3}
+{'z': 0, 'a': 1, 'b': 2, 'c': 3}
+)OUT";
 
 }  // namespace stdlib_test

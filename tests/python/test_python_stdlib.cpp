@@ -309,6 +309,14 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(r.exit, 0);
   }
 
+  // defaultdict and Counter read as mappings by dict(), dict.update and json.dumps, as
+  // CPython's dict subclasses are.
+  void mappings() {
+    Ran r = run(k_mappings);
+    QCOMPARE(r.out, std::string(k_mappings_out));
+    QCOMPARE(r.exit, 0);
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
