@@ -225,6 +225,13 @@ class Protocol(Generic):
 class NamedTuple:
     # `class P(NamedTuple): x: int; y: int = 0`: fields from the class body's
     # annotations, collected when the subclass is made.
+    def __new__(typename, fields=None, **kwargs):
+        # NamedTuple("P", [("x", int)]): a class call reaches __new__ with the
+        # arguments only (only NamedTuple's own dict has it, not a subclass's).
+        from collections import namedtuple
+        names = [f[0] for f in fields] if fields is not None else list(kwargs.keys())
+        return namedtuple(typename, names)
+
     def __init_subclass__(cls):
         cd = _kiln_std.class_dict(cls)
         ann = cd.get("__annotations__", {})

@@ -1099,5 +1099,17 @@ print(x)
 const char* const k_mappings_out = R"OUT({'a': 2} {'a': 1, 'b': 2, 'c': 3} {"a": 2} {"a": 1, "b": 2, "c": 3}
 {'z': 0, 'a': 1, 'b': 2, 'c': 3}
 )OUT";
+const char* const k_named_tuple_forms = R"PY(from typing import NamedTuple
+P = NamedTuple("P", [("x", int), ("y", float)])
+p = P(1, 2.0)
+print(p, p.y, P.__name__)
+class Q(NamedTuple):
+    a: int
+    b: int = 3
+print(Q(1), Q(1, 2)._asdict())
+)PY";
+const char* const k_named_tuple_forms_out = R"OUT(P(x=1, y=2.0) 2.0 P
+Q(a=1, b=3) {'a': 1, 'b': 2}
+)OUT";
 
 }  // namespace stdlib_test

@@ -317,6 +317,13 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(r.exit, 0);
   }
 
+  // typing.NamedTuple's functional form beside the class form.
+  void named_tuple_forms() {
+    Ran r = run(k_named_tuple_forms);
+    QCOMPARE(r.out, std::string(k_named_tuple_forms_out));
+    QCOMPARE(r.exit, 0);
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
