@@ -596,6 +596,29 @@ _convert = {
 }
 
 
+def cached_property(func):
+    # A property whose getter keeps its first result in the instance's
+    # __dict__ (CPython's is a non-data descriptor the dict then shadows; the
+    # subset has no user descriptors, so the getter looks there first).
+    name = func.__name__
+
+    def getter(self):
+        d = self.__dict__
+        if name in d:
+            return d[name]
+        value = func(self)
+        d[name] = value
+        return value
+
+    def setter(self, value):
+        self.__dict__[name] = value
+
+    def deleter(self):
+        del self.__dict__[name]
+
+    return property(getter, setter, deleter, getattr(func, "__doc__", None))
+
+
 def total_ordering(cls):
     roots = []
     c = cls

@@ -1111,5 +1111,21 @@ print(Q(1), Q(1, 2)._asdict())
 const char* const k_named_tuple_forms_out = R"OUT(P(x=1, y=2.0) 2.0 P
 Q(a=1, b=3) {'a': 1, 'b': 2}
 )OUT";
+const char* const k_cached_property = R"PY(from functools import cached_property
+class Net:
+    def __init__(self):
+        self.calls = 0
+    @cached_property
+    def size(self):
+        self.calls += 1
+        return 42
+n = Net()
+print(n.size, n.size, n.calls, "size" in n.__dict__)
+n.size = 7
+print(n.size, n.calls)
+)PY";
+const char* const k_cached_property_out = R"OUT(42 42 1 True
+7 1
+)OUT";
 
 }  // namespace stdlib_test

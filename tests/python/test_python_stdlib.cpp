@@ -324,6 +324,13 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(r.exit, 0);
   }
 
+  // functools.cached_property computes once per instance and can be assigned.
+  void cached_property() {
+    Ran r = run(k_cached_property);
+    QCOMPARE(r.out, std::string(k_cached_property_out));
+    QCOMPARE(r.exit, 0);
+  }
+
   // deepcopy of a tensor clones it (requires_grad kept, still a leaf), of an nn.Module
   // copies its parameters as Parameters; shared objects stay shared in the copy; a
   // tensor that is not a leaf is PyTorch's RuntimeError.
