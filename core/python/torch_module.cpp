@@ -334,6 +334,41 @@ void install_prelude_helpers(VM& vm) {
   });
   // True while capture traces the calling frame (torch.compiler.is_compiling() in PyTorch).
   def(k, "is_compiling", [](VM& vm, const CallArgs&) { return Value(vm.tracer != nullptr); });
+  // PyTorch's RandomSampler without a generator: a fresh torch.Generator seeded
+  // with `seed` (drawn by the caller from the global one) makes the indices:
+  // randint in chunks of 32 with replacement, else randperm(n) per full pass
+  // and a cut one for the rest. torch.Generator objects are not in the subset.
+  def(k, "sampler_draws", [](VM&, const CallArgs& a) {
+    const uint64_t seed = uint64_t(to_index(a[0], "seed"));
+    const int64_t n = to_index(a[1], "n"), num_samples = to_index(a[2], "num_samples");
+    const bool replacement = truthy(a[3]);
+    CpuGenerator g(seed);
+    ValueVec out;
+    auto take = [&](const Tensor& t, int64_t count) {
+      const int64_t* d = t.data<int64_t>();
+      for (int64_t i = 0; i < count; ++i) out.push_back(Value(d[i]));
+    };
+    if (replacement) {
+      for (int64_t c = 0; c < num_samples / 32; ++c) {
+        Tensor t = Tensor::empty({32}, DType::Int64);
+        random_from_to_(t, 0, n, g);
+        take(t, 32);
+      }
+      Tensor t = Tensor::empty({num_samples % 32}, DType::Int64);
+      random_from_to_(t, 0, n, g);
+      take(t, num_samples % 32);
+    } else {
+      for (int64_t c = 0; c < num_samples / n; ++c) take(randperm(n, DType::Int64, g), n);
+      take(randperm(n, DType::Int64, g), num_samples % n);
+    }
+    return list_value(std::move(out));
+  });
+  // warnings.warn(message, category) as Python shows it, without the source
+  // location PyTorch's own file would give.
+  def(k, "warn", [](VM& vm, const CallArgs& a) {
+    vm.write_err(as_str(a[0]) + ": " + as_str(a[1]) + "\n");
+    return Value();
+  });
   // Identity as a dict key: memo tables of modules and parameters (the subset has no set or id()).
   def(k, "identity", [](VM&, const CallArgs& a) {
     return Value(int64_t(reinterpret_cast<intptr_t>(a[0].is_obj() ? a[0].obj() : nullptr)));
