@@ -824,7 +824,10 @@ std::string defining_module(std::string_view name) {
 // shared), runs it in a fresh namespace and fills torch.optim and
 // torch.optim.optimizer. A failure is Kiln's bug; it is reported on the VM's
 // error stream so that programs not using torch.optim still run.
+void install_training_preludes(VM& vm);  // train_prelude.cpp
+
 void install_optim_prelude(VM& vm) {
+  install_training_preludes(vm);
   static const Expected<CodePtr> code = compile_module(kOptimSource, "torch/optim/__init__.py");
   auto optim = make<Module>("torch.optim");
   auto optimizer = make<Module>("torch.optim.optimizer");

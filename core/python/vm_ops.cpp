@@ -586,6 +586,21 @@ Value VM::iter(const Value& v) {
       if (it.is(ObjKind::Instance) && it.as<Instance>()->cls->lookup("__next__")) return instance_iterator(it);
       return iter(it);
     }
+    // The old sequence protocol: __getitem__(0), (1), ... until IndexError.
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__getitem__")) {
+      Value getitem_fn = *fn, self = v;
+      int64_t i = 0;
+      return Value(make<IteratorObj>([this, getitem_fn, self, i](Value& out) mutable {
+        try {
+          out = call(getitem_fn, ValueVec{self, Value(i)});
+        } catch (PyError& e) {
+          if (e.type() == "IndexError" || e.type() == "StopIteration") return false;
+          throw;
+        }
+        ++i;
+        return true;
+      }));
+    }
   }
   throw_type_error(quoted_type(v, "object is not iterable"));
 }
