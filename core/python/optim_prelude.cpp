@@ -694,11 +694,6 @@ class LBFGS(Optimizer):
         tolerance_change = group["tolerance_change"]
         line_search_fn = group["line_search_fn"]
         history_size = group["history_size"]
-        if line_search_fn is not None:
-            if line_search_fn != "strong_wolfe":
-                _raise("RuntimeError", "only 'strong_wolfe' is supported")
-            _raise("NotImplementedError", "torch.optim.LBFGS(line_search_fn='strong_wolfe') is not supported by Kiln")
-
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
@@ -775,6 +770,10 @@ class LBFGS(Optimizer):
                 break
 
             ls_func_evals = 0
+            if line_search_fn is not None:
+                if line_search_fn != "strong_wolfe":
+                    _raise("RuntimeError", "only 'strong_wolfe' is supported")
+                _raise("NotImplementedError", "torch.optim.LBFGS(line_search_fn='strong_wolfe') is not supported by Kiln")
             self._add_grad(t, d)
             if n_iter != max_iter:
                 loss = float(self._closure(closure))

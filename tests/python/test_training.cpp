@@ -317,6 +317,114 @@ torch.manual_seed(5)
 print(torch.empty((), dtype=torch.int64).random_().item(), torch.empty((), dtype=torch.int64).random_().item(), torch.empty((), dtype=torch.int64).random_().item())
 )PY";
 
+// More schedulers (ConstantLR, PolynomialLR, CosineAnnealingWarmRestarts with
+// fractional epochs, SequentialLR), scheduler state_dict/load_state_dict,
+// closed forms for step(epoch), and IterableDataset loading.
+const char* const kProgram2 = R"PY(import torch
+from torch.utils.data import IterableDataset, DataLoader, TensorDataset
+
+
+def sched_run(name, make_sched, steps=8, lr=0.1):
+    p = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=lr, momentum=0.9)
+    s = make_sched(opt)
+    lrs = [s.get_last_lr()[0]]
+    for i in range(steps):
+        opt.step()
+        s.step()
+        lrs.append(s.get_last_lr()[0])
+    print(name, lrs)
+    return s, opt
+
+
+sched_run("constant", lambda o: torch.optim.lr_scheduler.ConstantLR(o, factor=0.5, total_iters=3))
+sched_run("poly", lambda o: torch.optim.lr_scheduler.PolynomialLR(o, total_iters=5, power=2.0))
+sched_run("warm", lambda o: torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.001), steps=12)
+sched_run("warm1", lambda o: torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=4), steps=10)
+s, o = sched_run("seq", lambda o: torch.optim.lr_scheduler.SequentialLR(o, [torch.optim.lr_scheduler.LinearLR(o, start_factor=0.1, total_iters=3), torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=5)], milestones=[3]), steps=10)
+s, o = sched_run("seq2", lambda o: torch.optim.lr_scheduler.SequentialLR(o, [torch.optim.lr_scheduler.ConstantLR(o, factor=0.2, total_iters=2), torch.optim.lr_scheduler.ExponentialLR(o, gamma=0.8), torch.optim.lr_scheduler.StepLR(o, 2, 0.5)], milestones=[2, 5]), steps=9)
+print(sorted(s.state_dict().keys()))
+
+p = torch.zeros(1, requires_grad=True)
+opt = torch.optim.SGD([p], lr=0.1)
+s = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2)
+out = []
+for epoch in range(3):
+    for i in range(4):
+        opt.step()
+        s.step(epoch + i / 4)
+        out.append(opt.param_groups[0]["lr"])
+print("warm_frac", out, s.T_i, s.T_cur, s.last_epoch)
+
+p = torch.zeros(1, requires_grad=True)
+q = torch.zeros(2, requires_grad=True)
+opt = torch.optim.Adam([{"params": [p]}, {"params": [q], "lr": 0.5}], lr=0.1)
+s = torch.optim.lr_scheduler.LambdaLR(opt, [lambda e: 0.9 ** e, lambda e: 1.0 / (1 + e)])
+for i in range(3):
+    opt.step()
+    s.step()
+print("groups", s.get_last_lr(), s.base_lrs, s.state_dict()["lr_lambdas"], s.last_epoch)
+s = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+for i in range(3):
+    opt.step()
+    s.step()
+sd = s.state_dict()
+print(sd)
+s2 = torch.optim.lr_scheduler.StepLR(opt, step_size=7, gamma=0.1)
+s2.load_state_dict(sd)
+opt.step()
+s2.step()
+print(s2.get_last_lr(), s2.step_size, s2.last_epoch)
+
+p = torch.zeros(1, requires_grad=True)
+opt = torch.optim.SGD([p], lr=1.0)
+s = torch.optim.lr_scheduler.MultiStepLR(opt, [2, 4, 4], gamma=0.5)
+opt.step()
+s.step(5)
+print("closed", s.get_last_lr())
+s = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+opt.step()
+s.step(3)
+print("closed2", s.get_last_lr())
+
+
+class Stream(IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return iter([torch.tensor([float(i), float(i * i)]) for i in range(self.n)])
+
+    def __len__(self):
+        return self.n
+
+
+loader = DataLoader(Stream(7), batch_size=3)
+print(len(loader), [b.tolist() for b in loader])
+loader = DataLoader(Stream(7), batch_size=3, drop_last=True)
+print(len(loader), [b.tolist() for b in loader])
+loader = DataLoader(Stream(3), batch_size=None)
+print([b.tolist() for b in loader])
+)PY";
+
+const char* const kExpected2 = R"TXT(constant [0.05, 0.05, 0.05, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+poly [0.1, 0.06400000000000002, 0.036000000000000004, 0.016000000000000004, 0.003999999999999999, 0.0, 0.0, 0.0, 0.0]
+warm [0.1, 0.07525000000000001, 0.025750000000000012, 0.1, 0.09336825748732973, 0.07525000000000001, 0.0505, 0.025750000000000012, 0.007631742512670284, 0.1, 0.09831332840130888, 0.09336825748732973, 0.0855017856687341]
+warm1 [0.1, 0.08535533905932738, 0.05, 0.014644660940672627, 0.1, 0.08535533905932738, 0.05, 0.014644660940672627, 0.1, 0.08535533905932738, 0.05]
+seq [0.010000000000000002, 0.04, 0.07, 0.1, 0.09045084971874738, 0.06545084971874737, 0.03454915028125263, 0.009549150281252633, 0.0, 0.009549150281252628, 0.03454915028125265]
+seq2 [0.020000000000000004, 0.020000000000000004, 0.1, 0.08000000000000002, 0.06400000000000002, 0.1, 0.1, 0.05, 0.05, 0.025]
+['_last_lr', '_milestones', '_schedulers', 'last_epoch']
+warm_frac [0.1, 0.09619397662556434, 0.08535533905932738, 0.0691341716182545, 0.05, 0.030865828381745515, 0.014644660940672627, 0.0038060233744356634, 0.1, 0.09903926402016153, 0.09619397662556434, 0.09157348061512727] 4 0.75 2
+groups [0.0729, 0.125] [0.1, 0.5] [None, None] 3
+{'step_size': 2, 'gamma': 0.5, 'base_lrs': [0.1, 0.5], 'last_epoch': 3, '_step_count': 4, '_is_initial': False, '_get_lr_called_within_step': False, '_last_lr': [0.03645, 0.0625]}
+[0.018225, 0.03125] 2 4
+closed [0.125]
+closed2 [0.125]
+3 [[[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]], [[3.0, 9.0], [4.0, 16.0], [5.0, 25.0]], [[6.0, 36.0]]]
+2 [[[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]], [[3.0, 9.0], [4.0, 16.0], [5.0, 25.0]]]
+[[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]]
+)TXT";
+
 const char* const kExpected = R"TXT(adamw
 [[1.5534207820892334, -0.2933553457260132, -2.181445598602295], [0.5473663210868835, -1.0965173244476318, -1.3866299390792847]]
 [0.43205520510673523, 0.8211656212806702, -0.6929893493652344]
@@ -617,6 +725,18 @@ const ErrorCase kErrors[] = {
      "IndexError: index 5 is out of bounds for dimension 0 with size 3"},
     {"TensorDataset(torch.ones(3))[7]",
      "IndexError: index 7 is out of bounds for dimension 0 with size 3"},
+    {"torch.optim.lr_scheduler.ConstantLR(opt, factor=1.5)",
+     "ValueError: Constant multiplicative factor expected to be between 0 and 1."},
+    {"torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=0)",
+     "ValueError: Expected positive integer T_0, but got 0"},
+    {"torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=0)",
+     "ValueError: Expected integer T_mult >= 1, but got 0"},
+    {"torch.optim.lr_scheduler.SequentialLR(opt, [torch.optim.lr_scheduler.ConstantLR(opt)], milestones=[2])",
+     "ValueError: Sequential Schedulers expects number of schedulers provided to be one more than the number of milestone points, but got number of schedulers 1 and the number of milestones to be equal to 1"},
+    {"torch.optim.lr_scheduler.SequentialLR(opt, [], milestones=[])",
+     "ValueError: SequentialLR expects at least one scheduler, but got no scheduler."},
+    {"DataLoader(TensorDataset(torch.ones(3)), batch_size=None, drop_last=True)",
+     "ValueError: batch_size=None option disables auto-batching and is mutually exclusive with drop_last"},
 };
 
 struct Ran {
@@ -672,6 +792,47 @@ class TestTraining : public QObject {
     for (int i = 0; i < want.size(); ++i)
       QVERIFY2(kiln::test::same_printed_line(got[i], want[i], 1e-6),
                qPrintable(QString("line %1\n  kiln:    %2\n  pytorch: %3").arg(i + 1).arg(got[i], want[i])));
+  }
+
+  void more_schedulers_match_pytorch() {
+    Ran r = run(kProgram2);
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QStringList got = lines_of(r.out), want = lines_of(kExpected2);
+    QCOMPARE(got.size(), want.size());
+    for (int i = 0; i < want.size(); ++i)
+      QVERIFY2(kiln::test::same_printed_line(got[i], want[i], 1e-6),
+               qPrintable(QString("line %1\n  kiln:    %2\n  pytorch: %3").arg(i + 1).arg(got[i], want[i])));
+  }
+
+  // step(epoch) warns as deprecated (PyTorch's text) and uses the closed form;
+  // CosineAnnealingWarmRestarts takes an epoch without warning, and
+  // SequentialLR's switch at a milestone does not warn either.
+  void epoch_argument() {
+    Ran r = run(R"PY(import torch
+p = torch.zeros(1, requires_grad=True)
+opt = torch.optim.SGD([p], lr=1.0)
+s = torch.optim.lr_scheduler.StepLR(opt, 2)
+opt.step()
+s.step(3)
+print(s.get_last_lr())
+s = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+opt.step()
+s.step(1.5)
+print(s.get_last_lr())
+s = torch.optim.lr_scheduler.SequentialLR(opt, [torch.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=1), torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)], milestones=[1])
+for i in range(3):
+    opt.step()
+    s.step()
+    print(s.get_last_lr())
+)PY");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("[0.1]\n[0.14644660940672627]\n[1.0]\n[0.5]\n[0.25]\n"));
+    QCOMPARE(QString::fromStdString(r.err),
+             QString("UserWarning: The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+                     "where possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
+                     "epoch is different from None, the closed form is used instead of the new chainable form, where "
+                     "available. Please open an issue if you are unable to replicate your use case: "
+                     "https://github.com/pytorch/pytorch/issues/new/choose.\n"));
   }
 
   void errors_match_pytorch() {
