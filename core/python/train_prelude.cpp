@@ -1129,6 +1129,20 @@ void install_data(VM& vm) {
     if (name.ends_with("Sampler")) return std::string("torch.utils.data.sampler");
     return std::string("torch.utils.data.dataset");
   });
+  // The submodules PyTorch defines them in, for `from torch.utils.data.sampler import ...`.
+  // Made directly: looking them up would run their lazy installer (this one) again.
+  Ref<Module> subs[] = {make<Module>("torch.utils.data.dataloader"), make<Module>("torch.utils.data.dataset"),
+                        make<Module>("torch.utils.data.sampler")};
+  for (const Ref<Module>& sub : subs) vm.add_module(sub);
+  m->dict->for_each([&](const Value& k, const Value& v) {
+    if (v.is(ObjKind::Class)) {
+      for (const Ref<Module>& sub : subs)
+        if (v.as<Class>()->module == sub->name) sub->dict->set(k, v);
+    } else {
+      subs[0]->dict->set(k, v);  // default_collate, default_convert, random_split
+    }
+  });
+  if (const Value* v = m->dict->find_str("random_split")) subs[1]->dict->set(str_value("random_split"), *v);
 }
 
 // torch.nn.utils, torch.amp and torch.cuda.amp come from one prelude, so that
@@ -1141,11 +1155,16 @@ void install_utils(VM& vm) {
   vm.add_module(nn_utils);
   vm.add_module(amp);
   vm.add_module(cuda_amp);
+  auto clip_grad = make<Module>("torch.nn.utils.clip_grad");
+  vm.add_module(clip_grad);
   Ref<Dict> globals = run_prelude(vm, code, nn_utils->name, "torch.nn.utils");
   if (!globals) return;
   globals->for_each([&](const Value& k, const Value& v) {
     const std::string& name = as_str(k);
-    if (v.is(ObjKind::Function) && !name.starts_with("_")) nn_utils->dict->set(k, v);
+    if (v.is(ObjKind::Function) && !name.starts_with("_")) {
+      nn_utils->dict->set(k, v);
+      clip_grad->dict->set(k, v);
+    }
     if (!v.is(ObjKind::Class)) return;
     Class* cls = v.as<Class>();
     if (name == "GradScaler") {
@@ -1164,8 +1183,11 @@ void install_utils(VM& vm) {
 void install_training_preludes(VM& vm) {
   ensure_module(vm, "torch.utils");
   vm.add_lazy_module("torch.optim.lr_scheduler", install_scheduler);
-  vm.add_lazy_module("torch.utils.data", install_data);
+  for (const char* name : {"torch.utils.data", "torch.utils.data.dataloader", "torch.utils.data.dataset",
+                           "torch.utils.data.sampler"})
+    vm.add_lazy_module(name, install_data);
   vm.add_lazy_module("torch.nn.utils", install_utils);
+  vm.add_lazy_module("torch.nn.utils.clip_grad", install_utils);
   vm.add_lazy_module("torch.amp", install_utils);
   vm.add_lazy_module("torch.cuda.amp", install_utils);
 }

@@ -912,6 +912,32 @@ print(torch.randn(2).tolist())
     QVERIFY(r.err.starts_with("UserWarning: Kiln's DataLoader has no worker processes: num_workers=2"));
   }
 
+  // The modules are made on first use, whichever is reached first, once: the
+  // classes are the same objects through every path, named where PyTorch
+  // defines them.
+  void module_layout() {
+    Ran r = run("import torch\n"
+                "from torch.utils.data.sampler import RandomSampler\n"
+                "from torch.utils.data.dataloader import DataLoader, default_collate\n"
+                "from torch.nn.utils.clip_grad import clip_grad_norm_\n"
+                "import torch.utils.data as tud\n"
+                "from torch.optim.lr_scheduler import StepLR, LRScheduler\n"
+                "print(DataLoader is tud.DataLoader, RandomSampler is torch.utils.data.RandomSampler, "
+                "clip_grad_norm_ is torch.nn.utils.clip_grad_norm_, default_collate is tud.default_collate)\n"
+                "print(DataLoader, tud.TensorDataset, RandomSampler, StepLR, torch.optim.lr_scheduler._LRScheduler)\n"
+                "print(torch.optim.AdamW, torch.optim.LBFGS, torch.amp.GradScaler, torch.cuda.amp.GradScaler)\n"
+                "print(isinstance(torch.optim.AdamW([torch.ones(1, requires_grad=True)]), torch.optim.Adam), isinstance(StepLR(torch.optim.SGD([torch.ones(1, requires_grad=True)]), 2), LRScheduler))\n");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString("True True True True\n"
+                     "<class 'torch.utils.data.dataloader.DataLoader'> <class 'torch.utils.data.dataset.TensorDataset'> "
+                     "<class 'torch.utils.data.sampler.RandomSampler'> <class 'torch.optim.lr_scheduler.StepLR'> "
+                     "<class 'torch.optim.lr_scheduler.LRScheduler'>\n"
+                     "<class 'torch.optim.adamw.AdamW'> <class 'torch.optim.lbfgs.LBFGS'> "
+                     "<class 'torch.amp.grad_scaler.GradScaler'> <class 'torch.cuda.amp.grad_scaler.GradScaler'>\n"
+                     "True True\n"));
+  }
+
   // Iterators written as classes: __iter__ returning self, __next__ ending
   // with StopIteration; and the __getitem__ sequence protocol.
   void python_iterators() {
