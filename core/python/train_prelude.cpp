@@ -652,13 +652,26 @@ class ConcatDataset(Dataset):
         return self.datasets[dataset_idx][sample_idx]
 
 
-def _no_generator(generator):
-    if generator is not None:
-        _raise("NotImplementedError", "torch.Generator objects are not supported by Kiln: use torch.manual_seed")
+def _check_generator(generator):
+    if generator is not None and not isinstance(generator, torch.Generator):
+        _raise("TypeError", f"expected a torch.Generator, but got {type(generator).__name__}")
+
+
+def _randperm(n, generator):
+    if generator is None:
+        return torch.randperm(n).tolist()
+    return _kiln.generator_randperm(generator._handle, n)
+
+
+def _random_int64(generator):
+    # torch.empty((), dtype=torch.int64).random_(generator=generator).item()
+    if generator is None:
+        return torch.empty((), dtype=torch.int64).random_().item()
+    return _kiln.generator_random_int64(generator._handle)
 
 
 def random_split(dataset, lengths, generator=None):
-    _no_generator(generator)
+    _check_generator(generator)
     total = sum(lengths)
     if math.isclose(total, 1) and total <= 1:
         subset_lengths = []
@@ -675,7 +688,7 @@ def random_split(dataset, lengths, generator=None):
                 _kiln.warn("UserWarning", f"Length of split at index {i} is 0. This might result in an empty dataset.")
     if sum(lengths) != len(dataset):
         _raise("ValueError", "Sum of input lengths does not equal the length of the input dataset!")
-    indices = torch.randperm(sum(lengths)).tolist()
+    indices = _randperm(sum(lengths), generator)
     out = []
     offset = 0
     for length in lengths:
@@ -711,7 +724,7 @@ class RandomSampler(Sampler):
         n = self._num()
         if not isinstance(n, int) or n <= 0:
             _raise("ValueError", f"num_samples should be a positive integer value, but got num_samples={n}")
-        _no_generator(generator)
+        _check_generator(generator)
         self.num_samples = n
 
     def _num(self):
@@ -720,9 +733,12 @@ class RandomSampler(Sampler):
         return self._num_samples
 
     def _draw(self):
-        # PyTorch seeds a fresh generator from the global one on the first item.
-        seed = torch.empty((), dtype=torch.int64).random_().item()
-        return _kiln.sampler_draws(seed, len(self.data_source), self._num(), self.replacement)
+        # Without a generator PyTorch seeds a fresh one from the global one on
+        # the first item.
+        if self.generator is None:
+            seed = _random_int64(None)
+            return _kiln.sampler_draws(seed, None, len(self.data_source), self._num(), self.replacement)
+        return _kiln.sampler_draws(0, self.generator._handle, len(self.data_source), self._num(), self.replacement)
 
     def __iter__(self):
         return _LazyIter(self._draw)
@@ -733,12 +749,12 @@ class RandomSampler(Sampler):
 
 class SubsetRandomSampler(Sampler):
     def __init__(self, indices, generator=None):
-        _no_generator(generator)
+        _check_generator(generator)
         self.indices = indices
         self.generator = generator
 
     def _draw(self):
-        return [self.indices[i] for i in torch.randperm(len(self.indices)).tolist()]
+        return [self.indices[i] for i in _randperm(len(self.indices), self.generator)]
 
     def __iter__(self):
         return _LazyIter(self._draw)
@@ -842,7 +858,7 @@ class _DataLoaderIter:
         self._sampler_iter = iter(loader._index_sampler())
         # PyTorch draws the workers' base seed from the global generator for
         # every iterator, even with no workers.
-        self._base_seed = torch.empty((), dtype=torch.int64).random_().item()
+        self._base_seed = _random_int64(loader.generator)
         self._dataset_iter = None
         self._ended = False
 
@@ -892,7 +908,7 @@ class DataLoader:
             _raise("ValueError", "prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
         if persistent_workers and num_workers == 0:
             _raise("ValueError", "persistent_workers option needs num_workers > 0")
-        _no_generator(generator)
+        _check_generator(generator)
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
@@ -925,7 +941,7 @@ class DataLoader:
             if isinstance(dataset, IterableDataset):
                 sampler = _InfiniteConstantSampler()
             elif shuffle:
-                sampler = RandomSampler(dataset)
+                sampler = RandomSampler(dataset, generator=generator)
             else:
                 sampler = SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None:
