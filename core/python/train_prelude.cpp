@@ -62,6 +62,22 @@ def _bisect_right(a, x):
     return i
 
 
+def _wrap_step(optimizer):
+    # As PyTorch: the optimizer's step is wrapped once so that the first
+    # scheduler step can tell whether the optimizer ever stepped, whatever
+    # class defines step (Kiln's optimizers also set the flag themselves).
+    if getattr(optimizer, "_kiln_step_wrapped", False):
+        return
+    opt_step = optimizer.step
+
+    def wrapper(*args, **kwargs):
+        optimizer._opt_called = True
+        return opt_step(*args, **kwargs)
+
+    optimizer.step = wrapper
+    optimizer._kiln_step_wrapped = True
+
+
 class LRScheduler:
     _get_lr_called_within_step = False
     _is_initial = False
@@ -81,6 +97,7 @@ class LRScheduler:
                     _raise("KeyError", f"\"param 'initial_lr' is not specified in param_groups[{i}] when resuming scheduler with last_epoch >= 0.\\nThis typically happens when:\\n1. You're trying to resume training from a checkpoint but haven't properly loaded the optimizer state\\n2. You're using last_epoch >= 0 for a fresh training run (not recommended)\"")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        _wrap_step(optimizer)
         self._step_count = 0
         self._is_initial = True
         self.step()

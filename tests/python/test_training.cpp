@@ -869,6 +869,31 @@ print(s.get_last_lr())
     Ran quiet = run("import torch\np = torch.zeros(1, requires_grad=True)\nopt = torch.optim.SGD([p], lr=0.1)\n"
                     "s = torch.optim.lr_scheduler.StepLR(opt, 2)\nopt.step()\ns.step()\n");
     QCOMPARE(QString::fromStdString(quiet.err), QString());
+    // A user's Optimizer subclass with its own step: the scheduler wraps the
+    // instance's step as PyTorch does, so stepping it counts.
+    Ran custom = run("import torch\n"
+                     "class MySGD(torch.optim.Optimizer):\n"
+                     "    def __init__(self, params, lr=0.1):\n"
+                     "        super().__init__(params, {'lr': lr})\n"
+                     "    def step(self, closure=None):\n"
+                     "        with torch.no_grad():\n"
+                     "            for g in self.param_groups:\n"
+                     "                for p in g['params']:\n"
+                     "                    p.add_(p.grad, alpha=-g['lr'])\n"
+                     "p = torch.ones(2, requires_grad=True)\n"
+                     "opt = MySGD([p])\n"
+                     "s = torch.optim.lr_scheduler.StepLR(opt, 1, 0.5)\n"
+                     "s2 = torch.optim.lr_scheduler.ExponentialLR(opt, 0.9)\n"
+                     "for i in range(2):\n"
+                     "    p.grad = torch.ones(2)\n"
+                     "    opt.step()\n"
+                     "    s.step()\n"
+                     "    s2.step()\n"
+                     "print(p.tolist(), s.get_last_lr(), s2.get_last_lr())\n");
+    QVERIFY2(custom.exit == 0, custom.err.c_str());
+    QCOMPARE(QString::fromStdString(custom.err), QString());
+    QCOMPARE(QString::fromStdString(custom.out),
+             QString("[0.8549999594688416, 0.8549999594688416] [0.022500000000000003] [0.020250000000000004]\n"));
   }
 
   // Without CUDA a 'cuda' scaler disables itself with PyTorch's warning and
