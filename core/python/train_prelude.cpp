@@ -241,6 +241,62 @@ class LambdaLR(LRScheduler):
         return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
 
+class MultiplicativeLR(LRScheduler):
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                _raise("ValueError", f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self):
+        out = {}
+        for k, v in _kiln.instance_dict(self).items():
+            if k != "optimizer" and k != "lr_lambdas":
+                out[k] = v
+        out["lr_lambdas"] = [None] * len(self.lr_lambdas)
+        return out
+
+    def get_lr(self):
+        if not self._is_initial and self.last_epoch > 0:
+            return [group["lr"] * lmbda(self.last_epoch) for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+        return _lrs(self.optimizer)
+
+
+class ChainedScheduler(LRScheduler):
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            _raise("ValueError", "ChainedScheduler expects at least one scheduler to be chained, but got no scheduler.")
+        if optimizer is None:
+            optimizer = schedulers[0].optimizer
+        for idx, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer"):
+                _raise("TypeError", f"ChainedScheduler at index {idx} should have `optimizer` as its attribute.")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                _raise("ValueError", f"ChainedScheduler does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs to be specified when calling `step`, but got one at index {idx} in the given schedulers sequence.")
+            if optimizer is not scheduler.optimizer:
+                _raise("ValueError", f"ChainedScheduler expects all schedulers to belong to the same optimizer, but got scheduler {type(scheduler).__name__} at index {idx} has {scheduler.optimizer}, which is different from {type(optimizer).__name__}.")
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _lrs(self._schedulers[-1].optimizer)
+
+    def step(self):
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _lrs(self._schedulers[-1].optimizer)
+
+    def state_dict(self):
+        out = {}
+        for k, v in _kiln.instance_dict(self).items():
+            if k != "optimizer" and k != "_schedulers":
+                out[k] = v
+        out["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return out
+
+
 class LinearLR(LRScheduler):
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
         if start_factor > 1.0 or start_factor <= 0:

@@ -990,6 +990,30 @@ print(torch.randn(2).tolist())
     QCOMPARE(QString::fromStdString(last_line(r.err)), QString("NotImplementedError: randn(generator=...): torch.Generator objects are not supported by Kiln's torch functions (torch.utils.data takes them): use torch.manual_seed"));
   }
 
+  // MultiplicativeLR and ChainedScheduler follow PyTorch 2.11's source but
+  // were not run in PyTorch (the device budget was spent): chaining StepLR
+  // and ExponentialLR gives what stepping the two one after the other gives.
+  void multiplicative_and_chained() {
+    Ran r = run("import torch\n"
+                "p = torch.zeros(1, requires_grad=True)\n"
+                "opt = torch.optim.SGD([p], lr=0.1)\n"
+                "s = torch.optim.lr_scheduler.ChainedScheduler([torch.optim.lr_scheduler.StepLR(opt, 1, 0.5), "
+                "torch.optim.lr_scheduler.ExponentialLR(opt, 0.9)])\n"
+                "out = [s.get_last_lr()[0]]\n"
+                "for i in range(2):\n"
+                "    opt.step()\n"
+                "    s.step()\n"
+                "    out.append(s.get_last_lr()[0])\n"
+                "m = torch.optim.lr_scheduler.MultiplicativeLR(torch.optim.SGD([p], lr=1.0), lambda e: 0.5 + e)\n"
+                "for i in range(2):\n"
+                "    m.optimizer.step()\n"
+                "    m.step()\n"
+                "    out.append(m.get_last_lr()[0])\n"
+                "print(out)\n");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("[0.1, 0.045000000000000005, 0.020250000000000004, 1.5, 3.75]\n"));
+  }
+
   // Iterators written as classes: __iter__ returning self, __next__ ending
   // with StopIteration; and the __getitem__ sequence protocol.
   void python_iterators() {
