@@ -1188,7 +1188,7 @@ void export_names(const Ref<Dict>& globals, const Ref<Module>& target, ModuleOf 
     if (name.starts_with("_")) return;
     if (v.is(ObjKind::Class)) {
       Class* cls = v.as<Class>();
-      if (cls->builtin >= 0 || cls->module != "__main__") return;  // imported, not defined here
+      if (cls->builtin >= 0 || cls->module != target->name) return;  // imported, not defined here
       cls->module = class_module(name);
       target->dict->set(k, v);
     } else if (v.is(ObjKind::Function)) {

@@ -594,8 +594,12 @@ Value VM::iter(const Value& v) {
         try {
           out = call(getitem_fn, ValueVec{self, Value(i)});
         } catch (PyError& e) {
-          if (e.type() == "IndexError" || e.type() == "StopIteration") return false;
-          throw;
+          if (e.uncatchable()) throw;
+          const Value* index_error = builtins_->find_str("IndexError");
+          const Value* stop = builtins_->find_str("StopIteration");
+          Value ev = exception_value(e);
+          if (!(index_error && is_instance(ev, *index_error)) && !(stop && is_instance(ev, *stop))) throw;
+          return false;
         }
         ++i;
         return true;
