@@ -260,24 +260,6 @@ class Optimizer:
         return loss
 
 
-class Generator:
-    # torch.Generator for torch.utils.data (random_split, the samplers,
-    # DataLoader(generator=)): a CPU mt19937 as PyTorch's, seeded like it.
-    # torch's own functions (randn(generator=...)) still refuse it.
-    def __init__(self, device="cpu"):
-        if str(device) != "cpu":
-            _raise("NotImplementedError", f"torch.Generator(device='{device}') is not supported by Kiln: only CPU generators")
-        self._handle = _kiln.generator_new()
-        self.device = torch.device("cpu")
-
-    def manual_seed(self, seed):
-        _kiln.generator_manual_seed(self._handle, int(seed))
-        return self
-
-    def initial_seed(self):
-        return _kiln.generator_initial_seed(self._handle)
-
-
 def _copy_state_value(param, value, key):
     # As PyTorch 2.11: a tensor already of the parameter's dtype is taken as
     # it is (shared with the loaded dict), not copied.
@@ -843,8 +825,9 @@ std::string defining_module(std::string_view name) {
 // error stream so that programs not using torch.optim still run.
 void install_training_preludes(VM& vm);  // train_prelude.cpp
 
-void install_optim_prelude(VM& vm) {
-  install_training_preludes(vm);
+namespace {
+
+void install_optim(VM& vm) {
   static const Expected<CodePtr> code = compile_module(kOptimSource, "torch/optim/__init__.py");
   auto optim = make<Module>("torch.optim");
   auto optimizer = make<Module>("torch.optim.optimizer");
@@ -858,17 +841,23 @@ void install_optim_prelude(VM& vm) {
       Class* cls = v.as<Class>();
       if (cls->builtin >= 0 || cls->module != "torch.optim") return;  // imported, not defined here
       cls->module = defining_module(name);
-      if (name == "Generator") {
-        cls->module = "torch._C";
-        if (Ref<Module> torch = vm.module("torch")) torch->dict->set(k, v);
-        return;
-      }
       if (!name.starts_with("_")) optim->dict->set(k, v);
       if (name == "Optimizer") optimizer->dict->set(k, v);
     } else if (name == "required") {
       optimizer->dict->set(k, v);
     }
   });
+}
+
+}  // namespace
+
+// torch.optim is made on first use (`import torch.optim`, `torch.optim.X`,
+// `from torch.optim import X`), as the training-loop modules are, so that
+// programs without an optimizer do not compile it.
+void install_optim_prelude(VM& vm) {
+  install_training_preludes(vm);
+  vm.add_lazy_module("torch.optim", install_optim);
+  vm.add_lazy_module("torch.optim.optimizer", install_optim);
 }
 
 }  // namespace kiln::py

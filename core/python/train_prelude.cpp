@@ -1172,6 +1172,33 @@ class _CudaGradScaler(GradScaler):
         super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor, backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
 )PY";
 
+// torch.Generator, small and eager: torch.Generator is an attribute of torch.
+const char* const kGeneratorSource = R"PY(import torch
+import torch._kiln as _kiln
+
+
+def _raise(kind, message):
+    _kiln.raise_error(kind, message)
+
+
+class Generator:
+    # torch.Generator for torch.utils.data (random_split, the samplers,
+    # DataLoader(generator=)): a CPU mt19937 as PyTorch's, seeded like it.
+    # torch's own functions (randn(generator=...)) still refuse it.
+    def __init__(self, device="cpu"):
+        if str(device) != "cpu":
+            _raise("NotImplementedError", f"torch.Generator(device='{device}') is not supported by Kiln: only CPU generators")
+        self._handle = _kiln.generator_new()
+        self.device = torch.device("cpu")
+
+    def manual_seed(self, seed):
+        _kiln.generator_manual_seed(self._handle, int(seed))
+        return self
+
+    def initial_seed(self):
+        return _kiln.generator_initial_seed(self._handle)
+)PY";
+
 Ref<Module> ensure_module(VM& vm, const std::string& name) {
   if (Ref<Module> m = vm.module(name)) return m;
   auto m = make<Module>(name);
@@ -1270,6 +1297,10 @@ void install_utils(VM& vm) {
 }  // namespace
 
 void install_training_preludes(VM& vm) {
+  static const Expected<CodePtr> generator_code = compile_module(kGeneratorSource, "torch/_C/Generator.py");
+  if (Ref<Dict> globals = run_prelude(vm, generator_code, "torch._C", "torch.Generator"))
+    if (const Value* gen = globals->find_str("Generator"); gen && gen->is(ObjKind::Class))
+      if (Ref<Module> torch = vm.module("torch")) torch->dict->set(str_value("Generator"), *gen);
   ensure_module(vm, "torch.utils");
   vm.add_lazy_module("torch.optim.lr_scheduler", install_scheduler);
   for (const char* name : {"torch.utils.data", "torch.utils.data.dataloader", "torch.utils.data.dataset",
