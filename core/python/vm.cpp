@@ -227,9 +227,12 @@ Ref<Module> VM::module(std::string_view dotted) {
   if (lazy == lazy_modules_.end()) return {};
   std::function<void(VM&)> install = std::move(lazy->second);
   lazy_modules_.erase(lazy);
-  // The prelude is library code: capture must not see its frames.
+  // The prelude is library code: capture must not see its frames, and its
+  // steps are not the program's (as the preludes run at start-up are not).
   FrameHook* hook = frame_hook;
   Tracer* tr = tracer;
+  const int64_t steps = steps_;
+  steps_ = 0;
   frame_hook = nullptr;
   tracer = nullptr;
   try {
@@ -237,10 +240,12 @@ Ref<Module> VM::module(std::string_view dotted) {
   } catch (...) {
     frame_hook = hook;
     tracer = tr;
+    steps_ = steps;
     throw;
   }
   frame_hook = hook;
   tracer = tr;
+  steps_ = steps;
   it = modules_.find(dotted);
   return it == modules_.end() ? Ref<Module>() : it->second;
 }
