@@ -347,6 +347,7 @@ PyError VM::key_error(const Value& key) {
 }
 
 PyError VM::error_for(const Value& exc) {
+  if (!is_exception(exc)) throw_type_error("exceptions must derive from BaseException");
   Instance* inst = exc.as<Instance>();
   const Value* own_str = inst->dict->find_str("__kiln_str__");
   PyError e(exception_type_name(*inst->cls), own_str ? own_str->as<Str>()->s : str_of(exc));

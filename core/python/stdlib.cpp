@@ -48,6 +48,12 @@ constexpr StdModule kModules[] = {
 
 }  // namespace
 
+bool is_stdlib_module(std::string_view name) {
+  for (const StdModule& s : kModules)
+    if (s.name == name) return true;
+  return false;
+}
+
 Ref<Module> load_stdlib_module(VM& vm, std::string_view name) {
   for (const StdModule& s : kModules) {
     if (s.name != name) continue;
@@ -56,14 +62,6 @@ Ref<Module> load_stdlib_module(VM& vm, std::string_view name) {
     // Registered before it runs: a module that imports itself back (os and
     // os.path) finds it.
     vm.add_module(m);
-    // A module body is not part of a region being captured (an import inside
-    // a compiled function): it runs as plain Python.
-    struct TracerOff {
-      VM& vm;
-      Tracer* saved;
-      ~TracerOff() { vm.tracer = saved; }
-    } off{vm, vm.tracer};
-    vm.tracer = nullptr;
     s.load(vm, m);
     return m;
   }

@@ -386,7 +386,10 @@ void random_fills(Table& t) {
          rng_fill("random_", "(Tensor input, int to, *, Generator? generator=None)",
                   [](const Bound& b, const Tensor& self) { random_from_to_(self, 0, b.integer(1)); }),
          rng_fill("random_", "(Tensor input, *, Generator? generator=None)",
-                  [range_max](const Bound&, const Tensor& self) { random_from_to_(self, 0, range_max(self.dtype())); })});
+                  [range_max](const Bound&, const Tensor& self) {
+                    if (self.dtype() == DType::Int64) random_int64_full_range_(self);
+                    else random_from_to_(self, 0, range_max(self.dtype()));
+                  })});
 }
 
 }  // namespace

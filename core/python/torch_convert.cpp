@@ -233,6 +233,11 @@ kiln::Value to_ops(const Value& v, std::string_view what) {
     }
     default: break;
   }
+  if (v.is(ObjKind::Instance) && v.as<Instance>()->cls->name == "Generator" &&
+      v.as<Instance>()->cls->module == "torch._C")
+    throw PyError("NotImplementedError", std::string(what) +
+                                             "(generator=...): torch.Generator objects are not supported by Kiln's "
+                                             "torch functions (torch.utils.data takes them): use torch.manual_seed");
   throw_type_error(std::string(what) + "(): unsupported argument of type '" + type_name(v) + "'");
 }
 

@@ -222,10 +222,44 @@ void VM::write_err(std::string_view text) {
 
 Ref<Module> VM::module(std::string_view dotted) {
   auto it = modules_.find(dotted);
-  return it == modules_.end() ? load_stdlib_module(*this, dotted) : it->second;
+  if (it != modules_.end()) return it->second;
+  std::function<void(VM&)> install;
+  if (auto lazy = lazy_modules_.find(dotted); lazy != lazy_modules_.end()) {
+    install = std::move(lazy->second);
+    lazy_modules_.erase(lazy);
+  } else if (is_stdlib_module(dotted)) {
+    install = [name = std::string(dotted)](VM& vm) { load_stdlib_module(vm, name); };
+  } else {
+    return {};
+  }
+  // The prelude is library code: capture must not see its frames, and its
+  // steps are not the program's (as the preludes run at start-up are not).
+  FrameHook* hook = frame_hook;
+  Tracer* tr = tracer;
+  const int64_t steps = steps_;
+  steps_ = 0;
+  frame_hook = nullptr;
+  tracer = nullptr;
+  try {
+    install(*this);
+  } catch (...) {
+    frame_hook = hook;
+    tracer = tr;
+    steps_ = steps;
+    throw;
+  }
+  frame_hook = hook;
+  tracer = tr;
+  steps_ = steps;
+  it = modules_.find(dotted);
+  return it == modules_.end() ? Ref<Module>() : it->second;
 }
 
 void VM::add_module(Ref<Module> m) { modules_[m->name] = m; }
+
+void VM::add_lazy_module(std::string name, std::function<void(VM&)> install) {
+  lazy_modules_[std::move(name)] = std::move(install);
+}
 
 Ref<Class> VM::builtin_type(std::string_view name) const {
   auto it = builtin_types_.find(name);

@@ -163,6 +163,9 @@ class VM {
   // ---- modules and builtins ----
   Ref<Module> module(std::string_view dotted);  // nullptr if the subset has no such module
   void add_module(Ref<Module> m);
+  // A module made on first use (import or attribute of its parent) by `install`,
+  // which must add_module it: keeps large preludes out of VM start-up.
+  void add_lazy_module(std::string name, std::function<void(VM&)> install);
   Ref<Dict> builtins() const { return builtins_; }
   Ref<Class> builtin_type(std::string_view name) const;
   void register_type(const Ref<Class>& cls) { builtin_types_[cls->name] = cls; }
@@ -190,6 +193,7 @@ class VM {
   VMOptions options_;
   Ref<Dict> builtins_;
   std::map<std::string, Ref<Module>, std::less<>> modules_;
+  std::map<std::string, std::function<void(VM&)>, std::less<>> lazy_modules_;
   std::map<std::string, Ref<Class>, std::less<>> builtin_types_;
   Ref<Class> base_exception_;
   std::map<std::string, Ref<Class>, std::less<>> foreign_exceptions_;
@@ -214,8 +218,9 @@ void install_descriptors(VM& vm);
 void install_sets(VM& vm);
 void install_torch(VM& vm);
 // The standard-library modules (stdlib.cpp) are made when first imported, so
-// that start-up does not pay for them: VM::module asks for one on a miss.
-// Null when `name` is not one of them.
+// that start-up does not pay for them: VM::module makes one on a miss, as it
+// installs the lazy torch modules.
+bool is_stdlib_module(std::string_view name);
 Ref<Module> load_stdlib_module(VM& vm, std::string_view name);
 // __kiln_annotate__, which records a class body's annotations (stdlib.cpp).
 void install_annotate_builtin(VM& vm);

@@ -589,6 +589,25 @@ Value VM::iter(const Value& v) {
       if (it.is(ObjKind::Instance) && it.as<Instance>()->cls->lookup("__next__")) return instance_iterator(it);
       return iter(it);
     }
+    // The old sequence protocol: __getitem__(0), (1), ... until IndexError.
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__getitem__")) {
+      Value getitem_fn = *fn, self = v;
+      int64_t i = 0;
+      return Value(make<IteratorObj>([this, getitem_fn, self, i](Value& out) mutable {
+        try {
+          out = call(getitem_fn, ValueVec{self, Value(i)});
+        } catch (PyError& e) {
+          if (e.uncatchable()) throw;
+          const Value* index_error = builtins_->find_str("IndexError");
+          const Value* stop = builtins_->find_str("StopIteration");
+          Value ev = exception_value(e);
+          if (!(index_error && is_instance(ev, *index_error)) && !(stop && is_instance(ev, *stop))) throw;
+          return false;
+        }
+        ++i;
+        return true;
+      }));
+    }
   }
   // The subset has no metaclasses: a class iterates (`for m in Color`, enum's
   // EnumType.__iter__) through its own __class_iter__, called with the class.

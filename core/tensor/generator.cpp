@@ -531,6 +531,15 @@ void random_from_to_(const Tensor& t, int64_t from, int64_t to, CpuGenerator& g)
   });
 }
 
+void random_int64_full_range_(const Tensor& t, CpuGenerator& g) {
+  KILN_USER_CHECK(t.dtype() == DType::Int64, "random_int64_full_range_ expects an int64 tensor");
+  if (nothing_to_fill(t)) return;
+  check_no_internal_overlap(t, "random_");
+  std::lock_guard lock(g.mutex());
+  // ATen's uniform_int<int64_t>: 64 random bits modulo max + 1 = 2^63.
+  fill_serial<int64_t>(t, [&] { return int64_t(g.random64() & ((uint64_t(1) << 63) - 1)); });
+}
+
 void bernoulli_(const Tensor& t, double p, CpuGenerator& g) {
   KILN_USER_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
   if (nothing_to_fill(t)) return;

@@ -91,6 +91,9 @@ void normal_(const Tensor& t, double mean, double std, CpuGenerator& g = default
 // Uniform integers in [from, to_exclusive): torch.randint and Tensor.random_(from, to).
 void random_from_to_(const Tensor& t, int64_t from, int64_t to_exclusive,
                      CpuGenerator& g = default_cpu_generator());
+// Tensor.random_() on an int64 tensor: a draw from [0, 2^63) (the range
+// random_from_to_ cannot name), as ATen's random_kernel takes it.
+void random_int64_full_range_(const Tensor& t, CpuGenerator& g = default_cpu_generator());
 // Tensor.bernoulli_(p) with a scalar p; dropout's mask is bernoulli_(1 - p).
 void bernoulli_(const Tensor& t, double p, CpuGenerator& g = default_cpu_generator());
 // Tensor.bernoulli_(p) with a tensor p broadcast to t; torch.bernoulli(p) is
