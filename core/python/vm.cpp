@@ -996,8 +996,7 @@ bool VM::step(Frame& f, Value& result) {
       Ref<Module> m = module(dotted);
       if (!m)
         throw PyError("ModuleNotFoundError", "No module named '" + dotted +
-                                                 "' (Kiln's Python subset has only torch, torch.nn, "
-                                                 "torch.nn.functional, torch._dynamo and math)", true);
+                                                 "' (not in Kiln's Python subset; docs/python.md lists its modules)", true);
       if (in.op == Op::ImportName) m = module(dotted.substr(0, dotted.find('.')));
       f.stack.push_back(Value(m));
       break;
