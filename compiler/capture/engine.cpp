@@ -161,6 +161,17 @@ bool run_entry(py::VM& vm, py::Frame& frame, const RegionResult& r, const Region
 
 }  // namespace
 
+// While it lives, Python frames run plain, as under Dynamo's disabled eval
+// frame: no compiled callable is active.
+struct CaptureOff {
+  explicit CaptureOff(State& s) : st(s), saved(std::move(s.active)) { st.active.clear(); }
+  ~CaptureOff() { st.active = std::move(saved); }
+  CaptureOff(const CaptureOff&) = delete;
+  CaptureOff& operator=(const CaptureOff&) = delete;
+  State& st;
+  std::vector<Callable*> saved;
+};
+
 // A callable backend, as Dynamo calls one: once per compiled region, with the
 // region's GraphModule and its real inputs, at the region's first run; what it
 // returns runs the region from then on. Neither runs under capture.
@@ -171,13 +182,7 @@ RegionRunner python_backend_runner(py::VM& vm, const Value& backend) {
   };
   auto compiled = std::make_shared<Compiled>();
   return [&vm, backend, compiled](const RegionResult& r, const std::vector<Value>& inputs) {
-    State& st = state_of(vm);
-    struct Restore {
-      State& st;
-      std::vector<Callable*> saved;
-      ~Restore() { st.active = std::move(saved); }
-    } restore{st, std::move(st.active)};
-    st.active.clear();
+    CaptureOff off(state_of(vm));
     if (!compiled->made) {
       Value gm = make_graph_module(vm, std::make_shared<const RegionResult>(r));
       compiled->fn = vm.call(backend, py::ValueVec{gm, py::list_value(py::ValueVec(inputs.begin(), inputs.end()))});
@@ -594,13 +599,7 @@ void install_capture(py::VM& vm, CaptureOptions options) {
                              "  Hint: Remove the `torch.compiler.disable` call\n";
           vm.tracer->graph_break(vm, info);
         }
-        State& st = state_of(vm);
-        struct Restore {
-          State& st;
-          std::vector<Callable*> saved;
-          ~Restore() { st.active = std::move(saved); }
-        } restore{st, std::move(st.active)};
-        st.active.clear();
+        CaptureOff off(state_of(vm));
         return vm.call(fn, args);
       });
     };

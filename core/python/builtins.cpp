@@ -498,7 +498,14 @@ void install_builtins(VM& vm) {
     return str_value(format_with_spec(vm, a[0], spec));
   });
   def("id", [](VM&, const CallArgs&) -> Value { throw_unsupported("id() (object addresses are not part of Kiln's subset)"); });
-  for (const char* banned : {"open", "eval", "exec", "compile", "input", "__import__", "globals", "locals", "exit", "quit"}) {
+  // The calling frame's module namespace itself, as CPython's (configurators
+  // read and update it).
+  def("globals", [](VM& vm, const CallArgs& a) -> Value {
+    if (a.npos) throw_type_error("globals() takes no arguments (" + std::to_string(a.npos) + " given)");
+    if (!vm.current_frame || !vm.current_frame->globals) throw PyError("RuntimeError", "globals(): no running frame");
+    return Value(vm.current_frame->globals);
+  });
+  for (const char* banned : {"open", "eval", "exec", "compile", "input", "__import__", "locals", "exit", "quit"}) {
     std::string n = banned;
     def(banned, [n](VM&, const CallArgs&) -> Value {
       throw_unsupported(n + "() is outside Kiln's Python subset (programs cannot touch files or run code from strings)");

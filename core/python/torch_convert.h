@@ -80,6 +80,7 @@ Value tensor_item(VM& vm, const Value& t);
 // ---- misc ----
 
 Value make_size(const Shape& sizes);          // torch.Size
+Value grad_fn_object(VM& vm, const TensorObj& t);  // Tensor.grad_fn (torch_info.cpp)
 Value make_dtype(VM& vm, DType d);            // this VM's torch.<dtype> object (`is` works)
 std::optional<DType> dtype_arg(const Value& v);  // a torch.dtype, else nullopt
 // The named-tuple class for torch.return_types.<name>.

@@ -421,6 +421,8 @@ void install_prelude_helpers(VM& vm) {
 
 }  // namespace
 
+void install_torch_info(VM& vm, const Ref<Module>& torch);  // torch_info.cpp
+
 void install_torch(VM& vm) {
   auto torch = new_module(vm, "torch");
   add_callables(torch, "torch");
@@ -429,6 +431,7 @@ void install_torch(VM& vm) {
   auto c_module = new_module(vm, "torch._C");
   install_value_types(vm, torch);
   install_grad_mode(vm, torch, c_module);
+  install_torch_info(vm, torch);
 
   def(torch, "manual_seed", [](VM&, const CallArgs& a) {
     if (a.npos != 1) throw_type_error("manual_seed() takes 1 positional argument but " + std::to_string(a.npos) + " were given");

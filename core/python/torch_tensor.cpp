@@ -282,7 +282,8 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
     out = Value(obj->device == "cpu");
   } else if (name == "is_meta") {
     out = Value(obj->device == "meta");
-  } else if (name == "is_sparse" || name == "is_quantized" || name == "is_nested" || name == "is_complex_dtype") {
+  } else if (name == "is_sparse" || name == "is_quantized" || name == "is_nested" || name == "is_complex_dtype" ||
+             name == "is_xpu" || name == "is_mps" || name == "is_mkldnn") {
     out = Value(false);
   } else if (name == "requires_grad") {
     out = Value(obj->requires_grad);
@@ -291,7 +292,7 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
   } else if (name == "grad") {
     out = obj->grad;
   } else if (name == "grad_fn") {
-    out = Value();
+    out = grad_fn_object(vm, *obj);
   } else if (name == "itemsize") {
     out = Value(int64_t(element_size(meta_tensor(vm, t, keep).dtype())));
   } else if (name == "nbytes") {

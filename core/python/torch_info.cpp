@@ -1,0 +1,153 @@
+// Small parts of torch's surface that programs read to decide what to do:
+// torch.finfo / torch.iinfo (a dtype's limits), torch.accelerator (the
+// device-neutral availability checks pytorch/examples use), and the autograd
+// node a tensor's grad_fn names.
+#include <cmath>
+#include <limits>
+
+#include "core/python/torch_convert.h"
+#include "core/python/vm.h"
+#include "core/tensor/half.h"
+
+namespace kiln::py {
+
+namespace {
+
+Ref<Class> info_class(VM& vm, const char* name) {
+  if (Ref<Class> c = vm.builtin_type(name)) return c;
+  auto cls = make<Class>(name, Ref<Class>());
+  cls->qualname = name;
+  cls->module = "torch";
+  set_attr_builtin(cls->dict, std::string(name) + ".__repr__", "__repr__", [name](VM& vm, const CallArgs& a) {
+    // finfo(resolution=1e-06, min=-3.40282e+38, max=3.40282e+38, eps=1.19209e-07, ...)
+    std::string out = std::string(name) + "(";
+    bool first = true;
+    a[0].as<Instance>()->dict->for_each([&](const Value& k, const Value& v) {
+      out += (first ? "" : ", ") + as_str(k) + "=" + (v.is_float() ? [&] {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", v.as_float());
+        return std::string(buf);
+      }() : vm.str_of(v));
+      first = false;
+    });
+    return str_value(out + ")");
+  });
+  vm.register_type(cls);
+  return cls;
+}
+
+DType dtype_or_default(const CallArgs& a, DType fallback) {
+  if (a.npos == 0 || a[0].is_none()) return fallback;
+  std::optional<DType> d = dtype_arg(a[0]);
+  if (!d) throw_type_error("finfo(): argument 'type' must be torch.dtype, not " + type_name(a[0]));
+  return *d;
+}
+
+template <class T>
+void float_limits(Instance* out, int bits, double resolution) {
+  auto set = [&](const char* k, Value v) { out->dict->set(str_value(k), std::move(v)); };
+  set("resolution", Value(resolution));
+  set("min", Value(double(std::numeric_limits<T>::lowest())));
+  set("max", Value(double(std::numeric_limits<T>::max())));
+  set("eps", Value(double(std::numeric_limits<T>::epsilon())));
+  set("smallest_normal", Value(double(std::numeric_limits<T>::min())));
+  set("tiny", Value(double(std::numeric_limits<T>::min())));
+  set("bits", Value(int64_t(bits)));
+}
+
+}  // namespace
+
+void install_torch_info(VM& vm, const Ref<Module>& torch) {
+  set_attr_builtin(torch->dict, "torch.finfo", "finfo", [](VM& vm, const CallArgs& a) {
+    const DType d = dtype_or_default(a, kDefaultFloat);
+    auto out = make<Instance>(info_class(vm, "finfo"));
+    switch (d) {
+      case DType::Float32: float_limits<float>(out.get(), 32, 1e-6); break;
+      case DType::Float64: float_limits<double>(out.get(), 64, 1e-15); break;
+      case DType::Float16:
+        out->dict->set(str_value("resolution"), Value(0.001));
+        out->dict->set(str_value("min"), Value(-65504.0));
+        out->dict->set(str_value("max"), Value(65504.0));
+        out->dict->set(str_value("eps"), Value(0.0009765625));
+        out->dict->set(str_value("smallest_normal"), Value(6.103515625e-05));
+        out->dict->set(str_value("tiny"), Value(6.103515625e-05));
+        out->dict->set(str_value("bits"), Value(int64_t(16)));
+        break;
+      case DType::BFloat16:
+        out->dict->set(str_value("resolution"), Value(0.01));
+        out->dict->set(str_value("min"), Value(-3.3895313892515355e+38));
+        out->dict->set(str_value("max"), Value(3.3895313892515355e+38));
+        out->dict->set(str_value("eps"), Value(0.0078125));
+        out->dict->set(str_value("smallest_normal"), Value(1.1754943508222875e-38));
+        out->dict->set(str_value("tiny"), Value(1.1754943508222875e-38));
+        out->dict->set(str_value("bits"), Value(int64_t(16)));
+        break;
+      default: throw_type_error("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'");
+    }
+    out->dict->set(str_value("dtype"), str_value(std::string(dtype_name(d))));
+    return Value(out);
+  });
+  set_attr_builtin(torch->dict, "torch.iinfo", "iinfo", [](VM& vm, const CallArgs& a) {
+    std::optional<DType> d = a.npos == 1 ? dtype_arg(a[0]) : std::nullopt;
+    if (!d || !is_integral(*d, true))
+      throw_type_error("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'");
+    auto out = make<Instance>(info_class(vm, "iinfo"));
+    int64_t lo = 0, hi = 1, bits = 8;
+    switch (*d) {
+      case DType::Bool: break;
+      case DType::UInt8: hi = 255; break;
+      case DType::Int8: lo = -128, hi = 127; break;
+      case DType::Int16: lo = -32768, hi = 32767, bits = 16; break;
+      case DType::Int32: lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max(), bits = 32; break;
+      default: lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max(), bits = 64; break;
+    }
+    out->dict->set(str_value("min"), Value(lo));
+    out->dict->set(str_value("max"), Value(hi));
+    out->dict->set(str_value("bits"), Value(bits));
+    out->dict->set(str_value("dtype"), str_value(std::string(dtype_name(*d))));
+    return Value(out);
+  });
+
+  // torch.accelerator: CUDA is Kiln's only accelerator.
+  Ref<Module> acc = make<Module>("torch.accelerator");
+  vm.add_module(acc);
+  torch->dict->set(str_value("accelerator"), Value(acc));
+  set_attr_builtin(acc->dict, "torch.accelerator.is_available", "is_available", [](VM& vm, const CallArgs&) {
+    return vm.call(vm.getattr(Value(vm.module("torch.cuda")), "is_available"), ValueVec{});
+  });
+  set_attr_builtin(acc->dict, "torch.accelerator.device_count", "device_count", [](VM& vm, const CallArgs&) {
+    return vm.call(vm.getattr(Value(vm.module("torch.cuda")), "device_count"), ValueVec{});
+  });
+  set_attr_builtin(acc->dict, "torch.accelerator.current_accelerator", "current_accelerator", [](VM& vm, const CallArgs& a) {
+    const bool available = vm.truth(vm.call(vm.getattr(Value(vm.module("torch.cuda")), "is_available"), ValueVec{}));
+    const Value* check = a.kwarg("check_available");
+    if (!available && check && vm.truth(*check)) return Value();
+    // PyTorch names the build's accelerator even when no device is present;
+    // Kiln's build is a CUDA one.
+    return Value(make<DeviceObj>("cuda", -1));
+  });
+  set_attr_builtin(acc->dict, "torch.accelerator.synchronize", "synchronize", [](VM&, const CallArgs&) { return Value(); });
+}
+
+// Tensor.grad_fn: an object named as PyTorch names the node ("AddBackward0");
+// its repr carries an object number where PyTorch prints an address.
+Value grad_fn_object(VM& vm, const TensorObj& t) {
+  if (t.grad_fn.empty()) return Value();
+  Ref<Class> cls = vm.builtin_type(t.grad_fn);
+  if (!cls || cls->module != "torch.autograd.graph") {
+    cls = make<Class>(t.grad_fn, Ref<Class>());
+    cls->qualname = t.grad_fn;
+    cls->module = "torch.autograd.graph";
+    const std::string name = t.grad_fn;
+    set_attr_builtin(cls->dict, name + ".name", "name", [name](VM&, const CallArgs&) { return str_value(name); });
+    set_attr_builtin(cls->dict, name + ".__repr__", "__repr__", [name](VM&, const CallArgs& a) {
+      char addr[32];
+      std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(a[0].obj()->serial));
+      return str_value("<" + name + " object at " + addr + ">");
+    });
+    vm.register_type(cls);
+  }
+  return Value(make<Instance>(cls));
+}
+
+}  // namespace kiln::py

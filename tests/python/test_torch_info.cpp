@@ -1,0 +1,77 @@
+// torch.finfo / torch.iinfo, torch.accelerator, Tensor.grad_fn and globals():
+// what programs read to choose a device, a tolerance or a configuration.
+// Expected values are PyTorch 2.11's (finfo and iinfo are the IEEE and
+// two's-complement limits) and CPython's.
+#include <QtTest/QtTest>
+
+#include "core/python/vm.h"
+
+using namespace kiln::py;
+
+namespace {
+
+std::string output_of(const std::string& source) {
+  std::string out, err;
+  VMOptions options;
+  options.out = [&out](std::string_view s) { out += s; };
+  options.err = [&err](std::string_view s) { err += s; };
+  VM vm(options);
+  kiln::Status s = vm.run_source(source, "prog.py");
+  if (!s.ok()) QTest::qFail((s.to_string() + "\n" + err).c_str(), __FILE__, __LINE__);
+  return out;
+}
+
+}  // namespace
+
+class TestTorchInfo : public QObject {
+  Q_OBJECT
+ private slots:
+  void finfo_and_iinfo() {
+    QCOMPARE(QString::fromStdString(output_of(
+                 "import torch\n"
+                 "f = torch.finfo(torch.float32)\n"
+                 "print(f.eps, f.max, f.tiny, f.bits, f.resolution)\n"
+                 "print(torch.finfo(torch.float16).max, torch.finfo(torch.bfloat16).eps, torch.finfo().bits)\n"
+                 "print(torch.finfo(torch.float64).eps)\n"
+                 "print(torch.iinfo(torch.int64).max, torch.iinfo(torch.uint8).max, torch.iinfo(torch.int8).min)\n")),
+             QString("1.1920928955078125e-07 3.4028234663852886e+38 1.1754943508222875e-38 32 1e-06\n"
+                     "65504.0 0.0078125 32\n"
+                     "2.220446049250313e-16\n"
+                     "9223372036854775807 255 -128\n"));
+  }
+
+  void accelerator_follows_cuda() {
+    QCOMPARE(QString::fromStdString(output_of(
+                 "import torch\n"
+                 "print(torch.accelerator.is_available() == torch.cuda.is_available())\n"
+                 "print(torch.accelerator.device_count() == torch.cuda.device_count())\n"
+                 "d = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device('cpu')\n"
+                 "print(d.type in ('cpu', 'cuda'))\n")),
+             QString("True\nTrue\nTrue\n"));
+  }
+
+  void grad_fn_names_the_node() {
+    QCOMPARE(QString::fromStdString(output_of(
+                 "import torch\n"
+                 "x = torch.ones(2, requires_grad=True)\n"
+                 "y = (x * 2).sum()\n"
+                 "print(x.grad_fn, y.grad_fn.name(), type(y.grad_fn).__name__, (x + 1).grad_fn is not None)\n"
+                 "print(str(y.grad_fn).startswith('<SumBackward0 object at 0x'), x.is_xpu, x.is_mps)\n")),
+             QString("None SumBackward0 SumBackward0 True\nTrue False False\n"));
+  }
+
+  void globals_is_the_module_namespace() {
+    QCOMPARE(QString::fromStdString(output_of("batch_size = 4\n"
+                                              "def configure():\n"
+                                              "    g = globals()\n"
+                                              "    g['batch_size'] = 8\n"
+                                              "    g['lr'] = 0.5\n"
+                                              "configure()\n"
+                                              "keys = [k for k in globals() if not k.startswith('_')]\n"
+                                              "print(batch_size, lr, 'configure' in keys)\n")),
+             QString("8 0.5 True\n"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTorchInfo)
+#include "test_torch_info.moc"
