@@ -214,6 +214,13 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
                                                     : bind_if_function(s->self, *v);
             return true;
           }
+        // Past the last base: object's own methods (super().__init__() in a class with no base).
+        if (Ref<Class> object = builtin_type("object"); object && (name == "__init__" || name == "__setattr__")) {
+          if (const Value* v = object->dict->find_str(name)) {
+            out = bind_if_function(s->self, *v);
+            return true;
+          }
+        }
         return false;
       }
       case ObjKind::Tensor:

@@ -65,3 +65,18 @@ print(type(Shape.__dict__ if False else s.__dict__).__name__, "h" in s.__dict__)
 s.__dict__["h"] = 10
 print(s.h, s.area)
 print(Shape.w.fget(s), isinstance(Shape.w, property))
+
+
+# super().__init__() reaches object's when no base defines one.
+class Plain:
+    def __init__(self, x):
+        super().__init__()
+        self.x = x
+
+
+class Derived(Plain):
+    def __init__(self):
+        super(Derived, self).__init__(7)
+
+
+print(Derived().x, type(Plain(1)).__name__)
