@@ -649,6 +649,7 @@ const std::map<std::string, std::string, std::less<>>& class_modules() {
       {"Module", "torch.nn.modules.module"},         {"Sequential", "torch.nn.modules.container"},
       {"ModuleList", "torch.nn.modules.container"},  {"ModuleDict", "torch.nn.modules.container"},
       {"Identity", "torch.nn.modules.linear"},       {"Linear", "torch.nn.modules.linear"},
+      {"DataParallel", "torch.nn.parallel.data_parallel"},
       {"Conv1d", "torch.nn.modules.conv"},           {"Conv2d", "torch.nn.modules.conv"},
       {"BatchNorm1d", "torch.nn.modules.batchnorm"}, {"BatchNorm2d", "torch.nn.modules.batchnorm"},
       {"LayerNorm", "torch.nn.modules.normalization"}, {"Embedding", "torch.nn.modules.sparse"},
@@ -724,6 +725,12 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
       if (!name.starts_with("_") || target->name == "torch.nn.init") target->dict->set(k, v);
     }
   });
+  if (target->name == "torch.nn") {
+    auto parallel = make<Module>("torch.nn.parallel");
+    vm.add_module(parallel);
+    if (const Value* dp = globals->find_str("DataParallel")) parallel->dict->set(str_value("DataParallel"), *dp);
+    if (const Value* f = globals->find_str("_data_parallel")) parallel->dict->set(str_value("data_parallel"), *f);
+  }
   // PyTorch's functional.py defines these; here they live beside the modules that call them.
   if (target->name == "torch.nn")
     if (Ref<Module> functional = vm.module("torch.nn.functional"))

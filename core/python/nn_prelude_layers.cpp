@@ -13,6 +13,31 @@ def _ntuple(x, n):
     return tuple([x] * n)
 
 
+class DataParallel(Module):
+    # Without an accelerator PyTorch's DataParallel keeps no devices and calls
+    # its module; replicating over GPUs is not modelled.
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        if torch.cuda.is_available():
+            _kiln.raise_unsupported("nn.DataParallel over CUDA devices (Kiln runs one device; call the module itself)")
+        self.module = module
+        self.device_ids = []
+        self.dim = dim
+
+    def forward(self, *inputs, **kwargs):
+        return self.module(*inputs, **kwargs)
+
+
+def _data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
+    if torch.cuda.is_available():
+        _kiln.raise_unsupported("nn.parallel.data_parallel over CUDA devices (Kiln runs one device; call the module itself)")
+    if not isinstance(inputs, tuple):
+        inputs = (inputs,) if inputs is not None else ()
+    if module_kwargs is None:
+        module_kwargs = {}
+    return module(*inputs, **module_kwargs)
+
+
 class Identity(Module):
     def __init__(self, *args, **kwargs):
         super().__init__()

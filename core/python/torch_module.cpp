@@ -337,6 +337,8 @@ CpuGenerator& generator_at(VM& vm, const Value& handle) {
 void install_prelude_helpers(VM& vm) {
   auto k = new_module(vm, "torch._kiln");
   def(k, "raise_error", [](VM&, const CallArgs& a) -> Value { throw PyError(as_str(a[0]), as_str(a[1])); });
+  // What the preludes cannot do exactly: NotImplementedError, exit code 3.
+  def(k, "raise_unsupported", [](VM&, const CallArgs& a) -> Value { throw_unsupported(as_str(a[0])); });
   def(k, "instance_dict", [](VM&, const CallArgs& a) -> Value {
     if (!a[0].is(ObjKind::Instance)) throw_type_error("instance_dict() expects an instance");
     return Value(a[0].as<Instance>()->dict);

@@ -1,5 +1,6 @@
-// torch.finfo / torch.iinfo, torch.accelerator, Tensor.grad_fn and globals():
-// what programs read to choose a device, a tolerance or a configuration.
+// torch.finfo / torch.iinfo, torch.accelerator, nn.DataParallel, Tensor.grad_fn
+// and globals(): what programs read to choose a device, a tolerance or a
+// configuration.
 // Expected values are PyTorch 2.11's (finfo and iinfo are the IEEE and
 // two's-complement limits) and CPython's.
 #include <QtTest/QtTest>
@@ -48,6 +49,23 @@ class TestTorchInfo : public QObject {
                  "d = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device('cpu')\n"
                  "print(d.type in ('cpu', 'cuda'))\n")),
              QString("True\nTrue\nTrue\n"));
+  }
+
+  // Without CUDA, PyTorch's DataParallel keeps no devices and calls its module.
+  void data_parallel_without_an_accelerator() {
+    if (output_of("import torch\nprint(torch.cuda.is_available())\n") == "True\n")
+      QSKIP("a CUDA device is present: DataParallel is refused there (exit 3)");
+    QCOMPARE(QString::fromStdString(output_of(
+                 "import torch\nimport torch.nn as nn\nimport torch.nn.parallel\n"
+                 "torch.manual_seed(0)\n"
+                 "lin = nn.Linear(2, 1)\n"
+                 "m = nn.DataParallel(lin)\n"
+                 "print(m)\n"
+                 "print(list(m.state_dict().keys()), torch.equal(m(torch.ones(1, 2)), lin(torch.ones(1, 2))))\n"
+                 "print(nn.parallel.data_parallel(nn.Identity(), torch.ones(2), None))\n")),
+             QString("DataParallel(\n  (module): Linear(in_features=2, out_features=1, bias=True)\n)\n"
+                     "['module.weight', 'module.bias'] True\n"
+                     "tensor([1., 1.])\n"));
   }
 
   void grad_fn_names_the_node() {
