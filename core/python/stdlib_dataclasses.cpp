@@ -172,6 +172,7 @@ def stack():
 const char* const kDataclassesSource = R"PY(# dataclasses, after CPython 3.12's: the fields are the class body's
 # annotated names (their annotations are strings, as under PEP 563).
 import _kiln_std
+from typing import _missing_error  # CPython's "missing N required positional arguments" text
 
 
 class _MISSING_TYPE:
@@ -226,19 +227,6 @@ def _is_classvar(text):
 
 def _is_mutable_default(value):
     return isinstance(value, list) or isinstance(value, dict)
-
-
-def _missing_error(where, missing):
-    quoted = ["'" + m + "'" for m in missing]
-    if len(quoted) == 1:
-        text = quoted[0]
-    elif len(quoted) == 2:
-        text = quoted[0] + " and " + quoted[1]
-    else:
-        text = ", ".join(quoted[:-1]) + ", and " + quoted[-1]
-    n = len(missing)
-    _kiln_std.raise_error("TypeError", where + " missing " + str(n) + " required positional argument" +
-                          ("" if n == 1 else "s") + ": " + text)
 
 
 def _make_init(cls, fields, frozen):

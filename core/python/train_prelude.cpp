@@ -218,24 +218,33 @@ class CosineAnnealingLR(LRScheduler):
         return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2 for base_lr in self.base_lrs]
 
 
+# LambdaLR's and MultiplicativeLR's: one function per parameter group, and a
+# state_dict that keeps no functions (PyTorch saves only callable objects' dicts).
+def _lr_lambdas(optimizer, lr_lambda):
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda] * len(optimizer.param_groups)
+    if len(lr_lambda) != len(optimizer.param_groups):
+        _raise("ValueError", f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+    return list(lr_lambda)
+
+
+def _state_without_lambdas(scheduler):
+    out = {}
+    for k, v in _kiln.instance_dict(scheduler).items():
+        if k != "optimizer" and k != "lr_lambdas":
+            out[k] = v
+    out["lr_lambdas"] = [None] * len(scheduler.lr_lambdas)
+    return out
+
+
 class LambdaLR(LRScheduler):
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                _raise("ValueError", f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
-        out = {}
-        for k, v in _kiln.instance_dict(self).items():
-            if k != "optimizer" and k != "lr_lambdas":
-                out[k] = v
-        out["lr_lambdas"] = [None] * len(self.lr_lambdas)
-        return out
+        return _state_without_lambdas(self)
 
     def get_lr(self):
         return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
@@ -244,21 +253,11 @@ class LambdaLR(LRScheduler):
 class MultiplicativeLR(LRScheduler):
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                _raise("ValueError", f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
-        out = {}
-        for k, v in _kiln.instance_dict(self).items():
-            if k != "optimizer" and k != "lr_lambdas":
-                out[k] = v
-        out["lr_lambdas"] = [None] * len(self.lr_lambdas)
-        return out
+        return _state_without_lambdas(self)
 
     def get_lr(self):
         if not self._is_initial and self.last_epoch > 0:
