@@ -29,6 +29,7 @@ constexpr StdModule kModules[] = {
     {"functools", load_functools},
     {"heapq", load_heapq},
     {"inspect", load_inspect},
+    {"io", load_io},
     {"itertools", load_itertools},
     {"json", load_json},
     {"logging", load_logging},
