@@ -127,6 +127,30 @@ void install_torch_info(VM& vm, const Ref<Module>& torch) {
     return Value(make<DeviceObj>("cuda", -1));
   });
   set_attr_builtin(acc->dict, "torch.accelerator.synchronize", "synchronize", [](VM&, const CallArgs&) { return Value(); });
+
+  // Modules programs import for an optional path (an ONNX export behind a flag,
+  // a hub download): importing works; calling their functions is refused by name.
+  const std::pair<const char*, std::vector<std::pair<const char*, const char*>>> refused_modules[] = {
+      {"torch.onnx", {{"export", "torch.onnx.export (it writes a file; Kiln's programs write none)"}}},
+      {"torch.jit",
+       {{"trace", "torch.jit.trace (TorchScript is not modelled; torch.compile is)"},
+        {"script", "torch.jit.script (TorchScript is not modelled; torch.compile is)"},
+        {"save", "torch.jit.save (it writes a file)"},
+        {"load", "torch.jit.load (it reads a file)"}}},
+      {"torch.hub",
+       {{"load", "torch.hub.load (it downloads code and weights)"},
+        {"load_state_dict_from_url", "torch.hub.load_state_dict_from_url (it downloads weights)"}}},
+  };
+  for (const auto& [name, functions] : refused_modules) {
+    Ref<Module> m = make<Module>(name);
+    vm.add_module(m);
+    torch->dict->set(str_value(std::string(name).substr(6)), Value(m));
+    for (const auto& [fn, why] : functions) {
+      const std::string message = why;
+      set_attr_builtin(m->dict, std::string(name) + "." + fn, fn,
+                       [message](VM&, const CallArgs&) -> Value { throw_unsupported(message); });
+    }
+  }
 }
 
 // Tensor.grad_fn: an object named as PyTorch names the node ("AddBackward0");

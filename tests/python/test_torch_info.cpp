@@ -68,6 +68,22 @@ class TestTorchInfo : public QObject {
                      "tensor([1., 1.])\n"));
   }
 
+  // A module imported for an optional path imports; its functions are refused
+  // by name with exit code 3.
+  void optional_modules_import_and_refuse_their_calls() {
+    QCOMPARE(QString::fromStdString(output_of("import torch\nimport torch.onnx\nimport torch.jit\nimport torch.hub\nprint('imported')\n")),
+             QString("imported\n"));
+    VMOptions options;
+    options.out = [](std::string_view) {};
+    options.err = [](std::string_view) {};
+    VM vm(options);
+    int code = -1;
+    kiln::Status s = vm.run_source("import torch\nf = torch.jit.trace(lambda x: x, (torch.ones(1),))\n", "prog.py", &code);
+    QCOMPARE(code, 3);
+    QVERIFY2(s.message().find("torch.jit.trace (TorchScript is not modelled") != std::string::npos, s.to_string().c_str());
+    QCOMPARE(s.where().line, 2);
+  }
+
   void grad_fn_names_the_node() {
     QCOMPARE(QString::fromStdString(output_of(
                  "import torch\n"
