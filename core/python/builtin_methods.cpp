@@ -371,6 +371,26 @@ void install_builtin_methods(VM& vm) {
     self_dict(a).erase(a[1]);
     return out;
   });
+  method(dict, "popitem", [](VM& vm, const CallArgs& a) {
+    note_mutation(vm, a[0]);
+    need(a, 0, 0, "popitem");
+    Dict& d = self_dict(a);
+    for (auto it = d.entries.rbegin(); it != d.entries.rend(); ++it) {
+      if (!it->live) continue;
+      Value key = it->key, value = it->value;
+      d.erase(key);
+      return tuple_value({key, value});
+    }
+    throw PyError("KeyError", "'popitem(): dictionary is empty'");
+  });
+  // dict.fromkeys(iterable, value=None), called on the class (no receiver).
+  method(dict, "fromkeys", [](VM& vm, const CallArgs& a) {
+    if (a.npos < 1 || a.npos > 2) throw_type_error("fromkeys expected at least 1 argument, got " + std::to_string(a.npos));
+    auto d = make<Dict>();
+    Value value = a.npos > 1 ? a[1] : Value();
+    for (const Value& k : vm.to_vector(a[0])) d->set(k, value);
+    return Value(d);
+  });
   method(dict, "setdefault", [](VM& vm, const CallArgs& a) {
     note_mutation(vm, a[0]);
     need(a, 1, 2, "setdefault");

@@ -1,0 +1,18 @@
+# Builtins, formatting and container methods programs use everywhere.
+d = {"a": 1, "b": 2}
+print(dict.fromkeys(["x", "y"], 0), d.popitem(), d)
+print([1, 2, 3].index(2), (1, 2, 2).count(2), sorted({"b": 1, "a": 2}.items(), key=lambda kv: kv[1]))
+print(max([3, 1, 2], key=lambda v: -v), min("abc"), sum([[1], [2]], []))
+print(" ".join(map(str, range(3))), list(zip(*[(1, 2), (3, 4)])))
+print(int("ff", 16), float("1e-3"), round(2.675, 2), divmod(-7, 2), abs(-3.5))
+print("{:>8.3f}|{:<5}|{:^7}|{:+d}|{:,}".format(3.14159, "ab", "mid", 5, 1234567))
+print(f"{12345.678:,.2f} {0.5:.1%} {255:#x} {7:03d}")
+print(any(x > 2 for x in [1, 3]), all([]), list(reversed("abc")), list(enumerate("ab", 1)))
+a = [5, 3, 1]; a.sort(reverse=True); print(a, a[::-1], a[-2:])
+print(isinstance(True, int), type(1.0).__name__, bool([]), 7 // 2, -7 // 2, 7 % -3, 2 ** -1)
+s = "Hello"; print(s * 2, s[1:4], s.lower().count("l"), "l" in s, s.encode if False else "")
+print(list(filter(None, [0, 1, 2])), [x for x in range(10) if x % 3 == 0])
+x = [1, [2, 3]]; y = x.copy(); y[1].append(4); print(x)
+print(round(3.5), round(4.5), round(-0.5), int(-3.7), float("inf") > 1e308)
+import math; print(math.floor(-2.5), math.ceil(2.1), math.log(math.e), math.isnan(float("nan")))
+print(str(1e16), str(1.0e-5), repr(0.1 + 0.2), 1e300 * 1e10)
