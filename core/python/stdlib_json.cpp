@@ -11,6 +11,7 @@
 #include "core/python/compiler.h"
 #include "core/python/stdlib.h"
 #include "core/python/vm.h"
+#include "core/util/utf8.h"
 
 namespace kiln::py {
 
@@ -233,24 +234,6 @@ class Decoder {
     std::string text = s_.substr(start, p - start);
     if (is_float) return Value(std::strtod(text.c_str(), nullptr));
     return int_parse(text, 10);
-  }
-
-  void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += char(cp);
-    } else if (cp < 0x800) {
-      out += char(0xC0 | (cp >> 6));
-      out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += char(0xE0 | (cp >> 12));
-      out += char(0x80 | ((cp >> 6) & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    } else {
-      out += char(0xF0 | (cp >> 18));
-      out += char(0x80 | ((cp >> 12) & 0x3F));
-      out += char(0x80 | ((cp >> 6) & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    }
   }
 
   uint32_t hex4(size_t at) {

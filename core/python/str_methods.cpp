@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/python/vm.h"
+#include "core/util/utf8.h"
 
 namespace kiln::py {
 
@@ -311,22 +312,7 @@ void install_str_methods(VM& vm) {
     const int64_t c = to_index(a[0], "chr()");
     if (c < 0 || c > 0x10FFFF) throw PyError("ValueError", "chr() arg not in range(0x110000)");
     std::string out;
-    auto u = uint32_t(c);
-    if (u < 0x80) {
-      out += char(u);
-    } else if (u < 0x800) {
-      out += char(0xC0 | (u >> 6));
-      out += char(0x80 | (u & 0x3F));
-    } else if (u < 0x10000) {
-      out += char(0xE0 | (u >> 12));
-      out += char(0x80 | ((u >> 6) & 0x3F));
-      out += char(0x80 | (u & 0x3F));
-    } else {
-      out += char(0xF0 | (u >> 18));
-      out += char(0x80 | ((u >> 12) & 0x3F));
-      out += char(0x80 | ((u >> 6) & 0x3F));
-      out += char(0x80 | (u & 0x3F));
-    }
+    append_utf8(out, char32_t(c));
     return str_value(std::move(out));
   });
   set_attr_builtin(b, "ord", "ord", [](VM&, const CallArgs& a) {

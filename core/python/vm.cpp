@@ -635,11 +635,12 @@ Value VM::build_class(const Value& body, const std::string& name, ValueVec bases
   cls->dict->for_each([&](const Value&, const Value& v) {
     if (v.is(ObjKind::Function)) v.as<Function>()->owner = cls.get();
     // A method wrapped by staticmethod/classmethod still needs its class for super().
-    if (descriptor_kind(v) != Descriptor::None)
-      if (const Value* fn = v.as<Instance>()->dict->find_str(descriptor_kind(v) == Descriptor::Property ? "fget" : "__func__");
-          fn && fn->is(ObjKind::Function))
-        fn->as<Function>()->owner = cls.get();
-    if (descriptor_kind(v) == Descriptor::Property) cls->has_property = true;
+    const Descriptor kind = descriptor_kind(v);
+    if (kind == Descriptor::None) return;
+    if (const Value* fn = v.as<Instance>()->dict->find_str(kind == Descriptor::Property ? "fget" : "__func__");
+        fn && fn->is(ObjKind::Function))
+      fn->as<Function>()->owner = cls.get();
+    if (kind == Descriptor::Property) cls->has_property = true;
   });
   // As CPython, the nearest base's __init_subclass__ (an implicit classmethod)
   // sees each new subclass: enum.Enum makes its members there.
