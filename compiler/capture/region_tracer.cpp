@@ -75,7 +75,7 @@ size_t stack_pops(const py::Instr& in) {
     case Op::LoadAttr: case Op::UnaryOp: case Op::PopJumpIfFalse: case Op::PopJumpIfTrue: case Op::GetIter:
     case Op::ListAppend: case Op::ListExtend: case Op::ListToTuple: case Op::DictUpdate: case Op::UnpackSequence:
     case Op::UnpackEx: case Op::ReturnValue: case Op::WithEnter: case Op::WithExit: case Op::CheckExcMatch:
-    case Op::PopExcept: case Op::Raise: case Op::Reraise:
+    case Op::PopExcept: case Op::Raise: case Op::Reraise: case Op::DeleteAttr:
       return 1;
     case Op::StoreAttr: case Op::BinarySubscr: case Op::DeleteSubscr: case Op::BinaryOp: case Op::InplaceOp:
     case Op::CompareOp: case Op::MapAdd: case Op::WithExceptExit:

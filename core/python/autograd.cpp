@@ -193,6 +193,37 @@ void set_history(TensorObj* t, std::shared_ptr<Node> node, uint32_t output_nr) {
 
 // ---- the engine ----
 
+namespace {
+
+using Retained = std::vector<Ref<TensorObj>>;
+
+Retained& retained(VM& vm) {
+  auto& slot = vm.extensions["kiln.retained_grads"];
+  if (!slot) slot = std::make_shared<Retained>();
+  return *static_cast<Retained*>(slot.get());
+}
+
+// A retained tensor's .grad gets the gradient of its node's output.
+void fill_retained(TensorObj& t, const Tensor& g) {
+  if (t.grad.is(ObjKind::Tensor)) {
+    t.grad = tensor_value(add_grads(t.grad.as<TensorObj>()->t, g));
+  } else {
+    t.grad = tensor_value(g.clone());
+  }
+  t.grad.as<TensorObj>()->device = t.device;
+}
+
+}  // namespace
+
+void retain_grad(VM& vm, TensorObj* t) {
+  if (t->retains_grad) return;
+  Retained& list = retained(vm);
+  // Tensors only this list still holds are gone for the program.
+  std::erase_if(list, [](const Ref<TensorObj>& r) { return r->refs == 1; });
+  t->retains_grad = true;
+  list.push_back(Ref<TensorObj>(t));
+}
+
 void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<Tensor>>& grads,
               bool retain_graph) {
   if (!g_factory)
@@ -243,6 +274,12 @@ void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<st
     }
   }
 
+  // Retained non-leaves reached by this pass, by the node that makes them
+  // (their current node: an in-place write moves the tensor to a new one).
+  std::unordered_map<Node*, std::vector<TensorObj*>> retained_at;
+  for (const Ref<TensorObj>& r : retained(vm))
+    if (r->refs > 1 && r->grad_node && seen.count(r->grad_node.get())) retained_at[r->grad_node.get()].push_back(r.get());
+
   std::unordered_map<Node*, Node::Grads> buffers;
   auto deliver = [&](const Edge& e, const Tensor& g) {
     Node::Grads& b = buffers[e.node.get()];
@@ -265,6 +302,9 @@ void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<st
       Node::Grads in = std::move(buffers[n]);
       buffers.erase(n);
       in.resize(n->num_outputs);
+      if (auto it = retained_at.find(n); it != retained_at.end())
+        for (TensorObj* t : it->second)
+          if (t->output_nr < in.size() && in[t->output_nr]) fill_retained(*t, *in[t->output_nr]);
       // A backward pass is one VM call that may run for seconds: the time
       // limit and cancellation are checked per node, not per instruction.
       vm.check_deadline();

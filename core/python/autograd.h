@@ -107,6 +107,11 @@ Edge edge_of(TensorObj* t);
 // that the node stands for).
 void set_history(TensorObj* t, std::shared_ptr<Node> node, uint32_t output_nr);
 
+// Tensor.retain_grad() on a non-leaf `t`: later backward passes through its
+// node also fill t.grad (accumulating, as PyTorch's retains_grad hook), for as
+// long as the program holds the tensor.
+void retain_grad(VM& vm, TensorObj* t);
+
 // Tensor.backward(): runs the graph from `roots` with `grads` (an implicit
 // 1.0 for a one-element root with no gradient given) and accumulates into the
 // .grad of the leaves reached. Frees the graph unless `retain_graph`.

@@ -578,6 +578,11 @@ void install_builtins(VM& vm) {
     generator->module = "builtins";
     generator->builtin = 1;
     vm.register_type(generator);
+    // type(...) is `ellipsis`, also not a builtin name.
+    auto ellipsis_type = make<Class>("ellipsis", Ref<Class>());
+    ellipsis_type->module = "builtins";
+    ellipsis_type->builtin = 1;
+    vm.register_type(ellipsis_type);
   }
   type("builtin_function_or_method", nullptr);
   type("module", nullptr);

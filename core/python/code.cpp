@@ -74,6 +74,7 @@ const char* op_name(Op op) {
     case Op::BuildSet: return "BuildSet";
     case Op::DeleteFast: return "DeleteFast";
     case Op::DeleteSubscr: return "DeleteSubscr";
+    case Op::DeleteAttr: return "DeleteAttr";
   }
   return "?";
 }
@@ -139,6 +140,7 @@ std::string arg_text(const Code& code, const Instr& in) {
     case Op::StoreName:
     case Op::LoadAttr:
     case Op::StoreAttr:
+    case Op::DeleteAttr:
     case Op::ImportName:
     case Op::ImportModule:
     case Op::ImportFrom: return named(entry(code.names, a));

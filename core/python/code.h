@@ -95,6 +95,7 @@ enum class Op : uint8_t {
   RaiseAssert, // pops message (or None when arg == 0): raises AssertionError at this instruction's location
   DeleteFast,  // unbinds varnames[arg]
   DeleteSubscr,// pops container, key: del container[key]
+  DeleteAttr,  // pops obj: del obj.names[arg]
 };
 
 enum class BinaryOpKind : uint8_t { Add, Sub, Mul, TrueDiv, FloorDiv, Mod, Pow, MatMul, LShift, RShift, And, Or, Xor };

@@ -263,7 +263,12 @@ void Compiler::compile_delete(const Expr& t) {
       emit(Op::DeleteSubscr, 0, t.pos);
       return;
     }
-    case ExprKind::Attribute: unsupported(t.pos, "del of an attribute", "assign None to it instead");
+    case ExprKind::Attribute: {
+      const auto& a = static_cast<const Attribute&>(t);
+      expr(*a.value);
+      emit(Op::DeleteAttr, add_name(a.attr), t.pos);
+      return;
+    }
     case ExprKind::Tuple:
       for (const ExprPtr& e : static_cast<const Tuple&>(t).elts) compile_delete(*e);
       return;

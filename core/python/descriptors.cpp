@@ -1,6 +1,8 @@
 // staticmethod, classmethod and property: Python source run when a VM starts;
 // the VM's attribute lookup (vm_ops.cpp) recognises their instances in a
-// class's namespace and binds them as CPython's descriptors do.
+// class's namespace and binds them as CPython's descriptors do, as it does
+// instances of user classes defining __get__ (functools.cached_property,
+// torch.distributions' lazy_property).
 #include "core/python/compiler.h"
 #include "core/python/prelude.h"
 #include "core/python/vm.h"
@@ -61,6 +63,8 @@ VM::Descriptor VM::descriptor_kind(const Value& v) const {
     found = builtins_->find_str(name);
     if (found && found->is(ObjKind::Class) && c->is_subclass_of(found->as<Class>())) return kind;
   }
+  if (c->builtin < 0 && c->lookup("__get__"))
+    return c->lookup("__set__") || c->lookup("__delete__") ? Descriptor::DataGet : Descriptor::Get;
   return Descriptor::None;
 }
 
@@ -76,6 +80,9 @@ Value VM::bind_class_attr(const Value& self, Class* cls, const Value& attr) {
       if (fget.is_none()) throw PyError("AttributeError", "property of '" + cls->name + "' object has no getter");
       return call(fget, ValueVec{self});
     }
+    case Descriptor::Get:
+    case Descriptor::DataGet:
+      return call(*attr.as<Instance>()->cls->lookup("__get__"), ValueVec{attr, self, Value(Ref<Class>(cls))});
     case Descriptor::None: break;
   }
   return self.is_none() ? attr : bind_if_function(self, attr);

@@ -278,6 +278,7 @@ struct TensorObj : Object {
   Tensor t;                  // real data, or a meta tensor while it is fake
   bool requires_grad = false;
   bool is_parameter = false;
+  bool retains_grad = false;  // retain_grad() on a non-leaf: backward fills its .grad too
   std::string grad_fn;       // name shown in repr ("AddBackward0"); empty for leaves
   Value grad;
   // Eager autograd (core/python/autograd.h): the node that made this tensor

@@ -824,6 +824,7 @@ std::string defining_module(std::string_view name) {
 // torch.optim.optimizer. A failure is Kiln's bug; it is reported on the VM's
 // error stream so that programs not using torch.optim still run.
 void install_training_preludes(VM& vm);  // train_prelude.cpp
+void install_distributions_prelude(VM& vm);  // distributions_prelude.cpp
 
 namespace {
 
@@ -856,6 +857,7 @@ void install_optim(VM& vm) {
 // programs without an optimizer do not compile it.
 void install_optim_prelude(VM& vm) {
   install_training_preludes(vm);
+  install_distributions_prelude(vm);
   vm.add_lazy_module("torch.optim", install_optim);
   vm.add_lazy_module("torch.optim.optimizer", install_optim);
 }

@@ -9,10 +9,10 @@ namespace kiln::py {
 namespace detail {
 
 Parser::DepthGuard::DepthGuard(Parser& p, Pos where) : parser_(p) {
-  if (++*parser_.depth_ > kMaxNesting) {
+  if (++*parser_.depth_ > kMaxSyntaxNesting) {
     --*parser_.depth_;
     parser_.fail(where, "too many nested parentheses, brackets or blocks (more than " +
-                            std::to_string(kMaxNesting) + ")");
+                            std::to_string(kMaxSyntaxNesting) + ")");
   }
 }
 

@@ -13,7 +13,7 @@ namespace kiln::py {
 
 // Brackets, unary operators, lambdas, f-string fields and indented blocks nest
 // at most this deep; deeper input is a SyntaxError rather than a stack overflow.
-inline constexpr int kMaxNesting = 200;
+inline constexpr int kMaxSyntaxNesting = 200;
 // Expression trees are at most this tall (a + a + ... chains grow them without nesting).
 inline constexpr int kMaxExpressionHeight = 1000;
 

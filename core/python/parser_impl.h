@@ -26,7 +26,7 @@ class Parser {
  private:
   enum class TargetUse { Assign, AugAssign, Delete };
 
-  // Counts nesting for as long as it lives; fails past kMaxNesting.
+  // Counts nesting for as long as it lives; fails past kMaxSyntaxNesting.
   class DepthGuard {
    public:
     DepthGuard(Parser& p, Pos where);

@@ -20,6 +20,7 @@ constexpr StdModule kModules[] = {
     {"__future__", load_future},
     {"abc", load_abc},
     {"argparse", load_argparse},
+    {"ast", load_ast},
     {"bisect", load_bisect},
     {"collections", load_collections},
     {"contextlib", load_contextlib},

@@ -49,6 +49,7 @@ void load_functools(VM& vm, const Ref<Module>& m);
 void load_itertools(VM& vm, const Ref<Module>& m);    // stdlib_itertools.cpp
 void load_copy(VM& vm, const Ref<Module>& m);
 void load_argparse(VM& vm, const Ref<Module>& m);     // stdlib_argparse.cpp
+void load_ast(VM& vm, const Ref<Module>& m);          // stdlib_ast.cpp: literal_eval
 void load_logging(VM& vm, const Ref<Module>& m);     // stdlib_logging.cpp
 void load_operator(VM& vm, const Ref<Module>& m);    // stdlib_operator.cpp
 void load_contextlib(VM& vm, const Ref<Module>& m);

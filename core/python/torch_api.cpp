@@ -45,7 +45,7 @@ const Registry& registry() {
         "Tensor.normal_", "Tensor.bernoulli_", "Tensor.random_", "Tensor.exponential_", "torch.dropout",
         "torch.dropout_", "torch.feature_dropout", "torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
         "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
-        "torch.nn.functional.scaled_dot_product_attention"};
+        "torch.nn.functional.scaled_dot_product_attention", "torch.multinomial", "Tensor.multinomial"};
     for (const char* name : kRandom) {
       auto it = reg.by_name.find(name);
       KILN_CHECK(it != reg.by_name.end(), "random callable missing: ", name);
@@ -338,7 +338,7 @@ std::vector<std::string> modules() {
 }
 
 Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargList& kwargs, Mode mode,
-                         CallInfo* info) {
+                         CallInfo* info, CpuGenerator* generator) {
   if (c.is_method && (args.empty() || !args[0].is_tensor()))
     return Status::error("descriptor '" + c.name + "' for 'torch._C.TensorBase' objects needs a Tensor as self");
   try {
@@ -356,7 +356,7 @@ Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargLi
           check_device(bound[i]);
           if (!bound[i].is_none()) device = device_name(bound[i]);
         }
-      Bound b(*sig, std::move(bound), mode);
+      Bound b(*sig, std::move(bound), mode, generator);
       ValueList result = sig->handler(b);
       // Ops returning Tensor[] give one List; the Python tuple holds its items.
       if (sig->result == ResultKind::Tuple && result.size() == 1 && result[0].is_list())

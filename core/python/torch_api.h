@@ -23,6 +23,10 @@
 #include "core/python/code.h"
 #include "core/util/status.h"
 
+namespace kiln {
+class CpuGenerator;
+}
+
 namespace kiln::torchapi {
 
 enum class Mode { Eager, Meta };
@@ -116,9 +120,11 @@ struct CallInfo {
 // Calls `c` with Python positional and keyword arguments (for methods args[0] is
 // self). Picks the first matching overload like PyTorch's parser; a mismatch is
 // an error worded like PyTorch's ("sum() received an invalid combination of
-// arguments - got (Tensor, str), but expected one of: ...").
+// arguments - got (Tensor, str), but expected one of: ..."). Random draws come
+// from `generator` when given (the call's torch.Generator, passed as None in
+// `kwargs`), else from the default generator.
 Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargList& kwargs, Mode mode,
-                         CallInfo* info = nullptr);
+                         CallInfo* info = nullptr, CpuGenerator* generator = nullptr);
 
 // The legacy tensor type name of a dtype, as Tensor.type() and autograd's
 // messages print it: "torch.FloatTensor", "torch.LongTensor".

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/python/torch_api.h"
+#include "core/tensor/generator.h"
 
 namespace kiln::torchapi::detail {
 
@@ -73,7 +74,8 @@ Signature parse_signature(std::string_view name, std::string_view text);
 // The bound arguments of one call, in signature order with defaults filled in.
 class Bound {
  public:
-  Bound(const Signature& sig, ValueList values, Mode mode) : sig_(&sig), v_(std::move(values)), mode_(mode) {}
+  Bound(const Signature& sig, ValueList values, Mode mode, CpuGenerator* generator = nullptr)
+      : sig_(&sig), v_(std::move(values)), mode_(mode), generator_(generator) {}
   Mode mode() const { return mode_; }
   bool meta() const { return mode_ == Mode::Meta; }
   const Signature& signature() const { return *sig_; }
@@ -93,6 +95,8 @@ class Bound {
   std::vector<int64_t> ints(size_t i) const { return v_[i].to_int_list(); }
   std::optional<DType> opt_dtype(size_t i) const;
   const std::string& str(size_t i) const { return v_[i].to_string(); }
+  // The generator random draws come from: the call's generator= or the default one.
+  CpuGenerator& rng() const { return generator_ ? *generator_ : default_cpu_generator(); }
 
   // A handler that decides at run time to return argument `i` itself (mutated in
   // place, or unchanged: F.relu(x, inplace=True), F.dropout(x, training=False)).
@@ -104,6 +108,7 @@ class Bound {
   const Signature* sig_;
   ValueList v_;
   Mode mode_;
+  CpuGenerator* generator_;
 };
 
 // ---- running ATen ops in a mode; errors are thrown as kiln::Error ----

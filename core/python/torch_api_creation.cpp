@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/ops/layout_util.h"
+#include "core/ops/pointwise_kernels.h"
 #include "core/ops/registry.h"
 #include "core/python/torch_api_binding.h"
 #include "core/tensor/generator.h"
@@ -182,12 +183,6 @@ void factories(Table& t) {
 
 // ---------------------------------------------------------------- random
 
-void no_generator(const Bound& b) {
-  for (size_t i = 0; i < b.size(); ++i)
-    if (b.signature().params[i].name == "generator")
-      KILN_USER_CHECK(b[i].is_none(), "torch.Generator objects are not supported by Kiln: use torch.manual_seed");
-}
-
 // An uninitialised tensor of `sizes` for a random fill (meta in Meta mode).
 Tensor fresh(const Bound& b, const Shape& sizes, DType dtype) {
   if (b.meta()) return Tensor::meta(sizes, dtype);
@@ -209,26 +204,61 @@ DType float_dtype(const Bound& b, const char* what) {
   return d;
 }
 
+// torch.multinomial as ATen's multinomial_out: without replacement (or for one
+// sample) the Gumbel trick, argmax / topk of p / q with q ~ Exp(1) drawn by
+// exponential_; with replacement a search of the cumulative distribution.
+Tensor multinomial(const Bound& b) {
+  const Tensor& self = b.tensor(0);
+  const int64_t n_sample = b.integer(1);
+  const bool replacement = b.boolean(2);
+  KILN_USER_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  KILN_USER_CHECK(is_floating(self.dtype()), "multinomial only supports floating-point dtypes for input, got: ",
+                  pointwise::aten_type_name(self.dtype()));
+  KILN_USER_CHECK(n_sample > 0, "cannot sample n_sample <= 0 samples");
+  const int64_t n_categories = self.sizes().back();
+  KILN_USER_CHECK(replacement || n_sample <= n_categories,
+                  "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  KILN_USER_CHECK(n_categories <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
+  Shape sizes = self.dim() == 1 ? Shape{n_sample} : Shape{self.sizes()[0], n_sample};
+  if (b.meta() || self.is_meta()) return Tensor::meta(sizes, DType::Int64);
+  if (Tensor::empty(sizes, DType::Int64).numel() == 0) return Tensor::empty(sizes, DType::Int64);
+  const Mode eager = Mode::Eager;
+  if (!replacement || n_sample == 1) {
+    const bool valid = aten_t(eager, "aten::max", {self}).item().to_double() < std::numeric_limits<double>::infinity() &&
+                       aten_t(eager, "aten::min", {self}).item().to_double() >= 0;
+    KILN_USER_CHECK(valid, "probability tensor contains either `inf`, `nan` or element < 0");
+    Tensor sums = self.dim() == 1 ? aten_t(eager, "aten::sum", {self})
+                                  : aten_t(eager, "aten::sum.dim_IntList", {self, Value::int_list({1})});
+    KILN_USER_CHECK(!aten_t(eager, "aten::any", {aten_t(eager, "aten::eq.Scalar", {sums, Value(0.0)})}).item().to_bool(),
+                    "invalid multinomial distribution (sum of probabilities <= 0)");
+    Tensor q = aten_t(eager, "aten::empty_like", {self});
+    exponential_(q, 1.0, b.rng());
+    q = aten_t(eager, "aten::div.Tensor", {self, q});
+    if (n_sample == 1) return aten_t(eager, "aten::argmax", {q, Value(int64_t(-1)), Value(true)});
+    return aten(eager, "aten::topk", {q, Value(n_sample)}).at(1).to_tensor();
+  }
+  Tensor result = Tensor::empty(sizes, DType::Int64);
+  multinomial_with_replacement(self, n_sample, result, b.rng());
+  return result;
+}
+
 #define KILN_RANDOM_TAIL "*, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool requires_grad=False"
 
 void random_factories(Table& t) {
   t.def("rand", kTorch, {{"(int[] size, " KILN_RANDOM_TAIL ")", [](const Bound& b) {
-          no_generator(b);
           Tensor out = fresh(b, b.ints(0), float_dtype(b, "rand"));
-          if (!b.meta()) uniform_(out, 0.0, 1.0);
+          if (!b.meta()) uniform_(out, 0.0, 1.0, b.rng());
           return ValueList{out};
         }}});
   t.def("randn", kTorch, {{"(int[] size, " KILN_RANDOM_TAIL ")", [](const Bound& b) {
-          no_generator(b);
           Tensor out = fresh(b, b.ints(0), float_dtype(b, "randn"));
-          if (!b.meta()) normal_(out, 0.0, 1.0);
+          if (!b.meta()) normal_(out, 0.0, 1.0, b.rng());
           return ValueList{out};
         }}});
   auto randint = [](const Bound& b, int64_t low, int64_t high, const Shape& size) {
-    no_generator(b);
     KILN_USER_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
     Tensor out = fresh(b, size, dtype_param(b).value_or(DType::Int64));
-    if (!b.meta()) random_from_to_(out, low, high);
+    if (!b.meta()) random_from_to_(out, low, high, b.rng());
     return ValueList{out};
   };
   t.def("randint", kTorch,
@@ -237,27 +267,26 @@ void random_factories(Table& t) {
          {"(int low, int high, int[] size, " KILN_RANDOM_TAIL ")",
           [randint](const Bound& b) { return randint(b, b.integer(0), b.integer(1), b.ints(2)); }}});
   t.def("randperm", kTorch, {{"(int n, " KILN_RANDOM_TAIL ")", [](const Bound& b) {
-          no_generator(b);
           DType d = dtype_param(b).value_or(DType::Int64);
           if (b.meta()) return ValueList{Tensor::meta({b.integer(0)}, d)};
-          return ValueList{randperm(b.integer(0), d)};
+          return ValueList{randperm(b.integer(0), d, b.rng())};
         }}});
   t.def("rand_like", kTorch, {{"(Tensor input, " KILN_LIKE_TAIL ")", [](const Bound& b) {
           Tensor out = fresh_like(b, b.tensor(0), b.opt_dtype(1));
-          KILN_USER_CHECK(is_floating(out.dtype()), "\"check_uniform_bounds\" not implemented for '", dtype_name(out.dtype()), "'");
-          if (!b.meta()) uniform_(out, 0.0, 1.0);
+          KILN_USER_CHECK(is_floating(out.dtype()), "\"check_uniform_bounds\" not implemented for '", pointwise::aten_type_name(out.dtype()), "'");
+          if (!b.meta()) uniform_(out, 0.0, 1.0, b.rng());
           return ValueList{out};
         }}});
   t.def("randn_like", kTorch, {{"(Tensor input, " KILN_LIKE_TAIL ")", [](const Bound& b) {
           Tensor out = fresh_like(b, b.tensor(0), b.opt_dtype(1));
-          KILN_USER_CHECK(is_floating(out.dtype()), "\"normal_kernel_cpu\" not implemented for '", dtype_name(out.dtype()), "'");
-          if (!b.meta()) normal_(out, 0.0, 1.0);
+          KILN_USER_CHECK(is_floating(out.dtype()), "\"normal_kernel_cpu\" not implemented for '", pointwise::aten_type_name(out.dtype()), "'");
+          if (!b.meta()) normal_(out, 0.0, 1.0, b.rng());
           return ValueList{out};
         }}});
   auto randint_like = [](const Bound& b, int64_t low, int64_t high) {
     Tensor out = fresh_like(b, b.tensor(0), dtype_param(b));
     KILN_USER_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
-    if (!b.meta()) random_from_to_(out, low, high);
+    if (!b.meta()) random_from_to_(out, low, high, b.rng());
     return ValueList{out};
   };
   t.def("randint_like", kTorch,
@@ -267,9 +296,8 @@ void random_factories(Table& t) {
           [randint_like](const Bound& b) { return randint_like(b, b.integer(1), b.integer(2)); }}});
   // normal(mean, std): output.normal_(0, 1) * std + mean, as ATen's normal_out does.
   auto normal = [](const Bound& b, const Value& mean, const Value& std, const Shape& size, DType dtype) {
-    no_generator(b);
     Tensor out = fresh(b, size, dtype);
-    if (!b.meta()) normal_(out, 0.0, 1.0);
+    if (!b.meta()) normal_(out, 0.0, 1.0, b.rng());
     Tensor scaled = aten_t(b.mode(), std.is_tensor() ? "aten::mul.Tensor" : "aten::mul.Scalar", {out, std});
     return aten(b.mode(), mean.is_tensor() ? "aten::add.Tensor" : "aten::add.Scalar", {scaled, mean});
   };
@@ -287,26 +315,26 @@ void random_factories(Table& t) {
          {"(float mean, Tensor std, *, Generator? generator=None)",
           [normal](const Bound& b) { return normal(b, b[0], b[1], b.tensor(1).sizes(), b.tensor(1).dtype()); }},
          {"(float mean, float std, int[] size, " KILN_RANDOM_TAIL ")", [](const Bound& b) {
-            no_generator(b);
             KILN_USER_CHECK(b.real(1) >= 0, "normal expects std >= 0.0, but found std ", b.real(1));
             Tensor out = fresh(b, b.ints(2), float_dtype(b, "normal"));
-            if (!b.meta()) normal_(out, b.real(0), b.real(1));
+            if (!b.meta()) normal_(out, b.real(0), b.real(1), b.rng());
             return ValueList{out};
           }}});
   t.def("bernoulli", kTorch | kMethod,
         {{"(Tensor input, *, Generator? generator=None)",
           [](const Bound& b) {
-            no_generator(b);
             Tensor out = fresh_like(b, b.tensor(0), std::nullopt);
-            if (!b.meta()) bernoulli_(out, b.tensor(0));
+            if (!b.meta()) bernoulli_(out, b.tensor(0), b.rng());
             return ValueList{out};
           }},
          {"(Tensor input, float p, *, Generator? generator=None)", [](const Bound& b) {
-            no_generator(b);
             Tensor out = fresh_like(b, b.tensor(0), std::nullopt);
-            if (!b.meta()) bernoulli_(out, b.real(1));
+            if (!b.meta()) bernoulli_(out, b.real(1), b.rng());
             return ValueList{out};
           }}});
+  t.def("multinomial", kTorch | kMethod,
+        {{"(Tensor input, int num_samples, bool replacement=False, *, Generator? generator=None)",
+          [](const Bound& b) { return ValueList{multinomial(b)}; }}});
   // torch.manual_seed is a Python function of torch.random (Dynamo does not trace it).
   t.def_in("torch", "manual_seed", PyKind::PyFunction, {{"(int seed)", [](const Bound& b) {
              if (!b.meta()) default_cpu_generator().manual_seed(uint64_t(b.integer(0)));
@@ -322,7 +350,6 @@ Signature rng_fill(const char* name, const char* text, std::function<void(const 
   Signature s = parse_signature(name, text);
   s.returns_arg = 0;
   s.handler = [fill = std::move(fill)](const Bound& b) {
-    no_generator(b);
     const Tensor& self = b.tensor(0);
     if (!b.meta() && !self.is_meta()) fill(b, self);
     return ValueList{b[0]};
@@ -332,35 +359,35 @@ Signature rng_fill(const char* name, const char* text, std::function<void(const 
 
 void random_fills(Table& t) {
   auto floating = [](const Tensor& self, const char* kernel) {
-    KILN_USER_CHECK(is_floating(self.dtype()), "\"", kernel, "\" not implemented for '", dtype_name(self.dtype()), "'");
+    KILN_USER_CHECK(is_floating(self.dtype()), "\"", kernel, "\" not implemented for '", pointwise::aten_type_name(self.dtype()), "'");
   };
   t.add("Tensor", "uniform_", PyKind::Method,
         {rng_fill("uniform_", "(Tensor input, float from=0, float to=1, *, Generator? generator=None)",
                   [floating](const Bound& b, const Tensor& self) {
                     floating(self, "check_uniform_bounds");
-                    uniform_(self, b.real(1), b.real(2));
+                    uniform_(self, b.real(1), b.real(2), b.rng());
                   })});
   t.add("Tensor", "normal_", PyKind::Method,
         {rng_fill("normal_", "(Tensor input, float mean=0, float std=1, *, Generator? generator=None)",
                   [floating](const Bound& b, const Tensor& self) {
                     floating(self, "normal_kernel_cpu");
                     KILN_USER_CHECK(b.real(2) >= 0, "normal expects std >= 0.0, but found std ", b.real(2));
-                    normal_(self, b.real(1), b.real(2));
+                    normal_(self, b.real(1), b.real(2), b.rng());
                   })});
   t.add("Tensor", "exponential_", PyKind::Method,
         {rng_fill("exponential_", "(Tensor input, float lambd=1, *, Generator? generator=None)",
                   [floating](const Bound& b, const Tensor& self) {
                     floating(self, "exponential_cpu");
-                    exponential_(self, b.real(1));
+                    exponential_(self, b.real(1), b.rng());
                   })});
   t.add("Tensor", "bernoulli_", PyKind::Method,
         {rng_fill("bernoulli_", "(Tensor input, Tensor p, *, Generator? generator=None)",
-                  [](const Bound& b, const Tensor& self) { bernoulli_(self, b.tensor(1)); }),
+                  [](const Bound& b, const Tensor& self) { bernoulli_(self, b.tensor(1), b.rng()); }),
          rng_fill("bernoulli_", "(Tensor input, float p=0.5, *, Generator? generator=None)",
                   [](const Bound& b, const Tensor& self) {
                     KILN_USER_CHECK(b.real(1) >= 0 && b.real(1) <= 1, "bernoulli_ expects p to be in [0, 1], but got p=",
                                     b.real(1));
-                    bernoulli_(self, b.real(1));
+                    bernoulli_(self, b.real(1), b.rng());
                   })});
   // random_(from, to), random_(to), random_(): integers in [from, to).
   auto range_max = [](DType d) -> int64_t {
@@ -381,14 +408,14 @@ void random_fills(Table& t) {
         {rng_fill("random_", "(Tensor input, int from, int? to, *, Generator? generator=None)",
                   [range_max](const Bound& b, const Tensor& self) {
                     int64_t to = b.opt_integer(2).value_or(range_max(self.dtype()));
-                    random_from_to_(self, b.integer(1), to);
+                    random_from_to_(self, b.integer(1), to, b.rng());
                   }),
          rng_fill("random_", "(Tensor input, int to, *, Generator? generator=None)",
-                  [](const Bound& b, const Tensor& self) { random_from_to_(self, 0, b.integer(1)); }),
+                  [](const Bound& b, const Tensor& self) { random_from_to_(self, 0, b.integer(1), b.rng()); }),
          rng_fill("random_", "(Tensor input, *, Generator? generator=None)",
-                  [range_max](const Bound&, const Tensor& self) {
-                    if (self.dtype() == DType::Int64) random_int64_full_range_(self);
-                    else random_from_to_(self, 0, range_max(self.dtype()));
+                  [range_max](const Bound& b, const Tensor& self) {
+                    if (self.dtype() == DType::Int64) random_int64_full_range_(self, b.rng());
+                    else random_from_to_(self, 0, range_max(self.dtype()), b.rng());
                   })});
 }
 

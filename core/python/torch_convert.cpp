@@ -236,8 +236,7 @@ kiln::Value to_ops(const Value& v, std::string_view what) {
   if (v.is(ObjKind::Instance) && v.as<Instance>()->cls->name == "Generator" &&
       v.as<Instance>()->cls->module == "torch._C")
     throw PyError("NotImplementedError", std::string(what) +
-                                             "(generator=...): torch.Generator objects are not supported by Kiln's "
-                                             "torch functions (torch.utils.data takes them): use torch.manual_seed");
+                                             "(): a torch.Generator is only taken as the generator= keyword");
   throw_type_error(std::string(what) + "(): unsupported argument of type '" + type_name(v) + "'");
 }
 
@@ -392,21 +391,40 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
 Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
   ValueVec with_float_data;
   CallArgs a = given;
-  if (std::optional<size_t> data = float_data_index(c, given)) {
-    with_float_data.assign(given.pos, given.pos + given.npos);
+  // torch.tensor(collections.deque(...)): PyTorch reads any sequence as data;
+  // an instance of a user-level class (deque is one here) as the list of its items.
+  ValueVec with_list_data;
+  if (const size_t data = c.name == "new_tensor" ? 1 : 0;
+      (c.name == "tensor" || c.name == "as_tensor" || c.name == "new_tensor") && given.npos > data &&
+      given[data].is(ObjKind::Instance)) {
+    with_list_data.assign(given.pos, given.pos + given.npos);
+    with_list_data[data] = list_value(vm.to_vector(given[data]));
+    a.pos = with_list_data.data();
+  }
+  if (std::optional<size_t> data = float_data_index(c, a)) {
+    with_float_data.assign(a.pos, a.pos + a.npos);
     with_float_data[*data] = big_ints_as_floats(with_float_data[*data]);
     a.pos = with_float_data.data();
   }
   if (c.inplace && a.npos > 0) check_inplace_allowed(vm, a[0]);
   // Factories take requires_grad=, which makes a leaf; torchapi leaves it to us.
   const Value* requires_grad = c.is_method ? nullptr : a.kwarg("requires_grad");
+  // generator=torch.Generator(): torchapi draws from it and sees None.
+  CpuGenerator* generator = nullptr;
+  std::vector<std::pair<std::string, Value>> kw_without_generator;
+  if (const Value* g = a.kwarg("generator"); g && (generator = explicit_generator(vm, *g))) {
+    kw_without_generator = *a.kw;
+    for (auto& [name, value] : kw_without_generator)
+      if (name == "generator") value = Value();
+    a.kw = &kw_without_generator;
+  }
   kiln::ValueList args = to_ops_args(a, c.name);
   kiln::KwargList kwargs = to_ops_kwargs(a, c.name);
   if (requires_grad) std::erase_if(kwargs, [](const auto& kv) { return kv.first == "requires_grad"; });
   const bool grad = !non_differentiable(c.name) && any_requires_grad(vm, a);
   autograd::CallRecording recording(vm, a, grad && mode == Mode::Eager);
   CallInfo info;
-  Expected<kiln::ValueList> r = torchapi::call(c, args, kwargs, mode, &info);
+  Expected<kiln::ValueList> r = torchapi::call(c, args, kwargs, mode, &info, generator);
   if (!r.ok()) raise_status(r.status());
   std::string moved_to = info.device;
   if (moved_to.empty() && c.name == "to" && a.npos > 1 && a[1].is(ObjKind::Tensor)) moved_to = a[1].as<TensorObj>()->device;
@@ -502,6 +520,14 @@ Value call_traced(VM& vm, const Callable* callable, std::string graph_target, bo
 }
 
 Value call_torch(VM& vm, const Callable& c, const CallArgs& args) {
+  if (vm.tracer)
+    if (const Value* g = args.kwarg("generator"); g && explicit_generator(vm, *g)) {
+      // Dynamo does not trace draws from a torch.Generator object either.
+      BreakInfo info;
+      info.reason = "Unsupported call: " + c.python_name + "(generator=torch.Generator)";
+      info.explanation = "  Explanation: Kiln does not trace draws from an explicit torch.Generator; the call runs eagerly.\n";
+      vm.tracer->graph_break(vm, info);
+    }
   return call_traced(vm, &c, c.graph_target, c.is_method, args,
                      [&vm, &c](const CallArgs& a, Mode mode) { return run_torch(vm, c, a, mode); });
 }

@@ -26,6 +26,10 @@ kiln::Value to_ops(const Value& v, std::string_view what);
 kiln::ValueList to_ops_args(const CallArgs& a, std::string_view what);
 kiln::KwargList to_ops_kwargs(const CallArgs& a, std::string_view what);
 
+// The CPU generator behind a torch.Generator object (torch/_C/Generator.py's
+// handle into this VM's generators); null for any other value.
+CpuGenerator* explicit_generator(VM& vm, const Value& v);
+
 // ---- ops -> py ----
 
 // Tensors become new TensorObj; a List becomes a tuple (`as_list` for a list).

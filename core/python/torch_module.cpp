@@ -17,6 +17,28 @@ namespace kiln::py {
 
 void install_math(VM& vm);
 
+static std::vector<std::unique_ptr<CpuGenerator>>& generators(VM& vm) {
+  auto& slot = vm.extensions["kiln.generators"];
+  if (!slot) slot = std::make_shared<std::vector<std::unique_ptr<CpuGenerator>>>();
+  return *static_cast<std::vector<std::unique_ptr<CpuGenerator>>*>(slot.get());
+}
+
+static CpuGenerator& generator_at(VM& vm, const Value& handle) {
+  auto& list = generators(vm);
+  int64_t i = to_index(handle, "generator");
+  if (i < 0 || size_t(i) >= list.size()) throw PyError("RuntimeError", "invalid torch.Generator handle");
+  return *list[size_t(i)];
+}
+
+CpuGenerator* explicit_generator(VM& vm, const Value& v) {
+  if (!v.is(ObjKind::Instance)) return nullptr;
+  const Instance* inst = v.as<Instance>();
+  if (inst->cls->name != "Generator" || inst->cls->module != "torch._C") return nullptr;
+  const Value* handle = inst->dict->find_str("_handle");
+  if (!handle) throw PyError("RuntimeError", "torch.Generator used before its __init__ ran");
+  return &generator_at(vm, *handle);
+}
+
 namespace {
 
 Ref<Module> new_module(VM& vm, const std::string& name) {
@@ -320,18 +342,6 @@ void install_safetensors(VM& vm) {
   });
 }
 
-std::vector<std::unique_ptr<CpuGenerator>>& generators(VM& vm) {
-  auto& slot = vm.extensions["kiln.generators"];
-  if (!slot) slot = std::make_shared<std::vector<std::unique_ptr<CpuGenerator>>>();
-  return *static_cast<std::vector<std::unique_ptr<CpuGenerator>>*>(slot.get());
-}
-
-CpuGenerator& generator_at(VM& vm, const Value& handle) {
-  auto& list = generators(vm);
-  int64_t i = to_index(handle, "generator");
-  if (i < 0 || size_t(i) >= list.size()) throw PyError("RuntimeError", "invalid torch.Generator handle");
-  return *list[size_t(i)];
-}
 
 // Helpers the nn prelude needs and the subset lacks (it has no `raise` and no __dict__).
 void install_prelude_helpers(VM& vm) {
@@ -352,9 +362,8 @@ void install_prelude_helpers(VM& vm) {
   });
   // True while capture traces the calling frame (torch.compiler.is_compiling() in PyTorch).
   def(k, "is_compiling", [](VM& vm, const CallArgs&) { return Value(vm.tracer != nullptr); });
-  // torch.Generator objects for torch.utils.data (random_split, samplers,
-  // DataLoader(generator=)): a handle into this VM's list of CPU generators.
-  // torch's own bindings still refuse them.
+  // torch.Generator objects: a handle into this VM's list of CPU generators,
+  // which torch's random functions take as generator= (explicit_generator).
   def(k, "generator_new", [](VM& vm, const CallArgs&) {
     auto& list = generators(vm);
     list.push_back(std::make_unique<CpuGenerator>());
@@ -366,48 +375,6 @@ void install_prelude_helpers(VM& vm) {
   });
   def(k, "generator_initial_seed", [](VM& vm, const CallArgs& a) {
     return Value(int64_t(generator_at(vm, a[0]).initial_seed()));
-  });
-  // Tensor.random_() on an int64 scalar, from the generator.
-  def(k, "generator_random_int64", [](VM& vm, const CallArgs& a) {
-    Tensor t = Tensor::empty({}, DType::Int64);
-    random_int64_full_range_(t, generator_at(vm, a[0]));
-    return Value(t.data<int64_t>()[0]);
-  });
-  def(k, "generator_randperm", [](VM& vm, const CallArgs& a) {
-    Tensor t = randperm(to_index(a[1], "n"), DType::Int64, generator_at(vm, a[0]));
-    ValueVec out;
-    for (int64_t i = 0; i < t.numel(); ++i) out.push_back(Value(t.data<int64_t>()[i]));
-    return list_value(std::move(out));
-  });
-  // PyTorch's RandomSampler: with no generator, a fresh one seeded with
-  // `seed` (drawn by the caller from the global one), else the given one
-  // (a[0] a handle, a[1] None). randint in chunks of 32 with replacement,
-  // else randperm(n) per full pass and a cut one for the rest.
-  def(k, "sampler_draws", [](VM& vm, const CallArgs& a) {
-    std::optional<CpuGenerator> fresh;
-    if (a[1].is_none()) fresh.emplace(uint64_t(to_index(a[0], "seed")));
-    CpuGenerator& g = fresh ? *fresh : generator_at(vm, a[1]);
-    const int64_t n = to_index(a[2], "n"), num_samples = to_index(a[3], "num_samples");
-    const bool replacement = truthy(a[4]);
-    ValueVec out;
-    auto take = [&](const Tensor& t, int64_t count) {
-      const int64_t* d = t.data<int64_t>();
-      for (int64_t i = 0; i < count; ++i) out.push_back(Value(d[i]));
-    };
-    if (replacement) {
-      for (int64_t c = 0; c < num_samples / 32; ++c) {
-        Tensor t = Tensor::empty({32}, DType::Int64);
-        random_from_to_(t, 0, n, g);
-        take(t, 32);
-      }
-      Tensor t = Tensor::empty({num_samples % 32}, DType::Int64);
-      random_from_to_(t, 0, n, g);
-      take(t, num_samples % 32);
-    } else {
-      for (int64_t c = 0; c < num_samples / n; ++c) take(randperm(n, DType::Int64, g), n);
-      take(randperm(n, DType::Int64, g), num_samples % n);
-    }
-    return list_value(std::move(out));
   });
   // warnings.warn(message, category) as Python shows it, without the source
   // location PyTorch's own file would give.

@@ -289,6 +289,8 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
     out = Value(obj->requires_grad);
   } else if (name == "is_leaf") {
     out = Value(obj->grad_fn.empty());
+  } else if (name == "retains_grad") {
+    out = Value(obj->retains_grad && !obj->grad_fn.empty());
   } else if (name == "grad") {
     out = obj->grad;
   } else if (name == "grad_fn") {

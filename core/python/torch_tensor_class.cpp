@@ -203,7 +203,20 @@ void add_grad_methods(const Ref<Class>& cls) {
     t->grad_node.reset();
     return a[0];
   });
-  add_method(cls, "retain_grad", [](VM&, const CallArgs&) { return Value(); });
+  add_method(cls, "retain_grad", [](VM& vm, const CallArgs& a) {
+    TensorObj* t = tensor_obj(a[0]);
+    if (!t) throw_type_error("retain_grad() needs a tensor");
+    if (vm.tracer) {
+      BreakInfo info;
+      info.reason = "Unsupported Tensor.retain_grad() call";
+      info.explanation = "  Explanation: Kiln does not trace Tensor.retain_grad(); the call runs eagerly.\n";
+      vm.tracer->graph_break(vm, info);
+    }
+    if (!t->requires_grad && !t->grad_node)
+      throw PyError("RuntimeError", "can't retain_grad on Tensor that has requires_grad=False");
+    if (t->grad_node) autograd::retain_grad(vm, t);
+    return Value();
+  });
   // backward(gradient=None, retain_graph=None, create_graph=False, inputs=None)
   add_method(cls, "backward", [](VM& vm, const CallArgs& a) -> Value {
     if (vm.tracer) {

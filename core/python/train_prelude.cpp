@@ -730,16 +730,11 @@ def _check_generator(generator):
 
 
 def _randperm(n, generator):
-    if generator is None:
-        return torch.randperm(n).tolist()
-    return _kiln.generator_randperm(generator._handle, n)
+    return torch.randperm(n, generator=generator).tolist()
 
 
 def _random_int64(generator):
-    # torch.empty((), dtype=torch.int64).random_(generator=generator).item()
-    if generator is None:
-        return torch.empty((), dtype=torch.int64).random_().item()
-    return _kiln.generator_random_int64(generator._handle)
+    return torch.empty((), dtype=torch.int64).random_(generator=generator).item()
 
 
 def random_split(dataset, lengths, generator=None):
@@ -804,16 +799,22 @@ class RandomSampler(Sampler):
             return len(self.data_source)
         return self._num_samples
 
-    def _draw(self):
-        # Without a generator PyTorch seeds a fresh one from the global one on
-        # the first item.
-        if self.generator is None:
-            seed = _random_int64(None)
-            return _kiln.sampler_draws(seed, None, len(self.data_source), self._num(), self.replacement)
-        return _kiln.sampler_draws(0, self.generator._handle, len(self.data_source), self._num(), self.replacement)
-
     def __iter__(self):
-        return _LazyIter(self._draw)
+        # Drawn lazily, 32 indices (or one permutation) at a time, as PyTorch's
+        # generator does: num_samples may be far more than fits in memory.
+        n = len(self.data_source)
+        generator = self.generator
+        if generator is None:
+            generator = torch.Generator()
+            generator.manual_seed(_random_int64(None))
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from torch.randint(high=n, size=(32,), dtype=torch.int64, generator=generator).tolist()
+            yield from torch.randint(high=n, size=(self.num_samples % 32,), dtype=torch.int64, generator=generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from torch.randperm(n, generator=generator).tolist()
+            yield from torch.randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self._num()
@@ -1181,9 +1182,8 @@ def _raise(kind, message):
 
 
 class Generator:
-    # torch.Generator for torch.utils.data (random_split, the samplers,
-    # DataLoader(generator=)): a CPU mt19937 as PyTorch's, seeded like it.
-    # torch's own functions (randn(generator=...)) still refuse it.
+    # torch.Generator: a CPU mt19937 as PyTorch's, seeded like it, taken by
+    # torch's random functions (randn(generator=...)) and torch.utils.data.
     def __init__(self, device="cpu"):
         if str(device) != "cpu":
             _raise("NotImplementedError", f"torch.Generator(device='{device}') is not supported by Kiln: only CPU generators")

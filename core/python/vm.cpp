@@ -640,7 +640,7 @@ Value VM::build_class(const Value& body, const std::string& name, ValueVec bases
     if (const Value* fn = v.as<Instance>()->dict->find_str(kind == Descriptor::Property ? "fget" : "__func__");
         fn && fn->is(ObjKind::Function))
       fn->as<Function>()->owner = cls.get();
-    if (kind == Descriptor::Property) cls->has_property = true;
+    if (is_data_descriptor(kind)) cls->has_property = true;
   });
   // As CPython, the nearest base's __init_subclass__ (an implicit classmethod)
   // sees each new subclass: enum.Enum makes its members there.
@@ -762,6 +762,11 @@ bool VM::step(Frame& f, Value& result) {
     case Op::DeleteSubscr: {
       delitem(top(f, 1), top(f));
       pop_n(f, 2);
+      break;
+    }
+    case Op::DeleteAttr: {
+      delattr(top(f), f.code->names[size_t(arg)]);
+      pop_n(f, 1);
       break;
     }
     case Op::BuildSlice: {

@@ -108,6 +108,7 @@ class VM {
   Value getitem(const Value& obj, const Value& key);
   void setitem(const Value& obj, const Value& key, Value value);
   void delitem(const Value& obj, const Value& key);
+  void delattr(const Value& obj, std::string_view name);
   Value binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace = false);
   Value unary(UnaryOpKind op, const Value& a);
   Value compare(CompareKind op, const Value& a, const Value& b);
@@ -153,8 +154,12 @@ class VM {
   bool is_not_implemented(const Value& v) const;  // the NotImplemented a binary operator method returns
 
   // ---- descriptors (descriptors.cpp) ----
-  enum class Descriptor : uint8_t { None, Static, ClassMethod, Property };
+  // Get: a user class with __get__ only (a non-data descriptor: the instance's
+  // own attribute wins); DataGet: with __set__ or __delete__ too (wins over it).
+  enum class Descriptor : uint8_t { None, Static, ClassMethod, Property, Get, DataGet };
   Descriptor descriptor_kind(const Value& v) const;
+  // Found on the class, these win over the instance's own attribute.
+  static bool is_data_descriptor(Descriptor d) { return d == Descriptor::Property || d == Descriptor::DataGet; }
   // `attr`, found in the namespace of `cls`, read through `self` (an instance, or
   // None when read from the class): a staticmethod's function, a classmethod
   // bound to the class, a property's getter called, a function bound to self.

@@ -128,7 +128,7 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
       case ObjKind::Instance: {
         auto* inst = static_cast<Instance*>(o);
         if (inst->cls->has_property)
-          if (const Value* v = inst->cls->lookup(name); v && descriptor_kind(*v) == Descriptor::Property) {
+          if (const Value* v = inst->cls->lookup(name); v && is_data_descriptor(descriptor_kind(*v))) {
             out = bind_class_attr(obj, inst->cls.get(), *v);
             return true;
           }
@@ -165,6 +165,7 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
         if (name == "__name__") { out = str_value(cls->name); return true; }
         if (name == "__qualname__") { out = str_value(cls->qualname.empty() ? cls->name : cls->qualname); return true; }
         if (name == "__module__") { out = str_value(cls->module); return true; }
+        if (name == "__dict__") { out = Value(cls->dict); return true; }
         if (const Value* v = cls->lookup(name)) {
           out = v->is(ObjKind::Instance) ? bind_class_attr(Value(), cls, *v) : *v;
           return true;
@@ -277,8 +278,15 @@ void VM::setattr(const Value& obj, std::string_view name, Value value) {
   note_mutation(*this, obj);
   if (obj.is(ObjKind::Instance)) {
     auto* inst = obj.as<Instance>();
-    if (inst->cls->has_property)
-      if (const Value* p = inst->cls->lookup(name); p && descriptor_kind(*p) == Descriptor::Property) {
+    if (const Value* p = inst->cls->has_property ? inst->cls->lookup(name) : nullptr) {
+      const Descriptor kind = descriptor_kind(*p);
+      if (kind == Descriptor::DataGet) {
+        const Value* set = p->as<Instance>()->cls->lookup("__set__");
+        if (!set) throw PyError("AttributeError", "__set__");
+        call(*set, ValueVec{*p, obj, std::move(value)});
+        return;
+      }
+      if (kind == Descriptor::Property) {
         Value fset;
         try_getattr(*p, "fset", fset);
         if (fset.is_none())
@@ -286,6 +294,7 @@ void VM::setattr(const Value& obj, std::string_view name, Value value) {
         call(fset, ValueVec{obj, std::move(value)});
         return;
       }
+    }
     if (const Value* sa = inst->cls->lookup("__setattr__")) {
       call(*sa, ValueVec{obj, str_value(std::string(name)), std::move(value)});
       return;
@@ -295,7 +304,7 @@ void VM::setattr(const Value& obj, std::string_view name, Value value) {
   }
   if (obj.is(ObjKind::Tensor)) return tensor_setattr(*this, obj, name, value);
   if (obj.is(ObjKind::Class)) {
-    if (descriptor_kind(value) == Descriptor::Property) obj.as<Class>()->has_property = true;
+    if (is_data_descriptor(descriptor_kind(value))) obj.as<Class>()->has_property = true;
     return obj.as<Class>()->dict->set(str_value(std::string(name)), std::move(value));
   }
   if (obj.is(ObjKind::Module)) return obj.as<Module>()->dict->set(str_value(std::string(name)), std::move(value));
@@ -383,16 +392,77 @@ void VM::setitem(const Value& obj, const Value& key, Value value) {
   throw_type_error(quoted_type(obj, "object does not support item assignment"));
 }
 
+void VM::delattr(const Value& obj, std::string_view name) {
+  note_mutation(*this, obj);
+  if (obj.is(ObjKind::Instance)) {
+    auto* inst = obj.as<Instance>();
+    if (const Value* p = inst->cls->has_property ? inst->cls->lookup(name) : nullptr) {
+      const Descriptor kind = descriptor_kind(*p);
+      if (kind == Descriptor::DataGet) {
+        const Value* del = p->as<Instance>()->cls->lookup("__delete__");
+        if (!del) throw PyError("AttributeError", "__delete__");
+        call(*del, ValueVec{*p, obj});
+        return;
+      }
+      if (kind == Descriptor::Property) {
+        Value fdel;
+        try_getattr(*p, "fdel", fdel);
+        if (fdel.is_none())
+          throw PyError("AttributeError", "property '" + std::string(name) + "' of '" + inst->cls->name + "' object has no deleter");
+        call(fdel, ValueVec{obj});
+        return;
+      }
+    }
+    if (const Value* da = inst->cls->lookup("__delattr__")) {
+      call(*da, ValueVec{obj, str_value(std::string(name))});
+      return;
+    }
+    if (!inst->dict->erase(str_value(std::string(name))))
+      throw PyError("AttributeError", "'" + inst->cls->name + "' object has no attribute '" + std::string(name) + "'");
+    return;
+  }
+  if (obj.is(ObjKind::Class)) {
+    auto* cls = obj.as<Class>();
+    if (!cls->dict->erase(str_value(std::string(name))))
+      throw PyError("AttributeError", "type object '" + cls->name + "' has no attribute '" + std::string(name) + "'");
+    return;
+  }
+  if (obj.is(ObjKind::Module)) {
+    auto* m = obj.as<Module>();
+    if (!m->dict->erase(str_value(std::string(name))))
+      throw PyError("AttributeError", "module '" + m->name + "' has no attribute '" + std::string(name) + "'");
+    return;
+  }
+  throw PyError("AttributeError", "'" + type_name(obj) + "' object has no attribute '" + std::string(name) + "'");
+}
+
 void VM::delitem(const Value& obj, const Value& key) {
   note_mutation(*this, obj);
   if (obj.is(ObjKind::List)) {
     auto& items = obj.as<List>()->items;
+    if (key.is(ObjKind::Slice)) {
+      int64_t start, stop, step;
+      slice_indices(*key.as<SliceObj>(), int64_t(items.size()), start, stop, step);
+      ValueVec kept;
+      std::vector<bool> doomed(items.size(), false);
+      for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) doomed[size_t(i)] = true;
+      for (size_t i = 0; i < items.size(); ++i)
+        if (!doomed[i]) kept.push_back(std::move(items[i]));
+      items = std::move(kept);
+      return;
+    }
     items.erase(items.begin() + normalize_index(to_index(key, "list index"), int64_t(items.size()), "list assignment"));
     return;
   }
   if (obj.is(ObjKind::Dict)) {
     if (!obj.as<Dict>()->erase(key)) throw key_error(key);
     return;
+  }
+  if (obj.is(ObjKind::Instance)) {
+    if (const Value* di = obj.as<Instance>()->cls->lookup("__delitem__")) {
+      call(*di, ValueVec{obj, key});
+      return;
+    }
   }
   throw_type_error(quoted_type(obj, "object doesn't support item deletion"));
 }
@@ -754,6 +824,7 @@ Ref<Class> VM::type_of(const Value& v) {
         case ObjKind::Module: name = "module"; break;
         case ObjKind::NoGrad: name = "no_grad"; break;
         case ObjKind::Slice: name = "slice"; break;
+        case ObjKind::Ellipsis: name = "ellipsis"; break;
         case ObjKind::Iterator:
           if (std::string_view(v.as<IteratorObj>()->type_name) == "generator") name = "generator";
           else name = "object";

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 // Each a*b+c below rounds twice unless it is written std::fma: the kernels
 // reproduced here fuse some products and not others, and one stray contraction
@@ -586,6 +587,45 @@ void exponential_(const Tensor& t, double lambd, CpuGenerator& g) {
     check_no_internal_overlap(t, "exponential_");
     std::lock_guard lock(g.mutex());
     fill_serial<T>(t, [&] { return convert_to<T>(-1.0 / lambd * std::log1p(-uniform_unit_double(g))); });
+  });
+}
+
+void multinomial_with_replacement(const Tensor& probs, int64_t n_sample, const Tensor& result, CpuGenerator& g) {
+  dispatch_floating(probs.dtype(), "multinomial", [&]<class T>() {
+    // The 16-bit floats accumulate in float, the others in their own type.
+    using Acc = std::conditional_t<is_reduced_v<T>, float, T>;
+    std::lock_guard lock(g.mutex());
+    const int64_t n_categories = probs.sizes().back();
+    const int64_t n_dist = probs.dim() > 1 ? probs.sizes()[0] : 1;
+    const int64_t p_row = probs.dim() > 1 ? probs.strides()[0] : 0, p_col = probs.strides().back();
+    const int64_t r_row = result.dim() > 1 ? result.strides()[0] : 0, r_col = result.strides().back();
+    const T* p = probs.data<T>();
+    int64_t* out = result.data<int64_t>();
+    std::vector<Acc> cum(static_cast<size_t>(n_categories));
+    for (int64_t i = 0; i < n_dist; ++i) {
+      Acc sum = 0;
+      for (int64_t j = 0; j < n_categories; ++j) {
+        Acc v = Acc(p[i * p_row + j * p_col]);
+        KILN_USER_CHECK(v >= 0, "invalid multinomial distribution (encountering probability entry < 0)");
+        KILN_USER_CHECK(std::isfinite(v), "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
+        sum += v;
+        cum[size_t(j)] = sum;
+      }
+      KILN_USER_CHECK(sum > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+      for (Acc& c : cum) c /= sum;
+      // The last bucket ends at exactly 1 whatever the rounding.
+      cum.back() = 1;
+      for (int64_t j = 0; j < n_sample; ++j) {
+        double u = uniform_unit_double(g);
+        int64_t left = 0, right = n_categories;
+        while (right - left > 0) {
+          int64_t mid = left + (right - left) / 2;
+          if (double(cum[size_t(mid)]) < u) left = mid + 1;
+          else right = mid;
+        }
+        out[i * r_row + j * r_col] = left;
+      }
+    }
   });
 }
 

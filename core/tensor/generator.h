@@ -100,6 +100,11 @@ void bernoulli_(const Tensor& t, double p, CpuGenerator& g = default_cpu_generat
 // bernoulli_(empty_like(p), p). Float p compares in float, double p in double.
 void bernoulli_(const Tensor& t, const Tensor& p, CpuGenerator& g = default_cpu_generator());
 void exponential_(const Tensor& t, double lambd, CpuGenerator& g = default_cpu_generator());
+// torch.multinomial's draw with replacement (ATen's CPU kernel): per row of a
+// 1-D or 2-D float `probs`, the normalised cumulative sum searched with one
+// double uniform per sample; writes `result`, int64 [n_sample] or [rows, n_sample].
+void multinomial_with_replacement(const Tensor& probs, int64_t n_sample, const Tensor& result,
+                                  CpuGenerator& g = default_cpu_generator());
 // torch.randperm(n, dtype=dtype).
 Tensor randperm(int64_t n, DType dtype, CpuGenerator& g = default_cpu_generator());
 

@@ -145,6 +145,41 @@ print(p.grad.tolist(), p.is_leaf, loss.is_leaf)
              QString("[[6.0, 6.0], [6.0, 6.0]]\n[[8.0, 10.0], [12.0, 14.0]]\nFalse None\n[2.0, 4.0] True False\n"));
   }
 
+  // retain_grad() on intermediates fills their .grad (it was a silent no-op,
+  // leaving None where PyTorch gives the gradient): through a chain, after an
+  // in-place write (the gradient of the tensor's current value), accumulated
+  // over two passes, and on a view (squeeze) of a node's output.
+  void retain_grad_on_intermediates() {
+    Run r = run(R"(
+import torch
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = x * 2
+y.retain_grad()
+z = y.unsqueeze(0)
+z.retain_grad()
+loss = (z * z).sum()
+loss.backward(retain_graph=True)
+print(y.grad.tolist(), z.grad.tolist(), y.retains_grad, x.retains_grad, y.grad.requires_grad)
+loss.backward()
+print(y.grad.tolist())
+a = x * 1
+a.retain_grad()
+a.add_(1)
+(a * 3).sum().backward()
+print(a.grad.tolist(), a.is_leaf)
+x.retain_grad()
+b = torch.ones(2)
+try:
+    b.retain_grad()
+except RuntimeError as e:
+    print(e)
+)");
+    QVERIFY2(r.code == 0, (r.status.to_string() + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString("[4.0, 8.0, 12.0] [[4.0, 8.0, 12.0]] True False False\n[8.0, 16.0, 24.0]\n[3.0, 3.0, 3.0] False\n"
+                     "can't retain_grad on Tensor that has requires_grad=False\n"));
+  }
+
   void pytorch_errors() {
     struct Case {
       const char* program;

@@ -701,7 +701,7 @@ class TestPythonCompiler : public QObject {
   }
 
   void op_names() {
-    for (int op = 0; op <= int(Op::DeleteSubscr); ++op) QVERIFY(std::string(op_name(Op(op))) != "?");
+    for (int op = 0; op <= int(Op::DeleteAttr); ++op) QVERIFY(std::string(op_name(Op(op))) != "?");
     QCOMPARE(QString(op_name(Op::CallKw)), QString("CallKw"));
     QCOMPARE(QString(binary_op_symbol(BinaryOpKind::FloorDiv)), QString("//"));
     QCOMPARE(QString(binary_op_symbol(BinaryOpKind::MatMul)), QString("@"));

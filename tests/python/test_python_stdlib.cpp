@@ -391,6 +391,15 @@ class TestPythonStdlib : public QObject {
     QVERIFY2(last_error_line(r.err).starts_with("ModuleNotFoundError: No module named 'numpy'"), r.err.c_str());
   }
 
+  // torch.tensor reads any sequence, as PyTorch does: the RL examples build
+  // their returns in a deque.
+  void torch_tensor_from_a_deque() {
+    Ran r = run("import torch\nfrom collections import deque\nd = deque([1.5, 2.0])\nd.appendleft(0.5)\n"
+                "print(torch.tensor(d), torch.as_tensor(deque([1, 2])).dtype)\n");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(r.out, std::string("tensor([0.5000, 1.5000, 2.0000]) torch.int64\n"));
+  }
+
   // print(file=sys.stderr) writes through the stream's write().
   void print_to_sys_streams() {
     Ran r = run("import sys\nprint('to err', 1, file=sys.stderr)\nprint('to out', file=sys.stdout)\nsys.stderr.write('raw\\n')\n");

@@ -1,0 +1,68 @@
+#pragma once
+// Comparing what a program printed in Kiln with what PyTorch printed for the
+// same program (tests/data/<name>/expected.txt, written on the device): the
+// output is cut into "== name" sections and compared line by line, word by
+// word, numbers within a relative tolerance and everything else exactly.
+#include <QFile>
+#include <QString>
+#include <QStringList>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::test {
+
+inline std::string read_text(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
+  return f.readAll().toStdString();
+}
+
+// Lines grouped by "== name" headers; lines before the first header are section "".
+using Sections = std::vector<std::pair<QString, QStringList>>;
+
+inline Sections sections_of(const std::string& text) {
+  Sections s{{QString(), {}}};
+  for (const QString& line : QString::fromStdString(text).split('\n', Qt::SkipEmptyParts)) {
+    if (line.startsWith("== ")) s.push_back({line.mid(3), {}});
+    else s.back().second << line;
+  }
+  return s;
+}
+
+// Word by word: numbers within `rel` relative to max(|expected|, 1e-3), the rest exactly.
+// The floor keeps values that are rounding noise around zero (an orthogonal
+// matrix's off-diagonal products, ~1e-8) from demanding digits nobody has.
+inline bool same_line(const QString& got, const QString& want, double rel) {
+  QStringList x = got.split(' ', Qt::SkipEmptyParts), y = want.split(' ', Qt::SkipEmptyParts);
+  if (x.size() != y.size()) return false;
+  static const QString punct = "[](),:";
+  for (int i = 0; i < x.size(); ++i) {
+    QString a = x[i], b = y[i];
+    if (a == b) continue;
+    while (!a.isEmpty() && punct.contains(a.back()) && !b.isEmpty() && a.back() == b.back()) a.chop(1), b.chop(1);
+    while (!a.isEmpty() && punct.contains(a.front()) && !b.isEmpty() && a.front() == b.front()) a.remove(0, 1), b.remove(0, 1);
+    bool oka = false, okb = false;
+    double da = a.toDouble(&oka), db = b.toDouble(&okb);
+    if (oka && okb) {
+      if (!(std::fabs(da - db) <= rel * std::max(std::fabs(db), 1e-3))) return false;
+    } else if (a != b) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Empty when the section's lines agree; else the first differing line, both ways.
+inline QString compare_section(const QStringList& got, const QStringList& want, double rel) {
+  for (int i = 0; i < std::max(got.size(), want.size()); ++i) {
+    QString g = i < got.size() ? got[i] : "<missing>", w = i < want.size() ? want[i] : "<missing>";
+    if (!same_line(g, w, rel)) return QString("line %1\n  kiln:    %2\n  pytorch: %3").arg(i + 1).arg(g, w);
+  }
+  return QString();
+}
+
+}  // namespace kiln::test
