@@ -654,6 +654,8 @@ const std::map<std::string, std::string, std::less<>>& class_modules() {
       {"BatchNorm1d", "torch.nn.modules.batchnorm"}, {"BatchNorm2d", "torch.nn.modules.batchnorm"},
       {"LayerNorm", "torch.nn.modules.normalization"}, {"Embedding", "torch.nn.modules.sparse"},
       {"Dropout", "torch.nn.modules.dropout"},       {"MaxPool2d", "torch.nn.modules.pooling"},
+      {"_DropoutNd", "torch.nn.modules.dropout"},    {"Dropout1d", "torch.nn.modules.dropout"},
+      {"Dropout2d", "torch.nn.modules.dropout"},     {"Dropout3d", "torch.nn.modules.dropout"},
       {"AvgPool2d", "torch.nn.modules.pooling"},     {"AdaptiveAvgPool2d", "torch.nn.modules.pooling"},
       {"Flatten", "torch.nn.modules.flatten"},       {"MSELoss", "torch.nn.modules.loss"},
       {"L1Loss", "torch.nn.modules.loss"},           {"CrossEntropyLoss", "torch.nn.modules.loss"},

@@ -210,8 +210,9 @@ extern const char* const kFunctional;  // "torch.nn.functional"
 // when `in_place` (F.relu(x, inplace=True)); the call then returns the input.
 ValueList maybe_inplace(const Bound& b, bool in_place, const char* name, ValueList r);
 // ATen's dropout: noise = empty_like(x).bernoulli_(1 - p) / (1 - p); x * noise.
-// `feature`: one draw per (N, C) channel (dropout1d/2d/3d).
-ValueList dropout(const Bound& b, double p, bool training, bool in_place, bool feature);
+// `feature`: one draw per (N, C) channel (dropout1d/2d/3d); `unbatched`: the
+// input has no batch dim, one draw per channel C of dim 0.
+ValueList dropout(const Bound& b, double p, bool training, bool in_place, bool feature, bool unbatched);
 
 // Shape helpers shared by the families.
 std::string shape_text(const Shape& s);  // "[2, 3]"

@@ -15,7 +15,7 @@ ValueList maybe_inplace(const Bound& b, bool in_place, const char* name, ValueLi
   return ValueList{b[0]};
 }
 
-ValueList dropout(const Bound& b, double p, bool training, bool in_place, bool feature) {
+ValueList dropout(const Bound& b, double p, bool training, bool in_place, bool feature, bool unbatched) {
   KILN_USER_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
   const Tensor& x = b.tensor(0);
   Mode m = b.mode();
@@ -34,7 +34,9 @@ ValueList dropout(const Bound& b, double p, bool training, bool in_place, bool f
       KILN_USER_CHECK(x.dim() >= 2, "Feature dropout requires at least 2 dimensions in the input");
       std::vector<int64_t> s(size_t(x.dim()), 1);
       s[0] = x.size(0);
-      s[1] = x.size(1);
+      // An input without its batch dim is dropped as if unsqueezed to one
+      // (F.dropout1d/3d): one draw per channel, the noise (1, C, 1...) seen as (C, 1...).
+      if (!unbatched) s[1] = x.size(1);
       noise = aten_t(m, "aten::new_empty", {b[0], Value::int_list(s)});
     } else {
       noise = aten_t(m, "aten::empty_like", {b[0]});
@@ -180,17 +182,31 @@ void softmaxes(Table& t) {
 void dropouts(Table& t) {
   t.def_in(kF, "dropout", PyKind::PyFunction,
            {{"(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
-             [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), b.boolean(3), false); }}});
-  for (const char* n : {"dropout1d", "dropout2d", "dropout3d"})
-    t.def_in(kF, n, PyKind::PyFunction,
-             {{"(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
-               [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), b.boolean(3), true); }}});
+             [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), b.boolean(3), false, false); }}});
+  // F.dropout1d takes (N, C, L) or (C, L); dropout3d (N, C, D, H, W) or
+  // (C, D, H, W); dropout2d any input as batched (PyTorch warns off 3-D and 4-D).
+  t.def_in(kF, "dropout1d", PyKind::PyFunction,
+           {{"(Tensor input, float p=0.5, bool training=True, bool inplace=False)", [](const Bound& b) {
+              const int64_t d = b.tensor(0).dim();
+              KILN_USER_CHECK(d == 2 || d == 3, "dropout1d: Expected 2D or 3D input, but received a ", d,
+                              "D input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 "
+                              "spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+                              "inputs).");
+              return dropout(b, b.real(1), b.boolean(2), b.boolean(3), true, d == 2);
+            }}});
+  t.def_in(kF, "dropout2d", PyKind::PyFunction,
+           {{"(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
+             [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), b.boolean(3), true, false); }}});
+  t.def_in(kF, "dropout3d", PyKind::PyFunction,
+           {{"(Tensor input, float p=0.5, bool training=True, bool inplace=False)", [](const Bound& b) {
+              return dropout(b, b.real(1), b.boolean(2), b.boolean(3), true, b.tensor(0).dim() != 5);
+            }}});
   t.def("dropout", kTorch, {{"(Tensor input, float p, bool train)",
-                             [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), false, false); }}});
+                             [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), false, false, false); }}});
   t.def("dropout_", kTorch, {{"(Tensor input, float p, bool train)",
-                              [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), true, false); }}});
+                              [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), true, false, false); }}});
   t.def("feature_dropout", kTorch, {{"(Tensor input, float p, bool train)",
-                                     [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), false, true); }}});
+                                     [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), false, true, false); }}});
 }
 
 }  // namespace

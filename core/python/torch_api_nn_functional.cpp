@@ -378,7 +378,7 @@ ValueList attention(const Bound& b) {
   double p = b.real(4);
   if (p > 0) {
     Bound db(b.signature(), ValueList{attn}, m);
-    attn = dropout(db, p, true, false, false).at(0).to_tensor();
+    attn = dropout(db, p, true, false, false, false).at(0).to_tensor();
   }
   return aten(m, "aten::matmul", {attn, value});
 }

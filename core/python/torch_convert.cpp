@@ -8,6 +8,8 @@
 #include "core/python/autograd.h"
 #include "core/python/bigint.h"
 #include "core/python/torch_device.h"
+#include "core/ops/pointwise_kernels.h"
+#include "core/python/torch_api_binding.h"
 #include "core/python/vm.h"
 
 namespace kiln::py {
@@ -519,7 +521,69 @@ Value call_traced(VM& vm, const Callable* callable, std::string graph_target, bo
   return out;
 }
 
+namespace {
+
+// out= of a torch function: the result written into the given tensor (or
+// tuple of tensors), resized when its shape differs, as ATen's out variants
+// do; the call returns `out`.
+Value write_out(VM& vm, const Callable& c, const Value& out, const Value& result) {
+  ValueVec outs = out.is(ObjKind::Tuple) || out.is(ObjKind::List) ? vm.to_vector(out) : ValueVec{out};
+  // (values, indices) results come as a tuple or a torch.return_types named tuple.
+  ValueVec results = result.is(ObjKind::Tensor) ? ValueVec{result} : vm.to_vector(result);
+  if (outs.size() != results.size())
+    throw_type_error(c.name + "(): argument 'out' must be a tuple of " + std::to_string(results.size()) + " Tensors");
+  for (size_t i = 0; i < outs.size(); ++i) {
+    TensorObj* dst = tensor_obj(outs[i]);
+    const TensorObj* src = tensor_obj(results[i]);
+    if (!dst) throw_type_error(c.name + "(): argument 'out' must be Tensor, not " + type_name(outs[i]));
+    if (!src) throw_type_error(c.name + "() with out= returned no tensor");
+    const Tensor& r = src->t;
+    if (!torchapi::detail::can_cast(r.dtype(), dst->t.dtype()))
+      throw PyError("RuntimeError", std::string("result type ") + std::string(pointwise::aten_type_name(r.dtype())) +
+                                        " can't be cast to the desired output type " +
+                                        std::string(pointwise::aten_type_name(dst->t.dtype())));
+    if (dst->t.sizes() == r.sizes()) {
+      torchapi::copy_observed(dst->t, r);
+    } else {
+      if (dst->t.numel() != 0)
+        vm.write_err("UserWarning: An output with one or more elements was resized since it had shape " +
+                     shape_str(dst->t.sizes()) + ", which does not match the required output shape " +
+                     shape_str(r.sizes()) + ". This behavior is deprecated, and in a future PyTorch release outputs "
+                     "will not be resized unless they have zero elements. You can explicitly reuse an out tensor t "
+                     "by resizing it, inplace, to zero elements with t.resize_(0).\n");
+      dst->t = r.dtype() == dst->t.dtype() ? r.clone() : r.to(dst->t.dtype());
+    }
+    autograd::bump_storage_version(dst->t.storage().get());
+  }
+  // torch.max(x, 1, out=(v, i)) returns torch.return_types.max_out(values=v, indices=i).
+  if (result.is(ObjKind::Instance) && result.as<Instance>()->cls->module == "torch.return_types") {
+    const Class& cls = *result.as<Instance>()->cls;
+    std::vector<std::string> fields;
+    result.as<Instance>()->dict->for_each([&](const Value& k, const Value&) { fields.push_back(as_str(k)); });
+    return make_named_tuple(vm, cls.module + "." + cls.name + "_out", fields, std::move(outs));
+  }
+  return out;
+}
+
+}  // namespace
+
 Value call_torch(VM& vm, const Callable& c, const CallArgs& args) {
+  if (const Value* out = c.is_method ? nullptr : args.kwarg("out"); out && !out->is_none()) {
+    if (vm.tracer) {
+      BreakInfo info;
+      info.reason = "Unsupported call: " + c.python_name + "(out=...)";
+      info.explanation = "  Explanation: Kiln does not trace out= arguments; the call runs eagerly.\n";
+      vm.tracer->graph_break(vm, info);
+    }
+    std::vector<std::pair<std::string, Value>> kw = *args.kw;
+    std::erase_if(kw, [](const auto& kv) { return kv.first == "out"; });
+    CallArgs without_out{args.pos, args.npos, kw.empty() ? nullptr : &kw};
+    const bool grad = vm.grad_enabled && any_requires_grad(vm, args);
+    if (grad)
+      throw PyError("RuntimeError", c.name + "(): functions with out=... arguments don't support automatic "
+                                             "differentiation, but one of the arguments requires grad.");
+    return write_out(vm, c, *out, call_torch(vm, c, without_out));
+  }
   if (vm.tracer)
     if (const Value* g = args.kwarg("generator"); g && explicit_generator(vm, *g)) {
       // Dynamo does not trace draws from a torch.Generator object either.

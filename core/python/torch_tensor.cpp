@@ -62,6 +62,14 @@ IndexItem index_item(const Value& k) {
   }
   if (k.is(ObjKind::Tensor)) return IndexItem::of_tensor(k.as<TensorObj>()->t);
   if (k.is(ObjKind::List) || k.is(ObjKind::Tuple)) return IndexItem::of_sequence(to_ops(k, "__getitem__"));
+  if (k.is(ObjKind::Range)) {
+    // x[range(n), y]: PyTorch reads a range as the sequence of its ints.
+    const auto* r = k.as<RangeObj>();
+    if (r->length() > (int64_t(1) << 27)) throw PyError("IndexError", "a range of " + std::to_string(r->length()) + " indices is over Kiln's limit of 2**27");
+    kiln::ValueList ints;
+    for (int64_t i = 0, n = r->length(); i < n; ++i) ints.push_back(kiln::Value(r->start + i * r->step));
+    return IndexItem::of_sequence(kiln::Value(std::move(ints)));
+  }
   if (k.is(ObjKind::Str)) throw_type_error("new(): invalid data type 'str'");
   throw PyError("IndexError",
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got " +

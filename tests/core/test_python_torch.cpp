@@ -197,6 +197,60 @@ class TestPythonTorch : public QObject {
         "True True True Tensor\n");
   }
 
+  // out= on torch functions (resized when empty, a (values, indices) tuple,
+  // PyTorch's cast and autograd errors), Dropout1d/2d/3d with and without a
+  // batch dim (one draw per channel), and a range as an index. Expected: what
+  // Debian's torch 1.13 prints for the same program.
+  void out_arguments_dropout_nd_range_index() {
+    expect_output(
+        "import torch\n"
+        "t = torch.arange(6.0).reshape(2, 3)\n"
+        "y3 = torch.rand_like(t @ t.T)\n"
+        "r = torch.matmul(t, t.T, out=y3)\n"
+        "print(r is y3, y3)\n"
+        "z = torch.empty(0)\n"
+        "torch.mul(t, t, out=z)\n"
+        "print(z)\n"
+        "v = torch.empty(2)\n"
+        "i = torch.empty(2, dtype=torch.long)\n"
+        "print(torch.max(t, 1, out=(v, i)), v, i)\n"
+        "try:\n"
+        "    torch.add(t, t, out=torch.zeros(2, 3, dtype=torch.long))\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+        "try:\n"
+        "    torch.mul(torch.ones(2, requires_grad=True), 2, out=torch.empty(2))\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+        "torch.manual_seed(0)\n"
+        "d = torch.nn.Dropout2d(0.5)\n"
+        "print(d(torch.ones(4, 3)), torch.nn.Dropout1d(0.5)(torch.ones(3, 4)), torch.nn.Dropout3d(0.5)(torch.ones(2, 2, 1, 1)).flatten())\n"
+        "print(isinstance(d, torch.nn.Dropout), d, torch.nn.Dropout1d(0.2, inplace=True))\n"
+        "x_ = torch.zeros(3, 4)\n"
+        "x_[range(3), torch.tensor([0, 2, 3])] = 5.0\n"
+        "print(x_, x_[range(0, 3, 2)])\n",
+        "True tensor([[ 5., 14.],\n"
+        "        [14., 50.]])\n"
+        "tensor([[ 0.,  1.,  4.],\n"
+        "        [ 9., 16., 25.]])\n"
+        "torch.return_types.max_out(\n"
+        "values=tensor([2., 5.]),\n"
+        "indices=tensor([2, 2])) tensor([2., 5.]) tensor([2, 2])\n"
+        "result type Float can't be cast to the desired output type Long\n"
+        "mul(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.\n"
+        "tensor([[0., 0., 2.],\n"
+        "        [0., 0., 0.],\n"
+        "        [2., 2., 0.],\n"
+        "        [2., 2., 2.]]) tensor([[2., 2., 2., 2.],\n"
+        "        [0., 0., 0., 0.],\n"
+        "        [2., 2., 2., 2.]]) tensor([2., 2., 2., 2.])\n"
+        "False Dropout2d(p=0.5, inplace=False) Dropout1d(p=0.2, inplace=True)\n"
+        "tensor([[5., 0., 0., 0.],\n"
+        "        [0., 0., 5., 0.],\n"
+        "        [0., 0., 0., 5.]]) tensor([[5., 0., 0., 0.],\n"
+        "        [0., 0., 0., 5.]])\n");
+  }
+
   // Module reprs, PyTorch 2.11 (container compression included).
   void module_repr() {
     expect_output(
