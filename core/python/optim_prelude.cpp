@@ -825,6 +825,7 @@ std::string defining_module(std::string_view name) {
 // error stream so that programs not using torch.optim still run.
 void install_training_preludes(VM& vm);  // train_prelude.cpp
 void install_distributions_prelude(VM& vm);  // distributions_prelude.cpp
+void install_autograd_prelude(VM& vm);  // autograd_function.cpp
 
 namespace {
 
@@ -858,6 +859,7 @@ void install_optim(VM& vm) {
 void install_optim_prelude(VM& vm) {
   install_training_preludes(vm);
   install_distributions_prelude(vm);
+  install_autograd_prelude(vm);
   vm.add_lazy_module("torch.optim", install_optim);
   vm.add_lazy_module("torch.optim.optimizer", install_optim);
 }

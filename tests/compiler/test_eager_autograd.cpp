@@ -180,6 +180,129 @@ except RuntimeError as e:
                      "can't retain_grad on Tensor that has requires_grad=False\n"));
   }
 
+  // torch.autograd.Function: a ctx with saved tensors and attributes,
+  // needs_input_grad, mark_non_differentiable, a non-tensor argument, no grad
+  // when grad mode is off or no input needs one, PyTorch's error for a wrong
+  // number of gradients. Expected: Debian's torch 1.13 on the same program.
+  void custom_autograd_functions() {
+    Run r = run(
+        "import torch\n"
+        "\n"
+        "\n"
+        "class Legendre3(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, input):\n"
+        "        ctx.save_for_backward(input)\n"
+        "        return 0.5 * (5 * input ** 3 - 3 * input)\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad_output):\n"
+        "        input, = ctx.saved_tensors\n"
+        "        return grad_output * 1.5 * (5 * input ** 2 - 1)\n"
+        "\n"
+        "\n"
+        "class MyExp(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(x):\n"
+        "        return x.exp()\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def setup_context(ctx, inputs, output):\n"
+        "        ctx.save_for_backward(output)\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, g):\n"
+        "        result, = ctx.saved_tensors\n"
+        "        return g * result\n"
+        "\n"
+        "\n"
+        "class ScaleSort(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x, scale):\n"
+        "        ctx.scale = scale\n"
+        "        print(\"needs\", ctx.needs_input_grad)\n"
+        "        values, idx = (x * scale).sort()\n"
+        "        ctx.mark_non_differentiable(idx)\n"
+        "        ctx.save_for_backward(idx)\n"
+        "        return values, idx\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, g_values, g_idx):\n"
+        "        idx, = ctx.saved_tensors\n"
+        "        grad = torch.zeros_like(g_values)\n"
+        "        grad[idx] = g_values\n"
+        "        return grad * ctx.scale, None\n"
+        "\n"
+        "\n"
+        "class Wrong(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x, y):\n"
+        "        return x * y\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, g):\n"
+        "        return g\n"
+        "\n"
+        "\n"
+        "x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\n"
+        "y = Legendre3.apply(x)\n"
+        "print(y, y.grad_fn is not None, y.requires_grad)\n"
+        "y.sum().backward()\n"
+        "print(x.grad)\n"
+        "v, i = ScaleSort.apply(x, 3.0)\n"
+        "print(v, i, i.requires_grad)\n"
+        "(v * torch.tensor([1.0, 10.0, 100.0])).sum().backward()\n"
+        "print(x.grad)\n"
+        "with torch.no_grad():\n"
+        "    print(Legendre3.apply(x).requires_grad)\n"
+        "print(Legendre3.apply(torch.tensor([1.0])).requires_grad)\n"
+        "try:\n"
+        "    Wrong.apply(x, torch.ones(3, requires_grad=True)).sum().backward()\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+        "print(torch.autograd.Variable(torch.ones(2), requires_grad=True).requires_grad)\n"
+        "with torch.autograd.set_detect_anomaly(True):\n"
+        "    print(torch.autograd.no_grad is torch.no_grad)\n");
+    QVERIFY2(r.code == 0, (r.status.to_string() + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString(
+        "tensor([-0.4375, -1.0000, 17.0000], grad_fn=<Legendre3Backward>) True True\n"
+        "tensor([ 0.3750,  6.0000, 28.5000])\n"
+        "needs (True, False)\n"
+        "tensor([-3.0000,  1.5000,  6.0000], grad_fn=<ScaleSortBackward>) tensor([1, 0, 2]) False\n"
+        "tensor([ 30.3750,   9.0000, 328.5000])\n"
+        "False\n"
+        "False\n"
+        "function WrongBackward returned an incorrect number of gradients (expected 2, got 1)\n"
+        "True\n"
+        "True\n"));
+  }
+
+  // The PyTorch 2 form, forward without ctx plus setup_context (torch 1.13
+  // has no such form): d/dx exp(x) is exp(x).
+  void custom_function_with_setup_context() {
+    Run r = run(R"(
+import torch
+class MyExp(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x.exp()
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+    @staticmethod
+    def backward(ctx, g):
+        result, = ctx.saved_tensors
+        return g * result
+x = torch.tensor([0.0, 1.0], requires_grad=True)
+z = MyExp.apply(x)
+(z * torch.tensor([1.0, 2.0])).sum().backward()
+print(bool(torch.allclose(x.grad, torch.tensor([1.0, 2.0]) * x.detach().exp())), z.grad_fn is not None)
+)");
+    QVERIFY2(r.code == 0, (r.status.to_string() + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("True True\n"));
+  }
+
   void pytorch_errors() {
     struct Case {
       const char* program;

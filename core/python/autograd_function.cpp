@@ -1,0 +1,285 @@
+// torch.autograd: custom Functions (forward/backward staticmethods with a
+// ctx, or forward + setup_context), Variable, the grad-mode aliases, and
+// set_detect_anomaly. Function.apply runs forward without grad, then gives
+// its tensor outputs a node of eager autograd (autograd.h) whose backward
+// calls the class's backward with the ctx, checking what it returns as
+// PyTorch does. Inside a torch.compile'd function apply breaks the graph.
+#include <string>
+
+#include "core/python/autograd.h"
+#include "core/python/compiler.h"
+#include "core/python/prelude.h"
+#include "core/python/torch_convert.h"
+#include "core/python/tracer.h"
+#include "core/python/vm.h"
+
+namespace kiln::py {
+
+namespace {
+
+const char* const kAutogradSource = R"PY(# torch.autograd in Kiln's Python subset, after PyTorch 2.11.
+import torch
+import torch._kiln as _kiln
+
+
+def _raise(kind, message):
+    _kiln.raise_error(kind, message)
+
+
+class FunctionCtx:
+    def __init__(self):
+        self.to_save = ()
+        self.needs_input_grad = ()
+        self.materialize_grads = True
+        self.non_differentiable = ()
+
+    def save_for_backward(self, *tensors):
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, torch.Tensor):
+                _raise("TypeError", f"save_for_backward can only save variables, but argument {i} is of type {type(t).__name__}")
+        self.to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        return tuple(self.to_save)
+
+    def mark_non_differentiable(self, *args):
+        self.non_differentiable = args
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+    def mark_dirty(self, *args):
+        _kiln.raise_unsupported("ctx.mark_dirty: custom autograd Functions that modify their inputs in place are not supported by Kiln")
+
+    def save_for_forward(self, *tensors):
+        _kiln.raise_unsupported("ctx.save_for_forward: forward-mode AD is not supported by Kiln")
+
+
+class Function:
+    @staticmethod
+    def forward(*args, **kwargs):
+        _raise("NotImplementedError", "You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _raise("NotImplementedError", "setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        _raise("NotImplementedError", "You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args):
+        _kiln.function_apply_check()
+        ctx = FunctionCtx()
+        grad_on = torch.is_grad_enabled()
+        ctx.needs_input_grad = tuple(grad_on and isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+        own_setup = cls.setup_context is not Function.setup_context
+        with torch.no_grad():
+            if own_setup:
+                output = cls.forward(*args)
+            else:
+                output = cls.forward(ctx, *args)
+        if own_setup:
+            cls.setup_context(ctx, args, output)
+        return _kiln.function_apply(cls, ctx, args, output)
+
+
+def _variable(data, requires_grad=False, volatile=False):
+    if not isinstance(data, torch.Tensor):
+        _raise("TypeError", "Variable data has to be a tensor, but got " + type(data).__name__)
+    if requires_grad:
+        data.requires_grad_(True)
+    return data
+
+
+class set_detect_anomaly:
+    # Anomaly mode adds checks and tracebacks; Kiln's gradients are the same
+    # without it, so it is accepted and changes nothing.
+    def __init__(self, mode, check_nan=True):
+        self.mode = mode
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *args):
+        return False
+
+
+class detect_anomaly(set_detect_anomaly):
+    def __init__(self, check_nan=True):
+        self.mode = True
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    _kiln.raise_unsupported("torch.autograd.grad is not supported by Kiln: call .backward() and read .grad")
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    if create_graph or inputs is not None:
+        _kiln.raise_unsupported("torch.autograd.backward(create_graph=True or inputs=) is not supported by Kiln")
+    if isinstance(tensors, torch.Tensor):
+        tensors = (tensors,)
+        grad_tensors = (grad_tensors,) if grad_tensors is None or isinstance(grad_tensors, torch.Tensor) else grad_tensors
+    if len(tensors) != 1:
+        _kiln.raise_unsupported("torch.autograd.backward of several tensors at once is not supported by Kiln")
+    gradient = None if grad_tensors is None else grad_tensors[0]
+    tensors[0].backward(gradient, retain_graph=retain_graph)
+
+
+no_grad = torch.no_grad
+enable_grad = torch.enable_grad
+set_grad_enabled = torch.set_grad_enabled
+inference_mode = torch.inference_mode
+)PY";
+
+// Backward of one Function.apply: the class's backward(ctx, *grads).
+struct PyFunctionNode : autograd::Node {
+  VM* vm = nullptr;
+  Value backward_fn, ctx;
+  std::vector<Tensor> input_metas;    // per apply() argument; undefined for non-tensors
+  std::vector<bool> input_is_tensor;
+  std::vector<Tensor> output_metas;   // per forward output (undefined for non-tensors): backward gets one grad each
+  bool materialize = true;
+
+  Grads apply(const Grads& grads) override {
+    if (released)
+      throw PyError("RuntimeError", "Trying to backward through the graph a second time (or directly access saved "
+                                    "tensors after they have already been freed).");
+    ValueVec call_args{ctx};
+    for (size_t i = 0; i < output_metas.size(); ++i) {
+      if (i < grads.size() && grads[i]) call_args.push_back(tensor_value(*grads[i]));
+      else if (materialize && output_metas[i].defined()) call_args.push_back(tensor_value(Tensor::zeros(output_metas[i].sizes(), output_metas[i].dtype())));
+      else call_args.push_back(Value());
+    }
+    Value result = vm->call(backward_fn, call_args);
+    ValueVec returned = result.is(ObjKind::Tuple) ? result.as<Tuple>()->items : ValueVec{result};
+    const size_t expected = input_metas.size();
+    if (returned.size() < expected)
+      throw PyError("RuntimeError", "function " + name + " returned an incorrect number of gradients (expected " +
+                                        std::to_string(expected) + ", got " + std::to_string(returned.size()) + ")");
+    for (size_t i = expected; i < returned.size(); ++i)
+      if (!returned[i].is_none())
+        throw PyError("RuntimeError", "function " + name + " returned an incorrect number of gradients (expected " +
+                                          std::to_string(expected) + ", got " + std::to_string(returned.size()) + ")");
+    Grads out(expected);
+    for (size_t i = 0; i < expected; ++i) {
+      if (returned[i].is_none()) continue;
+      if (!input_is_tensor[i]) continue;
+      const TensorObj* g = tensor_obj(returned[i]);
+      if (!g) throw PyError("TypeError", "function " + name + " returned a non-Tensor gradient at index " + std::to_string(i));
+      const Tensor& want = input_metas[i];
+      if (g->t.sizes() != want.sizes())
+        throw PyError("RuntimeError", "Function " + name + " returned an invalid gradient at index " + std::to_string(i) +
+                                          " - got " + shape_str(g->t.sizes()) + " but expected shape compatible with " +
+                                          shape_str(want.sizes()));
+      out[i] = g->t.dtype() == want.dtype() ? g->t : g->t.to(want.dtype());
+    }
+    return out;
+  }
+  void release() override {
+    backward_fn = Value();
+    ctx = Value();
+  }
+};
+
+Value function_apply(VM& vm, const CallArgs& a) {
+  const Value& cls = a[0];
+  const Value& ctx = a[1];
+  const ValueVec inputs = vm.to_vector(a[2]);
+  const Value& output = a[3];
+  bool any = false;
+  for (const Value& in : inputs)
+    if (const TensorObj* t = tensor_obj(in); t && (t->requires_grad || t->grad_node)) any = true;
+  if (!vm.grad_enabled || !any) return output;
+
+  auto node = std::make_shared<PyFunctionNode>();
+  node->vm = &vm;
+  node->name = (cls.is(ObjKind::Class) ? cls.as<Class>()->name : std::string("Function")) + "Backward";
+  if (!vm.try_getattr(cls, "backward", node->backward_fn)) throw PyError("AttributeError", "backward");
+  node->ctx = ctx;
+  Value materialize;
+  if (vm.try_getattr(ctx, "materialize_grads", materialize)) node->materialize = vm.truth(materialize);
+  for (const Value& in : inputs) {
+    TensorObj* t = tensor_obj(in);
+    node->input_is_tensor.push_back(t != nullptr);
+    node->input_metas.push_back(t ? Tensor::meta(t->t.sizes(), t->t.dtype()) : Tensor());
+    node->next.push_back(t ? autograd::edge_of(t) : autograd::Edge{});
+  }
+  Value non_diff_value;
+  ValueVec non_diff;
+  if (vm.try_getattr(ctx, "non_differentiable", non_diff_value)) non_diff = vm.to_vector(non_diff_value);
+  auto is_non_diff = [&](const Value& v) {
+    for (const Value& n : non_diff)
+      if (n.is_obj() && v.is_obj() && n.obj() == v.obj()) return true;
+    return false;
+  };
+  const bool tuple_out = output.is(ObjKind::Tuple);
+  ValueVec outs = tuple_out ? output.as<Tuple>()->items : ValueVec{output};
+  for (Value& o : outs) {
+    TensorObj* t = tensor_obj(o);
+    node->output_metas.push_back(t ? Tensor::meta(t->t.sizes(), t->t.dtype()) : Tensor());
+    if (!t || !is_floating(t->t.dtype()) || is_non_diff(o)) continue;
+    // An input returned as is becomes a new tensor sharing its data, as PyTorch's view of it.
+    for (const Value& in : inputs)
+      if (in.is_obj() && in.obj() == o.obj()) {
+        Value alias = tensor_value(t->t);
+        alias.as<TensorObj>()->device = t->device;
+        o = alias;
+        t = tensor_obj(o);
+        break;
+      }
+    autograd::set_history(t, node, uint32_t(node->output_metas.size() - 1));
+    t->grad_fn = node->name;
+  }
+  node->num_outputs = std::max<size_t>(1, node->output_metas.size());
+  return tuple_out ? tuple_value(std::move(outs)) : outs[0];
+}
+
+void install_autograd(VM& vm) {
+  static const Expected<CodePtr> code = compile_module(kAutogradSource, "torch/autograd/__init__.py");
+  auto m = make<Module>("torch.autograd");
+  auto function_module = make<Module>("torch.autograd.function");
+  vm.add_module(m);
+  vm.add_module(function_module);
+  Ref<Dict> globals = run_prelude(vm, code, m->name, "torch.autograd");
+  if (!globals) return;
+  globals->for_each([&](const Value& k, const Value& v) {
+    const std::string& name = as_str(k);
+    if (name.starts_with("_") || name == "torch") return;
+    if (v.is(ObjKind::Class) && v.as<Class>()->module == m->name) {
+      if (name == "Function" || name == "FunctionCtx") {
+        v.as<Class>()->module = "torch.autograd.function";
+        function_module->dict->set(k, v);
+      } else if (name == "Variable") {
+        return;
+      }
+    }
+    m->dict->set(k, v);
+  });
+  // Variable(t) returns t: a function, as the subset's classes cannot return another object from __new__.
+  if (const Value* variable = globals->find_str("_variable")) m->dict->set(str_value("Variable"), *variable);
+}
+
+}  // namespace
+
+void install_autograd_prelude(VM& vm) {
+  if (Ref<Module> k = vm.module("torch._kiln")) {
+    set_attr_builtin(k->dict, "torch._kiln.function_apply", "function_apply", function_apply);
+    // Dynamo traces into a Function's forward; Kiln breaks the graph and runs it eagerly.
+    set_attr_builtin(k->dict, "torch._kiln.function_apply_check", "function_apply_check", [](VM& vm, const CallArgs&) {
+      if (vm.tracer) {
+        BreakInfo info;
+        info.reason = "Unsupported call: torch.autograd.Function.apply";
+        info.explanation = "  Explanation: Kiln does not trace custom autograd Functions; apply runs eagerly.\n";
+        vm.tracer->graph_break(vm, info);
+      }
+      return Value();
+    });
+  }
+  vm.add_lazy_module("torch.autograd", install_autograd);
+  vm.add_lazy_module("torch.autograd.function", install_autograd);
+}
+
+}  // namespace kiln::py
