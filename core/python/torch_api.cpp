@@ -337,6 +337,48 @@ std::vector<std::string> modules() {
   return out;
 }
 
+std::string reference_markdown() {
+  std::string out =
+      "# The torch callables\n\n"
+      "Generated from Kiln's binding table (`core/python/torch_api_*.cpp`) by `kiln-torch-api-table`;\n"
+      "`tests/core/test_torch_api.cpp` fails when this file and the table differ. Each row is one\n"
+      "callable with its overloads, tried in order, written as PyTorch's argument parser prints\n"
+      "them. The Python-level parts of torch (`torch.nn` modules, `torch.optim`,\n"
+      "`torch.utils.data`, `torch.distributions`, `torch.autograd`) are listed in\n"
+      "[python.md](python.md).\n";
+  auto escape = [](std::string s) {
+    std::string r;
+    for (char ch : s) {
+      if (ch == '|') r += "\\|";
+      else r += ch;
+    }
+    return r;
+  };
+  for (const std::string& module : modules()) {
+    std::vector<const Callable*> list = callables_of(module);
+    out += "\n## `";
+    out += module;
+    out += "` (";
+    out += std::to_string(list.size());
+    out += ")\n\n| name | signatures |\n| --- | --- |\n";
+    for (const Callable* c : list) {
+      std::string sigs;
+      for (const detail::Signature* s : c->signatures) {
+        if (!sigs.empty()) sigs += "<br>";
+        sigs += '`';
+        sigs += escape(s->display(c->is_method));
+        sigs += '`';
+      }
+      out += "| `";
+      out += c->name;
+      out += "` | ";
+      out += sigs;
+      out += " |\n";
+    }
+  }
+  return out;
+}
+
 Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargList& kwargs, Mode mode,
                          CallInfo* info, CpuGenerator* generator) {
   if (c.is_method && (args.empty() || !args[0].is_tensor()))

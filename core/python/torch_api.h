@@ -87,6 +87,10 @@ const Callable* find(std::string_view python_name);
 std::vector<const Callable*> callables_of(std::string_view module);
 // Every namespace callables_of knows.
 std::vector<std::string> modules();
+// docs/torch_api.md: one Markdown table per namespace listing each callable
+// with its signatures as PyTorch prints them (tools/torch_api_table.cpp
+// writes it; a test keeps the file equal to it).
+std::string reference_markdown();
 
 // How the values `call` returns become a Python object.
 enum class ResultKind {

@@ -17,6 +17,16 @@ class TestTorchApi : public QObject {
   Q_OBJECT
 
  private slots:
+  // docs/torch_api.md is the table itself: regenerate it with
+  // `build/tools/kiln-torch-api-table > docs/torch_api.md` when the bindings change.
+  void reference_doc_is_current() {
+    QFile f(QStringLiteral(KILN_SOURCE_DIR "/docs/torch_api.md"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString file = QString::fromUtf8(f.readAll());
+    const QString table = QString::fromStdString(kiln::torchapi::reference_markdown());
+    QVERIFY(table.contains("| `multinomial` | `(Tensor input, int num_samples"));
+    QVERIFY2(file == table, "docs/torch_api.md is out of date: run build/tools/kiln-torch-api-table > docs/torch_api.md");
+  }
   void registryNamesAndTargets();
   void overloadResolution();
   void argumentErrors();
