@@ -41,6 +41,51 @@ CpuGenerator* explicit_generator(VM& vm, const Value& v) {
 
 namespace {
 
+// torch.cond(pred, true_fn, false_fn, operands=()): the branch pred picks,
+// called with the operands, after PyTorch's checks of the arguments. Dynamo
+// traces both branches into one graph; Kiln breaks the graph there and runs
+// the chosen branch eagerly, so explain counts one more graph than PyTorch.
+Value torch_cond(VM& vm, const CallArgs& a) {
+  static const char* const names[] = {"pred", "true_fn", "false_fn", "operands"};
+  Value args[4] = {Value(), Value(), Value(), tuple_value({})};
+  bool given[4] = {false, false, false, false};
+  if (a.npos > 4) throw_type_error("cond() takes from 3 to 4 positional arguments but " + std::to_string(a.npos) + " were given");
+  for (size_t i = 0; i < a.npos; ++i) args[i] = a[i], given[i] = true;
+  if (a.kw)
+    for (const auto& [k, v] : *a.kw) {
+      size_t i = 0;
+      while (i < 4 && k != names[i]) ++i;
+      if (i == 4) throw_type_error("cond() got an unexpected keyword argument '" + k + "'");
+      args[i] = v;
+      given[i] = true;
+    }
+  for (size_t i = 0; i < 3; ++i)
+    if (!given[i]) throw_type_error(std::string("cond() missing required argument: '") + names[i] + "'");
+  auto callable = [](const Value& v) {
+    return v.is(ObjKind::Function) || v.is(ObjKind::Builtin) || v.is(ObjKind::BoundMethod) || v.is(ObjKind::Class) ||
+           (v.is(ObjKind::Instance) && v.as<Instance>()->cls->lookup("__call__"));
+  };
+  if (!callable(args[1]) || !callable(args[2])) throw PyError("RuntimeError", "Expect both branches to be callable.");
+  if (!args[3].is(ObjKind::Tuple) && !args[3].is(ObjKind::List))
+    throw PyError("RuntimeError", "Expect operands to be a tuple of possibly nested dict/list/tuple that only consists of "
+                                  "tensor leaves, but got " + vm.repr_of(args[3]) + ".");
+  ValueVec operands = vm.to_vector(args[3]);
+  for (const Value& o : operands)
+    if (!o.is(ObjKind::Tensor))
+      throw PyError("RuntimeError", "Expect operands to be a tuple of possibly nested dict/list/tuple that only "
+                                    "consists of tensor leaves, but got " + vm.repr_of(args[3]) + ".");
+  const Value& pred = args[0];
+  if (pred.is(ObjKind::Tensor) && pred.as<TensorObj>()->t.numel() != 1)
+    throw PyError("RuntimeError", "Expected pred to be bool or single-element tensor, but got " + vm.repr_of(pred) + ".");
+  if (vm.tracer) {
+    BreakInfo info;
+    info.reason = "Unsupported call: torch.cond";
+    info.explanation = "  Explanation: Kiln does not trace both branches of torch.cond into the graph; the call runs eagerly.\n";
+    vm.tracer->graph_break(vm, info);
+  }
+  return vm.call(vm.truth(pred) ? args[1] : args[2], operands);
+}
+
 Ref<Module> new_module(VM& vm, const std::string& name) {
   auto m = make<Module>(name);
   vm.add_module(m);
@@ -294,6 +339,12 @@ void install_dynamo(VM& vm, const Ref<Module>& torch) {
   config->dict->set(str_value("recompile_limit"), Value(int64_t(8)));
   config->dict->set(str_value("verbose"), Value(false));
   config->dict->set(str_value("suppress_errors"), Value(false));
+  // Functions Dynamo calls after the graph instead of breaking it (print):
+  // kept for programs that add to it; Kiln still breaks the graph at them,
+  // which prints in the same order but counts one more graph in explain.
+  if (Ref<Class> set_cls = vm.builtin_type("set"))
+    config->dict->set(str_value("reorderable_logging_functions"), vm.call(Value(set_cls), ValueVec{}));
+  def(torch, "cond", torch_cond);
 }
 
 // ---- safetensors ----

@@ -122,6 +122,42 @@ print(e.graph_count, e.graph_break_count)
     QCOMPARE(QString::fromStdString(r.out), QString("2 1\n"));
   }
 
+  // torch.cond runs the branch pred picks, eagerly and inside compiled code,
+  // with PyTorch's argument checks. Inside compiled code Kiln breaks the graph
+  // there (Dynamo makes one graph holding both branches): the graphs before
+  // and after it, and the branch's own frame, compiled when cond calls it.
+  void cond_picks_a_branch() {
+    const char* program = R"PY(import torch
+
+def f(x):
+    y = x * 2
+    z = torch.cond(y.sum() > 0, lambda t: t + 1, lambda t: t - 1, (y,))
+    return z.sin()
+
+x = torch.tensor([0.5, -0.25])
+print(torch.cond(True, lambda a, b: a + b, lambda a, b: a - b, [x, x]).tolist())
+print(torch.cond(torch.tensor(False), lambda a: a + 1, lambda a: a - 1, (x,)).tolist())
+print(bool(torch.equal(torch.compile(f)(x), (x * 2 + 1).sin())), bool(torch.equal(torch.compile(f)(-x), (-x * 2 - 1).sin())))
+e = torch._dynamo.explain(f)(x)
+print(e.graph_count, "Unsupported call: torch.cond" in str(e))
+for bad in [lambda: torch.cond(torch.ones(2) > 0, lambda a: a, lambda a: a, (x,)),
+            lambda: torch.cond(True, lambda a: a, lambda a: a, (1.0,)),
+            lambda: torch.cond(True, 3, lambda a: a, (x,))]:
+    try:
+        bad()
+    except RuntimeError as err:
+        print(str(err).split(",")[0])
+torch._dynamo.config.reorderable_logging_functions.add(print)
+print(print in torch._dynamo.config.reorderable_logging_functions)
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString("[1.0, -0.5]\n[-0.5, -1.25]\nTrue True\n3 True\nExpected pred to be bool or single-element tensor\n"
+                     "Expect operands to be a tuple of possibly nested dict/list/tuple that only consists of tensor "
+                     "leaves\nExpect both branches to be callable.\nTrue\n"));
+  }
+
   // A callable backend gets each graph once, as a GraphModule with its inputs,
   // and what it returns runs the graph from then on.
   void callable_backend_receives_the_graph_module() {
