@@ -732,6 +732,14 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
     vm.add_module(parallel);
     if (const Value* dp = globals->find_str("DataParallel")) parallel->dict->set(str_value("DataParallel"), *dp);
     if (const Value* f = globals->find_str("_data_parallel")) parallel->dict->set(str_value("data_parallel"), *f);
+    // Imported by training scripts for an optional multi-process path: the
+    // class exists (isinstance works); making one is refused.
+    auto ddp = make<Class>("DistributedDataParallel", Ref<Class>());
+    ddp->module = "torch.nn.parallel.distributed";
+    set_attr_builtin(ddp->dict, "DistributedDataParallel.__init__", "__init__", [](VM&, const CallArgs&) -> Value {
+      throw_unsupported("torch.nn.parallel.DistributedDataParallel (multi-process training is not modelled; Kiln runs one process)");
+    });
+    parallel->dict->set(str_value("DistributedDataParallel"), Value(ddp));
   }
   // PyTorch's functional.py defines these; here they live beside the modules that call them.
   if (target->name == "torch.nn")

@@ -37,6 +37,7 @@ constexpr StdModule kModules[] = {
     {"operator", load_operator},
     {"os", load_os},
     {"os.path", load_os_path},
+    {"pickle", load_pickle},
     {"random", load_random},
     {"shutil", load_refused},
     {"socket", load_refused},
@@ -218,6 +219,17 @@ void install_annotate_builtin(VM& vm) {
 
 // Every attribute of subprocess, socket and shutil is refused when reached,
 // so a program that only imports one still runs.
+void load_pickle(VM&, const Ref<Module>& m) {
+  m->dict->set(str_value("HIGHEST_PROTOCOL"), Value(int64_t(5)));
+  m->dict->set(str_value("DEFAULT_PROTOCOL"), Value(int64_t(5)));
+  for (const char* fn : {"load", "loads", "dump", "dumps", "Pickler", "Unpickler"}) {
+    std::string qualified = std::string("pickle.") + fn;
+    def_native(m, fn, [qualified](VM&, const CallArgs&) -> Value {
+      throw_unsupported(qualified + "() is outside Kiln's Python subset (unpickling runs arbitrary code; pickles live in files)");
+    });
+  }
+}
+
 void load_refused(VM&, const Ref<Module>& m) {
   const std::string name = m->name;
   for (const char* fn : {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput", "socket",

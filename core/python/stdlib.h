@@ -58,6 +58,7 @@ void load_string(VM& vm, const Ref<Module>& m);      // stdlib_small.cpp
 void load_bisect(VM& vm, const Ref<Module>& m);
 void load_heapq(VM& vm, const Ref<Module>& m);
 void load_io(VM& vm, const Ref<Module>& m);           // stdlib_io.cpp
+void load_pickle(VM& vm, const Ref<Module>& m);       // importable; load/dump refused
 void load_refused(VM& vm, const Ref<Module>& m);      // subprocess, socket, shutil: every attribute refused
 
 }  // namespace kiln::py

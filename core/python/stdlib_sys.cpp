@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <thread>
 
 #include "core/python/compiler.h"
@@ -218,9 +219,40 @@ void load_os(VM& vm, const Ref<Module>& m) {
 }
 
 void load_os_path(VM& vm, const Ref<Module>& m) {
-  refuse_host(m, {"exists", "lexists", "isfile", "isdir", "islink", "getsize", "getmtime", "abspath", "realpath", "expanduser",
-                  "expandvars", "samefile"},
+  refuse_host(m, {"lexists", "islink", "getmtime", "abspath", "realpath", "expanduser", "expandvars", "samefile"},
               "programs cannot look at files");
+  // exists / isfile / isdir / getsize answer for paths inside the folders the
+  // command allows (--allow-read, --allow-write); elsewhere they are refused,
+  // since the answer would tell the program about the host.
+  auto probe = [](const char* name, auto answer) {
+    return [name, answer](VM& vm, const CallArgs& a) -> Value {
+      if (a.npos != 1 || !a[0].is(ObjKind::Str)) throw_type_error(std::string(name) + "() takes one path string");
+      const std::string& path = a[0].as<Str>()->s;
+      std::string resolved;
+      try {
+        resolved = program_file_path(vm, path, /*write=*/false);
+      } catch (PyError&) {
+        throw_unsupported(std::string("os.path.") + name + "('" + path +
+                          "') is outside the folders this run may read (--allow-read DIR allows one)");
+      }
+      std::error_code ec;
+      return answer(std::filesystem::path(resolved), ec);
+    };
+  };
+  def_native(m, "exists", probe("exists", [](const std::filesystem::path& p, std::error_code& ec) {
+               return Value(std::filesystem::exists(p, ec));
+             }));
+  def_native(m, "isfile", probe("isfile", [](const std::filesystem::path& p, std::error_code& ec) {
+               return Value(std::filesystem::is_regular_file(p, ec));
+             }));
+  def_native(m, "isdir", probe("isdir", [](const std::filesystem::path& p, std::error_code& ec) {
+               return Value(std::filesystem::is_directory(p, ec));
+             }));
+  def_native(m, "getsize", probe("getsize", [](const std::filesystem::path& p, std::error_code& ec) -> Value {
+               auto size = std::filesystem::file_size(p, ec);
+               if (ec) throw PyError("FileNotFoundError", "[Errno 2] No such file or directory: '" + p.string() + "'");
+               return Value(int64_t(size));
+             }));
   static const Expected<CodePtr> code = compile_module(kOsPathSource, "posixpath.py");
   run_module_source(vm, m, code);
 }

@@ -137,6 +137,17 @@ void install_torch_info(VM& vm, const Ref<Module>& torch) {
         {"script", "torch.jit.script (TorchScript is not modelled; torch.compile is)"},
         {"save", "torch.jit.save (it writes a file)"},
         {"load", "torch.jit.load (it reads a file)"}}},
+      {"torch.distributed",
+       {{"init_process_group", "torch.distributed.init_process_group (multi-process training is not modelled; Kiln runs one process)"},
+        {"destroy_process_group", "torch.distributed.destroy_process_group (multi-process training is not modelled)"},
+        {"barrier", "torch.distributed.barrier (multi-process training is not modelled)"},
+        {"all_reduce", "torch.distributed.all_reduce (multi-process training is not modelled)"},
+        {"all_gather", "torch.distributed.all_gather (multi-process training is not modelled)"},
+        {"broadcast", "torch.distributed.broadcast (multi-process training is not modelled)"},
+        {"reduce", "torch.distributed.reduce (multi-process training is not modelled)"},
+        {"new_group", "torch.distributed.new_group (multi-process training is not modelled)"},
+        {"get_rank", "torch.distributed.get_rank (no process group: Kiln runs one process)"},
+        {"get_world_size", "torch.distributed.get_world_size (no process group: Kiln runs one process)"}}},
       {"torch.hub",
        {{"load", "torch.hub.load (it downloads code and weights)"},
         {"load_state_dict_from_url", "torch.hub.load_state_dict_from_url (it downloads weights)"}}},
@@ -150,6 +161,11 @@ void install_torch_info(VM& vm, const Ref<Module>& torch) {
       set_attr_builtin(m->dict, std::string(name) + "." + fn, fn,
                        [message](VM&, const CallArgs&) -> Value { throw_unsupported(message); });
     }
+  }
+  // A single-process run: the package is there, no process group is.
+  if (Ref<Module> dist = vm.module("torch.distributed")) {
+    set_attr_builtin(dist->dict, "torch.distributed.is_available", "is_available", [](VM&, const CallArgs&) { return Value(true); });
+    set_attr_builtin(dist->dict, "torch.distributed.is_initialized", "is_initialized", [](VM&, const CallArgs&) { return Value(false); });
   }
 }
 

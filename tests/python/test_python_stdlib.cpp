@@ -364,7 +364,13 @@ class TestPythonStdlib : public QObject {
     const char* const programs[][2] = {
         {"import os\nos.system('ls')\n", "os.system()"},
         {"import os\nos.listdir('.')\n", "os.listdir()"},
-        {"import os.path\nprint(os.path.join('a', 'b'))\nos.path.exists('a')\n", "os.path.exists()"},
+        {"import os.path\nprint(os.path.join('a', 'b'))\nos.path.exists('a')\n", "os.path.exists('a') is outside the folders"},
+        {"import os.path\nos.path.isfile('/etc/passwd')\n", "os.path.isfile('/etc/passwd') is outside the folders"},
+        {"import pickle\npickle.load(None)\n", "pickle.load()"},
+        {"import pickle\npickle.dumps(1)\n", "pickle.dumps()"},
+        {"import torch.distributed as dist\ndist.init_process_group('gloo')\n", "torch.distributed.init_process_group"},
+        {"from torch.nn.parallel import DistributedDataParallel as DDP\nimport torch\nDDP(torch.nn.Linear(1, 1))\n",
+         "torch.nn.parallel.DistributedDataParallel"},
         {"import subprocess\nsubprocess.run(['ls'])\n", "subprocess.run()"},
         {"import socket\nsocket.socket()\n", "socket.socket()"},
         {"import shutil\nshutil.rmtree('/')\n", "shutil.rmtree()"},
@@ -378,6 +384,34 @@ class TestPythonStdlib : public QObject {
       std::string line = last_error_line(r.err);
       QVERIFY2(line.starts_with(std::string("NotImplementedError: ") + what), line.c_str());
     }
+  }
+
+  // os.path.exists / isfile / isdir / getsize answer inside the folders the
+  // run may read (nanoGPT probes for data/<dataset>/meta.pkl), and importing
+  // pickle and torch.distributed works for programs that only use them on a
+  // path not taken.
+  void path_probes_inside_allowed_folders() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string root = dir.path().toStdString();
+    {
+      QFile f(dir.filePath("meta.pkl"));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("12345");
+    }
+    Ran r;
+    VMOptions o;
+    o.out = [&r](std::string_view s) { r.out += s; };
+    o.err = [&r](std::string_view s) { r.err += s; };
+    o.allow_read = {root};
+    VM vm(o);
+    r.status = vm.run_source("import os, pickle\nimport torch.distributed as dist\nd = " + std::string("'") + root +
+                                 "'\nprint(os.path.exists(os.path.join(d, 'meta.pkl')), os.path.isfile(d + '/meta.pkl'), "
+                                 "os.path.isdir(d), os.path.exists(d + '/missing'), os.path.getsize(d + '/meta.pkl'))\n"
+                                 "print(dist.is_available(), dist.is_initialized(), pickle.HIGHEST_PROTOCOL)\n",
+                             "prog.py", &r.exit);
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(r.out, std::string("True True True False 5\nTrue False 5\n"));
   }
 
   // A module is made once, at its first import; one the subset does not have is still
