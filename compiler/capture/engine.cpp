@@ -59,6 +59,9 @@ struct State : py::FrameHook {
   int next_frame_id = 0;
   std::vector<std::shared_ptr<Callable>> callables;
   std::vector<Callable*> active;  // compiled calls in progress, innermost last
+  // The frame of a torch.compiler.disable(recursive=False) function about to
+  // run: it runs plain, the frames it calls are compiled again.
+  const py::Code* plain_frame = nullptr;
   std::unique_ptr<TraceWriter> trace;  // KILN_TRACE; null when off or unwritable
   int first_calls = 0;
   std::set<std::string> warned_config;
@@ -198,6 +201,10 @@ RegionRunner python_backend_runner(py::VM& vm, const Value& backend) {
 bool State::run_frame(py::VM& vm, py::Frame& frame, Value& result) {
   if (inline_traced_call(vm, frame, result)) return true;
   if (active.empty() || vm.tracer) return false;
+  if (plain_frame && frame.code == plain_frame) {
+    plain_frame = nullptr;
+    return false;
+  }
   // Kiln's own torch.nn code runs as library code, as Dynamo skips torch/ files;
   // the user frames it calls are still compiled.
   if (frame.code->filename.starts_with("torch/")) return false;
@@ -586,24 +593,48 @@ void install_capture(py::VM& vm, CaptureOptions options) {
     st.next_frame_id = 0;
     return Value();
   });
-  // torch.compiler.disable(fn): fn and what it calls run eagerly; called from
-  // a traced frame it breaks the graph, as Dynamo skips it.
-  hook("torch._dynamo.disable", [](py::VM&, const py::CallArgs& a) -> Value {
-    auto wrap = [](const Value& fn) {
-      return py::make_builtin("torch.compiler.disable.<wrapped>", [fn](py::VM& vm, const py::CallArgs& args) -> Value {
+  // torch.compiler.disable(fn=None, recursive=True, *, reason=None): fn and
+  // what it calls run eagerly (with recursive=False only fn's own frame: the
+  // functions it calls are compiled again); called from a traced frame it
+  // breaks the graph, as Dynamo skips it.
+  hook("torch._dynamo.disable", [](py::VM& vm, const py::CallArgs& a) -> Value {
+    Value fn = a.npos >= 1 ? a[0] : Value();
+    bool recursive = a.npos >= 2 ? vm.truth(a[1]) : true;
+    Value reason;
+    if (a.kw)
+      for (const auto& [k, v] : *a.kw) {
+        if (k == "fn") fn = v;
+        else if (k == "recursive") recursive = vm.truth(v);
+        else if (k == "reason") reason = v;
+        else throw py::PyError("TypeError", "disable() got an unexpected keyword argument '" + k + "'");
+      }
+    const std::string why = reason.is_none() ? "None" : vm.str_of(reason);
+    auto wrap = [recursive, why](const Value& target) {
+      return py::make_builtin("torch.compiler.disable.<wrapped>", [target, recursive, why](py::VM& vm, const py::CallArgs& args) -> Value {
         if (vm.tracer) {
           py::BreakInfo info;
           info.reason = "Skip calling `torch.compiler.disable()`d function";
-          info.explanation = "  Explanation: Skip calling function `" + callable_name(vm, fn) +
-                             "` since it was wrapped with `torch.compiler.disable` (reason: None)\n"
+          info.explanation = "  Explanation: Skip calling function `" + callable_name(vm, target) +
+                             "` since it was wrapped with `torch.compiler.disable` (reason: " + why + ")\n"
                              "  Hint: Remove the `torch.compiler.disable` call\n";
           vm.tracer->graph_break(vm, info);
         }
-        CaptureOff off(state_of(vm));
-        return vm.call(fn, args);
+        State& st = state_of(vm);
+        if (recursive || !target.is(ObjKind::Function)) {
+          CaptureOff off(st);
+          return vm.call(target, args);
+        }
+        const py::Code* saved = st.plain_frame;
+        st.plain_frame = target.as<py::Function>()->code.get();
+        struct Restore {
+          State& st;
+          const py::Code* saved;
+          ~Restore() { st.plain_frame = saved; }
+        } restore{st, saved};
+        return vm.call(target, args);
       });
     };
-    if (a.npos >= 1 && !a[0].is_none()) return wrap(a[0]);
+    if (!fn.is_none()) return wrap(fn);
     return py::make_builtin("torch.compiler.disable.<decorator>", [wrap](py::VM&, const py::CallArgs& b) -> Value {
       if (b.npos != 1) throw py::PyError("TypeError", "disable() decorator takes the function to disable");
       return wrap(b[0]);

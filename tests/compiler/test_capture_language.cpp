@@ -158,6 +158,43 @@ print(print in torch._dynamo.config.reorderable_logging_functions)
                      "leaves\nExpect both branches to be callable.\nTrue\n"));
   }
 
+  // disable(recursive=False) skips only the function's own frame: the
+  // function it calls is compiled again (a graph of its own), as Dynamo does;
+  // a recursive disable compiles nothing below it. PyTorch 2.11's explain of
+  // the troubleshooting guide's example: 2 graphs, 1 break.
+  void non_recursive_disable_compiles_callees() {
+    const char* program = R"PY(import torch
+
+def inner1(x):
+    return x * 2
+
+@torch.compiler.disable
+def outer1(x):
+    return inner1(x) + 1
+
+def inner2(x):
+    return x.cos()
+
+@torch.compiler.disable(recursive=False)
+def outer2(x):
+    return inner2(x) - 1
+
+def fn(x):
+    x = outer1(x)
+    x = x.sin()
+    x = outer2(x)
+    return x
+
+x = torch.randn(3)
+e = torch._dynamo.explain(fn)(x)
+print(e.graph_count, e.graph_break_count, bool(torch.allclose(torch.compile(fn)(x), ((x * 2 + 1).sin().cos() - 1))))
+print(torch.compiler.disable(inner1, recursive=False, reason="slow")(x).shape)
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("2 1 True\ntorch.Size([3])\n"));
+  }
+
   // A callable backend gets each graph once, as a GraphModule with its inputs,
   // and what it returns runs the graph from then on.
   void callable_backend_receives_the_graph_module() {
