@@ -7,7 +7,6 @@
 // an attribute other than literal_eval is an AttributeError.
 #include <string>
 
-#include "core/python/bigint.h"
 #include "core/python/parser.h"
 #include "core/python/stdlib.h"
 #include "core/python/vm.h"
@@ -94,19 +93,10 @@ class LiteralReader {
   }
 
  private:
-  Value constant(const Const& c) {
-    switch (c.kind) {
-      case Const::Kind::None: return Value();
-      case Const::Kind::Bool: return Value(c.b);
-      case Const::Kind::Int: return Value(c.i);
-      case Const::Kind::BigInt: return int_parse(c.s, 0);
-      case Const::Kind::Float: return Value(c.f);
-      case Const::Kind::Str: return str_value(c.s);
-      case Const::Kind::Ellipsis: return ellipsis();
-      case Const::Kind::Tuple:
-      case Const::Kind::Code: break;
-    }
-    throw PyError("ValueError", "malformed node or string");
+  static Value constant(const Const& c) {
+    // The parser makes no tuple or code constants from a literal; they stay malformed.
+    if (c.kind == Const::Kind::Tuple || c.kind == Const::Kind::Code) throw PyError("ValueError", "malformed node or string");
+    return const_value(c);
   }
 
   ValueVec items(const std::vector<ast::ExprPtr>& elts) {

@@ -266,29 +266,30 @@ Ref<Class> VM::builtin_type(std::string_view name) const {
   return it == builtin_types_.end() ? Ref<Class>() : it->second;
 }
 
+Value const_value(const Const& c) {
+  switch (c.kind) {
+    case Const::Kind::None: return Value();
+    case Const::Kind::Bool: return Value(c.b);
+    case Const::Kind::Int: return Value(c.i);
+    case Const::Kind::BigInt: return int_parse(c.s, 0);
+    case Const::Kind::Float: return Value(c.f);
+    case Const::Kind::Str: return str_value(c.s);
+    case Const::Kind::Ellipsis: return ellipsis();
+    case Const::Kind::Code: return Value(make<CodeObj>(c.code));
+    case Const::Kind::Tuple: {
+      ValueVec items;
+      for (const Const& x : c.items) items.push_back(const_value(x));
+      return tuple_value(std::move(items));
+    }
+  }
+  return Value();
+}
+
 std::shared_ptr<ValueVec> VM::consts_of(const CodePtr& code) {
   auto it = consts_cache_.find(code.get());
   if (it != consts_cache_.end()) return it->second.second;
-  std::function<Value(const Const&)> convert = [&](const Const& c) -> Value {
-    switch (c.kind) {
-      case Const::Kind::None: return Value();
-      case Const::Kind::Bool: return Value(c.b);
-      case Const::Kind::Int: return Value(c.i);
-      case Const::Kind::BigInt: return int_parse(c.s, 0);
-      case Const::Kind::Float: return Value(c.f);
-      case Const::Kind::Str: return str_value(c.s);
-      case Const::Kind::Ellipsis: return ellipsis();
-      case Const::Kind::Code: return Value(make<CodeObj>(c.code));
-      case Const::Kind::Tuple: {
-        ValueVec items;
-        for (const Const& x : c.items) items.push_back(convert(x));
-        return tuple_value(std::move(items));
-      }
-    }
-    return Value();
-  };
   auto values = std::make_shared<ValueVec>();
-  for (const Const& c : code->consts) values->push_back(convert(c));
+  for (const Const& c : code->consts) values->push_back(const_value(c));
   consts_cache_[code.get()] = {code, values};
   return values;
 }

@@ -109,6 +109,9 @@ class VM {
   void setitem(const Value& obj, const Value& key, Value value);
   void delitem(const Value& obj, const Value& key);
   void delattr(const Value& obj, std::string_view name);
+  // `obj.name = *value` (or `del obj.name` when value is null) handled by a data
+  // descriptor on the instance's class (property, or __set__ / __delete__): true if it was.
+  bool descriptor_write(const Value& obj, std::string_view name, const Value* value);
   Value binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace = false);
   Value unary(UnaryOpKind op, const Value& a);
   Value compare(CompareKind op, const Value& a, const Value& b);
@@ -213,6 +216,9 @@ class VM {
 
 // The path a program may open, symlinks and ".." resolved, or PermissionError
 // when it lies outside the folders VMOptions allows (file_access.cpp).
+// A compile-time constant as the value it stands for (tuples nested, code objects wrapped).
+Value const_value(const Const& c);
+
 std::string program_file_path(VM& vm, const std::string& path, bool write);
 
 // Registration of the builtin namespace and of the torch modules (builtins.cpp,

@@ -274,27 +274,34 @@ Value VM::getattr(const Value& obj, std::string_view name) {
   throw PyError("AttributeError", "'" + type_name(obj) + "' object has no attribute '" + std::string(name) + "'");
 }
 
+bool VM::descriptor_write(const Value& obj, std::string_view name, const Value* value) {
+  auto* inst = obj.as<Instance>();
+  const Value* p = inst->cls->has_property ? inst->cls->lookup(name) : nullptr;
+  if (!p) return false;
+  const Descriptor kind = descriptor_kind(*p);
+  const bool del = value == nullptr;
+  if (kind == Descriptor::DataGet) {
+    const char* hook = del ? "__delete__" : "__set__";
+    const Value* fn = p->as<Instance>()->cls->lookup(hook);
+    if (!fn) throw PyError("AttributeError", hook);
+    call(*fn, del ? ValueVec{*p, obj} : ValueVec{*p, obj, *value});
+    return true;
+  }
+  if (kind != Descriptor::Property) return false;
+  Value accessor;
+  try_getattr(*p, del ? "fdel" : "fset", accessor);
+  if (accessor.is_none())
+    throw PyError("AttributeError", "property '" + std::string(name) + "' of '" + inst->cls->name + "' object has no " +
+                                        (del ? "deleter" : "setter"));
+  call(accessor, del ? ValueVec{obj} : ValueVec{obj, *value});
+  return true;
+}
+
 void VM::setattr(const Value& obj, std::string_view name, Value value) {
   note_mutation(*this, obj);
   if (obj.is(ObjKind::Instance)) {
     auto* inst = obj.as<Instance>();
-    if (const Value* p = inst->cls->has_property ? inst->cls->lookup(name) : nullptr) {
-      const Descriptor kind = descriptor_kind(*p);
-      if (kind == Descriptor::DataGet) {
-        const Value* set = p->as<Instance>()->cls->lookup("__set__");
-        if (!set) throw PyError("AttributeError", "__set__");
-        call(*set, ValueVec{*p, obj, std::move(value)});
-        return;
-      }
-      if (kind == Descriptor::Property) {
-        Value fset;
-        try_getattr(*p, "fset", fset);
-        if (fset.is_none())
-          throw PyError("AttributeError", "property '" + std::string(name) + "' of '" + inst->cls->name + "' object has no setter");
-        call(fset, ValueVec{obj, std::move(value)});
-        return;
-      }
-    }
+    if (descriptor_write(obj, name, &value)) return;
     if (const Value* sa = inst->cls->lookup("__setattr__")) {
       call(*sa, ValueVec{obj, str_value(std::string(name)), std::move(value)});
       return;
@@ -396,23 +403,7 @@ void VM::delattr(const Value& obj, std::string_view name) {
   note_mutation(*this, obj);
   if (obj.is(ObjKind::Instance)) {
     auto* inst = obj.as<Instance>();
-    if (const Value* p = inst->cls->has_property ? inst->cls->lookup(name) : nullptr) {
-      const Descriptor kind = descriptor_kind(*p);
-      if (kind == Descriptor::DataGet) {
-        const Value* del = p->as<Instance>()->cls->lookup("__delete__");
-        if (!del) throw PyError("AttributeError", "__delete__");
-        call(*del, ValueVec{*p, obj});
-        return;
-      }
-      if (kind == Descriptor::Property) {
-        Value fdel;
-        try_getattr(*p, "fdel", fdel);
-        if (fdel.is_none())
-          throw PyError("AttributeError", "property '" + std::string(name) + "' of '" + inst->cls->name + "' object has no deleter");
-        call(fdel, ValueVec{obj});
-        return;
-      }
-    }
+    if (descriptor_write(obj, name, nullptr)) return;
     if (const Value* da = inst->cls->lookup("__delattr__")) {
       call(*da, ValueVec{obj, str_value(std::string(name))});
       return;

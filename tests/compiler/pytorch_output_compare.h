@@ -65,4 +65,13 @@ inline QString compare_section(const QStringList& got, const QStringList& want, 
   return QString();
 }
 
+// The names of `want`'s sections that `got` prints otherwise (sections paired in order).
+inline QStringList differing_sections(const std::string& got, const std::string& want, double rel) {
+  Sections g = sections_of(got), w = sections_of(want);
+  QStringList differing;
+  for (size_t i = 0; i < w.size() && i < g.size(); ++i)
+    if (!compare_section(g[i].second, w[i].second, rel).isEmpty()) differing << w[i].first;
+  return differing;
+}
+
 }  // namespace kiln::test

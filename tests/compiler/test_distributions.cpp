@@ -74,11 +74,7 @@ class TestDistributions : public QObject {
     source.replace(at, 20, "torch.manual_seed(6)");
     auto r = run(source);
     QCOMPARE(r.code, 0);
-    Sections got = sections_of(r.out), want = sections_of(read_text(data_path("expected.txt")));
-    QStringList differing;
-    for (size_t i = 0; i < want.size() && i < got.size(); ++i)
-      if (!compare_section(got[i].second, want[i].second, 1e-4).isEmpty()) differing << want[i].first;
-    QCOMPARE(differing, QStringList{"categorical"});
+    QCOMPARE(kiln::test::differing_sections(r.out, read_text(data_path("expected.txt")), 1e-4), QStringList{"categorical"});
   }
 
   // A torch.Generator is a Python object Kiln does not put into a graph: the

@@ -98,12 +98,8 @@ class TestNnLayers : public QObject {
     source.replace(at, 20, "torch.manual_seed(6)");
     Ran r = run(source);
     QCOMPARE(r.exit, 0);
-    Sections got = sections_of(r.out), want = sections_of(read_text(data_path("expected.txt")));
-    QStringList differing;
-    for (size_t i = 0; i < want.size() && i < got.size(); ++i)
-      if (!compare_section(got[i].second, want[i].second, 1e-4).isEmpty()) differing << want[i].first;
     // Only the layer built right after the seed: check() reseeds before each forward.
-    QCOMPARE(differing, QStringList{"rnncell"});
+    QCOMPARE(kiln::test::differing_sections(r.out, read_text(data_path("expected.txt")), 1e-4), QStringList{"rnncell"});
   }
 
   void errors_match_pytorch() {
