@@ -666,6 +666,32 @@ void install_capture(py::VM& vm, CaptureOptions options) {
       out->dict->set(py::str_value("graph_count"), Value(int64_t(c->report.graphs.size())));
       out->dict->set(py::str_value("graph_break_count"), Value(int64_t(c->report.graph_break_count())));
       out->dict->set(py::str_value("op_count"), Value(int64_t(c->report.op_count())));
+      // break_reasons: one GraphCompileReason per break, with the reason text and
+      // the user frames (FrameSummary-like: filename, lineno, name, line).
+      auto reason_cls = py::make<py::Class>("GraphCompileReason", py::Ref<py::Class>());
+      reason_cls->module = "torch._dynamo.output_graph";
+      auto frame_cls = py::make<py::Class>("FrameSummary", py::Ref<py::Class>());
+      frame_cls->module = "traceback";
+      py::ValueVec reasons;
+      for (const BreakRecord& b : c->report.breaks) {
+        auto r = py::make<py::Instance>(reason_cls);
+        std::string text = b.reason;
+        if (!b.explanation.empty()) text += "\n" + b.explanation;
+        r->dict->set(py::str_value("reason"), py::str_value(text));
+        py::ValueVec frames;
+        for (const auto& f : b.stack) {
+          auto fr = py::make<py::Instance>(frame_cls);
+          fr->dict->set(py::str_value("filename"), py::str_value(f.file));
+          fr->dict->set(py::str_value("lineno"), Value(int64_t(f.line)));
+          fr->dict->set(py::str_value("name"), py::str_value(f.function));
+          fr->dict->set(py::str_value("line"), py::str_value(f.code));
+          frames.push_back(Value(fr));
+        }
+        r->dict->set(py::str_value("user_stack"), py::list_value(std::move(frames)));
+        r->dict->set(py::str_value("graph_break"), Value(true));
+        reasons.push_back(Value(r));
+      }
+      out->dict->set(py::str_value("break_reasons"), py::list_value(std::move(reasons)));
       return Value(out);
     });
   });

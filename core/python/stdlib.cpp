@@ -28,6 +28,7 @@ constexpr StdModule kModules[] = {
     {"dataclasses", load_dataclasses},
     {"enum", load_enum},
     {"functools", load_functools},
+    {"glob", load_glob},
     {"heapq", load_heapq},
     {"inspect", load_inspect},
     {"io", load_io},
@@ -219,6 +220,15 @@ void install_annotate_builtin(VM& vm) {
 
 // Every attribute of subprocess, socket and shutil is refused when reached,
 // so a program that only imports one still runs.
+void load_glob(VM&, const Ref<Module>& m) {
+  for (const char* fn : {"glob", "iglob"}) {
+    std::string qualified = std::string("glob.") + fn;
+    def_native(m, fn, [qualified](VM&, const CallArgs&) -> Value {
+      throw_unsupported(qualified + "() is outside Kiln's Python subset (programs cannot list files)");
+    });
+  }
+}
+
 void load_pickle(VM&, const Ref<Module>& m) {
   m->dict->set(str_value("HIGHEST_PROTOCOL"), Value(int64_t(5)));
   m->dict->set(str_value("DEFAULT_PROTOCOL"), Value(int64_t(5)));

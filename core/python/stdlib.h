@@ -59,6 +59,7 @@ void load_bisect(VM& vm, const Ref<Module>& m);
 void load_heapq(VM& vm, const Ref<Module>& m);
 void load_io(VM& vm, const Ref<Module>& m);           // stdlib_io.cpp
 void load_pickle(VM& vm, const Ref<Module>& m);       // importable; load/dump refused
+void load_glob(VM& vm, const Ref<Module>& m);         // importable; glob/iglob refused
 void load_refused(VM& vm, const Ref<Module>& m);      // subprocess, socket, shutil: every attribute refused
 
 }  // namespace kiln::py

@@ -57,7 +57,55 @@ void float_limits(Instance* out, int bits, double resolution) {
 
 }  // namespace
 
+namespace {
+
+// torch.FloatTensor(...) and the other legacy constructors of CPU tensors:
+// no argument an empty tensor, sizes an uninitialised one (zeros here), a
+// sequence the tensor of that data, a tensor of the same dtype an alias of it.
+void legacy_constructors(const Ref<Module>& torch) {
+  static const std::pair<const char*, DType> kTypes[] = {
+      {"FloatTensor", DType::Float32}, {"DoubleTensor", DType::Float64}, {"HalfTensor", DType::Float16},
+      {"BFloat16Tensor", DType::BFloat16}, {"LongTensor", DType::Int64}, {"IntTensor", DType::Int32},
+      {"ShortTensor", DType::Int16}, {"CharTensor", DType::Int8}, {"ByteTensor", DType::UInt8},
+      {"BoolTensor", DType::Bool}};
+  for (const auto& [name, dtype] : kTypes) {
+    const std::string type_name = name;
+    const DType d = dtype;
+    set_attr_builtin(torch->dict, "torch." + type_name, type_name, [type_name, d](VM& vm, const CallArgs& a) -> Value {
+      if (a.has_kwargs()) throw_unsupported("torch." + type_name + "() with keyword arguments (use torch.tensor or torch.empty)");
+      Value torch_module = Value(vm.module("torch"));
+      auto attr = [&](const char* n) {
+        Value v;
+        vm.try_getattr(torch_module, n, v);
+        return v;
+      };
+      if (a.npos == 1 && a[0].is(ObjKind::Tensor)) {
+        if (a[0].as<TensorObj>()->t.dtype() != d)
+          throw_type_error("expected " + type_name.substr(0, type_name.size() - 6) + " but got a tensor of dtype " +
+                           std::string(dtype_name(a[0].as<TensorObj>()->t.dtype())));
+        // A new tensor object sharing the data, as PyTorch's legacy constructor gives.
+        Value alias = tensor_value(a[0].as<TensorObj>()->t);
+        alias.as<TensorObj>()->device = a[0].as<TensorObj>()->device;
+        return alias;
+      }
+      bool sizes = true;
+      for (size_t i = 0; i < a.npos; ++i) sizes = sizes && (a[i].is_int() && !a[i].is_bool());
+      if (a.npos == 1 && a[0].is(ObjKind::Tuple) && a[0].as<Tuple>()->is_size) return vm.call(attr("zeros"), ValueVec{a[0]}, {{"dtype", make_dtype(vm, d)}});
+      if (sizes) {
+        ValueVec dims(a.pos, a.pos + a.npos);
+        if (dims.empty()) dims.push_back(Value(int64_t(0)));
+        return vm.call(attr("zeros"), ValueVec{tuple_value(std::move(dims))}, {{"dtype", make_dtype(vm, d)}});
+      }
+      if (a.npos == 1) return vm.call(attr("tensor"), ValueVec{a[0]}, {{"dtype", make_dtype(vm, d)}});
+      throw_type_error("torch." + type_name + "(): expected sizes (ints) or one sequence of data");
+    });
+  }
+}
+
+}  // namespace
+
 void install_torch_info(VM& vm, const Ref<Module>& torch) {
+  legacy_constructors(torch);
   set_attr_builtin(torch->dict, "torch.finfo", "finfo", [](VM& vm, const CallArgs& a) {
     const DType d = dtype_or_default(a, kDefaultFloat);
     auto out = make<Instance>(info_class(vm, "finfo"));

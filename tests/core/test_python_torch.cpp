@@ -251,6 +251,23 @@ class TestPythonTorch : public QObject {
         "        [0., 0., 0., 5.]])\n");
   }
 
+  // torch.FloatTensor and the other legacy constructors (data, sizes, a
+  // torch.Size, none, an alias of a tensor of their dtype), as Debian's torch
+  // 1.13 prints them.
+  void legacy_tensor_constructors() {
+    expect_output(
+        "import torch\n"
+        "a = torch.FloatTensor([[1, 2], [3, 4]])\n"
+        "b = torch.LongTensor([3, 1, 2])\n"
+        "c = torch.FloatTensor(2, 3).zero_()\n"
+        "d = torch.ByteTensor(torch.Size([2])).zero_()\n"
+        "print(a, a.dtype, b, b.dtype, c.shape, c.dtype, d.dtype, torch.FloatTensor().shape, torch.DoubleTensor([0.5]).dtype)\n"
+        "print(torch.FloatTensor(a) is a, torch.BoolTensor([True, False]))\n",
+        "tensor([[1., 2.],\n"
+        "        [3., 4.]]) torch.float32 tensor([3, 1, 2]) torch.int64 torch.Size([2, 3]) torch.float32 torch.uint8 torch.Size([0]) torch.float64\n"
+        "False tensor([ True, False])\n");
+  }
+
   // Module reprs, PyTorch 2.11 (container compression included).
   void module_repr() {
     expect_output(

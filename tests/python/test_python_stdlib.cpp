@@ -367,6 +367,7 @@ class TestPythonStdlib : public QObject {
         {"import os.path\nprint(os.path.join('a', 'b'))\nos.path.exists('a')\n", "os.path.exists('a') is outside the folders"},
         {"import os.path\nos.path.isfile('/etc/passwd')\n", "os.path.isfile('/etc/passwd') is outside the folders"},
         {"import pickle\npickle.load(None)\n", "pickle.load()"},
+        {"import glob\nglob.glob('*.txt')\n", "glob.glob()"},
         {"import pickle\npickle.dumps(1)\n", "pickle.dumps()"},
         {"import torch.distributed as dist\ndist.init_process_group('gloo')\n", "torch.distributed.init_process_group"},
         {"from torch.nn.parallel import DistributedDataParallel as DDP\nimport torch\nDDP(torch.nn.Linear(1, 1))\n",
