@@ -5,6 +5,7 @@
 #include "core/python/bigint.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/percent_format.h"
+#include "core/python/pytorch_names.h"
 #include "core/python/vm.h"
 #include "core/util/pyformat.h"
 
@@ -265,10 +266,18 @@ Value VM::getattr(const Value& obj, std::string_view name) {
   if (try_getattr(obj, name, out)) return out;
   if (obj.is(ObjKind::Module)) {
     const std::string& m = obj.as<Module>()->name;
+    // A name PyTorch has is Kiln's gap (exit 3); one it lacks is the program's
+    // AttributeError. Submodules without a recorded name list count as gaps.
+    std::optional<bool> known = pytorch_has(m, name);
+    const bool gap = known ? *known : (m.starts_with("torch") || m == "math");
     throw PyError("AttributeError", "module '" + m + "' has no attribute '" + std::string(name) + "'" +
-                                        (m.starts_with("torch") || m == "math" ? " (not in Kiln's subset)" : ""),
-                  m.starts_with("torch") || m == "math");
+                                        (gap ? " (PyTorch has it; not in Kiln's subset)" : ""),
+                  gap);
   }
+  if (obj.is(ObjKind::Tensor) && pytorch_has("Tensor", name).value_or(false))
+    throw PyError("AttributeError", "'Tensor' object has no attribute '" + std::string(name) +
+                                        "' (PyTorch has it; not in Kiln's subset)",
+                  true);
   if (obj.is(ObjKind::Class))
     throw PyError("AttributeError", "type object '" + obj.as<Class>()->name + "' has no attribute '" + std::string(name) + "'");
   throw PyError("AttributeError", "'" + type_name(obj) + "' object has no attribute '" + std::string(name) + "'");
