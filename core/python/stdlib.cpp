@@ -35,6 +35,8 @@ constexpr StdModule kModules[] = {
     {"itertools", load_itertools},
     {"json", load_json},
     {"logging", load_logging},
+    {"numpy", load_numpy},
+    {"numpy.random", load_numpy_random},
     {"operator", load_operator},
     {"os", load_os},
     {"os.path", load_os_path},
@@ -220,6 +222,18 @@ void install_annotate_builtin(VM& vm) {
 
 // Every attribute of subprocess, socket and shutil is refused when reached,
 // so a program that only imports one still runs.
+// numpy imports, so that a program using it only on a path not taken (or only
+// to seed it) runs; reading any other attribute is refused at its line (exit 3),
+// so no numpy result is ever made up.
+void load_numpy(VM& vm, const Ref<Module>& m) {
+  if (Ref<Module> random = load_stdlib_module(vm, "numpy.random")) m->dict->set(str_value("random"), Value(random));
+}
+
+void load_numpy_random(VM&, const Ref<Module>& m) {
+  // Seeding draws nothing, and every numpy draw is refused: accepting it changes no number.
+  def_native(m, "seed", [](VM&, const CallArgs&) { return Value(); });
+}
+
 void load_glob(VM&, const Ref<Module>& m) {
   for (const char* fn : {"glob", "iglob"}) {
     std::string qualified = std::string("glob.") + fn;

@@ -269,7 +269,11 @@ Value VM::getattr(const Value& obj, std::string_view name) {
     // A name PyTorch has is Kiln's gap (exit 3); one it lacks is the program's
     // AttributeError. Submodules without a recorded name list count as gaps.
     std::optional<bool> known = pytorch_has(m, name);
-    const bool gap = known ? *known : (m.starts_with("torch") || m == "math");
+    const bool numpy = m == "numpy" || m.starts_with("numpy.");
+    const bool gap = known ? *known : (m.starts_with("torch") || m == "math" || numpy);
+    if (numpy)
+      throw PyError("AttributeError", m + "." + std::string(name) + ": NumPy is not part of Kiln's Python subset (only "
+                                      "importing numpy and numpy.random.seed are)", true);
     throw PyError("AttributeError", "module '" + m + "' has no attribute '" + std::string(name) + "'" +
                                         (gap ? " (PyTorch has it; not in Kiln's subset)" : ""),
                   gap);

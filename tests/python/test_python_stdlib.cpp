@@ -421,9 +421,21 @@ class TestPythonStdlib : public QObject {
     Ran r = run("import typing\nimport typing as t2\nfrom collections import deque\nimport collections\n"
                 "print(typing is t2, collections.deque is deque, typing.__name__)\n");
     QCOMPARE(r.out, std::string("True True typing\n"));
-    r = run("import numpy\n");
+    r = run("import scipy\n");
     QCOMPARE(r.exit, 3);
-    QVERIFY2(last_error_line(r.err).starts_with("ModuleNotFoundError: No module named 'numpy'"), r.err.c_str());
+    QVERIFY2(last_error_line(r.err).starts_with("ModuleNotFoundError: No module named 'scipy'"), r.err.c_str());
+  }
+
+  // numpy imports and numpy.random.seed is accepted (it draws nothing and every
+  // numpy draw is refused); any other numpy attribute stops at its line, exit 3.
+  void numpy_imports_and_refuses_its_use() {
+    Ran r = run("import numpy as np\nimport numpy.random\nnp.random.seed(0)\nprint('seeded')\nx = np.zeros(3)\n");
+    QCOMPARE(r.out, std::string("seeded\n"));
+    QCOMPARE(r.exit, 3);
+    QCOMPARE(last_error_line(r.err), std::string("AttributeError: numpy.zeros: NumPy is not part of Kiln's Python subset "
+                                                 "(only importing numpy and numpy.random.seed are)"));
+    r = run("import numpy as np\nnp.random.rand(2)\n");
+    QCOMPARE(r.exit, 3);
   }
 
   // torch.tensor reads any sequence, as PyTorch does: the RL examples build

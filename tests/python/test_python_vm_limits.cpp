@@ -107,7 +107,7 @@ class TestPythonVmLimits : public QObject {
     Ran timed = run("n = 0\nwhile True:\n    try:\n        n += 1\n    except:\n        pass\n", t);
     QVERIFY2(timed.status.message().find("TimeoutError") != std::string::npos, timed.status.to_string().c_str());
     QCOMPARE(timed.exit, 1);
-    expect_error(run("try:\n    import numpy\nexcept ImportError:\n    numpy = None\n"), "No module named 'numpy'", 2, 3);
+    expect_error(run("try:\n    import scipy\nexcept ImportError:\n    scipy = None\n"), "No module named 'scipy'", 2, 3);
   }
 
   void unlimited_by_default() {
