@@ -158,7 +158,7 @@ class TestCliRun : public QObject {
     QTemporaryDir dir;
     QFile f(dir.filePath("np.py"));
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("import numpy\nprint(1)\n");
+    f.write("import scipy\nprint(1)\n");
     f.close();
     auto run = kiln::test::run_cli({"run", f.fileName()});
     QCOMPARE(run.code, 3);
