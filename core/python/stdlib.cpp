@@ -48,6 +48,8 @@ constexpr StdModule kModules[] = {
     {"subprocess", load_refused},
     {"sys", load_sys},
     {"time", load_time},
+    {"tqdm", load_tqdm},
+    {"tqdm.auto", load_tqdm},
     {"typing", load_typing},
     {"warnings", load_warnings},
 };

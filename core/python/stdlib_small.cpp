@@ -150,7 +150,84 @@ def merge(*iterables, key=None, reverse=False):
 
 }  // namespace
 
+// tqdm, the progress bar model programs wrap their loops in: the bar itself
+// goes to stderr in tqdm, so here it is not drawn at all; iteration, counts,
+// update/close/set_description and tqdm.write (to stdout, as tqdm's) behave.
+const char* const kTqdmSource = R"PY(# tqdm: iteration and bookkeeping without the bar.
+class tqdm:
+    def __init__(self, iterable=None, desc=None, total=None, leave=True, file=None, ncols=None,
+                 mininterval=0.1, maxinterval=10.0, miniters=None, ascii=None, disable=False, unit="it",
+                 unit_scale=False, dynamic_ncols=False, smoothing=0.3, bar_format=None, initial=0,
+                 position=None, postfix=None, unit_divisor=1000, **kwargs):
+        self.iterable = iterable
+        self.desc = desc or ""
+        if total is None and iterable is not None:
+            try:
+                total = len(iterable)
+            except TypeError:
+                total = None
+        self.total = total
+        self.n = initial
+        self.disable = disable
+        self.postfix = postfix
+
+    def __iter__(self):
+        for item in self.iterable:
+            yield item
+            self.n += 1
+
+    def __len__(self):
+        if self.total is not None:
+            return self.total
+        return len(self.iterable)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        return False
+
+    def update(self, n=1):
+        self.n += n
+        return True
+
+    def close(self):
+        pass
+
+    def refresh(self):
+        pass
+
+    def reset(self, total=None):
+        self.n = 0
+        if total is not None:
+            self.total = total
+
+    def set_description(self, desc=None, refresh=True):
+        self.desc = desc or ""
+
+    def set_description_str(self, desc=None, refresh=True):
+        self.desc = desc or ""
+
+    def set_postfix(self, ordered_dict=None, refresh=True, **kwargs):
+        self.postfix = kwargs if ordered_dict is None else ordered_dict
+
+    def set_postfix_str(self, s="", refresh=True):
+        self.postfix = s
+
+    @staticmethod
+    def write(s, file=None, end="\n", nolock=False):
+        if file is None:
+            print(s, end=end)
+        else:
+            file.write(s + end)
+
+
+def trange(*args, **kwargs):
+    return tqdm(range(*args), **kwargs)
+)PY";
+
 KILN_STDLIB_SOURCE(load_string, kStringSource, "string.py")
+KILN_STDLIB_SOURCE(load_tqdm, kTqdmSource, "tqdm/__init__.py")
 KILN_STDLIB_SOURCE(load_bisect, kBisectSource, "bisect.py")
 KILN_STDLIB_SOURCE(load_heapq, kHeapqSource, "heapq.py")
 

@@ -426,6 +426,14 @@ class TestPythonStdlib : public QObject {
     QVERIFY2(last_error_line(r.err).starts_with("ModuleNotFoundError: No module named 'scipy'"), r.err.c_str());
   }
 
+  // tqdm without its bar (tqdm draws it on stderr): iteration, counts and
+  // tqdm.write to stdout. The device's tqdm 4.70.1 printed the same stdout.
+  void tqdm_iterates_and_writes() {
+    Ran r = run("from tqdm import tqdm, trange\nfrom tqdm.auto import tqdm as atqdm\ntotal = 0\nfor i in tqdm(range(5), desc=\"loop\"):\n    total += i\nbar = tqdm(total=10)\nbar.update(3)\nbar.set_postfix(loss=0.5)\nbar.close()\nwith trange(3) as t:\n    for j in t:\n        t.set_description(f\"step {j}\")\ntqdm.write(\"done %d %d %d\" % (total, bar.n, len(tqdm([1, 2]))))\nprint(list(atqdm([\"a\", \"b\"])))\n");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(r.out, std::string("done 10 3 2\n['a', 'b']\n"));
+  }
+
   // numpy imports and numpy.random.seed is accepted (it draws nothing and every
   // numpy draw is refused); any other numpy attribute stops at its line, exit 3.
   void numpy_imports_and_refuses_its_use() {
