@@ -434,9 +434,7 @@ void install_builtins(VM& vm) {
   });
   def("callable", [](VM&, const CallArgs& a) {
     expect_args(a, 1, 1, "callable");
-    const Value& v = a[0];
-    return Value(v.is(ObjKind::Function) || v.is(ObjKind::Builtin) || v.is(ObjKind::BoundMethod) || v.is(ObjKind::Class) ||
-                 (v.is(ObjKind::Instance) && v.as<Instance>()->cls->lookup("__call__")));
+    return Value(is_callable(a[0]));
   });
   def("iter", [](VM& vm, const CallArgs& a) {
     expect_args(a, 1, 1, "iter");

@@ -223,6 +223,11 @@ std::string type_name(const Value& v) {
   return "object";
 }
 
+bool is_callable(const Value& v) {
+  return v.is(ObjKind::Function) || v.is(ObjKind::Builtin) || v.is(ObjKind::BoundMethod) || v.is(ObjKind::Class) ||
+         (v.is(ObjKind::Instance) && v.as<Instance>()->cls->lookup("__call__"));
+}
+
 bool truthy(const Value& v) {
   switch (v.tag()) {
     case Value::Tag::None: return false;

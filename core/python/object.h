@@ -354,6 +354,7 @@ const std::string& as_str(const Value& v);  // TypeError unless str
 // The type name Python shows in messages: "int", "list", "Tensor", "Net".
 std::string type_name(const Value& v);
 bool truthy(const Value& v);  // tensors: only one-element ones, else RuntimeError as PyTorch
+bool is_callable(const Value& v);  // Python's callable(): functions, builtins, classes, instances with __call__
 
 // repr() and str() of any value, as CPython and PyTorch print them.
 std::string repr(const Value& v);

@@ -221,7 +221,8 @@ Tensor multinomial(const Bound& b) {
   KILN_USER_CHECK(n_categories <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
   Shape sizes = self.dim() == 1 ? Shape{n_sample} : Shape{self.sizes()[0], n_sample};
   if (b.meta() || self.is_meta()) return Tensor::meta(sizes, DType::Int64);
-  if (Tensor::empty(sizes, DType::Int64).numel() == 0) return Tensor::empty(sizes, DType::Int64);
+  // No rows: an empty result (n_sample > 0 was checked, so only a 2-D input has none).
+  if (self.dim() == 2 && self.sizes()[0] == 0) return Tensor::empty(sizes, DType::Int64);
   const Mode eager = Mode::Eager;
   if (!replacement || n_sample == 1) {
     const bool valid = aten_t(eager, "aten::max", {self}).item().to_double() < std::numeric_limits<double>::infinity() &&

@@ -61,11 +61,7 @@ Value torch_cond(VM& vm, const CallArgs& a) {
     }
   for (size_t i = 0; i < 3; ++i)
     if (!given[i]) throw_type_error(std::string("cond() missing required argument: '") + names[i] + "'");
-  auto callable = [](const Value& v) {
-    return v.is(ObjKind::Function) || v.is(ObjKind::Builtin) || v.is(ObjKind::BoundMethod) || v.is(ObjKind::Class) ||
-           (v.is(ObjKind::Instance) && v.as<Instance>()->cls->lookup("__call__"));
-  };
-  if (!callable(args[1]) || !callable(args[2])) throw PyError("RuntimeError", "Expect both branches to be callable.");
+  if (!is_callable(args[1]) || !is_callable(args[2])) throw PyError("RuntimeError", "Expect both branches to be callable.");
   if (!args[3].is(ObjKind::Tuple) && !args[3].is(ObjKind::List))
     throw PyError("RuntimeError", "Expect operands to be a tuple of possibly nested dict/list/tuple that only consists of "
                                   "tensor leaves, but got " + vm.repr_of(args[3]) + ".");
