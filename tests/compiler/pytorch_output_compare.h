@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -63,6 +64,14 @@ inline QString compare_section(const QStringList& got, const QStringList& want, 
     if (!same_line(g, w, rel)) return QString("line %1\n  kiln:    %2\n  pytorch: %3").arg(i + 1).arg(g, w);
   }
   return QString();
+}
+
+// `source` with its first `from` replaced by `to`; empty when `from` is absent
+// (a program whose seed line moved).
+inline std::string replaced_once(std::string source, std::string_view from, std::string_view to) {
+  const std::string::size_type at = source.find(from);
+  if (at == std::string::npos) return {};
+  return source.replace(at, from.size(), to);
 }
 
 // The names of `want`'s sections that `got` prints otherwise (sections paired in order).

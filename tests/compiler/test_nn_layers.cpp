@@ -92,10 +92,9 @@ class TestNnLayers : public QObject {
     QVERIFY(!compare_section({"a 1.0"}, {"a 1.0", "b 2.0"}, 1e-4).isEmpty());
     // A seed change moves the fingerprints of the layer built under it: the
     // numbers depend on Kiln's generator drawing PyTorch's initial weights.
-    std::string source = read_text(data_path("program.py"));
-    std::string::size_type at = source.find("torch.manual_seed(5)");
-    QVERIFY(at != std::string::npos);
-    source.replace(at, 20, "torch.manual_seed(6)");
+    const std::string source =
+        kiln::test::replaced_once(read_text(data_path("program.py")), "torch.manual_seed(5)", "torch.manual_seed(6)");
+    QVERIFY(!source.empty());
     Ran r = run(source);
     QCOMPARE(r.exit, 0);
     // Only the layer built right after the seed: check() reseeds before each forward.
