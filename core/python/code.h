@@ -155,6 +155,9 @@ struct Code {
   bool is_class_body = false;  // names resolve through the class namespace (LoadName/StoreName)
   bool is_module = false;
   bool is_generator = false;   // calling it makes a generator that runs the frame between yields
+  // The program's own code, not Kiln's Python (torch.nn, the standard library):
+  // an error is located at the innermost line of the program, as a user reads it.
+  bool in_program = false;
   std::vector<std::string> varnames;  // fast locals (parameters first)
   std::vector<std::string> cellvars;  // locals captured by nested functions; a parameter listed here is copied into its cell at entry
   std::vector<std::string> freevars;  // names captured from enclosing functions

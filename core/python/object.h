@@ -124,7 +124,8 @@ class PyError : public std::runtime_error {
   PyError& make_uncatchable() { uncatchable_ = true; return *this; }
   // Filled by the VM as the error unwinds: innermost frame last, as Python prints it.
   std::vector<std::string> traceback;
-  SourceLocation where;  // innermost user location
+  SourceLocation where;  // innermost location in the program's own code (else in Kiln's Python)
+  bool where_in_program = false;
   Value value;           // the exception object, once a handler or `raise` made one
   // A re-raise from the frame that caught the exception: its line is in the
   // traceback already, as CPython does not repeat it.

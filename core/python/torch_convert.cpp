@@ -567,7 +567,37 @@ Value write_out(VM& vm, const Callable& c, const Value& out, const Value& result
 
 }  // namespace
 
+namespace {
+// The complex tensors of complex_prelude.cpp are Python objects: a torch
+// function reached with one (also inside a list, as torch.cat's) is theirs.
+const Value* dispatch_override(const CallArgs& args) {
+  auto of = [](const Value& v) -> const Value* {
+    return v.is(ObjKind::Instance) ? v.as<Instance>()->cls->lookup("__kiln_torch_dispatch__") : nullptr;
+  };
+  auto within = [&](const Value& v) -> const Value* {
+    if (const Value* d = of(v)) return d;
+    if (v.is(ObjKind::List) || v.is(ObjKind::Tuple))
+      for (const Value& item : v.is(ObjKind::List) ? v.as<List>()->items : v.as<Tuple>()->items)
+        if (const Value* d = of(item)) return d;
+    return nullptr;
+  };
+  for (size_t i = 0; i < args.npos; ++i)
+    if (const Value* d = within(args[i])) return d;
+  if (args.kw)
+    for (const auto& [name, value] : *args.kw)
+      if (const Value* d = within(value)) return d;
+  return nullptr;
+}
+}  // namespace
+
 Value call_torch(VM& vm, const Callable& c, const CallArgs& args) {
+  if (const Value* dispatch = dispatch_override(args)) {
+    auto kwargs = make<Dict>();
+    if (args.kw)
+      for (const auto& [name, value] : *args.kw) kwargs->set(str_value(name), value);
+    return vm.call(*dispatch, ValueVec{str_value(c.python_name), tuple_value(ValueVec(args.pos, args.pos + args.npos)),
+                                       Value(kwargs)});
+  }
   if (const Value* out = c.is_method ? nullptr : args.kwarg("out"); out && !out->is_none()) {
     if (vm.tracer) {
       BreakInfo info;

@@ -99,5 +99,6 @@ Ref<Class> install_tensor_types(VM& vm);
 // Compiles and runs the Python sources of torch.nn.init and torch.nn's modules
 // into the registered torch.nn.init / torch.nn module objects.
 void install_nn_prelude(VM& vm);
+void install_complex_prelude(VM& vm, const Ref<Module>& torch);  // complex_prelude.cpp
 
 }  // namespace kiln::py

@@ -10,6 +10,7 @@
 #include "core/io/safetensors.h"
 #include "core/python/torch_api.h"
 #include "core/python/torch_convert.h"
+#include "core/tensor/tensor_repr.h"
 #include "core/python/vm.h"
 #include "core/tensor/generator.h"
 
@@ -429,6 +430,17 @@ void install_prelude_helpers(VM& vm) {
     vm.write_err(as_str(a[0]) + ": " + as_str(a[1]) + "\n");
     return Value();
   });
+  // repr of a complex tensor (complex_prelude.cpp) from its view_as_real pair.
+  def(k, "complex_repr", [](VM&, const CallArgs& a) {
+    const TensorObj* t = a.npos == 2 ? tensor_obj(a[0]) : nullptr;
+    if (!t) throw_type_error("complex_repr() takes the pair tensor and the name of its node");
+    TensorReprExtras extras;
+    extras.requires_grad = t->requires_grad && t->grad_fn.empty();
+    extras.grad_fn = t->grad_fn.empty() || a[1].is_none() ? t->grad_fn : as_str(a[1]);
+    extras.complex_pair = true;
+    if (t->device != "cpu") extras.device = t->device;
+    return str_value(tensor_repr(t->t, extras));
+  });
   // Identity as a dict key: memo tables of modules and parameters (the subset has no set or id()).
   def(k, "identity", [](VM&, const CallArgs& a) {
     return Value(int64_t(reinterpret_cast<intptr_t>(a[0].is_obj() ? a[0].obj() : nullptr)));
@@ -508,6 +520,7 @@ void install_torch(VM& vm) {
   install_safetensors(vm);
   install_math(vm);
   install_nn_prelude(vm);
+  install_complex_prelude(vm, torch);
 }
 
 }  // namespace kiln::py

@@ -147,9 +147,8 @@ bool is_tensor(const Value& v) { return v.is(ObjKind::Tensor); }
 
 bool tensor_binary(VM& vm, BinaryOpKind op, const Value& a, const Value& b, bool inplace, Value& out) {
   if (!is_tensor(a) && !is_tensor(b)) return false;
-  if ((!is_tensor(a) && !is_number(a)) || (!is_tensor(b) && !is_number(b)))
-    throw_type_error(std::string("unsupported operand type(s) for ") + binary_op_symbol(op) + (inplace ? "=" : "") +
-                     ": '" + type_name(a) + "' and '" + type_name(b) + "'");
+  // Another operand may define the operator (a complex tensor's __rmul__): VM::binary asks it, then raises.
+  if ((!is_tensor(a) && !is_number(a)) || (!is_tensor(b) && !is_number(b))) return false;
   const bool writes_self = inplace && is_tensor(a) && op != BinaryOpKind::MatMul;
   ValueVec args{a, b};
   out = call_traced(vm, nullptr, torchapi::operator_callable(op, inplace).graph_target, false,

@@ -307,6 +307,14 @@ Status VM::run_file(const std::string& path, int* exit_code) {
   return run_source(buf.str(), path, exit_code);
 }
 
+namespace {
+void mark_in_program(Code& code) {
+  code.in_program = true;
+  for (const Const& c : code.consts)
+    if (c.kind == Const::Kind::Code && c.code) mark_in_program(*c.code);
+}
+}  // namespace
+
 Status VM::run_source(std::string_view source, const std::string& filename, int* exit_code) {
   if (exit_code) *exit_code = 0;
   Expected<CodePtr> code = compile_module(source, filename);
@@ -314,6 +322,7 @@ Status VM::run_source(std::string_view source, const std::string& filename, int*
     if (exit_code) *exit_code = 3;
     return code.status();
   }
+  mark_in_program(**code);
   auto main = make<Module>("__main__");
   main->dict->set(str_value("__name__"), str_value("__main__"));
   main->dict->set(str_value("__file__"), str_value(filename));
@@ -477,8 +486,12 @@ void add_location(PyError& e, const Frame& frame) {
                       frame.code->name + "\n";
   if (std::string text = source_line(*frame.code, in.line); !text.empty()) where += "    " + text + "\n";
   e.traceback.insert(e.traceback.begin(), where);
-  if (e.where.file.empty()) e.where = SourceLocation{frame.code->filename, in.line, in.col};
+  if (e.where.file.empty() || (!e.where_in_program && frame.code->in_program)) {
+    e.where = SourceLocation{frame.code->filename, in.line, in.col};
+    e.where_in_program = frame.code->in_program;
+  }
 }
+
 
 }  // namespace
 

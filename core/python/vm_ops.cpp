@@ -578,6 +578,9 @@ Value VM::unary(UnaryOpKind op, const Value& a) {
       if (is_big(a)) return int_invert(a);
       break;
   }
+  static const char* const method[] = {"__neg__", "__pos__", nullptr, "__invert__"};
+  if (a.is(ObjKind::Instance) && method[int(op)])
+    if (const Value* fn = a.as<Instance>()->cls->lookup(method[int(op)])) return call(*fn, ValueVec{a});
   static const char* const sym[] = {"-", "+", "not ", "~"};
   throw_type_error(std::string("bad operand type for unary ") + sym[int(op)] + ": '" + type_name(a) + "'");
 }

@@ -1,6 +1,7 @@
 // A port of torch/_tensor_str.py (PyTorch 2.11): _Formatter, _tensor_str,
 // get_summarized_data, _add_suffixes and _str_intern, for strided dense
-// tensors (no complex, sparse, quantized or named tensors in Kiln). Function
+// tensors, and complex ones given as their view_as_real (no sparse, quantized
+// or named tensors in Kiln). Function
 // names follow PyTorch's so the two read side by side.
 //
 // PyTorch formats every element as a Python float or int (tolist()/item()),
@@ -56,7 +57,15 @@ std::string must(Expected<std::string> text) {
   return std::move(*text);
 }
 
-class Formatter {
+// What Printer asks of a formatter: the element text, padded to width().
+class ElementText {
+ public:
+  virtual ~ElementText() = default;
+  virtual int64_t width() const = 0;
+  virtual std::string format(int64_t k) const = 0;
+};
+
+class Formatter final : public ElementText {
  public:
   // `sample` holds the element indices PyTorch's _Formatter sees: the whole
   // tensor, or get_summarized_data's edges when it is summarized.
@@ -91,9 +100,9 @@ class Formatter {
     }
   }
 
-  int64_t width() const { return max_width_; }
+  int64_t width() const override { return max_width_; }
 
-  std::string format(int64_t k) const {
+  std::string format(int64_t k) const override {
     std::string text;
     if (!e_.floating()) {
       text = int_text(k);
@@ -152,7 +161,7 @@ class Printer {
     for (int64_t k : kept_rows(n)) summarized_sample(dim + 1, first + k * stride, out);
   }
 
-  void set_formatter(const Formatter* f) { formatter_ = f; }
+  void set_formatter(const ElementText* f) { formatter_ = f; }
 
   // _tensor_str_with_formatter for the sub-tensor of dims [dim, ndim) whose
   // first element has row-major index `first`.
@@ -226,7 +235,25 @@ class Printer {
   const Elements& e_;
   const TensorReprOptions& opts_;
   bool summarize_;
-  const Formatter* formatter_ = nullptr;
+  const ElementText* formatter_ = nullptr;
+};
+
+// _val_formatter's complex case: the real and imaginary parts each formatted
+// by their own _Formatter, joined with the imaginary part's sign. Its width
+// counts the 'j', as _vector_str's element_length does.
+class ComplexFormatter final : public ElementText {
+ public:
+  ComplexFormatter(const Formatter& real, const Formatter& imag) : real_(real), imag_(imag) {}
+  int64_t width() const override { return real_.width() + imag_.width() + 1; }
+  std::string format(int64_t k) const override {
+    std::string imag = imag_.format(k) + "j";
+    imag.erase(0, imag.find_first_not_of(' '));
+    return real_.format(k) + (imag[0] == '+' || imag[0] == '-' ? "" : "+") + imag;
+  }
+
+ private:
+  const Formatter& real_;
+  const Formatter& imag_;
 };
 
 // _tensor_str for a tensor with elements.
@@ -242,6 +269,24 @@ std::string tensor_str(const Tensor& t, int64_t indent, const TensorReprOptions&
     for (size_t k = 0; k < sample.size(); ++k) sample[k] = int64_t(k);
   }
   Formatter formatter(e, sample, opts);
+  printer.set_formatter(&formatter);
+  return printer.tensor_str(0, 0, indent);
+}
+
+// _tensor_str for a complex tensor, from its real and imaginary parts.
+std::string complex_tensor_str(const Tensor& real, const Tensor& imag, int64_t indent, const TensorReprOptions& opts) {
+  bool summarize = real.numel() > opts.threshold;
+  Elements re(real), im(imag);
+  Printer printer(re, opts, summarize);
+  std::vector<int64_t> sample;
+  if (summarize) {
+    printer.summarized_sample(0, 0, sample);
+  } else {
+    sample.resize(size_t(real.numel()));
+    for (size_t k = 0; k < sample.size(); ++k) sample[k] = int64_t(k);
+  }
+  Formatter real_formatter(re, sample, opts), imag_formatter(im, sample, opts);
+  ComplexFormatter formatter(real_formatter, imag_formatter);
   printer.set_formatter(&formatter);
   return printer.tensor_str(0, 0, indent);
 }
@@ -293,6 +338,15 @@ std::string size_repr(const std::vector<int64_t>& sizes) {
 
 std::string tensor_repr(const Tensor& t, const TensorReprExtras& extras, const TensorReprOptions& opts) {
   KILN_CHECK(t.defined(), "tensor_repr of an undefined tensor");
+  const bool complex = extras.complex_pair;
+  if (complex)
+    KILN_CHECK(t.dim() >= 1 && t.sizes().back() == 2 && (t.dtype() == DType::Float32 || t.dtype() == DType::Float64),
+               "tensor_repr: a complex tensor comes as a float32/float64 pair tensor, got ", t.type_str());
+  const Tensor real = complex ? t.select(-1, 0) : t;
+  const std::string dtype_text = complex ? (t.dtype() == DType::Float64 ? "torch.complex128" : "torch.complex64")
+                                         : dtype_repr(t.dtype());
+  // complex64 is the default complex dtype while float32 is the default float.
+  const bool default_dtype = t.dtype() == kDefaultFloat;
   const std::string prefix = "tensor(";
   const int64_t indent = int64_t(prefix.size());
   std::vector<std::string> suffixes;
@@ -301,21 +355,21 @@ std::string tensor_repr(const Tensor& t, const TensorReprExtras& extras, const T
   if (!device.empty() && device != "cpu") suffixes.push_back("device='" + device + "'");
 
   // Printed dtypes are the ones a literal would not infer.
-  bool has_default_dtype = t.dtype() == kDefaultFloat || t.dtype() == DType::Int64 || t.dtype() == DType::Bool;
+  bool has_default_dtype = default_dtype || (!complex && (t.dtype() == DType::Int64 || t.dtype() == DType::Bool));
   std::string body;
   if (t.is_meta()) {
-    suffixes.push_back("size=" + tuple_repr(t.sizes()));
-    if (t.dtype() != kDefaultFloat) suffixes.push_back("dtype=" + dtype_repr(t.dtype()));
+    suffixes.push_back("size=" + tuple_repr(real.sizes()));
+    if (!default_dtype) suffixes.push_back("dtype=" + dtype_text);
     body = "...";
-  } else if (t.numel() == 0) {
-    if (t.dim() != 1) suffixes.push_back("size=" + tuple_repr(t.sizes()));
-    // An empty literal has no elements to infer int64 from.
-    if (t.dtype() != kDefaultFloat) suffixes.push_back("dtype=" + dtype_repr(t.dtype()));
+  } else if (real.numel() == 0) {
+    if (real.dim() != 1) suffixes.push_back("size=" + tuple_repr(real.sizes()));
+    // An empty literal has no elements to infer int64 from (nor complex from).
+    if (!default_dtype || complex) suffixes.push_back("dtype=" + dtype_text);
     body = "[]";
   } else {
-    if (opts.edgeitems == 0) suffixes.push_back("size=" + tuple_repr(t.sizes()));
-    if (!has_default_dtype) suffixes.push_back("dtype=" + dtype_repr(t.dtype()));
-    body = tensor_str(t, indent, opts);
+    if (opts.edgeitems == 0) suffixes.push_back("size=" + tuple_repr(real.sizes()));
+    if (!has_default_dtype) suffixes.push_back("dtype=" + dtype_text);
+    body = complex ? complex_tensor_str(real, t.select(-1, 1), indent, opts) : tensor_str(t, indent, opts);
   }
   if (!extras.grad_fn.empty()) suffixes.push_back("grad_fn=<" + extras.grad_fn + ">");
   else if (extras.requires_grad) suffixes.push_back("requires_grad=True");

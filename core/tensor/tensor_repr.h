@@ -27,6 +27,9 @@ struct TensorReprExtras {
   bool requires_grad = false;
   std::string grad_fn = {};  // "AddBackward0"; shown instead of requires_grad
   bool is_parameter = false;  // nn.Parameter: "Parameter containing:\n" first
+  // The tensor is a complex one's view_as_real (last dim: real, imaginary);
+  // float32 pairs print as complex64, float64 ones as complex128.
+  bool complex_pair = false;
 };
 
 std::string tensor_repr(const Tensor& t, const TensorReprExtras& extras = {},
