@@ -6,6 +6,8 @@ find_package(TBB REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
+# ICU: the Unicode database behind str methods on non-ASCII text and unicodedata.
+find_package(ICU 72 REQUIRED COMPONENTS uc)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # MD5 (core/util/md5.h)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # zipped repro files (minifier/repro_zip.cpp)

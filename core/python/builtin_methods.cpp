@@ -5,8 +5,10 @@
 
 #include "core/python/bigint.h"
 #include "core/python/torch_bridge.h"
+#include "core/python/unicode_text.h"
 #include "core/python/vm.h"
 #include "core/util/pyformat.h"
+#include "core/util/utf8.h"
 
 namespace kiln::py {
 
@@ -23,10 +25,22 @@ void need(const CallArgs& a, size_t lo, size_t hi, const char* name) {
 }
 
 std::string strip_chars(const std::string& s, const std::string& chars, bool left, bool right) {
-  size_t b = 0, e = s.size();
-  if (left) while (b < e && chars.find(s[b]) != std::string::npos) ++b;
-  if (right) while (e > b && chars.find(s[e - 1]) != std::string::npos) --e;
-  return s.substr(b, e - b);
+  if (is_ascii(chars)) {
+    // No byte of an ASCII set is part of a multi-byte character.
+    size_t b = 0, e = s.size();
+    if (left) while (b < e && chars.find(s[b]) != std::string::npos) ++b;
+    if (right) while (e > b && chars.find(s[e - 1]) != std::string::npos) --e;
+    return s.substr(b, e - b);
+  }
+  // Whole characters: a set holding one character's bytes must not cut another's.
+  const std::vector<std::string> set = utf8_chars(chars), text = utf8_chars(s);
+  auto in_set = [&](const std::string& c) { return std::find(set.begin(), set.end(), c) != set.end(); };
+  size_t b = 0, e = text.size();
+  if (left) while (b < e && in_set(text[b])) ++b;
+  if (right) while (e > b && in_set(text[e - 1])) --e;
+  std::string out;
+  for (size_t i = b; i < e; ++i) out += text[i];
+  return out;
 }
 
 // str.format: CPython's MarkupIterator and field lookup. Fields are
@@ -224,11 +238,13 @@ void install_builtin_methods(VM& vm) {
   // find, split, startswith and the other searching and padding methods: str_methods.cpp.
   method(str, "upper", [](VM&, const CallArgs& a) {
     std::string s = self_str(a);
+    if (!is_ascii(s)) return str_value(unicode::upper(s));
     std::transform(s.begin(), s.end(), s.begin(), ::toupper);
     return str_value(std::move(s));
   });
   method(str, "lower", [](VM&, const CallArgs& a) {
     std::string s = self_str(a);
+    if (!is_ascii(s)) return str_value(unicode::lower(s));
     std::transform(s.begin(), s.end(), s.begin(), ::tolower);
     return str_value(std::move(s));
   });

@@ -7,6 +7,7 @@
 #include "core/python/bigint.h"
 #include "core/tensor/tensor_repr.h"
 #include "core/util/pyformat.h"
+#include "core/util/utf8.h"
 
 namespace kiln::py {
 
@@ -186,6 +187,18 @@ Value tensor_value(Tensor t) { return Value(make<TensorObj>(std::move(t))); }
 const std::string& as_str(const Value& v) {
   if (!v.is(ObjKind::Str)) throw_type_error("expected str, got " + type_name(v));
   return v.as<Str>()->s;
+}
+
+StrChars::StrChars(Str& s) : s_(s.s) {
+  if (s.ascii < 0) s.ascii = is_ascii(s.s) ? 1 : 0;
+  if (s.ascii) return;
+  if (!s.offsets) s.offsets = std::make_shared<const std::vector<size_t>>(utf8_offsets(s.s));
+  offsets_ = s.offsets.get();
+}
+
+size_t StrChars::index_of(size_t byte_offset) const {
+  if (!offsets_) return byte_offset;
+  return size_t(std::lower_bound(offsets_->begin(), offsets_->end(), byte_offset) - offsets_->begin());
 }
 
 std::string type_name(const Value& v) {

@@ -145,8 +145,32 @@ class PyError : public std::runtime_error {
 
 struct Str : Object {
   explicit Str(std::string s) : Object(ObjKind::Str), s(std::move(s)) {}
-  std::string s;
+  std::string s;  // UTF-8
   size_t hash = 0;  // 0 = not computed
+  // Python indexes code points. ASCII text indexes its bytes; other text the
+  // byte offsets of its code points, made on first use (StrChars).
+  int8_t ascii = -1;  // -1: not looked at yet
+  std::shared_ptr<const std::vector<size_t>> offsets;
+};
+
+// A str as Python sees it, a sequence of code points.
+class StrChars {
+ public:
+  explicit StrChars(Str& s);
+  explicit StrChars(const Value& v) : StrChars(*v.as<Str>()) {}
+  size_t size() const { return offsets_ ? offsets_->size() - 1 : s_.size(); }
+  // Code point i as its UTF-8 bytes.
+  std::string_view at(size_t i) const { return std::string_view(s_).substr(begin(i), begin(i + 1) - begin(i)); }
+  // Code points [a, b) as bytes; i == size() is the end.
+  std::string_view range(size_t a, size_t b) const { return std::string_view(s_).substr(begin(a), begin(b) - begin(a)); }
+  size_t begin(size_t i) const { return offsets_ ? (*offsets_)[i] : i; }
+  // The code point index of a byte offset on a code point boundary.
+  size_t index_of(size_t byte_offset) const;
+  bool ascii() const { return !offsets_; }
+
+ private:
+  const std::string& s_;
+  const std::vector<size_t>* offsets_ = nullptr;
 };
 
 struct Tuple : Object {

@@ -51,6 +51,7 @@ constexpr StdModule kModules[] = {
     {"tqdm", load_tqdm},
     {"tqdm.auto", load_tqdm},
     {"typing", load_typing},
+    {"unicodedata", load_unicodedata},
     {"warnings", load_warnings},
 };
 

@@ -1,12 +1,14 @@
 // The str methods model programs use beyond the basic ones of
 // builtin_methods.cpp (searching, splitting with limits, padding, case and
-// classification), and the chr / ord builtins, with CPython's results on
-// ASCII text. Kiln's str holds UTF-8 bytes: indices count bytes, so text
-// outside ASCII gives other positions than CPython's.
+// classification), and the chr / ord builtins, with CPython's results. A str
+// holds UTF-8 and indexes code points (StrChars): positions and widths count
+// characters as CPython's do, and text outside ASCII takes its case and
+// classes from the Unicode database (unicode_text.h).
 #include <algorithm>
 #include <cctype>
 #include <optional>
 
+#include "core/python/unicode_text.h"
 #include "core/python/vm.h"
 #include "core/util/utf8.h"
 
@@ -33,15 +35,31 @@ std::pair<size_t, size_t> bounds(const CallArgs& a, size_t first, size_t size) {
   return {clamp(first, 0), clamp(first + 1, int64_t(size))};
 }
 
+// The byte window of the optional start/end arguments (code point indices).
+std::string_view window_of(const CallArgs& a, size_t first, const StrChars& chars, size_t& begin_byte) {
+  auto [b, e] = bounds(a, first, chars.size());
+  if (e < b) return {};
+  begin_byte = chars.begin(b);
+  return chars.range(b, e);
+}
+
 std::optional<size_t> find_in(const CallArgs& a, bool from_right) {
-  const std::string& s = self(a);
+  const StrChars chars(a[0]);
   const std::string& sub = as_str(a[1]);
-  auto [b, e] = bounds(a, 2, s.size());
-  if (e < b || sub.size() > e - b) return std::nullopt;
-  std::string_view window(s.data() + b, e - b);
+  auto [b, e] = bounds(a, 2, chars.size());
+  if (e < b) return std::nullopt;
+  const std::string_view window = chars.range(b, e);
+  if (sub.size() > window.size()) return std::nullopt;
   size_t hit = from_right ? window.rfind(sub) : window.find(sub);
   if (hit == std::string_view::npos) return std::nullopt;
-  return b + hit;
+  return chars.index_of(chars.begin(b) + hit);
+}
+
+// Calls fn(code point) for each character; false from fn stops.
+template <class Fn>
+void each_code_point(const std::string& s, Fn fn) {
+  for (size_t pos = 0; pos < s.size(); pos += utf8_char_length(s, pos))
+    if (!fn(utf8_decode_at(s, pos))) return;
 }
 
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
@@ -123,10 +141,10 @@ Value split(const CallArgs& a, bool from_right) {
 // startswith / endswith: a str or a tuple of them, within optional bounds.
 Value affix_test(const CallArgs& a, bool prefix) {
   arity(a, 1, 3, prefix ? "startswith" : "endswith");
-  const std::string& s = self(a);
-  auto [b, e] = bounds(a, 2, s.size());
+  const StrChars chars(a[0]);
+  auto [b, e] = bounds(a, 2, chars.size());
   if (e < b) return Value(false);
-  std::string_view window(s.data() + b, e - b);
+  const std::string_view window = chars.range(b, e);
   ValueVec options = a[1].is(ObjKind::Tuple) ? a[1].as<Tuple>()->items : ValueVec{a[1]};
   for (const Value& o : options) {
     if (!o.is(ObjKind::Str))
@@ -141,22 +159,38 @@ Value pad(const CallArgs& a, const char* name, int where) {
   arity(a, 1, 2, name);
   const std::string& s = self(a);
   const int64_t width = to_index(a[1], "width");
-  std::string fill = a.npos > 2 ? as_str(a[2]) : " ";
-  if (fill.size() != 1) throw_type_error("The fill character must be exactly one character long");
-  if (width <= int64_t(s.size())) return str_value(s);
-  const size_t total = size_t(width) - s.size();
-  // CPython's center puts the odd space on the left when the total is odd and the width is... its rule:
-  size_t left = where < 0 ? 0 : where > 0 ? total : total / 2 + (total & size_t(width) & 1);
-  return str_value(std::string(left, fill[0]) + s + std::string(total - left, fill[0]));
+  const std::string fill = a.npos > 2 ? as_str(a[2]) : " ";
+  if (fill.empty() || utf8_char_length(fill, 0) != fill.size())
+    throw_type_error("The fill character must be exactly one character long");
+  const size_t length = StrChars(a[0]).size();
+  if (width <= int64_t(length)) return str_value(s);
+  const size_t total = size_t(width) - length;
+  // CPython's center puts the odd fill on the left when the width is odd.
+  const size_t left = where < 0 ? 0 : where > 0 ? total : total / 2 + (total & size_t(width) & 1);
+  std::string out;
+  for (size_t i = 0; i < left; ++i) out += fill;
+  out += s;
+  for (size_t i = left; i < total; ++i) out += fill;
+  return str_value(std::move(out));
 }
 
-template <class Pred>
-Value all_chars(const CallArgs& a, Pred pred) {
+// Per-character case rules (capitalize, title, swapcase) over any text:
+// map(code point, byte position).
+template <class Map>
+std::string map_chars(const std::string& s, Map map) {
+  std::string out;
+  for (size_t pos = 0; pos < s.size(); pos += utf8_char_length(s, pos)) out += map(utf8_decode_at(s, pos), pos);
+  return out;
+}
+
+// `ascii` judges ASCII text byte by byte; `unicode` a code point outside it.
+template <class Ascii, class Unicode>
+Value all_chars(const CallArgs& a, Ascii ascii, Unicode unicode) {
   const std::string& s = self(a);
   if (s.empty()) return Value(false);
-  for (char c : s)
-    if (!pred(static_cast<unsigned char>(c))) return Value(false);
-  return Value(true);
+  bool all = true;
+  each_code_point(s, [&](char32_t c) { return all = c < 0x80 ? ascii(static_cast<unsigned char>(c)) : unicode(c); });
+  return Value(all);
 }
 
 }  // namespace
@@ -188,13 +222,14 @@ void install_str_methods(VM& vm) {
   });
   method("count", [](VM&, const CallArgs& a) {
     arity(a, 1, 3, "count");
-    const std::string& s = self(a);
+    const StrChars chars(a[0]);
     const std::string& sub = as_str(a[1]);
-    auto [b, e] = bounds(a, 2, s.size());
+    auto [b, e] = bounds(a, 2, chars.size());
     if (e < b) return Value(int64_t(0));
     if (sub.empty()) return Value(int64_t(e - b + 1));
+    const std::string_view window = chars.range(b, e);
     int64_t n = 0;
-    for (size_t pos = b; (pos = s.find(sub, pos)) != std::string::npos && pos + sub.size() <= e; pos += sub.size()) ++n;
+    for (size_t pos = 0; (pos = window.find(sub, pos)) != std::string_view::npos; pos += sub.size()) ++n;
     return Value(n);
   });
   method("split", [](VM&, const CallArgs& a) { return split(a, false); });
@@ -236,9 +271,10 @@ void install_str_methods(VM& vm) {
     arity(a, 1, 1, "zfill");
     std::string s = self(a);
     const int64_t width = to_index(a[1], "width");
-    if (width <= int64_t(s.size())) return str_value(s);
+    const size_t length = StrChars(a[0]).size();
+    if (width <= int64_t(length)) return str_value(s);
     size_t sign = !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0;
-    s.insert(sign, size_t(width) - s.size(), '0');
+    s.insert(sign, size_t(width) - length, '0');
     return str_value(std::move(s));
   });
   method("removeprefix", [](VM&, const CallArgs& a) {
@@ -253,58 +289,92 @@ void install_str_methods(VM& vm) {
     const std::string& p = as_str(a[1]);
     return str_value(!p.empty() && s.ends_with(p) ? s.substr(0, s.size() - p.size()) : s);
   });
+  // capitalize, title and swapcase map character by character, as CPython
+  // does, with each code point's full mapping (ß title-cases to "Ss").
   method("capitalize", [](VM&, const CallArgs& a) {
-    std::string s = self(a);
-    for (size_t i = 0; i < s.size(); ++i) s[i] = char(i ? std::tolower(static_cast<unsigned char>(s[i])) : std::toupper(static_cast<unsigned char>(s[i])));
-    return str_value(std::move(s));
+    const std::string& s = self(a);
+    return str_value(map_chars(s, [&](char32_t c, size_t pos) {
+      return pos == 0 ? unicode::title_of(c) : unicode::lower_in_context(s, pos);
+    }));
   });
   method("title", [](VM&, const CallArgs& a) {
-    std::string s = self(a);
+    const std::string& s = self(a);
     bool prev_cased = false;
-    for (char& c : s) {
-      unsigned char u = static_cast<unsigned char>(c);
-      c = char(prev_cased ? std::tolower(u) : std::toupper(u));
-      prev_cased = std::isalpha(u) != 0;
-    }
-    return str_value(std::move(s));
+    return str_value(map_chars(s, [&](char32_t c, size_t pos) {
+      std::string out = prev_cased ? unicode::lower_in_context(s, pos) : unicode::title_of(c);
+      prev_cased = unicode::is_cased(c);
+      return out;
+    }));
   });
   method("swapcase", [](VM&, const CallArgs& a) {
-    std::string s = self(a);
-    for (char& c : s) {
-      unsigned char u = static_cast<unsigned char>(c);
-      c = char(std::isupper(u) ? std::tolower(u) : std::toupper(u));
-    }
-    return str_value(std::move(s));
+    const std::string& s = self(a);
+    return str_value(map_chars(s, [&](char32_t c, size_t pos) {
+      if (unicode::is_upper(c)) return unicode::lower_in_context(s, pos);
+      if (unicode::is_lower(c)) return unicode::upper_of(c);
+      std::string same;
+      append_utf8(same, c);
+      return same;
+    }));
   });
   method("casefold", [](VM&, const CallArgs& a) {
     std::string s = self(a);
+    if (!is_ascii(s)) return str_value(unicode::casefold(s));
     for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
     return str_value(std::move(s));
   });
-  method("isdigit", [](VM&, const CallArgs& a) { return all_chars(a, [](unsigned char c) { return std::isdigit(c) != 0; }); });
-  method("isdecimal", [](VM&, const CallArgs& a) { return all_chars(a, [](unsigned char c) { return std::isdigit(c) != 0; }); });
-  method("isnumeric", [](VM&, const CallArgs& a) { return all_chars(a, [](unsigned char c) { return std::isdigit(c) != 0; }); });
-  method("isalpha", [](VM&, const CallArgs& a) { return all_chars(a, [](unsigned char c) { return std::isalpha(c) != 0; }); });
-  method("isalnum", [](VM&, const CallArgs& a) { return all_chars(a, [](unsigned char c) { return std::isalnum(c) != 0; }); });
-  method("isspace", [](VM&, const CallArgs& a) { return all_chars(a, [](unsigned char c) { return std::isspace(c) != 0; }); });
+  method("isdigit", [](VM&, const CallArgs& a) { return all_chars(a, [](unsigned char c) { return std::isdigit(c) != 0; }, unicode::is_digit); });
+  method("isdecimal", [](VM&, const CallArgs& a) { return all_chars(a, [](unsigned char c) { return std::isdigit(c) != 0; }, unicode::is_decimal); });
+  method("isnumeric", [](VM&, const CallArgs& a) { return all_chars(a, [](unsigned char c) { return std::isdigit(c) != 0; }, unicode::is_numeric); });
+  method("isalpha", [](VM&, const CallArgs& a) { return all_chars(a, [](unsigned char c) { return std::isalpha(c) != 0; }, unicode::is_alpha); });
+  method("isalnum", [](VM&, const CallArgs& a) {
+    return all_chars(a, [](unsigned char c) { return std::isalnum(c) != 0; },
+                     [](char32_t c) { return unicode::is_alpha(c) || unicode::is_numeric(c); });
+  });
+  method("isspace", [](VM&, const CallArgs& a) {
+    // CPython's ASCII whitespace includes \x1c-\x1f (bidi class B/S).
+    return all_chars(a, [](unsigned char c) { return std::isspace(c) != 0 || (c >= 0x1C && c <= 0x1F); }, unicode::is_space);
+  });
+  method("isascii", [](VM&, const CallArgs& a) { return Value(is_ascii(self(a))); });
   method("isidentifier", [](VM&, const CallArgs& a) {
     const std::string& s = self(a);
-    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return Value(false);
-    for (char c : s)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return Value(false);
-    return Value(true);
+    if (s.empty()) return Value(false);
+    bool ok = true, first = true;
+    each_code_point(s, [&](char32_t c) {
+      ok = c < 0x80 ? (c == '_' || std::isalpha(int(c)) || (!first && std::isdigit(int(c))))
+                    : (first ? unicode::is_identifier_start(c) : unicode::is_identifier_continue(c));
+      first = false;
+      return ok;
+    });
+    return Value(ok);
   });
   for (bool upper : {false, true}) {
     method(upper ? "isupper" : "islower", [upper](VM&, const CallArgs& a) {
-      bool cased = false;
-      for (char c : self(a)) {
-        unsigned char u = static_cast<unsigned char>(c);
-        if (upper ? std::islower(u) : std::isupper(u)) return Value(false);
-        cased = cased || std::isalpha(u);
-      }
-      return Value(cased);
+      bool cased = false, ok = true;
+      each_code_point(self(a), [&](char32_t c) {
+        if (upper ? unicode::is_lower(c) || unicode::is_title(c) : unicode::is_upper(c) || unicode::is_title(c)) return ok = false;
+        cased = cased || unicode::is_cased(c);
+        return true;
+      });
+      return Value(ok && cased);
     });
   }
+  method("istitle", [](VM&, const CallArgs& a) {
+    // Uppercase and titlecase letters only after uncased ones, lowercase only after cased ones.
+    bool cased = false, previous_cased = false, ok = true;
+    each_code_point(self(a), [&](char32_t c) {
+      if (unicode::is_upper(c) || unicode::is_title(c)) {
+        if (previous_cased) return ok = false;
+        previous_cased = cased = true;
+      } else if (unicode::is_lower(c)) {
+        if (!previous_cased) return ok = false;
+        previous_cased = cased = true;
+      } else {
+        previous_cased = false;
+      }
+      return true;
+    });
+    return Value(ok && cased);
+  });
 
   Ref<Dict> b = vm.builtins();
   set_attr_builtin(b, "chr", "chr", [](VM&, const CallArgs& a) {
@@ -318,13 +388,10 @@ void install_str_methods(VM& vm) {
   set_attr_builtin(b, "ord", "ord", [](VM&, const CallArgs& a) {
     if (a.npos != 1) throw_type_error("ord() takes exactly one argument (" + std::to_string(a.npos) + " given)");
     const std::string& s = as_str(a[0]);
-    auto byte = [&](size_t i) { return uint32_t(static_cast<unsigned char>(s[i])); };
-    size_t n = s.empty() ? 0 : byte(0) < 0x80 ? 1 : byte(0) < 0xE0 ? 2 : byte(0) < 0xF0 ? 3 : 4;
-    if (s.empty() || s.size() != n)
-      throw_type_error("ord() expected a character, but string of length " + std::to_string(s.size()) + " found");
-    uint32_t c = n == 1 ? byte(0) : byte(0) & (0x7F >> n);
-    for (size_t i = 1; i < n; ++i) c = (c << 6) | (byte(i) & 0x3F);
-    return Value(int64_t(c));
+    if (s.empty() || utf8_char_length(s, 0) != s.size())
+      throw_type_error("ord() expected a character, but string of length " + std::to_string(StrChars(a[0]).size()) +
+                       " found");
+    return Value(int64_t(utf8_decode_at(s, 0)));
   });
 }
 

@@ -355,15 +355,17 @@ Value VM::getitem(const Value& obj, const Value& key) {
     return items[size_t(normalize_index(to_index(key, "index"), int64_t(items.size()), what))];
   }
   if (obj.is(ObjKind::Str)) {
-    const std::string& s = obj.as<Str>()->s;
+    const StrChars chars(obj);
+    const int64_t n = int64_t(chars.size());
     if (key.is(ObjKind::Slice)) {
       int64_t start, stop, step;
-      slice_indices(*key.as<SliceObj>(), int64_t(s.size()), start, stop, step);
+      slice_indices(*key.as<SliceObj>(), n, start, stop, step);
+      if (step == 1) return str_value(std::string(stop > start ? chars.range(size_t(start), size_t(stop)) : ""));
       std::string out;
-      for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out += s[size_t(i)];
+      for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out += chars.at(size_t(i));
       return str_value(std::move(out));
     }
-    return str_value(std::string(1, s[size_t(normalize_index(to_index(key, "string index"), int64_t(s.size()), "string"))]));
+    return str_value(std::string(chars.at(size_t(normalize_index(to_index(key, "string index"), n, "string")))));
   }
   if (obj.is(ObjKind::Dict)) {
     const Value* v = obj.as<Dict>()->find(key);
@@ -661,8 +663,10 @@ Value VM::iter(const Value& v) {
     return iter(list_value(std::move(keys)));
   }
   if (v.is(ObjKind::Str)) {
+    const StrChars text(v);
     ValueVec chars;
-    for (char c : v.as<Str>()->s) chars.push_back(str_value(std::string(1, c)));
+    chars.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) chars.push_back(str_value(std::string(text.at(i))));
     return iter(list_value(std::move(chars)));
   }
   if (v.is(ObjKind::Tensor)) return tensor_iter(*this, v);
@@ -764,7 +768,7 @@ bool VM::contains(const Value& container, const Value& item) {
 }
 
 int64_t VM::len(const Value& v) {
-  if (v.is(ObjKind::Str)) return int64_t(v.as<Str>()->s.size());
+  if (v.is(ObjKind::Str)) return int64_t(StrChars(v).size());
   if (v.is(ObjKind::List)) return int64_t(v.as<List>()->items.size());
   if (v.is(ObjKind::Tuple)) return int64_t(v.as<Tuple>()->items.size());
   if (v.is(ObjKind::Dict)) return int64_t(v.as<Dict>()->size());

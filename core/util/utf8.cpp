@@ -21,3 +21,54 @@ void append_utf8(std::string& out, char32_t cp) {
 }
 
 }  // namespace kiln
+
+namespace kiln {
+
+bool is_ascii(std::string_view s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  return true;
+}
+
+size_t utf8_char_length(std::string_view s, size_t pos) {
+  const size_t n = utf8_lead_length(static_cast<unsigned char>(s[pos]));
+  if (n == 1 || pos + n > s.size()) return 1;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[pos + k]) & 0xC0) != 0x80) return 1;
+  return n;
+}
+
+char32_t utf8_decode_at(std::string_view s, size_t pos) {
+  const size_t n = utf8_char_length(s, pos);
+  const auto byte = [&](size_t k) { return char32_t(static_cast<unsigned char>(s[pos + k])); };
+  if (n == 1) return byte(0);
+  char32_t cp = byte(0) & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (byte(k) & 0x3F);
+  return cp;
+}
+
+size_t utf8_count(std::string_view s) {
+  size_t count = 0;
+  for (size_t pos = 0; pos < s.size(); pos += utf8_char_length(s, pos)) ++count;
+  return count;
+}
+
+std::vector<size_t> utf8_offsets(std::string_view s) {
+  std::vector<size_t> offsets;
+  offsets.reserve(s.size() + 1);
+  for (size_t pos = 0; pos < s.size(); pos += utf8_char_length(s, pos)) offsets.push_back(pos);
+  offsets.push_back(s.size());
+  return offsets;
+}
+
+std::vector<std::string> utf8_chars(std::string_view s) {
+  std::vector<std::string> out;
+  for (size_t pos = 0; pos < s.size();) {
+    const size_t n = utf8_char_length(s, pos);
+    out.emplace_back(s.substr(pos, n));
+    pos += n;
+  }
+  return out;
+}
+
+}  // namespace kiln

@@ -1128,4 +1128,93 @@ const char* const k_cached_property_out = R"OUT(42 42 1 True
 7 1
 )OUT";
 
+
+// str indexes code points and takes case and classes from the Unicode
+// database; unicodedata. Expected: CPython 3.11.7's output.
+const char* const k_unicode_text = R"PY(import string
+import unicodedata
+
+names = 'Wiśniewski Ślusàrski Straße ǅemal ﬁne ΣΑΣ Ωμέγα'
+print(len(names), names[3], names[11:20], names[::-4], names[-5:])
+print(names.upper())
+print(names.lower())
+print(names.casefold())
+print(names.title())
+print(names.swapcase())
+print(names.capitalize(), 'ΟΔΟΣ ΟΔΟΣ.'.lower())
+
+# A character-level vocabulary, as char-rnn and nanoGPT's char models build it.
+text = 'zażółć gęślą jaźń — naïve café'
+chars = sorted(set(text))
+stoi = {c: i for i, c in enumerate(chars)}
+print(len(text), len(chars), ''.join(chars))
+print([stoi[c] for c in text[:8]], ''.join(reversed(text[-4:])), list(text[2:6]))
+print(max(text), min(text), text.count('ą'), 'ó' in text, text.split('—'))
+
+
+def unicode_to_ascii(s):
+    letters = string.ascii_letters + " .,;'"
+    return ''.join(c for c in unicodedata.normalize('NFD', s) if unicodedata.category(c) != 'Mn' and c in letters)
+
+
+print(unicode_to_ascii('Ślusàrski'), unicode_to_ascii('Wiśniewski'), unicode_to_ascii('Nguyễn Đỗ'))
+print([unicodedata.category(c) for c in 'aŚ1 \u0301€—'], unicodedata.name('ś'), unicodedata.lookup('LATIN SMALL LETTER S WITH ACUTE'))
+print(len(unicodedata.normalize('NFD', 'Ślusàrski')), unicodedata.normalize('NFC', 'S\u0301'), unicodedata.normalize('NFKC', 'ﬁ²'))
+print(unicodedata.is_normalized('NFC', 'é'), unicodedata.combining('\u0301'), unicodedata.east_asian_width('漢'))
+print(unicodedata.numeric('½'), unicodedata.decimal('٣'), unicodedata.digit('²'), unicodedata.bidirectional('ا'), unicodedata.mirrored('('))
+print(unicodedata.name('\x00', 'no name'), unicodedata.decimal('a', -1))
+
+print('é'.isalpha(), '٣'.isdigit(), '٣'.isdecimal(), '²'.isdigit(), '²'.isdecimal(), '½'.isnumeric(), '\u3000'.isspace())
+print('Ǆ'.isupper(), 'ǅ'.istitle(), 'ß'.islower(), 'é1'.isalnum(), 'ñame'.isidentifier(), '1ñ'.isidentifier(), 'é'.isascii())
+print('żółw'.find('w'), 'żółw'.index('ł'), 'żółwżółw'.rfind('ó'), 'żółwżółw'.find('ó', 3), 'żółw'.count('ó'))
+print('żółw'.center(8, '·'), 'żółw'.zfill(6), 'ż'.rjust(3) + '|', 'ż'.ljust(3) + '|', 'żółw'.startswith('ół', 1), 'żółw'.endswith('ół', 0, 3))
+print(ord('ż'), chr(380), '%-6s|' % 'żó', f'{"żó":>5}|', '{:^6}|'.format('ść'), repr('ść'.strip('ś')), 'ść'.partition('ś'))
+for i, c in enumerate('aż'):
+    print(i, c, len(c))
+try:
+    unicodedata.name('\x00')
+except ValueError as e:
+    print('ValueError:', e)
+try:
+    ord('żó')
+except TypeError as e:
+    print('TypeError:', e)
+try:
+    unicodedata.normalize('NFX', 'a')
+except ValueError as e:
+    print('ValueError:', e)
+try:
+    'ab'.center(5, 'żó')
+except TypeError as e:
+    print('TypeError:', e)
+)PY";
+const char* const k_unicode_text_out = R"OUT(47 n Ślusàrski αΩΣﬁmetks wś Ωμέγα
+WIŚNIEWSKI ŚLUSÀRSKI STRASSE ǄEMAL FINE ΣΑΣ ΩΜΈΓΑ
+wiśniewski ślusàrski straße ǆemal ﬁne σας ωμέγα
+wiśniewski ślusàrski strasse ǆemal fine σασ ωμέγα
+Wiśniewski Ślusàrski Straße ǅemal Fine Σας Ωμέγα
+wIŚNIEWSKI śLUSÀRSKI sTRASSE ǅEMAL FINE σας ωΜΈΓΑ
+Wiśniewski ślusàrski straße ǆemal ﬁne σας ωμέγα οδος οδος.
+30 23  acefgjlnvzéïóąćęłńśźż—
+[10, 1, 21, 13, 17, 15, 0, 5] éfac ['ż', 'ó', 'ł', 'ć']
+—   1 True ['zażółć gęślą jaźń ', ' naïve café']
+Slusarski Wisniewski Nguyen o
+['Ll', 'Lu', 'Nd', 'Zs', 'Mn', 'Sc', 'Pd'] LATIN SMALL LETTER S WITH ACUTE ś
+11 Ś fi2
+True 230 W
+0.5 3 2 AL 1
+no name -1
+True True True True False True True
+True True True True True False False
+3 2 5 5 1
+··żółw·· 00żółw   ż| ż  | True True
+380 ż żó    |    żó|   ść  | 'ć' ('', 'ś', 'ć')
+0 a 1
+1 ż 1
+ValueError: no such name
+TypeError: ord() expected a character, but string of length 2 found
+ValueError: invalid normalization form
+TypeError: The fill character must be exactly one character long
+)OUT";
+
 }  // namespace stdlib_test

@@ -222,6 +222,16 @@ class TestPythonStdlib : public QObject {
     QCOMPARE(last_error_line(r.err), std::string("dataclasses.FrozenInstanceError: cannot assign to field 'a'"));
   }
 
+  // Non-ASCII text: len, indexing, slicing, iteration, find and padding count
+  // characters; case mapping (full, with the final sigma rule) and the is*
+  // predicates follow the Unicode database; unicodedata's functions. The
+  // char-rnn tutorial's unicodeToAscii and a char-level vocabulary among them.
+  void unicode_text() {
+    Ran r = run(k_unicode_text);
+    QCOMPARE(r.out, std::string(k_unicode_text_out));
+    QCOMPARE(r.exit, 0);
+  }
+
   // A base's __init_subclass__ sees each subclass and __class_getitem__ subscripts a
   // class, as in CPython; enum classes iterate, have a len and look members up by name
   // (the metaclass's hooks, which the subset spells __class_iter__ and __class_len__).
