@@ -74,7 +74,8 @@ Value VM::bind_class_attr(const Value& self, Class* cls, const Value& attr) {
     case Descriptor::ClassMethod:
       return Value(make<BoundMethod>(Value(Ref<Class>(cls)), *attr.as<Instance>()->dict->find_str("__func__")));
     case Descriptor::Property: {
-      if (!self.is(ObjKind::Instance)) return attr;
+      // On the class itself (Cls.prop) the property object; on any instance, a builtin one too, its value.
+      if (self.is_none() || self.is(ObjKind::Class)) return attr;
       Value fget;
       try_getattr(attr, "fget", fget);
       if (fget.is_none()) throw PyError("AttributeError", "property of '" + cls->name + "' object has no getter");

@@ -100,5 +100,6 @@ Ref<Class> install_tensor_types(VM& vm);
 // into the registered torch.nn.init / torch.nn module objects.
 void install_nn_prelude(VM& vm);
 void install_complex_prelude(VM& vm, const Ref<Module>& torch);  // complex_prelude.cpp
+void install_sparse_prelude(VM& vm, const Ref<Module>& torch);   // sparse_prelude.cpp
 
 }  // namespace kiln::py

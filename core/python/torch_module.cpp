@@ -441,6 +441,27 @@ void install_prelude_helpers(VM& vm) {
     if (t->device != "cpu") extras.device = t->device;
     return str_value(tensor_repr(t->t, extras));
   });
+  // repr of a sparse COO tensor (sparse_prelude.cpp): indices, values, size, node name.
+  def(k, "sparse_repr", [](VM& vm, const CallArgs& a) {
+    const TensorObj* indices = a.npos == 4 ? tensor_obj(a[0]) : nullptr;
+    const TensorObj* values = a.npos == 4 ? tensor_obj(a[1]) : nullptr;
+    if (!indices || !values) throw_type_error("sparse_repr() takes indices, values, size and the node's name");
+    Shape sizes;
+    for (const Value& v : vm.to_vector(a[2])) sizes.push_back(to_index(v, "size"));
+    TensorReprExtras extras;
+    extras.requires_grad = values->requires_grad && values->grad_fn.empty();
+    extras.grad_fn = values->grad_fn.empty() || a[3].is_none() ? values->grad_fn : as_str(a[3]);
+    if (values->device != "cpu") extras.device = values->device;
+    return str_value(sparse_coo_repr(indices->t, values->t, sizes, extras));
+  });
+  // Kiln's Python that builds an op from others (a sparse product from index_add)
+  // names its result's node as PyTorch's op does.
+  def(k, "name_grad_fn", [](VM&, const CallArgs& a) {
+    TensorObj* t = a.npos == 2 ? tensor_obj(a[0]) : nullptr;
+    if (!t) throw_type_error("name_grad_fn() takes a tensor and a name");
+    if (!t->grad_fn.empty()) t->grad_fn = as_str(a[1]);
+    return a[0];
+  });
   // Identity as a dict key: memo tables of modules and parameters (the subset has no set or id()).
   def(k, "identity", [](VM&, const CallArgs& a) {
     return Value(int64_t(reinterpret_cast<intptr_t>(a[0].is_obj() ? a[0].obj() : nullptr)));
@@ -521,6 +542,7 @@ void install_torch(VM& vm) {
   install_math(vm);
   install_nn_prelude(vm);
   install_complex_prelude(vm, torch);
+  install_sparse_prelude(vm, torch);
 }
 
 }  // namespace kiln::py

@@ -254,7 +254,8 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
         out = v->as<Builtin>()->fn(*this, CallArgs{&obj, 1, nullptr});
         return true;
       }
-      out = bind_if_function(obj, *v);
+      // A property a program (or Kiln's Python) put on a builtin class: torch.Tensor.layout.
+      out = v->is(ObjKind::Instance) ? bind_class_attr(obj, cls.get(), *v) : bind_if_function(obj, *v);
       return true;
     }
   }

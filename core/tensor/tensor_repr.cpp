@@ -336,6 +336,46 @@ std::string size_repr(const std::vector<int64_t>& sizes) {
   return out + "])";
 }
 
+std::string sparse_coo_repr(const Tensor& indices, const Tensor& values, const Shape& sizes,
+                            const TensorReprExtras& extras, const TensorReprOptions& opts) {
+  const std::string prefix = "tensor(";
+  const int64_t indent = int64_t(prefix.size());
+  std::vector<std::string> suffixes;
+  if (!extras.device.empty() && extras.device != "cpu") suffixes.push_back("device='" + extras.device + "'");
+  suffixes.push_back("size=" + tuple_repr(sizes));
+  suffixes.push_back("nnz=" + std::to_string(values.numel()));
+  const DType d = values.dtype();
+  if (d != kDefaultFloat && d != DType::Int64 && d != DType::Bool) suffixes.push_back("dtype=" + dtype_repr(d));
+  // _str_intern: each part by _tensor_str, an empty one with its size.
+  auto part = [&](const char* name, const Tensor& t) {
+    const std::string head = std::string(name) + "=tensor(";
+    std::string text = t.numel() == 0 ? "[]" : tensor_str(t, indent + int64_t(head.size()), opts);
+    if (t.numel() == 0) text += ", size=" + tuple_repr(t.sizes());
+    return head + text + ")";
+  };
+  const std::string body = part("indices", indices) + ",\n" + std::string(size_t(indent), ' ') + part("values", values);
+  suffixes.push_back("layout=torch.sparse_coo");
+  if (!extras.grad_fn.empty()) suffixes.push_back("grad_fn=<" + extras.grad_fn + ">");
+  else if (extras.requires_grad) suffixes.push_back("requires_grad=True");
+  // force_newline: the first suffix of a sparse tensor starts a line.
+  std::string out = prefix + body;
+  size_t newline = out.rfind('\n');
+  int64_t last_line_len = int64_t(out.size()) - (newline == std::string::npos ? -1 : int64_t(newline)) + 1;
+  bool force_newline = true;
+  for (const std::string& suffix : suffixes) {
+    const int64_t len = int64_t(suffix.size());
+    if (force_newline || last_line_len + len + 2 > opts.linewidth) {
+      out += ",\n" + std::string(size_t(indent), ' ') + suffix;
+      last_line_len = indent + len;
+      force_newline = false;
+    } else {
+      out += ", " + suffix;
+      last_line_len += len + 2;
+    }
+  }
+  return out + ")";
+}
+
 std::string tensor_repr(const Tensor& t, const TensorReprExtras& extras, const TensorReprOptions& opts) {
   KILN_CHECK(t.defined(), "tensor_repr of an undefined tensor");
   const bool complex = extras.complex_pair;

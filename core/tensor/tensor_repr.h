@@ -35,6 +35,11 @@ struct TensorReprExtras {
 std::string tensor_repr(const Tensor& t, const TensorReprExtras& extras = {},
                         const TensorReprOptions& opts = {});
 
+// A sparse COO tensor from its (raw, possibly uncoalesced) indices and
+// values, as PyTorch prints one: indices=..., values=..., size, nnz, layout.
+std::string sparse_coo_repr(const Tensor& indices, const Tensor& values, const Shape& sizes,
+                            const TensorReprExtras& extras = {}, const TensorReprOptions& opts = {});
+
 // "torch.Size([8, 16])".
 std::string size_repr(const std::vector<int64_t>& sizes);
 // "torch.float32".

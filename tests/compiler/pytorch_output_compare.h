@@ -6,9 +6,11 @@
 #include <QFile>
 #include <QString>
 #include <QStringList>
+#include <QTest>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -55,6 +57,25 @@ inline bool same_line(const QString& got, const QString& want, double rel) {
     }
   }
   return true;
+}
+
+// The "== name" headers of an output, in order (the unnamed first section left out).
+inline QStringList section_names(const std::string& text) {
+  QStringList names;
+  for (auto& s : sections_of(text))
+    if (!s.first.isEmpty()) names << s.first;
+  return names;
+}
+
+// A data-driven QtTest function's rows, one per named section of `want`:
+// columns "got" and "want" (QStringList), got's lines for the same name.
+inline void add_section_rows(const std::string& got, const std::string& want) {
+  QTest::addColumn<QStringList>("got");
+  QTest::addColumn<QStringList>("want");
+  std::map<QString, QStringList> by_name;
+  for (auto& s : sections_of(got)) by_name[s.first] = s.second;
+  for (auto& s : sections_of(want))
+    if (!s.first.isEmpty()) QTest::newRow(qPrintable(s.first)) << by_name[s.first] << s.second;
 }
 
 // Empty when the section's lines agree; else the first differing line, both ways.

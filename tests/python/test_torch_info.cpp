@@ -94,8 +94,8 @@ class TestTorchInfo : public QObject {
       const char* message;
     };
     const Case cases[] = {
-        {"import torch\ntorch.ones(2).to_sparse()\n", 3, "'Tensor' object has no attribute 'to_sparse' (PyTorch has it; not in Kiln's subset)"},
-        {"import torch\ntorch.ones(2).to_sparsee()\n", 1, "'Tensor' object has no attribute 'to_sparsee'"},
+        {"import torch\ntorch.ones(2).to_mkldnn()\n", 3, "'Tensor' object has no attribute 'to_mkldnn' (PyTorch has it; not in Kiln's subset)"},
+        {"import torch\ntorch.ones(2).to_mkldnnn()\n", 1, "'Tensor' object has no attribute 'to_mkldnnn'"},
         {"import torch\ntorch.kron(1, 2)\n", 3, "module 'torch' has no attribute 'kron' (PyTorch has it; not in Kiln's subset)"},
         {"import torch\ntorch.kronn(1, 2)\n", 1, "module 'torch' has no attribute 'kronn'"},
         {"import torch.nn as nn\nnn.Bilinear(1, 2, 3)\n", 3, "module 'torch.nn' has no attribute 'Bilinear' (PyTorch has it"},
@@ -112,7 +112,7 @@ class TestTorchInfo : public QObject {
       QVERIFY2(s.message().find(c.message) != std::string::npos, s.to_string().c_str());
       QCOMPARE(s.where().line, std::string_view(c.source).find("F.gumbel") != std::string_view::npos ? 3 : 2);
     }
-    QCOMPARE(QString::fromStdString(output_of("import torch\nprint(hasattr(torch.ones(1), 'to_sparse'), getattr(torch, 'kron', None))\n")),
+    QCOMPARE(QString::fromStdString(output_of("import torch\nprint(hasattr(torch.ones(1), 'to_mkldnn'), getattr(torch, 'kron', None))\n")),
              QString("False None\n"));
   }
 
