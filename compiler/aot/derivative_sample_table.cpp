@@ -221,6 +221,7 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
       {"aten::unfold_copy.default", {"f[3,7] 1 3 1"}},
       {"aten::as_strided.default", {"f[3,4] [2,2] [1,2] 1", "f[3,4] [3,3] [1,1]"}},
       {"aten::as_strided_copy.default", {"f[3,4] [2,3] [4,1]"}},
+      {"aten::as_strided_scatter.default", {"f[3,4] f[2,2] [2,2] [1,4] 5", "f[3,4] f[3] [3] [4] 1"}},
       {"aten::split.Tensor", {"f[5,3] 2", "f[3,5] 3 1"}},
       {"aten::split.sizes", {"f[5,3] [2,3]"}},
       {"aten::split_copy.Tensor", {"f[5,3] 2"}},

@@ -126,6 +126,18 @@ void unfold_grad(GradContext& x) {
   x.set("self", e.call1("aten::movedim.int", {acc, int64_t(-1), dim}));
 }
 
+// The storage positions an as_strided view reads, flattened in its order.
+Var strided_positions(Emitter& e, const Shape& sz, const Shape& st, int64_t base) {
+  Var pos = e.call1("aten::scalar_tensor.default", {base}, {{"dtype", DType::Int64}});
+  for (size_t d = 0; d < sz.size(); ++d) {
+    Shape view(sz.size(), 1);
+    view[d] = sz[d];
+    Var r = e.call1("aten::mul.Scalar", {e.call1("aten::arange.default", {sz[d]}, {{"dtype", DType::Int64}}), st[d]});
+    pos = add(e, pos, reshape(e, r, view));
+  }
+  return reshape(e, expand(e, pos, sz), {shape_numel(sz)});
+}
+
 // as_strided over the input's own storage geometry: every output element
 // adds into the storage position it reads, and the input reads its positions
 // back out of that storage.
@@ -137,16 +149,7 @@ void as_strided_grad(GradContext& x) {
   int64_t in_offset = meta.storage_offset();
   Shape sizes = x.ints("size"), strides = x.ints("stride");
   int64_t offset = x.opt_integer("storage_offset").value_or(in_offset);
-  auto positions = [&](const Shape& sz, const Shape& st, int64_t base) {
-    Var pos = e.call1("aten::scalar_tensor.default", {base}, {{"dtype", DType::Int64}});
-    for (size_t d = 0; d < sz.size(); ++d) {
-      Shape view(sz.size(), 1);
-      view[d] = sz[d];
-      Var r = e.call1("aten::mul.Scalar", {e.call1("aten::arange.default", {sz[d]}, {{"dtype", DType::Int64}}), st[d]});
-      pos = add(e, pos, reshape(e, r, view));
-    }
-    return reshape(e, expand(e, pos, sz), {shape_numel(sz)});
-  };
+  auto positions = [&](const Shape& sz, const Shape& st, int64_t base) { return strided_positions(e, sz, st, base); };
   auto extent = [](const Shape& sz, const Shape& st, int64_t base) {
     int64_t hi = base;
     for (size_t d = 0; d < sz.size(); ++d) hi += (sz[d] - 1) * st[d];
@@ -158,6 +161,21 @@ void as_strided_grad(GradContext& x) {
                     {zeros(e, {storage}, e.dtype(g)), int64_t(0), positions(sizes, strides, offset), g});
   Var back = e.call1("aten::index_select.default", {acc, int64_t(0), positions(in_sizes, in_strides, in_offset)});
   x.set("self", reshape(e, back, in_sizes));
+}
+
+// as_strided_scatter(self, src, size, stride, offset) writes src over the
+// positions of a contiguous self that the view reads (x[i] = v recorded on a
+// tensor): self's gradient is the output's with those positions zeroed, src's
+// the output's at those positions.
+void as_strided_scatter_grad(GradContext& x) {
+  Emitter& e = x.e;
+  const Shape self_sizes = e.tensor(x.var("self")).sizes();
+  const Shape sizes = x.ints("size"), strides = x.ints("stride");
+  Var flat = reshape(e, contiguous(e, x.grad()), {shape_numel(self_sizes)});
+  Var pos = strided_positions(e, sizes, strides, x.opt_integer("storage_offset").value_or(0));
+  if (x.needs("self"))
+    x.set("self", reshape(e, e.call1("aten::index_fill.int_Scalar", {flat, int64_t(0), pos, 0.0}), self_sizes));
+  if (x.needs("src")) x.set("src", reshape(e, e.call1("aten::index_select.default", {flat, int64_t(0), pos}), sizes));
 }
 
 // Multi-output splits: concatenate the pieces' gradients (zeros where none).
@@ -234,6 +252,7 @@ void register_view_derivatives(DerivativeTable& t) {
   t.add<zeros_grad>("aten::zero.default", self, kSavesNothing);
   t.add<fill_tensor_grad>("aten::fill.Tensor", {"self", "value"}, kSavesNothing);
   t.add<copy_grad>("aten::copy.default", {"self", "src"}, kSavesNothing);
+  t.add<as_strided_scatter_grad>("aten::as_strided_scatter.default", {"self", "src"}, kSavesNothing);
 }
 
 }  // namespace kiln::aot

@@ -105,6 +105,8 @@ class TapeRecorder : public ag::Recorder {
     node_->inputs.push_back(v);
   }
 
+  void add_constant(const Tensor& t) override { vars_.try_emplace(pipeline::key_of(t), add_value(t)); }
+
   void on_aten(std::string_view op, const ValueList& args, const KwargList& kwargs, const ValueList& results) override {
     if (!node_->broken.empty()) return;
     try {
@@ -139,15 +141,23 @@ class TapeRecorder : public ag::Recorder {
   void on_copy(const Tensor& dst, const Tensor& src) override {
     if (!node_->broken.empty() || !dst.storage()) return;
     const TensorKey dkey = pipeline::key_of(dst);
+    // The largest tensor of dst's storage the node knows: a write into part of
+    // it (x[i] = v, where dst is the view x[i]) changes it, not just dst.
+    const std::pair<const TensorKey, Var>* base = nullptr;
+    for (const auto& kv : vars_)
+      if (std::get<0>(kv.first) == dst.storage().get() &&
+          (!base || shape_numel(std::get<2>(kv.first)) > shape_numel(std::get<2>(base->first))))
+        base = &kv;
+    if (!base) return;  // a tensor outside the gradient's path (a module's running statistics)
+    if (base->first != dkey && shape_numel(std::get<2>(base->first)) > dst.numel()) {
+      write_into_view(*base, dst, src);
+      return;
+    }
     auto it = vars_.find(dkey);
     if (it == vars_.end()) {
-      for (const auto& [k, v] : vars_)
-        if (std::get<0>(k) == dst.storage().get()) {
-          node_->broken = "an in-place write into part of a tensor that requires grad (x[i] = v, a slice's copy_) "
-                          "is not differentiated yet";
-          return;
-        }
-      return;  // a tensor outside the gradient's path (a module's running statistics)
+      node_->broken = "an in-place write into a tensor that overlaps another one the gradient reads "
+                      "is not differentiated yet";
+      return;
     }
     try {
       Var s = var_of(src);
@@ -162,11 +172,48 @@ class TapeRecorder : public ag::Recorder {
     }
   }
 
+  // dst, a view of the known tensor `base` (x[i] = v), gets src: the base's
+  // new value is as_strided_scatter of the old one, whose derivative routes
+  // the gradient to src and around the overwritten part.
+  void write_into_view(const std::pair<const TensorKey, Var>& base, const Tensor& dst, const Tensor& src) {
+    const auto& [storage, base_offset, base_sizes, base_strides, base_dtype] = base.first;
+    // Positions are counted in the base's contiguous layout from its first element.
+    if (base_strides != contiguous_strides(base_sizes) || base_dtype != dst.dtype() || dst.storage_offset() < base_offset) {
+      node_->broken = "an in-place write into part of a tensor that is itself a strided view (x[i] = v on a "
+                      "transposed or stepped slice) is not differentiated yet";
+      return;
+    }
+    try {
+      Var s = var_of(src);
+      if (src.sizes() != dst.sizes()) {
+        Var expanded = add_value(src.expand(dst.sizes()));
+        node_->calls.push_back(GradCall{"aten::expand.default", {s, dst.sizes()}, {}, {expanded}});
+        s = expanded;
+      }
+      Var written = add_value(dst.as_strided(base_sizes, base_strides, base_offset));
+      node_->calls.push_back(GradCall{"aten::as_strided_scatter.default",
+                                      {base.second, s, dst.sizes(), dst.strides(), dst.storage_offset() - base_offset},
+                                      {},
+                                      {written}});
+      const TensorKey base_key = base.first;
+      for (auto v = vars_.begin(); v != vars_.end();)
+        v = std::get<0>(v->first) == dst.storage().get() ? vars_.erase(v) : std::next(v);
+      vars_[base_key] = written;
+    } catch (const Error& e) {
+      node_->broken = std::string("x[i] = v: ") + e.what();
+    }
+  }
+
   std::shared_ptr<ag::Node> finish(const std::vector<Tensor>& outputs) override {
     for (const Tensor& t : outputs) {
       auto it = vars_.find(pipeline::key_of(t));
+      const bool storage_known = std::any_of(vars_.begin(), vars_.end(), [&](const auto& kv) {
+        return t.storage() && std::get<0>(kv.first) == t.storage().get();
+      });
       if (it != vars_.end()) {
         node_->outputs.push_back(it->second);
+      } else if (storage_known && node_->broken.empty()) {
+        node_->outputs.push_back(var_of(t));  // a view of a tensor the call wrote into: read from its new value
       } else {
         node_->outputs.push_back(add_value(t));
         if (node_->broken.empty())

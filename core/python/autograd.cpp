@@ -125,8 +125,61 @@ void bump_storage_version(const Storage* storage) {
 
 // ---- recording ----
 
+namespace {
+bool takes_part(const TensorObj* t) {
+  auto has_history = [](const TensorObj* x) { return x->requires_grad || x->grad_node != nullptr; };
+  return has_history(t) || (t->view_base && has_history(t->view_base.get()));
+}
+
+// A view whose memory an in-place write changed after its history was made
+// would be differentiated through its old value: refused instead. (Tensors
+// that are not views get a history of their own from every write into them.)
+void check_not_stale(const TensorObj* t) {
+  if (!t || !t->view_base || !t->t.storage() || t->history_seen == t->t.storage()->history_writes() ||
+      !takes_part(t))
+    return;
+  throw PyError("RuntimeError",
+                "a tensor of shape " + shape_str(t->t.sizes()) + " shares memory with a tensor written in place after "
+                "it was made (a view taken before the write); "
+                "PyTorch regenerates its gradient history, Kiln does not: take the view again after the write",
+                /*unsupported=*/true);
+}
+}  // namespace
+
+void note_view(TensorObj* view, const TensorObj* of) {
+  if (!view || !of || view == of || !view->t.storage() || view->t.storage() != of->t.storage()) return;
+  view->view_base = of->view_base ? of->view_base : Ref<TensorObj>(const_cast<TensorObj*>(of));
+  view->history_seen = view->t.storage()->history_writes();
+}
+
+TensorObj* base_of_write(VM& vm, TensorObj* target) {
+  if (!target || !target->view_base) return nullptr;
+  TensorObj* base = target->view_base.get();
+  if (vm.grad_enabled && base->requires_grad && base->grad_fn.empty())
+    throw PyError("RuntimeError", "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  return base;
+}
+
+void note_history_write(TensorObj* target, TensorObj* base) {
+  if (!target || !target->t.storage()) return;
+  target->t.storage()->note_history_write();
+  target->history_seen = target->t.storage()->history_writes();
+  if (base) base->history_seen = target->history_seen;
+}
+
+void CallRecording::add_base(TensorObj* base) {
+  if (!recorder_ || !base) return;
+  if (base->requires_grad || base->grad_node) {
+    edges_.push_back(edge_of(base));
+    recorder_->add_input(base->t, base->grad_node ? "output " + std::to_string(base->output_nr) + " of " + base->grad_node->name : "");
+  } else {
+    recorder_->add_constant(base->t);
+  }
+}
+
 CallRecording::CallRecording(VM& vm, const CallArgs& args, bool enabled) {
   if (!enabled || !g_factory) return;
+  for (size_t i = 0; i < args.npos; ++i) check_not_stale(tensor_obj(args[i]));
   std::vector<TensorObj*> inputs = inputs_requiring_grad(vm, args);
   if (inputs.empty()) return;
   recorder_ = g_factory();

@@ -63,6 +63,9 @@ class Recorder : public torchapi::AtenObserver {
   // `origin` names where it came from for error messages ("output 0 of
   // AddBackward0", empty for a leaf).
   virtual void add_input(const Tensor& t, const std::string& origin) = 0;
+  // A tensor the call writes into that takes no gradient itself (the target
+  // of x[i] = v): its old value is a constant of the node.
+  virtual void add_constant(const Tensor& t) = 0;
   // The node whose outputs are `outputs` (the call's differentiable results,
   // as the interpreter returns them).
   virtual std::shared_ptr<Node> finish(const std::vector<Tensor>& outputs) = 0;
@@ -88,6 +91,13 @@ class CallRecording {
   CallRecording(const CallRecording&) = delete;
   CallRecording& operator=(const CallRecording&) = delete;
   bool active() const { return recorder_ != nullptr; }
+  // See Recorder::add_constant; before the call's ATen ops run.
+  void add_constant(const Tensor& t) {
+    if (recorder_) recorder_->add_constant(t);
+  }
+  // The base of a view the call writes into: an input when it has a history
+  // of its own, else a constant; the node's output for it is its new value.
+  void add_base(TensorObj* base);
   // Gives each of `outputs` (null entries skipped) the node named `name`.
   void finish(const std::vector<TensorObj*>& outputs, const std::string& name);
 
@@ -106,6 +116,22 @@ Edge edge_of(TensorObj* t);
 // Gives `t` a node of its own (its value was replaced by an in-place write
 // that the node stands for).
 void set_history(TensorObj* t, std::shared_ptr<Node> node, uint32_t output_nr);
+
+// ---- views and in-place writes ----
+// PyTorch gives a view's base a new history when the view is written in place
+// (CopySlices) and regenerates a view's history after its base is written.
+// Kiln does the first; a tensor whose history an in-place write into its
+// memory made stale is refused when it takes part in a recorded call, never
+// differentiated through its old history.
+
+// `view` (a view op's result) shares the memory of `of`: remember the base.
+void note_view(TensorObj* view, const TensorObj* of);
+// The base whose history an in-place write into `target` changes too; null
+// when there is none. PyTorch's error for a view of a leaf that requires grad.
+TensorObj* base_of_write(VM& vm, TensorObj* target);
+// After a recorded in-place write: the storage counts it; target and base
+// (may be null) have current histories.
+void note_history_write(TensorObj* target, TensorObj* base);
 
 // Tensor.retain_grad() on a non-leaf `t`: later backward passes through its
 // node also fill t.grad (accumulating, as PyTorch's retains_grad hook), for as

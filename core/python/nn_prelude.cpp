@@ -378,7 +378,7 @@ class Module:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         return destination
 
-    def _load_from_state_dict(self, state_dict, prefix, missing_keys, unexpected_keys, error_msgs):
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
         local_state = {}
         for name, param in self._parameters.items():
             if param is not None:
@@ -411,7 +411,8 @@ class Module:
                     unexpected_keys.append(key)
 
     def _load_recursive(self, state_dict, prefix, missing_keys, unexpected_keys, error_msgs):
-        self._load_from_state_dict(state_dict, prefix, missing_keys, unexpected_keys, error_msgs)
+        # PyTorch's signature, which modules overriding it (torchvision's ViT) call back with.
+        self._load_from_state_dict(state_dict, prefix, {}, True, missing_keys, unexpected_keys, error_msgs)
         for name, child in self._modules.items():
             if child is not None:
                 child._load_recursive(state_dict, prefix + name + ".", missing_keys, unexpected_keys, error_msgs)

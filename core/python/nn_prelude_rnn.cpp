@@ -180,7 +180,11 @@ class RNNBase(Module):
                     ys.append(h)
                 if direction == 1:
                     ys.reverse()
-                outs.append(torch.stack(ys, 0))
+                out = torch.stack(ys, 0)
+                if self.mode == "LSTM" and self.proj_size == 0 and out.dtype == torch.float32:
+                    # PyTorch runs a float32 LSTM layer on the CPU through oneDNN: its node's name.
+                    out = _kiln.name_grad_fn(out, "MkldnnRnnLayerBackward0")
+                outs.append(out)
                 h_out.append(h)
                 c_out.append(c)
             layer_input = outs[0] if num_directions == 1 else torch.cat(outs, 2)

@@ -314,6 +314,12 @@ struct TensorObj : Object {
   std::weak_ptr<autograd::Node> grad_accumulator;
   std::string device = "cpu";
   std::shared_ptr<FakeTensorInfo> fake;  // set while the tensor is a capture-time fake
+  // The tensor this one views (the root, for a view of a view): an in-place
+  // write into the view gives the base its new history, as PyTorch's
+  // CopySlices. Null for tensors owning their memory and for detached views.
+  Ref<TensorObj> view_base;
+  // Storage::history_writes() when this tensor's history was last right.
+  uint64_t history_seen = 0;
 };
 
 struct DTypeObj : Object {

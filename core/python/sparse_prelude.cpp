@@ -11,6 +11,10 @@
 // an index out of range is an error here, never a wrong number. A torch
 // function or method reached with a sparse tensor that this file does not
 // model is refused by name (exit 3).
+//
+// Dense tensors get their Python-written methods here too: to_sparse, layout,
+// and the in-place view methods (unsqueeze_, squeeze_, t_, transpose_), which
+// make the tensor its own view.
 #include <string>
 
 #include "core/python/compiler.h"
@@ -393,6 +397,23 @@ def _dense_layout(self):
 _dense_layout_property = property(_dense_layout)
 
 
+# In-place view methods: the tensor becomes its view (values, shape, history).
+def _unsqueeze_(self, dim):
+    return _kiln.become(self, self.unsqueeze(dim))
+
+
+def _squeeze_(self, dim=None):
+    return _kiln.become(self, self.squeeze() if dim is None else self.squeeze(dim))
+
+
+def _t_(self):
+    return _kiln.become(self, self.t())
+
+
+def _transpose_(self, dim0, dim1):
+    return _kiln.become(self, self.transpose(dim0, dim1))
+
+
 def mm(mat1, mat2):
     return _mm(mat1, mat2)
 
@@ -450,13 +471,16 @@ void install_sparse_prelude(VM& vm, const Ref<Module>& torch) {
     c.module = "torch";
     if (const Value* dispatch = globals->find_str("_dispatch")) c.dict->set(str_value("__kiln_torch_dispatch__"), *dispatch);
   }
-  // Dense tensors learn to_sparse; their layout is torch.strided.
-  if (const Value* tensor = torch->dict->find_str("Tensor"); tensor && tensor->is(ObjKind::Class))
-    if (const Value* to_sparse = globals->find_str("to_sparse")) {
-      tensor->as<Class>()->dict->set(str_value("to_sparse"), *to_sparse);
-      if (const Value* layout = globals->find_str("_dense_layout_property"))
-        tensor->as<Class>()->dict->set(str_value("layout"), *layout);
-    }
+  // Dense tensors learn to_sparse, their layout (torch.strided) and the in-place view methods.
+  const Value* tensor = torch->dict->find_str("Tensor");
+  if (!tensor || !tensor->is(ObjKind::Class)) return;
+  Ref<Dict> methods = tensor->as<Class>()->dict;
+  for (const char* name : {"unsqueeze_", "squeeze_", "t_", "transpose_", "swapdims_", "swapaxes_"}) {
+    const std::string own = std::string(name).starts_with("swap") ? "_transpose_" : "_" + std::string(name);
+    if (const Value* fn = globals->find_str(own)) methods->set(str_value(name), *fn);
+  }
+  if (const Value* to_sparse = globals->find_str("to_sparse")) methods->set(str_value("to_sparse"), *to_sparse);
+  if (const Value* layout = globals->find_str("_dense_layout_property")) methods->set(str_value("layout"), *layout);
 }
 
 }  // namespace kiln::py

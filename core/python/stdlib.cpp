@@ -45,6 +45,7 @@ constexpr StdModule kModules[] = {
     {"shutil", load_refused},
     {"socket", load_refused},
     {"string", load_string},
+    {"struct", load_struct},
     {"subprocess", load_refused},
     {"sys", load_sys},
     {"time", load_time},
@@ -253,6 +254,17 @@ void load_pickle(VM&, const Ref<Module>& m) {
     std::string qualified = std::string("pickle.") + fn;
     def_native(m, fn, [qualified](VM&, const CallArgs&) -> Value {
       throw_unsupported(qualified + "() is outside Kiln's Python subset (unpickling runs arbitrary code; pickles live in files)");
+    });
+  }
+}
+
+// struct packs values into bytes, which the subset does not have: importable
+// (llama2.c imports it for its export path), its functions refused by name.
+void load_struct(VM&, const Ref<Module>& m) {
+  for (const char* fn : {"pack", "unpack", "calcsize", "pack_into", "unpack_from", "iter_unpack", "Struct"}) {
+    std::string qualified = std::string("struct.") + fn;
+    def_native(m, fn, [qualified](VM&, const CallArgs&) -> Value {
+      throw_unsupported(qualified + "() is outside Kiln's Python subset (it works on bytes, which the subset has not)");
     });
   }
 }

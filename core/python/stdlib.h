@@ -59,6 +59,7 @@ void load_bisect(VM& vm, const Ref<Module>& m);
 void load_heapq(VM& vm, const Ref<Module>& m);
 void load_tqdm(VM& vm, const Ref<Module>& m);          // stdlib_small.cpp: tqdm without its bar (stderr)
 void load_unicodedata(VM& vm, const Ref<Module>& m);  // stdlib_unicodedata.cpp
+void load_struct(VM& vm, const Ref<Module>& m);       // stdlib.cpp: importable, calls refused (no bytes)
 void load_io(VM& vm, const Ref<Module>& m);           // stdlib_io.cpp
 void load_pickle(VM& vm, const Ref<Module>& m);       // importable; load/dump refused
 void load_glob(VM& vm, const Ref<Module>& m);         // importable; glob/iglob refused

@@ -53,9 +53,16 @@ void unary_math(Table& t) {
 // add(x, y, alpha=), sub, mul, div(rounding_mode=), remainder, pow, bitwise ops, ...
 void binary_math(Table& t) {
   unsigned all = kTorch | kMethod | kInplaceMethod;
-  t.def("add", all, {{"(Tensor input, TensorOrNumber other, *, Scalar alpha=1)", TS("aten::add.Tensor", "aten::add.Scalar")}});
+  // add(x, alpha, y): PyTorch's deprecated overload, still accepted (old training
+  // loops write p.data.add_(-lr, p.grad.data)).
+  auto alpha_first = [](const char* op) -> Handler {
+    return [op](const Bound& b) { return aten(b.mode(), op, {b[0], b[2]}, {{"alpha", b[1]}}); };
+  };
+  t.def("add", all, {{"(Tensor input, TensorOrNumber other, *, Scalar alpha=1)", TS("aten::add.Tensor", "aten::add.Scalar")},
+                     {"(Tensor input, Scalar alpha, Tensor other)", alpha_first("aten::add.Tensor")}});
   for (const char* n : {"sub", "subtract"})
-    t.def(n, all, {{"(Tensor input, TensorOrNumber other, *, Scalar alpha=1)", TS("aten::sub.Tensor", "aten::sub.Scalar")}});
+    t.def(n, all, {{"(Tensor input, TensorOrNumber other, *, Scalar alpha=1)", TS("aten::sub.Tensor", "aten::sub.Scalar")},
+                   {"(Tensor input, Scalar alpha, Tensor other)", alpha_first("aten::sub.Tensor")}});
   t.def("rsub", kTorch, {{"(Tensor input, TensorOrNumber other, *, Scalar alpha=1)", TS("aten::rsub.Tensor", "aten::rsub.Scalar")}});
   for (const char* n : {"mul", "multiply"})
     t.def(n, all, {{"(Tensor input, TensorOrNumber other)", TS("aten::mul.Tensor", "aten::mul.Scalar")}});

@@ -425,6 +425,10 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
   if (requires_grad) std::erase_if(kwargs, [](const auto& kv) { return kv.first == "requires_grad"; });
   const bool grad = !non_differentiable(c.name) && any_requires_grad(vm, a);
   autograd::CallRecording recording(vm, a, grad && mode == Mode::Eager);
+  // An in-place op on a view changes its base's value (and history) too.
+  TensorObj* write_base =
+      c.inplace && grad && mode == Mode::Eager && a.npos > 0 ? autograd::base_of_write(vm, tensor_obj(a[0])) : nullptr;
+  recording.add_base(write_base);
   CallInfo info;
   Expected<kiln::ValueList> r = torchapi::call(c, args, kwargs, mode, &info, generator);
   if (!r.ok()) raise_status(r.status());
@@ -444,7 +448,9 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
     const Value& self = a[size_t(info.returns_arg)];
     if (grad) {
       mark_grad(tensor_obj(self), grad_fn);
-      recording.finish({tensor_obj(self)}, grad_fn);
+      mark_grad(write_base, "CopySlices");
+      recording.finish({tensor_obj(self), write_base}, grad_fn);
+      if (mode == Mode::Eager) autograd::note_history_write(tensor_obj(self), write_base);
     }
     return self;
   }
@@ -482,6 +488,14 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
     case ResultKind::PyList: out = from_ops(values.at(0), /*as_list=*/true); break;
   }
   place_results(out, a, device);
+  // Results sharing the first argument's memory are its views (detach's are not).
+  if (mode == Mode::Eager && a.npos > 0 && c.name != "detach" && c.name != "detach_")
+    if (const TensorObj* source = tensor_obj(a[0])) {
+      if (out.is(ObjKind::Tuple))
+        for (const Value& v : out.as<Tuple>()->items) autograd::note_view(tensor_obj(v), source);
+      else
+        autograd::note_view(tensor_obj(out), source);
+    }
   if (requires_grad && vm.truth(*requires_grad))
     if (TensorObj* t = tensor_obj(out)) {
       if (!is_floating(t->t.dtype()))

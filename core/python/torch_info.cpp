@@ -196,6 +196,10 @@ void install_torch_info(VM& vm, const Ref<Module>& torch) {
         {"new_group", "torch.distributed.new_group (multi-process training is not modelled)"},
         {"get_rank", "torch.distributed.get_rank (no process group: Kiln runs one process)"},
         {"get_world_size", "torch.distributed.get_world_size (no process group: Kiln runs one process)"}}},
+      {"torch.fx",
+       {{"symbolic_trace", "torch.fx.symbolic_trace (torch.fx tracing is not modelled; torch.compile is)"},
+        {"GraphModule", "torch.fx.GraphModule (torch.fx graphs are not modelled; torch.compile is)"},
+        {"Tracer", "torch.fx.Tracer (torch.fx tracing is not modelled; torch.compile is)"}}},
       {"torch.hub",
        {{"load", "torch.hub.load (it downloads code and weights)"},
         {"load_state_dict_from_url", "torch.hub.load_state_dict_from_url (it downloads weights)"}}},
@@ -210,6 +214,27 @@ void install_torch_info(VM& vm, const Ref<Module>& torch) {
                        [message](VM&, const CallArgs&) -> Value { throw_unsupported(message); });
     }
   }
+  // Library code asks whether it is being scripted or traced (torchvision's
+  // models): it never is. torch.fx.wrap marks a function for fx tracing and
+  // returns it, which changes nothing when nothing traces.
+  if (Ref<Module> jit = vm.module("torch.jit")) {
+    for (const char* fn : {"is_scripting", "is_tracing"})
+      set_attr_builtin(jit->dict, std::string("torch.jit.") + fn, fn, [](VM&, const CallArgs&) { return Value(false); });
+    set_attr_builtin(jit->dict, "torch.jit.unused", "unused", [](VM&, const CallArgs& a) { return a[0]; });
+    set_attr_builtin(jit->dict, "torch.jit.ignore", "ignore", [](VM&, const CallArgs& a) { return a.npos ? a[0] : Value(); });
+  }
+  if (Ref<Module> fx = vm.module("torch.fx")) {
+    set_attr_builtin(fx->dict, "torch.fx.wrap", "wrap", [](VM&, const CallArgs& a) {
+      if (a.npos != 1) throw_type_error("wrap() takes 1 positional argument but " + std::to_string(a.npos) + " were given");
+      return a[0];
+    });
+  }
+  // torch._assert: Python's assert, spelled so that tracers keep it.
+  set_attr_builtin(torch->dict, "torch._assert", "_assert", [](VM& vm, const CallArgs& a) {
+    if (a.npos != 2) throw_type_error("_assert() takes 2 positional arguments but " + std::to_string(a.npos) + " were given");
+    if (!vm.truth(a[0])) throw PyError("AssertionError", vm.str_of(a[1]));
+    return Value();
+  });
   // A single-process run: the package is there, no process group is.
   if (Ref<Module> dist = vm.module("torch.distributed")) {
     set_attr_builtin(dist->dict, "torch.distributed.is_available", "is_available", [](VM&, const CallArgs&) { return Value(true); });

@@ -456,6 +456,23 @@ void install_prelude_helpers(VM& vm) {
   });
   // Kiln's Python that builds an op from others (a sparse product from index_add)
   // names its result's node as PyTorch's op does.
+  // x.unsqueeze_(0) and the other in-place view methods: x becomes the view
+  // (its values, shape and gradient history), as PyTorch changes x's metadata.
+  def(k, "become", [](VM& vm, const CallArgs& a) {
+    TensorObj* dst = a.npos == 2 ? tensor_obj(a[0]) : nullptr;
+    const TensorObj* src = a.npos == 2 ? tensor_obj(a[1]) : nullptr;
+    if (!dst || !src) throw_type_error("become() takes two tensors");
+    if (vm.tracer) throw_unsupported("in-place view methods (Tensor.unsqueeze_, t_, ...) inside a compiled function");
+    check_inplace_allowed(vm, a[0]);
+    dst->t = src->t;
+    dst->grad_node = src->grad_node;
+    dst->output_nr = src->output_nr;
+    dst->grad_fn = src->grad_fn;
+    dst->requires_grad = src->requires_grad;
+    dst->view_base = src->view_base;
+    dst->history_seen = src->history_seen;
+    return a[0];
+  });
   def(k, "name_grad_fn", [](VM&, const CallArgs& a) {
     TensorObj* t = a.npos == 2 ? tensor_obj(a[0]) : nullptr;
     if (!t) throw_type_error("name_grad_fn() takes a tensor and a name");

@@ -23,10 +23,16 @@ class Storage {
   Storage& operator=(const Storage&) = delete;
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
+  // In-place writes that changed the autograd history of a tensor on this
+  // storage (PyTorch's version counter, shared by a base and its views): a
+  // view whose history predates one is stale.
+  uint64_t history_writes() const { return history_writes_; }
+  void note_history_write() const { ++history_writes_; }
 
  private:
   void* data_ = nullptr;
   size_t nbytes_ = 0;
+  mutable uint64_t history_writes_ = 0;
 };
 
 // Returns the cached large blocks of freed tensors to the system.

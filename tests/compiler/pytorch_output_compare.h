@@ -78,6 +78,25 @@ inline void add_section_rows(const std::string& got, const std::string& want) {
     if (!s.first.isEmpty()) QTest::newRow(qPrintable(s.first)) << by_name[s.first] << s.second;
 }
 
+// A data-driven QtTest function's body for the rows of add_section_rows.
+inline QString compare_section(const QStringList& got, const QStringList& want, double rel);
+inline void compare_fetched_section(double rel) {
+  QFETCH(QStringList, got);
+  QFETCH(QStringList, want);
+  QVERIFY(!want.isEmpty());
+  const QString diff = compare_section(got, want, rel);
+  QVERIFY2(diff.isEmpty(), qPrintable(diff));
+}
+
+// A program's output has PyTorch's sections, in PyTorch's order, at least `at_least` of them.
+inline void expect_same_sections(int exit_code, const std::string& err, const std::string& got,
+                                 const std::string& want, qsizetype at_least) {
+  QVERIFY2(exit_code == 0, err.c_str());
+  const QStringList names = section_names(want);
+  QVERIFY(names.size() >= at_least);
+  QCOMPARE(section_names(got), names);
+}
+
 // Empty when the section's lines agree; else the first differing line, both ways.
 inline QString compare_section(const QStringList& got, const QStringList& want, double rel) {
   for (int i = 0; i < std::max(got.size(), want.size()); ++i) {

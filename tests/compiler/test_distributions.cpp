@@ -12,7 +12,6 @@
 
 namespace {
 
-using kiln::test::compare_section;
 using kiln::test::read_text;
 
 QString data_path(const char* name) { return QStringLiteral(KILN_SOURCE_DIR "/tests/data/distributions/") + name; }
@@ -36,20 +35,11 @@ class TestDistributions : public QObject {
  private slots:
   void program_runs() {
     const auto& r = program_run();
-    QVERIFY2(r.code == 0, r.err.c_str());
-    const QStringList want = kiln::test::section_names(read_text(data_path("expected.txt")));
-    QVERIFY(want.size() >= 8);
-    QCOMPARE(kiln::test::section_names(r.out), want);
+    kiln::test::expect_same_sections(r.code, r.err, r.out, read_text(data_path("expected.txt")), 8);
   }
 
   void matches_pytorch_data() { kiln::test::add_section_rows(program_run().out, read_text(data_path("expected.txt"))); }
-  void matches_pytorch() {
-    QFETCH(QStringList, got);
-    QFETCH(QStringList, want);
-    QVERIFY(!want.isEmpty());
-    QString diff = compare_section(got, want, 1e-4);
-    QVERIFY2(diff.isEmpty(), qPrintable(diff));
-  }
+  void matches_pytorch() { kiln::test::compare_fetched_section(1e-4); }
 
   // The draws depend on the generator's state: another seed before the
   // Categorical section changes its samples and only what follows from them.

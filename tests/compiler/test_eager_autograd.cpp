@@ -106,6 +106,64 @@ check([x], loss)
 )");
   }
 
+  // x[i] = v and in-place ops on views change the view's base (PyTorch's
+  // CopySlices): the seq2seq tutorial's encoder_outputs[ei] = out[0, 0], a
+  // write through a transposed view, v.mul_ on a row, += on a slice.
+  void writes_into_views_reach_the_base() {
+    expect_fd(R"(
+w = torch.randn(4, dtype=torch.float64, requires_grad=True)
+x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+def loss(w, x):
+    buf = torch.zeros(3, 4, dtype=torch.float64)
+    for i in range(3):
+        buf[i] = torch.tanh(w * (i + 1))
+    y = x * 1
+    y[:, 1:3] *= 3
+    y.t()[0] = w[:3]
+    row = y[1]
+    row.mul_(w)
+    z = torch.zeros(2, 3, dtype=torch.float64)
+    z.t()[1] = x[0, :2]
+    z[1, 1:] += w[2:]
+    h = w * 2
+    h.unsqueeze_(1)
+    h.t_()
+    return (buf * y).sum() + (y ** 2).sum() + (z * z * 3).sum() + (h * torch.arange(4.0, dtype=torch.float64)).sum()
+check([w, x], loss)
+)");
+  }
+
+  // A view taken before an in-place write into its memory would be
+  // differentiated through its old value; PyTorch regenerates its history,
+  // Kiln refuses (exit 3). A view of a leaf that requires grad is PyTorch's error.
+  void stale_views_are_refused() {
+    Run r = run(R"PY(import torch
+x = torch.randn(3, 4, requires_grad=True)
+y = x * 1
+v = y[0]
+y.mul_(2)
+(v * 1).sum().backward()
+)PY");
+    QCOMPARE(r.code, 3);
+    QVERIFY2(r.err.find("PyTorch regenerates its gradient history, Kiln does not") != std::string::npos, r.err.c_str());
+    r = run("import torch\nx = torch.randn(3, 4, requires_grad=True)\nx[0].mul_(2)\n");
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.find("a view of a leaf Variable that requires grad is being used in an in-place operation.") !=
+                 std::string::npos,
+             r.err.c_str());
+    // Taken after the write, the same view is fine: the write's gradient reaches x twice over.
+    r = run(R"PY(import torch
+x = torch.ones(2, 2, requires_grad=True)
+y = x * 1
+y.mul_(2)
+v = y[0]
+v.sum().backward()
+print(x.grad.tolist())
+)PY");
+    QVERIFY2(r.code == 0, r.err.c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("[[2.0, 2.0], [0.0, 0.0]]\n"));
+  }
+
   void conv_batch_norm_pool() {
     expect_fd(R"(
 x = torch.randn(2, 2, 5, 5, dtype=torch.float64, requires_grad=True)

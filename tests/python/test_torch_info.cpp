@@ -116,6 +116,35 @@ class TestTorchInfo : public QObject {
              QString("False None\n"));
   }
 
+  // What library code (torchvision's models, llama2.c, old tutorials) asks of
+  // torch on the way: scripting and tracing are never on, fx.wrap returns what
+  // it marks, torch._assert is assert, struct imports, the in-place view
+  // methods and the deprecated add_(alpha, other) overload work as PyTorch's.
+  void library_code_helpers() {
+    QCOMPARE(QString::fromStdString(output_of(R"PY(import struct
+import torch
+import torch.fx
+def f(x):
+    return x + 1
+print(torch.jit.is_scripting(), torch.jit.is_tracing(), torch.fx.wrap(f) is f, torch.fx.wrap("len"))
+torch._assert(True, "fine")
+try:
+    torch._assert(1 > 2, "one is not above two")
+except AssertionError as e:
+    print("AssertionError:", e)
+x = torch.arange(6.0).view(2, 3)
+x.unsqueeze_(0)
+print(x.shape, x.squeeze_().shape, x.t_().shape, x.transpose_(0, 1).shape)
+p = torch.ones(2)
+p.add_(-0.5, torch.tensor([2.0, 4.0]))
+print(p.tolist(), torch.sub(p, 2, torch.ones(2)).tolist())
+)PY")),
+             QString("False False True len\n"
+                     "AssertionError: one is not above two\n"
+                     "torch.Size([1, 2, 3]) torch.Size([2, 3]) torch.Size([3, 2]) torch.Size([2, 3])\n"
+                     "[0.0, -1.0] [-2.0, -3.0]\n"));
+  }
+
   void grad_fn_names_the_node() {
     QCOMPARE(QString::fromStdString(output_of(
                  "import torch\n"
