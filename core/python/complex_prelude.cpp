@@ -211,6 +211,11 @@ class Tensor:
     def is_leaf(self):
         return self._pair.is_leaf
 
+    is_sparse = False
+    is_quantized = False
+    is_meta = False
+    is_nested = False
+
     def is_complex(self):
         return True
 

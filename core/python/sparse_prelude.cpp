@@ -106,9 +106,10 @@ class Tensor:
     def is_cuda(self):
         return self._vals.is_cuda
 
-    @property
-    def is_sparse(self):
-        return True
+    is_sparse = True
+    is_quantized = False
+    is_meta = False
+    is_nested = False
 
     @property
     def layout(self):
