@@ -37,4 +37,11 @@ inline ProgramRun run_program(const std::string& source, const std::string& back
   return r;
 }
 
+// run_program, with the status's message as the error text when the program wrote none.
+inline ProgramRun run_program_reporting(const std::string& source, const std::string& backend) {
+  ProgramRun r = run_program(source, backend);
+  if (r.err.empty() && !r.status.ok()) r.err = r.status.message();
+  return r;
+}
+
 }  // namespace kiln::test

@@ -19,9 +19,7 @@ using kiln::test::read_text;
 QString data_path(const char* name) { return QStringLiteral(KILN_SOURCE_DIR "/tests/data/complex/") + name; }
 
 kiln::test::ProgramRun run(const std::string& source, const std::string& backend = "none") {
-  kiln::test::ProgramRun r = kiln::test::run_program(source, backend);
-  if (r.err.empty() && !r.status.ok()) r.err = r.status.message();
-  return r;
+  return kiln::test::run_program_reporting(source, backend);
 }
 
 const kiln::test::ProgramRun& program_run() {
