@@ -146,6 +146,18 @@ void check_not_stale(const TensorObj* t) {
 }
 }  // namespace
 
+void check_untracked_view_write(VM& vm, const TensorObj* target) {
+  if (!vm.grad_enabled || !target || !target->view_base || target->requires_grad || target->grad_node) return;
+  const TensorObj* base = target->view_base.get();
+  if (!base->requires_grad && !base->grad_node) return;
+  check_not_stale(target);
+  throw PyError("RuntimeError",
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+                "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+                "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked).");
+}
+
 void note_view(TensorObj* view, const TensorObj* of) {
   if (!view || !of || view == of || !view->t.storage() || view->t.storage() != of->t.storage()) return;
   view->view_base = of->view_base ? of->view_base : Ref<TensorObj>(const_cast<TensorObj*>(of));

@@ -129,6 +129,10 @@ void note_view(TensorObj* view, const TensorObj* of);
 // The base whose history an in-place write into `target` changes too; null
 // when there is none. PyTorch's error for a view of a leaf that requires grad.
 TensorObj* base_of_write(VM& vm, TensorObj* target);
+// An in-place write into `target` that no call would record although its base
+// has a gradient history (the view was made under no_grad, or before the base
+// had one): PyTorch's error, or the stale-view refusal. Never silently untracked.
+void check_untracked_view_write(VM& vm, const TensorObj* target);
 // After a recorded in-place write: the storage counts it; target and base
 // (may be null) have current histories.
 void note_history_write(TensorObj* target, TensorObj* base);

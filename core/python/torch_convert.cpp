@@ -324,6 +324,7 @@ void check_inplace_allowed(VM& vm, const Value& target) {
   const TensorObj* t = tensor_obj(target);
   if (t && vm.grad_enabled && t->requires_grad && t->grad_fn.empty())
     throw PyError("RuntimeError", "a leaf Variable that requires grad is being used in an in-place operation.");
+  autograd::check_untracked_view_write(vm, t);
 }
 
 void mark_grad(TensorObj* t, const std::string& grad_fn) {

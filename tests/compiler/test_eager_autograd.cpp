@@ -151,6 +151,18 @@ y.mul_(2)
     QVERIFY2(r.err.find("a view of a leaf Variable that requires grad is being used in an in-place operation.") !=
                  std::string::npos,
              r.err.c_str());
+    // A view made under no_grad of a tensor with a history, written with grad on: PyTorch's error.
+    r = run(R"PY(import torch
+x = torch.randn(3, 4, requires_grad=True)
+y = x * 1
+with torch.no_grad():
+    v = y[0]
+v.mul_(2)
+)PY");
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.find("A view was created in no_grad mode and is being modified inplace with grad mode enabled.") !=
+                 std::string::npos,
+             r.err.c_str());
     // Taken after the write, the same view is fine: the write's gradient reaches x twice over.
     r = run(R"PY(import torch
 x = torch.ones(2, 2, requires_grad=True)
