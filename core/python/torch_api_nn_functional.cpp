@@ -302,7 +302,10 @@ ValueList interpolate(const Bound& b) {
   if (mode == "linear") return aten(m, "aten::upsample_linear1d.vec", {b[0], size, align, scales});
   if (mode == "bilinear") return aten(m, "aten::upsample_bilinear2d.vec", {b[0], size, align, scales});
   if (mode == "trilinear") return aten(m, "aten::upsample_trilinear3d.vec", {b[0], size, align, scales});
-  KILN_USER_CHECK(mode != "bicubic", "F.interpolate(mode='bicubic') is not supported by Kiln");
+  if (mode == "bicubic") {
+    need(2);
+    return aten(m, "aten::upsample_bicubic2d.vec", {b[0], size, align, scales});
+  }
   KILN_FAIL("Input Error: mode '", mode, "' is not one of nearest | linear | bilinear | bicubic | trilinear | area | "
             "nearest-exact");
 }

@@ -176,6 +176,20 @@ print(x.grad.tolist())
     QCOMPARE(QString::fromStdString(r.out), QString("[[2.0, 2.0], [0.0, 0.0]]\n"));
   }
 
+  // F.interpolate(mode='bicubic') (torchvision's ViT resizes its position
+  // embeddings with it), both corner conventions and a scale factor.
+  void interpolate_bicubic() {
+    expect_fd(R"(
+x = torch.randn(1, 2, 3, 4, dtype=torch.float64, requires_grad=True)
+def loss(x):
+    a = F.interpolate(x, size=(5, 6), mode="bicubic", align_corners=False)
+    b = F.interpolate(x, size=(4, 7), mode="bicubic", align_corners=True)
+    c = F.interpolate(x, scale_factor=1.5, mode="bicubic")
+    return (a * a).sum() + (b * torch.arange(56.0, dtype=torch.float64).view(1, 2, 4, 7)).sum() + c.sum()
+check([x], loss)
+)");
+  }
+
   void conv_batch_norm_pool() {
     expect_fd(R"(
 x = torch.randn(2, 2, 5, 5, dtype=torch.float64, requires_grad=True)
