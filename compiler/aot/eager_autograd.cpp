@@ -141,13 +141,9 @@ class TapeRecorder : public ag::Recorder {
   void on_copy(const Tensor& dst, const Tensor& src) override {
     if (!node_->broken.empty() || !dst.storage()) return;
     const TensorKey dkey = pipeline::key_of(dst);
-    // The largest tensor of dst's storage the node knows: a write into part of
-    // it (x[i] = v, where dst is the view x[i]) changes it, not just dst.
-    const std::pair<const TensorKey, Var>* base = nullptr;
-    for (const auto& kv : vars_)
-      if (std::get<0>(kv.first) == dst.storage().get() &&
-          (!base || shape_numel(std::get<2>(kv.first)) > shape_numel(std::get<2>(base->first))))
-        base = &kv;
+    // A write into part of the largest tensor of dst's storage the node knows
+    // (x[i] = v, where dst is the view x[i]) changes that tensor, not just dst.
+    const std::pair<const TensorKey, Var>* base = largest_of_storage(dst);
     if (!base) return;  // a tensor outside the gradient's path (a module's running statistics)
     if (base->first != dkey && shape_numel(std::get<2>(base->first)) > dst.numel()) {
       write_into_view(*base, dst, src);
@@ -207,12 +203,9 @@ class TapeRecorder : public ag::Recorder {
   std::shared_ptr<ag::Node> finish(const std::vector<Tensor>& outputs) override {
     for (const Tensor& t : outputs) {
       auto it = vars_.find(pipeline::key_of(t));
-      const bool storage_known = std::any_of(vars_.begin(), vars_.end(), [&](const auto& kv) {
-        return t.storage() && std::get<0>(kv.first) == t.storage().get();
-      });
       if (it != vars_.end()) {
         node_->outputs.push_back(it->second);
-      } else if (storage_known && node_->broken.empty()) {
+      } else if (node_->broken.empty() && largest_of_storage(t)) {
         node_->outputs.push_back(var_of(t));  // a view of a tensor the call wrote into: read from its new value
       } else {
         node_->outputs.push_back(add_value(t));
@@ -225,6 +218,17 @@ class TapeRecorder : public ag::Recorder {
   }
 
  private:
+  // The known tensor of t's storage with the most elements; null when none.
+  const std::pair<const TensorKey, Var>* largest_of_storage(const Tensor& t) const {
+    if (!t.storage()) return nullptr;
+    const std::pair<const TensorKey, Var>* base = nullptr;
+    for (const auto& kv : vars_)
+      if (std::get<0>(kv.first) == t.storage().get() &&
+          (!base || shape_numel(std::get<2>(kv.first)) > shape_numel(std::get<2>(base->first))))
+        base = &kv;
+    return base;
+  }
+
   Var add_value(const Tensor& t) {
     node_->values.push_back(t);
     return Var{int32_t(node_->values.size() - 1)};
@@ -239,12 +243,7 @@ class TapeRecorder : public ag::Recorder {
     if (it != vars_.end()) return it->second;
     // A view a binding made without an ATen call: as_strided of the largest
     // known tensor of the same storage, which its gradient flows back through.
-    const std::pair<const TensorKey, Var>* base = nullptr;
-    for (const auto& kv : vars_)
-      if (std::get<0>(kv.first) == t.storage().get() && t.storage() &&
-          (!base || shape_numel(std::get<2>(kv.first)) > shape_numel(std::get<2>(base->first))))
-        base = &kv;
-    if (base) {
+    if (const std::pair<const TensorKey, Var>* base = largest_of_storage(t)) {
       Var view = add_value(t);
       node_->calls.push_back(GradCall{"aten::as_strided.default",
                                       {base->second, t.sizes(), t.strides(), t.storage_offset()}, {}, {view}});

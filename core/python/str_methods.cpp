@@ -35,14 +35,6 @@ std::pair<size_t, size_t> bounds(const CallArgs& a, size_t first, size_t size) {
   return {clamp(first, 0), clamp(first + 1, int64_t(size))};
 }
 
-// The byte window of the optional start/end arguments (code point indices).
-std::string_view window_of(const CallArgs& a, size_t first, const StrChars& chars, size_t& begin_byte) {
-  auto [b, e] = bounds(a, first, chars.size());
-  if (e < b) return {};
-  begin_byte = chars.begin(b);
-  return chars.range(b, e);
-}
-
 std::optional<size_t> find_in(const CallArgs& a, bool from_right) {
   const StrChars chars(a[0]);
   const std::string& sub = as_str(a[1]);

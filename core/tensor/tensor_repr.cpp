@@ -256,19 +256,24 @@ class ComplexFormatter final : public ElementText {
   const Formatter& imag_;
 };
 
+// The element indices a _Formatter sees: get_summarized_data's, or all.
+std::vector<int64_t> formatter_sample(const Printer& printer, int64_t numel, bool summarize) {
+  std::vector<int64_t> sample;
+  if (summarize) {
+    printer.summarized_sample(0, 0, sample);
+  } else {
+    sample.resize(size_t(numel));
+    for (size_t k = 0; k < sample.size(); ++k) sample[k] = int64_t(k);
+  }
+  return sample;
+}
+
 // _tensor_str for a tensor with elements.
 std::string tensor_str(const Tensor& t, int64_t indent, const TensorReprOptions& opts) {
   bool summarize = t.numel() > opts.threshold;
   Elements e(t);
   Printer printer(e, opts, summarize);
-  std::vector<int64_t> sample;
-  if (summarize) {
-    printer.summarized_sample(0, 0, sample);
-  } else {
-    sample.resize(size_t(t.numel()));
-    for (size_t k = 0; k < sample.size(); ++k) sample[k] = int64_t(k);
-  }
-  Formatter formatter(e, sample, opts);
+  Formatter formatter(e, formatter_sample(printer, t.numel(), summarize), opts);
   printer.set_formatter(&formatter);
   return printer.tensor_str(0, 0, indent);
 }
@@ -278,13 +283,7 @@ std::string complex_tensor_str(const Tensor& real, const Tensor& imag, int64_t i
   bool summarize = real.numel() > opts.threshold;
   Elements re(real), im(imag);
   Printer printer(re, opts, summarize);
-  std::vector<int64_t> sample;
-  if (summarize) {
-    printer.summarized_sample(0, 0, sample);
-  } else {
-    sample.resize(size_t(real.numel()));
-    for (size_t k = 0; k < sample.size(); ++k) sample[k] = int64_t(k);
-  }
+  const std::vector<int64_t> sample = formatter_sample(printer, real.numel(), summarize);
   Formatter real_formatter(re, sample, opts), imag_formatter(im, sample, opts);
   ComplexFormatter formatter(real_formatter, imag_formatter);
   printer.set_formatter(&formatter);
@@ -303,18 +302,20 @@ std::string tuple_repr(const Shape& sizes) {
 }
 
 // _add_suffixes: ", suffix" on the last line while it fits in linewidth, else
-// a new line indented under the '('.
+// a new line indented under the '('; force_newline (sparse tensors) starts the
+// first suffix on a line of its own.
 std::string add_suffixes(const std::string& tensor_str, const std::vector<std::string>& suffixes,
-                         int64_t indent, int64_t linewidth) {
+                         int64_t indent, int64_t linewidth, bool force_newline = false) {
   std::string out = tensor_str;
   // PyTorch's arithmetic, including its +1 (and +2 when there is no newline).
   size_t newline = tensor_str.rfind('\n');
   int64_t last_line_len = int64_t(tensor_str.size()) - (newline == std::string::npos ? -1 : int64_t(newline)) + 1;
   for (const std::string& suffix : suffixes) {
     int64_t len = int64_t(suffix.size());
-    if (last_line_len + len + 2 > linewidth) {
+    if (force_newline || last_line_len + len + 2 > linewidth) {
       out += ",\n" + std::string(size_t(indent), ' ') + suffix;
       last_line_len = indent + len;
+      force_newline = false;
     } else {
       out += ", " + suffix;
       last_line_len += len + 2;
@@ -357,23 +358,7 @@ std::string sparse_coo_repr(const Tensor& indices, const Tensor& values, const S
   suffixes.push_back("layout=torch.sparse_coo");
   if (!extras.grad_fn.empty()) suffixes.push_back("grad_fn=<" + extras.grad_fn + ">");
   else if (extras.requires_grad) suffixes.push_back("requires_grad=True");
-  // force_newline: the first suffix of a sparse tensor starts a line.
-  std::string out = prefix + body;
-  size_t newline = out.rfind('\n');
-  int64_t last_line_len = int64_t(out.size()) - (newline == std::string::npos ? -1 : int64_t(newline)) + 1;
-  bool force_newline = true;
-  for (const std::string& suffix : suffixes) {
-    const int64_t len = int64_t(suffix.size());
-    if (force_newline || last_line_len + len + 2 > opts.linewidth) {
-      out += ",\n" + std::string(size_t(indent), ' ') + suffix;
-      last_line_len = indent + len;
-      force_newline = false;
-    } else {
-      out += ", " + suffix;
-      last_line_len += len + 2;
-    }
-  }
-  return out + ")";
+  return add_suffixes(prefix + body, suffixes, indent, opts.linewidth, /*force_newline=*/true);
 }
 
 std::string tensor_repr(const Tensor& t, const TensorReprExtras& extras, const TensorReprOptions& opts) {

@@ -20,10 +20,6 @@ void append_utf8(std::string& out, char32_t cp) {
   }
 }
 
-}  // namespace kiln
-
-namespace kiln {
-
 bool is_ascii(std::string_view s) {
   for (char c : s)
     if (static_cast<unsigned char>(c) >= 0x80) return false;
@@ -45,12 +41,6 @@ char32_t utf8_decode_at(std::string_view s, size_t pos) {
   char32_t cp = byte(0) & (0x7F >> n);
   for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (byte(k) & 0x3F);
   return cp;
-}
-
-size_t utf8_count(std::string_view s) {
-  size_t count = 0;
-  for (size_t pos = 0; pos < s.size(); pos += utf8_char_length(s, pos)) ++count;
-  return count;
 }
 
 std::vector<size_t> utf8_offsets(std::string_view s) {

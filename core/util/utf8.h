@@ -30,9 +30,6 @@ size_t utf8_char_length(std::string_view s, size_t pos);
 // The code point starting at `pos`; a broken sequence reads as its lead byte.
 char32_t utf8_decode_at(std::string_view s, size_t pos);
 
-// The number of code points.
-size_t utf8_count(std::string_view s);
-
 // Byte offsets of every code point, then s.size(): offsets[i] starts code
 // point i, so code points [a, b) are bytes [offsets[a], offsets[b]).
 std::vector<size_t> utf8_offsets(std::string_view s);
