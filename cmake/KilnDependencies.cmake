@@ -10,6 +10,9 @@ find_package(SQLite3 REQUIRED)
 find_package(ICU 72 REQUIRED COMPONENTS uc)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # MD5 (core/util/md5.h)
+# Python's `re` (core/python/stdlib_re.cpp) and the minifier's output patterns:
+# RE2 matches in linear time and bounded stack, whatever the text.
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # zipped repro files (minifier/repro_zip.cpp)
 pkg_check_modules(GRAPHVIZ REQUIRED IMPORTED_TARGET libgvc libcgraph)  # graph layout (session/)
 # Header-only Mustache templates for `kiln-cli trace report` (core/trace/report.cpp).

@@ -42,6 +42,7 @@ constexpr StdModule kModules[] = {
     {"os.path", load_os_path},
     {"pickle", load_pickle},
     {"random", load_random},
+    {"re", load_re},
     {"shutil", load_refused},
     {"socket", load_refused},
     {"string", load_string},
