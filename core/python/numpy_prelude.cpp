@@ -347,6 +347,10 @@ class generic:
         return _binary("multiply", self, o)
 
     def __rmul__(self, o):
+        # A sequence times an integer scalar repeats it (list.__mul__ takes
+        # the scalar's __index__ before NumPy is asked).
+        if isinstance(o, (str, list, tuple)) and self._dtype.kind in "iu":
+            return o * self._v
         return _binary("multiply", o, self)
 
     def __truediv__(self, o):
@@ -365,6 +369,8 @@ class generic:
         return _binary("remainder", self, o)
 
     def __rmod__(self, o):
+        if isinstance(o, str):
+            return o % self._v
         return _binary("remainder", o, self)
 
     def __pow__(self, o):

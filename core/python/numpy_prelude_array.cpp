@@ -23,6 +23,10 @@ setflags strides take tobytes tofile tostring trace view""".split())
 
 class ndarray:
     __kiln_ndarray__ = True
+    # True for the result of a negative-step slice (and views of it): NumPy's
+    # is a view of the original, Kiln's a copy (torch slices step forward only),
+    # so writing into it would not reach the original; such writes are refused.
+    _reversed_copy = False
 
     def __kiln_torch_dispatch__(name, args, kwargs):
         return _torch_dispatch(name, args, kwargs)
@@ -312,6 +316,7 @@ class ndarray:
         return self[tuple(idx)].item()
 
     def fill(self, value):
+        _check_writable(self)
         self._t.fill_(_fill_value(value, self._dt))
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -360,6 +365,7 @@ class ndarray:
         return dot(self, b, out)
 
     def sort(self, axis=-1, kind=None, order=None):
+        _check_writable(self)
         r = sort(self, axis, kind, order)
         self._t.copy_(r._t)
 
@@ -617,7 +623,25 @@ def _binary(op, x, y, out_dtype=None):
     return _result(_binary_tensor(op, x, tx, dx, y, ty, dy, d))
 
 
+def _check_broadcast(tx, ty):
+    if tx is None or ty is None:
+        return
+    sx = tuple(tx.shape)
+    sy = tuple(ty.shape)
+    n = _pymin(len(sx), len(sy))
+    for k in range(1, n + 1):
+        p = sx[-k]
+        q = sy[-k]
+        if p != q and p != 1 and q != 1:
+            _raise("ValueError", "operands could not be broadcast together with shapes " + _shape_str(sx) + " " + _shape_str(sy) + " ")
+
+
+def _shape_str(s):
+    return "(" + ",".join([str(v) for v in s]) + ("," if len(s) == 1 else "") + ")"
+
+
 def _binary_tensor(op, x, tx, dx, y, ty, dy, d):
+    _check_broadcast(tx, ty)
     if op == "true_divide":
         if d.kind != "f":
             d = _float64_dt
@@ -708,6 +732,7 @@ def _compare(op, x, y):
     if (_operand_is_weak_int(x) and dy.kind in "iu") or (_operand_is_weak_int(y) and dx.kind in "iu"):
         # Comparisons with an out-of-range Python int are exact in NumPy 2.
         d = _int64_dt
+    _check_broadcast(tx, ty)
     a = _tensor_of(x, tx, dx, d)
     b = _tensor_of(y, ty, dy, d)
     if op == "equal":
@@ -735,7 +760,13 @@ def _type_label(x):
     return type(x).__name__
 
 
+def _check_writable(a):
+    if a._reversed_copy:
+        _refuse("writing into a slice with a negative step (NumPy's is a view of the original; Kiln's is a copy)")
+
+
 def _inplace(op, a, o):
+    _check_writable(a)
     if isinstance(o, torch.Tensor):
         o = _from_tensor(o.detach())
     r = _binary_dtype(a, o, op)
@@ -787,6 +818,10 @@ def _torch_dispatch(name, args, kwargs):
     new_args = []
     for i in range(len(args)):
         a = args[i]
+        if isinstance(a, (list, tuple)):
+            for k in range(len(a)):
+                if isinstance(a[k], ndarray):
+                    _raise("TypeError", "expected Tensor as element " + str(k) + " in argument " + str(i) + ", but got numpy.ndarray")
         if isinstance(a, ndarray):
             if name == "Tensor.__getitem__" or name == "Tensor.__setitem__" or short == "index" or (name == "Tensor.__setitem__" and i == 2):
                 new_args.append(a._t)

@@ -315,6 +315,9 @@ class AxisError(ValueError):
     pass
 
 
+_kiln_std.set_class_name(AxisError, "AxisError", "numpy.exceptions")
+
+
 def _raise_axis(axis, ndim):
     raise AxisError("axis " + str(axis) + " is out of bounds for array of dimension " + str(ndim))
 
@@ -522,7 +525,9 @@ def repeat(a, repeats, axis=None):
 
 def flip(m, axis=None):
     a = asarray(m)
-    return _wrap(a._t.flip(_axes(axis, a.ndim)))
+    r = _wrap(a._t.flip(_axes(axis, a.ndim)))
+    r._reversed_copy = True
+    return r
 
 
 def fliplr(m):
@@ -678,10 +683,21 @@ def _getitem(a, key):
     r = t[parts] if len(parts) != 1 else t[parts[0]]
     if scalar:
         return _scalar_exact(a._dt, r.item())
-    return _wrap(r)
+    w = _wrap(r)
+    if flips or (a._reversed_copy and _is_basic(parts)):
+        w._reversed_copy = True
+    return w
+
+
+def _is_basic(parts):
+    for p in parts:
+        if not (p is None or p is Ellipsis or isinstance(p, (int, slice))):
+            return False
+    return True
 
 
 def _setitem(a, key, value):
+    _check_writable(a)
     parts, flips, scalar = _index_parts(a, key)
     v = _value_tensor(value, a._dt)
     if flips:

@@ -180,6 +180,7 @@ class RandomState:
 
     def shuffle(self, x):
         if isinstance(x, _np.ndarray):
+            _np._check_writable(x)
             if x.ndim == 0:
                 _raise("TypeError", "object of type 'numpy.int64' has no len()" if False else "len() of unsized object")
             n = x.shape[0]
