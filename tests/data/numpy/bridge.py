@@ -46,3 +46,11 @@ except TypeError as e:
     print("TypeError:", e)
 l = [torch.tensor(0.5).item(), 1.5]
 print(np.mean(l), np.sum(np.multiply(l, [2, 4])) / np.sum([2, 4]))
+from torch.utils.data import Dataset, DataLoader
+class Pairs(Dataset):
+    def __len__(self):
+        return 4
+    def __getitem__(self, i):
+        return np.arange(3, dtype=np.float32) + i, np.int64(i), np.float64(i) / 2
+for xb, yb, zb in DataLoader(Pairs(), batch_size=2):
+    print(xb, yb, zb)
