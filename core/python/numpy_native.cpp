@@ -208,6 +208,7 @@ Tensor numpy_sum(const Tensor& in, const std::vector<bool>& reduced) {
   for (int64_t d = 0; d < nd; ++d)
     if (!reduced[size_t(d)]) out_sizes.push_back(in.size(d));
   Tensor out = Tensor::zeros(out_sizes, in.dtype());
+  if (in.numel() == 0) return out;  // the sum of nothing is 0, as NumPy's identity
   {
     int64_t s = 1;
     for (int64_t d = nd - 1; d >= 0; --d)

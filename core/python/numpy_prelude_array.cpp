@@ -573,7 +573,7 @@ def _check_weak_int(x, d):
             _raise("OverflowError", "Python integer " + repr(x) + " out of bounds for " + d.name)
 
 
-def _binary_dtype(x, y, op):
+def _binary_dtype(x, y, op, check_ints=True):
     tx, dx, wx = _operand(x, op)
     ty, dy, wy = _operand(y, op)
     if dx is None or dy is None:
@@ -582,10 +582,12 @@ def _binary_dtype(x, y, op):
         d = _promote(dx, dy)
     elif wx:
         d = _weak_result(dy, x)
-        _check_weak_int(x, d)
+        if check_ints:
+            _check_weak_int(x, d)
     elif wy:
         d = _weak_result(dx, y)
-        _check_weak_int(y, d)
+        if check_ints:
+            _check_weak_int(y, d)
     else:
         d = _promote(dx, dy)
     return tx, dx, ty, dy, d
@@ -641,6 +643,9 @@ def _shape_str(s):
 
 
 def _binary_tensor(op, x, tx, dx, y, ty, dy, d):
+    # NumPy resolves the loop (a TypeError for floats in bitwise ops) before broadcasting.
+    if d.kind == "f" and op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        _raise("TypeError", "ufunc '" + op + "' not supported for the input types, and the inputs could not be safely coerced to any supported types according to the casting rule ''safe''")
     _check_broadcast(tx, ty)
     if op == "true_divide":
         if d.kind != "f":
@@ -725,7 +730,7 @@ def _compare(op, x, y):
             t = torch.zeros(tuple(a.shape), dtype=torch.bool) if op == "equal" else torch.ones(tuple(a.shape), dtype=torch.bool)
             return _result(t)
         _raise("TypeError", "'" + _OP_SYMBOL[op] + "' not supported between instances of '" + _type_label(x) + "' and '" + _type_label(y) + "'")
-    r = _binary_dtype(x, y, op)
+    r = _binary_dtype(x, y, op, False)
     if r is None:
         return NotImplemented
     tx, dx, ty, dy, d = r

@@ -654,8 +654,17 @@ def _index_parts(a, key):
                 out.append(p)
             dim += 1
         else:
+            if p.dtype == torch.bool:
+                for k in range(p.dim()):
+                    if dim + k < a.ndim and p.shape[k] != a.shape[dim + k]:
+                        _raise("IndexError", "boolean index did not match indexed array along axis " + str(dim + k) +
+                               "; size of axis is " + str(a.shape[dim + k]) + " but size of corresponding boolean axis is " + str(p.shape[k]))
             out.append(p)
             dim += kinds[i]
+    # Beside an index array, NumPy's integers are index arrays too (they take
+    # part in where the advanced dimensions go); torch's select would not.
+    if _pyany([isinstance(p, torch.Tensor) and p.dim() > 0 for p in out]):
+        out = [torch.tensor([p], dtype=torch.int64) if isinstance(p, int) else p for p in out]
     return tuple(out), flips, scalar
 
 
@@ -700,6 +709,15 @@ def _setitem(a, key, value):
     _check_writable(a)
     parts, flips, scalar = _index_parts(a, key)
     v = _value_tensor(value, a._dt)
+    if v.dim() > 0:
+        target = tuple(a._t[parts].shape) if len(parts) != 1 else tuple(a._t[parts[0]].shape)
+        vs = tuple(v.shape)
+        ok = len(vs) <= len(target) or _pyall([x == 1 for x in vs[:len(vs) - len(target)]])
+        for k in range(1, _pymin(len(vs), len(target)) + 1):
+            if vs[-k] != 1 and vs[-k] != target[-k]:
+                ok = False
+        if not ok:
+            _raise("ValueError", "could not broadcast input array from shape " + _shape_str(vs) + " into shape " + _shape_str(target))
     if flips:
         t = a._t.flip(flips)
         if len(parts) == 1:
@@ -753,7 +771,9 @@ def flatnonzero(a):
 
 def count_nonzero(a, axis=None, keepdims=False):
     a = asarray(a)
-    return sum(a != 0, axis=axis, keepdims=keepdims)
+    r = sum(a != 0, axis=axis, keepdims=keepdims)
+    # NumPy counts the whole array as a Python int.
+    return r._v if axis is None and not keepdims else r
 
 
 def where(condition, x=None, y=None):

@@ -61,6 +61,8 @@ def _unary_same(name, fn, allow_bool=True):
         a = x if isinstance(x, (ndarray, generic)) else asarray(x)
         t, d = (a._t, a._dt) if isinstance(a, ndarray) else (torch.tensor(a._v, dtype=a._dtype._torch), a._dtype)
         if d.kind == "b" and not allow_bool:
+            if name == "sign":
+                _raise("TypeError", "ufunc 'sign' did not contain a loop with signature matching types <class 'numpy.dtypes.BoolDType'> -> None")
             if name == "negative":
                 _raise("TypeError", "The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the logical_not function instead.")
             t = t.to(torch.int8)
@@ -250,7 +252,11 @@ round_ = around
 # ---- reductions ----
 
 
-def _reduce_axes(a, axis):
+def _reduce_axes(a, axis, lenient=True):
+    # NumPy's ufunc reductions let axis 0 or -1 through for 0-d arrays (for
+    # backwards compatibility); mean, var and std count items and do not.
+    if lenient and a.ndim == 0 and (axis == 0 or axis == -1 or axis == (0,) or axis == (-1,)):
+        return []
     return _axes(axis, a.ndim)
 
 
@@ -331,7 +337,7 @@ def _mean_tensor(a, axes, dtype):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     _reject("np.mean", out, where)
     a = asarray(a)
-    axes = _reduce_axes(a, axis)
+    axes = _reduce_axes(a, axis, False)
     return _result(_keep(_mean_tensor(a, axes, dtype), a, axes, keepdims))
 
 
@@ -360,7 +366,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, 
     if correction is not None:
         ddof = correction
     a = asarray(a)
-    axes = _reduce_axes(a, axis)
+    axes = _reduce_axes(a, axis, False)
     return _result(_keep(_var_tensor(a, axes, dtype, ddof), a, axes, keepdims))
 
 
@@ -371,7 +377,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, 
     if correction is not None:
         ddof = correction
     a = asarray(a)
-    axes = _reduce_axes(a, axis)
+    axes = _reduce_axes(a, axis, False)
     return _result(_keep(torch.sqrt(_var_tensor(a, axes, dtype, ddof)), a, axes, keepdims))
 
 
@@ -451,6 +457,9 @@ def any(a, axis=None, out=None, keepdims=False, where=None):
     a = asarray(a)
     axes = _reduce_axes(a, axis)
     t = a._t != 0
+    if a.size == 0:
+        return _result(torch.zeros([1 if i in axes else a.shape[i] for i in range(a.ndim)] if keepdims else
+                                   [a.shape[i] for i in range(a.ndim) if i not in axes], dtype=torch.bool))
     r = torch.amax(t.to(torch.uint8), axes, keepdims) != 0 if axes else t
     return _result(r)
 
@@ -502,9 +511,11 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         ax = _axis(axis, a.ndim)
     n = a.shape[ax]
     if n == 0:
-        _refuse("np.median of an empty array")
+        shape = [a.shape[i] for i in range(a.ndim) if i != ax]
+        return _result(torch.full(shape, _NAN, dtype=torch.float64))
     s = torch.sort(a._t, ax)[0]
-    f = _float_type(a._dt)
+    # np.mean of the middle values: integers in float64.
+    f = a._dt if a._dt.kind == "f" else _float64_dt
     lo = _cast(s.narrow(ax, (n - 1) // 2, 1), a._dt, f)
     hi = _cast(s.narrow(ax, n // 2, 1), a._dt, f)
     # NumPy's mean of the two middle values: their sum over 2 (np.mean); NaN anywhere is NaN.
@@ -562,7 +573,8 @@ def matmul(x1, x2, out=None):
         _raise("ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size " + str(kb) + " is different from " + str(ka) + ")")
     d = _promote(a._dt, b._dt)
     if d.kind == "b":
-        _refuse("np.matmul of boolean arrays")
+        # A boolean product is an OR of ANDs.
+        return _result(torch.matmul(a._t.to(torch.int64), b._t.to(torch.int64)) != 0)
     return _result(torch.matmul(_cast(a._t, a._dt, d), _cast(b._t, b._dt, d)))
 
 
@@ -604,7 +616,7 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
         a = a.reshape(-1)
         axis = 0
     if a.ndim == 0:
-        _raise("AxisError" if False else "ValueError", "Cannot sort a 0-d array")
+        _raise_axis(axis, 0)
     return _wrap(torch.sort(a._t, stable=True, dim=_axis(axis, a.ndim))[0])
 
 
@@ -689,12 +701,16 @@ def bincount(x, weights=None, minlength=0):
 
 def diff(a, n=1, axis=-1):
     r = asarray(a)
+    if r.ndim == 0:
+        _raise("ValueError", "diff requires input that is at least one dimensional")
     ax = _axis(axis, r.ndim)
     for i in range(n):
         m = r.shape[ax]
-        r = subtract(_wrap(r._t.narrow(ax, 1, _pymax(m - 1, 0))), _wrap(r._t.narrow(ax, 0, _pymax(m - 1, 0))))
-        if r._dt.kind == "b":
-            _raise("TypeError", "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead.")
+        hi = _wrap(r._t.narrow(ax, 1, _pymax(m - 1, 0)))
+        lo = _wrap(r._t.narrow(ax, 0, _pymax(m - 1, 0)))
+        # NumPy's diff of booleans is not_equal.
+        r = not_equal(hi, lo) if r._dt.kind == "b" else subtract(hi, lo)
+        r = asarray(r)
     return r
 
 

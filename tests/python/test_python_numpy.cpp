@@ -139,6 +139,9 @@ class TestPythonNumpy : public QObject {
         {"np.array([[1, 2], [3]])", "ValueError: setting an array element with a sequence. The requested array has an "
                                     "inhomogeneous shape after 1 dimensions. The detected shape was (2,) + inhomogeneous part."},
         {"np.random.seed(-1)", "ValueError: Seed must be between 0 and 2**32 - 1"},
+        // NumPy 2's wording (1.24 said "along dimension 1; dimension is 4 ...").
+        {"np.ones((3, 4))[:, [True, False]]", "IndexError: boolean index did not match indexed array along axis 1; size of "
+                                              "axis is 4 but size of corresponding boolean axis is 2"},
         {"torch.ones(2, requires_grad=True).numpy()",
          "RuntimeError: Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."},
         {"torch.cat([torch.ones(2), np.ones(2)])", "TypeError: expected Tensor as element 1 in argument 0, but got numpy.ndarray"},

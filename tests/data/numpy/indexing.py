@@ -46,3 +46,15 @@ m = np.arange(10)
 np.random.seed(0)
 np.random.shuffle(m)
 print(m, 3 in m, 11 in m)
+t = np.arange(60).reshape(3, 4, 5)
+print(t[1, :2, [2, 0]], t[0, :, [1]].shape, t[2, None, [0, 2]].shape, t[[0, 2], 1:3, 0], t[1, [True, False, True, False]])
+print(np.sum(np.array(2.5), axis=0), np.any(np.zeros((0, 3))), np.median(np.array([], dtype=float)) if False else 0, np.diff(np.array([True, False, False])))
+print(np.array([[True, False], [False, True]]) @ np.array([[True], [True]]), np.count_nonzero(np.eye(3)), np.median(np.array([3, 1, 2], dtype=np.uint8)))
+try:
+    t[5]
+except IndexError as ex:
+    print("IndexError", ex)
+try:
+    t[0] = np.ones(3)
+except ValueError as ex:
+    print("ValueError", ex)
