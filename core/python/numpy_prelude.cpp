@@ -77,7 +77,8 @@ _pymin = min
 _pyround = round
 _pyabs = abs
 
-__version__ = "2.2.0"
+# The printing and promotion rules followed are NumPy 2.3's.
+__version__ = "2.3.0"
 
 
 def _refuse(what):

@@ -75,7 +75,10 @@ class ndarray:
     def __iter__(self):
         if self._t.dim() == 0:
             _raise("TypeError", "iteration over a 0-d array")
-        return iter([self[i] for i in range(self._t.shape[0])])
+        if self._t.dim() == 1:
+            d = self._dt
+            return iter([_scalar_exact(d, v) for v in self._t.tolist()])
+        return iter([_wrap(self._t[i]) for i in range(self._t.shape[0])])
 
     def __bool__(self):
         n = self._t.numel()
@@ -615,7 +618,60 @@ _TORCH_BINARY = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "mul
                  "greater_equal": lambda a, b: a >= b}
 
 
+def _fast_value(x, kind):
+    """x as a Python number when a float64 (kind "f") or int64 (kind "i") scalar op may use it, else None."""
+    t = type(x)
+    if t is float64:
+        return x._v if kind == "f" else None
+    if t is int64:
+        return x._v
+    if t is int:
+        return x if x < 9223372036854775808 and x >= -9223372036854775808 else None
+    if t is float:
+        return x if kind == "f" else None
+    return None
+
+
+def _fast_scalar(op, x, y):
+    # Scalars of the default dtypes with Python numbers: Python's IEEE double
+    # (or exact int) arithmetic is NumPy's, without tensors. None: take the
+    # general path.
+    tx = type(x)
+    ty = type(y)
+    kind = "f" if tx is float64 or ty is float64 else ("i" if tx is int64 or ty is int64 else None)
+    if kind is None:
+        return None
+    a = _fast_value(x, kind)
+    b = _fast_value(y, kind)
+    if a is None or b is None:
+        return None
+    if kind == "f":
+        a = float(a)
+        b = float(b)
+        if op == "add":
+            return _scalar_exact(_float64_dt, a + b)
+        if op == "subtract":
+            return _scalar_exact(_float64_dt, a - b)
+        if op == "multiply":
+            return _scalar_exact(_float64_dt, a * b)
+        if op == "true_divide" and b != 0:
+            return _scalar_exact(_float64_dt, a / b)
+        return None
+    if op == "add":
+        return _scalar_exact(_int64_dt, _wrap_int(a + b, _int64_dt))
+    if op == "subtract":
+        return _scalar_exact(_int64_dt, _wrap_int(a - b, _int64_dt))
+    if op == "multiply":
+        return _scalar_exact(_int64_dt, _wrap_int(a * b, _int64_dt))
+    if op == "true_divide" and b != 0:
+        return _scalar_exact(_float64_dt, float(a) / float(b))
+    return None
+
+
 def _binary(op, x, y, out_dtype=None):
+    r = _fast_scalar(op, x, y)
+    if r is not None:
+        return r
     if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
         return _torch_operand_result(op, x, y)
     r = _binary_dtype(x, y, op)

@@ -13,6 +13,8 @@ const char* const kNumpyMakeSource = R"PY(# numpy's functions in Kiln's subset (
 
 def _discover(obj, depth, shape, values, dts):
     """Walks nested sequences as np.array does: appends leaf values, checks the shape is regular."""
+    if isinstance(obj, range):
+        obj = list(obj)
     if isinstance(obj, (list, tuple)):
         n = len(obj)
         if len(shape) <= depth:
@@ -576,8 +578,28 @@ def diag(v, k=0):
 # ---- indexing ----
 
 
+def _int_key(a, key):
+    """key as a tuple of in-range Python ints (the common a[i, j]), else None."""
+    t = type(key)
+    if t is int:
+        key = (key,)
+    elif t is not tuple:
+        return None
+    shape = a._t.shape
+    if len(key) > len(shape):
+        return None
+    for k in range(len(key)):
+        i = key[k]
+        if type(i) is not int or i >= shape[k] or i < -shape[k]:
+            return None
+    return key
+
+
 def _index_parts(a, key):
     """NumPy's index `key` on array a as a torch index: (parts, flipped dims, is_scalar_result)."""
+    ints = _int_key(a, key)
+    if ints is not None:
+        return ints, [], len(ints) == a._t.dim()
     if not isinstance(key, tuple):
         key = (key,)
     parts = []
@@ -708,6 +730,10 @@ def _is_basic(parts):
 def _setitem(a, key, value):
     _check_writable(a)
     parts, flips, scalar = _index_parts(a, key)
+    if scalar and isinstance(value, (int, float, generic)):
+        # One element: the number cast as NumPy casts it, written directly.
+        a._t[parts] = _fill_value(value, a._dt)
+        return
     v = _value_tensor(value, a._dt)
     if v.dim() > 0:
         target = tuple(a._t[parts].shape) if len(parts) != 1 else tuple(a._t[parts[0]].shape)

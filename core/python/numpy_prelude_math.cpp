@@ -579,8 +579,12 @@ def matmul(x1, x2, out=None):
 
 
 def _torch_matmul(x1, x2):
+    if isinstance(x1, torch.Tensor) and isinstance(x2, ndarray):
+        # PyTorch takes the array as a tensor and promotes the two.
+        d = torch.promote_types(x1.dtype, x2._t.dtype)
+        return x1.to(d) @ x2._t.to(d)
     if isinstance(x1, torch.Tensor):
-        return x1 @ (x2._t if isinstance(x2, ndarray) else x2)
+        return x1 @ x2
     _raise("TypeError", "unsupported operand type(s) for @: 'numpy.ndarray' and 'Tensor'")
 
 
