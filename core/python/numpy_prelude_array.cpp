@@ -868,6 +868,12 @@ def _torch_dispatch(name, args, kwargs):
             if kwargs.get("requires_grad", False):
                 t.requires_grad_(True)
             return t
+        if isinstance(data, (list, tuple)) and _has_array(data):
+            # A sequence of arrays: PyTorch reads each as a tensor of its dtype;
+            # np.array stacks them with the same promotion.
+            args = list(args)
+            args[data_at] = array(data)
+            return _torch_dispatch(name, args, kwargs)
         if isinstance(data, (list, tuple)):
             has64 = _has_scalar_of(data, _float64_dt)
             args = list(args)
@@ -881,7 +887,7 @@ def _torch_dispatch(name, args, kwargs):
         a = args[i]
         if isinstance(a, (list, tuple)):
             for k in range(len(a)):
-                if isinstance(a[k], ndarray):
+                if isinstance(a[k], ndarray) or (isinstance(a[k], (list, tuple)) and _has_array(a[k])):
                     _raise("TypeError", "expected Tensor as element " + str(k) + " in argument " + str(i) + ", but got numpy.ndarray")
         if isinstance(a, ndarray):
             if name == "Tensor.__getitem__" or name == "Tensor.__setitem__" or short == "index" or (name == "Tensor.__setitem__" and i == 2):
@@ -896,6 +902,13 @@ def _torch_dispatch(name, args, kwargs):
             _raise("TypeError", short + "(): argument '" + k + "' must be Tensor, not numpy.ndarray")
         new_kwargs[k] = _plain(v)
     return _call_torch(name, new_args, new_kwargs)
+
+
+def _has_array(data):
+    for x in data:
+        if isinstance(x, ndarray) or (isinstance(x, (list, tuple)) and _has_array(x)):
+            return True
+    return False
 
 
 def _has_scalar_of(data, d, other_float=False):

@@ -54,3 +54,5 @@ class Pairs(Dataset):
         return np.arange(3, dtype=np.float32) + i, np.int64(i), np.float64(i) / 2
 for xb, yb, zb in DataLoader(Pairs(), batch_size=2):
     print(xb, yb, zb)
+print(torch.tensor([np.array([1., 2.]), np.array([3., 4.])]), torch.tensor([[np.float32(1)], [np.float32(2)]]), torch.as_tensor([np.int64(1), np.int64(2)]))
+print(torch.ones(2) @ np.array([0.5, 2.0]), torch.ones(2) - np.array([0.5, 2.0]), torch.ones(2) ** np.array([1.0, 2.0]))
