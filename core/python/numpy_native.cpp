@@ -1,7 +1,8 @@
 // _kiln_numpy: the parts of Kiln's NumPy subset (numpy_prelude*.cpp) whose
 // numbers must be NumPy's bit for bit and that the Python subset cannot
 // express quickly: Dragon4 float formatting as numpy.core.arrayprint calls it,
-// NumPy's summation order (pairwise blocks of 8192), and the legacy
+// NumPy's summation order (pairwise blocks of 8192) and its sequential
+// products and accumulations, and the legacy
 // RandomState's draws from MT19937.
 #include <charconv>
 #include <cmath>
@@ -194,8 +195,13 @@ T pairwise(const T* a, int64_t n, int64_t stride) {
 // innermost run of reduced axes is gathered in order and summed pairwise in
 // chunks of the 8192-element buffer; the outer reduced axes add those partial
 // sums into the output one after another.
+//
+// With `multiply`, np.multiply.reduce: NumPy multiplies one element after
+// another (no pairwise loop), in the same iteration order. With `half`, the
+// float partial sums are rounded to float16 after each buffer, as NumPy's
+// float16 loop stores its accumulator.
 template <class T>
-Tensor numpy_sum(const Tensor& in, const std::vector<bool>& reduced) {
+Tensor numpy_sum(const Tensor& in, const std::vector<bool>& reduced, bool multiply = false, bool half = false) {
   const int64_t nd = in.dim();
   std::vector<int64_t> order;
   for (int64_t d = 0; d < nd; ++d)
@@ -207,8 +213,8 @@ Tensor numpy_sum(const Tensor& in, const std::vector<bool>& reduced) {
   Shape out_sizes, out_strides_of_dim(size_t(nd), 0);
   for (int64_t d = 0; d < nd; ++d)
     if (!reduced[size_t(d)]) out_sizes.push_back(in.size(d));
-  Tensor out = Tensor::zeros(out_sizes, in.dtype());
-  if (in.numel() == 0) return out;  // the sum of nothing is 0, as NumPy's identity
+  Tensor out = multiply ? Tensor::full(out_sizes, Scalar(1.0), in.dtype()) : Tensor::zeros(out_sizes, in.dtype());
+  if (in.numel() == 0) return out;  // NumPy's identity (0, or 1 for a product)
   {
     int64_t s = 1;
     for (int64_t d = nd - 1; d >= 0; --d)
@@ -241,7 +247,14 @@ Tensor numpy_sum(const Tensor& in, const std::vector<bool>& reduced) {
       }
     }
     T acc = dst[obase];
-    for (int64_t c = 0; c < run_len; c += 8192) acc += pairwise(run.data() + c, std::min<int64_t>(8192, run_len - c), 1);
+    if (multiply) {
+      for (int64_t r = 0; r < run_len; ++r) acc *= run[size_t(r)];
+    } else {
+      for (int64_t c = 0; c < run_len; c += 8192) {
+        acc += pairwise(run.data() + c, std::min<int64_t>(8192, run_len - c), 1);
+        if (half) acc = T(round_to_bits(double(acc), 16));
+      }
+    }
     dst[obase] = acc;
     size_t k = outer.size();
     for (; k-- > 0;) {
@@ -250,6 +263,29 @@ Tensor numpy_sum(const Tensor& in, const std::vector<bool>& reduced) {
     }
     if (k == size_t(-1)) break;
   }
+  return out;
+}
+
+// np.add.accumulate / np.multiply.accumulate along `axis`: each line one
+// element after another in T (float32 arrays in float, not PyTorch's double),
+// rounded to float16 at every step for float16 arrays.
+template <class T>
+Tensor numpy_accumulate(const Tensor& in, int64_t axis, bool multiply, bool half) {
+  Tensor out = in.contiguous().clone();
+  if (out.numel() == 0) return out;
+  T* p = out.data<T>();
+  const int64_t n = out.size(axis);
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < out.dim(); ++d) inner *= out.size(d);
+  const int64_t outer = out.numel() / (n * inner);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      T* line = p + o * n * inner + i;
+      for (int64_t k = 1; k < n; ++k) {
+        T v = multiply ? line[(k - 1) * inner] * line[k * inner] : line[(k - 1) * inner] + line[k * inner];
+        line[k * inner] = half ? T(round_to_bits(double(v), 16)) : v;
+      }
+    }
   return out;
 }
 
@@ -432,13 +468,29 @@ void load_kiln_numpy(VM&, const Ref<Module>& m) {
   def_native(m, "round_to", [](VM&, const CallArgs& a) { return Value(round_to_bits(to_double(a[0], "x"), bits_arg(a[1]))); });
   // sum(tensor, reduced_axes): float32/float64 tensor summed in NumPy's order
   // over the given axes (kept axes in order, reduced ones dropped).
-  def_native(m, "sum", [](VM& vm, const CallArgs& a) {
-    Tensor t = tensor_of(a[0], "numpy sum");
+  // reduce(tensor, reduced_axes, op): op "add" or "multiply"; a float16
+  // tensor is reduced in float with float16 partial sums, as NumPy's.
+  def_native(m, "reduce", [](VM& vm, const CallArgs& a) {
+    Tensor t = tensor_of(a[0], "numpy reduce");
     std::vector<bool> reduced(size_t(t.dim()), false);
     for (const Value& d : vm.to_vector(a[1])) reduced[size_t(to_index(d, "axis"))] = true;
-    if (t.dtype() == DType::Float64) return tensor_value(numpy_sum<double>(t, reduced));
-    if (t.dtype() == DType::Float32) return tensor_value(numpy_sum<float>(t, reduced));
-    throw PyError("SystemError", "numpy sum of " + std::string(dtype_name(t.dtype())));
+    const bool multiply = as_str(a[2]) == "multiply";
+    if (t.dtype() == DType::Float64) return tensor_value(numpy_sum<double>(t, reduced, multiply));
+    if (t.dtype() == DType::Float32) return tensor_value(numpy_sum<float>(t, reduced, multiply));
+    if (t.dtype() == DType::Float16)
+      return tensor_value(numpy_sum<float>(t.to(DType::Float32), reduced, multiply, true).to(DType::Float16));
+    throw PyError("SystemError", "numpy reduce of " + std::string(dtype_name(t.dtype())));
+  });
+  // accumulate(tensor, axis, op): cumsum / cumprod along one axis.
+  def_native(m, "accumulate", [](VM&, const CallArgs& a) {
+    Tensor t = tensor_of(a[0], "numpy accumulate");
+    const int64_t axis = to_index(a[1], "axis");
+    const bool multiply = as_str(a[2]) == "multiply";
+    if (t.dtype() == DType::Float64) return tensor_value(numpy_accumulate<double>(t, axis, multiply, false));
+    if (t.dtype() == DType::Float32) return tensor_value(numpy_accumulate<float>(t, axis, multiply, false));
+    if (t.dtype() == DType::Float16)
+      return tensor_value(numpy_accumulate<float>(t.to(DType::Float32), axis, multiply, true).to(DType::Float16));
+    throw PyError("SystemError", "numpy accumulate of " + std::string(dtype_name(t.dtype())));
   });
   def_native(m, "random_state", [](VM&, const CallArgs&) { return make_random_state(); });
 }

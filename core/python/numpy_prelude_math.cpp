@@ -290,10 +290,7 @@ def _numpy_sum(t, d, axes, acc):
         if t.dim() == 0:
             return _cast(t, d, acc)
         src = _cast(t, d, acc) if d is not acc else t
-        if acc is _float16_dt:
-            # NumPy adds float16 in float32 and rounds each partial sum to float16.
-            return _nat.sum(src.to(torch.float32), axes).to(torch.float16)
-        return _nat.sum(src, axes)
+        return _nat.reduce(src, axes, "add")
     if d.kind == "f":
         _refuse("summing floats into an integer dtype")
     return torch.sum(t.to(acc._torch), axes) if axes else t.to(acc._torch).clone()
@@ -444,7 +441,9 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     axes = _reduce_axes(a, axis)
     acc = _sum_dtype(a._dt) if dtype is None else _as_dtype(dtype)
     t = _cast(a._t, a._dt, acc)
-    # NumPy multiplies one element after another along the reduced axes.
+    if acc.kind == "f" and t.dim() > 0:
+        # NumPy multiplies one element after another, in its iteration order.
+        return _result(_keep(_nat.reduce(t, axes, "multiply"), a, axes, keepdims))
     for ax in reversed(axes):
         t = torch.prod(t, ax, True)
     if not keepdims:
@@ -476,26 +475,30 @@ def all(a, axis=None, out=None, keepdims=False, where=None):
     return _result(r)
 
 
-def cumsum(a, axis=None, dtype=None, out=None):
+def _accumulate(name, op, a, axis, dtype, out):
     if out is not None:
-        _refuse("np.cumsum(out=)")
+        _refuse("np." + name + "(out=)")
     a = asarray(a)
     acc = _sum_dtype(a._dt) if dtype is None else _as_dtype(dtype)
     t = _cast(a._t, a._dt, acc)
     if axis is None:
-        return _wrap(torch.cumsum(t.reshape(-1), 0))
-    return _wrap(torch.cumsum(t, _axis(axis, a.ndim)))
+        t = t.reshape(-1)
+        ax = 0
+    else:
+        ax = _axis(axis, a.ndim)
+    if acc.kind == "f":
+        # One element after another in the array's precision (PyTorch adds
+        # float32 in double).
+        return _wrap(_nat.accumulate(t, ax, op))
+    return _wrap(torch.cumsum(t, ax) if op == "add" else torch.cumprod(t, ax))
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    return _accumulate("cumsum", "add", a, axis, dtype, out)
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
-    if out is not None:
-        _refuse("np.cumprod(out=)")
-    a = asarray(a)
-    acc = _sum_dtype(a._dt) if dtype is None else _as_dtype(dtype)
-    t = _cast(a._t, a._dt, acc)
-    if axis is None:
-        return _wrap(torch.cumprod(t.reshape(-1), 0))
-    return _wrap(torch.cumprod(t, _axis(axis, a.ndim)))
+    return _accumulate("cumprod", "multiply", a, axis, dtype, out)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):

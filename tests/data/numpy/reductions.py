@@ -28,3 +28,13 @@ print(u, idx, inv, cnt)
 print(np.max(np.array([1.0, np.nan, 3.0])), np.argmax(np.array([1.0, np.nan, 3.0])), np.sum(np.array([])), np.mean(np.ones((3, 4)), axis=0))
 print(np.std(y.astype(np.float64)), np.var([1, 2, 3, 4], ddof=1), np.std(np.array([[1.0, 2.0], [3.0, 5.0]]), axis=0))
 print(np.sum(np.array([1, 2], dtype=np.int32)).dtype, np.sum(np.array([True, True])), np.mean(np.array([1, 2], dtype=np.int32)).dtype, np.cumsum(np.array([True, True, False])))
+# Products and cumulative sums are sequential in the array's own precision.
+np.random.seed(3)
+w = np.random.rand(200000) + 0.5
+print(np.cumsum(w)[-1], np.prod(w[:1000]), np.cumprod(w[:3000])[-1], np.prod(w[:50].reshape(5, 10), axis=0)[:2])
+w32 = (w * 10).astype(np.float32)
+print(np.cumsum(w32)[-1], np.cumsum(w32.reshape(400, 500), axis=0)[-1, :2], np.prod(w32[:40]), np.cumprod(w32[:20])[-1])
+h = (w[:20000] * 0.5).astype(np.float16)
+print(np.sum(h), h.sum(axis=0), h[:10].cumsum(), np.mean(h), h.reshape(100, 200).sum(axis=1)[:3])
+z = np.array([3.0, np.nan, 1.0, -np.inf, 2.0, np.nan])
+print(np.sort(z), np.argsort(z), np.unique(z), np.max(z), np.argmin(z), np.median(z))
