@@ -1,5 +1,5 @@
 // ndarray: the class over a torch tensor, NumPy 2's type promotion (NEP 50) and
-// the operators, and what torch does when handed an array or a NumPy scalar.
+// the operators.
 #include "core/python/stdlib.h"
 
 namespace kiln::py {
@@ -841,106 +841,6 @@ def _inplace(op, a, o):
     t = _binary_tensor(op, a, tx, dx, o, ty, dy, d)
     a._t.copy_(_cast(t, _DT_OF_TORCH[t.dtype], a._dt).expand(a._t.shape) if t.dim() <= a._t.dim() else t)
     return a
-
-
-def _torch_dispatch(name, args, kwargs):
-    """A torch function reached with an ndarray or a NumPy scalar argument (torch_convert.cpp)."""
-    short = name.split(".")[-1]
-    if short in ("tensor", "as_tensor", "asarray", "new_tensor", "Tensor") and args:
-        data_at = 1 if name.startswith("Tensor.") else 0
-        data = args[data_at]
-        if isinstance(data, (ndarray, generic)):
-            t = asarray(data)._t
-            dt = kwargs.get("dtype", None)
-            if short == "as_tensor" or short == "asarray":
-                t = t.detach()
-                if dt is not None:
-                    t = t.to(dt)
-                dev = kwargs.get("device", None)
-                return t if dev is None else t.to(dev)
-            if dt is None and short == "new_tensor":
-                dt = t.dtype
-            t = t.clone()
-            if dt is not None:
-                t = t.to(dt)
-            if kwargs.get("device", None) is not None:
-                t = t.to(kwargs["device"])
-            if kwargs.get("requires_grad", False):
-                t.requires_grad_(True)
-            return t
-        if isinstance(data, (list, tuple)) and _has_array(data):
-            # A sequence of arrays: PyTorch reads each as a tensor of its dtype;
-            # np.array stacks them with the same promotion.
-            args = list(args)
-            args[data_at] = array(data)
-            return _torch_dispatch(name, args, kwargs)
-        if isinstance(data, (list, tuple)):
-            has64 = _has_scalar_of(data, _float64_dt)
-            args = list(args)
-            args[data_at] = _plain(data)
-            if has64 and kwargs.get("dtype", None) is None and not _has_scalar_of(data, None, True):
-                kwargs = dict(kwargs)
-                kwargs["dtype"] = torch.float64
-            return _call_torch(name, args, kwargs)
-    new_args = []
-    for i in range(len(args)):
-        a = args[i]
-        if isinstance(a, (list, tuple)):
-            for k in range(len(a)):
-                if isinstance(a[k], ndarray) or (isinstance(a[k], (list, tuple)) and _has_array(a[k])):
-                    _raise("TypeError", "expected Tensor as element " + str(k) + " in argument " + str(i) + ", but got numpy.ndarray")
-        if isinstance(a, ndarray):
-            if name == "Tensor.__getitem__" or name == "Tensor.__setitem__" or short == "index" or (name == "Tensor.__setitem__" and i == 2):
-                new_args.append(a._t)
-                continue
-            _raise("TypeError", short + "(): argument (position " + str(i + 1) + ") must be Tensor, not numpy.ndarray")
-        new_args.append(_plain(a))
-    new_kwargs = {}
-    for k in kwargs:
-        v = kwargs[k]
-        if isinstance(v, ndarray):
-            _raise("TypeError", short + "(): argument '" + k + "' must be Tensor, not numpy.ndarray")
-        new_kwargs[k] = _plain(v)
-    return _call_torch(name, new_args, new_kwargs)
-
-
-def _has_array(data):
-    for x in data:
-        if isinstance(x, ndarray) or (isinstance(x, (list, tuple)) and _has_array(x)):
-            return True
-    return False
-
-
-def _has_scalar_of(data, d, other_float=False):
-    for x in data:
-        if isinstance(x, (list, tuple)):
-            if _has_scalar_of(x, d, other_float):
-                return True
-        elif other_float:
-            if isinstance(x, float) and not isinstance(x, generic):
-                return False
-        elif isinstance(x, generic) and x._dtype is d:
-            return True
-    return False
-
-
-def _plain(x):
-    if isinstance(x, generic):
-        return x._v
-    if isinstance(x, list):
-        return [_plain(v) for v in x]
-    if isinstance(x, tuple):
-        return tuple([_plain(v) for v in x])
-    return x
-
-
-def _call_torch(name, args, kwargs):
-    if name.startswith("Tensor."):
-        return getattr(args[0], name[7:])(*args[1:], **kwargs)
-    fn = torch
-    for part in name.split(".")[1:]:
-        fn = getattr(fn, part)
-    return fn(*args, **kwargs)
 )PY";
 
 }  // namespace kiln::py
