@@ -192,6 +192,8 @@ Value builtin_abs(VM& vm, const CallArgs& a) {
   if (v.is_float()) return Value(std::fabs(v.as_float()));
   if (v.is_int() && v.as_int() != INT64_MIN) return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
   if (is_integral(v)) return int_abs(v);
+  if (v.is(ObjKind::Instance))
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__abs__")) return vm.call(*fn, ValueVec{v});
   return vm.call(vm.getattr(v, "abs"), ValueVec{});
 }
 
@@ -296,7 +298,7 @@ Value builtin_float(VM& vm, const CallArgs& a) {
   throw_type_error("float() argument must be a string or a real number, not '" + type_name(v) + "'");
 }
 
-Value builtin_round(VM&, const CallArgs& a) {
+Value builtin_round(VM& vm, const CallArgs& a) {
   expect_args(a, 1, 2, "round");
   const Value& v = a[0];
   Value nd = a.npos == 2 ? a[1] : kwarg_or(a, "ndigits", Value());
@@ -311,6 +313,9 @@ Value builtin_round(VM&, const CallArgs& a) {
     if (nd.is_none()) return v.is_bool() ? Value(int64_t(v.as_bool())) : v;
     return int_round(v, to_index(nd, "ndigits"));
   }
+  if (v.is(ObjKind::Instance))
+    if (const Value* fn = v.as<Instance>()->cls->lookup("__round__"))
+      return nd.is_none() ? vm.call(*fn, ValueVec{v}) : vm.call(*fn, ValueVec{v, nd});
   double d = to_double(v, "round() argument");
   if (nd.is_none()) return int_from_double(unwrap(py_round(d)));
   return Value(unwrap(py_round(d, to_index(nd, "ndigits"))));

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/python/bigint.h"
+#include "core/python/numpy_bridge.h"
 #include "core/tensor/tensor_repr.h"
 #include "core/util/pyformat.h"
 #include "core/util/utf8.h"
@@ -83,6 +84,10 @@ size_t ValueHash::operator()(const Value& v) const {
       return h;
     }
     case ObjKind::BigInt: return static_cast<BigInt*>(o)->value.hash();
+    case ObjKind::Instance:
+      // A NumPy scalar is the key its number is, as hash(np.int64(1)) == hash(1).
+      if (const Value* n = numpy_scalar_value(v, false)) return ValueHash()(*n);
+      return std::hash<const void*>()(o);
     case ObjKind::List:
     case ObjKind::Dict:
       throw_type_error("unhashable type: '" + type_name(v) + "'");
@@ -270,6 +275,11 @@ bool truthy(const Value& v) {
 }
 
 bool equal(const Value& a, const Value& b) {
+  if (a.is(ObjKind::Instance) || b.is(ObjKind::Instance)) {
+    const Value* na = numpy_scalar_value(a, false);
+    const Value* nb = numpy_scalar_value(b, false);
+    if (na || nb) return equal(na ? *na : a, nb ? *nb : b);
+  }
   auto numeric = [](const Value& v) { return is_integral(v) || v.is_float(); };
   if (numeric(a) && numeric(b)) {
     if (a.is_float() && b.is_float()) return a.as_float() == b.as_float();

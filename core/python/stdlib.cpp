@@ -16,6 +16,7 @@ struct StdModule {
 };
 
 constexpr StdModule kModules[] = {
+    {"_kiln_numpy", load_kiln_numpy},
     {"_kiln_std", load_kiln_std},
     {"__future__", load_future},
     {"abc", load_abc},
@@ -225,20 +226,6 @@ void install_annotate_builtin(VM& vm) {
   });
 }
 
-// Every attribute of subprocess, socket and shutil is refused when reached,
-// so a program that only imports one still runs.
-// numpy imports, so that a program using it only on a path not taken (or only
-// to seed it) runs; reading any other attribute is refused at its line (exit 3),
-// so no numpy result is ever made up.
-void load_numpy(VM& vm, const Ref<Module>& m) {
-  if (Ref<Module> random = load_stdlib_module(vm, "numpy.random")) m->dict->set(str_value("random"), Value(random));
-}
-
-void load_numpy_random(VM&, const Ref<Module>& m) {
-  // Seeding draws nothing, and every numpy draw is refused: accepting it changes no number.
-  def_native(m, "seed", [](VM&, const CallArgs&) { return Value(); });
-}
-
 void load_glob(VM&, const Ref<Module>& m) {
   for (const char* fn : {"glob", "iglob"}) {
     std::string qualified = std::string("glob.") + fn;
@@ -270,6 +257,8 @@ void load_struct(VM&, const Ref<Module>& m) {
   }
 }
 
+// Every attribute of subprocess, socket and shutil is refused when reached,
+// so a program that only imports one still runs.
 void load_refused(VM&, const Ref<Module>& m) {
   const std::string name = m->name;
   for (const char* fn : {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput", "socket",

@@ -64,8 +64,9 @@ void load_struct(VM& vm, const Ref<Module>& m);       // stdlib.cpp: importable,
 void load_io(VM& vm, const Ref<Module>& m);           // stdlib_io.cpp
 void load_pickle(VM& vm, const Ref<Module>& m);       // importable; load/dump refused
 void load_glob(VM& vm, const Ref<Module>& m);         // importable; glob/iglob refused
-void load_numpy(VM& vm, const Ref<Module>& m);        // importable; every attribute refused
-void load_numpy_random(VM& vm, const Ref<Module>& m); // numpy.random.seed accepted, the rest refused
+void load_numpy(VM& vm, const Ref<Module>& m);        // numpy_prelude.cpp: Kiln's NumPy subset
+void load_numpy_random(VM& vm, const Ref<Module>& m); // numpy_prelude.cpp: the legacy RandomState
+void load_kiln_numpy(VM& vm, const Ref<Module>& m);   // numpy_native.cpp: its native parts
 void load_refused(VM& vm, const Ref<Module>& m);      // subprocess, socket, shutil: every attribute refused
 
 }  // namespace kiln::py

@@ -9,6 +9,7 @@
 
 #include "core/python/bigint.h"
 #include "core/python/compiler.h"
+#include "core/python/numpy_bridge.h"
 #include "core/python/stdlib.h"
 #include "core/python/vm.h"
 #include "core/util/utf8.h"
@@ -81,6 +82,9 @@ class Encoder {
     if (v.is_bool()) { out += v.as_bool() ? "true" : "false"; return; }
     if (v.is_int() || v.is(ObjKind::BigInt)) { out += repr(v); return; }
     if (v.is_float()) { out += float_text(v.as_float(), o_); return; }
+    // NumPy's float64 is a float subclass, which json encodes as the float
+    // (NumPy's other scalars are not JSON serializable under CPython either).
+    if (is_numpy_float64(v)) { out += float_text(numpy_scalar_value(v, false)->as_float(), o_); return; }
     if (v.is(ObjKind::Str)) { out += quote(v.as<Str>()->s, o_.ensure_ascii); return; }
     if (v.is(ObjKind::List) || v.is(ObjKind::Tuple) || v.is(ObjKind::Dict)) {
       if (!on_path_.insert(v.obj()).second) throw PyError("ValueError", "Circular reference detected");

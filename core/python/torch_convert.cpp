@@ -589,18 +589,19 @@ const Value* dispatch_override(const CallArgs& args) {
   auto of = [](const Value& v) -> const Value* {
     return v.is(ObjKind::Instance) ? v.as<Instance>()->cls->lookup("__kiln_torch_dispatch__") : nullptr;
   };
-  auto within = [&](const Value& v) -> const Value* {
+  // Nested lists too: torch.tensor([[np.float32(1)], [np.float32(2)]]).
+  std::function<const Value*(const Value&, int)> within = [&](const Value& v, int depth) -> const Value* {
     if (const Value* d = of(v)) return d;
-    if (v.is(ObjKind::List) || v.is(ObjKind::Tuple))
+    if (depth < 8 && (v.is(ObjKind::List) || v.is(ObjKind::Tuple)))
       for (const Value& item : v.is(ObjKind::List) ? v.as<List>()->items : v.as<Tuple>()->items)
-        if (const Value* d = of(item)) return d;
+        if (const Value* d = within(item, depth + 1)) return d;
     return nullptr;
   };
   for (size_t i = 0; i < args.npos; ++i)
-    if (const Value* d = within(args[i])) return d;
+    if (const Value* d = within(args[i], 0)) return d;
   if (args.kw)
     for (const auto& [name, value] : *args.kw)
-      if (const Value* d = within(value)) return d;
+      if (const Value* d = within(value, 0)) return d;
   return nullptr;
 }
 }  // namespace

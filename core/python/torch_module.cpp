@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/io/safetensors.h"
+#include "core/python/numpy_bridge.h"
 #include "core/python/torch_api.h"
 #include "core/python/torch_convert.h"
 #include "core/tensor/tensor_repr.h"
@@ -512,6 +513,13 @@ void install_torch(VM& vm) {
     return Value();
   });
   def(torch, "is_tensor", [](VM&, const CallArgs& a) { return Value(a.npos == 1 && a[0].is(ObjKind::Tensor)); });
+  // The tensor shares the array's memory (numpy_prelude.cpp keeps it in a torch tensor).
+  def(torch, "from_numpy", [](VM&, const CallArgs& a) -> Value {
+    if (a.npos != 1) throw_type_error("from_numpy() takes exactly one argument (" + std::to_string(a.npos) + " given)");
+    TensorObj* t = ndarray_tensor(a[0]);
+    if (!t) throw_type_error("expected np.ndarray (got " + type_name(a[0]) + ")");
+    return Value(make<TensorObj>(t->t));
+  });
   if (!torchapi::find("torch.numel"))
     def(torch, "numel", [](VM& vm, const CallArgs& a) { return vm.call(vm.getattr(a[0], "numel"), ValueVec{}); });
   def(torch, "typename", [](VM& vm, const CallArgs& a) {

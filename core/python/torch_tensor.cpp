@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/python/autograd.h"
+#include "core/python/numpy_bridge.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
@@ -71,6 +72,11 @@ IndexItem index_item(const Value& k) {
     return IndexItem::of_sequence(kiln::Value(std::move(ints)));
   }
   if (k.is(ObjKind::Str)) throw_type_error("new(): invalid data type 'str'");
+  // NumPy's integer scalars and arrays index a tensor as ints and tensors do.
+  if (const Value* n = numpy_scalar_value(k, false)) {
+    if (n->is_int() || n->is_bool()) return index_item(*n);
+  }
+  if (TensorObj* t = ndarray_tensor(k)) return IndexItem::of_tensor(t->t);
   throw PyError("IndexError",
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got " +
                     type_name(k) + ")");

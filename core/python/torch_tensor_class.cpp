@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/python/autograd.h"
+#include "core/python/numpy_bridge.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
@@ -248,8 +249,10 @@ void add_device_methods(const Ref<Class>& cls) {
     KILN_CHECK(callable, "Tensor.", name, " is not in the torch API table");
     add_method(cls, name, [callable](VM& vm, const CallArgs& a) { return call_torch(vm, *callable, a); });
   }
-  add_method(cls, "numpy", [](VM&, const CallArgs&) -> Value {
-    throw_unsupported("Tensor.numpy() (NumPy is not part of Kiln's Python subset)");
+  add_method(cls, "numpy", [](VM& vm, const CallArgs& a) -> Value {
+    const Value* force = a.kwarg("force");
+    if (force && vm.truth(*force)) throw_unsupported("Tensor.numpy(force=True)");
+    return tensor_to_ndarray(vm, a[0]);
   });
   add_method(cls, "data_ptr", [](VM&, const CallArgs&) -> Value {
     throw_unsupported("Tensor.data_ptr() (memory addresses are not part of Kiln's Python subset)");

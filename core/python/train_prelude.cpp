@@ -893,6 +893,8 @@ class _Forever:
 
 
 def default_convert(data):
+    if getattr(type(data), "__kiln_ndarray__", False):
+        return torch.as_tensor(data)
     return data
 
 
@@ -900,6 +902,12 @@ def default_collate(batch):
     elem = batch[0]
     if isinstance(elem, torch.Tensor):
         return torch.stack(batch, 0)
+    # NumPy arrays become tensors sharing their memory, NumPy scalars one tensor
+    # of their dtype (numpy_prelude*.cpp marks both kinds' classes).
+    if getattr(type(elem), "__kiln_ndarray__", False):
+        return default_collate([torch.as_tensor(b) for b in batch])
+    if getattr(type(elem), "__kiln_number__", None) is not None:
+        return torch.as_tensor(batch)
     if isinstance(elem, float):
         return torch.tensor(batch, dtype=torch.float64)
     if isinstance(elem, int):

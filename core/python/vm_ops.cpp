@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/python/bigint.h"
+#include "core/python/numpy_bridge.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/percent_format.h"
 #include "core/python/pytorch_names.h"
@@ -108,6 +109,8 @@ int64_t to_index(const Value& v, const char* what) {
     const Tensor& t = v.as<TensorObj>()->t;
     if (t.numel() == 1 && !t.is_meta() && !is_floating(t.dtype())) return t.item().to_int();
   }
+  // NumPy's integer scalars have __index__.
+  if (const Value* n = numpy_scalar_value(v, true)) return to_index(*n, what);
   throw_type_error(std::string(what) + " must be an integer, not " + type_name(v));
 }
 
@@ -117,6 +120,7 @@ double to_double(const Value& v, const char* what) {
     const Tensor& t = v.as<TensorObj>()->t;
     if (t.numel() == 1 && !t.is_meta()) return t.item().to_double();
   }
+  if (const Value* n = numpy_scalar_value(v, false)) return to_double(*n, what);
   throw_type_error(std::string(what) + " must be a real number, not " + type_name(v));
 }
 
@@ -273,8 +277,8 @@ Value VM::getattr(const Value& obj, std::string_view name) {
     const bool numpy = m == "numpy" || m.starts_with("numpy.");
     const bool gap = known ? *known : (m.starts_with("torch") || m == "math" || numpy);
     if (numpy)
-      throw PyError("AttributeError", m + "." + std::string(name) + ": NumPy is not part of Kiln's Python subset (only "
-                                      "importing numpy and numpy.random.seed are)", true);
+      throw PyError("AttributeError", m + "." + std::string(name) + " is outside Kiln's NumPy subset (docs/python.md "
+                                      "lists what it models)", true);
     throw PyError("AttributeError", "module '" + m + "' has no attribute '" + std::string(name) + "'" +
                                         (gap ? " (PyTorch has it; not in Kiln's subset)" : ""),
                   gap);
@@ -351,7 +355,7 @@ Value VM::getitem(const Value& obj, const Value& key) {
       if (obj.is(ObjKind::List)) return list_value(std::move(out));
       return Value(make<Tuple>(std::move(out), obj.as<Tuple>()->is_size));
     }
-    if (!is_integral(key) && !key.is(ObjKind::Tensor))
+    if (!is_integral(key) && !key.is(ObjKind::Tensor) && !numpy_scalar_value(key, true))
       throw_type_error(std::string(what) + " indices must be integers or slices, not " + type_name(key));
     return items[size_t(normalize_index(to_index(key, "index"), int64_t(items.size()), what))];
   }
@@ -858,7 +862,8 @@ bool VM::is_instance(const Value& v, const Value& cls_or_tuple) {
   Ref<Class> t = type_of(v);
   if (!t) return false;
   if (t->is_subclass_of(target)) return true;
-  // bool is an int, as in Python.
+  // bool is an int, as in Python; NumPy's float64 is a float.
+  if (target->builtin >= 0 && target->name == "float") return is_numpy_float64(v);
   return v.is_bool() && target->name == "int" && target->builtin >= 0;
 }
 

@@ -1,0 +1,37 @@
+# Kiln's NumPy subset against NumPy: the legacy global RandomState and RandomState
+# objects, draw for draw (seed, rand, randn, normal, uniform, randint, choice, shuffle,
+# permutation). Expected output: /usr/bin/python3 random.py > random.txt (numpy 1.24.2;
+# the legacy RandomState is frozen: NumPy 2 draws the same).
+import numpy as np
+np.random.seed(42)
+print(np.random.rand(), np.random.rand(3), np.random.rand(2, 2))
+print(np.random.randn(), np.random.randn(5), np.random.standard_normal((2, 3)))
+print(np.random.random(), np.random.random_sample(4), np.random.random((2,)))
+print(np.random.normal(), np.random.normal(5, 2), np.random.normal(1.0, 0.5, size=4), np.random.normal([0, 10], [1, 2]))
+print(np.random.uniform(), np.random.uniform(-1, 1, 5), np.random.uniform(2, 3, (2, 2)))
+print(np.random.randint(10), np.random.randint(5, 10), np.random.randint(0, 100, size=8), np.random.randint(-50, 50, (2, 3)))
+print(np.random.randint(0, 2**40, size=3), np.random.randint(2**33), np.random.randint(0, 256, 4, dtype=np.int32), np.random.randint(7, size=3))
+print(np.random.choice(5), np.random.choice(10, 4), np.random.choice([1.5, 2.5, 3.5]), np.random.choice(['a', 'b', 'c'] if False else [7, 8, 9], size=5))
+print(np.random.choice(5, 3, replace=False), np.random.choice(10, size=(2, 2), replace=False), np.random.choice(4, p=[0.1, 0.2, 0.3, 0.4]))
+print(np.random.choice(4, 6, p=[0.1, 0.2, 0.3, 0.4]), np.random.choice(5, 3, replace=False, p=[0.1, 0.1, 0.2, 0.3, 0.3]), np.random.choice(np.arange(10, 15), 2))
+x = np.arange(10)
+np.random.shuffle(x)
+print(x)
+l = [1, 2, 3, 4, 5, 6]
+np.random.shuffle(l)
+print(l)
+m = np.arange(12).reshape(4, 3)
+np.random.shuffle(m)
+print(m)
+print(np.random.permutation(8), np.random.permutation([10, 20, 30]), np.random.permutation(np.arange(6).reshape(3, 2)))
+np.random.seed(2**32 - 1)
+print(np.random.rand(2), np.random.randn(3))
+np.random.seed([1, 2, 3])
+print(np.random.rand(2), np.random.randint(100, size=3))
+rs = np.random.RandomState(123)
+print(rs.rand(3), rs.randn(2), rs.randint(0, 10, 5), rs.choice(6, 2, replace=False), rs.normal(0, 1, 2), rs.uniform(0, 1, 2))
+np.random.seed(0)
+print(np.random.randn(3), np.random.randn(), np.random.rand())
+np.random.seed(5)
+big = np.random.randn(100000)
+print(big.mean(), big.std(), big[-1], np.random.randint(0, 1000000007, size=2))
