@@ -15,6 +15,7 @@
 #include "core/python/code.h"
 #include "core/python/vm.h"
 #include "core/util/md5.h"
+#include "core/util/utf8.h"
 
 namespace kiln::capture {
 
@@ -40,28 +41,6 @@ void append_utf16_escape(std::string& out, unsigned unit) {
   out += buf;
 }
 
-// Decodes one UTF-8 sequence at s[i]; an invalid byte reads as U+FFFD.
-unsigned decode_utf8(std::string_view s, size_t& i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned c = byte(i);
-  int extra = c >= 0xF0 && c < 0xF8 ? 3 : c >= 0xE0 && c < 0xF0 ? 2 : c >= 0xC0 && c < 0xE0 ? 1 : -1;
-  if (extra < 0 || i + size_t(extra) >= s.size()) {
-    ++i;
-    return 0xFFFD;
-  }
-  unsigned cp = c & (0x3F >> extra);
-  for (int k = 1; k <= extra; ++k) {
-    unsigned b = byte(i + size_t(k));
-    if ((b & 0xC0) != 0x80) {
-      ++i;
-      return 0xFFFD;
-    }
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  i += size_t(extra) + 1;
-  return cp;
-}
-
 std::string json_str(std::string_view s) {
   std::string out = "\"";
   for (size_t i = 0; i < s.size();) {
@@ -82,7 +61,10 @@ std::string json_str(std::string_view s) {
       }
       continue;
     }
-    unsigned cp = decode_utf8(s, i);
+    // A byte that is not UTF-8 reads as its surrogateescape code point, which
+    // json.dumps writes as that surrogate's escape.
+    char32_t cp;
+    i += utf8_decode(s, i, cp);
     if (cp >= 0x10000) {
       cp -= 0x10000;
       append_utf16_escape(out, 0xD800 + (cp >> 10));

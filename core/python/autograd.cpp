@@ -164,6 +164,10 @@ void note_view(TensorObj* view, const TensorObj* of) {
   view->history_seen = view->t.storage()->history_writes();
 }
 
+namespace {
+
+// The base whose history an in-place write into `target` changes too; null
+// when there is none. PyTorch's error for a view of a leaf that requires grad.
 TensorObj* base_of_write(VM& vm, TensorObj* target) {
   if (!target || !target->view_base) return nullptr;
   TensorObj* base = target->view_base.get();
@@ -172,11 +176,28 @@ TensorObj* base_of_write(VM& vm, TensorObj* target) {
   return base;
 }
 
+// After a recorded in-place write: the storage counts it; target and base
+// (may be null) have current histories.
 void note_history_write(TensorObj* target, TensorObj* base) {
   if (!target || !target->t.storage()) return;
   target->t.storage()->note_history_write();
   target->history_seen = target->t.storage()->history_writes();
   if (base) base->history_seen = target->history_seen;
+}
+
+}  // namespace
+
+void CallRecording::begin_write(VM& vm, TensorObj* target) {
+  if (!enabled_) return;
+  write_base_ = base_of_write(vm, target);
+  add_base(write_base_);
+}
+
+void CallRecording::finish_write(TensorObj* target, const std::string& name) {
+  mark_grad(target, name);
+  mark_grad(write_base_, "CopySlices");
+  finish({target, write_base_}, name);
+  if (enabled_) note_history_write(target, write_base_);
 }
 
 void CallRecording::add_base(TensorObj* base) {
@@ -189,7 +210,7 @@ void CallRecording::add_base(TensorObj* base) {
   }
 }
 
-CallRecording::CallRecording(VM& vm, const CallArgs& args, bool enabled) {
+CallRecording::CallRecording(VM& vm, const CallArgs& args, bool enabled) : enabled_(enabled) {
   if (!enabled || !g_factory) return;
   for (size_t i = 0; i < args.npos; ++i) check_not_stale(tensor_obj(args[i]));
   std::vector<TensorObj*> inputs = inputs_requiring_grad(vm, args);

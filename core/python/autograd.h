@@ -95,14 +95,22 @@ class CallRecording {
   void add_constant(const Tensor& t) {
     if (recorder_) recorder_->add_constant(t);
   }
-  // The base of a view the call writes into: an input when it has a history
-  // of its own, else a constant; the node's output for it is its new value.
-  void add_base(TensorObj* base);
+  // The call writes into `target` in place. When `target` views another
+  // tensor, that base's value changes too: it joins the call as an input
+  // (or a constant when it has no history) and gets the node's output for
+  // its new value, as PyTorch's CopySlices.
+  void begin_write(VM& vm, TensorObj* target);
+  // Gives `target` the node `name` (its base, CopySlices) and notes the write
+  // in their storage, so that views taken before it are known stale.
+  void finish_write(TensorObj* target, const std::string& name);
   // Gives each of `outputs` (null entries skipped) the node named `name`.
   void finish(const std::vector<TensorObj*>& outputs, const std::string& name);
 
  private:
+  void add_base(TensorObj* base);
   void stop();
+  bool enabled_ = false;  // grad mode, eager: the call is recorded when it has inputs with a history
+  TensorObj* write_base_ = nullptr;
   std::unique_ptr<Recorder> recorder_;
   std::vector<Edge> edges_;
   torchapi::AtenObserver* previous_ = nullptr;
@@ -126,16 +134,10 @@ void set_history(TensorObj* t, std::shared_ptr<Node> node, uint32_t output_nr);
 
 // `view` (a view op's result) shares the memory of `of`: remember the base.
 void note_view(TensorObj* view, const TensorObj* of);
-// The base whose history an in-place write into `target` changes too; null
-// when there is none. PyTorch's error for a view of a leaf that requires grad.
-TensorObj* base_of_write(VM& vm, TensorObj* target);
 // An in-place write into `target` that no call would record although its base
 // has a gradient history (the view was made under no_grad, or before the base
 // had one): PyTorch's error, or the stale-view refusal. Never silently untracked.
 void check_untracked_view_write(VM& vm, const TensorObj* target);
-// After a recorded in-place write: the storage counts it; target and base
-// (may be null) have current histories.
-void note_history_write(TensorObj* target, TensorObj* base);
 
 // Tensor.retain_grad() on a non-leaf `t`: later backward passes through its
 // node also fill t.grad (accumulating, as PyTorch's retains_grad hook), for as

@@ -567,8 +567,10 @@ def _scalar_str(s):
 
 
 def _float_scalar_str(v, bits):
-    # NumPy's scalar str: positional between 1e-4 and 1e16 ("1.0"), else
-    # scientific ("1e-05"), with the shortest digits of its own precision.
+    # NumPy's scalar str: positional from 1e-4 up to a cutoff by precision
+    # ("1.0"), else scientific ("1e-05"), with the shortest digits of its own
+    # precision. NumPy 2.3 lowered the cutoff of float32 to 1e6 and of float16
+    # to 1e3 (float64 keeps 1e16); the device's NumPy 2.5.2 prints so.
     if v != v:
         return "nan"
     if v == _INF:
@@ -576,7 +578,7 @@ def _float_scalar_str(v, bits):
     if v == -_INF:
         return "-inf"
     a = -v if v < 0 else v
-    if a == 0 or (a >= 1e-4 and a < 1e16):
+    if a == 0 or (a >= 1e-4 and a < (1e3 if bits == 16 else 1e6 if bits == 32 else 1e16)):
         return _nat.fmt_pos(v, bits, -1, True, "0", -1, -1, -1, False)
     return _nat.fmt_sci(v, bits, -1, True, "-", -1, -1, -1, False)
 

@@ -426,10 +426,7 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
   if (requires_grad) std::erase_if(kwargs, [](const auto& kv) { return kv.first == "requires_grad"; });
   const bool grad = !non_differentiable(c.name) && any_requires_grad(vm, a);
   autograd::CallRecording recording(vm, a, grad && mode == Mode::Eager);
-  // An in-place op on a view changes its base's value (and history) too.
-  TensorObj* write_base =
-      c.inplace && grad && mode == Mode::Eager && a.npos > 0 ? autograd::base_of_write(vm, tensor_obj(a[0])) : nullptr;
-  recording.add_base(write_base);
+  if (c.inplace && a.npos > 0) recording.begin_write(vm, tensor_obj(a[0]));
   CallInfo info;
   Expected<kiln::ValueList> r = torchapi::call(c, args, kwargs, mode, &info, generator);
   if (!r.ok()) raise_status(r.status());
@@ -447,12 +444,7 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
 
   if (info.returns_arg >= 0 && size_t(info.returns_arg) < a.npos) {
     const Value& self = a[size_t(info.returns_arg)];
-    if (grad) {
-      mark_grad(tensor_obj(self), grad_fn);
-      mark_grad(write_base, "CopySlices");
-      recording.finish({tensor_obj(self), write_base}, grad_fn);
-      if (mode == Mode::Eager) autograd::note_history_write(tensor_obj(self), write_base);
-    }
+    if (grad) recording.finish_write(tensor_obj(self), grad_fn);
     return self;
   }
   if (may_return_self(c.name) && a.npos > 0 && a[0].is(ObjKind::Tensor) && values.size() == 1 &&

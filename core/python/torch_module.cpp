@@ -393,6 +393,17 @@ void install_safetensors(VM& vm) {
 
 
 // Helpers the nn prelude needs and the subset lacks (it has no `raise` and no __dict__).
+// What a prelude's printer shows beside the values of the tensor it prints
+// (a complex tensor's pair, a sparse one's values); `node`, when not None,
+// is the name PyTorch's op gives the result's node.
+TensorReprExtras prelude_repr_extras(const TensorObj& t, const Value& node) {
+  TensorReprExtras extras;
+  extras.requires_grad = t.requires_grad && t.grad_fn.empty();
+  extras.grad_fn = t.grad_fn.empty() || node.is_none() ? t.grad_fn : as_str(node);
+  if (t.device != "cpu") extras.device = t.device;
+  return extras;
+}
+
 void install_prelude_helpers(VM& vm) {
   auto k = new_module(vm, "torch._kiln");
   def(k, "raise_error", [](VM&, const CallArgs& a) -> Value { throw PyError(as_str(a[0]), as_str(a[1])); });
@@ -435,11 +446,8 @@ void install_prelude_helpers(VM& vm) {
   def(k, "complex_repr", [](VM&, const CallArgs& a) {
     const TensorObj* t = a.npos == 2 ? tensor_obj(a[0]) : nullptr;
     if (!t) throw_type_error("complex_repr() takes the pair tensor and the name of its node");
-    TensorReprExtras extras;
-    extras.requires_grad = t->requires_grad && t->grad_fn.empty();
-    extras.grad_fn = t->grad_fn.empty() || a[1].is_none() ? t->grad_fn : as_str(a[1]);
+    TensorReprExtras extras = prelude_repr_extras(*t, a[1]);
     extras.complex_pair = true;
-    if (t->device != "cpu") extras.device = t->device;
     return str_value(tensor_repr(t->t, extras));
   });
   // repr of a sparse COO tensor (sparse_prelude.cpp): indices, values, size, node name.
@@ -449,11 +457,7 @@ void install_prelude_helpers(VM& vm) {
     if (!indices || !values) throw_type_error("sparse_repr() takes indices, values, size and the node's name");
     Shape sizes;
     for (const Value& v : vm.to_vector(a[2])) sizes.push_back(to_index(v, "size"));
-    TensorReprExtras extras;
-    extras.requires_grad = values->requires_grad && values->grad_fn.empty();
-    extras.grad_fn = values->grad_fn.empty() || a[3].is_none() ? values->grad_fn : as_str(a[3]);
-    if (values->device != "cpu") extras.device = values->device;
-    return str_value(sparse_coo_repr(indices->t, values->t, sizes, extras));
+    return str_value(sparse_coo_repr(indices->t, values->t, sizes, prelude_repr_extras(*values, a[3])));
   });
   // Kiln's Python that builds an op from others (a sparse product from index_add)
   // names its result's node as PyTorch's op does.

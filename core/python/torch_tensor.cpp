@@ -163,19 +163,16 @@ bool tensor_binary(VM& vm, BinaryOpKind op, const Value& a, const Value& b, bool
                       bool grad = any_requires_grad(vm, x);
                       std::string node = grad ? binary_grad_fn(op, x[0], x[1]) : std::string();
                       autograd::CallRecording recording(vm, x, !node.empty() && mode == Mode::Eager);
-                      TensorObj* base = writes_self && !node.empty() && mode == Mode::Eager
-                                            ? autograd::base_of_write(vm, tensor_obj(x[0]))
-                                            : nullptr;
-                      recording.add_base(base);
+                      if (writes_self) recording.begin_write(vm, tensor_obj(x[0]));
                       Expected<kiln::Value> r =
                           torchapi::binary(op, to_ops(x[0], "operator"), to_ops(x[1], "operator"), mode, inplace);
                       if (!r.ok()) raise_status(r.status());
                       Value result = writes_self ? x[0] : from_ops(r.value());
-                      if (!node.empty()) {
+                      if (writes_self && !node.empty()) {
+                        recording.finish_write(tensor_obj(result), node);
+                      } else if (!node.empty()) {
                         mark_grad(tensor_obj(result), node);
-                        mark_grad(base, "CopySlices");
-                        recording.finish({tensor_obj(result), base}, node);
-                        if (writes_self && mode == Mode::Eager) autograd::note_history_write(tensor_obj(result), base);
+                        recording.finish({tensor_obj(result)}, node);
                       }
                       return result;
                     });
@@ -262,9 +259,8 @@ void tensor_setitem(VM& vm, const Value& t, const Value& key, const Value& value
                 // buf[i] = v with v requiring grad: buf's old value is the rest of the result;
                 // when buf views another tensor, that one's value changes too.
                 TensorObj* target = tensor_obj(x[0]);
-                TensorObj* base = grad && mode == Mode::Eager ? autograd::base_of_write(vm, target) : nullptr;
                 if (target && !target->requires_grad && !target->grad_node) recording.add_constant(self);
-                recording.add_base(base);
+                recording.begin_write(vm, target);
                 kiln::Value v;
                 if (x[2].is(ObjKind::List) || x[2].is(ObjKind::Tuple)) {
                   Expected<Tensor> data = torchapi::tensor_from_data(to_ops(x[2], "__setitem__"), self.dtype(), mode);
@@ -278,12 +274,7 @@ void tensor_setitem(VM& vm, const Value& t, const Value& key, const Value& value
                 }
                 Status s = torchapi::setitem(self, index_items(x[1]), v, mode);
                 if (!s.ok()) raise_status(s);
-                if (grad) {
-                  mark_grad(target, "CopySlices");
-                  mark_grad(base, "CopySlices");
-                  recording.finish({target, base}, "CopySlices");
-                  if (mode == Mode::Eager) autograd::note_history_write(target, base);
-                }
+                if (grad) recording.finish_write(target, "CopySlices");
                 return Value();
               });
 }

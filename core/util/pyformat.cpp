@@ -187,37 +187,10 @@ std::string double_to_string(double v, char code, int precision, DoubleToString 
 // ---------------------------------------------------------------------------
 // UTF-8, for fills, widths and precisions (which count code points).
 
-// Decodes one code point at s[i]; returns its byte length (1 for a bad byte,
-// which then stands for itself as U+DC80+byte, the way surrogateescape does).
-size_t decode_utf8(std::string_view s, size_t i, char32_t& cp) {
-  auto b = [&](size_t k) { return uint8_t(s[i + k]); };
-  uint8_t c = b(0);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-  if (n == 0 || i + n > s.size()) {
-    cp = c < 0x80 ? c : 0xDC00 + c;
-    return 1;
-  }
-  char32_t v = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(k) & 0xc0) != 0x80) {
-      cp = 0xDC00 + c;
-      return 1;
-    }
-    v = (v << 6) | (b(k) & 0x3f);
-  }
-  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (v < kMin[n] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-    cp = 0xDC00 + c;
-    return 1;
-  }
-  cp = v;
-  return n;
-}
-
 int64_t count_code_points(std::string_view s) {
   int64_t n = 0;
   char32_t cp;
-  for (size_t i = 0; i < s.size(); i += decode_utf8(s, i, cp)) ++n;
+  for (size_t i = 0; i < s.size(); i += utf8_decode(s, i, cp)) ++n;
   return n;
 }
 
@@ -225,7 +198,7 @@ int64_t count_code_points(std::string_view s) {
 std::string_view prefix_code_points(std::string_view s, int64_t n) {
   size_t i = 0;
   char32_t cp;
-  for (; i < s.size() && n > 0; --n) i += decode_utf8(s, i, cp);
+  for (; i < s.size() && n > 0; --n) i += utf8_decode(s, i, cp);
   return s.substr(0, i);
 }
 
@@ -290,8 +263,8 @@ Expected<FormatSpec> parse_spec(std::string_view spec, char32_t default_type, ch
   bool fill_specified = false, align_specified = false;
 
   char32_t c0 = 0, c1 = 0;
-  size_t n0 = spec.empty() ? 0 : decode_utf8(spec, 0, c0);
-  if (n0 && n0 < spec.size()) decode_utf8(spec, n0, c1);
+  size_t n0 = spec.empty() ? 0 : utf8_decode(spec, 0, c0);
+  if (n0 && n0 < spec.size()) utf8_decode(spec, n0, c1);
   if (n0 && n0 < spec.size() && is_align(c1)) {
     f.fill = std::string(spec.substr(0, n0));
     f.align = char(c1);
@@ -341,7 +314,7 @@ Expected<FormatSpec> parse_spec(std::string_view spec, char32_t default_type, ch
   if (rest_len > 1)
     return value_error("Invalid format specifier '" + std::string(spec) + "' for object of type '" +
                        std::string(type_name) + "'");
-  if (rest_len == 1) decode_utf8(rest, 0, f.type);
+  if (rest_len == 1) utf8_decode(rest, 0, f.type);
 
   if (f.thousands) {
     switch (f.type) {
@@ -632,7 +605,7 @@ std::string py_str_repr(std::string_view s) {
   };
   char32_t cp;
   for (size_t i = 0, n; i < s.size(); i += n) {
-    n = decode_utf8(s, i, cp);
+    n = utf8_decode(s, i, cp);
     if (cp >= 0xDC80 && cp <= 0xDCFF && n == 1) {  // a byte that is not UTF-8
       out += "\\x";
       hex(cp - 0xDC00, 2);

@@ -26,20 +26,38 @@ bool is_ascii(std::string_view s) {
   return true;
 }
 
-size_t utf8_char_length(std::string_view s, size_t pos) {
-  const size_t n = utf8_lead_length(static_cast<unsigned char>(s[pos]));
-  if (n == 1 || pos + n > s.size()) return 1;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[pos + k]) & 0xC0) != 0x80) return 1;
+size_t utf8_decode(std::string_view s, size_t pos, char32_t& cp) {
+  const auto byte = [&](size_t k) { return char32_t(static_cast<unsigned char>(s[pos + k])); };
+  const char32_t lead = byte(0);
+  const size_t n = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  const auto broken = [&] {
+    cp = 0xDC00 + lead;
+    return size_t(1);
+  };
+  if (n == 1) {
+    cp = lead;
+    return 1;
+  }
+  if (n == 0 || pos + n > s.size()) return broken();
+  char32_t v = lead & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(k) & 0xC0) != 0x80) return broken();
+    v = (v << 6) | (byte(k) & 0x3F);
+  }
+  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (v < kMin[n] || v > 0x10FFFF) return broken();
+  cp = v;
   return n;
 }
 
+size_t utf8_char_length(std::string_view s, size_t pos) {
+  char32_t cp;
+  return utf8_decode(s, pos, cp);
+}
+
 char32_t utf8_decode_at(std::string_view s, size_t pos) {
-  const size_t n = utf8_char_length(s, pos);
-  const auto byte = [&](size_t k) { return char32_t(static_cast<unsigned char>(s[pos + k])); };
-  if (n == 1) return byte(0);
-  char32_t cp = byte(0) & (0x7F >> n);
-  for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (byte(k) & 0x3F);
+  char32_t cp;
+  utf8_decode(s, pos, cp);
   return cp;
 }
 

@@ -5,7 +5,8 @@
 //
 // Text that is not valid UTF-8 (a surrogateescape'd byte) is read one byte
 // per code point where a sequence breaks, so every byte belongs to exactly one
-// code point and offsets always land on a boundary.
+// code point and offsets always land on a boundary. Lengths, widths, indexes
+// and reprs all read text through utf8_decode, so they agree.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -23,11 +24,18 @@ inline size_t utf8_lead_length(unsigned char lead) { return lead >= 0xF0 ? 4 : l
 
 bool is_ascii(std::string_view s);
 
-// The byte length of the code point starting at `pos` (1..4; a broken
-// sequence counts its lead byte alone).
+// The one UTF-8 reader of Kiln's text: decodes the code point at s[pos] into
+// `cp` and returns its byte length (1..4). Surrogates read as themselves (3
+// bytes; append_utf8 writes them so). A byte that starts no well-formed
+// sequence (a stray continuation, a truncated or overlong sequence, a value
+// past U+10FFFF) is one code point on its own, U+DC00 + byte, as Python's
+// surrogateescape reads it.
+size_t utf8_decode(std::string_view s, size_t pos, char32_t& cp);
+
+// The byte length of the code point starting at `pos` (utf8_decode's).
 size_t utf8_char_length(std::string_view s, size_t pos);
 
-// The code point starting at `pos`; a broken sequence reads as its lead byte.
+// The code point starting at `pos` (utf8_decode's).
 char32_t utf8_decode_at(std::string_view s, size_t pos);
 
 // Byte offsets of every code point, then s.size(): offsets[i] starts code

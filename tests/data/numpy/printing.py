@@ -1,5 +1,6 @@
 # Kiln's NumPy subset against NumPy: array printing (str and repr) of many shapes, values
-# and dtypes. Expected output: /usr/bin/python3 printing.py > printing.txt (numpy 1.24.2).
+# and dtypes. Expected output: /usr/bin/python3 printing.py > printing.txt (numpy 1.24.2), but for the
+# float16 scalars of the float16 line, which print as NumPy 2.3+ (checked under 2.5.2 on the device).
 # Only what NumPy 2.x prints the same way is here; NumPy 2 differences (float32 arrays in
 # scientific notation from 1e6, repr of a summarised array naming its shape) are checked in
 # tests/python/test_python_numpy.cpp.

@@ -1,7 +1,9 @@
 # Kiln's NumPy subset against NumPy: reductions, in NumPy's summation order (pairwise
 # sums in 8192-element buffers, float32 accumulators): sums, means, std and var print all
 # 17 digits, so each must be NumPy's bit for bit. Sorting, unique, cumulative sums.
-# Expected output: /usr/bin/python3 reductions.py > reductions.txt (numpy 1.24.2).
+# Expected output: /usr/bin/python3 reductions.py > reductions.txt (numpy 1.24.2, AVX2), but
+# for the float32/float16 scalars of lines 21-22, which print as NumPy 2.3+ prints them.
+# NumPy 2.5.2 on an AVX-512 machine gives some sums 1-2 units off in the 17th digit.
 import numpy as np
 np.random.seed(7)
 x = np.random.randn(300, 70)
