@@ -241,7 +241,107 @@ dtype.__new__ = _dtype_new
 # ---- scalar types ----
 
 
-class generic:
+class _Operators:
+    """The operators arrays and scalars share: NumPy's promotion, then torch on the promoted dtype."""
+
+    def __neg__(self):
+        return negative(self)
+
+    def __pos__(self):
+        return positive(self)
+
+    def __abs__(self):
+        return absolute(self)
+
+    def __invert__(self):
+        return invert(self)
+
+    def __add__(self, o):
+        return _binary("add", self, o)
+
+    def __radd__(self, o):
+        return _binary("add", o, self)
+
+    def __sub__(self, o):
+        return _binary("subtract", self, o)
+
+    def __rsub__(self, o):
+        return _binary("subtract", o, self)
+
+    def __mul__(self, o):
+        return _binary("multiply", self, o)
+
+    def __rmul__(self, o):
+        return _binary("multiply", o, self)
+
+    def __truediv__(self, o):
+        return _binary("true_divide", self, o)
+
+    def __rtruediv__(self, o):
+        return _binary("true_divide", o, self)
+
+    def __floordiv__(self, o):
+        return _binary("floor_divide", self, o)
+
+    def __rfloordiv__(self, o):
+        return _binary("floor_divide", o, self)
+
+    def __mod__(self, o):
+        return _binary("remainder", self, o)
+
+    def __rmod__(self, o):
+        return _binary("remainder", o, self)
+
+    def __pow__(self, o):
+        return _binary("power", self, o)
+
+    def __rpow__(self, o):
+        return _binary("power", o, self)
+
+    def __and__(self, o):
+        return _binary("bitwise_and", self, o)
+
+    def __rand__(self, o):
+        return _binary("bitwise_and", o, self)
+
+    def __or__(self, o):
+        return _binary("bitwise_or", self, o)
+
+    def __ror__(self, o):
+        return _binary("bitwise_or", o, self)
+
+    def __xor__(self, o):
+        return _binary("bitwise_xor", self, o)
+
+    def __rxor__(self, o):
+        return _binary("bitwise_xor", o, self)
+
+    def __matmul__(self, o):
+        return matmul(self, o)
+
+    def __rmatmul__(self, o):
+        return matmul(o, self)
+
+    def __eq__(self, o):
+        return _compare("equal", self, o)
+
+    def __ne__(self, o):
+        return _compare("not_equal", self, o)
+
+    def __lt__(self, o):
+        return _compare("less", self, o)
+
+    def __le__(self, o):
+        return _compare("less_equal", self, o)
+
+    def __gt__(self, o):
+        return _compare("greater", self, o)
+
+    def __ge__(self, o):
+        return _compare("greater_equal", self, o)
+
+
+class generic(_Operators):
     """NumPy's scalars: `_v` holds the Python number (a float32 value exactly)."""
 
     def __repr__(self):
@@ -321,33 +421,6 @@ class generic:
             return int(self._v)
         return around(self, ndigits)
 
-    def __neg__(self):
-        return negative(self)
-
-    def __pos__(self):
-        return positive(self)
-
-    def __abs__(self):
-        return absolute(self)
-
-    def __invert__(self):
-        return invert(self)
-
-    def __add__(self, o):
-        return _binary("add", self, o)
-
-    def __radd__(self, o):
-        return _binary("add", o, self)
-
-    def __sub__(self, o):
-        return _binary("subtract", self, o)
-
-    def __rsub__(self, o):
-        return _binary("subtract", o, self)
-
-    def __mul__(self, o):
-        return _binary("multiply", self, o)
-
     def __rmul__(self, o):
         # A sequence times an integer scalar repeats it (list.__mul__ takes
         # the scalar's __index__ before NumPy is asked).
@@ -355,73 +428,10 @@ class generic:
             return o * self._v
         return _binary("multiply", o, self)
 
-    def __truediv__(self, o):
-        return _binary("true_divide", self, o)
-
-    def __rtruediv__(self, o):
-        return _binary("true_divide", o, self)
-
-    def __floordiv__(self, o):
-        return _binary("floor_divide", self, o)
-
-    def __rfloordiv__(self, o):
-        return _binary("floor_divide", o, self)
-
-    def __mod__(self, o):
-        return _binary("remainder", self, o)
-
     def __rmod__(self, o):
         if isinstance(o, str):
             return o % self._v
         return _binary("remainder", o, self)
-
-    def __pow__(self, o):
-        return _binary("power", self, o)
-
-    def __rpow__(self, o):
-        return _binary("power", o, self)
-
-    def __and__(self, o):
-        return _binary("bitwise_and", self, o)
-
-    def __rand__(self, o):
-        return _binary("bitwise_and", o, self)
-
-    def __or__(self, o):
-        return _binary("bitwise_or", self, o)
-
-    def __ror__(self, o):
-        return _binary("bitwise_or", o, self)
-
-    def __xor__(self, o):
-        return _binary("bitwise_xor", self, o)
-
-    def __rxor__(self, o):
-        return _binary("bitwise_xor", o, self)
-
-    def __matmul__(self, o):
-        return matmul(self, o)
-
-    def __rmatmul__(self, o):
-        return matmul(o, self)
-
-    def __eq__(self, o):
-        return _compare("equal", self, o)
-
-    def __ne__(self, o):
-        return _compare("not_equal", self, o)
-
-    def __lt__(self, o):
-        return _compare("less", self, o)
-
-    def __le__(self, o):
-        return _compare("less_equal", self, o)
-
-    def __gt__(self, o):
-        return _compare("greater", self, o)
-
-    def __ge__(self, o):
-        return _compare("greater_equal", self, o)
 
     def __getattr__(self, name):
         _missing_attribute(type(self).__name__, name)

@@ -21,7 +21,7 @@ dump dumps flags flat getfield imag itemset newbyteorder partition put real repe
 setflags strides take tobytes tofile tostring trace view""".split())
 
 
-class ndarray:
+class ndarray(_Operators):
     __kiln_ndarray__ = True
     # True for the result of a negative-step slice (and views of it): NumPy's
     # is a view of the original, Kiln's a copy (torch slices step forward only),
@@ -138,73 +138,6 @@ class ndarray:
     def __setitem__(self, key, value):
         _setitem(self, key, value)
 
-    # arithmetic: NumPy's promotion, then torch on the promoted dtype
-    def __add__(self, o):
-        return _binary("add", self, o)
-
-    def __radd__(self, o):
-        return _binary("add", o, self)
-
-    def __sub__(self, o):
-        return _binary("subtract", self, o)
-
-    def __rsub__(self, o):
-        return _binary("subtract", o, self)
-
-    def __mul__(self, o):
-        return _binary("multiply", self, o)
-
-    def __rmul__(self, o):
-        return _binary("multiply", o, self)
-
-    def __truediv__(self, o):
-        return _binary("true_divide", self, o)
-
-    def __rtruediv__(self, o):
-        return _binary("true_divide", o, self)
-
-    def __floordiv__(self, o):
-        return _binary("floor_divide", self, o)
-
-    def __rfloordiv__(self, o):
-        return _binary("floor_divide", o, self)
-
-    def __mod__(self, o):
-        return _binary("remainder", self, o)
-
-    def __rmod__(self, o):
-        return _binary("remainder", o, self)
-
-    def __pow__(self, o):
-        return _binary("power", self, o)
-
-    def __rpow__(self, o):
-        return _binary("power", o, self)
-
-    def __and__(self, o):
-        return _binary("bitwise_and", self, o)
-
-    def __rand__(self, o):
-        return _binary("bitwise_and", o, self)
-
-    def __or__(self, o):
-        return _binary("bitwise_or", self, o)
-
-    def __ror__(self, o):
-        return _binary("bitwise_or", o, self)
-
-    def __xor__(self, o):
-        return _binary("bitwise_xor", self, o)
-
-    def __rxor__(self, o):
-        return _binary("bitwise_xor", o, self)
-
-    def __matmul__(self, o):
-        return matmul(self, o)
-
-    def __rmatmul__(self, o):
-        return matmul(o, self)
-
     def __iadd__(self, o):
         return _inplace("add", self, o)
 
@@ -234,36 +167,6 @@ class ndarray:
 
     def __ixor__(self, o):
         return _inplace("bitwise_xor", self, o)
-
-    def __eq__(self, o):
-        return _compare("equal", self, o)
-
-    def __ne__(self, o):
-        return _compare("not_equal", self, o)
-
-    def __lt__(self, o):
-        return _compare("less", self, o)
-
-    def __le__(self, o):
-        return _compare("less_equal", self, o)
-
-    def __gt__(self, o):
-        return _compare("greater", self, o)
-
-    def __ge__(self, o):
-        return _compare("greater_equal", self, o)
-
-    def __neg__(self):
-        return negative(self)
-
-    def __pos__(self):
-        return positive(self)
-
-    def __abs__(self):
-        return absolute(self)
-
-    def __invert__(self):
-        return invert(self)
 
     # shape and conversion
     def reshape(self, *shape, order="C"):
