@@ -12,28 +12,16 @@
 #include <QTemporaryDir>
 
 #include "core/python/vm.h"
+#include "python_run_util.h"
 
 using kiln::Status;
 using namespace kiln::py;
 
 namespace {
 
-struct Ran {
-  Status status;
-  int exit = -1;
-  std::string out, err;
-};
+using kiln::test::Ran;
 
-Ran run(const std::string& source) {
-  Ran r;
-  VMOptions o;
-  o.out = [&r](std::string_view s) { r.out += s; };
-  o.err = [&r](std::string_view s) { r.err += s; };
-  o.argv = {"prog.py"};
-  VM vm(o);
-  r.status = vm.run_source(source, "prog.py", &r.exit);
-  return r;
-}
+Ran run(const std::string& source) { return kiln::test::run_python(source); }
 
 std::string data(const std::string& name) {
   QFile f(QString::fromStdString(std::string(KILN_SOURCE_DIR "/tests/data/numpy/") + name));

@@ -9,6 +9,7 @@
 #include "compiler/pytorch_output_compare.h"
 #include "core/python/re_translate.h"
 #include "core/python/vm.h"
+#include "python_run_util.h"
 
 using kiln::Status;
 using kiln::test::read_text;
@@ -16,30 +17,12 @@ using namespace kiln::py;
 
 namespace {
 
-struct Ran {
-  Status status;
-  int exit = -1;
-  std::string out, err;
-};
+using kiln::test::last_error_line;
+using kiln::test::Ran;
 
-Ran run(const std::string& source) {
-  Ran r;
-  VMOptions o;
-  o.out = [&r](std::string_view s) { r.out += s; };
-  o.err = [&r](std::string_view s) { r.err += s; };
-  o.argv = {"prog.py"};
-  VM vm(o);
-  r.status = vm.run_source(source, "prog.py", &r.exit);
-  return r;
-}
+Ran run(const std::string& source) { return kiln::test::run_python(source); }
 
 QString data_path(const char* name) { return QStringLiteral(KILN_SOURCE_DIR "/tests/data/re/") + name; }
-
-std::string last_error_line(const std::string& err) {
-  std::string text = err;
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  return text.substr(text.rfind('\n') + 1);
-}
 
 }  // namespace
 

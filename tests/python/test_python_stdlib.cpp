@@ -5,6 +5,7 @@
 #include "test_support.h"
 
 #include "core/python/vm.h"
+#include "python_run_util.h"
 #include "stdlib_test_programs.h"
 
 using kiln::Status;
@@ -13,28 +14,11 @@ using namespace stdlib_test;
 
 namespace {
 
-struct Ran {
-  Status status;
-  int exit = -1;
-  std::string out, err;
-};
+using kiln::test::last_error_line;
+using kiln::test::Ran;
 
 Ran run(const std::string& source, std::vector<std::string> argv = {"prog.py"}) {
-  Ran r;
-  VMOptions o;
-  o.out = [&r](std::string_view s) { r.out += s; };
-  o.err = [&r](std::string_view s) { r.err += s; };
-  o.argv = std::move(argv);
-  VM vm(o);
-  r.status = vm.run_source(source, o.argv.empty() ? "prog.py" : o.argv[0], &r.exit);
-  return r;
-}
-
-// The last line of a traceback Kiln wrote (the error itself).
-std::string last_error_line(const std::string& err) {
-  std::string text = err;
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  return text.substr(text.rfind('\n') + 1);
+  return kiln::test::run_python(source, std::move(argv));
 }
 
 }  // namespace
