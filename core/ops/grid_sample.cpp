@@ -13,8 +13,9 @@
 // - its backward scatters input gradients corner by corner over groups of
 //   AVX2 lanes (8 floats, 4 doubles): the nw weights of a group land first,
 //   then ne, sw, se, so additions into one input element happen in that order.
-// Bicubic interpolation is refused (its coefficient polynomials would need
-// the same measuring), as are 5-D inputs (grid_sampler_3d).
+// Bicubic sampling was measured the same way: which of its multiply-adds are
+// fused is written out where it is computed. 5-D inputs (grid_sampler_3d)
+// are refused.
 #include "core/ops/grid_sample.h"
 
 #include <algorithm>
@@ -65,7 +66,7 @@ struct Sampler {
 
 // grid_sampler_2d_cpu's checks in its order, then Kiln's: the modes must be
 // ones ATen's kernel has (it switches on them and leaves the output
-// unwritten otherwise), and bicubic is not reproduced.
+// unwritten otherwise).
 Sampler sampler_args(const OpArgs& a, size_t first, std::string_view kernel) {
   Sampler s;
   s.input = a.tensor(first);
@@ -82,8 +83,6 @@ Sampler sampler_args(const OpArgs& a, size_t first, std::string_view kernel) {
                   "2 (bicubic), got ", mode);
   KILN_USER_CHECK(pad >= 0 && pad <= 2, "grid_sampler_2d: padding_mode must be 0 (zeros), 1 (border) or ",
                   "2 (reflection), got ", pad);
-  KILN_USER_CHECK(mode != 2, "grid_sampler_2d: bicubic interpolation (F.grid_sample(mode='bicubic')) is not "
-                             "supported by Kiln");
   s.interp = Interp(mode);
   s.padding = Padding(pad);
   s.align = a.boolean(first + 4);
@@ -220,6 +219,71 @@ struct Bilinear {
 template <class T>
 constexpr int64_t kLanes = sizeof(T) == 4 ? 8 : 4;
 
+// ---------------------------------------------------------------- bicubic
+
+// Keys' cubic convolution (A = -0.75) at the four taps around t in [0, 1),
+// at distances t + 1, t, 1 - t and 2 - t. In ATen's build the outer pieces'
+// multiply-adds are fused with the products of A, which are exact, so they
+// round as unfused ones; the inner pieces fuse with their sums.
+template <class T>
+std::array<T, 4> cubic_coefficients(T t) {
+  const T A = T(-0.75);
+  auto outer = [&](T x) { return ((A * x - T(5) * A) * x + T(8) * A) * x - T(4) * A; };
+  auto inner = [&](T x) { return std::fma(std::fma(A + T(2), x, -(A + T(3))) * x, x, T(1)); };
+  return {outer(t + T(1)), inner(t), inner(T(1) - t), outer(T(2) - t)};
+}
+
+// Their derivatives with respect to the distance (the backward's), unfused
+// for the same reason.
+template <class T>
+std::array<T, 4> cubic_coefficient_grads(T t) {
+  const T A = T(-0.75);
+  T x0 = T(-1) - t, x1 = T(0) - t, x2 = T(1) - t, x3 = T(2) - t;
+  return {((T(-3) * A) * x0 - T(10) * A) * x0 - T(8) * A, ((T(-3) * (A + T(2))) * x1 - T(2) * (A + T(3))) * x1,
+          ((T(3) * (A + T(2))) * x2 - T(2) * (A + T(3))) * x2, ((T(3) * A) * x3 - T(10) * A) * x3 + T(8) * A};
+}
+
+// The 4 x 4 taps around an unpadded position: tap (i, j) sits at x - 1 + i,
+// y - 1 + j folded by the padding mode, or outside the input (zeros).
+template <class T>
+struct Bicubic {
+  std::array<T, 4> cx{}, cy{}, gx{}, gy{};  // coefficients along x, y; their derivatives
+  std::array<int64_t, 4> col{}, row{};      // tap columns and rows (-1: outside)
+
+  Bicubic() = default;
+  Bicubic(const Axis<T>& ax, const Axis<T>& ay, T x, T y, int64_t H, int64_t W) {
+    T ix = std::floor(x), iy = std::floor(y);
+    cx = cubic_coefficients(x - ix);
+    cy = cubic_coefficients(y - iy);
+    gx = cubic_coefficient_grads(x - ix);
+    gy = cubic_coefficient_grads(y - iy);
+    for (int k = 0; k < 4; ++k) {
+      col[size_t(k)] = tap(ax, ix + T(k - 1), W);
+      row[size_t(k)] = tap(ay, iy + T(k - 1), H);
+    }
+  }
+  static int64_t tap(const Axis<T>& a, T v, int64_t size) {
+    if (a.padding == Padding::Border) v = a.clip(v);
+    if (a.padding == Padding::Reflection) v = a.clip(a.reflect(v));
+    int64_t i = to_index(v);
+    return i >= 0 && i < size ? i : -1;
+  }
+  T value(const T* plane, int i, int j, int64_t W) const {
+    int64_t c = col[size_t(i)], r = row[size_t(j)];
+    return c >= 0 && r >= 0 ? plane[r * W + c] : T(0);
+  }
+  // Along x in each of the four rows (the first two products fused, the rest
+  // rounded), then along y (a chain of fused multiply-adds).
+  T interpolate(const T* plane, int64_t W) const {
+    std::array<T, 4> rows;
+    for (int j = 0; j < 4; ++j) {
+      T v0 = value(plane, 0, j, W), v1 = value(plane, 1, j, W), v2 = value(plane, 2, j, W), v3 = value(plane, 3, j, W);
+      rows[size_t(j)] = std::fma(cx[0], v0, cx[1] * v1) + cx[2] * v2 + cx[3] * v3;
+    }
+    return std::fma(cy[3], rows[3], std::fma(cy[2], rows[2], std::fma(cy[1], rows[1], cy[0] * rows[0])));
+  }
+};
+
 // ---------------------------------------------------------------- forward
 
 template <class T>
@@ -239,6 +303,11 @@ void sample_forward(const Sampler& s, const Tensor& out) {
       T* dst = op + n * C * oH * oW + h * oW;
       for (int64_t w = 0; w < oW; ++w) {
         const T* g = gp + n * gsN + h * gsH + w * gsW;
+        if (s.interp == Interp::Bicubic) {
+          Bicubic<T> q(ax, ay, ax.unnormalize(g[0]), ay.unnormalize(g[gsC]), H, W);
+          for (int64_t c = 0; c < C; ++c) dst[c * oH * oW + w] = q.interpolate(plane + c * H * W, W);
+          continue;
+        }
         T x_pos = ax.apply(g[0]), y_pos = ay.apply(g[gsC]);
         if (s.interp == Interp::Nearest) {
           int64_t ix = to_index(std::nearbyint(x_pos)), iy = to_index(std::nearbyint(y_pos));
@@ -326,6 +395,40 @@ void sample_backward(const Sampler& s, const Tensor& grad_out, const Tensor& gra
                 if (inside[size_t(l)]) giplane[c * H * W + off[size_t(l)]] += gplane[c * P + first + l];
           }
           for (int64_t l = 0; l < len; ++l) gg[(first + l) * 2] = gg[(first + l) * 2 + 1] = T(0);
+          return;
+        }
+        if (s.interp == Interp::Bicubic) {
+          std::array<Bicubic<T>, L> q{};
+          std::array<T, L> gx{}, gy{};
+          for (int64_t l = 0; l < len; ++l) {
+            const T* g = grid_at(n, first + l);
+            q[size_t(l)] = Bicubic<T>(ax, ay, ax.unnormalize(g[0]), ay.unnormalize(g[gsC]), H, W);
+          }
+          // Per channel, per tap: the scatters of the group's lanes, then the
+          // grid-gradient terms, as ATen's loop orders them.
+          for (int64_t c = 0; c < C; ++c) {
+            const T* p = plane + c * H * W;
+            const T* gout = gplane + c * P + first;
+            for (int i = 0; i < 4; ++i)
+              for (int j = 0; j < 4; ++j) {
+                if (giplane)
+                  for (int64_t l = 0; l < len; ++l) {
+                    const Bicubic<T>& t = q[size_t(l)];
+                    int64_t col = t.col[size_t(i)], row = t.row[size_t(j)];
+                    if (col >= 0 && row >= 0) giplane[c * H * W + row * W + col] += gout[l] * t.cx[size_t(i)] * t.cy[size_t(j)];
+                  }
+                for (int64_t l = 0; l < len; ++l) {
+                  const Bicubic<T>& t = q[size_t(l)];
+                  T vg = t.value(p, i, j, W) * gout[l];
+                  gx[size_t(l)] = std::fma(-(vg * t.gx[size_t(i)]), t.cy[size_t(j)], gx[size_t(l)]);
+                  gy[size_t(l)] = std::fma(-(vg * t.gy[size_t(j)]), t.cx[size_t(i)], gy[size_t(l)]);
+                }
+              }
+          }
+          for (int64_t l = 0; l < len; ++l) {
+            gg[(first + l) * 2] = gx[size_t(l)] * ax.scale;
+            gg[(first + l) * 2 + 1] = gy[size_t(l)] * ay.scale;
+          }
           return;
         }
         std::array<Bilinear<T>, L> b{};

@@ -192,9 +192,9 @@ check([x], loss)
 
   // A spatial transformer (F.affine_grid, then F.grid_sample): theta's
   // gradient through the grid, the input's through the sampler, in every
-  // padding mode (theta perturbed off round values, whose positions land on
-  // pixel boundaries, where bilinear sampling has kinks); nearest sampling
-  // gives the grid a zero gradient, not none.
+  // padding mode and bicubic sampling (theta perturbed off round values,
+  // whose positions land on pixel boundaries, where bilinear sampling has
+  // kinks); nearest sampling gives the grid a zero gradient, not none.
   void affine_grid_and_grid_sample() {
     expect_fd(R"(
 x = torch.randn(2, 2, 4, 5, dtype=torch.float64, requires_grad=True)
@@ -210,7 +210,9 @@ def loss(x, theta):
     # Nearest sampling jumps where a position crosses a half: differentiated through x only.
     near = F.grid_sample(x, F.affine_grid(theta, (2, 2, 3, 6), align_corners=False).detach(), mode="nearest",
                          align_corners=False)
-    return total + (near * near).sum()
+    cubic = F.grid_sample(x, F.affine_grid(theta, (2, 2, 3, 6), align_corners=True), mode="bicubic",
+                          padding_mode="border", align_corners=True)
+    return total + (near * near).sum() + (cubic * w).sum()
 check([x, theta], loss)
 )");
     Run r = run(R"(import torch

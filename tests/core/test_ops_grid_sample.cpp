@@ -1,5 +1,6 @@
 // affine_grid_generator and grid_sampler_2d with their backwards: cases worked
-// out by hand (corner weights, the padding modes' folding, round half to even),
+// out by hand (corner weights, the padding modes' folding, round half to even,
+// Keys' cubic weights),
 // an identity transform reproducing its input, PyTorch's own numbers bit for
 // bit (grid_sample_cases.h), adjoint identities for the backwards, and
 // PyTorch's error messages.
@@ -78,6 +79,18 @@ class TestOpsGridSample : public QObject {
     KILN_COMPARE_VALUES(sample(x, g, 1, 2, false), {10, 10, 30, 30, 40});
   }
 
+  // Keys' cubic (A = -0.75) over a row [4, 1, 0, 0]: position 1.5 weighs the
+  // four pixels (-3, 19, 19, -3) / 32; position -0.5 reaches pixels -2..1,
+  // which zeros padding drops, border repeats as pixel 0 and reflection
+  // folds onto pixels 1 and 0.
+  void bicubic_by_hand() {
+    Tensor x = floats({4, 1, 0, 0}, {1, 1, 1, 4});
+    Tensor g = floats({0, 0, -1, 0}, {1, 1, 2, 2});
+    KILN_COMPARE_VALUES(sample(x, g, 2, 0, false), {0.21875, 2.28125});
+    KILN_COMPARE_VALUES(sample(x, g, 2, 1, false), {0.21875, 4.28125});
+    KILN_COMPARE_VALUES(sample(x, g, 2, 2, false), {0.21875, 4.5625});
+  }
+
   // The identity theta with align_corners puts every output position on its
   // pixel's centre, so sampling gives the input back in every mode; the grid
   // itself is the pixel grid in [-1, 1].
@@ -88,7 +101,7 @@ class TestOpsGridSample : public QObject {
     KILN_COMPARE_VALUES(grid, {-1, -1, 0, -1, 1, -1, -1, -0.5, 0, -0.5, 1, -0.5, -1, 0,   0, 0,
                                1,  0,  -1, 0.5, 0, 0.5, 1, 0.5, -1, 1,  0, 1,   1, 1});
     Tensor x = call1("aten::add.Scalar", {call1("aten::mul.Scalar", {kiln::test::arange_f32({1, 2, 5, 3}), 0.7}), -2});
-    for (int64_t mode : {0, 1})
+    for (int64_t mode : {0, 1, 2})
       for (int64_t pad : {0, 1, 2}) QCOMPARE(values(sample(x, grid, mode, pad, true)), values(x));
     // Without align_corners the positions are pixel centres of a grid one pixel wider: -2/3, 0, 2/3.
     KILN_COMPARE_VALUES(call1("aten::affine_grid_generator", {theta, ints({1, 1, 2, 3}), false}),
@@ -162,7 +175,7 @@ class TestOpsGridSample : public QObject {
     Tensor x = random_tensor({2, 3, 4, 5}, 1, DType::Float64);
     Tensor grid = call1("aten::mul.Scalar", {random_tensor({2, 6, 7, 2}, 2, DType::Float64), 1.4});
     Tensor go = random_tensor({2, 3, 6, 7}, 3, DType::Float64);
-    for (int64_t mode : {0, 1})
+    for (int64_t mode : {0, 1, 2})
       for (int64_t pad : {0, 1, 2})
         for (bool align : {false, true}) {
           Tensor y = sample(x, grid, mode, pad, align);
@@ -176,7 +189,8 @@ class TestOpsGridSample : public QObject {
   }
 
   // Empty batches, channels and outputs are fine; NaN positions sample
-  // nothing with zeros padding and pixel 0 with the others.
+  // nothing with zeros padding and pixel 0 with the others (bicubic taps too,
+  // whose backward folds NaN to pixel 0 as well, so it has nothing to refuse).
   void empty_and_nan() {
     QCOMPARE(sample(Tensor::zeros({0, 2, 3, 4}, DType::Float32), Tensor::zeros({0, 5, 6, 2}, DType::Float32), 0, 0, false)
                  .sizes(),
@@ -190,6 +204,11 @@ class TestOpsGridSample : public QObject {
     QCOMPARE(values(sample(x, g, 1, 0, false))[0], 0.0);
     QCOMPARE(values(sample(x, g, 0, 1, false))[0], 1.0);
     QCOMPARE(values(sample(x, g, 1, 2, true))[0], 1.0);
+    QVERIFY(std::isnan(values(sample(x, g, 2, 1, false))[0]));  // the cubic weights of a NaN distance
+    QCOMPARE(call("aten::grid_sampler_2d_backward", {Tensor::zeros({1, 1, 1, 1}, DType::Float32), x, g, int64_t(2),
+                                                     int64_t(1), false, ValueList{true, true}})
+                 .size(),
+             size_t(2));
     // ATen's backward then reads and writes out of bounds: refused, not guessed.
     KILN_EXPECT_ERROR(error_of("aten::grid_sampler_2d_backward",
                                {Tensor::zeros({1, 1, 1, 1}, DType::Float32), x, g, int64_t(0), int64_t(1), false,
@@ -216,7 +235,6 @@ class TestOpsGridSample : public QObject {
     KILN_EXPECT_ERROR(err(x.to(DType::Float16), grid.to(DType::Float16)), "grid_sampler_2d_cpu not implemented for Half");
     KILN_EXPECT_ERROR(err(x.to(DType::Int64), grid.to(DType::Int64)), "grid_sampler_2d_cpu not implemented for Long");
     KILN_EXPECT_ERROR(err(x, grid.to(DType::Float64)), "expected scalar type Float but found Double");
-    KILN_EXPECT_ERROR(err(x, grid, 2), "bicubic interpolation (F.grid_sample(mode='bicubic')) is not supported by Kiln");
     KILN_EXPECT_ERROR(err(x, grid, 5), "interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic), got 5");
     KILN_EXPECT_ERROR(err(x, grid, 0, 3), "padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), got 3");
     KILN_EXPECT_ERROR(error_of("aten::grid_sampler_2d_backward",

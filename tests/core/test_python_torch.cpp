@@ -466,7 +466,8 @@ class TestPythonTorch : public QObject {
 
   // F.affine_grid / F.grid_sample: PyTorch 2.11's checks (exception types
   // and texts, from torch 1.13, whose functional.py says the same), the
-  // align_corners warnings once per calling line, the refusals (exit 3).
+  // align_corners warnings once per calling line, the refusals of
+  // volumetric sampling (exit 3).
   void spatial_transformer_arguments() {
     expect_output(R"(import torch
 import torch.nn.functional as F
@@ -482,6 +483,7 @@ t("padding", lambda: F.grid_sample(x, g, padding_mode="reflect", align_corners=F
 t("3d", lambda: F.grid_sample(torch.randn(2, 3, 4), torch.rand(2, 6, 1), align_corners=False))
 t("dtype", lambda: F.grid_sample(x, g.double(), align_corners=False))
 t("kw", lambda: F.grid_sample(input=x, grid=g, mode="nearest", padding_mode="border", align_corners=True))
+t("bicubic", lambda: F.grid_sample(x, g, mode="bicubic", padding_mode="reflection", align_corners=False))
 t("int theta", lambda: F.affine_grid(th.long(), (2, 1, 4, 5), align_corners=False))
 t("theta", lambda: F.affine_grid(torch.randn(2, 3, 3), (2, 1, 4, 5), align_corners=False))
 t("size", lambda: F.affine_grid(th, (2, 1, 4), align_corners=False))
@@ -501,6 +503,7 @@ for i in range(2):
                   "input with sizes [2, 3, 4] and grid with sizes [2, 6, 1]\n"
                   "dtype RuntimeError expected scalar type Float but found Double\n"
                   "kw OK (2, 3, 6, 7)\n"
+                  "bicubic OK (2, 3, 6, 7)\n"
                   "int theta ValueError Expected theta to have floating point type, but got torch.int64\n"
                   "theta ValueError Expected a batch of 2D affine matrices of shape Nx2x3 for size (2, 1, 4, 5). Got "
                   "torch.Size([2, 3, 3]).\n"
@@ -524,8 +527,6 @@ for i in range(2):
                      "documentation of affine_grid for details.\n"
                      "  F.affine_grid(th, (1, 1, 1, 3), align_corners=True)\n"));
     const char* x = "import torch\nimport torch.nn.functional as F\nx = torch.ones(1, 1, 2, 2)\n";
-    expect_error(std::string(x) + "F.grid_sample(x, torch.zeros(1, 1, 1, 2), mode='bicubic', align_corners=False)\n", 3,
-                 "bicubic interpolation (F.grid_sample(mode='bicubic')) is not supported by Kiln");
     expect_error(std::string(x) + "F.grid_sample(torch.ones(1, 1, 2, 2, 2), torch.zeros(1, 1, 1, 1, 3))\n", 3,
                  "grid_sampler_3d (F.grid_sample on 5-D volumetric input) is not supported by Kiln");
     expect_error(std::string(x) + "F.affine_grid(torch.zeros(1, 3, 4), (1, 1, 2, 2, 2), align_corners=False)\n", 3,
