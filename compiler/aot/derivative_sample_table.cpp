@@ -83,6 +83,7 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
       {"aten::fmin.default", {"f[3,4] f[3,4]"}},
       {"aten::addcdiv.default", {"f[3,4] f[3,4] s[3,4] value=0.5"}},
       {"aten::addcmul.default", {"f[3,4] f[4] f[3,1] value=2.0"}},
+      {"prims::fma.default", {"f[3,4] f[3,4] f[3,4]", "f[3,1] f[4] f[]"}},
       {"aten::lerp.Scalar", {"f[3,4] f[3,4] 0.3"}},
       {"aten::lerp.Tensor", {"f[3,4] f[3,4] f[3,4]"}},
       {"aten::masked_fill.Scalar", {"f[3,4] b[3,4] -1.0"}},
@@ -396,6 +397,19 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
       {"aten::upsample_bicubic2d.default", {"f[1,2,3,4] [5,7] false", "f[1,2,4,3] [3,6] true", "f[1,1,3,3] [5,4] false 2.0 1.5"}},
       {"aten::upsample_bicubic2d.vec", {"f[1,2,3,4] [6,5] true None", "f[1,2,3,4] None false [1.5,2.0]"}},
       {"aten::upsample_bicubic2d_backward.default", {"f[1,2,5,7] [5,7] [1,2,3,4] false", "f[1,1,3,6] [3,6] [1,1,4,3] true"}},
+      // ---- spatial transformers ----
+      // Grid values in (-1, 1) keep every padding mode in play (corners and
+      // cubic taps outside the input with zeros, the clip and the fold at the
+      // borders); central differences straddle a pixel boundary, where
+      // bilinear sampling has a kink, with negligible probability.
+      {"aten::grid_sampler_2d.default", {"f[2,2,3,4] f[2,5,6,2] 0 0 false", "f[1,2,4,3] f[1,3,5,2] 0 0 true",
+                                         "f[1,2,3,4] f[1,5,6,2] 0 1 false", "f[1,2,3,4] f[1,5,6,2] 0 2 false",
+                                         "f[1,2,3,4] f[1,5,6,2] 0 2 true", "f[1,3,3,4] f[1,4,5,2] 1 0 false",
+                                         "f[1,1,3,4] f[1,4,5,2] 1 2 true", "f[1,2,4,5] f[1,3,4,2] 2 0 false",
+                                         "f[1,2,4,5] f[1,3,4,2] 2 1 true", "f[1,1,3,4] f[1,3,4,2] 2 2 false"}},
+      {"aten::affine_grid_generator.default", {"f[2,2,3] [2,3,4,5] false", "f[1,2,3] [1,1,3,2] true",
+                                               "f[1,2,3] [1,1,1,4] false"}},
+      {"aten::affine_grid_generator_backward.default", {"f[2,4,5,2] [2,3,4,5] false", "f[1,3,2,2] [1,1,3,2] true"}},
       // ---- losses ----
       {"aten::nll_loss_forward.default", {"f[4,5] i[4]<5 None 1 -100", "f[4,5] i[4]<5 p[5] 1 2",
                                           "f[4,5] i[4]<5 None 0 -100", "f[5] i[]<5 None 2 -100", "f[5] i[]<5 p[5] 0 -100", "f[4,5] i[4]<5 p[5] 2 1"}},

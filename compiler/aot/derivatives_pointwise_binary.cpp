@@ -183,6 +183,15 @@ void addcmul_grad(GradContext& x) {
   if (x.needs("tensor1")) x.set("tensor1", mul(e, x.grad(), mul(e, x.var("tensor2"), value)));
   if (x.needs("tensor2")) x.set("tensor2", mul(e, x.grad(), mul(e, x.var("tensor1"), value)));
 }
+// prims::fma: a * b + c rounded once; its gradient is that of the unfused
+// expression. Decompositions emit it (grid_sampler_2d's), and the joint graph
+// of a decomposed region differentiates through it.
+void fma_grad(GradContext& x) {
+  Emitter& e = x.e;
+  if (x.needs("a")) x.set("a", mul(e, x.grad(), x.var("b")));
+  if (x.needs("b")) x.set("b", mul(e, x.grad(), x.var("a")));
+  x.set("c", x.grad());
+}
 void lerp_scalar_grad(GradContext& x) {
   double w = x.real("weight");
   if (x.needs("self")) x.set("self", mul(x.e, x.grad(), 1.0 - w));
@@ -248,6 +257,7 @@ void register_pointwise_binary_derivatives(DerivativeTable& t) {
   t.add<fmin_grad>("aten::fmin.default", both, kSavesInputs);
   t.add<addcdiv_grad>("aten::addcdiv.default", {"self", "tensor1", "tensor2"}, kSavesInputs);
   t.add<addcmul_grad>("aten::addcmul.default", {"self", "tensor1", "tensor2"}, kSavesInputs);
+  t.add<fma_grad>("prims::fma.default", {"a", "b", "c"}, kSavesInputs);
   t.add<lerp_scalar_grad>("aten::lerp.Scalar", {"self", "end"}, kSavesNothing);
   t.add<lerp_tensor_grad>("aten::lerp.Tensor", {"self", "end", "weight"}, kSavesInputs);
   t.add<masked_fill_grad>("aten::masked_fill.Scalar", self, kSavesInputs);

@@ -73,6 +73,8 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::upsample_nearest3d_backward.default", "aten::upsample_trilinear3d.vec",
     "aten::upsample_trilinear3d_backward.default", "aten::upsample_bicubic2d.default",
     "aten::upsample_bicubic2d_backward.default",
+    // Grid sampling (the forward also decomposes where it pays: bilinear and nearest)
+    "aten::grid_sampler_2d.default", "aten::grid_sampler_2d_backward.default",
     // Padding
     "aten::constant_pad_nd.default", "aten::reflection_pad1d.default", "aten::reflection_pad1d_backward.default",
     "aten::reflection_pad2d.default", "aten::reflection_pad2d_backward.default", "aten::reflection_pad3d.default",
@@ -123,6 +125,7 @@ const DecompTable& table() {
     add_shape_decomps(d);
     add_indexing_decomps(d);
     add_pooling_decomps(d);
+    add_grid_sample_decomps(d);
     return d;
   }();
   return t;

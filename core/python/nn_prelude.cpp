@@ -20,6 +20,7 @@ extern const char* const kNnLayersSource;
 extern const char* const kNnMoreLayersSource;
 extern const char* const kNnRnnSource;
 extern const char* const kNnTransformerSource;
+extern const char* const kNnVisionSource;
 
 namespace {
 
@@ -699,7 +700,7 @@ const Expected<CodePtr>& compiled(const char* which) {
   static const Expected<CodePtr> init = compile_module(kNnInitSource, "torch/nn/init.py");
   static const Expected<CodePtr> modules =
       compile_module(std::string(kNnModuleSource) + kNnLayersSource + kNnMoreLayersSource + kNnRnnSource +
-                         kNnTransformerSource,
+                         kNnTransformerSource + kNnVisionSource,
                      "torch/nn/modules.py");
   return std::string_view(which) == "init" ? init : modules;
 }
@@ -745,7 +746,8 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
   // PyTorch's functional.py defines these; here they live beside the modules that call them.
   if (target->name == "torch.nn")
     if (Ref<Module> functional = vm.module("torch.nn.functional"))
-      for (const char* name : {"multi_head_attention_forward", "_canonical_mask", "_none_or_dtype"}) {
+      for (const char* name : {"multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "affine_grid",
+                               "grid_sample"}) {
         std::string local = name[0] == '_' ? name : std::string("_") + name;
         if (const Value* f = globals->find_str(local)) functional->dict->set(str_value(name), *f);
       }

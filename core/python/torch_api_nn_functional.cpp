@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/ops/grid_sample.h"
 #include "core/python/torch_api_binding.h"
 
 namespace kiln::torchapi::detail {
@@ -432,6 +433,26 @@ void misc(Table& t) {
              "bool is_causal=False, *, float? scale=None, bool enable_gqa=False)", attention}});
 }
 
+// torch.grid_sampler, what F.grid_sample calls (F.affine_grid and
+// F.grid_sample themselves are Python, in nn_prelude_vision.cpp): ATen's
+// composite runs grid_sampler_2d on 4-D input and grid_sampler_3d otherwise,
+// whose checks come before Kiln's refusal of volumetric sampling.
+ValueList grid_sampler(const Bound& b) {
+  const Tensor &input = b.tensor(0), &grid = b.tensor(1);
+  if (input.dim() == 4) return aten(b.mode(), "aten::grid_sampler_2d", {b[0], b[1], b[2], b[3], b[4]});
+  check_grid_sampler_common(input, grid);
+  check_grid_sampler_rank(input, grid, 5);
+  KILN_FAIL("grid_sampler_3d (F.grid_sample on 5-D volumetric input) is not supported by Kiln");
+}
+
+void spatial_transformers(Table& t) {
+  t.def("affine_grid_generator", kTorch,
+        {{"(Tensor theta, int[] size, bool align_corners)", A("aten::affine_grid_generator")}});
+  const char* sampler = "(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners)";
+  t.def("grid_sampler", kTorch, {{sampler, grid_sampler}});
+  t.def("grid_sampler_2d", kTorch, {{sampler, A("aten::grid_sampler_2d")}});
+}
+
 }  // namespace
 
 void register_nn_functional(Table& t) {
@@ -440,6 +461,7 @@ void register_nn_functional(Table& t) {
   normalizations(t);
   embeddings(t);
   misc(t);
+  spatial_transformers(t);
 }
 
 }  // namespace kiln::torchapi::detail

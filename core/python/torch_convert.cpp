@@ -352,7 +352,8 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
       {"divide", "DivBackward0"}, {"multiply", "MulBackward0"}, {"subtract", "SubBackward0"},
       {"absolute", "AbsBackward0"}, {"negative", "NegBackward0"}, {"unbind", "UnbindBackward0"},
       {"softmax", "SoftmaxBackward0"}, {"log_softmax", "LogSoftmaxBackward0"}, {"relu", "ReluBackward0"},
-      {"relu_", "ReluBackward0"}, {"linalg_vector_norm", "LinalgVectorNormBackward0"}};
+      {"relu_", "ReluBackward0"}, {"linalg_vector_norm", "LinalgVectorNormBackward0"},
+      {"grid_sampler", "GridSampler2DBackward0"}};  // the composite's 4-D op; 5-D is refused
   if (auto it = fixed.find(name); it != fixed.end()) return it->second;
   if (name == "linear") {
     bool bias = (a.npos > 2 && !a[2].is_none()) || (a.kwarg("bias") && !a.kwarg("bias")->is_none());

@@ -427,6 +427,18 @@ inline std::vector<Sample> samples() {
       {"aten::upsample_linear1d.vec", {F({1, 2, 5}), N(), C(true), Cd({1.6})}},
       {"aten::upsample_bicubic2d.vec", {F({1, 2, 3, 4}), Ci({6, 5}), C(false), N()}},
       {"aten::upsample_bicubic2d.vec", {F({1, 2, 3, 4}), N(), C(true), Cd({1.5, 2.0})}},
+      // Grid values in [-2, 2] reach past the borders in every padding mode; nearest and
+      // bicubic sampling decline (they stay the kernel), so only bilinear has samples.
+      {"aten::grid_sampler_2d.default", {F({2, 3, 4, 5}), F({2, 6, 7, 2}), C(int64_t(0)), C(int64_t(0)), C(false)}},
+      {"aten::grid_sampler_2d.default", {F({1, 2, 5, 3}), F({1, 4, 9, 2}), C(int64_t(0)), C(int64_t(0)), C(true)}},
+      {"aten::grid_sampler_2d.default", {F({2, 3, 4, 5}), F({2, 6, 7, 2}), C(int64_t(0)), C(int64_t(1)), C(false)}},
+      {"aten::grid_sampler_2d.default", {F({1, 2, 1, 3}), F({1, 4, 9, 2}), C(int64_t(0)), C(int64_t(1)), C(true)}},
+      {"aten::grid_sampler_2d.default", {F({2, 3, 4, 5}), W({2, 6, 7, 2}), C(int64_t(0)), C(int64_t(2)), C(false)}},
+      {"aten::grid_sampler_2d.default", {F({1, 2, 5, 1}), W({1, 4, 9, 2}), C(int64_t(0)), C(int64_t(2)), C(true)}},
+      {"aten::affine_grid_generator.default", {F({2, 2, 3}), Ci({2, 3, 5, 7}), C(false)}},
+      {"aten::affine_grid_generator.default", {F({1, 2, 3}), Ci({1, 1, 1, 4}), C(true)}},
+      {"aten::affine_grid_generator_backward.default", {F({2, 5, 7, 2}), Ci({2, 3, 5, 7}), C(true)}},
+      {"aten::affine_grid_generator_backward.default", {F({1, 1, 4, 2}), Ci({1, 2, 1, 4}), C(false)}},
   };
   s.insert(s.end(), more.begin(), more.end());
   return s;

@@ -34,7 +34,7 @@ namespace {
 
 // The only ops both core and in the table: adaptive average pooling, decomposed when it is a mean.
 const std::set<std::string> kConditional = {"aten::_adaptive_avg_pool2d.default", "aten::_adaptive_avg_pool3d.default",
-                                            "aten::adaptive_avg_pool1d.default"};
+                                            "aten::adaptive_avg_pool1d.default", "aten::grid_sampler_2d.default"};
 
 Tensor random_tensor(const ds::In& in, DType ft, std::mt19937_64& rng) {
   const size_t n = size_t(shape_numel(in.shape));

@@ -190,6 +190,42 @@ check([x], loss)
 )");
   }
 
+  // A spatial transformer (F.affine_grid, then F.grid_sample): theta's
+  // gradient through the grid, the input's through the sampler, in every
+  // padding mode and bicubic sampling (theta perturbed off round values,
+  // whose positions land on pixel boundaries, where bilinear sampling has
+  // kinks); nearest sampling gives the grid a zero gradient, not none.
+  void affine_grid_and_grid_sample() {
+    expect_fd(R"(
+x = torch.randn(2, 2, 4, 5, dtype=torch.float64, requires_grad=True)
+theta = (torch.tensor([[[0.9, -0.3, 0.1], [0.2, 1.1, -0.2]], [[1.3, 0.1, 0.05], [-0.1, 0.8, 0.3]]],
+                      dtype=torch.float64) + 0.01 * torch.randn(2, 2, 3, dtype=torch.float64)).requires_grad_()
+w = torch.arange(2 * 2 * 3 * 6, dtype=torch.float64).view(2, 2, 3, 6) / 50
+def loss(x, theta):
+    total = 0
+    for pad in ["zeros", "border", "reflection"]:
+        for align in [False, True]:
+            grid = F.affine_grid(theta, (2, 2, 3, 6), align_corners=align)
+            total = total + (F.grid_sample(x, grid, padding_mode=pad, align_corners=align) * w).sum()
+    # Nearest sampling jumps where a position crosses a half: differentiated through x only.
+    near = F.grid_sample(x, F.affine_grid(theta, (2, 2, 3, 6), align_corners=False).detach(), mode="nearest",
+                         align_corners=False)
+    cubic = F.grid_sample(x, F.affine_grid(theta, (2, 2, 3, 6), align_corners=True), mode="bicubic",
+                          padding_mode="border", align_corners=True)
+    return total + (near * near).sum() + (cubic * w).sum()
+check([x, theta], loss)
+)");
+    Run r = run(R"(import torch
+import torch.nn.functional as F
+x = torch.randn(1, 1, 3, 3)
+theta = torch.zeros(1, 2, 3, requires_grad=True)
+F.grid_sample(x, F.affine_grid(theta, (1, 1, 2, 2), align_corners=False), mode="nearest", align_corners=False).sum().backward()
+print(theta.grad.tolist())
+)");
+    QVERIFY2(r.code == 0, (r.status.to_string() + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("[[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]\n"));
+  }
+
   void conv_batch_norm_pool() {
     expect_fd(R"(
 x = torch.randn(2, 2, 5, 5, dtype=torch.float64, requires_grad=True)
@@ -410,6 +446,50 @@ print(bool(torch.allclose(x.grad, torch.tensor([1.0, 2.0]) * x.detach().exp())),
       Run r = run(std::string("import torch\n") + c.program);
       QVERIFY2(r.code != 0, c.program);
       QVERIFY2(r.status.to_string().find(c.message) != std::string::npos, r.status.to_string().c_str());
+    }
+  }
+
+  // The spatial transformer compiled: aot_eager keeps grid_sampler_2d and
+  // its backward kernel, so everything is eager's bit for bit; decomp_eager
+  // and the kiln CPU backend compute the decomposed bilinear sampler (its
+  // forward the kernel's numbers exactly) and differentiate it, so their
+  // gradients agree with eager's to rounding. Nearest sampling stays the kernel.
+  void compiled_spatial_transformer() {
+    const std::string program = R"(
+import torch
+import torch.nn.functional as F
+torch.manual_seed(0)
+x = torch.randn(2, 3, 6, 5)
+theta0 = torch.tensor([[[0.9, -0.3, 0.1], [0.2, 1.1, -0.2]], [[1.4, 0.1, 0.0], [-0.1, 0.8, 0.3]]])
+def f(x, theta, mode, pad):
+    y = F.grid_sample(x, F.affine_grid(theta, x.size(), align_corners=False), mode=mode, padding_mode=pad,
+                      align_corners=False)
+    return (y * y).sum(), y
+all_exact = True
+for mode in ["bilinear", "nearest"]:
+    for pad in ["zeros", "reflection"]:
+        t1 = theta0.clone().requires_grad_(); x1 = x.clone().requires_grad_()
+        l1, y1 = f(x1, t1, mode, pad)
+        l1.backward()
+        torch._dynamo.reset()
+        t2 = theta0.clone().requires_grad_(); x2 = x.clone().requires_grad_()
+        l2, y2 = torch.compile(f)(x2, t2, mode, pad)
+        l2.backward()
+        exact = torch.equal(t1.grad, t2.grad) and torch.equal(x1.grad, x2.grad)
+        close = torch.allclose(t1.grad, t2.grad, rtol=1e-5, atol=1e-5) and torch.allclose(x1.grad, x2.grad, rtol=1e-5, atol=1e-6)
+        all_exact = all_exact and exact
+        print(mode, pad, torch.equal(y1, y2), close, exact or mode == "bilinear")
+print("all exact", all_exact)
+)";
+    for (const char* backend : {"aot_eager", "decomp_eager", "kiln"}) {
+      Run r = run(program, backend);
+      QVERIFY2(r.code == 0, (r.status.to_string() + r.err).c_str());
+      QVERIFY2(r.err.find("runs eagerly") == std::string::npos, r.err.c_str());
+      QString out = QString::fromStdString(r.out);
+      QVERIFY2(out.startsWith("bilinear zeros True True True\nbilinear reflection True True True\n"
+                              "nearest zeros True True True\nnearest reflection True True True\n"),
+               qPrintable(out));
+      if (std::string(backend) == "aot_eager") QVERIFY2(out.endsWith("all exact True\n"), qPrintable(out));
     }
   }
 

@@ -464,6 +464,75 @@ class TestPythonTorch : public QObject {
     expect_error("import torch\ntorch.ones(1).cuda()\n", 1, "CUDA device is not available here");
   }
 
+  // F.affine_grid / F.grid_sample: PyTorch 2.11's checks (exception types
+  // and texts, from torch 1.13, whose functional.py says the same), the
+  // align_corners warnings once per calling line, the refusals of
+  // volumetric sampling (exit 3).
+  void spatial_transformer_arguments() {
+    expect_output(R"(import torch
+import torch.nn.functional as F
+def t(name, f):
+    try:
+        r = f()
+        print(name, "OK", tuple(r.shape))
+    except Exception as e:
+        print(name, type(e).__name__, str(e))
+x = torch.randn(2, 3, 4, 5); g = torch.rand(2, 6, 7, 2) * 2 - 1; th = torch.randn(2, 2, 3)
+t("mode", lambda: F.grid_sample(x, g, mode="linear", align_corners=False))
+t("padding", lambda: F.grid_sample(x, g, padding_mode="reflect", align_corners=False))
+t("3d", lambda: F.grid_sample(torch.randn(2, 3, 4), torch.rand(2, 6, 1), align_corners=False))
+t("dtype", lambda: F.grid_sample(x, g.double(), align_corners=False))
+t("kw", lambda: F.grid_sample(input=x, grid=g, mode="nearest", padding_mode="border", align_corners=True))
+t("bicubic", lambda: F.grid_sample(x, g, mode="bicubic", padding_mode="reflection", align_corners=False))
+t("int theta", lambda: F.affine_grid(th.long(), (2, 1, 4, 5), align_corners=False))
+t("theta", lambda: F.affine_grid(torch.randn(2, 3, 3), (2, 1, 4, 5), align_corners=False))
+t("size", lambda: F.affine_grid(th, (2, 1, 4), align_corners=False))
+t("zero", lambda: F.affine_grid(th, [2, 1, 0, 5], align_corners=False))
+t("batch", lambda: F.affine_grid(th, x.size(), align_corners=True))
+t("generator", lambda: torch.affine_grid_generator(th, (2, 1, 4), False))
+grid = F.affine_grid(th.requires_grad_(), (2, 1, 4, 5), align_corners=False)
+print(F.grid_sample(x, grid, align_corners=False).grad_fn.name(), grid.grad_fn.name())
+for i in range(2):
+    F.grid_sample(x, g)
+)",
+                  "mode ValueError nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+                  "'bicubic', but got: 'linear'\n"
+                  "padding ValueError nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                  "'reflection', but got: 'reflect'\n"
+                  "3d RuntimeError grid_sampler(): expected 5D input and grid with same number of dimensions, but got "
+                  "input with sizes [2, 3, 4] and grid with sizes [2, 6, 1]\n"
+                  "dtype RuntimeError expected scalar type Float but found Double\n"
+                  "kw OK (2, 3, 6, 7)\n"
+                  "bicubic OK (2, 3, 6, 7)\n"
+                  "int theta ValueError Expected theta to have floating point type, but got torch.int64\n"
+                  "theta ValueError Expected a batch of 2D affine matrices of shape Nx2x3 for size (2, 1, 4, 5). Got "
+                  "torch.Size([2, 3, 3]).\n"
+                  "size NotImplementedError affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
+                  "transforms, respectively. Got size (2, 1, 4).\n"
+                  "zero ValueError Expected non-zero, positive output size. Got [2, 1, 0, 5]\n"
+                  "batch OK (2, 4, 5, 2)\n"
+                  "generator RuntimeError AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.\n"
+                  "GridSampler2DBackward0 AffineGridGeneratorBackward0\n");
+    Run r = run("import torch\nimport torch.nn.functional as F\nth = torch.zeros(1, 2, 3)\n"
+                "for i in range(3):\n    g = F.affine_grid(th, (1, 1, 2, 2))\n"
+                "F.affine_grid(th, (1, 1, 1, 3), align_corners=True)\n");
+    QCOMPARE(r.exit, 0);
+    QCOMPARE(QString::fromStdString(r.err),
+             QString("prog.py:5: UserWarning: Default grid_sample and affine_grid behavior has changed to "
+                     "align_corners=False since 1.3.0. Please specify align_corners=True if the old behavior is "
+                     "desired. See the documentation of grid_sample for details.\n"
+                     "  g = F.affine_grid(th, (1, 1, 2, 2))\n"
+                     "prog.py:6: UserWarning: Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                     "grids when align_corners=True. This is not an intended use case of affine_grid. See the "
+                     "documentation of affine_grid for details.\n"
+                     "  F.affine_grid(th, (1, 1, 1, 3), align_corners=True)\n"));
+    const char* x = "import torch\nimport torch.nn.functional as F\nx = torch.ones(1, 1, 2, 2)\n";
+    expect_error(std::string(x) + "F.grid_sample(torch.ones(1, 1, 2, 2, 2), torch.zeros(1, 1, 1, 1, 3))\n", 3,
+                 "grid_sampler_3d (F.grid_sample on 5-D volumetric input) is not supported by Kiln");
+    expect_error(std::string(x) + "F.affine_grid(torch.zeros(1, 3, 4), (1, 1, 2, 2, 2), align_corners=False)\n", 3,
+                 "5-D sizes (volumetric grids, F.affine_grid with 3-D affine matrices) are not supported by Kiln");
+  }
+
   void compile_without_capture_returns_the_function() {
     expect_output(
         "import torch\n"
@@ -518,6 +587,23 @@ class TestPythonTorch : public QObject {
     QVERIFY(items[0].as<TensorObj>()->t.is_meta());
     QCOMPARE(QString::fromStdString(repr(items[1])), QString("torch.Size([3])"));
     QCOMPARE(items[2].as_int(), int64_t(1));
+  }
+
+  // F.affine_grid and F.grid_sample are Python functions Dynamo traces into:
+  // the graph shows the builtins they call.
+  void tracing_records_grid_sampler_builtins() {
+    Traced t = trace(
+        "import torch\nimport torch.nn.functional as F\n"
+        "def f(x):\n"
+        "    theta = torch.eye(2, 3).unsqueeze(0)\n"
+        "    return F.grid_sample(x, F.affine_grid(theta, x.size(), align_corners=True), padding_mode='border',\n"
+        "                         align_corners=True)\n",
+        "f", {1, 2, 3, 4});
+    QVERIFY(!t.brk);
+    QStringList got;
+    for (const std::string& target : t.targets) got << QString::fromStdString(target);
+    QCOMPARE(got.join(' '), QString("torch.eye unsqueeze torch.affine_grid_generator torch.grid_sampler"));
+    QCOMPARE(t.result.as<TensorObj>()->t.sizes(), (Shape{1, 2, 3, 4}));
   }
 
   void tracing_breaks_on_values() {
