@@ -143,6 +143,18 @@ case("aten::frac.default", [r(8) * 5])
 case("aten::nan_to_num.default", [torch.tensor([1.0, float("nan"), float("inf"), -float("inf")]), 0.5, 100.0, -100.0], grad=False)
 case("aten::linalg_qr.default", [r(5, 3)], grad=False)
 case("aten::linalg_qr.default", [r(3, 4), "complete"], grad=False)
+# Sampling for spatial transformers and image resizing (ViT position embeddings):
+# grid values reach past [-1, 1] so that every padding mode has work to do.
+grid = torch.rand(2, 4, 5, 2) * 2.4 - 1.2
+case("aten::affine_grid_generator.default", [r(2, 2, 3), [2, 3, 4, 5], False])
+case("aten::affine_grid_generator.default", [r(1, 2, 3), [1, 1, 3, 3], True])
+case("aten::grid_sampler_2d.default", [r(2, 3, 6, 7), grid, 0, 0, False])
+case("aten::grid_sampler_2d.default", [r(2, 3, 6, 7), grid, 0, 1, True])
+case("aten::grid_sampler_2d.default", [r(2, 3, 6, 7), grid, 0, 2, False])
+case("aten::grid_sampler_2d.default", [r(2, 3, 6, 7), grid, 1, 0, False], grad_args={0})
+case("aten::grid_sampler_2d.default", [r(2, 3, 6, 7), grid, 2, 1, True])
+case("aten::upsample_bicubic2d.default", [r(1, 2, 5, 6), [7, 9], False])
+case("aten::upsample_bicubic2d.default", [r(1, 2, 5, 6), [3, 4], True])
 
 with open(os.path.join(here, "ops.json"), "w") as f:
     json.dump({"torch_version": torch.__version__, "cases": cases}, f, indent=1)
