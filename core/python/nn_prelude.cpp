@@ -680,7 +680,7 @@ const std::map<std::string, std::string, std::less<>>& class_modules() {
       {"ReflectionPad1d", "torch.nn.modules.padding"}, {"ReflectionPad2d", "torch.nn.modules.padding"},
       {"ReflectionPad3d", "torch.nn.modules.padding"}, {"ReplicationPad1d", "torch.nn.modules.padding"},
       {"ReplicationPad2d", "torch.nn.modules.padding"}, {"ReplicationPad3d", "torch.nn.modules.padding"},
-      {"Upsample", "torch.nn.modules.upsampling"},   {"BCELoss", "torch.nn.modules.loss"},
+      {"Upsample", "torch.nn.modules.upsampling"},   {"BCELoss", "torch.nn.modules.loss"}, {"KLDivLoss", "torch.nn.modules.loss"},
       {"BCEWithLogitsLoss", "torch.nn.modules.loss"}, {"RNNBase", "torch.nn.modules.rnn"},
       {"RNN", "torch.nn.modules.rnn"},               {"LSTM", "torch.nn.modules.rnn"},
       {"GRU", "torch.nn.modules.rnn"},               {"RNNCellBase", "torch.nn.modules.rnn"},

@@ -203,11 +203,23 @@ void install_torch_info(VM& vm, const Ref<Module>& torch) {
       {"torch.hub",
        {{"load", "torch.hub.load (it downloads code and weights)"},
         {"load_state_dict_from_url", "torch.hub.load_state_dict_from_url (it downloads weights)"}}},
+      {"torch.multiprocessing",
+       {{"spawn", "torch.multiprocessing.spawn (it starts processes; Kiln runs one)"},
+        {"Process", "torch.multiprocessing.Process (it starts a process; Kiln runs one)"},
+        {"Pool", "torch.multiprocessing.Pool (it starts processes; Kiln runs one)"},
+        {"Queue", "torch.multiprocessing.Queue (queues between processes; Kiln runs one)"},
+        {"get_context", "torch.multiprocessing.get_context (processes are not modelled; Kiln runs one)"},
+        {"set_start_method", "torch.multiprocessing.set_start_method (processes are not modelled; Kiln runs one)"}}},
+      {"torch.utils.data.distributed",
+       {{"DistributedSampler", "torch.utils.data.distributed.DistributedSampler (multi-process training is not "
+                               "modelled; Kiln runs one process)"}}},
   };
   for (const auto& [name, functions] : refused_modules) {
     Ref<Module> m = make<Module>(name);
     vm.add_module(m);
-    torch->dict->set(str_value(std::string(name).substr(6)), Value(m));
+    // torch.utils.data.distributed is reached through torch.utils.data, which
+    // its own import makes; the others are attributes of torch itself.
+    if (std::string_view(name).find('.', 6) == std::string_view::npos) torch->dict->set(str_value(std::string(name).substr(6)), Value(m));
     for (const auto& [fn, why] : functions) {
       const std::string message = why;
       set_attr_builtin(m->dict, std::string(name) + "." + fn, fn,

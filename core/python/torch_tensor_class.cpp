@@ -127,10 +127,23 @@ void add_metadata_methods(const Ref<Class>& cls) {
       Value m = metadata_view(vm, a[0]);
       return str_value(torchapi::legacy_type_name(tensor_of(m, "type").dtype()));
     }
-    const torchapi::Callable* to = torchapi::find("Tensor.to");
-    if (!to || a.npos != 2 || !a[1].is(ObjKind::DType))
-      throw_unsupported("Tensor.type() with arguments other than a torch.dtype");
-    return call_torch(vm, *to, a);
+    if (a.npos == 2 && a[1].is(ObjKind::DType)) {
+      const torchapi::Callable* to = torchapi::find("Tensor.to");
+      KILN_CHECK(to, "Tensor.to is not in the torch API table");
+      return call_torch(vm, *to, a);
+    }
+    // t.type('torch.FloatTensor') and t.type(torch.FloatTensor), the legacy
+    // spelling older GAN code uses (`imgs.type(Tensor)`): the class names its type.
+    const torchapi::Callable* by_name = torchapi::find("Tensor.type");
+    KILN_CHECK(by_name, "Tensor.type is not in the torch API table");
+    if (a.npos == 2 && a[1].is(ObjKind::Builtin)) {
+      const std::string& legacy = a[1].as<Builtin>()->name;
+      if (!legacy.starts_with("torch.") || !legacy.ends_with("Tensor"))
+        throw_type_error("type(): argument 'dtype' must be torch.dtype or str, not " + legacy);
+      ValueVec args{a[0], str_value(legacy)};
+      return call_torch(vm, *by_name, CallArgs{args.data(), 2, a.kw});
+    }
+    return call_torch(vm, *by_name, a);
   });
 }
 

@@ -82,6 +82,36 @@ class TestTorchInfo : public QObject {
     QCOMPARE(code, 3);
     QVERIFY2(s.message().find("torch.jit.trace (TorchScript is not modelled") != std::string::npos, s.to_string().c_str());
     QCOMPARE(s.where().line, 2);
+    // Imports a program makes for a path it never takes (the annotated transformer's).
+    QCOMPARE(QString::fromStdString(output_of("import torch.multiprocessing as mp\nimport torch.utils.data.distributed\n"
+                                              "from torch.utils.data.distributed import DistributedSampler\n"
+                                              "print(mp.__name__, torch.utils.data.distributed.__name__)\n")),
+             QString("torch.multiprocessing torch.utils.data.distributed\n"));
+    code = -1;
+    s = vm.run_source("from torch.utils.data.distributed import DistributedSampler\nDistributedSampler(range(3))\n",
+                      "prog.py", &code);
+    QCOMPARE(code, 3);
+    QVERIFY2(s.message().find("DistributedSampler (multi-process training is not modelled") != std::string::npos,
+             s.to_string().c_str());
+  }
+
+  // The legacy type classes as Tensor.type's argument (older GAN code's
+  // `imgs.type(Tensor)`) and nn.KLDivLoss; PyTorch 1.13 printed the same text
+  // here, and these conversions and this loss have not changed since.
+  void legacy_type_classes_and_kl_div_loss() {
+    QCOMPARE(QString::fromStdString(output_of(
+                 "import torch\n"
+                 "x = torch.arange(4)\n"
+                 "y = x.type(torch.FloatTensor)\n"
+                 "print(y, x.type('torch.DoubleTensor').dtype, y.type(torch.FloatTensor) is y)\n"
+                 "print(torch.ones(2, requires_grad=True).type(torch.DoubleTensor))\n"
+                 "torch.manual_seed(0)\n"
+                 "a = torch.log_softmax(torch.randn(3, 5), 1)\n"
+                 "b = torch.softmax(torch.randn(3, 5), 1)\n"
+                 "print(torch.nn.KLDivLoss(reduction='batchmean'), torch.nn.KLDivLoss(reduction='batchmean')(a, b))\n")),
+             QString("tensor([0., 1., 2., 3.]) torch.float64 True\n"
+                     "tensor([1., 1.], dtype=torch.float64, grad_fn=<ToCopyBackward0>)\n"
+                     "KLDivLoss() tensor(0.6929)\n"));
   }
 
   // A missing attribute PyTorch 2.11 has is Kiln's gap: refused, exit 3, at
