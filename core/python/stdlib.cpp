@@ -26,6 +26,7 @@ constexpr StdModule kModules[] = {
     {"collections", load_collections},
     {"contextlib", load_contextlib},
     {"copy", load_copy},
+    {"csv", load_csv},
     {"dataclasses", load_dataclasses},
     {"enum", load_enum},
     {"functools", load_functools},

@@ -1,0 +1,43 @@
+# csv against CPython: the reader's state machine (quotes, doubled quotes, multi-line
+# fields, skipinitialspace, QUOTE_NONNUMERIC), the writer's quoting rules, DictReader and
+# DictWriter, dialects. (The unquoted-newline error's text changed in 3.12; Kiln prints 3.12's.)
+import csv, io
+rows = list(csv.reader(['a,b,c\n', '1,"x, y",3\n', '\n', '"multi\n', 'line",2\n', ' sp, "q""uote"\n', 'last']))
+print(rows)
+print(list(csv.reader(['a;b', 'c;d'], delimiter=';')), list(csv.reader([' a, b'], skipinitialspace=True)))
+print(list(csv.reader(['1,2.5,"x"'], quoting=csv.QUOTE_NONNUMERIC)))
+r = csv.reader(io.StringIO('h1,h2\r\nv1,v2\r\n'))
+print(list(r), r.line_num)
+out = io.StringIO()
+w = csv.writer(out)
+w.writerow(['a', 'b,c', 'd"e', None, 1.5, 2, 'line\nbreak'])
+w.writerow([''])
+w.writerows([[1, 2], ['x']])
+print(repr(out.getvalue()))
+out = io.StringIO()
+w = csv.writer(out, delimiter='\t', lineterminator='\n', quoting=csv.QUOTE_ALL)
+w.writerow(['a', 1, None])
+w2 = csv.writer(out, quoting=csv.QUOTE_NONNUMERIC, lineterminator='\n')
+w2.writerow(['s', 1, 2.5, True])
+w3 = csv.writer(out, quoting=csv.QUOTE_NONE, escapechar='\\', lineterminator='\n')
+w3.writerow(['a,b', 'c"d'])
+print(repr(out.getvalue()))
+dr = csv.DictReader(['name,age', 'ann,3', '', 'bob,4,extra', 'cid'])
+print([d for d in dr], dr.fieldnames, dr.line_num)
+out = io.StringIO()
+dw = csv.DictWriter(out, fieldnames=['name', 'age'])
+dw.writeheader()
+dw.writerow({'name': 'z', 'age': 9})
+dw.writerow({'name': 'q'})
+print(repr(out.getvalue()))
+try:
+    dw.writerow({'nope': 1})
+except ValueError as e:
+    print(e)
+try:
+    csv.writer(io.StringIO(), quoting=csv.QUOTE_NONE).writerow(['a,b'])
+except csv.Error as e:
+    print('Error', e)
+print(csv.list_dialects(), csv.get_dialect('excel').delimiter, csv.QUOTE_ALL, csv.field_size_limit())
+csv.register_dialect('pipes', delimiter='|')
+print(list(csv.reader(['a|b'], dialect='pipes')))
