@@ -743,6 +743,20 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
     });
     parallel->dict->set(str_value("DistributedDataParallel"), Value(ddp));
   }
+  // torch.nn.utils.rnn: packed sequences live beside the recurrent layers that take them.
+  if (target->name == "torch.nn") {
+    auto rnn_utils = make<Module>("torch.nn.utils.rnn");
+    vm.add_module(rnn_utils);
+    if (const Value* packed = globals->find_str("_PackedSequence"); packed && packed->is(ObjKind::Class)) {
+      Class* cls = packed->as<Class>();
+      cls->name = cls->qualname = "PackedSequence";
+      cls->module = "torch.nn.utils.rnn";
+      rnn_utils->dict->set(str_value("PackedSequence"), *packed);
+    }
+    for (const char* name : {"pack_padded_sequence", "pad_packed_sequence", "pad_sequence", "pack_sequence",
+                             "invert_permutation"})
+      if (const Value* f = globals->find_str(std::string("_") + name)) rnn_utils->dict->set(str_value(name), *f);
+  }
   // PyTorch's functional.py defines these; here they live beside the modules that call them.
   if (target->name == "torch.nn")
     if (Ref<Module> functional = vm.module("torch.nn.functional"))

@@ -40,6 +40,241 @@ def _rnn_step(mode, igates, h, c, w_hh, b_hh, w_hr=None):
     return torch.relu(pre), None
 
 
+class _PackedSequence:
+    # torch.nn.utils.rnn.PackedSequence (a namedtuple in PyTorch): the steps of
+    # sequences sorted by length, time-major, batch_sizes[t] rows at step t.
+    def __init__(self, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if unsorted_indices is None and sorted_indices is not None:
+            unsorted_indices = _invert_permutation(sorted_indices)
+        self.data = data
+        self.batch_sizes = batch_sizes
+        self.sorted_indices = sorted_indices
+        self.unsorted_indices = unsorted_indices
+
+    def __iter__(self):
+        return iter((self.data, self.batch_sizes, self.sorted_indices, self.unsorted_indices))
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return (self.data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)[i]
+
+    def __repr__(self):
+        return (f"PackedSequence(data={self.data!r}, batch_sizes={self.batch_sizes!r}, "
+                f"sorted_indices={self.sorted_indices!r}, unsorted_indices={self.unsorted_indices!r})")
+
+    @property
+    def is_cuda(self):
+        return self.data.is_cuda
+
+    def is_pinned(self):
+        return False
+
+    def to(self, *args, **kwargs):
+        data = self.data.to(*args, **kwargs)
+        if data is self.data:
+            return self
+        return _PackedSequence(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, *args, **kwargs):
+        return self.to("cuda")
+
+
+def _invert_permutation(permutation):
+    if permutation is None:
+        return None
+    output = torch.empty_like(permutation)
+    output.scatter_(0, permutation, torch.arange(0, permutation.numel(), device=permutation.device))
+    return output
+
+
+def _pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
+    if not isinstance(lengths, torch.Tensor):
+        lengths = torch.as_tensor(lengths, dtype=torch.int64, device="cpu")
+    else:
+        lengths = lengths.to(dtype=torch.int64)
+    if enforce_sorted:
+        sorted_indices = None
+        for i in range(1, lengths.numel()):
+            if lengths[i].item() > lengths[i - 1].item():
+                _raise("RuntimeError", "`lengths` array must be sorted in decreasing order when `enforce_sorted` is "
+                                       "True. You can pass `enforce_sorted=False` to pack_padded_sequence and/or "
+                                       "pack_sequence to sidestep this requirement if you do not need ONNX exportability.")
+    else:
+        lengths, sorted_indices = torch.sort(lengths, descending=True)
+        sorted_indices = sorted_indices.to(input.device)
+        input = input.index_select(0 if batch_first else 1, sorted_indices)
+    if lengths.dim() != 1:
+        _raise("RuntimeError", f"'lengths' argument should be a 1D CPU int64 tensor, but got {lengths.dim()}D "
+                               f"{lengths.device.type} Long tensor")
+    steps = input.transpose(0, 1) if batch_first else input
+    batch = steps.size(1)
+    if lengths.numel() != batch:
+        _raise("RuntimeError", f"Expected `len(lengths)` to be equal to batch_size, but got {lengths.numel()} "
+                               f"(batch_size={batch})")
+    lens = [int(v) for v in lengths.tolist()]
+    if lens and lens[-1] <= 0:
+        _raise("RuntimeError", "Length of all samples has to be greater than 0, but found an element in 'lengths' "
+                               "that is <= 0")
+    if lens and lens[0] > steps.size(0):
+        _raise("RuntimeError", f"Expected sequence length to be larger than or equal to {lens[0]}")  # PyTorch checks too
+    sizes = []
+    pieces = []
+    for t in range(lens[0] if lens else 0):
+        bs = sum(1 for n in lens if n > t)
+        sizes.append(bs)
+        pieces.append(steps[t, :bs])
+    data = torch.cat(pieces, 0)
+    data = _kiln.name_grad_fn(data, "PackPaddedSequenceBackward0") if data.requires_grad else data
+    return _PackedSequence(data, torch.tensor(sizes, dtype=torch.int64), sorted_indices, None)
+
+
+def _pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    sizes = [int(v) for v in sequence.batch_sizes.tolist()]
+    max_len = len(sizes)
+    if total_length is not None:
+        if total_length < max_len:
+            _raise("ValueError", "Expected total_length to be at least the length of the longest sequence in input, "
+                                 f"but got total_length={total_length} and max sequence length being {max_len}")
+        max_len = total_length
+    batch = sizes[0]
+    data = sequence.data
+    rows = []
+    offset = 0
+    for t in range(max_len):
+        bs = sizes[t] if t < len(sizes) else 0
+        step = data[offset:offset + bs]
+        offset += bs
+        if bs < batch:
+            pad = torch.full((batch - bs,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)
+            step = torch.cat([step, pad], 0) if bs > 0 else pad
+        rows.append(step)
+    padded = torch.stack(rows, 0)
+    lengths = torch.tensor([sum(1 for bs in sizes if bs > b) for b in range(batch)], dtype=torch.int64)
+    if batch_first:
+        padded = padded.transpose(0, 1)
+    if sequence.unsorted_indices is not None:
+        padded = padded.index_select(0 if batch_first else 1, sequence.unsorted_indices)
+        lengths = lengths[sequence.unsorted_indices.cpu()]
+    return padded, lengths
+
+
+def _pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    if padding_side != "right":
+        _kiln.raise_unsupported("pad_sequence(padding_side='left')")
+    max_len = max(s.size(0) for s in sequences)
+    out = []
+    for s in sequences:
+        if s.size(0) < max_len:
+            pad = torch.full((max_len - s.size(0),) + tuple(s.shape[1:]), padding_value, dtype=s.dtype, device=s.device)
+            s = torch.cat([s, pad], 0)
+        out.append(s)
+    return torch.stack(out, 0 if batch_first else 1)
+
+
+def _pack_sequence(sequences, enforce_sorted=True):
+    lengths = torch.as_tensor([v.size(0) for v in sequences])
+    return _pack_padded_sequence(_pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
+
+
+def _run_packed(self, data, batch_sizes, h0, c0):
+    # ATen's PackedLayer / ReversedPackedLayer: each step runs the first
+    # batch_sizes[t] rows (the sequences still going); rows that end keep
+    # their last hidden state. The input projection is done once, as on the CPU.
+    num_directions = 2 if self.bidirectional else 1
+    sizes = [int(v) for v in batch_sizes.tolist()]
+    layer_input = data
+    h_out = []
+    c_out = []
+    for layer in range(self.num_layers):
+        outs = []
+        for direction in range(num_directions):
+            names = self._all_weights[layer * num_directions + direction]
+            w_ih = getattr(self, names[0])
+            w_hh = getattr(self, names[1])
+            b_ih = getattr(self, names[2]) if self.bias else None
+            b_hh = getattr(self, names[3]) if self.bias else None
+            w_hr = getattr(self, names[-1]) if self.proj_size > 0 else None
+            idx = layer * num_directions + direction
+            igates = F.linear(layer_input, w_ih, b_ih)
+            h_all = h0[idx]
+            c_all = c0[idx] if c0 is not None else None
+            ys = []
+            if direction == 0:
+                h, c = h_all, c_all
+                done_h, done_c = [], []
+                offset = 0
+                last = sizes[0]
+                for bs in sizes:
+                    if bs < last:
+                        done_h.append(h[bs:last])
+                        done_c.append(c[bs:last] if c is not None else None)
+                        h = h[:bs]
+                        c = c[:bs] if c is not None else None
+                    last = bs
+                    h, c = _rnn_step(self.mode, igates[offset:offset + bs], h, c, w_hh, b_hh, w_hr)
+                    offset += bs
+                    ys.append(h)
+                done_h.append(h)
+                done_c.append(c)
+                done_h.reverse()
+                done_c.reverse()
+                h_final = torch.cat(done_h, 0)
+                c_final = torch.cat(done_c, 0) if c is not None else None
+            else:
+                offset = igates.size(0)
+                last = sizes[-1]
+                h = h_all[:last]
+                c = c_all[:last] if c_all is not None else None
+                for bs in reversed(sizes):
+                    if bs > last:
+                        h = torch.cat([h, h_all[last:bs]], 0)
+                        c = torch.cat([c, c_all[last:bs]], 0) if c is not None else None
+                    last = bs
+                    h, c = _rnn_step(self.mode, igates[offset - bs:offset], h, c, w_hh, b_hh, w_hr)
+                    offset -= bs
+                    ys.append(h)
+                ys.reverse()
+                h_final, c_final = h, c
+            outs.append(torch.cat(ys, 0))
+            h_out.append(h_final)
+            c_out.append(c_final)
+        layer_input = outs[0] if num_directions == 1 else torch.cat(outs, 1)
+        if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+            layer_input = F.dropout(layer_input, self.dropout, True)
+    h_n = torch.stack(h_out, 0)
+    c_n = torch.stack(c_out, 0) if self.mode == "LSTM" else None
+    return layer_input, h_n, c_n
+
+
+def _forward_packed(self, input, hx):
+    # RNN, GRU and LSTM on a PackedSequence: hx is in the caller's batch order.
+    num_directions = 2 if self.bidirectional else 1
+    max_batch_size = int(input.batch_sizes[0])
+    real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+    lstm = self.mode == "LSTM"
+    if hx is None:
+        h0 = torch.zeros(self.num_layers * num_directions, max_batch_size, real_hidden, dtype=input.data.dtype,
+                         device=input.data.device)
+        c0 = torch.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size, dtype=input.data.dtype,
+                         device=input.data.device) if lstm else None
+    else:
+        h0, c0 = (hx[0], hx[1]) if lstm else (hx, None)
+        if input.sorted_indices is not None:
+            h0 = h0.index_select(1, input.sorted_indices)
+            c0 = c0.index_select(1, input.sorted_indices) if c0 is not None else None
+    output, h_n, c_n = _run_packed(self, input.data, input.batch_sizes, h0, c0)
+    if input.unsorted_indices is not None:
+        h_n = h_n.index_select(1, input.unsorted_indices)
+        c_n = c_n.index_select(1, input.unsorted_indices) if c_n is not None else None
+    packed = _PackedSequence(output, input.batch_sizes, input.sorted_indices, input.unsorted_indices)
+    return packed, ((h_n, c_n) if lstm else h_n)
+
+
 class RNNBase(Module):
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, proj_size=0, device=None, dtype=None):
@@ -262,6 +497,8 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx=None):
+        if isinstance(input, _PackedSequence):
+            return _forward_packed(self, input, hx)
         return _rnn_forward_single(self, "RNN", input, hx)
 
 
@@ -272,6 +509,8 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
+        if isinstance(input, _PackedSequence):
+            return _forward_packed(self, input, hx)
         return _rnn_forward_single(self, "GRU", input, hx)
 
 
@@ -290,6 +529,8 @@ class LSTM(RNNBase):
         self.check_hidden_size(hidden[1], self.get_expected_cell_size(input), "Expected hidden[1] size {}, got {}")
 
     def forward(self, input, hx=None):
+        if isinstance(input, _PackedSequence):
+            return _forward_packed(self, input, hx)
         num_directions = 2 if self.bidirectional else 1
         if input.dim() != 2 and input.dim() != 3:
             _raise("ValueError", f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")

@@ -1280,6 +1280,7 @@ void install_utils(VM& vm) {
   vm.add_module(cuda_amp);
   auto clip_grad = make<Module>("torch.nn.utils.clip_grad");
   vm.add_module(clip_grad);
+  if (Ref<Module> rnn = vm.module("torch.nn.utils.rnn")) nn_utils->dict->set(str_value("rnn"), Value(rnn));
   Ref<Dict> globals = run_prelude(vm, code, nn_utils->name, "torch.nn.utils");
   if (!globals) return;
   globals->for_each([&](const Value& k, const Value& v) {
