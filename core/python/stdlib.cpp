@@ -23,6 +23,7 @@ constexpr StdModule kModules[] = {
     {"argparse", load_argparse},
     {"ast", load_ast},
     {"bisect", load_bisect},
+    {"codecs", load_codecs},
     {"collections", load_collections},
     {"contextlib", load_contextlib},
     {"copy", load_copy},

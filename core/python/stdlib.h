@@ -37,6 +37,7 @@ void load_os(VM& vm, const Ref<Module>& m);
 void load_os_path(VM& vm, const Ref<Module>& m);
 void load_time(VM& vm, const Ref<Module>& m);
 void load_random(VM& vm, const Ref<Module>& m);       // stdlib_random.cpp
+void load_codecs(VM& vm, const Ref<Module>& m);       // stdlib_codecs.cpp: unicode_escape and rot13 on str
 void load_csv(VM& vm, const Ref<Module>& m);          // stdlib_csv.cpp: reader/writer over lines and write()
 void load_re(VM& vm, const Ref<Module>& m);           // stdlib_re.cpp: re over RE2
 void load_future(VM& vm, const Ref<Module>& m);       // stdlib_typing.cpp
