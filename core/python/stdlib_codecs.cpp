@@ -95,6 +95,8 @@ def _unicode_escape(s):
                 _refuse("an unknown character name in unicode_escape text (CPython's UnicodeDecodeError)")
             i = close + 1
         else:
+            import warnings
+            warnings.warn("invalid escape sequence '\\" + chr(e) + "'", DeprecationWarning, stacklevel=3)
             out.append("\\")
             out.append(chr(e))
     return "".join(out)
