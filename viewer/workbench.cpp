@@ -76,6 +76,7 @@ Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   status_->setMinimumWidth(100);
   progress_ = new QProgressBar(this);
+  progress_->setObjectName("busy_progress");  // the panels have bars of their own
   progress_->setMaximumWidth(260);
   progress_->setRange(0, 1000);
   progress_->hide();
@@ -83,7 +84,7 @@ Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
   cancel_->hide();
   connect(cancel_, &QPushButton::clicked, this, [this] {
     loader_->cancelAll();
-    numerics_runner_->cancel("numerics");
+    cancelNumerics();
     corpus_->cancel();
   });
   statusBar()->addWidget(status_, 1);
@@ -96,6 +97,13 @@ Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
     connect(r, &JobRunner::jobStarted, this, [this](const QString&) { updateBusy(); });
     connect(r, &JobRunner::jobFinished, this, [this](const QString&) { updateBusy(); });
   }
+  // A run whose result never came (cancelled, replaced) leaves no "Measuring" behind.
+  connect(numerics_runner_, &JobRunner::jobFinished, this, [this](const QString&) {
+    if (numerics_running_ && numerics_runner_->isIdle()) {
+      numerics_running_.reset();
+      showNumericsOfStage();
+    }
+  });
   connect(corpus_, &CorpusPanel::progress, this, [this](int done, int total) {
     setBusy(QString("op corpus: %1 / %2 cases").arg(done).arg(total), double(done) / std::max(total, 1));
   });
@@ -383,6 +391,8 @@ void Workbench::openOne(const QString& path) {
 
 void Workbench::onSessionLoaded(std::shared_ptr<Session> s, const QString& path, double seconds) {
   last_open_seconds_ = seconds;
+  // Opened again: the file may have changed, so its kept numerics go.
+  std::erase_if(numerics_results_, [&](const auto& kv) { return kv.first.path == s->path; });
   int index = model_->addSession(s);
   addRecent(path);
   setWindowTitle("Kiln — " + QString::fromStdString(s->title));

@@ -21,6 +21,7 @@
 
 #include "core/graph/graph.h"
 #include "session/code_links.h"
+#include "session/numerics.h"
 #include "session/session.h"
 #include "session/stage_links.h"
 #include "viewer/session_names.h"
@@ -127,6 +128,7 @@ class Workbench : public QMainWindow {
   std::vector<std::string> selectedNodeNames() const { return selection_; }
   QString stageInfoText() const;
   QString signatureVerdict() const;
+  QString numericsNotes() const;  // the line above the numerics table
   QString lastError() const { return last_error_; }
   double lastOpenSeconds() const { return last_open_seconds_; }
   double lastStageSeconds() const { return last_stage_seconds_; }
@@ -190,7 +192,18 @@ class Workbench : public QMainWindow {
   void checkSignature();
   void jumpToSource(const std::string& file, int line);
   void jumpToFirstDivergent();
-  void applyNumericsColours();
+  // Numerics are kept per stage: a run finished while the user looked
+  // elsewhere is shown on returning, and a stage shows only its own table.
+  struct NumericsKey {
+    std::string path, compile, stage;  // the session's path, a compile id, a stage name
+    auto operator<=>(const NumericsKey&) const = default;
+  };
+  std::optional<NumericsKey> numericsKey() const;  // the graph stage shown
+  void showNumericsOfStage();  // its kept result, its run, or an empty table
+  // The graph's colours for the stage shown: by error when it was measured
+  // (and "Colour graph by error" is on), else the user's own choice where
+  // the stage has what it needs (fusion groups), else by op kind.
+  void applyColourMode();
 
   // workbench_links.cpp: a node's lines in the generated code, a code line's nodes.
   void showCodeOfNode(const std::string& node);
@@ -235,6 +248,10 @@ class Workbench : public QMainWindow {
   QLabel* numerics_notes_;
   QDoubleSpinBox* tolerance_;
   QCheckBox* colour_by_error_;
+  std::map<NumericsKey, NumericsResult> numerics_results_;
+  std::optional<NumericsKey> numerics_running_;  // what the run in flight measures
+  std::optional<NumericsKey> numerics_shown_;    // whose result the table holds
+  int user_colour_mode_ = 0;  // the colour mode last picked by hand: op kind or fusion group
 
   // Stepper bar.
   QToolButton* prev_;
