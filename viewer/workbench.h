@@ -98,6 +98,8 @@ class Workbench : public QMainWindow {
   // Raises a panel by name: session, source, code, node, guards, numerics, minifier, trace (or its
   // tabs ranks and timeline), corpus, log.
   bool showPanel(const QString& name);
+  // View > Reset layout: every dock back in its place, shown, at its first size.
+  void resetLayout();
   void measureNumerics();
   // Stops a numerics run: the ladder checks before each node, pass and LLVM pass.
   void cancelNumerics();
@@ -146,6 +148,8 @@ class Workbench : public QMainWindow {
   void dropEvent(QDropEvent* e) override;
   void closeEvent(QCloseEvent* e) override;
   void showEvent(QShowEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+  bool event(QEvent* e) override;  // notes separator drags
 
  private:
   double program_time_limit_s_ = 0;
@@ -166,6 +170,18 @@ class Workbench : public QMainWindow {
   void setBusy(const QString& what, double fraction);
   void updateBusy();
   QDockWidget* dock(const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area);
+  QDockWidget* dockNamed(const QString& name) const;
+  void arrangeDocks();  // tabs, raised tabs and corners of the first layout
+  // The side docks keep their share of the window's width (the bottom ones of
+  // its height) through resizes: Qt gives a grown window's space to the
+  // graph alone, so a window shrunk and restored kept its docks squeezed.
+  // The shares change only by hand (a separator dragged) or on reset.
+  void applyDockShares();
+  void recordDockShares();
+  QDockWidget* shownDock(Qt::DockWidgetArea area) const;  // the dock showing in an area
+  std::map<int, double> dock_shares_;  // by Qt::DockWidgetArea
+  bool dock_shares_pending_ = false;
+  bool separator_pressed_ = false;
 
   // workbench_stage.cpp: selection, the stepper, the graph and the links between stages.
   QWidget* buildStagePanel();
