@@ -133,6 +133,9 @@ struct LoadOptions {
   // The workbench shows PyTorch's stages first and adds Kiln's on a second
   // worker job (with_kiln_stages), so a big trace opens at once.
   bool kiln_stages = true;
+  // Programs: the program's text, as soon as it is read, before it runs (a
+  // view can show it while the program runs and compiles).
+  std::function<void(const std::string& text)> source_ready;
 };
 
 // A program (.py that is not a PyTorch repro), a Kiln repro, or anything open_trace reads.
@@ -160,8 +163,10 @@ struct RegionStageNaming {
 // Shared by the loaders: run_region() on `input` (compiler/pipeline/run_region.h),
 // its stages appended to `c`; provenance of the first graph stage starts at
 // stage `start` (-1: none). Failures go to c's status, code left out to its note.
+// `progress` hears how far the region has got (region_progress.h), on [0, 1].
 void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start, const LoadOptions& o,
-                       const RegionStageNaming& naming = {});
+                       const RegionStageNaming& naming = {},
+                       const std::function<void(double, const std::string&)>& progress = {});
 
 // A trace session loaded without Kiln's stages, with them: a new session
 // (the trace and PyTorch's stages shared), each compile's Kiln stages after

@@ -77,6 +77,7 @@ Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
   // Long messages are cut, not allowed to widen the window.
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   status_->setMinimumWidth(100);
+  status_->setObjectName("busy_status");
   progress_ = new QProgressBar(this);
   progress_->setObjectName("busy_progress");  // the panels have bars of their own
   progress_->setMaximumWidth(260);
@@ -99,6 +100,12 @@ Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
     connect(r, &JobRunner::jobStarted, this, [this](const QString&) { updateBusy(); });
     connect(r, &JobRunner::jobFinished, this, [this](const QString&) { updateBusy(); });
   }
+  // A load that failed or was cancelled: the source panel shows the session it showed before.
+  connect(loader_, &JobRunner::jobFinished, this, [this](const QString&) {
+    if (opening_source_.isEmpty() || !loader_->isIdle()) return;
+    opening_source_.clear();
+    if (currentSession()) updateSource();
+  });
   // A run whose result never came (cancelled, replaced) leaves no "Measuring" behind.
   connect(numerics_runner_, &JobRunner::jobFinished, this, [this](const QString&) {
     if (numerics_running_ && numerics_runner_->isIdle()) {
@@ -459,6 +466,9 @@ void Workbench::openOne(const QString& path) {
     o.allow_write = program_allow_write_;
     o.partitioner = partitioner_.toStdString();
     o.kiln_stages = false;  // a dump shows first; addKilnStages follows
+    o.source_ready = [this, path](const std::string& text) {
+      QMetaObject::invokeMethod(this, [this, path, t = QString::fromStdString(text)] { showOpeningSource(path, t); }, Qt::QueuedConnection);
+    };
     auto t0 = std::chrono::steady_clock::now();
     auto s = load_session(p, o);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -477,7 +487,16 @@ void Workbench::openOne(const QString& path) {
   });
 }
 
+void Workbench::showOpeningSource(const QString& path, const QString& text) {
+  if (!loader_->isIdle()) {
+    source_->setCode(text, "python");
+    source_shown_for_ = nullptr;  // the next updateSource puts a session's own source back
+    opening_source_ = path;
+  }
+}
+
 void Workbench::onSessionLoaded(std::shared_ptr<Session> s, const QString& path, double seconds) {
+  if (opening_source_ == path) opening_source_.clear();
   last_open_seconds_ = seconds;
   // Opened again: the file may have changed, so its kept numerics go.
   std::erase_if(numerics_results_, [&](const auto& kv) { return kv.first.path == s->path; });

@@ -160,6 +160,10 @@ class Workbench : public QMainWindow {
   void buildMenus();
   void buildDocks();
   void openOne(const QString& path);
+  // A program being opened, shown in the source panel while it runs and
+  // compiles; its session's own source (with marks) replaces it once open.
+  void showOpeningSource(const QString& path, const QString& text);
+  QString opening_source_;  // the path shown so, until its session opens or the load ends
   void onSessionLoaded(std::shared_ptr<Session> s, const QString& path, double seconds);
   void expandSession(int index);
   // Dumps open with PyTorch's stages; Kiln's pipeline on them follows on the loader.
