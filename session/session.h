@@ -6,6 +6,7 @@
 // demand (stage_graph), also on a worker.
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,6 +107,10 @@ struct Session {
   std::string source_file;       // the program (or the traced user file)
   std::string source_text;       // empty when the file is not here (a dump from another machine)
   std::vector<SourceLine> known_lines;  // traces without the file: the lines the dump quotes
+  // Dumps: the lines the graphs' `# File: path:LINE in fn, code: ...` comments
+  // quote, for every file they name (a model's library file as well as the
+  // user's), so a node's line shows even when it is not in source_file.
+  std::map<std::string, std::vector<SourceLine>> quoted_lines;
   std::vector<SessionCompile> compiles;
   std::vector<std::string> diagnostics;
   std::string program_output;

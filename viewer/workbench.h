@@ -196,6 +196,8 @@ class Workbench : public QMainWindow {
                      const std::vector<NodeId>& linked, const std::optional<StageDiff>& diff);
   void onStageFailed(int stage, const QString& message);
   void onNodeClicked(NodeId id);
+  bool jumpToNodeSource();  // the selection's source line, when one is known from what is parsed
+  bool source_jump_pending_ = false;
   void updateNodePanel();
   void loadAllStageGraphs();
   void updateStepper();
@@ -208,6 +210,9 @@ class Workbench : public QMainWindow {
   QWidget* buildNumericsPanel();
   QWidget* buildMinifierPanel();
   void updateSource();
+  // Another file the dump quotes (a model's library file): its quoted lines
+  // in the source view under their real numbers, until the next updateSource.
+  bool showQuotedSource(const std::string& file);
   void updateGuards();
   void checkSignature();
   void jumpToSource(const std::string& file, int line);
@@ -314,7 +319,8 @@ class Workbench : public QMainWindow {
   double last_open_seconds_ = 0, last_stage_seconds_ = 0;
   bool updating_ = false;
   const Session* recompiles_property_session_ = nullptr;  // the session the recompile table shows
-  const Session* source_shown_for_ = nullptr;            // the session whose source is loaded  // the UI is being filled in: ignore its own signals
+  const Session* source_shown_for_ = nullptr;            // the session whose source is loaded
+  std::string quoted_source_shown_;                      // non-empty: that quoted file is shown instead  // the UI is being filled in: ignore its own signals
 };
 
 }  // namespace kiln::viewer

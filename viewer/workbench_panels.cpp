@@ -2,6 +2,7 @@
 // recompiles with the input signature check, numerics, and the minifier.
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -243,8 +244,11 @@ QString Workbench::numericsNotes() const { return numerics_notes_->text(); }
 void Workbench::updateSource() {
   auto s = currentSession();
   if (!s) return;
-  if (source_shown_for_ != s.get()) {
+  if (source_shown_for_ != s.get() || !quoted_source_shown_.empty()) {
     source_shown_for_ = s.get();
+    quoted_source_shown_.clear();
+    source_dock_->setWindowTitle("Source");
+    source_dock_->setToolTip({});
     if (!s->source_text.empty()) {
       source_->setCode(QString::fromStdString(s->source_text), "python");
     } else if (!s->known_lines.empty()) {
@@ -283,11 +287,39 @@ void Workbench::updateSource() {
   }
 }
 
+bool Workbench::showQuotedSource(const std::string& file) {
+  auto s = currentSession();
+  if (!s) return false;
+  auto it = s->quoted_lines.find(file);
+  for (auto q = s->quoted_lines.begin(); q != s->quoted_lines.end() && it == s->quoted_lines.end(); ++q)
+    if (same_file(q->first, file)) it = q;
+  if (it == s->quoted_lines.end()) return false;
+  if (quoted_source_shown_ == it->first) return true;
+  QString text;
+  std::vector<int> numbers;
+  for (const SourceLine& l : it->second) {
+    text += QString::fromStdString(l.code) + "\n";
+    numbers.push_back(l.line);
+  }
+  text.chop(1);
+  source_->setCode(text, "python");
+  source_->setLineNumbers(numbers);
+  quoted_source_shown_ = it->first;
+  // Which file: the view no longer shows the session's own source.
+  source_dock_->setWindowTitle("Source: " + QFileInfo(QString::fromStdString(it->first)).fileName() + " (lines the dump quotes)");
+  source_dock_->setToolTip(QString::fromStdString(it->first));
+  return true;
+}
+
 void Workbench::jumpToSource(const std::string& file, int line) {
   auto s = currentSession();
   if (!s || line <= 0) return;
-  if (!file.empty() && !same_file(file, s->source_file)) {
-    status_->setText(QString("%1:%2 is not the session's source file").arg(QString::fromStdString(file)).arg(line));
+  if (file.empty() || same_file(file, s->source_file)) {
+    if (!quoted_source_shown_.empty()) updateSource();
+  } else if (!showQuotedSource(file)) {
+    status_->setText(QString("%1:%2 is not the session's source file, and the dump quotes no line of it")
+                         .arg(QString::fromStdString(file))
+                         .arg(line));
     return;
   }
   source_->goToLine(line);

@@ -23,6 +23,7 @@
 #include "viewer/minifier_panel.h"
 #include "viewer/numerics_model.h"
 #include "viewer/session_model.h"
+#include "session/source_links.h"
 #include "session/stage_links.h"
 #include "viewer/workbench.h"
 
@@ -390,12 +391,22 @@ void Workbench::onNodeClicked(NodeId id) {
   selection_stage_ = graph_stage_;
   graph_->selectNodes({id});
   updateNodePanel();
+  // The user line that made the node, or the repro line that defines it;
+  // when only a stage not parsed yet knows it, once loadAllStageGraphs has parsed them.
+  source_jump_pending_ = !jumpToNodeSource();
   loadAllStageGraphs();
-  // The innermost user frame is the line that made the node.
-  if (!n.meta.stack.empty()) jumpToSource(n.meta.stack.back().file, n.meta.stack.back().line);
   showCodeOfNode(n.name);
   for (int r = 0; r < int(numerics_->result().rows.size()); ++r)
     if (numerics_->result().rows[size_t(r)].name == n.name) numerics_table_->selectRow(r);
+}
+
+bool Workbench::jumpToNodeSource() {
+  auto s = currentSession();
+  const SessionCompile* c = currentCompile();
+  if (!s || !c || selection_.empty() || selection_stage_ < 0) return false;
+  auto ref = node_source(*s, *c, selection_stage_, selection_.front(), [this](int i) { return loadedGraph(i); });
+  if (ref) jumpToSource(ref->file, ref->line);
+  return ref.has_value();
 }
 
 void Workbench::loadAllStageGraphs() {
@@ -420,6 +431,8 @@ void Workbench::loadAllStageGraphs() {
       if (si != session_ || ci != compile_) return;
       for (const auto& [i, g] : parsed) parsed_[{ci, i}] = g;
       updateNodePanel();
+      if (source_jump_pending_) jumpToNodeSource();
+      source_jump_pending_ = false;
     };
   });
 }
