@@ -89,6 +89,11 @@ struct SessionCompile {
   std::vector<SessionGuard> guards;
   std::vector<SessionBreak> breaks;
   std::vector<std::string> recompile_reasons;
+  // Dumps: the values the compile made dynamic (a scalar input no
+  // EQUALS_MATCH guard says, a dynamic size), from its create_symbol records,
+  // by source ("L['scale']" -> "3.0", "L['x'].size()[0]" -> "6"): the call's
+  // values, where the input signature check starts.
+  std::map<std::string, std::string> input_values;
   double compile_seconds = 0;
   const SessionStage* stage(std::string_view name) const;
   int stage_index(std::string_view name) const;

@@ -38,6 +38,7 @@ SessionGuard parse_cpp_guard(const std::string& kind, std::string text) {
     text.resize(h);
   }
   while (!text.empty() && text.front() == ' ') text.erase(0, 1);
+  while (!text.empty() && text.back() == ' ') text.pop_back();  // the padding before the comment
   g.text = text;
   // "f.py:7 in f_data_dep"
   if (size_t in = where.find(" in "); in != std::string::npos) where.resize(in);
@@ -441,6 +442,8 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
     c.line = e.function_line();
     c.status = trace_status(e, c.status_note);
     c.recompile_reasons = e.recompile_reasons;
+    for (const trace::ShapeEvent& ev : e.shape_events)
+      if (ev.kind == "create_symbol" && ev.source.starts_with("L['") && !ev.value.empty()) c.input_values.emplace(ev.source, ev.value);
     if (e.metrics && e.metrics->entire_frame_compile_time_s) c.compile_seconds = *e.metrics->entire_frame_compile_time_s;
     if (s->source_file.empty() && !c.file.empty()) s->source_file = c.file;
     for (const trace::GraphBreak& b : e.graph_breaks) {

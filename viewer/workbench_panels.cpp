@@ -12,6 +12,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
@@ -108,7 +109,8 @@ QWidget* Workbench::buildGuardsPanel() {
   auto* ml = new QVBoxLayout(mid);
   ml->setContentsMargins(4, 0, 4, 4);
   ml->addWidget(heading("Check an input signature", mid));
-  auto* hint = new QLabel("Edit a dtype or shape: the first guard of each cache entry of this frame that would fail is shown.", mid);
+  auto* hint = new QLabel("Edit a dtype, a shape or a scalar's value: the first guard of each cache entry of this frame that "
+                          "would fail is shown.", mid);
   hint->setWordWrap(true);
   ml->addWidget(hint);
   signature_ = new SignatureModel(this);
@@ -122,7 +124,15 @@ QWidget* Workbench::buildGuardsPanel() {
   signature_verdict_->setWordWrap(true);
   signature_verdict_->setTextFormat(Qt::RichText);
   signature_verdict_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-  ml->addWidget(signature_verdict_, 1);
+  signature_verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // A frame with many cache entries writes a long verdict: it scrolls rather than being cut.
+  auto* verdict_scroll = new QScrollArea(mid);
+  verdict_scroll->setObjectName("signature_verdict_scroll");
+  verdict_scroll->setWidget(signature_verdict_);
+  verdict_scroll->setWidgetResizable(true);
+  verdict_scroll->setFrameShape(QFrame::NoFrame);
+  verdict_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  ml->addWidget(verdict_scroll, 1);
   connect(signature_, &SignatureModel::signatureEdited, this, &Workbench::checkSignature);
   split->addWidget(mid);
 
@@ -212,7 +222,7 @@ void Workbench::checkSignature() {
   guards_->setFailedRow(-1);
   if (!s || !c || signature_->rowCount() == 0) {
     signature_verdict_->setText(c && !c->guards.empty() && signature_->rowCount() == 0
-                                    ? "<span style='color:gray'>No tensor guards on frame inputs to check.</span>"
+                                    ? "<span style='color:gray'>No guards on frame inputs to check.</span>"
                                     : "");
     return;
   }
