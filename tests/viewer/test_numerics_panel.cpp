@@ -128,6 +128,41 @@ class TestNumericsPanel : public QObject {
     QCOMPARE(w.numericsModel()->rowCount(), 0);
     QCOMPARE(w.graphView()->colorMode(), GraphColorMode::OpKind);
   }
+  // PyTorch's repro.py and minifier_launcher.py (the reference minifier
+  // runs): every graph stage measures, its inputs made from load_args'
+  // shapes and dtypes. (Already so since f15e643; kept as a guard on the
+  // user's report that none of them ran.)
+  void numericsRunOnPyTorchReprosAndLaunchers_data() {
+    QTest::addColumn<QString>("file");
+    for (const char* f : {"accuracy_cpu/repro.py", "accuracy_cpu/minifier_launcher.py", "accuracy_cuda/repro.py",
+                          "accuracy_cuda/minifier_launcher.py", "compile_error_cpu/minifier_launcher.py"})
+      QTest::newRow(f) << QString::fromStdString(test::reference_dir() + "/minifier/" + f);
+  }
+
+  void numericsRunOnPyTorchReprosAndLaunchers() {
+    QFETCH(QString, file);
+    Workbench w;
+    QSignalSpy opened(&w, &Workbench::sessionOpened);
+    w.open({file});
+    QVERIFY(opened.wait(60000));
+    QVERIFY(settle(w, 120000));
+    const SessionCompile* c = w.currentCompile();
+    QVERIFY(c);
+    int measured = 0;
+    for (int i = 0; i < int(c->stages.size()); ++i) {
+      if (c->stages[size_t(i)].kind != StageKind::Graph || !c->stages[size_t(i)].changed) continue;
+      QVERIFY(w.selectStageAt(i));
+      QVERIFY(settle(w));
+      QSignalSpy done(&w, &Workbench::numericsDone);
+      w.measureNumerics();
+      QVERIFY(done.wait(120000));
+      QVERIFY2(w.numericsModel()->rowCount() > 0,
+               qPrintable(QString::fromStdString(c->stages[size_t(i)].name) + ": " + w.numericsNotes()));
+      QVERIFY2(!w.numericsNotes().contains("could not run"), qPrintable(w.numericsNotes()));
+      ++measured;
+    }
+    QVERIFY(measured >= 1);
+  }
 };
 
 QTEST_MAIN(TestNumericsPanel)
