@@ -20,6 +20,7 @@
 #include "core/python/vm.h"
 #include "core/trace/trace.h"
 #include "minifier/repro.h"
+#include "session/region_progress.h"
 #include "session/session_internal.h"
 
 namespace kiln::session {
@@ -234,9 +235,15 @@ pipeline::RegionOptions region_options(const LoadOptions& o) {
 }  // namespace
 
 void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start, const LoadOptions& o,
-                       const RegionStageNaming& naming) {
+                       const RegionStageNaming& naming, const std::function<void(double, const std::string&)>& progress) {
   RegionStageSink sink(c, start, naming);
   pipeline::RegionOptions ro = region_options(o);
+  RegionProgress done_so_far;
+  if (progress)
+    ro.on_step = [&](const std::string& group, const std::string& step) {
+      done_so_far.step(group, step);
+      progress(done_so_far.fraction, done_so_far.what);
+    };
   if (o.codegen) ro.passes_done = [&](const std::string& group, const std::string&, const pipeline::CompileResult&) { sink.passes_done(group); };
   pipeline::run_region(std::move(input), ro, [&](const pipeline::Stage& s) { sink(s); });
 }
@@ -275,6 +282,7 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
   std::shared_ptr<Session> s = new_session(Session::Kind::Program, path);
   s->source_file = path;
   s->source_text = read_text(path);
+  if (o.source_ready) o.source_ready(s->source_text);
   auto report = [&](double f, const std::string& what) {
     if (o.progress) o.progress(f, what);
   };
@@ -306,8 +314,12 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
 
   auto regions = capture::compiled_regions(vm);
   size_t done = 0;
+  // Running the program is the first part (its length unknown); each region's
+  // compile moves the bar along its share by the steps it reaches.
+  const double share = 0.85 / double(std::max<size_t>(regions.size(), 1));
   for (const auto& [id, region] : regions) {
-    report(0.1 + 0.9 * double(done++) / double(std::max<size_t>(regions.size(), 1)), "compiling [" + id + "]");
+    const double from = 0.15 + share * double(done++);
+    report(from, "compiling [" + id + "]");
     SessionCompile c;
     c.id = id;
     c.frame = id.substr(0, id.find('/'));
@@ -351,7 +363,8 @@ Expected<std::shared_ptr<Session>> load_program(const std::string& path, const L
     if (!c.recompile_reasons.empty() && c.status == CompileStatus::GraphBreak)
       c.status_note += "; recompile: " + c.recompile_reasons.front();
 
-    add_region_stages(c, pipeline::RegionInput::captured(vm, *region, *partitioner), -1, o);
+    add_region_stages(c, pipeline::RegionInput::captured(vm, *region, *partitioner), -1, o, {},
+                      [&](double f, const std::string& what) { report(from + share * f, "compiling [" + id + "]: " + what); });
     if (cancelled()) return Status::error("cancelled");
     c.compile_seconds = since(t1);
     s->compiles.push_back(std::move(c));

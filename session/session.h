@@ -6,6 +6,7 @@
 // demand (stage_graph), also on a worker.
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,6 +89,11 @@ struct SessionCompile {
   std::vector<SessionGuard> guards;
   std::vector<SessionBreak> breaks;
   std::vector<std::string> recompile_reasons;
+  // Dumps: the values the compile made dynamic (a scalar input no
+  // EQUALS_MATCH guard says, a dynamic size), from its create_symbol records,
+  // by source ("L['scale']" -> "3.0", "L['x'].size()[0]" -> "6"): the call's
+  // values, where the input signature check starts.
+  std::map<std::string, std::string> input_values;
   double compile_seconds = 0;
   const SessionStage* stage(std::string_view name) const;
   int stage_index(std::string_view name) const;
@@ -106,6 +112,10 @@ struct Session {
   std::string source_file;       // the program (or the traced user file)
   std::string source_text;       // empty when the file is not here (a dump from another machine)
   std::vector<SourceLine> known_lines;  // traces without the file: the lines the dump quotes
+  // Dumps: the lines the graphs' `# File: path:LINE in fn, code: ...` comments
+  // quote, for every file they name (a model's library file as well as the
+  // user's), so a node's line shows even when it is not in source_file.
+  std::map<std::string, std::vector<SourceLine>> quoted_lines;
   std::vector<SessionCompile> compiles;
   std::vector<std::string> diagnostics;
   std::string program_output;
@@ -133,6 +143,9 @@ struct LoadOptions {
   // The workbench shows PyTorch's stages first and adds Kiln's on a second
   // worker job (with_kiln_stages), so a big trace opens at once.
   bool kiln_stages = true;
+  // Programs: the program's text, as soon as it is read, before it runs (a
+  // view can show it while the program runs and compiles).
+  std::function<void(const std::string& text)> source_ready;
 };
 
 // A program (.py that is not a PyTorch repro), a Kiln repro, or anything open_trace reads.
@@ -160,8 +173,10 @@ struct RegionStageNaming {
 // Shared by the loaders: run_region() on `input` (compiler/pipeline/run_region.h),
 // its stages appended to `c`; provenance of the first graph stage starts at
 // stage `start` (-1: none). Failures go to c's status, code left out to its note.
+// `progress` hears how far the region has got (region_progress.h), on [0, 1].
 void add_region_stages(SessionCompile& c, pipeline::RegionInput input, int start, const LoadOptions& o,
-                       const RegionStageNaming& naming = {});
+                       const RegionStageNaming& naming = {},
+                       const std::function<void(double, const std::string&)>& progress = {});
 
 // A trace session loaded without Kiln's stages, with them: a new session
 // (the trace and PyTorch's stages shared), each compile's Kiln stages after

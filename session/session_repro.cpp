@@ -46,7 +46,9 @@ Expected<std::shared_ptr<Session>> load_kiln_repro(const std::string& path, cons
   for (const Node& n : repro->graph.nodes) st.ops += n.op == OpKind::CallFunction;
   c.stages.push_back(std::move(st));
   if (o.progress) o.progress(0.3, "compiling " + s->title);
-  add_region_stages(c, pipeline::RegionInput::single(repro->graph), 0, o);
+  add_region_stages(c, pipeline::RegionInput::single(repro->graph), 0, o, {}, [&](double f, const std::string& what) {
+    if (o.progress) o.progress(0.3 + 0.7 * f, "compiling " + s->title + ": " + what);
+  });
   c.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s->compiles.push_back(std::move(c));
   s->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

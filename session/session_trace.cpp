@@ -38,6 +38,7 @@ SessionGuard parse_cpp_guard(const std::string& kind, std::string text) {
     text.resize(h);
   }
   while (!text.empty() && text.front() == ' ') text.erase(0, 1);
+  while (!text.empty() && text.back() == ' ') text.pop_back();  // the padding before the comment
   g.text = text;
   // "f.py:7 in f_data_dep"
   if (size_t in = where.find(" in "); in != std::string::npos) where.resize(in);
@@ -133,6 +134,28 @@ void add_quoted_lines(std::string_view text, const std::string& file, std::map<i
     std::string_view quoted = line.substr(code + 8);
     while (!quoted.empty() && (quoted.back() == '\r' || quoted.back() == ' ')) quoted.remove_suffix(1);
     if (!quoted.empty()) lines.emplace(number, std::string(quoted));
+  }
+}
+
+// Every file's quoted lines: "# File: PATH:LINE in FN, code: CODE".
+void add_all_quoted_lines(std::string_view text, std::map<std::string, std::map<int, std::string>>& by_file) {
+  static constexpr std::string_view kMarker = "# File: ";
+  for (size_t at = text.find(kMarker); at != std::string_view::npos; at = text.find(kMarker, at + kMarker.size())) {
+    size_t end = text.find('\n', at);
+    std::string_view rest = text.substr(at + kMarker.size(), end == std::string_view::npos ? std::string_view::npos : end - at - kMarker.size());
+    const size_t code = rest.find(", code: ");
+    if (code == std::string_view::npos) continue;
+    const std::string_view head = rest.substr(0, code);
+    const size_t in = head.rfind(" in ");
+    const size_t colon = in == std::string_view::npos ? std::string_view::npos : head.rfind(':', in);
+    if (colon == std::string_view::npos || colon == 0) continue;
+    int number = 0;
+    size_t digits = colon + 1;
+    while (digits < in && digits - colon < 10 && head[digits] >= '0' && head[digits] <= '9') number = number * 10 + (head[digits++] - '0');
+    if (digits != in || number <= 0) continue;
+    std::string_view quoted = rest.substr(code + 8);
+    while (!quoted.empty() && (quoted.back() == '\r' || quoted.back() == ' ')) quoted.remove_suffix(1);
+    if (!quoted.empty()) by_file[std::string(head.substr(0, colon))].emplace(number, std::string(quoted));
   }
 }
 
@@ -406,6 +429,7 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
   for (const trace::Diagnostic& d : tr->diagnostics)
     s->diagnostics.push_back(d.file + ":" + std::to_string(d.line) + ": " + d.message);
   std::map<int, std::string> lines;
+  std::map<std::string, std::map<int, std::string>> quoted;
   for (const trace::CompileEntry& e : tr->entries) {
     if (!listed_entry(e)) continue;
     SessionCompile c;
@@ -418,6 +442,8 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
     c.line = e.function_line();
     c.status = trace_status(e, c.status_note);
     c.recompile_reasons = e.recompile_reasons;
+    for (const trace::ShapeEvent& ev : e.shape_events)
+      if (ev.kind == "create_symbol" && ev.source.starts_with("L['") && !ev.value.empty()) c.input_values.emplace(ev.source, ev.value);
     if (e.metrics && e.metrics->entire_frame_compile_time_s) c.compile_seconds = *e.metrics->entire_frame_compile_time_s;
     if (s->source_file.empty() && !c.file.empty()) s->source_file = c.file;
     for (const trace::GraphBreak& b : e.graph_breaks) {
@@ -430,6 +456,7 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
     // The user's lines that the graphs quote on their nodes.
     add_dump_stages(c, *tr, e, [&](std::string_view text) {
       if (!s->source_file.empty()) add_quoted_lines(text, s->source_file, lines);
+      add_all_quoted_lines(text, quoted);
     });
     if (o.cancel && o.cancel->load()) return Status::error("cancelled");
     s->compiles.push_back(std::move(c));
@@ -450,6 +477,8 @@ Expected<std::shared_ptr<Session>> load_trace(const std::string& path, const Loa
   if (tr->kind == trace::TraceKind::Minifier) s->source_file = path;
   if (!s->source_file.empty()) s->source_text = read_text(s->source_file);
   for (const auto& [line, code] : lines) s->known_lines.push_back({line, code});
+  for (const auto& [file, numbered] : quoted)
+    for (const auto& [line, code] : numbered) s->quoted_lines[file].push_back({line, code});
   if (o.kiln_stages)
     if (Status st = add_all_kiln_stages(*s, o, *partitioner, 0.5); !st.ok()) return st;
   s->load_seconds = std::chrono::duration<double>(Clock::now() - t0).count();

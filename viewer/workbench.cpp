@@ -20,8 +20,10 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QMouseEvent>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QResizeEvent>
 #include <QPushButton>
 #include <QSettings>
 #include <QStandardPaths>
@@ -75,7 +77,9 @@ Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
   // Long messages are cut, not allowed to widen the window.
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   status_->setMinimumWidth(100);
+  status_->setObjectName("busy_status");
   progress_ = new QProgressBar(this);
+  progress_->setObjectName("busy_progress");  // the panels have bars of their own
   progress_->setMaximumWidth(260);
   progress_->setRange(0, 1000);
   progress_->hide();
@@ -83,7 +87,7 @@ Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
   cancel_->hide();
   connect(cancel_, &QPushButton::clicked, this, [this] {
     loader_->cancelAll();
-    numerics_runner_->cancel("numerics");
+    cancelNumerics();
     corpus_->cancel();
   });
   statusBar()->addWidget(status_, 1);
@@ -96,6 +100,19 @@ Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
     connect(r, &JobRunner::jobStarted, this, [this](const QString&) { updateBusy(); });
     connect(r, &JobRunner::jobFinished, this, [this](const QString&) { updateBusy(); });
   }
+  // A load that failed or was cancelled: the source panel shows the session it showed before.
+  connect(loader_, &JobRunner::jobFinished, this, [this](const QString&) {
+    if (opening_source_.isEmpty() || !loader_->isIdle()) return;
+    opening_source_.clear();
+    if (currentSession()) updateSource();
+  });
+  // A run whose result never came (cancelled, replaced) leaves no "Measuring" behind.
+  connect(numerics_runner_, &JobRunner::jobFinished, this, [this](const QString&) {
+    if (numerics_running_ && numerics_runner_->isIdle()) {
+      numerics_running_.reset();
+      showNumericsOfStage();
+    }
+  });
   connect(corpus_, &CorpusPanel::progress, this, [this](int done, int total) {
     setBusy(QString("op corpus: %1 / %2 cases").arg(done).arg(total), double(done) / std::max(total, 1));
   });
@@ -105,15 +122,89 @@ Workbench::Workbench(QWidget* parent) : QMainWindow(parent) {
   });
 }
 
+namespace {
+// Sensible first sizes: the tree and the side panels readable, the graph the biggest.
+const std::map<int, double> kFirstDockShares = {
+    {Qt::LeftDockWidgetArea, 0.28}, {Qt::RightDockWidgetArea, 0.24}, {Qt::BottomDockWidgetArea, 0.29}};
+}  // namespace
+
 void Workbench::showEvent(QShowEvent* e) {
   QMainWindow::showEvent(e);
   if (sized_) return;
   sized_ = true;
   // Docks laid out before the first show can push the window wider than asked: ask again.
   resize(1600, 1000);
-  // Sensible first sizes: the tree and the side panels readable, the graph the biggest.
-  resizeDocks({session_dock_, source_dock_}, {width() * 28 / 100, width() * 24 / 100}, Qt::Horizontal);
-  resizeDocks({guards_dock_}, {height() * 29 / 100}, Qt::Vertical);
+  dock_shares_ = kFirstDockShares;
+  applyDockShares();
+}
+
+void Workbench::resizeEvent(QResizeEvent* e) {
+  QMainWindow::resizeEvent(e);
+  if (!sized_ || dock_shares_pending_) return;
+  // Once the layout has the new size; many resizes (a drag of the window's edge) make one.
+  dock_shares_pending_ = true;
+  QTimer::singleShot(0, this, [this] {
+    dock_shares_pending_ = false;
+    applyDockShares();
+  });
+}
+
+bool Workbench::event(QEvent* e) {
+  // A press that reaches the window itself, on no child, is on a dock separator.
+  if (e->type() == QEvent::MouseButtonPress) {
+    auto* m = static_cast<QMouseEvent*>(e);
+    separator_pressed_ = m->button() == Qt::LeftButton && !childAt(m->position().toPoint());
+  }
+  const bool handled = QMainWindow::event(e);
+  if (e->type() == QEvent::MouseButtonRelease && separator_pressed_) {
+    separator_pressed_ = false;
+    // After the layout applies the last move (it does so on a zero timer).
+    QTimer::singleShot(0, this, [this] { recordDockShares(); });
+  }
+  return handled;
+}
+
+QDockWidget* Workbench::shownDock(Qt::DockWidgetArea area) const {
+  for (QDockWidget* d : docks_)
+    if (!d->isFloating() && d->isVisible() && dockWidgetArea(d) == area) return d;
+  return nullptr;
+}
+
+void Workbench::applyDockShares() {
+  QList<QDockWidget*> across, down;
+  QList<int> widths, heights;
+  for (const auto& [area, share] : dock_shares_) {
+    QDockWidget* d = shownDock(Qt::DockWidgetArea(area));
+    if (!d) continue;
+    const bool side = area == Qt::LeftDockWidgetArea || area == Qt::RightDockWidgetArea;
+    (side ? across : down) << d;
+    (side ? widths : heights) << int(share * (side ? width() : height()));
+  }
+  if (!across.isEmpty()) resizeDocks(across, widths, Qt::Horizontal);
+  if (!down.isEmpty()) resizeDocks(down, heights, Qt::Vertical);
+}
+
+void Workbench::recordDockShares() {
+  for (int area : {Qt::LeftDockWidgetArea, Qt::RightDockWidgetArea, Qt::TopDockWidgetArea, Qt::BottomDockWidgetArea}) {
+    QDockWidget* d = shownDock(Qt::DockWidgetArea(area));
+    if (!d) continue;
+    const bool side = area == Qt::LeftDockWidgetArea || area == Qt::RightDockWidgetArea;
+    dock_shares_[area] = side ? double(d->width()) / std::max(width(), 1) : double(d->height()) / std::max(height(), 1);
+  }
+}
+
+void Workbench::resetLayout() {
+  for (QDockWidget* d : docks_) {
+    d->setFloating(false);
+    removeDockWidget(d);
+  }
+  for (QDockWidget* d : docks_) {
+    addDockWidget(Qt::DockWidgetArea(d->property("kiln_home_area").toInt()), d);
+    d->show();
+  }
+  arrangeDocks();
+  dock_shares_ = kFirstDockShares;
+  applyDockShares();
 }
 
 Workbench::~Workbench() {
@@ -143,6 +234,7 @@ QDockWidget* Workbench::dock(const QString& title, const QString& name, QWidget*
   d->setObjectName(name);
   d->setWidget(w);
   d->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+  d->setProperty("kiln_home_area", int(area));  // where View > Reset layout puts it back
   addDockWidget(area, d);
   docks_.push_back(d);
   return d;
@@ -190,40 +282,47 @@ void Workbench::buildDocks() {
   connect(code_combo_, &QComboBox::activated, this, [this](int i) {
     if (!updating_) showCodeStage(code_combo_->itemData(i).toInt());
   });
-  QDockWidget* code = dock("Code", "code", code_box, Qt::RightDockWidgetArea);
+  dock("Code", "code", code_box, Qt::RightDockWidgetArea);
   node_panel_ = new QTextBrowser(this);
   node_panel_->setOpenLinks(false);
   connect(node_panel_, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
     // stage:<index> links jump to a stage keeping the selection.
     if (url.scheme() == "stage") showStage(url.path().toInt());
   });
-  QDockWidget* node = dock("Node", "node", node_panel_, Qt::RightDockWidgetArea);
-  tabifyDockWidget(source, code);
-  tabifyDockWidget(code, node);
-  source->raise();
+  dock("Node", "node", node_panel_, Qt::RightDockWidgetArea);
 
   QDockWidget* guards = dock("Guards and recompiles", "guards", buildGuardsPanel(), Qt::BottomDockWidgetArea);
-  QDockWidget* numerics = dock("Numerics", "numerics", buildNumericsPanel(), Qt::BottomDockWidgetArea);
-  QDockWidget* minifier = dock("Minifier", "minifier", buildMinifierPanel(), Qt::BottomDockWidgetArea);
-  QDockWidget* trace = dock("Ranks and timeline", "trace", buildTracePanel(), Qt::BottomDockWidgetArea);
+  dock("Numerics", "numerics", buildNumericsPanel(), Qt::BottomDockWidgetArea);
+  dock("Minifier", "minifier", buildMinifierPanel(), Qt::BottomDockWidgetArea);
+  dock("Ranks and timeline", "trace", buildTracePanel(), Qt::BottomDockWidgetArea);
   corpus_ = new CorpusPanel(this);
-  QDockWidget* corpus = dock("Op corpus", "corpus", corpus_, Qt::BottomDockWidgetArea);
+  dock("Op corpus", "corpus", corpus_, Qt::BottomDockWidgetArea);
   log_ = new QPlainTextEdit(this);
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(20000);
-  QDockWidget* log = dock("Log", "log", log_, Qt::BottomDockWidgetArea);
-  tabifyDockWidget(guards, numerics);
-  tabifyDockWidget(numerics, minifier);
-  tabifyDockWidget(minifier, trace);
-  tabifyDockWidget(trace, corpus);
-  tabifyDockWidget(corpus, log);
-  guards->raise();
-  // The bottom panels span the whole width under the session tree and the graph.
-  setCorner(Qt::BottomLeftCorner, Qt::BottomDockWidgetArea);
-  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+  dock("Log", "log", log_, Qt::BottomDockWidgetArea);
   session_dock_ = session;
   source_dock_ = source;
   guards_dock_ = guards;
+  arrangeDocks();
+}
+
+QDockWidget* Workbench::dockNamed(const QString& name) const {
+  for (QDockWidget* d : docks_)
+    if (d->objectName() == name) return d;
+  return nullptr;
+}
+
+void Workbench::arrangeDocks() {
+  // Tabs in the order the docks were made, the first of each group in front.
+  for (const QStringList& tabs : {QStringList{"source", "code", "node"},
+                                  QStringList{"guards", "numerics", "minifier", "trace", "corpus", "log"}}) {
+    for (int i = 1; i < tabs.size(); ++i) tabifyDockWidget(dockNamed(tabs[i - 1]), dockNamed(tabs[i]));
+    dockNamed(tabs.front())->raise();
+  }
+  // The bottom panels span the whole width under the session tree and the graph.
+  setCorner(Qt::BottomLeftCorner, Qt::BottomDockWidgetArea);
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
 }
 
 void Workbench::buildMenus() {
@@ -287,6 +386,10 @@ void Workbench::buildMenus() {
 
   QMenu* view = menuBar()->addMenu("&View");
   for (QDockWidget* d : docks_) view->addAction(d->toggleViewAction());
+  view->addSeparator();
+  QAction* reset = view->addAction("&Reset layout");
+  reset->setToolTip("Put every panel back in its place, shown, at its first size");
+  connect(reset, &QAction::triggered, this, &Workbench::resetLayout);
 }
 
 void Workbench::setPartitioner(const QString& name) {
@@ -363,6 +466,9 @@ void Workbench::openOne(const QString& path) {
     o.allow_write = program_allow_write_;
     o.partitioner = partitioner_.toStdString();
     o.kiln_stages = false;  // a dump shows first; addKilnStages follows
+    o.source_ready = [this, path](const std::string& text) {
+      QMetaObject::invokeMethod(this, [this, path, t = QString::fromStdString(text)] { showOpeningSource(path, t); }, Qt::QueuedConnection);
+    };
     auto t0 = std::chrono::steady_clock::now();
     auto s = load_session(p, o);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -381,8 +487,19 @@ void Workbench::openOne(const QString& path) {
   });
 }
 
+void Workbench::showOpeningSource(const QString& path, const QString& text) {
+  if (!loader_->isIdle()) {
+    source_->setCode(text, "python");
+    source_shown_for_ = nullptr;  // the next updateSource puts a session's own source back
+    opening_source_ = path;
+  }
+}
+
 void Workbench::onSessionLoaded(std::shared_ptr<Session> s, const QString& path, double seconds) {
+  if (opening_source_ == path) opening_source_.clear();
   last_open_seconds_ = seconds;
+  // Opened again: the file may have changed, so its kept numerics go.
+  std::erase_if(numerics_results_, [&](const auto& kv) { return kv.first.path == s->path; });
   int index = model_->addSession(s);
   addRecent(path);
   setWindowTitle("Kiln — " + QString::fromStdString(s->title));

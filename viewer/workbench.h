@@ -21,6 +21,7 @@
 
 #include "core/graph/graph.h"
 #include "session/code_links.h"
+#include "session/numerics.h"
 #include "session/session.h"
 #include "session/stage_links.h"
 #include "viewer/session_names.h"
@@ -97,6 +98,8 @@ class Workbench : public QMainWindow {
   // Raises a panel by name: session, source, code, node, guards, numerics, minifier, trace (or its
   // tabs ranks and timeline), corpus, log.
   bool showPanel(const QString& name);
+  // View > Reset layout: every dock back in its place, shown, at its first size.
+  void resetLayout();
   void measureNumerics();
   // Stops a numerics run: the ladder checks before each node, pass and LLVM pass.
   void cancelNumerics();
@@ -127,6 +130,7 @@ class Workbench : public QMainWindow {
   std::vector<std::string> selectedNodeNames() const { return selection_; }
   QString stageInfoText() const;
   QString signatureVerdict() const;
+  QString numericsNotes() const;  // the line above the numerics table
   QString lastError() const { return last_error_; }
   double lastOpenSeconds() const { return last_open_seconds_; }
   double lastStageSeconds() const { return last_stage_seconds_; }
@@ -144,6 +148,8 @@ class Workbench : public QMainWindow {
   void dropEvent(QDropEvent* e) override;
   void closeEvent(QCloseEvent* e) override;
   void showEvent(QShowEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+  bool event(QEvent* e) override;  // notes separator drags
 
  private:
   double program_time_limit_s_ = 0;
@@ -154,6 +160,10 @@ class Workbench : public QMainWindow {
   void buildMenus();
   void buildDocks();
   void openOne(const QString& path);
+  // A program being opened, shown in the source panel while it runs and
+  // compiles; its session's own source (with marks) replaces it once open.
+  void showOpeningSource(const QString& path, const QString& text);
+  QString opening_source_;  // the path shown so, until its session opens or the load ends
   void onSessionLoaded(std::shared_ptr<Session> s, const QString& path, double seconds);
   void expandSession(int index);
   // Dumps open with PyTorch's stages; Kiln's pipeline on them follows on the loader.
@@ -164,6 +174,18 @@ class Workbench : public QMainWindow {
   void setBusy(const QString& what, double fraction);
   void updateBusy();
   QDockWidget* dock(const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area);
+  QDockWidget* dockNamed(const QString& name) const;
+  void arrangeDocks();  // tabs, raised tabs and corners of the first layout
+  // The side docks keep their share of the window's width (the bottom ones of
+  // its height) through resizes: Qt gives a grown window's space to the
+  // graph alone, so a window shrunk and restored kept its docks squeezed.
+  // The shares change only by hand (a separator dragged) or on reset.
+  void applyDockShares();
+  void recordDockShares();
+  QDockWidget* shownDock(Qt::DockWidgetArea area) const;  // the dock showing in an area
+  std::map<int, double> dock_shares_;  // by Qt::DockWidgetArea
+  bool dock_shares_pending_ = false;
+  bool separator_pressed_ = false;
 
   // workbench_stage.cpp: selection, the stepper, the graph and the links between stages.
   QWidget* buildStagePanel();
@@ -174,6 +196,8 @@ class Workbench : public QMainWindow {
                      const std::vector<NodeId>& linked, const std::optional<StageDiff>& diff);
   void onStageFailed(int stage, const QString& message);
   void onNodeClicked(NodeId id);
+  bool jumpToNodeSource();  // the selection's source line, when one is known from what is parsed
+  bool source_jump_pending_ = false;
   void updateNodePanel();
   void loadAllStageGraphs();
   void updateStepper();
@@ -186,11 +210,25 @@ class Workbench : public QMainWindow {
   QWidget* buildNumericsPanel();
   QWidget* buildMinifierPanel();
   void updateSource();
+  // Another file the dump quotes (a model's library file): its quoted lines
+  // in the source view under their real numbers, until the next updateSource.
+  bool showQuotedSource(const std::string& file);
   void updateGuards();
   void checkSignature();
   void jumpToSource(const std::string& file, int line);
   void jumpToFirstDivergent();
-  void applyNumericsColours();
+  // Numerics are kept per stage: a run finished while the user looked
+  // elsewhere is shown on returning, and a stage shows only its own table.
+  struct NumericsKey {
+    std::string path, compile, stage;  // the session's path, a compile id, a stage name
+    auto operator<=>(const NumericsKey&) const = default;
+  };
+  std::optional<NumericsKey> numericsKey() const;  // the graph stage shown
+  void showNumericsOfStage();  // its kept result, its run, or an empty table
+  // The graph's colours for the stage shown: by error when it was measured
+  // (and "Colour graph by error" is on), else the user's own choice where
+  // the stage has what it needs (fusion groups), else by op kind.
+  void applyColourMode();
 
   // workbench_links.cpp: a node's lines in the generated code, a code line's nodes.
   void showCodeOfNode(const std::string& node);
@@ -235,6 +273,10 @@ class Workbench : public QMainWindow {
   QLabel* numerics_notes_;
   QDoubleSpinBox* tolerance_;
   QCheckBox* colour_by_error_;
+  std::map<NumericsKey, NumericsResult> numerics_results_;
+  std::optional<NumericsKey> numerics_running_;  // what the run in flight measures
+  std::optional<NumericsKey> numerics_shown_;    // whose result the table holds
+  int user_colour_mode_ = 0;  // the colour mode last picked by hand: op kind or fusion group
 
   // Stepper bar.
   QToolButton* prev_;
@@ -277,7 +319,8 @@ class Workbench : public QMainWindow {
   double last_open_seconds_ = 0, last_stage_seconds_ = 0;
   bool updating_ = false;
   const Session* recompiles_property_session_ = nullptr;  // the session the recompile table shows
-  const Session* source_shown_for_ = nullptr;            // the session whose source is loaded  // the UI is being filled in: ignore its own signals
+  const Session* source_shown_for_ = nullptr;            // the session whose source is loaded
+  std::string quoted_source_shown_;                      // non-empty: that quoted file is shown instead  // the UI is being filled in: ignore its own signals
 };
 
 }  // namespace kiln::viewer

@@ -2,6 +2,7 @@
 // recompiles with the input signature check, numerics, and the minifier.
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -11,6 +12,8 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
@@ -63,6 +66,22 @@ bool same_file(const std::string& a, const std::string& b) {
   return a == b || QFileInfo(QString::fromStdString(a)).fileName() == QFileInfo(QString::fromStdString(b)).fileName();
 }
 
+const char* const kNumericsHint = "Per node: max abs and relative error of each rung against the same graph run in float64.";
+
+QString numerics_summary(const NumericsResult& r) {
+  QString notes = QString("%1 nodes measured against float64 eager.").arg(r.rows.size());
+  if (r.first_divergent >= 0)
+    notes += QString(" First node over %1: <b>%2</b> (%3), first on rung <b>%4</b>.")
+                 .arg(r.tolerance)
+                 .arg(QString::fromStdString(r.rows[size_t(r.first_divergent)].name),
+                      QString::fromStdString(r.rows[size_t(r.first_divergent)].target),
+                      QString(rung_name(r.first_divergent_rung)));
+  else
+    notes += " No node is over the tolerance.";
+  for (const std::string& n : r.notes) notes += "<br><span style='color:gray'>" + QString::fromStdString(n).toHtmlEscaped() + "</span>";
+  return notes;
+}
+
 }  // namespace
 
 QWidget* Workbench::buildGuardsPanel() {
@@ -90,7 +109,8 @@ QWidget* Workbench::buildGuardsPanel() {
   auto* ml = new QVBoxLayout(mid);
   ml->setContentsMargins(4, 0, 4, 4);
   ml->addWidget(heading("Check an input signature", mid));
-  auto* hint = new QLabel("Edit a dtype or shape: the first guard of each cache entry of this frame that would fail is shown.", mid);
+  auto* hint = new QLabel("Edit a dtype, a shape or a scalar's value: the first guard of each cache entry of this frame that "
+                          "would fail is shown.", mid);
   hint->setWordWrap(true);
   ml->addWidget(hint);
   signature_ = new SignatureModel(this);
@@ -104,7 +124,15 @@ QWidget* Workbench::buildGuardsPanel() {
   signature_verdict_->setWordWrap(true);
   signature_verdict_->setTextFormat(Qt::RichText);
   signature_verdict_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-  ml->addWidget(signature_verdict_, 1);
+  signature_verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // A frame with many cache entries writes a long verdict: it scrolls rather than being cut.
+  auto* verdict_scroll = new QScrollArea(mid);
+  verdict_scroll->setObjectName("signature_verdict_scroll");
+  verdict_scroll->setWidget(signature_verdict_);
+  verdict_scroll->setWidgetResizable(true);
+  verdict_scroll->setFrameShape(QFrame::NoFrame);
+  verdict_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  ml->addWidget(verdict_scroll, 1);
   connect(signature_, &SignatureModel::signatureEdited, this, &Workbench::checkSignature);
   split->addWidget(mid);
 
@@ -194,7 +222,7 @@ void Workbench::checkSignature() {
   guards_->setFailedRow(-1);
   if (!s || !c || signature_->rowCount() == 0) {
     signature_verdict_->setText(c && !c->guards.empty() && signature_->rowCount() == 0
-                                    ? "<span style='color:gray'>No tensor guards on frame inputs to check.</span>"
+                                    ? "<span style='color:gray'>No guards on frame inputs to check.</span>"
                                     : "");
     return;
   }
@@ -221,11 +249,16 @@ void Workbench::checkSignature() {
 
 QString Workbench::signatureVerdict() const { return signature_verdict_->text(); }
 
+QString Workbench::numericsNotes() const { return numerics_notes_->text(); }
+
 void Workbench::updateSource() {
   auto s = currentSession();
   if (!s) return;
-  if (source_shown_for_ != s.get()) {
+  if (source_shown_for_ != s.get() || !quoted_source_shown_.empty()) {
     source_shown_for_ = s.get();
+    quoted_source_shown_.clear();
+    source_dock_->setWindowTitle("Source");
+    source_dock_->setToolTip({});
     if (!s->source_text.empty()) {
       source_->setCode(QString::fromStdString(s->source_text), "python");
     } else if (!s->known_lines.empty()) {
@@ -264,11 +297,39 @@ void Workbench::updateSource() {
   }
 }
 
+bool Workbench::showQuotedSource(const std::string& file) {
+  auto s = currentSession();
+  if (!s) return false;
+  auto it = s->quoted_lines.find(file);
+  for (auto q = s->quoted_lines.begin(); q != s->quoted_lines.end() && it == s->quoted_lines.end(); ++q)
+    if (same_file(q->first, file)) it = q;
+  if (it == s->quoted_lines.end()) return false;
+  if (quoted_source_shown_ == it->first) return true;
+  QString text;
+  std::vector<int> numbers;
+  for (const SourceLine& l : it->second) {
+    text += QString::fromStdString(l.code) + "\n";
+    numbers.push_back(l.line);
+  }
+  text.chop(1);
+  source_->setCode(text, "python");
+  source_->setLineNumbers(numbers);
+  quoted_source_shown_ = it->first;
+  // Which file: the view no longer shows the session's own source.
+  source_dock_->setWindowTitle("Source: " + QFileInfo(QString::fromStdString(it->first)).fileName() + " (lines the dump quotes)");
+  source_dock_->setToolTip(QString::fromStdString(it->first));
+  return true;
+}
+
 void Workbench::jumpToSource(const std::string& file, int line) {
   auto s = currentSession();
   if (!s || line <= 0) return;
-  if (!file.empty() && !same_file(file, s->source_file)) {
-    status_->setText(QString("%1:%2 is not the session's source file").arg(QString::fromStdString(file)).arg(line));
+  if (file.empty() || same_file(file, s->source_file)) {
+    if (!quoted_source_shown_.empty()) updateSource();
+  } else if (!showQuotedSource(file)) {
+    status_->setText(QString("%1:%2 is not the session's source file, and the dump quotes no line of it")
+                         .arg(QString::fromStdString(file))
+                         .arg(line));
     return;
   }
   source_->goToLine(line);
@@ -303,7 +364,7 @@ QWidget* Workbench::buildNumericsPanel() {
   bar->addWidget(colour_by_error_);
   bar->addStretch(1);
   layout->addLayout(bar);
-  numerics_notes_ = new QLabel("Per node: max abs and relative error of each rung against the same graph run in float64.", panel);
+  numerics_notes_ = new QLabel(kNumericsHint, panel);
   numerics_notes_->setWordWrap(true);
   layout->addWidget(numerics_notes_);
   numerics_ = new NumericsModel(this);
@@ -314,36 +375,72 @@ QWidget* Workbench::buildNumericsPanel() {
   connect(measure, &QPushButton::clicked, this, &Workbench::measureNumerics);
   connect(cancel, &QPushButton::clicked, this, &Workbench::cancelNumerics);
   connect(jump, &QPushButton::clicked, this, &Workbench::jumpToFirstDivergent);
-  connect(colour_by_error_, &QCheckBox::toggled, this, [this] { applyNumericsColours(); });
+  connect(colour_by_error_, &QCheckBox::toggled, this, [this] { applyColourMode(); });
   connect(numerics_table_, &QTableView::clicked, this, [this](const QModelIndex& i) {
-    NodeId id = numerics_->result().rows[size_t(i.row())].node;
-    graph_->selectNodes({id});
+    if (!shown_graph_ || !numerics_shown_) return;
+    NodeId id = shown_graph_->find(numerics_->result().rows[size_t(i.row())].name);
+    if (id != kNoNode) graph_->selectNodes({id});
   });
   return panel;
 }
 
 bool Workbench::numericsRunning() const { return !numerics_runner_->isIdle(); }
 
+std::optional<Workbench::NumericsKey> Workbench::numericsKey() const {
+  auto s = currentSession();
+  const SessionCompile* c = currentCompile();
+  if (!s || !c || graph_stage_ < 0 || graph_stage_ >= int(c->stages.size())) return std::nullopt;
+  return NumericsKey{s->path, c->id, c->stages[size_t(graph_stage_)].name};
+}
+
+void Workbench::showNumericsOfStage() {
+  const std::optional<NumericsKey> key = numericsKey();
+  auto kept = key ? numerics_results_.find(*key) : numerics_results_.end();
+  if (kept != numerics_results_.end()) {
+    if (numerics_shown_ != key) numerics_->setResult(kept->second);
+    numerics_shown_ = key;
+    numerics_notes_->setText(numerics_summary(kept->second));
+  } else {
+    if (numerics_->rowCount() > 0) numerics_->clear();
+    numerics_shown_.reset();
+    if (numerics_running_ && numerics_running_ == key)
+      numerics_notes_->setText("Measuring ...");
+    else if (numerics_running_)
+      // Not lost: the run goes on, and its result waits for its stage.
+      numerics_notes_->setText(QString("Measuring %1 in the background: its result is shown when you return to it.")
+                                   .arg(QString::fromStdString(numerics_running_->stage).toHtmlEscaped()));
+    else
+      numerics_notes_->setText(kNumericsHint);
+  }
+  applyColourMode();
+}
+
 void Workbench::cancelNumerics() {
   if (!numericsRunning()) return;
   numerics_runner_->cancel("numerics");
+  numerics_running_.reset();
+  showNumericsOfStage();
   numerics_notes_->setText("Numerics cancelled.");
 }
 
 void Workbench::measureNumerics() {
   auto g = shown_graph_;
-  if (!g) {
+  const std::optional<NumericsKey> key = numericsKey();
+  if (!g || !key || loadedGraph(graph_stage_) != g) {
     numerics_notes_->setText("Show a graph stage first.");
     return;
   }
   double tol = tolerance_->value();
-  int stage = graph_stage_, compile = compile_;
-  numerics_notes_->setText("Measuring ...");
+  int stage = graph_stage_;
+  // A new run replaces the stage's kept result (the tolerance may differ).
+  numerics_results_.erase(*key);
+  numerics_running_ = key;
+  showNumericsOfStage();
   showPanel("numerics");
   // Sessions are not changed once loaded: the worker may read this one while it lives.
   std::shared_ptr<const Session> session = currentSession();
   const SessionCompile* c = currentCompile();
-  numerics_runner_->post("numerics", [this, g, tol, stage, compile, session, c](JobContext& ctx) -> JobRunner::Done {
+  numerics_runner_->post("numerics", [this, g, tol, stage, key = *key, session, c](JobContext& ctx) -> JobRunner::Done {
     ctx.progress(0.1, "numerics: running every rung");
     std::shared_ptr<const Graph> measured = g;
     std::string replayed;
@@ -351,49 +448,56 @@ void Workbench::measureNumerics() {
       if (auto runnable = numerics_graph(*session, *c, c->stages[size_t(stage)], &replayed)) measured = *runnable;
     auto r = measure_numerics(*measured, tol, ctx.cancel);
     if (r && !replayed.empty()) r->notes.insert(r->notes.begin(), replayed);
+    const QString stage_name = QString::fromStdString(key.stage);
     if (!r) {
       QString msg = QString::fromStdString(r.status().message());
-      return [this, msg] {
-        numerics_->clear();
-        numerics_notes_->setText("Numerics could not run: " + msg);
-        status_->setText("Numerics could not run: " + msg);
+      return [this, key, msg, stage_name] {
+        if (numerics_running_ == key) numerics_running_.reset();
+        status_->setText("Numerics of " + stage_name + " could not run: " + msg);
+        log_->appendPlainText("numerics of " + stage_name + ": " + msg);
+        showNumericsOfStage();
+        if (numericsKey() == key) numerics_notes_->setText("Numerics could not run: " + msg.toHtmlEscaped());
         emit numericsDone();
       };
     }
-    return [this, r = std::move(*r), stage, compile]() mutable {
-      if (stage != graph_stage_ || compile != compile_) return;
-      QString notes = QString("%1 nodes measured against float64 eager.").arg(r.rows.size());
-      if (r.first_divergent >= 0)
-        notes += QString(" First node over %1: <b>%2</b> (%3), first on rung <b>%4</b>.")
-                     .arg(r.tolerance)
-                     .arg(QString::fromStdString(r.rows[size_t(r.first_divergent)].name),
-                          QString::fromStdString(r.rows[size_t(r.first_divergent)].target),
-                          QString(rung_name(r.first_divergent_rung)));
-      else
-        notes += " No node is over the tolerance.";
-      for (const std::string& n : r.notes) notes += "<br><span style='color:gray'>" + QString::fromStdString(n).toHtmlEscaped() + "</span>";
-      numerics_notes_->setText(notes);
-      status_->setText(QString("Numerics: %1 nodes measured%2")
+    return [this, r = std::move(*r), key, stage_name]() mutable {
+      if (numerics_running_ == key) numerics_running_.reset();
+      const QString first = r.first_divergent >= 0
+                                ? ", first divergent: " + QString::fromStdString(r.rows[size_t(r.first_divergent)].name)
+                                : QString();
+      const bool here = numericsKey() == key;
+      status_->setText(QString("Numerics of %1: %2 nodes measured%3%4")
+                           .arg(stage_name)
                            .arg(r.rows.size())
-                           .arg(r.first_divergent >= 0 ? ", first divergent: " + QString::fromStdString(r.rows[size_t(r.first_divergent)].name) : QString()));
-      numerics_->setResult(std::move(r));
-      applyNumericsColours();
+                           .arg(first, here ? QString() : " (shown when you return to the stage)"));
+      numerics_results_[key] = std::move(r);
+      showNumericsOfStage();
       emit numericsDone();
     };
   });
 }
 
-void Workbench::applyNumericsColours() {
-  if (!shown_graph_) return;
-  if (!colour_by_error_->isChecked() || numerics_->rowCount() == 0) {
-    if (colour_mode_->currentIndex() == 2) colour_mode_->setCurrentIndex(0);
-    return;
+void Workbench::applyColourMode() {
+  // The graph shown may still be the last stage's while the new one loads.
+  const bool current = shown_graph_ && loadedGraph(graph_stage_) == shown_graph_;
+  const bool by_error = current && numerics_shown_ && colour_by_error_->isChecked();
+  const SessionStage* st = currentCompile() && graph_stage_ >= 0 ? &currentCompile()->stages[size_t(graph_stage_)] : nullptr;
+  const bool has_groups = current && st && st->graph == shown_graph_ && !st->fusion_groups.empty();
+  int mode = by_error ? 2 : user_colour_mode_ == 1 && !has_groups ? 0 : user_colour_mode_;
+  if (by_error) {
+    // By name: the graph measured may be the stage as `repro run` replays it.
+    std::vector<double> errors(shown_graph_->size(), std::nan(""));
+    for (const NodeNumerics& n : numerics_->result().rows) {
+      NodeId id = shown_graph_->find(n.name);
+      if (id != kNoNode) errors[size_t(id)] = n.worst_rel();
+    }
+    graph_->setNodeErrors(errors);
   }
-  std::vector<double> errors(shown_graph_->size(), std::nan(""));
-  for (const NodeNumerics& n : numerics_->result().rows)
-    if (n.node >= 0 && n.node < NodeId(errors.size())) errors[size_t(n.node)] = n.worst_rel();
-  graph_->setNodeErrors(errors);
-  colour_mode_->setCurrentIndex(2);
+  {
+    const QSignalBlocker quiet(colour_mode_);  // not the user's pick
+    colour_mode_->setCurrentIndex(mode);
+  }
+  graph_->setColorMode(mode == 0 ? GraphColorMode::OpKind : mode == 1 ? GraphColorMode::FusionGroup : GraphColorMode::Numerics);
 }
 
 void Workbench::jumpToFirstDivergent() {
@@ -404,7 +508,7 @@ void Workbench::jumpToFirstDivergent() {
   }
   numerics_table_->selectRow(row);
   numerics_table_->scrollTo(numerics_->index(row, 0));
-  onNodeClicked(numerics_->result().rows[size_t(row)].node);
+  if (shown_graph_) onNodeClicked(shown_graph_->find(numerics_->result().rows[size_t(row)].name));
 }
 
 QWidget* Workbench::buildMinifierPanel() {

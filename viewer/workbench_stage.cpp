@@ -23,6 +23,7 @@
 #include "viewer/minifier_panel.h"
 #include "viewer/numerics_model.h"
 #include "viewer/session_model.h"
+#include "session/source_links.h"
 #include "session/stage_links.h"
 #include "viewer/workbench.h"
 
@@ -64,6 +65,7 @@ QWidget* Workbench::buildStagePanel() {
   diff_ = new QCheckBox("Diff", panel);
   diff_->setToolTip("Mark what the pass changed: added (green), rewritten (orange); removed nodes are listed");
   colour_mode_ = new QComboBox(panel);
+  colour_mode_->setObjectName("colour_mode");
   colour_mode_->addItems({"Op kind", "Fusion group", "Numerics"});
   colour_mode_->setToolTip("Colour the nodes by op kind, by fusion group, or by their error against float64 eager");
   find_ = new QLineEdit(panel);
@@ -106,6 +108,8 @@ QWidget* Workbench::buildStagePanel() {
     if (!updating_ && stage_ >= 0) showStage(stage_);
   });
   connect(colour_mode_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    // The workbench sets the mode with signals blocked; this is the user's pick.
+    if (i != 2) user_colour_mode_ = i;
     graph_->setColorMode(i == 0 ? GraphColorMode::OpKind : i == 1 ? GraphColorMode::FusionGroup : GraphColorMode::Numerics);
   });
   connect(find_, &QLineEdit::returnPressed, this, [this] {
@@ -191,7 +195,6 @@ void Workbench::showCompile(int session, int compile, const QString& preferStage
   updateSource();
   updateGuards();
   fillCodeCombo();
-  numerics_->clear();
   int stage = -1;
   if (!preferStage.isEmpty()) {
     stage = c->stage_index(preferStage.toStdString());
@@ -206,6 +209,7 @@ void Workbench::showCompile(int session, int compile, const QString& preferStage
       if (c->stages[size_t(k)].kind == StageKind::Graph) stage = k;
   stage_ = -1;
   graph_stage_ = -1;
+  showNumericsOfStage();
   minifier_->setCompile(currentSession(), compile_, stage);
   // A code stage asked for first: the graph shows the graph stage before it.
   if (stage >= 0 && c->stages[size_t(stage)].kind == StageKind::Code) {
@@ -284,6 +288,7 @@ void Workbench::showStage(int stage) {
   stage_ = stage;
   graph_stage_ = stage;
   updateStepper();
+  showNumericsOfStage();
   // The minifier offers the graph on screen first.
   minifier_->setCompile(s, compile_, stage);
   stage_requested_at_ = now_seconds();
@@ -320,6 +325,7 @@ void Workbench::onStageFailed(int stage, const QString& message) {
   if (stage != graph_stage_) return;
   shown_graph_.reset();
   graph_->setGraph(nullptr);
+  applyColourMode();
   stage_info_text_ = "Cannot show this stage: " + message;
   stage_info_->setText("<span style='color:#c03030'>" + stage_info_text_.toHtmlEscaped() + "</span>");
   log_->appendPlainText(stage_info_text_);
@@ -342,6 +348,7 @@ void Workbench::onStageLoaded(int session, int compile, int stage, const std::ma
     // The scheduler's groups belong to the stage's own graph (not a parsed copy of another).
     graph_->setGraph(g, g == st.graph ? st.fusion_groups : std::vector<int>{});
   }
+  applyColourMode();  // the stage's own numerics, or none
   graph_->clearMarks();
   graph_->selectNodes(linked);
   QString info = QString("<b>%1</b>").arg(html(st.name));
@@ -384,12 +391,22 @@ void Workbench::onNodeClicked(NodeId id) {
   selection_stage_ = graph_stage_;
   graph_->selectNodes({id});
   updateNodePanel();
+  // The user line that made the node, or the repro line that defines it;
+  // when only a stage not parsed yet knows it, once loadAllStageGraphs has parsed them.
+  source_jump_pending_ = !jumpToNodeSource();
   loadAllStageGraphs();
-  // The innermost user frame is the line that made the node.
-  if (!n.meta.stack.empty()) jumpToSource(n.meta.stack.back().file, n.meta.stack.back().line);
   showCodeOfNode(n.name);
   for (int r = 0; r < int(numerics_->result().rows.size()); ++r)
-    if (numerics_->result().rows[size_t(r)].node == id) numerics_table_->selectRow(r);
+    if (numerics_->result().rows[size_t(r)].name == n.name) numerics_table_->selectRow(r);
+}
+
+bool Workbench::jumpToNodeSource() {
+  auto s = currentSession();
+  const SessionCompile* c = currentCompile();
+  if (!s || !c || selection_.empty() || selection_stage_ < 0) return false;
+  auto ref = node_source(*s, *c, selection_stage_, selection_.front(), [this](int i) { return loadedGraph(i); });
+  if (ref) jumpToSource(ref->file, ref->line);
+  return ref.has_value();
 }
 
 void Workbench::loadAllStageGraphs() {
@@ -414,6 +431,8 @@ void Workbench::loadAllStageGraphs() {
       if (si != session_ || ci != compile_) return;
       for (const auto& [i, g] : parsed) parsed_[{ci, i}] = g;
       updateNodePanel();
+      if (source_jump_pending_) jumpToNodeSource();
+      source_jump_pending_ = false;
     };
   });
 }

@@ -72,6 +72,10 @@ class RegionRunner {
  public:
   RegionRunner(const RegionOptions& o, const StageObserver& observe, RegionRun& run) : o_(o), observe_(observe), run_(run) {}
 
+  void step(const std::string& group, const std::string& name) const {
+    if (o_.on_step) o_.on_step(group, name);
+  }
+
   bool cancelled() {
     if (o_.cancel && o_.cancel->load()) {
       run_.cancelled = true;
@@ -109,6 +113,7 @@ class RegionRunner {
 
   // A joint graph from a dump: the partitioner, then the halves.
   void partition(const TrainingOptions& training) {
+    step("", "partition");
     double secs = 0;
     Expected<aot::Partition> part = partition_joint(run_.joint, training.partitioner, &secs);
     if (!part) return fail("partition", "", part.status().message(), secs);
@@ -133,6 +138,7 @@ class RegionRunner {
 
   // The ATen graph: a joint graph and its partition when the region trains, else inference.
   void aten(Graph g, const TrainingOptions& training) {
+    step("", "aot_joint_graph");
     TrainingSplit split = split_for_training(g, training);
     if (!split.inference_because.empty()) {
       run_.inference_because = split.inference_because;
@@ -152,6 +158,7 @@ class RegionRunner {
   // One graph through the passes, then code generation. False when the passes failed.
   bool graph_through(Graph g, const std::string& group) {
     if (cancelled()) return false;
+    step(group, "passes");
     RegionPart part;
     part.group = group;
     // The input moves into the passes: 200,000 nodes are a tenth of a second to copy and 100 MB.
@@ -199,6 +206,11 @@ class RegionRunner {
     if (o_.codegen == Codegen::None || cancelled()) return;
     runtime::CompileOptions co = o_.cpu;
     if (!co.cancel) co.cancel = o_.cancel;
+    if (o_.on_step)
+      co.on_step = [this, group = part.group, inner = o_.cpu.on_step](const char* name) {
+        if (inner) inner(name);
+        step(group, name);
+      };
     const Graph& g = part.passes.graph;
     auto code_stage = [&](const runtime::CodegenStage& cs, const runtime::CompileStats& st) {
       std::string summary;
@@ -210,6 +222,7 @@ class RegionRunner {
       // Loop IR first: with Auto, its kernel count decides. (A graph that
       // then gets machine code is lowered and scheduled again by the compile
       // below: under the limit that is small beside LLVM.)
+      step(part.group, "lower");
       Expected<runtime::LoopStages> loops = [&]() -> Expected<runtime::LoopStages> {
         try {
           return runtime::schedule_loops(g, co, part.passes.constants.all());
@@ -253,6 +266,7 @@ class RegionRunner {
   // The same graph for the GPU: the CUDA source alone, so no GPU is needed.
   void cuda(RegionPart& part) {
     if (!o_.cuda_source || cancelled()) return;
+    step(part.group, "cuda_source");
     runtime::CudaCompileOptions cuda;
     cuda.keep_text = true;
     cuda.emit_only = true;
@@ -306,6 +320,7 @@ RegionRun run_region(RegionInput in, const RegionOptions& options, const StageOb
       r.graph_stage("dynamo_output_graph", in.region->graph, 0, "");
       // A region with no ops (a frame that only returns its input) has nothing to compile.
       if (in.region->op_count == 0 || r.cancelled()) break;
+      r.step("", "to_aten");
       auto t0 = Clock::now();
       Expected<Graph> aten = [&]() -> Expected<Graph> {
         try {

@@ -76,6 +76,12 @@ struct RegionOptions {
   // the size of the graph they started from, describe_size() (kiln-cli stages
   // prints its "result" line).
   std::function<void(const std::string& group, const std::string& input_size, const CompileResult& after)> passes_done;
+  // Called as each step begins, before its stage exists: "to_aten",
+  // "aot_joint_graph", "partition", then per group (the half, or "") "passes",
+  // the code generator's "lower", "llvm_ir", "optimize", "assembly",
+  // "object", "link", and "cuda_source". What a progress bar follows: the
+  // code stages of a graph only reach the observer once its compile is done.
+  std::function<void(const std::string& group, const std::string& step)> on_step;
 };
 
 // One graph that went through the passes: an inference graph or a half.

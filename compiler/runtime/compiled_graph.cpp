@@ -155,6 +155,7 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
   cg.opt_level = options.opt_level;
   cg.keep_text = options.keep_text;
   cg.cancel = options.cancel;
+  cg.on_step = options.on_step;
   if (options.inject_bug != "none") {
     Expected<codegen::cpu::InjectedBug> bug = options.inject_bug.empty()
                                                   ? codegen::cpu::injected_bug_from_env()
@@ -163,6 +164,7 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(const Graph& sou
     cg.inject_bug = *bug;
   }
   LoopStages loops;
+  if (options.on_step) options.on_step("lower");
   if (Status st = lower_and_schedule(g, options, impl->scheduled, loops); !st.ok()) return st;
   impl->stats = loops.stats;
   impl->stages = std::move(loops.stages);

@@ -4,6 +4,7 @@
 // buffers, runs every group over the thread pool (extern kernels through their
 // library calls) and returns the outputs. This is what backend "kiln" runs.
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +26,8 @@ struct CompileOptions {
   // Set from another thread: LLVM skips its remaining optional passes and the
   // compile ends as "cancelled" (codegen::cpu::Options::cancel).
   const std::atomic<bool>* cancel = nullptr;
+  // Called as each step begins: "lower", then codegen::cpu::Options::on_step's.
+  std::function<void(const char* step)> on_step;
 };
 
 // One stage of the compile, for the stepper: ir_pre_fusion, ir_post_fusion,

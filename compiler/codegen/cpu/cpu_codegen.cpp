@@ -225,7 +225,11 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
   std::vector<GroupLoops> plans;
   auto module = std::make_unique<JitModule>();
   std::string object;
+  auto step = [&](const char* name) {
+    if (options.on_step) options.on_step(name);
+  };
   try {
+    step("llvm_ir");
     auto t0 = Clock::now();
     plans = plan_all(s);
     // One context per compile: contexts are not thread-safe, and the module
@@ -253,6 +257,7 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
     }
     module->times.emit_ms = ms_since(t0);
     t0 = Clock::now();
+    step("optimize");
     optimize(m, *tm, options.opt_level, gate);
     if (gate.cancelled()) return cancelled;
     if (options.keep_text) module->llvm_ir_optimized = print_module(m);
@@ -261,16 +266,19 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
     // Code generation rewrites the IR it runs on: the assembly comes from a
     // copy, so it shows exactly the code the object holds.
     if (options.keep_text) {
+      step("assembly");
       std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
       module->assembly = emit_file(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
       if (gate.cancelled()) return cancelled;
     }
+    step("object");
     object = emit_file(m, *tm, llvm::CodeGenFileType::ObjectFile);
     if (gate.cancelled()) return cancelled;
     module->times.codegen_ms = ms_since(t0);
   } catch (const Error& e) {
     return Status::error(e.what());
   }
+  step("link");
   return link(s, plans, std::move(module), std::move(object));
 }
 

@@ -14,6 +14,7 @@
 // vectorized: docs/codegen_cpu.md.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,10 @@ struct Options {
   // and code generation take their fastest path from the next pass on, and
   // compile() returns "cancelled" instead of code.
   const std::atomic<bool>* cancel = nullptr;
+  // Called as each step begins ("llvm_ir", "optimize", "assembly", "object",
+  // "link"): the steps take seconds on big graphs, and a progress bar that
+  // only moves when the compile ends looks stuck.
+  std::function<void(const char* step)> on_step;
 };
 
 // How one group's loops are split: the outer points the runtime distributes,
