@@ -193,13 +193,8 @@ def _run_packed(self, data, batch_sizes, h0, c0):
     for layer in range(self.num_layers):
         outs = []
         for direction in range(num_directions):
-            names = self._all_weights[layer * num_directions + direction]
-            w_ih = getattr(self, names[0])
-            w_hh = getattr(self, names[1])
-            b_ih = getattr(self, names[2]) if self.bias else None
-            b_hh = getattr(self, names[3]) if self.bias else None
-            w_hr = getattr(self, names[-1]) if self.proj_size > 0 else None
             idx = layer * num_directions + direction
+            w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_weights(idx)
             igates = F.linear(layer_input, w_ih, b_ih)
             h_all = h0[idx]
             c_all = c0[idx] if c0 is not None else None
@@ -386,6 +381,13 @@ class RNNBase(Module):
         self.check_input(input)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input))
 
+    def _layer_weights(self, idx):
+        # (w_ih, w_hh, b_ih, b_hh, w_hr) of layer * num_directions + direction; None where absent.
+        names = self._all_weights[idx]
+        return (getattr(self, names[0]), getattr(self, names[1]), getattr(self, names[2]) if self.bias else None,
+                getattr(self, names[3]) if self.bias else None,
+                getattr(self, names[-1]) if self.proj_size > 0 else None)
+
     def _run(self, input, h0, c0):
         # input (T, N, H_in) (batch_first already undone); h0, c0 (layers * dirs, N, H).
         # Returns output (T, N, dirs * H), h_n and c_n (None unless LSTM). As ATen, dropout
@@ -398,13 +400,8 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             outs = []
             for direction in range(num_directions):
-                names = self._all_weights[layer * num_directions + direction]
-                w_ih = getattr(self, names[0])
-                w_hh = getattr(self, names[1])
-                b_ih = getattr(self, names[2]) if self.bias else None
-                b_hh = getattr(self, names[3]) if self.bias else None
-                w_hr = getattr(self, names[-1]) if self.proj_size > 0 else None
                 idx = layer * num_directions + direction
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_weights(idx)
                 h = h0[idx]
                 c = c0[idx] if c0 is not None else None
                 igates = F.linear(layer_input, w_ih, b_ih)
