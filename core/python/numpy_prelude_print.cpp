@@ -221,47 +221,50 @@ def _extend_line(s, line, word, width, next_prefix):
 
 def _format_array(data, summary, fmt, line_width, next_line_prefix, separator, edge):
     """_formatArray over nested lists (summarized dimensions hold only their edge items)."""
+    return _format_rows((summary, fmt, separator, edge), data, 0, next_line_prefix, line_width)
+
+
+# A module function rather than a closure that calls itself: Kiln counts
+# references, and a recursive closure would keep itself alive after the call.
+def _format_rows(ctx, node, axis, hanging_indent, curr_width):
+    summary, fmt, separator, edge = ctx
     ndim = len(summary)
-
-    def recurse(node, axis, hanging_indent, curr_width):
-        axes_left = ndim - axis
-        if axes_left == 0:
-            return fmt(node)
-        next_hanging = hanging_indent + " "
-        next_width = curr_width - 1
+    axes_left = ndim - axis
+    if axes_left == 0:
+        return fmt(node)
+    next_hanging = hanging_indent + " "
+    next_width = curr_width - 1
+    if summary[axis]:
+        leading = node[:edge]
+        trailing = node[edge:]
+    else:
+        leading = []
+        trailing = node
+    s = ""
+    if axes_left == 1:
+        elem_width = curr_width - _pymax(len(separator.rstrip()), 1)
+        line = hanging_indent
+        for x in leading:
+            s, line = _extend_line(s, line, _format_rows(ctx, x, axis + 1, next_hanging, next_width), elem_width, hanging_indent)
+            line += separator
         if summary[axis]:
-            leading = node[:edge]
-            trailing = node[edge:]
-        else:
-            leading = []
-            trailing = node
-        s = ""
-        if axes_left == 1:
-            elem_width = curr_width - _pymax(len(separator.rstrip()), 1)
-            line = hanging_indent
-            for x in leading:
-                s, line = _extend_line(s, line, recurse(x, axis + 1, next_hanging, next_width), elem_width, hanging_indent)
-                line += separator
-            if summary[axis]:
-                s, line = _extend_line(s, line, "...", elem_width, hanging_indent)
-                line += separator
-            for x in trailing[:-1]:
-                s, line = _extend_line(s, line, recurse(x, axis + 1, next_hanging, next_width), elem_width, hanging_indent)
-                line += separator
-            s, line = _extend_line(s, line, recurse(trailing[-1], axis + 1, next_hanging, next_width), elem_width, hanging_indent)
-            s += line
-        else:
-            line_sep = separator.rstrip() + "\n" * (axes_left - 1)
-            for x in leading:
-                s += hanging_indent + recurse(x, axis + 1, next_hanging, next_width) + line_sep
-            if summary[axis]:
-                s += hanging_indent + "..." + line_sep
-            for x in trailing[:-1]:
-                s += hanging_indent + recurse(x, axis + 1, next_hanging, next_width) + line_sep
-            s += hanging_indent + recurse(trailing[-1], axis + 1, next_hanging, next_width)
-        return "[" + s[len(hanging_indent):] + "]"
-
-    return recurse(data, 0, next_line_prefix, line_width)
+            s, line = _extend_line(s, line, "...", elem_width, hanging_indent)
+            line += separator
+        for x in trailing[:-1]:
+            s, line = _extend_line(s, line, _format_rows(ctx, x, axis + 1, next_hanging, next_width), elem_width, hanging_indent)
+            line += separator
+        s, line = _extend_line(s, line, _format_rows(ctx, trailing[-1], axis + 1, next_hanging, next_width), elem_width, hanging_indent)
+        s += line
+    else:
+        line_sep = separator.rstrip() + "\n" * (axes_left - 1)
+        for x in leading:
+            s += hanging_indent + _format_rows(ctx, x, axis + 1, next_hanging, next_width) + line_sep
+        if summary[axis]:
+            s += hanging_indent + "..." + line_sep
+        for x in trailing[:-1]:
+            s += hanging_indent + _format_rows(ctx, x, axis + 1, next_hanging, next_width) + line_sep
+        s += hanging_indent + _format_rows(ctx, trailing[-1], axis + 1, next_hanging, next_width)
+    return "[" + s[len(hanging_indent):] + "]"
 
 
 def _array2string(a, opts, separator, prefix, suffix=""):
