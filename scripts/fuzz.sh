@@ -39,6 +39,10 @@ find "$ref/traces" "$ref/minifier" -name '*.log' -size -2M | \
 for f in "$work"/trace/*.log; do { printf '\001\000\100'; head -c 200000 "$f"; } > "$work/index/$(basename "$f")"; done
 
 cp "$ref"/programs/*.py resources/examples/*.py tests/data/language/*.py "$work/python/"
+# The subset's modules and tensor kinds, with names of their own (several are program.py).
+for d in re numpy complex sparse packed; do
+  for f in tests/data/"$d"/*.py; do cp "$f" "$work/python/${d}_$(basename "$f")"; done
+done
 # Two ResNet-18 training steps, or its forward at batch 16 x 128x128, take minutes
 # under ASan: seeds that can only time out.
 rm -f "$work/python/resnet18_train.py" "$work/python/resnet18_infer.py"
