@@ -451,28 +451,27 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     return _result(t)
 
 
-def any(a, axis=None, out=None, keepdims=False, where=None):
-    _reject("np.any", out, where)
+def _truth_reduce(name, reduce, empty, a, axis, out, keepdims, where):
+    # np.any / np.all: a reduction of the array's truth values over `axis`; an
+    # empty array gives `empty` (False for any, True for all) in the reduced shape.
+    _reject(name, out, where)
     a = asarray(a)
     axes = _reduce_axes(a, axis)
     t = a._t != 0
     if a.size == 0:
-        return _result(torch.zeros([1 if i in axes else a.shape[i] for i in range(a.ndim)] if keepdims else
-                                   [a.shape[i] for i in range(a.ndim) if i not in axes], dtype=torch.bool))
-    r = torch.amax(t.to(torch.uint8), axes, keepdims) != 0 if axes else t
+        shape = [1 if i in axes else a.shape[i] for i in range(a.ndim)] if keepdims else \
+            [a.shape[i] for i in range(a.ndim) if i not in axes]
+        return _result(torch.full(shape, empty, dtype=torch.bool))
+    r = reduce(t.to(torch.uint8), axes, keepdims) != 0 if axes else t
     return _result(r)
+
+
+def any(a, axis=None, out=None, keepdims=False, where=None):
+    return _truth_reduce("np.any", torch.amax, False, a, axis, out, keepdims, where)
 
 
 def all(a, axis=None, out=None, keepdims=False, where=None):
-    _reject("np.all", out, where)
-    a = asarray(a)
-    axes = _reduce_axes(a, axis)
-    t = a._t != 0
-    if a.size == 0:
-        return _result(torch.ones([1 if i in axes else a.shape[i] for i in range(a.ndim)] if keepdims else
-                                  [a.shape[i] for i in range(a.ndim) if i not in axes], dtype=torch.bool))
-    r = torch.amin(t.to(torch.uint8), axes, keepdims) != 0 if axes else t
-    return _result(r)
+    return _truth_reduce("np.all", torch.amin, True, a, axis, out, keepdims, where)
 
 
 def _accumulate(name, op, a, axis, dtype, out):
