@@ -15,9 +15,23 @@ bool subclass_of(VM& vm, const Value& cls, const Value& of) {
       if (subclass_of(vm, cls, o)) return true;
     return false;
   }
-  if (!of.is(ObjKind::Class)) throw_type_error("issubclass() arg 2 must be a class, a tuple of classes, or a union");
+  if (!of.is(ObjKind::Class)) {
+    if (of.is(ObjKind::Instance))
+      if (const Value* check = of.as<Instance>()->cls->lookup("__subclasscheck__"))
+        return vm.truth(vm.call(*check, ValueVec{of, cls}));
+    throw_type_error("issubclass() arg 2 must be a class, a tuple of classes, or a union");
+  }
   if (of.as<Class>()->builtin >= 0 && of.as<Class>()->name == "object") return true;
-  return cls.as<Class>()->is_subclass_of(of.as<Class>());
+  // bool is an int, as in Python (the subset's builtin classes have no bases).
+  if (of.as<Class>()->builtin >= 0 && of.as<Class>()->name == "int" && cls.as<Class>()->builtin >= 0 &&
+      cls.as<Class>()->name == "bool")
+    return true;
+  if (cls.as<Class>()->is_subclass_of(of.as<Class>())) return true;
+  // collections.abc's ABCs (no metaclasses in the subset; see VM::is_instance).
+  if (of.as<Class>()->builtin < 0)
+    if (const Value* hook = of.as<Class>()->lookup("__class_subclasscheck__"))
+      return vm.truth(vm.call(*hook, ValueVec{of, cls}));
+  return false;
 }
 
 // CPython's hash of an int: its value modulo the Mersenne prime 2**61 - 1,

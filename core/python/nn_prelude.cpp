@@ -21,6 +21,7 @@ extern const char* const kNnMoreLayersSource;
 extern const char* const kNnRnnSource;
 extern const char* const kNnTransformerSource;
 extern const char* const kNnVisionSource;
+extern const char* const kNnEmbeddingBagSource;
 
 namespace {
 
@@ -350,6 +351,9 @@ class Module:
 
     def cpu(self):
         return self._apply(lambda t: t.cpu())
+
+    def share_memory(self):
+        return self._apply(lambda t: t.share_memory_())
 
     def float(self):
         return self._convert_floats(torch.float32)
@@ -700,7 +704,7 @@ const Expected<CodePtr>& compiled(const char* which) {
   static const Expected<CodePtr> init = compile_module(kNnInitSource, "torch/nn/init.py");
   static const Expected<CodePtr> modules =
       compile_module(std::string(kNnModuleSource) + kNnLayersSource + kNnMoreLayersSource + kNnRnnSource +
-                         kNnTransformerSource + kNnVisionSource,
+                         kNnTransformerSource + kNnVisionSource + kNnEmbeddingBagSource,
                      "torch/nn/modules.py");
   return std::string_view(which) == "init" ? init : modules;
 }
@@ -761,7 +765,7 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
   if (target->name == "torch.nn")
     if (Ref<Module> functional = vm.module("torch.nn.functional"))
       for (const char* name : {"multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "affine_grid",
-                               "grid_sample"}) {
+                               "grid_sample", "embedding_bag"}) {
         std::string local = name[0] == '_' ? name : std::string("_") + name;
         if (const Value* f = globals->find_str(local)) functional->dict->set(str_value(name), *f);
       }

@@ -25,6 +25,7 @@ constexpr StdModule kModules[] = {
     {"bisect", load_bisect},
     {"codecs", load_codecs},
     {"collections", load_collections},
+    {"collections.abc", load_collections_abc},
     {"contextlib", load_contextlib},
     {"copy", load_copy},
     {"csv", load_csv},

@@ -48,6 +48,7 @@ void load_inspect(VM& vm, const Ref<Module>& m);       // stdlib_dataclasses.cpp
 void load_dataclasses(VM& vm, const Ref<Module>& m);
 void load_warnings(VM& vm, const Ref<Module>& m);     // stdlib_warnings.cpp
 void load_collections(VM& vm, const Ref<Module>& m);  // stdlib_collections.cpp
+void load_collections_abc(VM& vm, const Ref<Module>& m);  // stdlib_collections_abc.cpp
 void load_functools(VM& vm, const Ref<Module>& m);
 void load_itertools(VM& vm, const Ref<Module>& m);    // stdlib_itertools.cpp
 void load_copy(VM& vm, const Ref<Module>& m);

@@ -87,6 +87,16 @@ class _GenericAlias:
     def __call__(self, *args, **kwargs):
         return self.__origin__(*args, **kwargs)
 
+    def __instancecheck__(self, obj):
+        if self._name == "Union" or self._name == "Optional":
+            return isinstance(obj, tuple([type(None) if a is None else a for a in self.__args__]))
+        _kiln_std.raise_error("TypeError", "Subscripted generics cannot be used with class and instance checks")
+
+    def __subclasscheck__(self, cls):
+        if self._name == "Union" or self._name == "Optional":
+            return issubclass(cls, tuple([type(None) if a is None else a for a in self.__args__]))
+        _kiln_std.raise_error("TypeError", "Subscripted generics cannot be used with class and instance checks")
+
     def __eq__(self, other):
         if not isinstance(other, _GenericAlias):
             return False
@@ -107,6 +117,28 @@ class _SpecialGeneric:
 
     def __call__(self, *args, **kwargs):
         return self.__origin__(*args, **kwargs)
+
+    def _check_origin(self):
+        # The class isinstance answers with: the builtin, or CPython's
+        # collections / collections.abc class behind the alias.
+        if self.__origin__ is not None:
+            return self.__origin__
+        import collections
+        import collections.abc
+        names = {"DefaultDict": "defaultdict", "Counter": "Counter", "Deque": "deque"}
+        if self._name in names:
+            return getattr(collections, names[self._name])
+        if self._name == "AbstractSet":
+            return collections.abc.Set
+        if self._name == "ContextManager":
+            _kiln_std.refuse("isinstance() with typing.ContextManager (contextlib has no AbstractContextManager in the subset)")
+        return getattr(collections.abc, self._name)
+
+    def __instancecheck__(self, obj):
+        return isinstance(obj, self._check_origin())
+
+    def __subclasscheck__(self, cls):
+        return issubclass(cls, self._check_origin())
 
 
 class _SpecialForm:
@@ -179,8 +211,8 @@ Hashable = _SpecialGeneric(None, "Hashable")
 Sized = _SpecialGeneric(None, "Sized")
 Reversible = _SpecialGeneric(None, "Reversible")
 AbstractSet = _SpecialGeneric(None, "AbstractSet")
-Set = _SpecialGeneric(None, "Set")
-FrozenSet = _SpecialGeneric(None, "FrozenSet")
+Set = _SpecialGeneric(set, "Set")
+FrozenSet = _SpecialGeneric(frozenset, "FrozenSet")
 Awaitable = _SpecialGeneric(None, "Awaitable")
 Coroutine = _SpecialGeneric(None, "Coroutine")
 AsyncIterator = _SpecialGeneric(None, "AsyncIterator")

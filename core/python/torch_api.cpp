@@ -15,6 +15,17 @@ using namespace detail;
 
 namespace {
 
+// PyTorch's argument parser takes NumPy's names for four parameters of every
+// function (python_arg_parser.cpp, numpy_compatibility_arg_names):
+// torch.sum(x, axis=0, keepdims=True), torch.add(x1=a, x2=b).
+bool is_numpy_alias(const std::string& given, const std::string& param) {
+  if (param == "dim") return given == "axis";
+  if (param == "keepdim") return given == "keepdims";
+  if (param == "input") return given == "x" || given == "a" || given == "x1";
+  if (param == "other") return given == "x2";
+  return false;
+}
+
 struct Registry {
   Table table;
   std::map<std::string, const Callable*, std::less<>> by_name;
@@ -255,6 +266,8 @@ bool bind(const Signature& sig, bool is_method, const ValueList& args, const Kwa
     size_t idx = sig.params.size();
     for (size_t i = first; i < sig.params.size(); ++i)
       if (sig.params[i].name == name) idx = i;
+    for (size_t i = first; i < sig.params.size() && idx == sig.params.size(); ++i)
+      if (is_numpy_alias(name, sig.params[i].name)) idx = i;
     if (idx == sig.params.size()) {
       why = fn + " got an unexpected keyword argument '" + name + "'";
       mismatch.unknown_keyword = name;

@@ -234,6 +234,10 @@ void install_torch_info(VM& vm, const Ref<Module>& torch) {
       set_attr_builtin(jit->dict, std::string("torch.jit.") + fn, fn, [](VM&, const CallArgs&) { return Value(false); });
     set_attr_builtin(jit->dict, "torch.jit.unused", "unused", [](VM&, const CallArgs& a) { return a[0]; });
     set_attr_builtin(jit->dict, "torch.jit.ignore", "ignore", [](VM&, const CallArgs& a) { return a.npos ? a[0] : Value(); });
+    // TorchScript overload declarations (torchvision's DenseNet): in eager
+    // Python the definition after them is the one that runs.
+    for (const char* fn : {"_overload_method", "_overload"})
+      set_attr_builtin(jit->dict, std::string("torch.jit.") + fn, fn, [](VM&, const CallArgs& a) { return a.npos ? a[0] : Value(); });
   }
   if (Ref<Module> fx = vm.module("torch.fx")) {
     set_attr_builtin(fx->dict, "torch.fx.wrap", "wrap", [](VM&, const CallArgs& a) {

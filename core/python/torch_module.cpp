@@ -43,6 +43,31 @@ CpuGenerator* explicit_generator(VM& vm, const Value& v) {
 
 namespace {
 
+// torch.get_rng_state(): a uint8 tensor of ATen's state layout.
+Value rng_state_tensor(const CpuGenerator& g) {
+  const auto bytes = g.state_bytes();
+  Tensor t = Tensor::empty({int64_t(bytes.size())}, DType::UInt8);
+  std::copy(bytes.begin(), bytes.end(), t.data<uint8_t>());
+  return tensor_value(t);
+}
+
+// torch.set_rng_state(state), with ATen's checks (check_rng_state, the size, mt19937::is_valid).
+void set_rng_state_from(CpuGenerator& g, const Value& state) {
+  const TensorObj* obj = tensor_obj(state);
+  if (!obj) throw_type_error("expected a torch.ByteTensor, but got " + type_name(state));
+  const Tensor& t = obj->t;
+  if (t.dtype() != DType::UInt8 || obj->device != "cpu")
+    throw PyError("TypeError", std::string("expected a torch.ByteTensor, but got ") +
+                                   (obj->device == "cpu" ? torchapi::legacy_type_name(t.dtype()) : "a CUDA tensor"));
+  if (t.numel() != int64_t(CpuGenerator::kStateBytes))
+    throw PyError("RuntimeError", "Expected a CPUGeneratorImplState of size " + std::to_string(CpuGenerator::kStateBytes) +
+                                      " but found the input RNG state size to be " + std::to_string(t.numel()));
+  std::array<uint8_t, CpuGenerator::kStateBytes> bytes;
+  Tensor c = t.contiguous();
+  std::copy(c.data<uint8_t>(), c.data<uint8_t>() + bytes.size(), bytes.begin());
+  if (!g.set_state_bytes(bytes)) throw PyError("RuntimeError", "Invalid mt19937 state");
+}
+
 // torch.cond(pred, true_fn, false_fn, operands=()): the branch pred picks,
 // called with the operands, after PyTorch's checks of the arguments. Dynamo
 // traces both branches into one graph; Kiln breaks the graph there and runs
@@ -436,6 +461,11 @@ void install_prelude_helpers(VM& vm) {
   def(k, "generator_initial_seed", [](VM& vm, const CallArgs& a) {
     return Value(int64_t(generator_at(vm, a[0]).initial_seed()));
   });
+  def(k, "generator_get_state", [](VM& vm, const CallArgs& a) { return rng_state_tensor(generator_at(vm, a[0])); });
+  def(k, "generator_set_state", [](VM& vm, const CallArgs& a) {
+    set_rng_state_from(generator_at(vm, a[0]), a[1]);
+    return Value();
+  });
   // warnings.warn(message, category) as Python shows it, without the source
   // location PyTorch's own file would give.
   def(k, "warn", [](VM& vm, const CallArgs& a) {
@@ -510,6 +540,12 @@ void install_torch(VM& vm) {
     return Value();
   });
   def(torch, "initial_seed", [](VM&, const CallArgs&) { return Value(int64_t(default_cpu_generator().initial_seed())); });
+  def(torch, "get_rng_state", [](VM&, const CallArgs&) { return rng_state_tensor(default_cpu_generator()); });
+  def(torch, "set_rng_state", [](VM&, const CallArgs& a) {
+    if (a.npos != 1) throw_type_error("set_rng_state() takes 1 positional argument but " + std::to_string(a.npos) + " were given");
+    set_rng_state_from(default_cpu_generator(), a[0]);
+    return Value();
+  });
   def(torch, "get_default_dtype", [](VM& vm, const CallArgs&) { return make_dtype(vm, DType::Float32); });
   def(torch, "set_default_dtype", [](VM&, const CallArgs& a) {
     if (a.npos != 1 || !a[0].is(ObjKind::DType) || a[0].as<DTypeObj>()->dtype != DType::Float32)
@@ -553,11 +589,16 @@ void install_torch(VM& vm) {
   cudnn->dict->set(str_value("enabled"), Value(true));
   cudnn->dict->set(str_value("benchmark"), Value(false));
   cudnn->dict->set(str_value("deterministic"), Value(false));
+  // An Apple GPU is never there (the device-selection idiom of pytorch/examples).
+  auto mps = new_module(vm, "torch.backends.mps");
+  def(mps, "is_available", [](VM&, const CallArgs&) { return Value(false); });
+  def(mps, "is_built", [](VM&, const CallArgs&) { return Value(false); });
   new_module(vm, "torch.backends.cuda");
   new_module(vm, "torch.backends.cuda.matmul")->dict->set(str_value("allow_tf32"), Value(false));
 
   auto nn = new_module(vm, "torch.nn");
   nn->dict->set(str_value("Parameter"), Value(vm.builtin_type("Parameter")));
+  new_module(vm, "torch.nn.parameter")->dict->set(str_value("Parameter"), Value(vm.builtin_type("Parameter")));
   add_callables(new_module(vm, "torch.nn.functional"), "torch.nn.functional");
   for (const std::string& m : torchapi::modules())
     if (m != "torch" && m != "Tensor" && m != "torch.nn.functional" && !vm.module(m)) add_callables(new_module(vm, m), m);

@@ -267,6 +267,10 @@ void add_device_methods(const Ref<Class>& cls) {
     if (force && vm.truth(*force)) throw_unsupported("Tensor.numpy(force=True)");
     return tensor_to_ndarray(vm, a[0]);
   });
+  // One process holds every tensor Kiln runs, so a tensor is already where
+  // every worker sees it: moving it to shared memory changes nothing.
+  add_method(cls, "share_memory_", [](VM&, const CallArgs& a) { return a[0]; });
+  add_method(cls, "is_shared", [](VM&, const CallArgs&) { return Value(false); });
   add_method(cls, "data_ptr", [](VM&, const CallArgs&) -> Value {
     throw_unsupported("Tensor.data_ptr() (memory addresses are not part of Kiln's Python subset)");
   });

@@ -1204,6 +1204,13 @@ class Generator:
 
     def initial_seed(self):
         return _kiln.generator_initial_seed(self._handle)
+
+    def get_state(self):
+        return _kiln.generator_get_state(self._handle)
+
+    def set_state(self, new_state):
+        _kiln.generator_set_state(self._handle, new_state)
+        return self
 )PY";
 
 Ref<Module> ensure_module(VM& vm, const std::string& name) {
@@ -1304,6 +1311,8 @@ void install_utils(VM& vm) {
 
 }  // namespace
 
+void install_checkpoint_prelude(VM& vm);  // checkpoint_prelude.cpp
+
 void install_training_preludes(VM& vm) {
   static const Expected<CodePtr> generator_code = compile_module(kGeneratorSource, "torch/_C/Generator.py");
   if (Ref<Dict> globals = run_prelude(vm, generator_code, "torch._C", "torch.Generator"))
@@ -1318,6 +1327,7 @@ void install_training_preludes(VM& vm) {
   vm.add_lazy_module("torch.nn.utils.clip_grad", install_utils);
   vm.add_lazy_module("torch.amp", install_utils);
   vm.add_lazy_module("torch.cuda.amp", install_utils);
+  install_checkpoint_prelude(vm);
 }
 
 }  // namespace kiln::py

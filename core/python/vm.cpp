@@ -11,6 +11,7 @@
 
 #include "core/python/bigint.h"
 #include "core/python/compiler.h"
+#include "core/python/pytorch_names.h"
 #include "core/python/torch_bridge.h"
 #include "core/util/pyformat.h"
 
@@ -1028,7 +1029,17 @@ bool VM::step(Frame& f, Value& result) {
       Value out;
       if (v) out = *v;
       else if (Ref<Module> sub = module(m->name + "." + n)) out = Value(sub);
-      else throw PyError("ImportError", "cannot import name '" + n + "' from '" + m->name + "'", true);
+      else {
+        // As getattr on a module: a name PyTorch has is Kiln's gap (exit 3,
+        // and no `except ImportError` fallback takes another path than
+        // PyTorch's); one PyTorch lacks is the program's own ImportError.
+        // Where the names are not recorded, the gap is assumed.
+        std::optional<bool> known = pytorch_has(m->name, n);
+        const bool gap = known.value_or(true);
+        const char* why = !gap ? "" : known ? " (PyTorch has it; not in Kiln's subset)"
+                                            : " (not in Kiln's subset; docs/python.md lists what it models)";
+        throw PyError("ImportError", "cannot import name '" + n + "' from '" + m->name + "'" + why, gap);
+      }
       f.stack.push_back(std::move(out));
       break;
     }

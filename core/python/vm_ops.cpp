@@ -857,11 +857,25 @@ bool VM::is_instance(const Value& v, const Value& cls_or_tuple) {
       if (is_instance(v, c)) return true;
     return false;
   }
-  if (!cls_or_tuple.is(ObjKind::Class)) throw_type_error("isinstance() arg 2 must be a type or tuple of types");
+  if (!cls_or_tuple.is(ObjKind::Class)) {
+    // typing's aliases (typing.Sequence, typing.List[int]) answer through
+    // their own __instancecheck__, as CPython's do.
+    if (cls_or_tuple.is(ObjKind::Instance))
+      if (const Value* check = cls_or_tuple.as<Instance>()->cls->lookup("__instancecheck__"))
+        return truth(call(*check, ValueVec{cls_or_tuple, v}));
+    throw_type_error("isinstance() arg 2 must be a type or tuple of types");
+  }
   const Class* target = cls_or_tuple.as<Class>();
   Ref<Class> t = type_of(v);
   if (!t) return false;
   if (t->is_subclass_of(target)) return true;
+  // The subset has no metaclasses: an ABC (collections.abc) recognises
+  // builtins and structural matches through its own __class_instancecheck__,
+  // where CPython's ABCMeta.__instancecheck__ consults registrations and
+  // __subclasshook__.
+  if (target->builtin < 0)
+    if (const Value* hook = target->lookup("__class_instancecheck__"))
+      return truth(call(*hook, ValueVec{cls_or_tuple, v}));
   // bool is an int, as in Python; NumPy's float64 is a float.
   if (target->builtin >= 0 && target->name == "float") return is_numpy_float64(v);
   return v.is_bool() && target->name == "int" && target->builtin >= 0;

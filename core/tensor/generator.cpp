@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string_view>
 #include <type_traits>
@@ -105,6 +106,57 @@ bool CpuGenerator::operator==(const CpuGenerator& other) const {
   return seed_ == other.seed_ && state_ == other.state_ && left_ == other.left_ && next_ == other.next_ &&
          next_float_normal_sample_ == other.next_float_normal_sample_ &&
          next_double_normal_sample_ == other.next_double_normal_sample_;
+}
+
+namespace {
+// Offsets in ATen's CPUGeneratorImplState (x86-64 alignment).
+constexpr size_t kSeedAt = 0, kLeftAt = 8, kSeededAt = 12, kNextAt = 16, kWordsAt = 24;
+constexpr size_t kNormalYAt = 5024, kNormalValidAt = 5040, kFloatSampleAt = 5048, kFloatValidAt = 5052;
+
+template <class T>
+void put(std::array<uint8_t, CpuGenerator::kStateBytes>& b, size_t at, T v) {
+  std::memcpy(b.data() + at, &v, sizeof v);
+}
+template <class T>
+T get(const std::array<uint8_t, CpuGenerator::kStateBytes>& b, size_t at) {
+  T v;
+  std::memcpy(&v, b.data() + at, sizeof v);
+  return v;
+}
+}  // namespace
+
+std::array<uint8_t, CpuGenerator::kStateBytes> CpuGenerator::state_bytes() const {
+  std::array<uint8_t, kStateBytes> b{};
+  put<uint64_t>(b, kSeedAt, seed_);
+  put<int32_t>(b, kLeftAt, left_);
+  put<int32_t>(b, kSeededAt, 1);
+  put<uint64_t>(b, kNextAt, uint64_t(next_));
+  for (int i = 0; i < kStateSize; ++i) put<uint64_t>(b, kWordsAt + 8 * size_t(i), state_[size_t(i)]);
+  if (next_double_normal_sample_) {
+    put<int32_t>(b, kNormalValidAt, 1);
+    put<double>(b, kNormalYAt, *next_double_normal_sample_);
+  }
+  if (next_float_normal_sample_) {
+    put<float>(b, kFloatSampleAt, *next_float_normal_sample_);
+    b[kFloatValidAt] = 1;
+  }
+  return b;
+}
+
+bool CpuGenerator::set_state_bytes(const std::array<uint8_t, kStateBytes>& b) {
+  const int32_t left = get<int32_t>(b, kLeftAt);
+  const uint32_t next = uint32_t(get<uint64_t>(b, kNextAt));
+  // at::mt19937::is_valid
+  if (get<int32_t>(b, kSeededAt) == 0 || left <= 0 || left > kStateSize || next > uint32_t(kStateSize)) return false;
+  seed_ = get<uint64_t>(b, kSeedAt);
+  left_ = left;
+  next_ = int(next);
+  for (int i = 0; i < kStateSize; ++i) state_[size_t(i)] = uint32_t(get<uint64_t>(b, kWordsAt + 8 * size_t(i)));
+  next_double_normal_sample_.reset();
+  if (get<int32_t>(b, kNormalValidAt)) next_double_normal_sample_ = get<double>(b, kNormalYAt);
+  next_float_normal_sample_.reset();
+  if (b[kFloatValidAt]) next_float_normal_sample_ = get<float>(b, kFloatSampleAt);
+  return true;
 }
 
 CpuGenerator& default_cpu_generator() {

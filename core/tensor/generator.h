@@ -60,6 +60,15 @@ class CpuGenerator {
   // Same engine position and cached samples.
   bool operator==(const CpuGenerator& other) const;
 
+  // torch.get_rng_state()'s bytes: ATen's CPUGeneratorImplState as x86-64
+  // lays it out (5056 bytes: the legacy TH state with the 624 words widened to
+  // 64 bits, then the cached float sample), so a state printed, saved or
+  // restored reads as PyTorch's does.
+  static constexpr size_t kStateBytes = 5056;
+  std::array<uint8_t, kStateBytes> state_bytes() const;
+  // False (and no change) when the bytes hold no valid engine state.
+  bool set_state_bytes(const std::array<uint8_t, kStateBytes>& bytes);
+
   // Held by the fill functions for a whole fill, as ATen holds generator->mutex_.
   std::mutex& mutex() const { return mutex_; }
 
