@@ -141,6 +141,7 @@ std::optional<std::array<int, 3>> Workbench::parseStageSpec(const QString& spec)
     if (const SessionCompile* c = s->find(currentCompile()->id)) compile = int(c - s->compiles.data());
   for (int i = 0; i < int(s->compiles.size()) && compile < 0; ++i)
     if (s->compiles[size_t(i)].stages.size() > 1) compile = i;
+  if (compile < 0 && !s->compiles.empty()) compile = 0;  // a repro: one compile of one stage
   if (compile >= 0) {
     const int stage = find_stage(s->compiles[size_t(compile)], rest.toStdString());
     if (stage >= 0) return std::array<int, 3>{session, compile, stage};
