@@ -26,7 +26,7 @@ CodeView::CodeView(QWidget* parent) : QWidget(parent) {
   field_->setPlaceholderText("Find in code (Ctrl+F)");
   field_->setToolTip("Every match is outlined; Enter or F3: next, Shift+Enter or Shift+F3: previous");
   field_->setClearButtonEnabled(true);
-  field_->setMinimumWidth(200);
+  field_->setMinimumWidth(110);
   field_->installEventFilter(this);
   prev_ = new QToolButton(this);
   prev_->setArrowType(Qt::UpArrow);
@@ -38,7 +38,7 @@ CodeView::CodeView(QWidget* parent) : QWidget(parent) {
   case_->setToolTip("Match case");
   count_ = new QLabel(this);
   count_->setObjectName("code_find_count");
-  count_->setMinimumWidth(90);
+  count_->setMinimumWidth(60);
   top->addWidget(field_);
   top->addWidget(prev_);
   top->addWidget(next_);
@@ -47,6 +47,8 @@ CodeView::CodeView(QWidget* parent) : QWidget(parent) {
   layout->addLayout(top);
   editor_ = new CodeEditor(this);
   layout->addWidget(editor_, 1);
+  // Beside the graph the bar squeezes rather than take the graph's width.
+  setMinimumWidth(240);
 
   connect(field_, &QLineEdit::textChanged, this, [this] { research(); });
   connect(case_, &QCheckBox::toggled, this, [this] { research(); });

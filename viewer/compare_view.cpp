@@ -8,6 +8,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStyle>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -242,7 +243,15 @@ void CompareView::show(const std::shared_ptr<const Loaded>& r) {
   diff_ = r->diff;
   text_diff_ = r->text_diff;
   const bool graphs = r->graphs[0] || r->graphs[1];
+  const bool graphs_were_hidden = graph_pane_->isHidden() || !graphs_sized_;
   graph_pane_->setVisible(graphs);
+  // The graphs come back at their share (three fifths) after a comparison of code hid them.
+  if (graphs && graphs_were_hidden)
+    QTimer::singleShot(0, this, [this] {
+      const int h = std::max(body_->height(), 100);
+      body_->setSizes({h * 3 / 5, h - h * 3 / 5});
+      graphs_sized_ = body_->isVisible();
+    });
   for (int i = 0; i < 2; ++i) {
     graphs_[i]->setGraph(nullptr);
     graphs_[i]->setGraph(r->graphs[i]);

@@ -94,6 +94,7 @@ class CompareView : public QWidget {
   QString summary_;
   bool updating_ = false;
   bool syncing_ = false;
+  bool graphs_sized_ = false;  // the graphs were given their share once shown
 };
 
 }  // namespace kiln::viewer

@@ -9,6 +9,7 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTabBar>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "viewer/code_editor.h"
@@ -59,7 +60,7 @@ QWidget* Workbench::buildCentre(QWidget* graph_page) {
   code_combo_->setObjectName("code_stage");
   code_combo_->setToolTip("The compile's generated code: Inductor's output code, Kiln's loop IR, LLVM IR, assembly or CUDA C++");
   code_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  code_combo_->setMinimumContentsLength(24);
+  code_combo_->setMinimumContentsLength(10);
   code_panel_->bar()->addWidget(code_combo_, 1);
   centre_split_->addWidget(code_panel_);
   centre_stack_->addWidget(centre_split_);
@@ -75,9 +76,15 @@ QWidget* Workbench::buildCentre(QWidget* graph_page) {
   connect(centre_tabs_, &QTabBar::currentChanged, this, &Workbench::onCentreTab);
   connect(beside_, &QCheckBox::toggled, this, [this](bool on) {
     onCentreTab(centre_tabs_->currentIndex());
-    // Hidden, the code had no share of the splitter: the graph gets a little less than half.
-    const int w = std::max(centre_split_->width(), 200);
-    if (on) centre_split_->setSizes({w * 9 / 20, w - w * 9 / 20});
+    // Hidden, the code had no share of the splitter: the graph gets a little less than half,
+    // once the splitter has taken in the newly shown side (it does so on its next layout).
+    if (on)
+      QTimer::singleShot(0, this, [this] {
+        const int w = std::max(centre_split_->width(), 200);
+        centre_split_->setSizes({w * 9 / 20, w - w * 9 / 20});
+        // The graph is narrower now: its selection back in view.
+        if (!graph_->selectedNodes().empty()) graph_->selectNodes(graph_->selectedNodes());
+      });
   });
   connect(model_, &QAbstractItemModel::rowsInserted, compare_, &CompareView::refreshSessions);
   connect(model_, &QAbstractItemModel::modelReset, compare_, &CompareView::refreshSessions);
