@@ -1,7 +1,10 @@
 #include "session/text_diff.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <functional>
+#include <unordered_map>
 
 namespace kiln::session {
 
@@ -68,27 +71,74 @@ bool myers(const std::vector<size_t>& a, const std::vector<size_t>& b, int max_e
   return true;
 }
 
+// The edit script of a[al..ah) against b[bl..bh), appended to `out`: Myers
+// within the budget; past it (texts that differ in many places, a forward's
+// code against a backward's), patience's anchors (lines found once on each
+// side, in an order both keep) split the ranges, and each part is diffed so.
+void diff_range(const std::vector<size_t>& a, size_t al, size_t ah, const std::vector<size_t>& b, size_t bl, size_t bh,
+                int max_edits, std::vector<Op>& out) {
+  size_t head = 0;
+  while (al + head < ah && bl + head < bh && a[al + head] == b[bl + head]) ++head;
+  out.insert(out.end(), head, Op::Keep);
+  al += head;
+  bl += head;
+  size_t tail = 0;
+  while (ah - tail > al && bh - tail > bl && a[ah - 1 - tail] == b[bh - 1 - tail]) ++tail;
+  ah -= tail;
+  bh -= tail;
+  std::vector<Op> script;
+  if (myers({a.begin() + long(al), a.begin() + long(ah)}, {b.begin() + long(bl), b.begin() + long(bh)}, max_edits, script)) {
+    out.insert(out.end(), script.begin(), script.end());
+  } else {
+    std::unordered_map<size_t, std::pair<int, int>> count;  // hash -> (times in a, times in b)
+    std::unordered_map<size_t, size_t> where_b;
+    for (size_t i = al; i < ah; ++i) ++count[a[i]].first;
+    for (size_t j = bl; j < bh; ++j) ++count[b[j]].second, where_b[b[j]] = j;
+    std::vector<std::pair<size_t, size_t>> unique;  // (i, j), by i
+    for (size_t i = al; i < ah; ++i)
+      if (const auto& c = count[a[i]]; c.first == 1 && c.second == 1) unique.push_back({i, where_b[a[i]]});
+    // The longest run increasing in j (patience sorting).
+    std::vector<size_t> piles, back(unique.size(), SIZE_MAX);
+    for (size_t k = 0; k < unique.size(); ++k) {
+      auto at = std::lower_bound(piles.begin(), piles.end(), unique[k].second,
+                                 [&](size_t pile, size_t j) { return unique[pile].second < j; });
+      if (at != piles.begin()) back[k] = *(at - 1);
+      if (at == piles.end()) piles.push_back(k);
+      else *at = k;
+    }
+    std::vector<std::pair<size_t, size_t>> anchors;
+    for (size_t k = piles.empty() ? SIZE_MAX : piles.back(); k != SIZE_MAX; k = back[k]) anchors.push_back(unique[k]);
+    std::reverse(anchors.begin(), anchors.end());
+    if (anchors.empty()) {
+      out.insert(out.end(), ah - al, Op::Del);
+      out.insert(out.end(), bh - bl, Op::Ins);
+    } else {
+      size_t i = al, j = bl;
+      for (const auto& [ai, bj] : anchors) {
+        diff_range(a, i, ai, b, j, bj, max_edits, out);
+        out.push_back(Op::Keep);
+        i = ai + 1;
+        j = bj + 1;
+      }
+      diff_range(a, i, ah, b, j, bh, max_edits, out);
+    }
+  }
+  out.insert(out.end(), tail, Op::Keep);
+}
+
 }  // namespace
 
 TextDiff diff_lines(std::string_view left, std::string_view right, int max_edits) {
   const std::vector<std::string_view> a = text_lines(left), b = text_lines(right);
-  size_t head = 0;
-  while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;
-  size_t tail = 0;
-  while (tail < a.size() - head && tail < b.size() - head && a[a.size() - 1 - tail] == b[b.size() - 1 - tail]) ++tail;
   std::hash<std::string_view> hash;
   std::vector<size_t> ha, hb;
-  for (size_t i = head; i < a.size() - tail; ++i) ha.push_back(hash(a[i]));
-  for (size_t i = head; i < b.size() - tail; ++i) hb.push_back(hash(b[i]));
+  for (std::string_view l : a) ha.push_back(hash(l));
+  for (std::string_view l : b) hb.push_back(hash(l));
   std::vector<Op> script;
-  if (!myers(ha, hb, max_edits, script)) {
-    script.assign(ha.size(), Op::Del);
-    script.insert(script.end(), hb.size(), Op::Ins);
-  }
+  diff_range(ha, 0, ha.size(), hb, 0, hb.size(), max_edits, script);
 
   TextDiff out;
-  for (size_t i = 0; i < head; ++i) out.rows.push_back({DiffRowKind::Same, int(i) + 1, int(i) + 1});
-  int l = int(head), r = int(head);
+  int l = 0, r = 0;
   // A run of deletions and insertions between kept lines: paired row by row as changed.
   std::vector<int> dels, ins;
   auto flush = [&] {
@@ -110,7 +160,6 @@ TextDiff diff_lines(std::string_view left, std::string_view right, int max_edits
     }
   }
   flush();
-  for (size_t i = 0; i < tail; ++i) out.rows.push_back({DiffRowKind::Same, ++l, ++r});
   // Hashes can collide: a kept pair whose lines differ is a change.
   for (DiffRow& row : out.rows)
     if (row.kind == DiffRowKind::Same && a[size_t(row.left - 1)] != b[size_t(row.right - 1)]) row.kind = DiffRowKind::Changed;

@@ -5,8 +5,9 @@
 // a removed run next to an added run paired row by row (changed).
 //
 // Myers' O((N+M)D) algorithm on line hashes after the common head and tail are
-// cut; past `max_edits` differences the middle is reported as one changed
-// block rather than spending quadratic memory on texts that differ throughout.
+// cut; past `max_edits` differences (memory grows with their square), the
+// texts are split at patience diff's anchors (lines found once on each side)
+// and the parts diffed so; a part without anchors is one changed block.
 //
 // Tests: tests/session/test_text_diff.cpp.
 #include <string_view>

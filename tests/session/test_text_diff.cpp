@@ -69,6 +69,23 @@ class TestTextDiff : public QObject {
     QCOMPARE(d.rows.front().kind, DiffRowKind::Same);
     QCOMPARE(d.rows.back().kind, DiffRowKind::Same);
   }
+
+  // Past the budget, lines found once on each side still line up (a forward's code against a backward's).
+  void past_the_budget_unique_lines_anchor() {
+    std::string a = "forward\n", b = "backward\n";
+    for (int i = 0; i < 100; ++i) {
+      a += "same " + std::to_string(i) + "\nleft " + std::to_string(i) + "\n";
+      b += "same " + std::to_string(i) + "\nright " + std::to_string(i) + "\n";
+    }
+    TextDiff d = diff_lines(a, b, 10);
+    QCOMPARE(d.changed, 101);
+    QCOMPARE(d.added + d.removed, 0);
+    int same = 0;
+    for (const DiffRow& r : d.rows) same += r.kind == DiffRowKind::Same;
+    QCOMPARE(same, 100);
+    QCOMPARE(d.rows[1].kind, DiffRowKind::Same);
+    QCOMPARE(d.rows[1].left, 2);
+  }
 };
 
 QTEST_MAIN(TestTextDiff)
