@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
-  qt6-base-dev
+  qt6-base-dev libqscintilla2-qt6-dev
   libgraphviz-dev
   llvm-19-dev libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev
   clang-19 libclang-rt-19-dev

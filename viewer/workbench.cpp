@@ -33,9 +33,12 @@
 #include <QTreeView>
 
 #include <chrono>
+#include <tuple>
 
 #include "core/store/workspace.h"
 #include "viewer/code_editor.h"
+#include "viewer/code_view.h"
+#include "viewer/compare_view.h"
 #include "viewer/corpus_panel.h"
 #include "viewer/graph_view.h"
 #include "viewer/job_runner.h"
@@ -213,6 +216,7 @@ Workbench::~Workbench() {
   viewer_->stop();
   numerics_runner_->stop();
   trace_runner_->stop();
+  compare_->stop();
 }
 
 void Workbench::closeEvent(QCloseEvent* e) {
@@ -261,28 +265,6 @@ void Workbench::buildDocks() {
   // A side panel is narrower than a program's longest lines: wrap them rather than cut them.
   source_->setWrapLines(true);
   QDockWidget* source = dock("Source", "source", source_, Qt::RightDockWidgetArea);
-  auto* code_box = new QWidget(this);
-  auto* code_layout = new QVBoxLayout(code_box);
-  code_layout->setContentsMargins(2, 2, 2, 2);
-  auto* code_bar = new QHBoxLayout;
-  code_combo_ = new QComboBox(code_box);
-  code_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  code_combo_->setMinimumContentsLength(16);
-  code_ = new CodeEditor(code_box);
-  code_->setWrapLines(true);
-  auto* wrap = new QCheckBox("Wrap", code_box);
-  wrap->setChecked(true);
-  wrap->setToolTip("Wrap lines longer than the panel (off: scroll sideways)");
-  connect(wrap, &QCheckBox::toggled, code_, &CodeEditor::setWrapLines);
-  code_bar->addWidget(code_combo_, 1);
-  code_bar->addWidget(wrap);
-  code_layout->addLayout(code_bar);
-  code_layout->addWidget(code_);
-  connect(code_, &CodeEditor::lineClicked, this, &Workbench::onCodeLineClicked);
-  connect(code_combo_, &QComboBox::activated, this, [this](int i) {
-    if (!updating_) showCodeStage(code_combo_->itemData(i).toInt());
-  });
-  dock("Code", "code", code_box, Qt::RightDockWidgetArea);
   node_panel_ = new QTextBrowser(this);
   node_panel_->setOpenLinks(false);
   connect(node_panel_, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
@@ -315,7 +297,7 @@ QDockWidget* Workbench::dockNamed(const QString& name) const {
 
 void Workbench::arrangeDocks() {
   // Tabs in the order the docks were made, the first of each group in front.
-  for (const QStringList& tabs : {QStringList{"source", "code", "node"},
+  for (const QStringList& tabs : {QStringList{"source", "node"},
                                   QStringList{"guards", "numerics", "minifier", "trace", "corpus", "log"}}) {
     for (int i = 1; i < tabs.size(); ++i) tabifyDockWidget(dockNamed(tabs[i - 1]), dockNamed(tabs[i]));
     dockNamed(tabs.front())->raise();
@@ -364,9 +346,24 @@ void Workbench::buildMenus() {
   diff->setShortcut(QKeySequence("Ctrl+D"));
   connect(diff, &QAction::toggled, this, &Workbench::setDiffMode);
   connect(diff_, &QCheckBox::toggled, diff, &QAction::setChecked);
-  QAction* find = stage->addAction("&Find node...");
+  QAction* find = stage->addAction("&Find...");
   find->setShortcut(QKeySequence::Find);
-  connect(find, &QAction::triggered, this, [this] { find_->setFocus(); find_->selectAll(); });
+  find->setToolTip("Find a node in the graph, or text in the code when the Code tab has the focus or is shown alone");
+  connect(find, &QAction::triggered, this, [this] {
+    // One shortcut, two searches: the code's when it is what the user looks at.
+    const bool in_code = code_panel_->isVisible() &&
+                         (centreTab() == "code" || code_panel_->isAncestorOf(QApplication::focusWidget()));
+    if (in_code) {
+      code_panel_->openFind();
+    } else {
+      find_->setFocus();
+      find_->selectAll();
+    }
+  });
+  QAction* compare = stage->addAction("C&ompare with previous stage");
+  compare->setShortcut(QKeySequence("Ctrl+Shift+D"));
+  compare->setToolTip("The stage and the one before it side by side (pick any other two in the Compare tab)");
+  connect(compare, &QAction::triggered, this, &Workbench::compareWithPrevious);
   QAction* numerics = stage->addAction("&Measure numerics");
   numerics->setShortcut(QKeySequence("Ctrl+M"));
   connect(numerics, &QAction::triggered, this, &Workbench::measureNumerics);
@@ -385,6 +382,18 @@ void Workbench::buildMenus() {
           [this](QAction* a) { setPartitioner(a->data().toString()); });
 
   QMenu* view = menuBar()->addMenu("&View");
+  for (const auto& [label, tab, key] : {std::tuple{"&Graph", "graph", "Ctrl+1"}, std::tuple{"&Code", "code", "Ctrl+2"},
+                                        std::tuple{"Co&mpare", "compare", "Ctrl+3"}}) {
+    QAction* a = view->addAction(label);
+    a->setShortcut(QKeySequence(key));
+    connect(a, &QAction::triggered, this, [this, t = QString(tab)] { showCentre(t); });
+  }
+  QAction* beside = view->addAction("Code &beside graph");
+  beside->setCheckable(true);
+  beside->setShortcut(QKeySequence("Ctrl+Shift+B"));
+  connect(beside, &QAction::toggled, this, &Workbench::setCodeBesideGraph);
+  connect(beside_, &QCheckBox::toggled, beside, &QAction::setChecked);
+  view->addSeparator();
   for (QDockWidget* d : docks_) view->addAction(d->toggleViewAction());
   view->addSeparator();
   QAction* reset = view->addAction("&Reset layout");
@@ -602,6 +611,8 @@ void Workbench::updateBusy() {
 }
 
 bool Workbench::showPanel(const QString& name) {
+  // The graph, the code and the compare view are the centre's tabs, not docks.
+  if (name == "graph" || name == "code" || name == "compare" || name == "graph+code") return showCentre(name);
   // "ranks" and "timeline" are the two tabs of the "trace" panel.
   const QString dock_name = name == "ranks" || name == "timeline" ? QString("trace") : name;
   if (name == "ranks" || name == "timeline") trace_panel_->setCurrentIndex(name == "ranks" ? 0 : 1);
@@ -623,6 +634,7 @@ QString Workbench::busyReason() const {
   if (corpus_->isBusy()) r << "op corpus";
   if (minifier_->isRunning()) r << "minifier";
   if (shown_graph_ && !graph_->isLayoutReady()) r << "graph layout";
+  if (compare_->isBusy()) r << "compare";
   return r.join(", ");
 }
 
@@ -630,6 +642,7 @@ bool Workbench::isSettled() const {
   if (!loader_->isIdle() || !viewer_->isIdle() || !numerics_runner_->isIdle() || !trace_runner_->isIdle()) return false;
   if (corpus_->isBusy() || minifier_->isRunning()) return false;
   if (shown_graph_ && !graph_->isLayoutReady()) return false;
+  if (compare_->isBusy()) return false;
   return true;
 }
 

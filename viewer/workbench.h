@@ -1,7 +1,8 @@
 #pragma once
-// The workbench window: the session tree on the left, the graph of the
-// current stage in the middle with the stage stepper above it, the source,
-// code and node panels on the right, and guards/recompiles, numerics, the
+// The workbench window: the session tree on the left, the stage stepper in
+// the middle above three tabs (the graph of the current stage, its generated
+// code, which can also stand beside the graph, and the compare view of any two
+// stages or sessions), the source and node panels on the right, and guards/recompiles, numerics, the
 // minifier, the op-corpus table and the log below. Everything long (compiling
 // a program, indexing a dump, parsing a stage graph, numerics) runs on
 // JobRunner workers; a panel changes only when its job's result comes back.
@@ -12,6 +13,7 @@
 #include <QMainWindow>
 #include <QStringList>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -44,6 +46,9 @@ class QToolButton;
 class QTreeView;
 class QTableWidget;
 class QDockWidget;
+class QSplitter;
+class QStackedWidget;
+class QTabBar;
 
 namespace kiln {
 class GraphView;
@@ -53,6 +58,8 @@ class Workspace;
 namespace kiln::viewer {
 
 class CodeEditor;
+class CodeView;
+class CompareView;
 class CorpusPanel;
 class GuardModel;
 class JobRunner;
@@ -95,9 +102,21 @@ class Workbench : public QMainWindow {
   QString partitioner() const { return partitioner_; }
   void setDiffMode(bool on);
   bool selectNodeByName(const QString& name);
-  // Raises a panel by name: session, source, code, node, guards, numerics, minifier, trace (or its
-  // tabs ranks and timeline), corpus, log.
+  // Raises a panel by name: session, source, node, guards, numerics, minifier, trace (or its
+  // tabs ranks and timeline), corpus, log; or a centre tab (showCentre).
   bool showPanel(const QString& name);
+  // The centre's tab: "graph", "code", "compare", or "graph+code" (the code beside the graph).
+  bool showCentre(const QString& tab);
+  QString centreTab() const;  // "graph", "code" or "compare"
+  void setCodeBesideGraph(bool on);
+  bool codeBesideGraph() const;
+  // Compare mode on two stages, each "[#N:][COMPILE:]STAGE": N the session
+  // (1 = the first opened), COMPILE a compile id, STAGE a stage name or pass;
+  // what is left out is the shown session and compile. False (with lastError)
+  // when one does not name a stage.
+  bool compare(const QString& left, const QString& right);
+  // Compare mode on the shown stage and the one before it (or the next, at the first).
+  void compareWithPrevious();
   // View > Reset layout: every dock back in its place, shown, at its first size.
   void resetLayout();
   void measureNumerics();
@@ -116,6 +135,8 @@ class Workbench : public QMainWindow {
   GraphView* graphView() const { return graph_; }
   CodeEditor* sourceView() const { return source_; }
   CodeEditor* codeView() const { return code_; }
+  CodeView* codePanel() const { return code_panel_; }
+  CompareView* compareView() const { return compare_; }
   GuardModel* guardModel() const { return guards_; }
   RecompileModel* recompileModel() const { return recompiles_; }
   SignatureModel* signatureModel() const { return signature_; }
@@ -230,6 +251,11 @@ class Workbench : public QMainWindow {
   // the stage has what it needs (fusion groups), else by op kind.
   void applyColourMode();
 
+  // workbench_centre.cpp: the centre's tabs and compare mode.
+  QWidget* buildCentre(QWidget* graph_page);
+  void onCentreTab(int index);
+  std::optional<std::array<int, 3>> parseStageSpec(const QString& spec);
+
   // workbench_links.cpp: a node's lines in the generated code, a code line's nodes.
   void showCodeOfNode(const std::string& node);
   void onCodeLineClicked(int line);
@@ -253,7 +279,14 @@ class Workbench : public QMainWindow {
   GraphView* graph_;
   CodeEditor* source_;
   CodeEditor* code_;
+  CodeView* code_panel_;
   QComboBox* code_combo_;
+  CompareView* compare_ = nullptr;
+  QTabBar* centre_tabs_ = nullptr;
+  QSplitter* centre_split_ = nullptr;
+  QStackedWidget* centre_stack_ = nullptr;
+  QCheckBox* beside_ = nullptr;  // the code beside the graph
+  bool stay_in_code_ = false;    // a code line clicked: its graph stage loads behind the Code tab
   QTextBrowser* node_panel_;
   QPlainTextEdit* log_;
   CorpusPanel* corpus_;
@@ -300,7 +333,7 @@ class Workbench : public QMainWindow {
 
   int session_ = -1, compile_ = -1, stage_ = -1;
   int graph_stage_ = -1;  // the stage whose graph is shown (stage_ may be a code stage)
-  int code_shown_stage_ = -1;  // the code stage in the Code panel
+  int code_shown_stage_ = -1;  // the code stage in the Code tab
   std::vector<CodeLinkGroup> code_links_;  // the current compile's node <-> code links
   std::vector<std::string> pending_code_nodes_;  // a code line's nodes, selected once their stage is shown
   int pending_code_nodes_stage_ = -1;

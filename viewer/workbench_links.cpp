@@ -1,6 +1,6 @@
 // The links between the graph and the generated code (session/code_links.h):
 // clicking a node marks the lines of the kernels it went into in the Code
-// panel; clicking a line of a kernel selects the nodes it was made from,
+// tab and scrolls them into view; clicking a line of a kernel selects the nodes it was made from,
 // switching the graph to their stage when another one is shown.
 #include <QComboBox>
 #include <QLabel>
@@ -60,7 +60,7 @@ void Workbench::showCodeOfNode(const std::string& node) {
   const QString tip = QString("%1 went into %2").arg(QString::fromStdString(node), names_text(spot->kernels));
   for (int line : spot->lines) code_->markLine(line, kKernelLines, tip);
   code_->goToLine(spot->lines.front());
-  status_->setText(QString("%1: %2, lines %3 of %4 (Code panel)")
+  status_->setText(QString("%1: %2, lines %3 of %4 (Code tab)")
                        .arg(QString::fromStdString(node), names_text(spot->kernels), lines_text(spot->lines),
                             QString::fromStdString(st.name)));
 }
@@ -93,7 +93,11 @@ void Workbench::onCodeLineClicked(int line) {
   pending_code_nodes_ = spot->nodes;
   pending_code_nodes_stage_ = spot->graph_stage;
   if (spot->graph_stage == on_screen && shown_graph_) selectPendingCodeNodes(spot->graph_stage);
-  else showStage(spot->graph_stage);  // selected when its graph arrives
+  else {
+    stay_in_code_ = true;
+    showStage(spot->graph_stage);  // selected when its graph arrives
+    stay_in_code_ = false;
+  }
 }
 
 void Workbench::selectPendingCodeNodes(int stage) {

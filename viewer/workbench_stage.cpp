@@ -73,6 +73,10 @@ QWidget* Workbench::buildStagePanel() {
   find_->setToolTip("Find a node by name, op or op kind; Enter finds the next");
   find_->setClearButtonEnabled(true);
   find_->setMaximumWidth(180);
+  auto* compare = new QToolButton(panel);
+  compare->setText("Compare");
+  compare->setToolTip("This stage and the one before it side by side, or any two stages or sessions (Ctrl+Shift+D)");
+  connect(compare, &QToolButton::clicked, this, &Workbench::compareWithPrevious);
   auto* fit = new QToolButton(panel);
   fit->setText("Fit");
   fit->setToolTip("Fit the graph to the view");
@@ -89,6 +93,7 @@ QWidget* Workbench::buildStagePanel() {
   bar->addWidget(colour_mode_);
   bar->addWidget(find_);
   bar->addWidget(fit);
+  bar->addWidget(compare);
   layout->addLayout(bar);
   stage_info_ = new QLabel(panel);
   stage_info_->setContentsMargins(8, 0, 8, 2);
@@ -96,7 +101,7 @@ QWidget* Workbench::buildStagePanel() {
   stage_info_->setWordWrap(true);
   layout->addWidget(stage_info_);
   graph_ = new GraphView(panel);
-  layout->addWidget(graph_, 1);
+  layout->addWidget(buildCentre(graph_), 1);
 
   connect(prev_, &QToolButton::clicked, this, [this] { stepStage(-1); });
   connect(next_, &QToolButton::clicked, this, [this] { stepStage(1); });
@@ -260,7 +265,7 @@ void Workbench::updateStepper() {
       else stage_combo_->addItem(label, i);
       int row = stage_combo_->count() - 1;
       if (!st.changed) stage_combo_->setItemData(row, QColor(Qt::gray), Qt::ForegroundRole);
-      stage_combo_->setItemData(row, label + (st.kind == StageKind::Code ? " (code, shown in the Code panel)" : "") +
+      stage_combo_->setItemData(row, label + (st.kind == StageKind::Code ? " (code, shown in the Code tab)" : "") +
                                          (st.changed ? "" : " (unchanged: the pass left the graph as it was)"),
                                 Qt::ToolTipRole);
       if (i == stage_) stage_combo_->setCurrentIndex(stage_combo_->count() - 1);
@@ -287,6 +292,8 @@ void Workbench::showStage(int stage) {
   }
   stage_ = stage;
   graph_stage_ = stage;
+  // A code line's nodes are selected without leaving the code for them.
+  if (centreTab() != "graph" && !codeBesideGraph() && !stay_in_code_) showCentre("graph");
   updateStepper();
   showNumericsOfStage();
   // The minifier offers the graph on screen first.
@@ -543,12 +550,12 @@ void Workbench::showCodeStage(int stage) {
   for (int i = 0; i < code_combo_->count(); ++i)
     if (code_combo_->itemData(i).toInt() == stage) code_combo_->setCurrentIndex(i);
   updating_ = false;
-  showPanel("code");
+  showCentre("code");
   // The stepper moves onto code stages too; the graph keeps the last graph stage.
   stage_ = stage;
   updateStepper();
   stage_info_text_ = QString::fromStdString(st.name);
-  stage_info_->setText(QString("<b>%1</b> &middot; %2 &middot; %3 (in the Code panel)")
+  stage_info_->setText(QString("<b>%1</b> &middot; %2 &middot; %3 (in the Code tab)")
                            .arg(html(st.name), seconds_text(st.seconds), html(st.summary)));
   emit stageShown(stage);
 }

@@ -1,4 +1,4 @@
-// kiln [PATH...] [--select COMPILE_ID] [--stage NAME] [--screenshot FILE.png] [--quit]
+// kiln [PATH...] [--select COMPILE_ID] [--stage NAME] [--compare STAGE_A STAGE_B] [--screenshot FILE.png] [--quit]
 // With no PATH, the bundled example program (a graph break and a recompile).
 #include <QApplication>
 #include <QCommandLineParser>
@@ -55,10 +55,28 @@ int main(int argc, char** argv) {
   QCommandLineOption allow_read("allow-read", "a folder programs may read files from (repeatable; default: none)", "dir");
   QCommandLineOption partitioner("partitioner", "how programs' joint graphs split: default or min-cut (as kiln-cli stages)", "name", "default");
   QCommandLineOption allow_write("allow-write", "a folder programs may write (and read) files in (repeatable; default: none)", "dir");
+  // Two values, which QCommandLineParser's options cannot take: read here, the option kept for --help.
+  QCommandLineOption compare("compare",
+                             "compare two stages side by side (Compare tab), each [#N:][COMPILE:]STAGE, #N the Nth PATH: "
+                             "--compare aot_forward_graph 'forward cse #6', --compare '#1:0/0:aot_forward_graph' "
+                             "'#2:0/0:aot_forward_graph'",
+                             "A B");
   for (const QCommandLineOption& o : {select, stage, screenshot, quit, panel, diff, changed, node, numerics, minify, time_limit,
-                                      memory_limit, allow_read, allow_write, partitioner})
+                                      memory_limit, allow_read, allow_write, partitioner, compare})
     parser.addOption(o);
-  parser.process(app);
+  QStringList args = app.arguments();
+  QStringList compare_stages;
+  for (qsizetype i = 1; i < args.size(); ++i)
+    if (args[i] == "--compare" || args[i] == "-compare") {
+      if (i + 2 >= args.size()) {
+        std::fprintf(stderr, "kiln: --compare takes two stages\n");
+        return 2;
+      }
+      compare_stages = {args[i + 1], args[i + 2]};
+      args.remove(i, 3);
+      break;
+    }
+  parser.process(args);
   double time_limit_s = 0;
   if (parser.isSet(time_limit)) {
     bool ok = false;
@@ -148,6 +166,10 @@ int main(int argc, char** argv) {
   window.whenSettled([&](bool timed_out) {
     if (parser.isSet(node) && !window.selectNodeByName(parser.value(node)))
       std::fprintf(stderr, "kiln: no node %s in the shown graph\n", qPrintable(parser.value(node)));
+    if (!compare_stages.isEmpty() && !window.compare(compare_stages[0], compare_stages[1])) {
+      std::fprintf(stderr, "kiln: %s\n", qPrintable(window.lastError()));
+      exit_code = 2;
+    }
     if (timed_out) {
       finish(true);
       return;

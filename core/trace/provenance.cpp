@@ -140,8 +140,11 @@ Expected<std::vector<NodeMappings>> node_mappings(const Trace& t, const CompileE
   // (a cache hit logs inductor_post_grad_graph, a miss before_ and
   // after_post_grad_graph; older logs after_recompile_post_grad), and the
   // pre-grad graph as Dynamo handed it to Inductor (tlparse's choice too).
+  // A TORCH_COMPILE_DEBUG folder names them by file: output_code.py, and
+  // fx_graph_transformed.py, the graph after the post-grad passes.
   auto is_post = [](std::string_view b) {
-    return b == "inductor_post_grad_graph" || b == "after_post_grad_graph" || b == "after_recompile_post_grad";
+    return b == "inductor_post_grad_graph" || b == "after_post_grad_graph" || b == "after_recompile_post_grad" ||
+           b == "fx_graph_transformed";
   };
   const std::string_view pre_order[] = {"before_pre_grad_graph", "inductor_pre_grad_graph", "before_recompile_pre_grad", "after_pre_grad_graph"};
   std::vector<const Artifact*> tracking, kernels, post_to_pre, codes, kernel_codes, post_after;
@@ -151,7 +154,7 @@ Expected<std::vector<NodeMappings>> node_mappings(const Trace& t, const CompileE
     if (a.base == "inductor_provenance_tracking_node_mappings") tracking.push_back(&a);
     else if (a.base == "inductor_triton_kernel_to_post_grad_nodes") kernels.push_back(&a);
     else if (a.base == "inductor_post_to_pre_grad_nodes") post_to_pre.push_back(&a);
-    else if (a.base == "inductor_output_code" || a.base == "inductor_aot_wrapper_code") codes.push_back(&a);
+    else if (a.base == "inductor_output_code" || a.base == "inductor_aot_wrapper_code" || a.base == "output_code") codes.push_back(&a);
     else if (a.base == "inductor_aot_kernel_code") kernel_codes.push_back(&a);
     else if (a.graph && is_post(a.base)) post_after.push_back(&a);
     for (size_t r = 0; a.graph && r < pre_rank; ++r)

@@ -34,7 +34,7 @@ bool open_at(Workbench& w, const QString& path, const QString& compile, const QS
   return opened.wait(60000) && settle(w, 120000) && w.currentStage() && w.currentStage()->name == stage.toStdString();
 }
 
-QString current_line_text(Workbench& w) { return w.sourceView()->textCursor().block().text(); }
+QString current_line_text(Workbench& w) { return w.sourceView()->currentLineText(); }
 
 // The 1-based line of `file` that starts with `prefix` after its indentation.
 int line_of(const QString& file, const QString& prefix) {
