@@ -131,11 +131,29 @@ size_t infer_module_scopes(Graph& g, const std::vector<std::string>& dynamo_inpu
   }
   if (!any_state) return 0;
 
-  // Statements: runs of ops with the same innermost source line.
+  // The common module of the state a node reads; false when it reads none.
+  auto seed_of = [&](const Node& n, std::string& seed) {
+    bool seeded = false;
+    for_each_input(n, [&](NodeId src) {
+      if (src < 0 || size_t(src) >= g.size() || owner[size_t(src)].empty()) return;
+      const std::string& o = owner[size_t(src)];
+      seed = seeded ? common_prefix(seed, o) : o;
+      seeded = true;
+    });
+    return seeded;
+  };
+  // Statements: runs of ops with the same innermost source line. Ops without
+  // one (the copies back into buffers at the end of a training graph) go with
+  // the state they read.
   std::vector<Statement> statements;
+  std::vector<std::pair<NodeId, std::string>> lone;
   for (NodeId id = 0; id < NodeId(g.size()); ++id) {
     const Node& n = g[id];
-    if (n.op == OpKind::Placeholder || n.op == OpKind::Output || n.op == OpKind::GetAttr || n.meta.stack.empty()) continue;
+    if (n.op == OpKind::Placeholder || n.op == OpKind::Output || n.op == OpKind::GetAttr) continue;
+    if (n.meta.stack.empty()) {
+      if (std::string seed; seed_of(n, seed)) lone.push_back({id, seed});
+      continue;
+    }
     const StackFrame& f = n.meta.stack.back();
     if (statements.empty() || !(*statements.back().frame == f)) {
       statements.emplace_back();
@@ -144,12 +162,10 @@ size_t infer_module_scopes(Graph& g, const std::vector<std::string>& dynamo_inpu
     }
     Statement& s = statements.back();
     s.nodes.push_back(id);
-    for_each_input(n, [&](NodeId src) {
-      if (src < 0 || size_t(src) >= g.size() || owner[size_t(src)].empty()) return;
-      const std::string& o = owner[size_t(src)];
-      s.seed = s.seeded ? common_prefix(s.seed, o) : o;
+    if (std::string seed; seed_of(n, seed)) {
+      s.seed = s.seeded ? common_prefix(s.seed, seed) : seed;
       s.seeded = true;
-    });
+    }
   }
 
   // Calls: runs of statements of one function whose lines move one way
@@ -199,6 +215,37 @@ size_t infer_module_scopes(Graph& g, const std::vector<std::string>& dynamo_inpu
   for (const Statement& s : statements)
     if (!s.scope.empty())
       for (NodeId id : s.nodes) g[id].meta.scope = s.scope, ++given;
+  for (auto& [id, seed] : lone)
+    if (!seed.empty()) g[id].meta.scope = std::move(seed), ++given;
+  // Ops without a source line and still without a scope (a decomposition's
+  // unsqueezes of saved statistics) go with the ops that read them,
+  // else with the ops they read, when those agree.
+  const auto users = compute_users(g);
+  auto agree = [&](const std::vector<NodeId>& around) {
+    std::string common;
+    bool first = true;
+    for (NodeId u : around) {
+      const std::string& sc = g[u].meta.scope;
+      if (sc.empty() || g[u].op == OpKind::Output) continue;
+      common = first ? sc : common_prefix(common, sc);
+      first = false;
+    }
+    return common;
+  };
+  for (size_t i = g.size(); i-- > 0;) {
+    Node& n = g.nodes[i];
+    if (!is_call(n) || !n.meta.scope.empty() || !n.meta.stack.empty()) continue;
+    if (std::string sc = agree(users[i]); !sc.empty()) n.meta.scope = std::move(sc), ++given;
+  }
+  for (size_t i = 0; i < g.size(); ++i) {
+    Node& n = g.nodes[i];
+    if (!is_call(n) || !n.meta.scope.empty() || !n.meta.stack.empty()) continue;
+    std::vector<NodeId> inputs;
+    for_each_input(n, [&](NodeId src) {
+      if (src >= 0 && size_t(src) < g.size()) inputs.push_back(src);
+    });
+    if (std::string sc = agree(inputs); !sc.empty()) n.meta.scope = std::move(sc), ++given;
+  }
   return given;
 }
 

@@ -93,7 +93,10 @@ class TestModuleScopes : public QObject {
       for (const Node& n : g.nodes) {
         if (n.op != OpKind::CallFunction) continue;
         ++ops;
-        if (n.meta.scope.empty()) continue;
+        if (n.meta.scope.empty()) {
+          if (qEnvironmentVariableIsSet("KILN_SHOW_UNSCOPED")) qInfo("  unscoped %s %s", n.name.c_str(), n.target.c_str());
+          continue;
+        }
         ++scoped;
         ++top[n.meta.scope.substr(0, n.meta.scope.find('.'))];
       }
