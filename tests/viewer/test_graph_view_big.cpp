@@ -208,13 +208,23 @@ class TestGraphViewBig : public QObject {
       n.args.push_back(Arg::node(last));
       last = g->add(n);
     }
+    // The graph's height at zoom 1, then a view that fits it at zoom 0.37 (where text used to vanish).
+    double height = 0;
+    {
+      GraphView probe;
+      probe.resize(800, 600);
+      probe.show();
+      QVERIFY(show_graph(probe, g));
+      probe.setZoom(1.0);
+      height = probe.nodeCenter(last).y() - probe.nodeCenter(0).y() + 100;
+    }
     GraphView v;
-    v.resize(800, 600);
+    v.resize(800, int(0.37 * height));
     v.show();
     QVERIFY(QTest::qWaitForWindowExposed(&v));
     QVERIFY(show_graph(v, g));
     const auto& labels = paint(v);
-    QVERIFY2(count_labels(labels, false) >= 10, qPrintable(QString("%1 labels at zoom %2").arg(labels.size()).arg(v.zoom())));
+    QVERIFY2(count_labels(labels, false) >= 5, qPrintable(QString("%1 labels at zoom %2").arg(labels.size()).arg(v.zoom())));
     QVERIFY(smallest(labels) >= GraphView::kMinLabelPx);
   }
 
