@@ -80,15 +80,16 @@ std::vector<double> scripted_frames(GraphView& v) {
     QKeyEvent press(QEvent::KeyPress, k, {});
     QApplication::sendEvent(&v, &press);
   };
+  // Drags move along the graph (down its ranks, a little sideways), as one reads it.
   frame([] {});  // the view as it opened
   for (int i = 0; i < 12; ++i) frame([&] { wheel(-1); });  // zoom out, notch by notch
-  drag(QPointF(-6, -4), 30);                                 // pan zoomed out
+  drag(QPointF(2, -12), 30);                                 // pan zoomed out
   frame([&] { key(Qt::Key_F); });                            // fit the whole graph
-  drag(QPointF(5, 8), 30);                                   // pan fitted
   for (int i = 0; i < 20; ++i) frame([&] { wheel(1); });    // zoom in to the labels
-  drag(QPointF(8, 6), 40);                                   // pan close up
-  for (int i = 0; i < 20; ++i) frame([&] { key(i % 2 ? Qt::Key_Down : Qt::Key_Right); });
+  drag(QPointF(-2, -10), 40);                                // pan close up
+  for (int i = 0; i < 20; ++i) frame([&] { key(i % 4 ? Qt::Key_Down : Qt::Key_Right); });
   for (int i = 0; i < 16; ++i) frame([&] { wheel(-1); });   // and out again
+  drag(QPointF(1, 12), 30);                                  // pan back up, zoomed out
   QObject::disconnect(counter);
   return ms;
 }

@@ -73,6 +73,37 @@ QColor error_color(double e) {
   return QColor::fromHsvF(float((1 - t) * 120.0 / 360.0), 0.5f, 0.98f);
 }
 
+// Labels already placed on screen, bucketed in cells, so testing a new one
+// for overlap looks at its neighbours only (thousands of node titles a frame).
+class PlacedLabels {
+ public:
+  explicit PlacedLabels(QSize screen) : columns_(screen.width() / kCell + 1), rows_(screen.height() / kCell + 1),
+                                        cells_(size_t(columns_ * rows_)) {}
+  bool clashes(const QRectF& r) const {
+    bool hit = false;
+    visit(r, [&](const std::vector<QRectF>& cell) {
+      for (const QRectF& q : cell) hit = hit || q.intersects(r);
+    });
+    return hit;
+  }
+  void add(const QRectF& r) {
+    visit(r, [&](std::vector<QRectF>& cell) { cell.push_back(r); });
+  }
+
+ private:
+  static constexpr int kCell = 64;
+  template <class Fn>
+  void visit(const QRectF& r, Fn&& fn) const {
+    auto* self = const_cast<PlacedLabels*>(this);
+    const int x0 = std::clamp(int(r.left()) / kCell, 0, columns_ - 1), x1 = std::clamp(int(r.right()) / kCell, 0, columns_ - 1);
+    const int y0 = std::clamp(int(r.top()) / kCell, 0, rows_ - 1), y1 = std::clamp(int(r.bottom()) / kCell, 0, rows_ - 1);
+    for (int y = y0; y <= y1; ++y)
+      for (int x = x0; x <= x1; ++x) fn(self->cells_[size_t(y * columns_ + x)]);
+  }
+  int columns_, rows_;
+  std::vector<std::vector<QRectF>> cells_;
+};
+
 }  // namespace
 
 // Shortened from the front, whole dotted components first, so the part that
@@ -295,17 +326,15 @@ void GraphView::paintScreenLabels(QPainter& p) {
   region_font.setBold(true);
   region_font.setPixelSize(kRegionLabelPx);
   const QFontMetricsF scope_metrics(scope_font), region_metrics(region_font);
-  std::vector<QRectF> placed;
+  PlacedLabels placed(size());
   for (const Candidate& c : cands) {
     const QFontMetricsF& fm = c.region ? region_metrics : scope_metrics;
     const QString text = elide_front(c.text, fm, 260);
     const QSizeF size(fm.horizontalAdvance(text) + 10, fm.height() + 4);
     QRectF r(QPointF(c.anchor.x() - size.width() / 2, c.anchor.y() - size.height() / 2), size);
     if (!screen.intersects(r)) continue;
-    bool clash = false;
-    for (const QRectF& q : placed) clash |= q.intersects(r);
-    if (clash) continue;
-    placed.push_back(r);
+    if (placed.clashes(r)) continue;
+    placed.add(r);
     p.setPen(c.region ? region_color(c.top, 255).darker(150) : QColor(0x8a, 0x94, 0xa6));
     p.setBrush(QColor(255, 255, 255, 225));
     p.drawRoundedRect(r, 4, 4);
@@ -332,10 +361,8 @@ void GraphView::paintScreenLabels(QPainter& p) {
     const double w = small_metrics.horizontalAdvance(t) + 4;
     if (w > 2 * box.width()) continue;
     const QRectF r(box.center().x() - w / 2, box.center().y() - small_metrics.height() / 2, w, small_metrics.height());
-    bool clash = false;
-    for (const QRectF& q : placed) clash |= q.intersects(r);
-    if (clash) continue;
-    placed.push_back(r);
+    if (placed.clashes(r)) continue;
+    placed.add(r);
     if (w > box.width()) {  // over the box's edges: on a backing of the box's colour
       p.setPen(Qt::NoPen);
       p.setBrush(box_fill(*d_, s.scene.boxes[i]));
