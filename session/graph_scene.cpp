@@ -7,6 +7,7 @@
 
 #include "core/graph/hash.h"
 #include "core/graph/spelling.h"
+#include "core/trace/module_scopes.h"
 
 namespace kiln {
 
@@ -138,7 +139,9 @@ std::string describe_val(const Val& v) {
 BoxText box_text(const Graph& g, const SceneBox& box) {
   if (box.is_scope()) return {box.scope, std::to_string(box.members.size()) + " nodes"};
   const Node& n = g[box.node];
-  return {short_target(n), n.name};
+  // Dynamo's names of module state spell the path with _modules_ and _parameters_: show the path.
+  std::string path = trace::module_state_path(n.name);
+  return {short_target(n), path.empty() ? n.name : path};
 }
 
 double TextMetrics::text_width(const std::string& text, bool title) const {

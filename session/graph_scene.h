@@ -48,7 +48,8 @@ std::string parent_scope(const std::string& scope);
 GraphScene build_scene(const Graph& g, const std::set<std::string>& expanded);
 
 // Box text: a title (the op, or the scope path) and a subtitle (the node's
-// name, or how many nodes the scope holds).
+// name, a module state's path for Dynamo's long input names, or how many
+// nodes the scope holds).
 struct BoxText {
   std::string title, subtitle;
 };

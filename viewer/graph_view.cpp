@@ -12,6 +12,7 @@
 #include <QWheelEvent>
 
 #include <algorithm>
+#include <map>
 
 #include "viewer/graph_view_state.h"
 
@@ -20,7 +21,11 @@ namespace kiln {
 namespace {
 constexpr double kMinZoom = 0.01, kMaxZoom = 4;
 // Below this zoom a fitted big graph is unreadable: the first view shows its top instead.
-constexpr double kFirstViewMinZoom = 0.35;
+// A first view with scope boxes may be smaller: their labels keep their size.
+constexpr double kScopeFirstViewMinZoom = 0.3;
+constexpr double kFirstViewZoom = 0.8;
+// Regions of expanded scopes get labels down to this depth ("layer1.0").
+constexpr int kLandmarkDepth = 2;
 // Edges of graphs with more boxes than this that span more ranks than this are drawn faint.
 constexpr size_t kFaintEdgeMinBoxes = 80;
 constexpr double kFaintEdgeRanks = 3.5;
@@ -158,6 +163,16 @@ void GraphView::adoptLayout(std::shared_ptr<const SceneLayout> result) {
     d_->edges.push_back(std::move(e));
   }
   d_->bounds = bounds.adjusted(-20, -20, 20, 20);
+  d_->box_ops.assign(s.scene.boxes.size(), 0);
+  d_->box_title.clear();
+  d_->box_subtitle.clear();
+  for (size_t i = 0; i < s.scene.boxes.size(); ++i) {
+    for (NodeId m : s.scene.boxes[i].members) d_->box_ops[i] += is_call((*d_->graph)[m]);
+    BoxText t = box_text(*d_->graph, s.scene.boxes[i]);
+    d_->box_title.push_back(QString::fromStdString(t.title));
+    d_->box_subtitle.push_back(QString::fromStdString(t.subtitle));
+  }
+  computeLandmarks();
   d_->minimap_dirty = true;
   d_->hover_edge = -1;
 
@@ -180,11 +195,72 @@ void GraphView::adoptLayout(std::shared_ptr<const SceneLayout> result) {
   update();
 }
 
+void GraphView::computeLandmarks() {
+  d_->landmarks.clear();
+  const SceneLayout& s = *d_->shown;
+  const Graph& g = *d_->graph;
+  // Boxes this close (in ranks) to a region join it; farther ones start another
+  // (the forward and the backward half of a block in a joint graph).
+  const double reach = 4 * (2 * d_->metrics.line_height + 10 + LayoutOptions{}.rank_gap);
+  std::map<std::string, std::vector<size_t>> by_scope;  // scope -> its landmarks
+  std::map<std::string, int> tops;
+  std::vector<std::vector<size_t>> members;  // per landmark, its boxes
+  d_->box_top.assign(s.scene.boxes.size(), -1);
+  for (size_t b = 0; b < s.scene.boxes.size(); ++b) {
+    const SceneBox& box = s.scene.boxes[b];
+    const std::string& path = box.is_scope() ? box.scope : g[box.node].meta.scope;
+    if (path.empty()) continue;
+    const std::string top = path.substr(0, path.find('.'));
+    d_->box_top[b] = tops.emplace(top, int(tops.size())).first->second;
+    const QRectF& r = d_->boxes[b];
+    for (const std::string& p : scope_prefixes(path)) {
+      const int depth = 1 + int(std::count(p.begin(), p.end(), '.'));
+      if (depth > kLandmarkDepth || !d_->expanded.count(p)) break;  // a collapsed scope is a box, not a region
+      auto& mine = by_scope[p];
+      size_t into = d_->landmarks.size();
+      for (size_t k : mine)
+        if (d_->landmarks[k].bounds.adjusted(-reach, -reach, reach, reach).contains(r.center())) into = k;
+      if (into == d_->landmarks.size()) {
+        mine.push_back(into);
+        Landmark l;
+        l.scope = p;
+        l.depth = depth;
+        l.bounds = r;
+        l.top = d_->box_top[b];
+        d_->landmarks.push_back(std::move(l));
+        members.emplace_back();
+      }
+      d_->landmarks[into].bounds |= r;
+      d_->landmarks[into].ops += d_->box_ops[b];
+      members[into].push_back(b);
+    }
+  }
+  for (size_t k = 0; k < d_->landmarks.size(); ++k) {
+    Landmark& l = d_->landmarks[k];
+    QPointF mean;
+    for (size_t b : members[k]) mean += d_->boxes[b].center();
+    mean /= double(members[k].size());
+    double best = 1e300;
+    for (size_t b : members[k]) {
+      const QPointF d = d_->boxes[b].center() - mean;
+      if (double dist = d.x() * d.x() + d.y() * d.y(); dist < best) best = dist, l.anchor = d_->boxes[b].center();
+    }
+  }
+  // Fragments (a few ops of a block that the layout put elsewhere) would only crowd the labels.
+  std::map<std::string, int> scope_ops;
+  for (const Landmark& l : d_->landmarks) scope_ops[l.scope] += l.ops;
+  std::erase_if(d_->landmarks, [&](const Landmark& l) { return l.ops < std::max(2, scope_ops[l.scope] / 10); });
+}
+
 void GraphView::chooseFirstView() {
   fitToView();
-  if (d_->zoom >= kFirstViewMinZoom) return;
+  // Fitted is fine when node text is readable, or when the picture is of a
+  // few scope boxes (their labels are screen-sized) and node titles still fit.
+  bool any_scope = false;
+  for (const SceneBox& b : d_->shown->scene.boxes) any_scope |= b.is_scope();
+  if (d_->zoom * d_->font.pixelSize() >= kMinLabelPx || (any_scope && d_->zoom >= kScopeFirstViewMinZoom)) return;
   // Too small to read: start at the top (the inputs) at a readable size; the minimap shows the rest.
-  d_->zoom = 0.8;
+  d_->zoom = kFirstViewZoom;
   double visible_width = width() / d_->zoom;
   d_->origin = QPointF(d_->bounds.center().x() - visible_width / 2, d_->bounds.top());
   if (d_->bounds.width() > visible_width) {
@@ -295,6 +371,14 @@ void GraphView::collapseScope(const QString& scope) {
   std::erase_if(d_->expanded, [&](const std::string& e) { return e == s || e.rfind(nested, 0) == 0; });
   if (d_->expanded.size() != before && d_->graph) requestLayout();
 }
+
+void GraphView::collapseAll() {
+  if (!d_->graph || d_->expanded.empty()) return;
+  d_->expanded.clear();
+  requestLayout();
+}
+
+const std::vector<GraphView::DrawnLabel>& GraphView::lastPaintLabels() const { return d_->drawn; }
 
 void GraphView::expandAll() {
   if (!d_->graph) return;
@@ -482,10 +566,7 @@ void GraphView::contextMenuEvent(QContextMenuEvent* event) {
     menu.addSeparator();
   }
   menu.addAction(tr("Expand all scopes"), this, [this] { expandAll(); });
-  menu.addAction(tr("Collapse all scopes"), this, [this] {
-    d_->expanded.clear();
-    requestLayout();
-  });
+  menu.addAction(tr("Collapse all scopes"), this, [this] { collapseAll(); });
   menu.addAction(tr("Fit to view"), this, [this] { fitToView(); });
   menu.exec(event->globalPos());
 }

@@ -2,9 +2,14 @@
 // The graph view: a zoomable, pannable picture of one Graph, laid out by
 // Graphviz on a worker thread. Big graphs open with their module scopes
 // collapsed into one box each; double-clicking a box expands it one level.
-// Painting is done by hand in paintEvent with level of detail (no text when
-// zoomed out), so thousands of boxes stay smooth without an item per node.
+// Painting is done by hand in paintEvent with level of detail, so thousands of
+// boxes stay smooth without an item per node: node text is drawn at the
+// layout's scale while that is readable (kMinLabelPx), then as a title at the
+// smallest readable size while it fits its box, then not at all; scope boxes
+// and the regions of expanded scopes keep screen-sized labels at every zoom
+// (landmarks), fewer where they would overlap.
 #include <QColor>
+#include <QRectF>
 #include <QString>
 #include <QWidget>
 
@@ -52,6 +57,7 @@ class GraphView : public QWidget {
   void expandScope(const QString& scope);    // one level: its children scopes stay collapsed
   void collapseScope(const QString& scope);  // folds the scope back into its box
   void expandAll();
+  void collapseAll();  // back to the top-level scopes
   // Number of boxes (nodes + collapsed scopes) in the current layout; 0 before the first layout.
   int visibleBoxCount() const;
   // Widget coordinates of the centre of a node's box (or of the scope box that holds it);
@@ -66,6 +72,19 @@ class GraphView : public QWidget {
   QString lastLayoutEngine() const;
   // Graphs whose visible box count exceeds this open with scopes collapsed.
   static constexpr int kCollapseThreshold = 300;
+  // No text is drawn smaller than this many pixels.
+  static constexpr double kMinLabelPx = 8;
+
+  // What the last paint drew as text, for tests and --bench-view: each label's
+  // text, font size in pixels and place in widget coordinates; `scope` for the
+  // labels of scope boxes and of expanded scopes' regions.
+  struct DrawnLabel {
+    QString text;
+    double pixel_size = 0;
+    QRectF rect;
+    bool scope = false;
+  };
+  const std::vector<DrawnLabel>& lastPaintLabels() const;
 
  signals:
   void nodeClicked(kiln::NodeId id);
@@ -103,6 +122,8 @@ class GraphView : public QWidget {
   void paintMinimap(QPainter& p);
   QString nodeToolTip(int box) const;
   QString edgeToolTip(int edge) const;
+  void computeLandmarks();
+  void paintScreenLabels(QPainter& p);
 
   std::unique_ptr<GraphViewState> d_;
 };

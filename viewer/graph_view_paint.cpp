@@ -1,6 +1,7 @@
 // GraphView: painting with level of detail, colours, the minimap and tooltips.
 // Everything is drawn by hand from the layout's rectangles and paths: an item
 // per node would cost more than the whole frame for thousands of boxes.
+#include <QFontMetricsF>
 #include <QPainter>
 #include <QPaintEvent>
 
@@ -13,9 +14,10 @@
 namespace kiln {
 namespace {
 
-// Zoom levels where detail appears: below kTextZoom boxes are plain
-// rectangles, below kOutlineZoom they lose outlines and antialiasing too.
-constexpr double kTextZoom = 0.4, kOutlineZoom = 0.15;
+// Below kOutlineZoom boxes lose outlines and antialiasing. Text: see graph_view.h.
+constexpr double kOutlineZoom = 0.15;
+// Screen-sized labels of scopes and regions; node titles when the layout's text is too small.
+constexpr int kScopeLabelPx = 12, kRegionLabelPx = 11;
 constexpr int kMinimapMaxWidth = 200, kMinimapMaxHeight = 160, kMinimapMargin = 10;
 
 bool any_of_words(const std::string& op, std::initializer_list<const char*> words) {
@@ -57,13 +59,64 @@ QColor fusion_color(int group) {
 }
 
 // Relative error on a log scale: 1e-7 and below green, 1e-1 and above red.
+// A landmark region's tint: one hue per top-level scope.
+QColor region_color(int top, int alpha) {
+  double hue = std::fmod(0.58 + top * 0.618033988749895, 1.0);
+  QColor c = QColor::fromHsvF(float(hue), 0.45f, 0.85f);
+  c.setAlpha(alpha);
+  return c;
+}
+
 QColor error_color(double e) {
   if (std::isnan(e)) return QColor(0xe2, 0xe2, 0xe2);
   double t = std::clamp((std::log10(std::max(e, 1e-12)) + 7) / 6, 0.0, 1.0);
   return QColor::fromHsvF(float((1 - t) * 120.0 / 360.0), 0.5f, 0.98f);
 }
 
+// Labels already placed on screen, bucketed in cells, so testing a new one
+// for overlap looks at its neighbours only (thousands of node titles a frame).
+class PlacedLabels {
+ public:
+  explicit PlacedLabels(QSize screen) : columns_(screen.width() / kCell + 1), rows_(screen.height() / kCell + 1),
+                                        cells_(size_t(columns_ * rows_)) {}
+  bool clashes(const QRectF& r) const {
+    bool hit = false;
+    visit(r, [&](const std::vector<QRectF>& cell) {
+      for (const QRectF& q : cell) hit = hit || q.intersects(r);
+    });
+    return hit;
+  }
+  void add(const QRectF& r) {
+    visit(r, [&](std::vector<QRectF>& cell) { cell.push_back(r); });
+  }
+
+ private:
+  static constexpr int kCell = 64;
+  template <class Fn>
+  void visit(const QRectF& r, Fn&& fn) const {
+    auto* self = const_cast<PlacedLabels*>(this);
+    const int x0 = std::clamp(int(r.left()) / kCell, 0, columns_ - 1), x1 = std::clamp(int(r.right()) / kCell, 0, columns_ - 1);
+    const int y0 = std::clamp(int(r.top()) / kCell, 0, rows_ - 1), y1 = std::clamp(int(r.bottom()) / kCell, 0, rows_ - 1);
+    for (int y = y0; y <= y1; ++y)
+      for (int x = x0; x <= x1; ++x) fn(self->cells_[size_t(y * columns_ + x)]);
+  }
+  int columns_, rows_;
+  std::vector<std::vector<QRectF>> cells_;
+};
+
 }  // namespace
+
+// Shortened from the front, whole dotted components first, so the part that
+// tells weights apart stays: "...layer1.0.conv1.weight".
+QString elide_front(const QString& text, const QFontMetricsF& fm, double width) {
+  if (fm.horizontalAdvance(text) <= width) return text;
+  const QString ellipsis = QStringLiteral("…");
+  for (qsizetype i = text.indexOf('.'); i >= 0 && i + 1 < text.size(); i = text.indexOf('.', i + 1)) {
+    QString tail = ellipsis + text.mid(i + 1);
+    if (fm.horizontalAdvance(tail) <= width) return tail;
+  }
+  return fm.elidedText(text, Qt::ElideLeft, width);
+}
 
 QColor selection_color() { return QColor(0x1e, 0x6f, 0xd9); }
 
@@ -152,12 +205,15 @@ void GraphView::paintEvent(QPaintEvent*) {
   for (size_t i : hot) draw_edge(i, hot_pen, selection_color());
 
   // Boxes.
-  const bool text = zoom >= kTextZoom;
+  d_->drawn.clear();
+  const double text_px = zoom * d_->font.pixelSize();
+  const bool text = text_px >= kMinLabelPx;
   const bool outlines = zoom >= kOutlineZoom;
   QFont bold = d_->font;
   bold.setBold(true);
   QPen outline(QColor(0x5a, 0x62, 0x70), 1.0);
   outline.setCosmetic(true);
+  const QFontMetricsF bold_metrics(bold), plain_metrics(d_->font);
   QPen select_pen(selection_color(), 3.0);
   select_pen.setCosmetic(true);
   for (size_t i = 0; i < d_->boxes.size(); ++i) {
@@ -177,7 +233,9 @@ void GraphView::paintEvent(QPaintEvent*) {
     if (!outlines) {  // at least two pixels, and darker, or the boxes vanish among the edges
       QRectF dot = r;
       dot.setSize(r.size().expandedTo(QSizeF(2 / zoom, 2 / zoom)));
-      p.fillRect(dot, selected ? selection_color() : mark ? *mark : fill.darker(140));
+      // Far out, op kinds cannot be told apart; the top-level module each box lies in can.
+      const bool by_scope = d_->color_mode == GraphColorMode::OpKind && d_->box_top[i] >= 0;
+      p.fillRect(dot, selected ? selection_color() : mark ? *mark : by_scope ? region_color(d_->box_top[i], 255) : fill.darker(140));
       continue;
     }
     if (box.is_scope()) {  // a stack of cards: this box holds many nodes
@@ -202,24 +260,118 @@ void GraphView::paintEvent(QPaintEvent*) {
       p.drawRoundedRect(face.adjusted(-4, -4, 4, 4), 6, 6);
     }
     if (text) {
-      BoxText t = box_text(*s.graph, box);
       QRectF inner = face.adjusted(6, 4, -6, -4);
       QRectF top(inner.left(), inner.top(), inner.width(), inner.height() / 2);
       QRectF bottom(inner.left(), inner.center().y(), inner.width(), inner.height() / 2);
+      const QString title = elide_front(d_->box_title[i], bold_metrics, top.width());
+      const QString subtitle = elide_front(d_->box_subtitle[i], plain_metrics, bottom.width());
       p.setPen(QColor(0x20, 0x22, 0x28));
       p.setFont(bold);
-      p.drawText(top, Qt::AlignCenter,
-                 QFontMetrics(bold).elidedText(QString::fromStdString(t.title), Qt::ElideMiddle, int(top.width())));
+      p.drawText(top, Qt::AlignCenter, title);
       p.setPen(QColor(0x55, 0x5a, 0x66));
       p.setFont(d_->font);
-      p.drawText(bottom, Qt::AlignCenter,
-                 QFontMetrics(d_->font).elidedText(QString::fromStdString(t.subtitle), Qt::ElideMiddle,
-                                                   int(bottom.width())));
+      p.drawText(bottom, Qt::AlignCenter, subtitle);
+      const QPointF o = d_->origin;
+      d_->drawn.push_back({title, text_px, QRectF((top.topLeft() - o) * zoom, top.size() * zoom), box.is_scope()});
+      d_->drawn.push_back({subtitle, text_px, QRectF((bottom.topLeft() - o) * zoom, bottom.size() * zoom), box.is_scope()});
     }
   }
   p.restore();
+  paintScreenLabels(p);
   paintMinimap(p);
   emit painted();
+}
+
+// Text that keeps its size on screen when the layout's own text would be too
+// small: node titles at the smallest readable size where they fit their box,
+// then the names of collapsed scopes (with their op counts) and of expanded
+// scopes' regions, bigger ones first, leaving out any that would overlap.
+void GraphView::paintScreenLabels(QPainter& p) {
+  const double zoom = d_->zoom;
+  if (zoom * d_->font.pixelSize() >= kMinLabelPx) return;  // the boxes carry their own text
+  const SceneLayout& s = *d_->shown;
+  const QRectF visible = visibleLayoutRect();
+  const QRectF screen = QRectF(rect());
+  auto to_screen = [&](const QRectF& r) { return QRectF((r.topLeft() - d_->origin) * zoom, r.size() * zoom); };
+  p.setRenderHint(QPainter::Antialiasing, true);
+  p.setRenderHint(QPainter::TextAntialiasing, true);
+
+  // Scope and region labels, most ops first.
+  struct Candidate {
+    QString text;
+    QPointF anchor;  // screen: the label's centre
+    int ops;
+    int depth;
+    bool region;
+    int top;
+  };
+  std::vector<Candidate> cands;
+  for (size_t i = 0; i < d_->boxes.size(); ++i) {
+    const SceneBox& b = s.scene.boxes[i];
+    if (!b.is_scope() || !d_->boxes[i].intersects(visible)) continue;
+    cands.push_back({d_->box_title[i] + tr(" · %1 ops").arg(d_->box_ops[i]), to_screen(d_->boxes[i]).center(),
+                     d_->box_ops[i], 0, false, 0});
+  }
+  for (const Landmark& l : d_->landmarks) {
+    if (!visible.contains(l.anchor)) continue;
+    cands.push_back({QString::fromStdString(l.scope) + tr(" · %1 ops").arg(l.ops), (l.anchor - d_->origin) * zoom, l.ops,
+                     l.depth, true, l.top});
+  }
+  std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    return a.depth != b.depth ? a.depth < b.depth : a.ops > b.ops;
+  });
+  QFont scope_font = d_->font, region_font = d_->font;
+  scope_font.setBold(true);
+  scope_font.setPixelSize(kScopeLabelPx);
+  region_font.setBold(true);
+  region_font.setPixelSize(kRegionLabelPx);
+  const QFontMetricsF scope_metrics(scope_font), region_metrics(region_font);
+  PlacedLabels placed(size());
+  for (const Candidate& c : cands) {
+    const QFontMetricsF& fm = c.region ? region_metrics : scope_metrics;
+    const QString text = elide_front(c.text, fm, 260);
+    const QSizeF size(fm.horizontalAdvance(text) + 10, fm.height() + 4);
+    QRectF r(QPointF(c.anchor.x() - size.width() / 2, c.anchor.y() - size.height() / 2), size);
+    if (!screen.intersects(r)) continue;
+    if (placed.clashes(r)) continue;
+    placed.add(r);
+    p.setPen(c.region ? region_color(c.top, 255).darker(150) : QColor(0x8a, 0x94, 0xa6));
+    p.setBrush(QColor(255, 255, 255, 225));
+    p.drawRoundedRect(r, 4, 4);
+    p.setFont(c.region ? region_font : scope_font);
+    p.setPen(c.region ? region_color(c.top, 255).darker(260) : QColor(0x20, 0x22, 0x28));
+    p.drawText(r, Qt::AlignCenter, text);
+    d_->drawn.push_back({text, double(c.region ? kRegionLabelPx : kScopeLabelPx), r, true});
+  }
+
+  // Node titles at kMinLabelPx while a box is tall enough for them, a little
+  // wider than their box where nothing else is (a cut op name says nothing).
+  QFont small = d_->font;
+  small.setBold(true);
+  small.setPixelSize(int(kMinLabelPx));
+  const QFontMetricsF small_metrics(small);
+  const double box_px = (2 * d_->metrics.line_height + 10) * zoom;
+  if (box_px < small_metrics.height()) return;
+  p.setFont(small);
+  const QColor ink(0x20, 0x22, 0x28);
+  for (size_t i = 0; i < d_->boxes.size(); ++i) {
+    if (s.scene.boxes[i].is_scope() || !d_->boxes[i].intersects(visible)) continue;
+    const QRectF box = to_screen(d_->boxes[i]);
+    const QString& t = d_->box_title[i];
+    const double w = small_metrics.horizontalAdvance(t) + 4;
+    if (w > 2 * box.width()) continue;
+    const QRectF r(box.center().x() - w / 2, box.center().y() - small_metrics.height() / 2, w, small_metrics.height());
+    if (placed.clashes(r)) continue;
+    placed.add(r);
+    if (w > box.width()) {  // over the box's edges: on a backing of the box's colour
+      p.setPen(Qt::NoPen);
+      p.setBrush(box_fill(*d_, s.scene.boxes[i]));
+      p.drawRoundedRect(r, 2, 2);
+    }
+    p.setPen(ink);
+    p.drawText(r, Qt::AlignCenter, t);
+    d_->drawn.push_back({t, kMinLabelPx, r, false});
+  }
 }
 
 QRect GraphView::minimapRect() const {
@@ -248,7 +400,9 @@ void GraphView::paintMinimap(QPainter& p) {
       const SceneBox& box = s.scene.boxes[i];
       bool selected = false;
       for (NodeId m : box.members) selected |= d_->selected[size_t(m)] != 0;
-      QColor c = selected ? selection_color() : box_fill(*d_, box).darker(125);
+      // Coloured by top-level module, as the view far out: the minimap shows where each lies.
+      const bool by_scope = d_->color_mode == GraphColorMode::OpKind && d_->box_top[i] >= 0;
+      QColor c = selected ? selection_color() : by_scope ? region_color(d_->box_top[i], 255) : box_fill(*d_, box).darker(125);
       // At least a pixel, or small graphs' boxes vanish.
       QRectF r = d_->boxes[i];
       QSizeF min_size(1.5 / scale, 1.5 / scale);
@@ -280,6 +434,7 @@ QString GraphView::nodeToolTip(int box) const {
         .arg(b.members.size());
   }
   const Node& n = g[b.node];
+  // The full name: the box shows it shortened from the front.
   QString tip = QStringLiteral("<b>%1</b> = %2").arg(QString::fromStdString(n.name).toHtmlEscaped(),
                                                       QString::fromStdString(n.target).toHtmlEscaped());
   if (std::string v = describe_val(n.meta.val); !v.empty())

@@ -4,6 +4,7 @@
 #include <QColor>
 #include <QElapsedTimer>
 #include <QFont>
+#include <QFontMetricsF>
 #include <QHash>
 #include <QPainterPath>
 #include <QPixmap>
@@ -38,6 +39,17 @@ struct DrawnEdge {
   // Spans many ranks in a big graph: drawn faint, so the long wires of saved
   // activations and weights do not hide the local structure.
   bool faint = false;
+};
+
+// A region of an expanded scope: a cluster of its boxes that lie close
+// together (the forward and the backward part of a joint graph's block are two).
+struct Landmark {
+  std::string scope;
+  QRectF bounds;  // layout coordinates
+  int ops = 0;    // call nodes inside
+  int depth = 0;  // 1 for top-level scopes
+  int top = 0;    // index of its top-level scope, for the colour
+  QPointF anchor;  // where its label goes: the centre of its box nearest the middle
 };
 
 struct GraphViewState {
@@ -78,7 +90,13 @@ struct GraphViewState {
   int hover_edge = -1;
   int find_cursor = -1;  // node index of the last match
 
+  std::vector<Landmark> landmarks;
+  std::vector<int> box_ops;           // per scene box: call nodes inside
+  std::vector<int> box_top;           // per scene box: its top-level scope's index (-1: none)
+  std::vector<QString> box_title, box_subtitle;  // per scene box, made once per layout
+
   // Painting.
+  std::vector<GraphView::DrawnLabel> drawn;  // by the last paint
   QFont font;
   TextMetrics metrics;
   QPixmap minimap;
@@ -88,5 +106,7 @@ struct GraphViewState {
 // Colours, shared by the painter and the minimap.
 QColor box_fill(const GraphViewState& s, const SceneBox& box);
 QColor selection_color();
+// `text` shortened from the front to `width`, dropping whole dotted components first.
+QString elide_front(const QString& text, const QFontMetricsF& fm, double width);
 
 }  // namespace kiln

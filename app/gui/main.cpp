@@ -1,4 +1,5 @@
 // kiln [PATH...] [--select COMPILE_ID] [--stage NAME] [--compare STAGE_A STAGE_B] [--screenshot FILE.png] [--quit]
+// kiln --bench-view [--bench-nodes N]: the graph view's frame times (docs/workbench.md).
 // With no PATH, the bundled example program (a graph break and a recompile).
 #include <QApplication>
 #include <QCommandLineParser>
@@ -11,6 +12,7 @@
 
 #include "app/version.h"
 #include "core/util/limits.h"
+#include "viewer/graph_view_bench.h"
 #include "viewer/minifier_panel.h"
 #include "viewer/workbench.h"
 
@@ -54,6 +56,8 @@ int main(int argc, char** argv) {
   QCommandLineOption memory_limit("memory-limit", "bytes of tensors a program may hold (K/M/G suffixes; default: KILN_MEMORY_LIMIT, else 3/4 of the machine's memory)", "bytes");
   QCommandLineOption allow_read("allow-read", "a folder programs may read files from (repeatable; default: none)", "dir");
   QCommandLineOption partitioner("partitioner", "how programs' joint graphs split: default or min-cut (as kiln-cli stages)", "name", "default");
+  QCommandLineOption bench_view("bench-view", "measure the graph view's frame times on a generated graph offscreen, print them and exit");
+  QCommandLineOption bench_nodes("bench-nodes", "nodes of the --bench-view graph (default 10000)", "count", "10000");
   QCommandLineOption allow_write("allow-write", "a folder programs may write (and read) files in (repeatable; default: none)", "dir");
   // Two values, which QCommandLineParser's options cannot take: read here, the option kept for --help.
   QCommandLineOption compare("compare",
@@ -62,7 +66,7 @@ int main(int argc, char** argv) {
                              "'#2:0/0:aot_forward_graph'",
                              "A B");
   for (const QCommandLineOption& o : {select, stage, screenshot, quit, panel, diff, changed, node, numerics, minify, time_limit,
-                                      memory_limit, allow_read, allow_write, partitioner, compare})
+                                      memory_limit, allow_read, allow_write, partitioner, compare, bench_view, bench_nodes})
     parser.addOption(o);
   QStringList args = app.arguments();
   QStringList compare_stages;
@@ -77,6 +81,16 @@ int main(int argc, char** argv) {
       break;
     }
   parser.process(args);
+  if (parser.isSet(bench_view)) {
+    bool ok = false;
+    const int nodes = parser.value(bench_nodes).toInt(&ok);
+    if (!ok || nodes < 10) {
+      std::fprintf(stderr, "kiln: --bench-nodes: '%s' is not a count of at least 10\n", qPrintable(parser.value(bench_nodes)));
+      return 2;
+    }
+    std::printf("%s\n", qPrintable(kiln::run_view_bench(nodes, 1600, 1000)));
+    return 0;
+  }
   double time_limit_s = 0;
   if (parser.isSet(time_limit)) {
     bool ok = false;

@@ -190,6 +190,7 @@ Expected<JointGraph> build_joint(const Graph& fwd, const JointOptions& options) 
       Node& made = g[em.node(v)];
       made.meta.desc = "PlainAOTInput(idx=" + std::to_string(i) + ")";
       made.meta.from = {p.name};
+      made.meta.scope = p.meta.scope;  // a parameter stays in its module
       var_of[size_t(placeholders[i])] = v;
       primals.push_back(v);
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
@@ -308,6 +309,9 @@ class RegionTracer : public py::Tracer {
   bool to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl);
   Val val_of(const Value& v, const std::vector<bool>* dynamic = nullptr) const;
   std::vector<StackFrame> user_stack() const;
+  // The module path the innermost module frame runs in ("layer1.0.conv1"), as
+  // Dynamo's nn_module_stack ends; "" outside submodules.
+  std::string module_scope() const;
   std::vector<StackFrame> user_frames() const;  // outermost first
   void rename_on_store(TracedFrame& tf, const Value& v, const std::string& name);
   StateTemplate make_template(const Value& v, const SourcePtr& src, const std::vector<py::TensorObj*>& outputs);
@@ -701,6 +705,7 @@ NodeId RegionTracer::resolve(py::TensorObj* t) {
   op.node.args = {Arg::node(info->parent), Arg::integer(info->index)};
   op.node.meta.val = val_of(Value(t));
   op.node.meta.stack = user_stack();
+  op.node.meta.scope = module_scope();
   op.step.kind = GraphStep::Kind::GetItem;
   op.step.index = info->index;
   ArgTemplate parent;
@@ -829,6 +834,34 @@ std::vector<StackFrame> RegionTracer::user_stack() const {
   return {all.back()};
 }
 
+namespace {
+// L['self']._modules['layer1']._modules['0'] -> "layer1.0"; the root (a local
+// or global) is ""; nullopt for a value not reached through _modules.
+std::optional<std::string> module_path(const Source* s) {
+  if (!s) return std::nullopt;
+  if (s->kind == Source::Kind::Local || s->kind == Source::Kind::Global) return std::string();
+  if (s->kind != Source::Kind::Item || !s->base || s->base->kind != Source::Kind::Attr || s->base->name != "_modules")
+    return std::nullopt;
+  std::optional<std::string> parent = module_path(s->base->base.get());
+  if (!parent) return std::nullopt;
+  std::string key = s->key.is(ObjKind::Str) ? s->key.as<py::Str>()->s : s->key.is_int() ? std::to_string(s->key.as_int()) : "";
+  if (key.empty()) return std::nullopt;
+  return parent->empty() ? key : *parent + "." + key;
+}
+}  // namespace
+
+std::string RegionTracer::module_scope() const {
+  for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+    const TracedFrame& tf = **it;
+    const py::Frame& f = *tf.frame;
+    if (tf.locals.empty() || f.code->varnames.empty() || f.code->varnames[0] != "self" || f.locals.empty() ||
+        !f.locals[0].is(ObjKind::Instance))
+      continue;
+    if (std::optional<std::string> path = module_path(tf.locals[0].get())) return *path;
+  }
+  return {};
+}
+
 Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::function<Value(const py::CallArgs&)>& run_meta) {
   OpNode op;
   op.node.op = call.is_method ? OpKind::CallMethod : OpKind::CallFunction;
@@ -913,6 +946,7 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
   op.node.name = namer_.make(last_part(call.graph_target));
   op.node.meta.val = val_of(result);
   op.node.meta.stack = user_stack();
+  op.node.meta.scope = module_scope();
   NodeId id = NodeId(ops_.size());
   op.step.node = id;
   ops_.push_back(std::move(op));

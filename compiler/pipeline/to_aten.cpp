@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "compiler/capture/capture.h"
 #include "compiler/capture/graph_region.h"
@@ -15,6 +16,7 @@
 #include "core/python/torch_bridge.h"
 #include "core/python/vm.h"
 #include "core/tensor/generator.h"
+#include "core/trace/module_scopes.h"
 #include "core/util/limits.h"
 
 namespace kiln::pipeline {
@@ -274,6 +276,20 @@ Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region) {
     lowering.output(outputs, mutated);
   } catch (const Error& e) {
     return Status::error(std::string("lowering to ATen: ") + e.what());
+  }
+  // Module scopes: an ATen node lies where the torch-level node it came from
+  // does; a parameter or buffer input in the module that owns it.
+  std::unordered_map<std::string_view, const std::string*> scope_of;
+  for (const Node& n : region.graph.nodes)
+    if (!n.meta.scope.empty()) scope_of.emplace(n.name, &n.meta.scope);
+  for (Node& n : g.nodes) {
+    if (!n.meta.scope.empty()) continue;
+    if (n.op == OpKind::Placeholder) {
+      std::string path = trace::module_state_path(n.name);
+      n.meta.scope = path.substr(0, path.rfind('.') == std::string::npos ? 0 : path.rfind('.'));
+    } else if (n.meta.from.size() == 1) {
+      if (auto it = scope_of.find(n.meta.from[0]); it != scope_of.end()) n.meta.scope = *it->second;
+    }
   }
   // Say which outputs are the region's and which are written-back inputs.
   Node& out = g.nodes.back();

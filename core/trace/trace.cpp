@@ -6,6 +6,7 @@
 #include "core/trace/file_data.h"
 #include "core/trace/int_expr.h"
 #include "core/trace/json_scan.h"
+#include "core/trace/module_scopes.h"
 #include "core/trace/text_util.h"
 
 namespace kiln::trace {
@@ -267,6 +268,13 @@ Expected<std::shared_ptr<const Graph>> Trace::graph(const CompileEntry& entry, s
       // The inputs are the load_args of the file the Repro class came from (add_repro).
       if (g && !entry.inputs.empty() && (a->base == "repro" || a->base == "fx_graph_runnable"))
         annotate_from_load_args(*g, entry.inputs);
+      // PyTorch's dumps print no module scopes: infer them from parameter names and source lines.
+      if (g) {
+        std::vector<std::string> dynamo_inputs;
+        if (stage != "dynamo_output_graph" && entry.artifact("dynamo_output_graph"))
+          if (auto d = graph(entry, "dynamo_output_graph"); d && *d) dynamo_inputs = input_state_paths(**d);
+        infer_module_scopes(*g, dynamo_inputs);
+      }
       if (g) result = std::shared_ptr<const Graph>(std::make_shared<Graph>(std::move(*g)));
       else result = g.status();
     } catch (const Error& e) {  // bad input must not escape as an exception
