@@ -18,6 +18,7 @@
 namespace kiln::py {
 
 void install_math(VM& vm);
+void install_serialization(const Ref<Module>& torch);  // torch_serialization.cpp
 
 static std::vector<std::unique_ptr<CpuGenerator>>& generators(VM& vm) {
   auto& slot = vm.extensions["kiln.generators"];
@@ -609,6 +610,7 @@ void install_torch(VM& vm) {
   new_module(vm, "torch.nn.init");
   install_prelude_helpers(vm);
   install_safetensors(vm);
+  install_serialization(torch);
   install_math(vm);
   install_nn_prelude(vm);
   install_complex_prelude(vm, torch);
