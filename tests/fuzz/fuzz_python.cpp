@@ -3,19 +3,22 @@
 // a fresh VM with torch importable and torch.compile hooked up (capture, eager
 // backend), so the interpreter, the torch bindings, the tracer and the guards
 // all see fuzzed programs. A program may fail with any Python error; it must
-// never crash, hang, overflow the stack or exhaust memory.
+// never crash, hang, overflow the stack or exhaust memory. An input that is a
+// ZIP archive (seeded with torch.save files) is given to torch.load instead.
 //
 // Budgets keep every run short and small: a step budget stops endless loops,
 // the VM's recursion limit stops deep recursion, tensors over a few million
 // elements are refused, and the heap is capped (see operator new below) so that
 // `[0]*10**9` and the like end in a MemoryError instead of a libFuzzer OOM.
 #include <sanitizer/allocator_interface.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <string>
 #include <string_view>
 
 #include "compiler/aot/eager_autograd.h"
@@ -55,9 +58,10 @@ void* budgeted_aligned_alloc(size_t n, std::align_val_t align) {
   throw std::bad_alloc();
 }
 
-void run_compiled(const kiln::py::CodePtr& code, std::string_view source) {
+void run_compiled(const kiln::py::CodePtr& code, std::string_view source, const std::string& readable = "") {
   (void)kiln::py::disassemble(*code);
   kiln::py::VMOptions options;
+  if (!readable.empty()) options.allow_read = {readable};
   options.out = [](std::string_view) {};
   options.err = [](std::string_view) {};
   options.max_steps = 200'000;
@@ -103,7 +107,28 @@ void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
 
+// The archive goes to a file of this process's own (torch.load reads paths).
+void load_archive(const uint8_t* data, size_t size) {
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/fuzz_torch_load_XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    return std::string(d ? d : "/tmp");
+  }();
+  const std::string path = dir + "/input.pt";
+  if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(data, 1, size, f);
+    std::fclose(f);
+  }
+  const std::string source = "import torch\nx = torch.load('" + path + "')\nprint(x)\n";
+  auto code = kiln::py::compile_module(source, "fuzz.py");
+  if (code.ok()) run_compiled(*code, source, dir);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size >= 4 && data[0] == 'P' && data[1] == 'K' && data[2] == 3 && data[3] == 4) {
+    load_archive(data, size);
+    return 0;
+  }
   std::string_view source(reinterpret_cast<const char*>(data), size);
   auto code = kiln::py::compile_module(source, "fuzz.py");
   if (code.ok()) run_compiled(*code, source);
