@@ -592,6 +592,42 @@ Value VM::unary(UnaryOpKind op, const Value& a) {
   throw_type_error(std::string("bad operand type for unary ") + sym[int(op)] + ": '" + type_name(a) + "'");
 }
 
+namespace {
+
+// Python's == on lists, tuples and dicts compares their elements with ==
+// (after identity), so a program's __eq__ and a tensor's elementwise == (then
+// its truth, which refuses more than one element) take part.
+bool container_equal(VM& vm, const Value& a, const Value& b) {
+  const bool lists = a.is(ObjKind::List) && b.is(ObjKind::List), tuples = a.is(ObjKind::Tuple) && b.is(ObjKind::Tuple);
+  if (lists || tuples) {
+    // Copies: an element's __eq__ may change the containers.
+    const ValueVec p = lists ? a.as<List>()->items : a.as<Tuple>()->items;
+    const ValueVec q = lists ? b.as<List>()->items : b.as<Tuple>()->items;
+    if (p.size() != q.size()) return false;
+    NestingGuard guard(" in comparison");
+    for (size_t i = 0; i < p.size(); ++i)
+      if (!p[i].same(q[i]) && !vm.truth(vm.compare(CompareKind::Eq, p[i], q[i]))) return false;
+    return true;
+  }
+  if (a.is(ObjKind::Dict) && b.is(ObjKind::Dict)) {
+    if (a.same(b)) return true;
+    const auto p = a.as<Dict>()->items();
+    const Dict* q = b.as<Dict>();
+    if (p.size() != q->size()) return false;
+    NestingGuard guard(" in comparison");
+    for (const auto& [k, v] : p) {
+      const Value* w = q->find(k);
+      if (!w) return false;
+      const Value other = *w;
+      if (!v.same(other) && !vm.truth(vm.compare(CompareKind::Eq, v, other))) return false;
+    }
+    return true;
+  }
+  return equal(a, b);
+}
+
+}  // namespace
+
 Value VM::compare(CompareKind op, const Value& a, const Value& b) {
   switch (op) {
     case CompareKind::Is: return Value(a.same(b));
@@ -623,7 +659,7 @@ Value VM::compare(CompareKind op, const Value& a, const Value& b) {
                        "' and '" + type_name(b) + "'");
   }
   if (op == CompareKind::Eq || op == CompareKind::Ne) {
-    bool eq = equal(a, b);
+    bool eq = container_equal(*this, a, b);
     return Value(op == CompareKind::Eq ? eq : !eq);
   }
   int c = three_way(*this, a, b, op);
