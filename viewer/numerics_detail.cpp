@@ -61,8 +61,9 @@ QVariant WorstElementsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case Index: return index_text(w.index);
-      case Reference: return value_text(w.reference);
-      case Value: return value_text(w.value);
+      // Four digits fit the detail's width; |diff| tells close values apart, the tooltip has all 17.
+      case Reference: return value_text(w.reference, 'g', 4);
+      case Value: return value_text(w.value, 'g', 4);
       case AbsDiff: return value_text(diff, 'g', 3);
       case Error: return value_text(w.error, 'g', 3);
     }
@@ -88,7 +89,7 @@ QVariant WorstElementsModel::headerData(int section, Qt::Orientation o, int role
   if (role != Qt::DisplayRole) return {};
   switch (section) {
     case Index: return QString("Index");
-    case Reference: return QString("Reference (fp64)");
+    case Reference: return QString("fp64 ref");
     case Value: return rung_.isEmpty() ? QString("Value") : rung_;
     case AbsDiff: return QString("|diff|");
     case Error: return QString("Error");
@@ -179,7 +180,11 @@ void ErrorHistogramView::paintEvent(QPaintEvent*) {
       const int x = int(area.left() + pos * slot);
       p.setPen(QPen(QColor(200, 40, 40), 1, Qt::DashLine));
       p.drawLine(x, area.top() - 12, x, area.bottom());
-      p.drawText(x + 3, area.top() - 3, "tolerance");
+      // Over the count labels of nearby bars, on its own background, so it stays readable.
+      const QString tol = "tol " + QString::number(tolerance_, 'g', 3);
+      const QRect box(x + 2, area.top() - 15, p.fontMetrics().horizontalAdvance(tol) + 4, p.fontMetrics().height());
+      p.fillRect(box, palette().base());
+      p.drawText(box, Qt::AlignCenter, tol);
     }
   }
   p.setPen(palette().color(QPalette::PlaceholderText));
@@ -222,8 +227,9 @@ NumericsDetail::NumericsDetail(QWidget* parent) : QWidget(parent) {
   worst_table_->setModel(worst_);
   worst_table_->verticalHeader()->hide();
   worst_table_->verticalHeader()->setDefaultSectionSize(worst_table_->fontMetrics().height() + 4);
-  worst_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  worst_table_->horizontalHeader()->setStretchLastSection(true);
+  // The values share what width the detail has; the index takes what it needs.
+  worst_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  worst_table_->horizontalHeader()->setSectionResizeMode(WorstElementsModel::Index, QHeaderView::ResizeToContents);
   worst_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   layout->addWidget(worst_table_, 1);
   connect(rungs_, &QComboBox::currentIndexChanged, this, [this](int i) {

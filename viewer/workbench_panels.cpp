@@ -426,8 +426,13 @@ void Workbench::showNumericsOfStage() {
   const std::optional<NumericsKey> key = numericsKey();
   auto kept = key ? numerics_results_.find(*key) : numerics_results_.end();
   if (kept != numerics_results_.end()) {
-    if (numerics_shown_ != key) numerics_->setResult(kept->second);
+    const bool fresh = numerics_shown_ != key;
+    if (fresh) numerics_->setResult(kept->second);
     numerics_shown_ = key;
+    // The node selected in the graph is the row to detail.
+    if (fresh && !selection_.empty())
+      for (int r = 0; r < numerics_->rowCount(); ++r)
+        if (numerics_->result().rows[size_t(r)].name == selection_.front()) numerics_table_->selectRow(r);
     numerics_notes_->setText(numerics_summary(kept->second));
     showNumericsDetail();
   } else {
