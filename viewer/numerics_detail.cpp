@@ -124,7 +124,7 @@ bool ErrorHistogramView::bucketOver(int b) const {
   if (b == ErrorHistogram::kNonFinite || exact_) return true;
   // A bucket is over when its elements can be: its upper edge lies above the tolerance.
   const double upper = b + 1 < ErrorHistogram::kNonFinite ? ErrorHistogram::lower_edge(b + 1) : INFINITY;
-  return upper > tolerance_ && (b != ErrorHistogram::kBelow || tolerance_ < ErrorHistogram::lower_edge(ErrorHistogram::kFirstDecade));
+  return upper > tolerance_;
 }
 
 QRect ErrorHistogramView::barRect(int b) const {
