@@ -84,6 +84,8 @@ class TestNumericsStats : public QObject {
     e = compare_elements(std::vector<double>{0, 0}, std::vector<double>{0, 0}, {2}, false, 1e-4);
     QCOMPARE(e.max_error, 0.0);
     QCOMPARE(e.over, int64_t(0));
+    QCOMPARE(e.histogram.counts[ErrorHistogram::kEqual], int64_t(2));
+    QVERIFY(e.worst.empty());
   }
 
   // NaN where the reference is finite (and the other way round), an Inf of
