@@ -55,6 +55,14 @@ Expected<StageMinifyResult> minify_stage(const Session& s, int compile, int stag
   if (!repro) return repro.status();
   Expected<minify::Candidate> start = minify::candidate_of(*repro, /*runs_in_kiln=*/p.kind != minify::CheckKind::Oracle);
   if (!start) return start.status();
+  if (!request.node.empty()) {
+    NodeId id = start->graph.find(request.node);
+    if (id == kNoNode || start->graph[id].op != OpKind::CallFunction)
+      return Status::error("no call node " + request.node + " in " + st.name);
+    minify::set_outputs(start->graph, {Arg::node(id)});
+    minify::prune(*start);
+    out.input += " (the subgraph of " + request.node + ")";
+  }
   out.initial_ops = minify::op_count(start->graph);
 
   Expected<std::unique_ptr<minify::Journal>> journal =

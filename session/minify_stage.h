@@ -25,6 +25,9 @@ struct StageMinifyRequest {
   // torch_device; repro_inject is Inductor's own injected bug (KILN_REPRO_INJECT).
   std::string oracle_python, oracle_worker, torch_device = "cpu", repro_inject;
   std::string out_dir;  // gets repro/, repro.py and the journal minify.db
+  // When set, only this node's subgraph is minified: the node as the one
+  // output, and what it depends on (the numerics panel's "Minify from here").
+  std::string node;
   std::function<void(const minify::Progress&)> progress;  // called on the minifying thread
   const std::atomic<bool>* cancel = nullptr;
 };

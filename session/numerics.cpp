@@ -29,6 +29,25 @@ double NodeNumerics::worst_rel() const {
   return w;
 }
 
+int64_t NodeNumerics::elements() const {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+bool NodeNumerics::over(int rung) const { return rung >= 0 && rung < kRungs && errors[rung].measured && errors[rung].over > 0; }
+
+int NodeNumerics::worst_rung() const {
+  int best = -1;
+  for (int k = 0; k < kRungs; ++k) {
+    if (!errors[k].measured) continue;
+    if (best < 0 || errors[k].over > errors[best].over ||
+        (errors[k].over == errors[best].over && errors[k].max_error > errors[best].max_error))
+      best = k;
+  }
+  return best;
+}
+
 namespace {
 
 // A deterministic input, so two runs of the panel agree.
@@ -133,23 +152,6 @@ Expected<Graph> run_passes(const Graph& g, const std::vector<std::string>& keep,
   pipeline::RegionRun run = pipeline::run_region(pipeline::RegionInput::single(g), ro);
   if (!run.status.ok()) return Status::error("the passes failed: " + run.status.message());
   return std::move(run.parts.at(0).passes.graph);
-}
-
-void compare(const Tensor& got, const Tensor& ref, double& abs, double& rel) {
-  if (got.sizes() != ref.sizes()) return;
-  Tensor a = got.to(DType::Float64).contiguous(), b = ref.to(DType::Float64).contiguous();
-  const double* pa = a.data<double>();
-  const double* pb = b.data<double>();
-  double worst = 0, scale = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    double d = std::fabs(pa[i] - pb[i]);
-    if (std::isnan(pa[i]) != std::isnan(pb[i])) d = std::numeric_limits<double>::infinity();
-    if (!std::isnan(d)) worst = std::max(worst, d);
-    if (std::isfinite(pb[i])) scale = std::max(scale, std::fabs(pb[i]));
-  }
-  abs = worst;
-  rel = worst / std::max(scale, 1e-30);
-  if (worst == 0) rel = 0;
 }
 
 }  // namespace
@@ -271,15 +273,24 @@ Expected<NumericsResult> measure_numerics(const Graph& shown, double tolerance, 
     row.node = i;
     row.name = n.name;
     row.target = shown[i].target;  // as the graph says it, before make_runnable_on_cpu
+    // The graph's dtype (the reference ran widened to float64).
+    row.dtype = std::string(dtype_name(it->second.dtype()));
+    if (n.meta.val.is_tensor())
+      if (auto d = dtype_from_name(n.meta.val.tensor.dtype)) row.dtype = std::string(dtype_name(*d));
+    row.sizes = it->second.sizes();
     for (int k = 0; k < kRungs; ++k) {
       auto v = rung[k].find(n.name);
-      if (v != rung[k].end()) compare(v->second, it->second, row.abs[k], row.rel[k]);
+      if (v == rung[k].end()) continue;
+      TensorErrors e = compare_tensors(v->second, it->second, tolerance);
+      if (!e.measured) continue;
+      row.abs[k] = e.max_abs;
+      row.rel[k] = e.exact ? e.share() : e.max_error;
+      row.errors[k] = std::move(e);
     }
-    double w = row.worst_rel();
-    if (r.first_divergent < 0 && !std::isnan(w) && w > tolerance) {
-      r.first_divergent = int(r.rows.size());
+    if (r.first_divergent < 0) {
       for (int k = kRungs - 1; k >= 0; --k)
-        if (!std::isnan(row.rel[k]) && row.rel[k] > tolerance) r.first_divergent_rung = k;
+        if (row.over(k)) r.first_divergent_rung = k;
+      if (r.first_divergent_rung >= 0) r.first_divergent = int(r.rows.size());
     }
     r.rows.push_back(std::move(row));
   }

@@ -21,6 +21,7 @@
 
 #include "core/graph/graph.h"
 #include "core/util/status.h"
+#include "session/numerics_stats.h"
 
 namespace kiln::session {
 
@@ -31,11 +32,20 @@ const char* rung_name(int rung);  // "eager", "aot_eager", "decomp_eager", "kiln
 struct NodeNumerics {
   NodeId node = kNoNode;
   std::string name, target;
-  double abs[kRungs], rel[kRungs];  // NaN: not measured on that rung
+  std::string dtype;              // the reference's ("float64" for a float output, "bool", "int64")
+  std::vector<int64_t> sizes;     // the reference's
+  // Per rung, max abs and relative error (the largest element error,
+  // numerics_stats.h; for bool and integer outputs the share of elements that
+  // differ). NaN: not measured on that rung.
+  double abs[kRungs], rel[kRungs];
+  TensorErrors errors[kRungs];    // the element statistics behind them
   NodeNumerics() {
     for (int i = 0; i < kRungs; ++i) abs[i] = rel[i] = std::numeric_limits<double>::quiet_NaN();
   }
-  double worst_rel() const;  // the largest measured rel, NaN when none
+  int64_t elements() const;
+  double worst_rel() const;   // the largest measured rel, NaN when none
+  bool over(int rung) const;  // some element of that rung over the tolerance
+  int worst_rung() const;     // the rung with the most elements over (ties: the lower), else the largest rel; -1 when none measured
 };
 
 struct NumericsResult {

@@ -127,7 +127,23 @@ void MinifierPanel::setOraclePython(const QString& python, const QString& worker
 bool MinifierPanel::isRunning() const { return running_; }
 QString MinifierPanel::log() const { return log_->toPlainText(); }
 
-void MinifierPanel::start() {
+void MinifierPanel::start() { startRun({}); }
+
+void MinifierPanel::startFromNode(int stage, const QString& node) {
+  if (isRunning() || !session_ || compile_ < 0) return;
+  int i = graph_->findData(stage);
+  if (i < 0) {
+    // An unchanged stage is not offered by default, but its graph is as good as any.
+    const SessionCompile& c = session_->compiles[size_t(compile_)];
+    if (stage < 0 || size_t(stage) >= c.stages.size() || c.stages[size_t(stage)].kind != StageKind::Graph) return;
+    graph_->addItem(QString::fromStdString(c.stages[size_t(stage)].name), stage);
+    i = graph_->count() - 1;
+  }
+  graph_->setCurrentIndex(i);
+  startRun(node);
+}
+
+void MinifierPanel::startRun(const QString& node) {
   if (isRunning() || !session_ || compile_ < 0 || graph_->currentIndex() < 0) {
     if (!session_) state_->setText("Open something and pick a graph first.");
     return;
@@ -151,18 +167,21 @@ void MinifierPanel::start() {
     request.repro_inject = bug == "none" ? "" : bug;
   }
   request.out_dir = out_dir_.toStdString();
+  request.node = node.toStdString();
+  const QString what = node.isEmpty() ? QString::fromStdString(st.name)
+                                      : QString("the subgraph of %1 in %2").arg(node, QString::fromStdString(st.name));
   log_->clear();
   log_->appendPlainText(QString("minify %1 of %2: check %3, tolerance %4, %5 jobs, into %6")
-                            .arg(QString::fromStdString(st.name), QString::fromStdString(session_->compiles[size_t(compile_)].id),
+                            .arg(what, QString::fromStdString(session_->compiles[size_t(compile_)].id),
                                  check_->currentText(), QString::number(request.tolerance, 'g', 10))
                             .arg(request.jobs)
                             .arg(out_dir_));
   repro_.clear();
   torch_repro_.clear();
-  initial_ops_ = st.ops > 0 ? st.ops : 0;
+  initial_ops_ = st.ops > 0 && node.isEmpty() ? st.ops : 0;  // a subgraph: the first step says
   progress_->setRange(0, 0);  // busy until the first step says how far it got
-  progress_->setFormat(QString("ops left: %1  strategy: -  oracle calls: 0").arg(initial_ops_));
-  state_->setText("Minifying " + QString::fromStdString(st.name) + " ...");
+  progress_->setFormat(QString("ops left: %1  strategy: -  oracle calls: 0").arg(initial_ops_ > 0 ? QString::number(initial_ops_) : "-"));
+  state_->setText("Minifying " + what + " ...");
   minify_->setEnabled(false);
   cancel_->setEnabled(true);
   running_ = true;

@@ -40,6 +40,9 @@ class MinifierPanel : public QWidget {
   // The oracle check: the Python that runs PyTorch, and (tests) a worker script instead of Kiln's.
   void setOraclePython(const QString& python, const QString& worker = {});
   void start();
+  // The subgraph of `node` in graph stage `stage` of the compile set: the node
+  // as the one output and what it depends on (the numerics panel's "Minify from here").
+  void startFromNode(int stage, const QString& node);
   void cancel();
   bool isRunning() const;
   QString reproPath() const { return repro_; }      // the Kiln repro folder of the last run
@@ -51,6 +54,7 @@ class MinifierPanel : public QWidget {
   void reproReady(const QString& torchRepro);
 
  private:
+  void startRun(const QString& node);
   void onStep(int ops_before, int ops_after, const QString& strategy, int oracle_calls, const QString& line);
   void onFinished(bool ok, const QString& message);
 

@@ -1,6 +1,9 @@
 #pragma once
-// The numerics panel's table: per node, max abs and relative error of each
-// rung against float64 eager; rows over the tolerance are tinted.
+// The numerics panel's table: per node, its element count, how many elements
+// are over the tolerance (on the rung with most of them) and their share, then
+// max abs and relative error of each rung against float64 eager; cells over
+// the tolerance are tinted. NumericsDetail shows one row's histogram and worst
+// elements.
 #include <QAbstractTableModel>
 
 #include "session/numerics.h"
@@ -11,7 +14,7 @@ namespace kiln::viewer {
 class NumericsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Node, Target, FirstRung };  // then abs, rel per rung
+  enum Column { Node, Target, Elements, Over, Share, FirstRung };  // then abs, rel per rung
   using QAbstractTableModel::QAbstractTableModel;
   void setResult(NumericsResult r);
   void clear();
@@ -24,5 +27,9 @@ class NumericsModel : public QAbstractTableModel {
  private:
   NumericsResult result_;
 };
+
+// "256 of 4,096 (6.25%)", "3 differ": how a rung's elements over read in the panel.
+QString over_text(const TensorErrors& e);
+QString share_text(double share);
 
 }  // namespace kiln::viewer

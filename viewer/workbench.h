@@ -64,6 +64,7 @@ class CorpusPanel;
 class GuardModel;
 class JobRunner;
 class MinifierPanel;
+class NumericsDetail;
 class NumericsModel;
 class RecompileModel;
 class SessionModel;
@@ -123,6 +124,9 @@ class Workbench : public QMainWindow {
   // Stops a numerics run: the ladder checks before each node, pass and LLVM pass.
   void cancelNumerics();
   bool numericsRunning() const;
+  // The numerics panel's "Minify from here": the minifier on the subgraph of
+  // `node` (a node of the measured stage), on the minifier panel's settings.
+  bool minifyFromNode(const QString& node);
 
   // True when no job is queued or running and the graph (if any) is laid out.
   bool isSettled() const;
@@ -141,6 +145,7 @@ class Workbench : public QMainWindow {
   RecompileModel* recompileModel() const { return recompiles_; }
   SignatureModel* signatureModel() const { return signature_; }
   NumericsModel* numericsModel() const { return numerics_; }
+  NumericsDetail* numericsDetail() const { return numerics_detail_; }
   CorpusPanel* corpusPanel() const { return corpus_; }
   MinifierPanel* minifierPanel() const { return minifier_; }
   TracePanel* tracePanel() const { return trace_panel_; }
@@ -246,6 +251,7 @@ class Workbench : public QMainWindow {
   };
   std::optional<NumericsKey> numericsKey() const;  // the graph stage shown
   void showNumericsOfStage();  // its kept result, its run, or an empty table
+  void showNumericsDetail();   // the selected row, else the first divergent one
   // The graph's colours for the stage shown: by error when it was measured
   // (and "Colour graph by error" is on), else the user's own choice where
   // the stage has what it needs (fusion groups), else by op kind.
@@ -304,6 +310,7 @@ class Workbench : public QMainWindow {
   NumericsModel* numerics_;
   QTableView* numerics_table_;
   QLabel* numerics_notes_;
+  NumericsDetail* numerics_detail_;
   QDoubleSpinBox* tolerance_;
   QCheckBox* colour_by_error_;
   std::map<NumericsKey, NumericsResult> numerics_results_;

@@ -9,6 +9,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -28,6 +29,7 @@
 #include "viewer/guard_models.h"
 #include "viewer/job_runner.h"
 #include "viewer/minifier_panel.h"
+#include "viewer/numerics_detail.h"
 #include "viewer/numerics_model.h"
 #include "viewer/workbench.h"
 
@@ -66,17 +68,19 @@ bool same_file(const std::string& a, const std::string& b) {
   return a == b || QFileInfo(QString::fromStdString(a)).fileName() == QFileInfo(QString::fromStdString(b)).fileName();
 }
 
-const char* const kNumericsHint = "Per node: max abs and relative error of each rung against the same graph run in float64.";
+const char* const kNumericsHint =
+    "Per node: how many elements are over the tolerance, and max abs and relative error of each rung against the same "
+    "graph run in float64.";
 
 QString numerics_summary(const NumericsResult& r) {
   QString notes = QString("%1 nodes measured against float64 eager.").arg(r.rows.size());
-  if (r.first_divergent >= 0)
-    notes += QString(" First node over %1: <b>%2</b> (%3), first on rung <b>%4</b>.")
+  if (r.first_divergent >= 0) {
+    const NodeNumerics& n = r.rows[size_t(r.first_divergent)];
+    notes += QString(" First node over %1: <b>%2</b> (%3), first on rung <b>%4</b>: %5.")
                  .arg(r.tolerance)
-                 .arg(QString::fromStdString(r.rows[size_t(r.first_divergent)].name),
-                      QString::fromStdString(r.rows[size_t(r.first_divergent)].target),
-                      QString(rung_name(r.first_divergent_rung)));
-  else
+                 .arg(QString::fromStdString(n.name), QString::fromStdString(n.target), QString(rung_name(r.first_divergent_rung)),
+                      over_text(n.errors[r.first_divergent_rung]));
+  } else
     notes += " No node is over the tolerance.";
   for (const std::string& n : r.notes) notes += "<br><span style='color:gray'>" + QString::fromStdString(n).toHtmlEscaped() + "</span>";
   return notes;
@@ -368,10 +372,35 @@ QWidget* Workbench::buildNumericsPanel() {
   numerics_notes_->setWordWrap(true);
   layout->addWidget(numerics_notes_);
   numerics_ = new NumericsModel(this);
-  numerics_table_ = make_table(panel, numerics_);
+  // The table and, beside it, the selected row's histogram and worst elements.
+  auto* split = new QSplitter(Qt::Horizontal, panel);
+  split->setObjectName("numerics_split");
+  numerics_table_ = make_table(split, numerics_);
   numerics_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   numerics_table_->horizontalHeader()->setStretchLastSection(false);
-  layout->addWidget(numerics_table_, 1);
+  // The relative errors and the counts fit beside the detail; max abs is in
+  // each cell's tooltip and the detail, and comes back from the header's menu.
+  for (int k = 0; k < kRungs; ++k) numerics_table_->setColumnHidden(NumericsModel::FirstRung + 2 * k, true);
+  numerics_table_->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(numerics_table_->horizontalHeader(), &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+    QMenu menu;
+    QAction* abs = menu.addAction("Max abs columns");
+    abs->setCheckable(true);
+    abs->setChecked(!numerics_table_->isColumnHidden(NumericsModel::FirstRung));
+    if (menu.exec(numerics_table_->horizontalHeader()->mapToGlobal(at)) == abs)
+      for (int k = 0; k < kRungs; ++k) numerics_table_->setColumnHidden(NumericsModel::FirstRung + 2 * k, !abs->isChecked());
+  });
+  // Long op names (aten::threshold_backward.default) are cut, whole in the tooltip.
+  numerics_table_->horizontalHeader()->setMaximumSectionSize(fontMetrics().horizontalAdvance("aten::convolution.default"));
+  numerics_detail_ = new NumericsDetail(split);
+  split->addWidget(numerics_table_);
+  split->addWidget(numerics_detail_);
+  split->setStretchFactor(0, 7);
+  split->setStretchFactor(1, 3);
+  split->setSizes({7 * fontMetrics().horizontalAdvance("x") * 20, 3 * fontMetrics().horizontalAdvance("x") * 20});
+  layout->addWidget(split, 1);
+  connect(numerics_table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] { showNumericsDetail(); });
+  connect(numerics_detail_, &NumericsDetail::minifyRequested, this, &Workbench::minifyFromNode);
   connect(measure, &QPushButton::clicked, this, &Workbench::measureNumerics);
   connect(cancel, &QPushButton::clicked, this, &Workbench::cancelNumerics);
   connect(jump, &QPushButton::clicked, this, &Workbench::jumpToFirstDivergent);
@@ -397,12 +426,19 @@ void Workbench::showNumericsOfStage() {
   const std::optional<NumericsKey> key = numericsKey();
   auto kept = key ? numerics_results_.find(*key) : numerics_results_.end();
   if (kept != numerics_results_.end()) {
-    if (numerics_shown_ != key) numerics_->setResult(kept->second);
+    const bool fresh = numerics_shown_ != key;
+    if (fresh) numerics_->setResult(kept->second);
     numerics_shown_ = key;
+    // The node selected in the graph is the row to detail.
+    if (fresh && !selection_.empty())
+      for (int r = 0; r < numerics_->rowCount(); ++r)
+        if (numerics_->result().rows[size_t(r)].name == selection_.front()) numerics_table_->selectRow(r);
     numerics_notes_->setText(numerics_summary(kept->second));
+    showNumericsDetail();
   } else {
     if (numerics_->rowCount() > 0) numerics_->clear();
     numerics_shown_.reset();
+    numerics_detail_->clear();
     if (numerics_running_ && numerics_running_ == key)
       numerics_notes_->setText("Measuring ...");
     else if (numerics_running_)
@@ -413,6 +449,38 @@ void Workbench::showNumericsOfStage() {
       numerics_notes_->setText(kNumericsHint);
   }
   applyColourMode();
+}
+
+void Workbench::showNumericsDetail() {
+  if (!numerics_shown_) {
+    numerics_detail_->clear();
+    return;
+  }
+  const QModelIndex current = numerics_table_->selectionModel()->currentIndex();
+  numerics_detail_->setRow(numerics_->result(), current.isValid() ? current.row() : numerics_->result().first_divergent);
+  numerics_detail_->setMinifyEnabled(!minifier_->isRunning());
+}
+
+bool Workbench::minifyFromNode(const QString& node) {
+  const SessionCompile* c = currentCompile();
+  int stage = -1;
+  if (c && numerics_shown_)
+    for (int i = 0; i < int(c->stages.size()); ++i)
+      if (c->stages[size_t(i)].name == numerics_shown_->stage) stage = i;
+  if (stage < 0 || minifier_->isRunning()) {
+    status_->setText(minifier_->isRunning() ? "The minifier is already running." : "Measure the stage first.");
+    return false;
+  }
+  minifier_->setCompile(currentSession(), compile_, stage);
+  minifier_->startFromNode(stage, node);
+  if (!minifier_->isRunning()) {
+    status_->setText("The minifier could not start on " + node + ".");
+    return false;
+  }
+  numerics_detail_->setMinifyEnabled(false);
+  log_->appendPlainText("numerics: minifying the subgraph of " + node + " in " + QString::fromStdString(numerics_shown_->stage));
+  showPanel("minifier");
+  return true;
 }
 
 void Workbench::cancelNumerics() {
@@ -517,6 +585,8 @@ QWidget* Workbench::buildMinifierPanel() {
     log_->appendPlainText("minifier: wrote " + repro);
     open({repro});
   });
+  // "Minify from here" waits while a run is going (built after the numerics panel).
+  connect(minifier_, &MinifierPanel::finished, numerics_detail_, [this] { numerics_detail_->setMinifyEnabled(true); });
   return minifier_;
 }
 

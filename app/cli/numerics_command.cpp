@@ -42,6 +42,38 @@ std::string cell(double v) {
   return buf;
 }
 
+// JSON has no NaN or Inf: those are strings ("nan", "inf", "-inf").
+nlohmann::json number(double v) {
+  if (std::isfinite(v)) return v;
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+nlohmann::json errors_json(const kiln::session::TensorErrors& e) {
+  using kiln::session::ErrorHistogram;
+  nlohmann::json histogram = nlohmann::json::array(), worst = nlohmann::json::array();
+  for (int b = 0; b < ErrorHistogram::kBuckets; ++b)
+    histogram.push_back({{"bucket", ErrorHistogram::label(b)}, {"count", e.histogram.counts[b]}});
+  for (const kiln::session::WorstElement& w : e.worst)
+    worst.push_back({{"index", w.index}, {"reference", number(w.reference)}, {"value", number(w.value)}, {"error", number(w.error)}});
+  return {{"over", e.over},         {"share", e.share()},           {"non_finite", e.non_finite},
+          {"exact", e.exact},       {"max_error", number(e.max_error)}, {"histogram", histogram},
+          {"worst", worst}};
+}
+
+// "12/4096 (0.29%)": the elements over on the rung with most of them.
+std::string over_cell(const kiln::session::NodeNumerics& n) {
+  int k = n.worst_rung();
+  if (k < 0) return "-";
+  char buf[96];
+  if (n.errors[k].over == 0) {
+    std::snprintf(buf, sizeof buf, "0/%lld", (long long)n.errors[k].elements);
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%lld/%lld (%.3g%%) %s", (long long)n.errors[k].over, (long long)n.errors[k].elements,
+                100 * n.errors[k].share(), kiln::session::rung_name(k));
+  return buf;
+}
+
 int run_numerics(const Options& o) {
   using namespace kiln::session;
   std::signal(SIGINT, on_numerics_interrupt);
@@ -79,10 +111,20 @@ int run_numerics(const Options& o) {
         rel[rung_name(k)] = std::isnan(n.rel[k]) ? nlohmann::json(nullptr) : nlohmann::json(n.rel[k]);
         abs[rung_name(k)] = std::isnan(n.abs[k]) ? nlohmann::json(nullptr) : nlohmann::json(n.abs[k]);
       }
-      rows.push_back({{"node", n.name}, {"target", n.target}, {"rel", rel}, {"abs", abs}});
+      nlohmann::json over = nlohmann::json::object(), share = nlohmann::json::object(), errors = nlohmann::json::object();
+      for (int k = 0; k < kRungs; ++k) {
+        if (!n.errors[k].measured) continue;
+        over[rung_name(k)] = n.errors[k].over;
+        share[rung_name(k)] = n.errors[k].share();
+        errors[rung_name(k)] = errors_json(n.errors[k]);
+      }
+      rows.push_back({{"node", n.name}, {"target", n.target}, {"dtype", n.dtype}, {"shape", n.sizes},
+                      {"elements", n.elements()}, {"rel", rel}, {"abs", abs}, {"over", over}, {"share", share},
+                      {"errors", errors}});
     }
     nlohmann::json doc = {{"target", o.target},           {"compile_id", o.compile_id},
                           {"stage", o.stage},             {"tolerance", r->tolerance},
+                          {"error_rule", error_rule()},
                           {"rows", rows},                 {"notes", r->notes},
                           {"first_divergent", r->first_divergent < 0 ? nlohmann::json(nullptr)
                                                                      : nlohmann::json(r->rows[size_t(r->first_divergent)].name)},
@@ -94,20 +136,31 @@ int run_numerics(const Options& o) {
                 o.compile_id.c_str(), o.stage.c_str(), r->rows.size(), r->tolerance);
     std::printf("%-28s %-36s", "node", "target");
     for (int k = 0; k < kRungs; ++k) std::printf(" %12s", rung_name(k));
-    std::printf("\n");
+    std::printf("  %s\n", "over (most on)");
     for (size_t i = 0; i < r->rows.size(); ++i) {
       const NodeNumerics& n = r->rows[i];
       std::printf("%-28s %-36s", n.name.c_str(), n.target.c_str());
       for (int k = 0; k < kRungs; ++k) std::printf(" %12s", cell(n.rel[k]).c_str());
-      std::printf("%s\n", int(i) == r->first_divergent ? "  <- first divergent" : "");
+      std::printf("  %s%s\n", over_cell(n).c_str(), int(i) == r->first_divergent ? "  <- first divergent" : "");
     }
     for (const std::string& note : r->notes) std::printf("note: %s\n", note.c_str());
     if (r->first_divergent < 0)
       std::printf("result: every node within %g on every rung\n", r->tolerance);
-    else
-      std::printf("result: first divergent node %s (%s), first over the tolerance on rung %s\n",
-                  r->rows[size_t(r->first_divergent)].name.c_str(), r->rows[size_t(r->first_divergent)].target.c_str(),
-                  rung_name(r->first_divergent_rung));
+    else {
+      const NodeNumerics& n = r->rows[size_t(r->first_divergent)];
+      const TensorErrors& e = n.errors[r->first_divergent_rung];
+      std::printf("result: first divergent node %s (%s), first over the tolerance on rung %s: %lld of %lld elements "
+                  "(%.3g%%)%s\n",
+                  n.name.c_str(), n.target.c_str(), rung_name(r->first_divergent_rung), (long long)e.over,
+                  (long long)e.elements, 100 * e.share(), e.exact ? " differ" : " over");
+      for (const WorstElement& w : e.worst) {
+        std::string index;
+        for (int64_t i : w.index) index += (index.empty() ? "" : ", ") + std::to_string(i);
+        std::printf("  worst [%s]: reference %.9g, %s %.9g, error %s\n", index.c_str(), w.reference,
+                    rung_name(r->first_divergent_rung), w.value, cell(w.error).c_str());
+      }
+    }
+    std::printf("error: %s\n", error_rule());
   }
   return r->first_divergent < 0 ? kExitOk : kExitFailures;
 }

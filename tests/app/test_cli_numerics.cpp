@@ -44,6 +44,40 @@ class TestCliNumerics : public QObject {
     QVERIFY(relu["rel"].toObject()["kiln"].toDouble() > 1e-2);
   }
 
+  // Issue 25, point 8: counts and shares, not a bare relative error. relu's
+  // 256 elements are all over on kiln and none on eager; its worst elements
+  // carry 2-d indices; the error rule is stated.
+  void injectedBugCountsElementsOverTheTolerance() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("KILN_INJECT_BUG", "relu:accuracy");
+    auto run = kiln::test::run_cli({"numerics", example(), "--compile-id", "0/0", "--stage", "aot_joint_graph", "--json"},
+                                   300000, env);
+    QCOMPARE(run.code, 1);
+    QJsonObject doc = QJsonDocument::fromJson(run.out).object();
+    QVERIFY(doc["error_rule"].toString().contains("largest finite |value| of either tensor"));
+    QJsonObject relu;
+    for (const QJsonValue& row : doc["rows"].toArray())
+      if (row.toObject()["node"].toString() == "relu") relu = row.toObject();
+    QCOMPARE(relu["elements"].toInt(), 256);
+    QCOMPARE(relu["dtype"].toString(), QString("float32"));
+    QCOMPARE(relu["over"].toObject()["kiln"].toInt(), 256);
+    QCOMPARE(relu["over"].toObject()["eager"].toInt(), 0);
+    QCOMPARE(relu["share"].toObject()["kiln"].toDouble(), 1.0);
+    const QJsonObject kiln = relu["errors"].toObject()["kiln"].toObject();
+    const QJsonArray worst = kiln["worst"].toArray();
+    QCOMPARE(worst.size(), 10);
+    QCOMPARE(worst[0].toObject()["index"].toArray().size(), 2);
+    for (int i = 1; i < worst.size(); ++i)
+      QVERIFY(worst[i - 1].toObject()["error"].toDouble() >= worst[i].toObject()["error"].toDouble());
+    qint64 counted = 0;
+    for (const QJsonValue& b : kiln["histogram"].toArray()) counted += b.toObject()["count"].toInteger();
+    QCOMPARE(counted, 256);
+
+    auto text = kiln::test::run_cli({"numerics", example(), "--compile-id", "0/0", "--stage", "aot_joint_graph"}, 300000, env);
+    QVERIFY2(text.out.contains("first over the tolerance on rung kiln: 256 of 256 elements (100%) over"), text.out.constData());
+    QVERIFY2(text.out.contains("256/256 (100%) kiln  <- first divergent"), text.out.constData());
+  }
+
   // A PyTorch repro.py: its forward() is annotated only through load_args, and
   // every node is still measured on every rung (the sizes follow from the inputs).
   void pytorchReproIsMeasuredNodeByNode() {

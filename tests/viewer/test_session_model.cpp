@@ -285,7 +285,7 @@ class TestSessionModel : public QObject {
     QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
     m.setResult(*strict);
     QCOMPARE(m.rowCount(), int(strict->rows.size()));
-    QCOMPARE(m.columnCount(), 2 + 2 * kRungs);
+    QCOMPARE(m.columnCount(), int(NumericsModel::FirstRung) + 2 * kRungs);  // node, op, elements, over, share, then abs and rel per rung
     QCOMPARE(m.headerData(NumericsModel::FirstRung + 2, Qt::Horizontal).toString(), QString("aot_eager abs"));
     QCOMPARE(m.headerData(NumericsModel::FirstRung + 7, Qt::Horizontal).toString(), QString("kiln rel"));
     QVERIFY(m.headerData(NumericsModel::FirstRung + 3, Qt::Horizontal, Qt::ToolTipRole).toString().contains("functionalized"));
