@@ -6,12 +6,17 @@
 // call them, so a seeded program draws the same numbers. Compiled once per
 // process and run on first import.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/python/compiler.h"
 #include "core/python/prelude.h"
 #include "core/python/vm.h"
 
 namespace kiln::py {
+
+extern const char* const kDistributionsTransformsSource;  // distributions_prelude_transforms.cpp
+
 namespace {
 
 const char* const kDistributionsSource = R"PY(# torch.distributions in Kiln's Python subset.
@@ -567,53 +572,76 @@ class Uniform(Distribution):
 
 // The modules PyTorch defines each public name in.
 const char* module_of(const std::string& name) {
-  if (name == "Distribution") return "torch.distributions.distribution";
-  if (name == "Categorical") return "torch.distributions.categorical";
-  if (name == "Bernoulli") return "torch.distributions.bernoulli";
-  if (name == "Normal") return "torch.distributions.normal";
-  if (name == "Uniform") return "torch.distributions.uniform";
-  if (name == "lazy_property" || name == "broadcast_all" || name == "clamp_probs" || name == "probs_to_logits" ||
-      name == "logits_to_probs")
-    return "torch.distributions.utils";
-  return "torch.distributions.constraints";
+  static const std::pair<const char*, const char*> kHomes[] = {
+      {"Distribution", "distribution"},
+      {"Categorical", "categorical"},
+      {"Bernoulli", "bernoulli"},
+      {"Normal", "normal"},
+      {"Uniform", "uniform"},
+      {"Independent", "independent"},
+      {"TransformedDistribution", "transformed_distribution"},
+      {"LogNormal", "log_normal"},
+      {"MultivariateNormal", "multivariate_normal"},
+      {"kl_divergence", "kl"},
+      {"register_kl", "kl"},
+      {"identity_transform", "transforms"},
+      {"lazy_property", "utils"},
+      {"broadcast_all", "utils"},
+      {"clamp_probs", "utils"},
+      {"probs_to_logits", "utils"},
+      {"logits_to_probs", "utils"},
+      {"_sum_rightmost", "utils"},
+      {"_standard_normal", "utils"},
+  };
+  for (const auto& [n, home] : kHomes)
+    if (name == n) return home;
+  if (name.ends_with("Transform")) return "transforms";
+  return "constraints";
 }
 
+// Submodules, after "torch.distributions."; the first two hold what the top
+// module does not re-export by name.
+const char* const kSubmodules[] = {"constraints", "utils", "distribution", "categorical", "bernoulli",
+                                   "normal", "uniform", "independent", "transformed_distribution",
+                                   "log_normal", "multivariate_normal", "kl", "transforms"};
+
 void install_distributions(VM& vm) {
-  static const Expected<CodePtr> code = compile_module(kDistributionsSource, "torch/distributions/__init__.py");
+  static const std::string source = std::string(kDistributionsSource) + kDistributionsTransformsSource;
+  static const Expected<CodePtr> code = compile_module(source, "torch/distributions/__init__.py");
   auto top = make<Module>("torch.distributions");
   vm.add_module(top);
-  Ref<Module> subs[] = {make<Module>("torch.distributions.constraints"), make<Module>("torch.distributions.utils"),
-                        make<Module>("torch.distributions.distribution"),
-                        make<Module>("torch.distributions.categorical"), make<Module>("torch.distributions.bernoulli"),
-                        make<Module>("torch.distributions.normal"), make<Module>("torch.distributions.uniform")};
-  for (const Ref<Module>& sub : subs) vm.add_module(sub);
+  std::vector<Ref<Module>> subs;
+  for (const char* sub : kSubmodules) {
+    subs.push_back(make<Module>(std::string("torch.distributions.") + sub));
+    vm.add_module(subs.back());
+  }
   Ref<Dict> globals = run_prelude(vm, code, top->name, "torch.distributions");
   if (!globals) return;
   globals->for_each([&](const Value& k, const Value& v) {
     const std::string& name = as_str(k);
-    if (name.starts_with("_") && name != "_Dependent") return;
+    if (name.starts_with("_") && name != "_Dependent" && name != "_DependentProperty" && name != "_InverseTransform" &&
+        name != "_sum_rightmost" && name != "_standard_normal")
+      return;
     const bool is_class = v.is(ObjKind::Class);
     if (is_class && v.as<Class>()->module != top->name) return;  // imported, not defined here
-    const bool constraint_object = v.is(ObjKind::Instance);
-    if (!is_class && !v.is(ObjKind::Function) && !constraint_object) return;
-    const std::string home = module_of(name);
+    const bool object = v.is(ObjKind::Instance);  // a constraint or identity_transform
+    if (!is_class && !v.is(ObjKind::Function) && !object) return;
+    const std::string home = std::string("torch.distributions.") + module_of(name);
     if (is_class) v.as<Class>()->module = home;
     for (const Ref<Module>& sub : subs)
       if (sub->name == home) sub->dict->set(k, v);
-    if (home != "torch.distributions.constraints" && home != "torch.distributions.utils") top->dict->set(k, v);
+    if (home != "torch.distributions.constraints" && home != "torch.distributions.utils" && !name.starts_with("_"))
+      top->dict->set(k, v);
   });
-  top->dict->set(str_value("constraints"), Value(subs[0]));
-  top->dict->set(str_value("utils"), Value(subs[1]));
+  for (const Ref<Module>& sub : subs)
+    top->dict->set(str_value(sub->name.substr(std::string("torch.distributions.").size())), Value(sub));
 }
 
 }  // namespace
 
 void install_distributions_prelude(VM& vm) {
-  for (const char* name : {"torch.distributions", "torch.distributions.constraints", "torch.distributions.utils",
-                           "torch.distributions.distribution", "torch.distributions.categorical",
-                           "torch.distributions.bernoulli", "torch.distributions.normal",
-                           "torch.distributions.uniform"})
-    vm.add_lazy_module(name, install_distributions);
+  vm.add_lazy_module("torch.distributions", install_distributions);
+  for (const char* sub : kSubmodules) vm.add_lazy_module(std::string("torch.distributions.") + sub, install_distributions);
 }
 
 }  // namespace kiln::py

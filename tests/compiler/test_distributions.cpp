@@ -25,6 +25,11 @@ const kiln::test::ProgramRun& program_run() {
   return r;
 }
 
+const kiln::test::ProgramRun& transforms_run_result() {
+  static const kiln::test::ProgramRun r = run(read_text(data_path("transforms.py")));
+  return r;
+}
+
 }  // namespace
 
 class TestDistributions : public QObject {
@@ -38,6 +43,52 @@ class TestDistributions : public QObject {
 
   void matches_pytorch_data() { kiln::test::add_section_rows(program_run().out, read_text(data_path("expected.txt"))); }
   void matches_pytorch() { kiln::test::compare_fetched_section(1e-4); }
+
+  // transforms.py: transforms, TransformedDistribution, Independent,
+  // LogNormal, MultivariateNormal's sampling and kl_divergence. Its expected
+  // output came from torch 1.13 (same formulas as 2.11 for what it prints);
+  // regenerate with `cd tests/data/distributions && python3 transforms.py >
+  // transforms_expected.txt`. Measured: identical text.
+  void transforms_run() {
+    const auto& r = transforms_run_result();
+    kiln::test::expect_same_sections(r.code, r.err, r.out, read_text(data_path("transforms_expected.txt")), 8);
+  }
+  void transforms_match_pytorch_data() {
+    kiln::test::add_section_rows(transforms_run_result().out, read_text(data_path("transforms_expected.txt")));
+  }
+  void transforms_match_pytorch() { kiln::test::compare_fetched_section(1e-4); }
+
+  // The karpathy/pytorch-normalizing-flows line that used to stop Kiln.
+  void logistic_prior_log_prob() {
+    auto r = run("import torch\nfrom torch.distributions import Uniform, TransformedDistribution, SigmoidTransform\n"
+                 "x = torch.tensor([[0.5, -1.0]])\n"
+                 "print(TransformedDistribution(Uniform(0, 1), SigmoidTransform().inv).log_prob(x))\n");
+    QVERIFY2(r.code == 0, r.err.c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("tensor([[-1.4482, -1.6265]])\n"));
+  }
+
+  // MultivariateNormal needs torch.linalg.cholesky(_ex) for a covariance
+  // matrix and solve_triangular for log_prob: Kiln lacks both, so the program
+  // stops there by name (exit 3) rather than print another formula's number.
+  void multivariate_normal_refuses_missing_linalg() {
+    auto r = run("import torch\nfrom torch.distributions import MultivariateNormal\n"
+                 "MultivariateNormal(torch.zeros(2), torch.eye(2))\n");
+    QCOMPARE(r.code, 3);
+    QVERIFY2(r.err.find("cholesky_ex") != std::string::npos, r.err.c_str());
+    r = run("import torch\nfrom torch.distributions import MultivariateNormal\n"
+            "m = MultivariateNormal(torch.zeros(2), scale_tril=torch.eye(2))\nprint(m.entropy())\n"
+            "m.log_prob(torch.zeros(2))\n");
+    QCOMPARE(r.code, 3);
+    QVERIFY2(r.err.find("solve_triangular") != std::string::npos, r.err.c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("tensor(2.8379)\n"));
+  }
+
+  // Distributions PyTorch has and Kiln does not model are refused by name.
+  void unmodelled_distribution_refused() {
+    auto r = run("import torch\nfrom torch.distributions import Beta\n");
+    QCOMPARE(r.code, 3);
+    QVERIFY2(r.err.find("'Beta'") != std::string::npos, r.err.c_str());
+  }
 
   // The draws depend on the generator's state: another seed before the
   // Categorical section changes its samples and only what follows from them.
