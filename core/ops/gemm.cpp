@@ -74,6 +74,7 @@ void scale_c(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
 
 struct Selection {
   Backend backend = Backend::OpenBLAS;
+  bool small_on_onednn = false;  // KILN_GEMM_SMALL=onednn
   std::string note;  // why it is not the default, when it is not
 };
 
@@ -89,6 +90,8 @@ Selection select_backend() {
     s.note = "KILN_GEMM=" + want + " is neither onednn nor openblas";
   } else if (onednn::available()) {
     s.backend = Backend::OneDNN;
+    const char* small = std::getenv("KILN_GEMM_SMALL");
+    s.small_on_onednn = small && std::string(small) == "onednn";
   } else {
     s.note = onednn::load_error();
   }
@@ -109,12 +112,15 @@ void blas_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatRef<T> a, MatRef<T> 
   if (!blas_layout(b, k, n, ob)) blas_layout(b = pack(b, k, n, bbuf), k, n, ob);
   if constexpr (std::is_same_v<T, float>) {
     // Small products stay on OpenBLAS, on the calling thread: its small-matrix
-    // kernels took a third of oneDNN's time up to 64^3 here (oneDNN spends about
-    // a microsecond per call before multiplying), and callers run them as TBB
-    // tasks, where an OpenMP team per task would oversubscribe.
-    if (selection().backend == Backend::OneDNN && !is_small(m, n, k)) {
+    // kernels took a third of oneDNN's time up to 64^3 on the dev machine (oneDNN
+    // spends about a microsecond per call before multiplying). KILN_GEMM_SMALL=onednn
+    // sends them to oneDNN on one thread, for a CPU where OpenBLAS picks slow
+    // kernels (callers run small products as TBB tasks: no OpenMP team per task).
+    const Selection& s = selection();
+    const bool small = is_small(m, n, k);
+    if (s.backend == Backend::OneDNN && (!small || s.small_on_onednn)) {
       onednn::sgemm(oa.trans == CblasTrans, ob.trans == CblasTrans, m, n, k, alpha, a.p, oa.ld, b.p, ob.ld, beta,
-                    c, ldc, num_threads());
+                    c, ldc, small ? 1 : num_threads());
       return;
     }
   }
@@ -167,7 +173,9 @@ Backend float_backend() { return selection().backend; }
 
 bool set_float_backend(Backend b) {
   if (b == Backend::OneDNN && !onednn::available()) return false;
-  selection() = {b, b == Backend::OneDNN ? "" : "set_float_backend(OpenBLAS)"};
+  Selection& s = selection();
+  s.backend = b;
+  s.note = b == Backend::OneDNN ? "" : "set_float_backend(OpenBLAS)";
   return true;
 }
 
@@ -177,7 +185,10 @@ std::string describe() {
   const Selection& s = selection();
   std::string openblas = openblas_get_config();  // "OpenBLAS 0.3.21 ... Cooperlake ...": version and kernels
   if (s.backend == Backend::OneDNN)
-    return "float32: " + onednn::description() + "; float64 and small products: " + openblas;
+    return "float32: " + onednn::description() +
+           (s.small_on_onednn ? " (small products too, KILN_GEMM_SMALL=onednn); float64: "
+                              : "; float64 and small products: ") +
+           openblas;
   return "float32 and float64: " + openblas + (s.note.empty() ? "" : " (" + s.note + ")");
 }
 

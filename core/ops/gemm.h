@@ -35,7 +35,9 @@ void gemm_batched(int64_t batch, int64_t m, int64_t n, int64_t k, T alpha, MatRe
 enum class Backend { OpenBLAS, OneDNN };
 
 // The library for float32 products that are not small, chosen once per process:
-// KILN_GEMM=onednn (the default) or KILN_GEMM=openblas.
+// KILN_GEMM=onednn (the default) or KILN_GEMM=openblas. Products at or below
+// is_small() run on OpenBLAS unless KILN_GEMM_SMALL=onednn (then on oneDNN,
+// one thread each).
 Backend float_backend();
 const char* backend_name(Backend b);  // "onednn", "openblas"
 // For tests that compare the two: false (and no change) when oneDNN is not

@@ -47,11 +47,12 @@ Library open_library() {
   Library lib;
 #ifdef KILN_WITH_ONEDNN
   const char* soname = "libdnnl.so." KILN_STR(DNNL_VERSION_MAJOR);
-  std::string wait = "OMP_WAIT_POLICY/GOMP_SPINCOUNT from the environment";
-  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT")) {
-    setenv("GOMP_SPINCOUNT", kSpinCount, 0);
-    wait = std::string("GOMP_SPINCOUNT=") + kSpinCount;
-  }
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  if (!policy && !spin) setenv("GOMP_SPINCOUNT", kSpinCount, 0), spin = kSpinCount;
+  // (A child process inherits the variable, and reports it as its own.)
+  std::string wait = policy ? std::string("OMP_WAIT_POLICY=") + policy : "";
+  if (spin) wait += (wait.empty() ? "" : ", ") + std::string("GOMP_SPINCOUNT=") + spin;
   void* h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();

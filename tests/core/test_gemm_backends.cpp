@@ -2,7 +2,8 @@
 // each layout the BLAS view maps (plain, transposed flags, packed copies) and
 // the beta rules against a float64 loop on both, bit-identical repeats at a
 // fixed thread count, a fork child that multiplies after the parent's OpenMP
-// threads ran, and KILN_GEMM's choice as `kiln-cli --version` reports it.
+// threads ran, and KILN_GEMM's (and KILN_GEMM_SMALL's) choice as
+// `kiln-cli --version` reports it.
 #include <QtTest>
 
 #include <sys/wait.h>
@@ -145,6 +146,7 @@ class TestGemmBackends : public QObject {
 
   void kiln_gemm_picks_the_library() {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("KILN_GEMM_SMALL");
     env.insert("KILN_GEMM", "openblas");
     auto run = kiln::test::run_cli({"--version"}, 60000, env);
     QCOMPARE(run.code, 0);
@@ -154,6 +156,9 @@ class TestGemmBackends : public QObject {
     run = kiln::test::run_cli({"--version"}, 60000, env);
     QVERIFY2(run.out.contains("GEMM: float32: oneDNN 2.") && run.out.contains("float64 and small products: OpenBLAS"),
              run.out.constData());
+    env.insert("KILN_GEMM_SMALL", "onednn");
+    run = kiln::test::run_cli({"--version"}, 60000, env);
+    QVERIFY2(run.out.contains("(small products too, KILN_GEMM_SMALL=onednn); float64: OpenBLAS"), run.out.constData());
     env.insert("KILN_GEMM", "blis");
     run = kiln::test::run_cli({"--version"}, 60000, env);
     QVERIFY2(run.out.contains("KILN_GEMM=blis is neither onednn nor openblas"), run.out.constData());
