@@ -21,12 +21,16 @@ namespace {
 
 // Debian's oneDNN threads with OpenMP (libgomp), beside Kiln's TBB pool. After
 // each parallel region libgomp's idle threads spin before they sleep, by
-// default for 300,000 polls (milliseconds): while they spin they take the cores
-// from TBB's next loop, and on a machine busy with other work they slowed the
-// GEMM itself 2-5x (docs/performance.md). libgomp reads its policy once, when
-// it loads, which is why oneDNN is opened here and not linked: the default
-// below is set first unless the user chose OMP_WAIT_POLICY or GOMP_SPINCOUNT.
-constexpr const char* kSpinCount = "10000";
+// default for 300,000 polls (7.5 ms of CPU per idle thread on the dev machine):
+// meanwhile they hold the cores TBB's next loop (the GEMM's epilogue) needs. On
+// the busy 2-core dev machine that made mm_relu 512 2.7x slower (8.1 ms against
+// 3.0) and its epilogue 0.9 ms instead of 0.1. 1,000 polls (tens of
+// microseconds) still cover the short waits at barriers inside one GEMM, and
+// measured as fast as OMP_WAIT_POLICY=passive there (docs/performance.md).
+// libgomp reads the setting once, when it loads, which is why oneDNN is opened
+// here and not linked: the default is set first unless the user chose
+// OMP_WAIT_POLICY or GOMP_SPINCOUNT.
+constexpr const char* kSpinCount = "1000";
 
 struct Library {
   using Sgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
