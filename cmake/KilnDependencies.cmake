@@ -9,6 +9,12 @@ find_package(SQLite3 REQUIRED)
 # ICU: the Unicode database behind str methods on non-ASCII text and unicodedata.
 find_package(ICU 72 REQUIRED COMPONENTS uc)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+# oneDNN (libdnnl-dev) runs float32 GEMMs (core/ops/gemm_onednn.cpp). Only its
+# headers are used at build time: the library is opened with dlopen on first
+# use, after libgomp's wait policy is set, and OpenBLAS runs when it is absent.
+if(KILN_ONEDNN)
+  find_path(KILN_ONEDNN_INCLUDE_DIR oneapi/dnnl/dnnl.h REQUIRED)
+endif()
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # MD5 (core/util/md5.h)
 # Python's `re` (core/python/stdlib_re.cpp) and the minifier's output patterns:
 # RE2 matches in linear time and bounded stack, whatever the text.

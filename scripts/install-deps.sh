@@ -9,7 +9,7 @@ packages=(
   libgraphviz-dev
   llvm-19-dev libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev
   clang-19 libclang-rt-19-dev
-  libopenblas-dev libtbb-dev libcli11-dev nlohmann-json3-dev
+  libopenblas-dev libdnnl-dev libtbb-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libicu-dev libre2-dev llvm-19-tools libmimalloc-dev nettle-dev libzip-dev libkainjow-mustache-dev
   xvfb xauth
   python3

@@ -3,6 +3,7 @@
 # LLVM linked statically (KILN_LLVM_STATIC=ON), the other shared libraries
 # beside it. Writes .portable/bundle.tar.xz; on the other machine:
 #   tar -xJf bundle.tar.xz -C /tmp && LD_LIBRARY_PATH=/tmp/bundle/lib /tmp/bundle/kiln-cli bench cpu --threads 16
+#   (KILN_GEMM=openblas: the same on OpenBLAS; the table's GEMM line names the libraries)
 #   python3 scripts/bench/inductor_cpu.py 16     # the same graphs through Inductor
 # KILN_PORTABLE_TESTS="test_cuda_conv test_cuda_placement" also packs those
 # QtTest executables (with Qt's libraries), for the tests that need a GPU.
@@ -18,8 +19,13 @@ strip -o .portable/bundle/kiln-codegen-fuzz build-portable/tools/kiln-codegen-fu
 strip -o .portable/bundle/kiln-program-fuzz build-portable/tools/kiln-program-fuzz
 # glibc and the C++ runtime come from the target machine; everything else travels.
 for t in $tests; do strip -o ".portable/bundle/$t" "build-portable/tests/$t"; done
-ldd build-portable/app/kiln-cli $(for t in $tests; do echo "build-portable/tests/$t"; done) | awk '/=>/ {print $3}' |
-  grep -vE 'lib(c|m|stdc\+\+|gcc_s)\.so' | sort -u | while read -r lib; do cp -L "$lib" .portable/bundle/lib/; done
+# oneDNN is opened with dlopen (core/ops/gemm_onednn.cpp), so ldd of the executables
+# does not name it: it travels with what it needs (libgomp, libOpenCL).
+dnnl=$(ldconfig -p | awk '$1 == "libdnnl.so.2" {print $NF; exit}')
+[ -n "$dnnl" ] || { echo "portable-cli: libdnnl.so.2 not found (Debian package libdnnl-dev)" >&2; exit 1; }
+{ ldd build-portable/app/kiln-cli $(for t in $tests; do echo "build-portable/tests/$t"; done) "$dnnl"; echo "libdnnl.so.2 => $dnnl"; } |
+  awk '/=>/ {print $3}' | grep -vE 'lib(c|m|stdc\+\+|gcc_s)\.so' | sort -u |
+  while read -r lib; do cp -L "$lib" .portable/bundle/lib/; done
 # -9: a 64 MiB window, so the LLVM code the executables share is stored once.
 XZ_OPT=-9 tar -C .portable -cJf .portable/bundle.tar.xz bundle && rm -rf .portable/bundle
 ls -la .portable/bundle.tar.xz

@@ -9,12 +9,14 @@
 //   layer_norm       (x - mean) * rsqrt(var + 1e-5) * w + b over the last dim of float32[2048, 2048]
 //                    (mean, biased var as mean of squares of x - mean, as ATen decomposes it)
 //   mm_relu          relu(mm(a, b) + 1), a, b float32[512, 512]
+//   mm_relu_1024     the same at float32[1024, 1024]
 //
 // GB/s: bytes the ideal fused kernel reads and writes (each input once, each
 // output once) over the compiled time. The ceiling: a parallel memcpy moving
 // the same number of bytes (half read, half written) on the same threads in
-// the same run; ratio_to_ceiling is its time over the compiled time. mm_relu
-// is compute-bound: its ceiling is a bare OpenBLAS sgemm of the same size.
+// the same run; ratio_to_ceiling is its time over the compiled time. The mm
+// rows are compute-bound: their ceiling is a bare sgemm of the same size on the
+// library that runs the graph's GEMM (gemm::float_backend(), named in the row).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -53,7 +55,7 @@ struct Case {
   std::vector<Tensor> inputs;
   double bytes = 0;  // the ideal fused kernel's reads plus writes
   double flops = 0;  // counted for sin_cos only
-  bool gemm = false;
+  int64_t gemm = 0;  // the mm rows: n of the n x n x n product
 };
 
 Case sin_cos() {
@@ -107,14 +109,16 @@ Case layer_norm() {
   return c;
 }
 
-Case mm_relu() {
-  Case c{"mm_relu", "mm_relu_512", {}, {random_tensor({512, 512}, 8), random_tensor({512, 512}, 9)}, 0, 0, true};
+Case mm_relu(int64_t n) {
+  std::string size = std::to_string(n);
+  Case c{n == 512 ? "mm_relu" : "mm_relu_" + size, "mm_relu_" + size, {},
+         {random_tensor({n, n}, 8), random_tensor({n, n}, 9)}, 0, 0, n};
   GraphEmitter e(c.graph);
   Var a = e.placeholder("a", c.inputs[0]), b = e.placeholder("b", c.inputs[1]);
   Var mm = e.call1("aten::mm.default", {a, b});
   e.output({e.call1("aten::relu.default", {e.call1("aten::add.Scalar", {mm, 1.0})})});
-  c.bytes = 3.0 * 4 * 512 * 512;
-  c.flops = 2.0 * 512 * 512 * 512;
+  c.bytes = 3.0 * 4 * double(n * n);
+  c.flops = 2.0 * double(n * n * n);
   return c;
 }
 
@@ -162,14 +166,15 @@ Measured measure(Case& c, int reps) {
   }
   std::vector<Value> eager_in(c.inputs.begin(), c.inputs.end());
   CopyCeiling copy(c.bytes);
-  std::vector<float> gemm_out(c.gemm ? 512 * 512 : 0);
+  const int64_t n = c.gemm;
+  std::vector<float> gemm_out(size_t(n * n));
   std::function<void()> ceiling = [&] { copy.run(); };
-  if (c.gemm)
+  if (n > 0)
     ceiling = [&] {
       gemm::sync_threads();
       const float* a = c.inputs[0].data<float>();
       const float* b = c.inputs[1].data<float>();
-      gemm::gemm<float>(512, 512, 512, 1.f, {a, 512, 1}, {b, 512, 1}, 0.f, gemm_out.data(), 512);
+      gemm::gemm<float>(n, n, n, 1.f, {a, n, 1}, {b, n, 1}, 0.f, gemm_out.data(), n);
     };
   auto run_compiled = [&] {
     auto r = (*compiled)->run(c.inputs);
@@ -202,11 +207,14 @@ int run_cpu_bench(int reps, int threads, const std::string& reference, bool json
   cases.push_back(pointwise_chain());
   cases.push_back(softmax());
   cases.push_back(layer_norm());
-  cases.push_back(mm_relu());
+  cases.push_back(mm_relu(512));
+  cases.push_back(mm_relu(1024));
+  const std::string sgemm = std::string(gemm::backend_name(gemm::float_backend())) + "_sgemm";
   if (!json)
     std::printf("CPU code generator, %d threads, median of %d (ref: PyTorch reference run, perf_cpu.jsonl)\n"
+                "GEMM: %s\n"
                 "%-16s %9s %9s %8s %8s %8s %9s %9s %9s  %s\n",
-                num_threads(), reps, "name", "ms", "eager_ms", "speedup", "GB/s", "ceiling", "GFLOP/s", "ref_ind", "ref_eag",
+                num_threads(), reps, gemm::describe().c_str(), "name", "ms", "eager_ms", "speedup", "GB/s", "ceiling", "GFLOP/s", "ref_ind", "ref_eag",
                 "compile");
   nlohmann::json rows = nlohmann::json::array();
   double copy_gbps = 0;
@@ -232,7 +240,7 @@ int run_cpu_bench(int reps, int threads, const std::string& reference, bool json
     const double ratio = m.ceiling_ms / m.compiled_ms;
     if (!c.gemm) copy_gbps = std::max(copy_gbps, c.bytes / (m.ceiling_ms * 1e6));
     row.update({{"ms", m.compiled_ms}, {"eager_ms", m.eager_ms}, {"speedup_vs_eager", m.eager_ms / m.compiled_ms},
-                {"GBps", gbps}, {"ratio_to_ceiling", ratio}, {"ceiling", c.gemm ? "openblas_sgemm" : "memcpy"},
+                {"GBps", gbps}, {"ratio_to_ceiling", ratio}, {"ceiling", c.gemm ? sgemm : "memcpy"},
                 {"ceiling_ms", m.ceiling_ms}, {"compile_ms", m.compile_ms}, {"bytes", c.bytes}});
     if (c.flops > 0) row["GFLOPs"] = c.flops / (m.compiled_ms * 1e6);
     if (json) {
@@ -248,16 +256,17 @@ int run_cpu_bench(int reps, int threads, const std::string& reference, bool json
     }
     std::printf("%-16s %9.3f %9.3f %7.2fx %8.2f %7.0f%% %9s %9s %9s  %.0f ms%s\n", c.name.c_str(), m.compiled_ms,
                 m.eager_ms, m.eager_ms / m.compiled_ms, gbps, 100 * ratio, flops, ref_ind, ref_eag, m.compile_ms,
-                c.gemm ? "  (ceiling: OpenBLAS sgemm)" : "");
+                c.gemm ? ("  (ceiling: " + sgemm + ")").c_str() : "");
   }
   if (json) {
     nlohmann::json doc = {{"rows", rows},
-                          {"ceiling", {{"name", "memcpy"}, {"GBps", copy_gbps}, {"gemm", "openblas_sgemm"}}},
+                          {"ceiling", {{"name", "memcpy"}, {"GBps", copy_gbps}, {"gemm", sgemm}, {"gemm_libraries", gemm::describe()}}},
                           {"threads", num_threads()},
                           {"reps", reps}};
     std::cout << kiln::json_text(doc, 1) << "\n";
   } else {
-    std::printf("ceiling: parallel memcpy of each row's bytes, up to %.2f GB/s; mm_relu against OpenBLAS sgemm\n", copy_gbps);
+    std::printf("ceiling: parallel memcpy of each row's bytes, up to %.2f GB/s; mm rows against a bare %s of the same size\n",
+                copy_gbps, sgemm.c_str());
   }
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 #include "compiler/aot/eager_autograd.h"
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/pipeline/cuda_region.h"
+#include "core/ops/gemm.h"
 #include "core/util/output_text.h"
 
 int main(int argc, char** argv) {
@@ -21,7 +22,10 @@ int main(int argc, char** argv) {
   }
   CLI::App app{"Kiln: a workbench for debugging tensor-graph compilers (headless)", "kiln-cli"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("kiln-cli ") + kiln::version_string());
+  // A function, so that only --version opens the GEMM libraries to name them.
+  app.set_version_flag("--version", [] {
+    return std::string("kiln-cli ") + kiln::version_string() + "\nGEMM: " + kiln::gemm::describe();
+  });
   int exit_code = kiln::cli::kExitOk;
   // A mistyped KILN_INJECT_BUG would otherwise surface only as per-region
   // warnings, with the program running uncompiled: refuse it up front.

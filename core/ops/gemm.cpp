@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "core/ops/gemm_onednn.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/parallel.h"
 
@@ -69,6 +72,37 @@ void scale_c(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
   }
 }
 
+struct Selection {
+  Backend backend = Backend::OpenBLAS;
+  bool small_on_onednn = false;  // KILN_GEMM_SMALL=onednn
+  std::string note;  // why it is not the default, when it is not
+};
+
+// KILN_GEMM picks the float32 library once per process; oneDNN when unset and
+// it loads, else OpenBLAS with the reason.
+Selection select_backend() {
+  Selection s;
+  const char* env = std::getenv("KILN_GEMM");
+  std::string want = env && *env ? env : "onednn";
+  if (want == "openblas") {
+    s.note = "KILN_GEMM=openblas";
+  } else if (want != "onednn") {
+    s.note = "KILN_GEMM=" + want + " is neither onednn nor openblas";
+  } else if (onednn::available()) {
+    s.backend = Backend::OneDNN;
+    const char* small = std::getenv("KILN_GEMM_SMALL");
+    s.small_on_onednn = small && std::string(small) == "onednn";
+  } else {
+    s.note = onednn::load_error();
+  }
+  return s;
+}
+
+Selection& selection() {
+  static Selection s = select_backend();
+  return s;
+}
+
 template <class T>
 void blas_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatRef<T> a, MatRef<T> b, T beta, T* c,
                int64_t ldc) {
@@ -76,6 +110,20 @@ void blas_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatRef<T> a, MatRef<T> 
   BlasOperand oa, ob;
   if (!blas_layout(a, m, k, oa)) blas_layout(a = pack(a, m, k, abuf), m, k, oa);
   if (!blas_layout(b, k, n, ob)) blas_layout(b = pack(b, k, n, bbuf), k, n, ob);
+  if constexpr (std::is_same_v<T, float>) {
+    // Small products stay on OpenBLAS, on the calling thread: its small-matrix
+    // kernels took a third of oneDNN's time up to 64^3 on the dev machine (oneDNN
+    // spends about a microsecond per call before multiplying). KILN_GEMM_SMALL=onednn
+    // sends them to oneDNN on one thread, for a CPU where OpenBLAS picks slow
+    // kernels (callers run small products as TBB tasks: no OpenMP team per task).
+    const Selection& s = selection();
+    const bool small = is_small(m, n, k);
+    if (s.backend == Backend::OneDNN && (!small || s.small_on_onednn)) {
+      onednn::sgemm(oa.trans == CblasTrans, ob.trans == CblasTrans, m, n, k, alpha, a.p, oa.ld, b.p, ob.ld, beta,
+                    c, ldc, small ? 1 : num_threads());
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, int(m), int(n), int(k), alpha, a.p, int(oa.ld), b.p,
                 int(ob.ld), beta, c, int(ldc));
@@ -120,6 +168,29 @@ void check_blas_sizes(int64_t m, int64_t n, int64_t k, int64_t ldc) {
 }  // namespace
 
 bool is_small(int64_t m, int64_t n, int64_t k) { return double(m) * double(n) * double(k) <= kSmallWork; }
+
+Backend float_backend() { return selection().backend; }
+
+bool set_float_backend(Backend b) {
+  if (b == Backend::OneDNN && !onednn::available()) return false;
+  Selection& s = selection();
+  s.backend = b;
+  s.note = b == Backend::OneDNN ? "" : "set_float_backend(OpenBLAS)";
+  return true;
+}
+
+const char* backend_name(Backend b) { return b == Backend::OneDNN ? "onednn" : "openblas"; }
+
+std::string describe() {
+  const Selection& s = selection();
+  std::string openblas = openblas_get_config();  // "OpenBLAS 0.3.21 ... Cooperlake ...": version and kernels
+  if (s.backend == Backend::OneDNN)
+    return "float32: " + onednn::description() +
+           (s.small_on_onednn ? " (small products too, KILN_GEMM_SMALL=onednn); float64: "
+                              : "; float64 and small products: ") +
+           openblas;
+  return "float32 and float64: " + openblas + (s.note.empty() ? "" : " (" + s.note + ")");
+}
 
 void sync_threads() {
   static std::atomic<int> applied{0};

@@ -18,7 +18,8 @@ cases = [("sin_cos", sin_cos, [torch.randn(n)]),
          ("pointwise_chain", chain, [torch.randn(n), torch.randn(n)]),
          ("softmax", softmax, [torch.randn(2048, 2048)]),
          ("layer_norm", layer_norm, [torch.randn(2048, 2048), torch.randn(2048), torch.randn(2048)]),
-         ("mm_relu", mm_relu, [torch.randn(512, 512), torch.randn(512, 512)])]
+         ("mm_relu", mm_relu, [torch.randn(512, 512), torch.randn(512, 512)]),
+         ("mm_relu_1024", mm_relu, [torch.randn(1024, 1024), torch.randn(1024, 1024)])]
 def med(f, args, reps=21):
     for _ in range(3): f(*args)
     ts = []
