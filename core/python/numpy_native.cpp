@@ -451,7 +451,9 @@ char trim_arg(const Value& v) {
 
 }  // namespace
 
-void load_kiln_numpy(VM&, const Ref<Module>& m) {
+void load_kiln_numpy_generator(VM& vm, const Ref<Module>& m);  // numpy_generator_native.cpp
+
+void load_kiln_numpy(VM& vm, const Ref<Module>& m) {
   // fmt_pos(x, bits, precision, unique, trim, min_digits, pad_left, pad_right, sign_plus)
   def_native(m, "fmt_pos", [](VM& vm, const CallArgs& a) {
     return str_value(format_positional(to_double(a[0], "x"), bits_arg(a[1]), int(to_index(a[2], "precision")),
@@ -493,6 +495,7 @@ void load_kiln_numpy(VM&, const Ref<Module>& m) {
     throw PyError("SystemError", "numpy accumulate of " + std::string(dtype_name(t.dtype())));
   });
   def_native(m, "random_state", [](VM&, const CallArgs&) { return make_random_state(); });
+  load_kiln_numpy_generator(vm, m);
 }
 
 const Value* numpy_scalar_value(const Value& v, bool integers_only) {

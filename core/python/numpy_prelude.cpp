@@ -26,6 +26,7 @@ extern const char* const kNumpyMakeSource;     // numpy_prelude_make.cpp
 extern const char* const kNumpyMathSource;     // numpy_prelude_math.cpp
 extern const char* const kNumpyPrintSource;    // numpy_prelude_print.cpp
 extern const char* const kNumpyRandomSource;   // numpy_prelude_random.cpp
+extern const char* const kNumpyGeneratorSource;  // numpy_prelude_generator.cpp
 
 namespace {
 
@@ -55,7 +56,9 @@ void load_numpy(VM& vm, const Ref<Module>& m) {
 
 void load_numpy_random(VM& vm, const Ref<Module>& m) {
   static const Expected<CodePtr> code = compile_module(kNumpyRandomSource, "numpy/random.py");
+  static const Expected<CodePtr> generator = compile_module(kNumpyGeneratorSource, "numpy/random/_generator.py");
   run_module_source(vm, m, code);
+  run_module_source(vm, m, generator);
 }
 
 // dtypes and NumPy's scalar types (float64, float32, int64, ..., bool_), and

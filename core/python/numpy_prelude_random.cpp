@@ -339,9 +339,6 @@ shuffle = _rand.shuffle
 permutation = _rand.permutation
 choice = _rand.choice
 
-
-def default_rng(seed=None):
-    _refuse("numpy.random.default_rng (the PCG64 Generator)")
 )PY";
 
 }  // namespace kiln::py
