@@ -295,6 +295,15 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
       {"aten::group_norm.default", {"f[2,4,3] 2 f[4] f[4]", "f[2,6] 3"}},
       // ---- matrix products ----
       {"aten::mm.default", {"f[3,4] f[4,2]"}},
+      // ---- factorizations and solves: structured inputs (H, L, U) keep the
+      // matrices well conditioned and perturb only what the kernels read ----
+      {"aten::linalg_cholesky_ex.default", {"H[3,3]", "H[2,4,4] upper=true", "H[1,1]"}},
+      {"aten::linalg_solve_triangular.default", {"L[3,3] f[3,2] upper=false", "U[2,3,3] f[3,4] upper=true",
+                                                  "L[3,3] f[2,4,3] upper=false left=false",
+                                                  "U[3,3] f[3,2] upper=true unitriangular=true",
+                                                  "L[1,3,3] f[2,3,1] upper=false left=true unitriangular=true"}},
+      {"aten::cholesky_inverse.default", {"L[3,3]", "U[2,3,3] true"}},
+      {"aten::linalg_inv_ex.default", {"H[3,3]", "L[2,3,3]"}},
       {"aten::bmm.default", {"f[2,3,4] f[2,4,2]"}},
       {"aten::addmm.default", {"f[2] f[3,4] f[4,2] beta=0.5 alpha=2", "f[3,2] f[3,4] f[4,2]"}},
       {"aten::baddbmm.default", {"f[2,3,2] f[2,3,4] f[2,4,2] beta=0.5 alpha=1.5"}},

@@ -7,6 +7,10 @@
 //   i[3]<5   int64 in [0, 5)        I[3]<5  distinct int64 in [0, 5)
 //   S[3]<5   distinct and sorted int64 in [0, 5)
 //   b[3,4]   bool
+//   H[2,3,3] float64 symmetric positive definite (R R^T + n/2 I, R as f); the
+//            finite differences perturb (i, j) and (j, i) together
+//   L[3,3]   float64 lower triangular, diagonal in (1, 2), the rest in (-0.5, 0.5);
+//   U[3,3]   upper: only the triangle the op reads is perturbed
 //   3  -1  2.5  true  false  None  'str'  [1,2]  [1.5,2.0]  dt:float32
 //   {f[2] f[3]}  a Tensor[] (None allowed inside)
 //   name=value   a keyword argument
@@ -43,7 +47,9 @@ class SpecParser {
         out.kwargs.emplace_back(name, value());
       } else {
         KILN_CHECK(out.kwargs.empty(), "positional argument after keywords in sample '", s_, "'");
+        structure_ = 0;
         out.args.push_back(value());
+        out.structure.push_back(structure_);
       }
       skip_space();
     }
@@ -162,6 +168,35 @@ class SpecParser {
         for (double& x : v) x = (rng_() & 1 ? 1.0 : -1.0) * d(rng_);
         return Value(Tensor::from_vector(v, shape));
       }
+      case 'H':
+      case 'L':
+      case 'U': {
+        KILN_CHECK(shape.size() >= 2 && shape.back() == shape[shape.size() - 2], "'", kind,
+                   "' needs square matrices in sample '", s_, "'");
+        structure_ = kind;
+        int64_t m = shape.back(), count = m == 0 ? 0 : n / (m * m);
+        std::vector<double> v(static_cast<size_t>(n), 0.0);
+        std::uniform_real_distribution<double> d(-1.0, 1.0), diag(1.0, 2.0);
+        for (int64_t b = 0; b < count; ++b) {
+          double* a = v.data() + b * m * m;
+          if (kind == 'H') {
+            std::vector<double> r(static_cast<size_t>(m * m));
+            for (double& x : r) x = d(rng_);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < m; ++j) {
+                double dot = i == j ? 0.5 * double(m) : 0.0;
+                for (int64_t k = 0; k < m; ++k) dot += r[size_t(i * m + k)] * r[size_t(j * m + k)];
+                a[i * m + j] = dot;
+              }
+          } else {
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < m; ++j)
+                if (i == j) a[i * m + j] = diag(rng_);
+                else if (kind == 'L' ? j < i : j > i) a[i * m + j] = 0.5 * d(rng_);
+          }
+        }
+        return Value(Tensor::from_vector(v, shape));
+      }
       case 'b': {
         Tensor t = Tensor::empty(shape, DType::Bool);
         bool* p = t.data<bool>();
@@ -192,6 +227,7 @@ class SpecParser {
   std::string_view s_;
   size_t pos_ = 0;
   std::mt19937_64 rng_;
+  char structure_ = 0;  // of the last tensor parsed
 };
 
 }  // namespace

@@ -18,6 +18,11 @@ struct DerivativeSample {
   std::string spec;  // the notation it was made from, for messages
   ValueList args;
   KwargList kwargs;
+  // Per positional argument, the structure of a matrix input whose op reads
+  // only part of it: 'H' symmetric (one triangle read; perturbed in pairs),
+  // 'L' / 'U' lower / upper triangular (the other triangle is not perturbed);
+  // 0 for anything else.
+  std::vector<char> structure;
 };
 
 // The samples of `op`, with random tensors drawn from a generator seeded by

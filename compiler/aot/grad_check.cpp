@@ -216,18 +216,33 @@ std::string check_sample(const DerivativeDef& def, const DerivativeSample& s, ui
     Tensor a = an.to(DType::Float64).contiguous();
     const double* ap = a.data<double>();
     Tensor base = x.contiguous().clone();
+    const Slot& slot = slots.at(ins[k].id);
+    char structure = !slot.keyword && slot.element < 0 && slot.index < s.structure.size() ? s.structure[slot.index] : 0;
+    int64_t cols = x.dim() >= 2 ? x.size(-1) : 1;
     for (int64_t j = 0; j < x.numel(); ++j) {
+      // A structured matrix input: the op reads one triangle, so only that
+      // triangle is perturbed; a symmetric one moves (i, j) and (j, i)
+      // together, whose derivative is the sum of the two gradient entries.
+      int64_t row = (j / cols) % cols, col = j % cols, mirror = j - (row * cols + col) + col * cols + row;
+      if ((structure == 'L' || structure == 'H') && col > row) continue;
+      if (structure == 'U' && col < row) continue;
+      bool paired = structure == 'H' && col < row;
       Tensor plus = base.clone(), minus = base.clone();
       plus.data<double>()[j] += kStep;
       minus.data<double>()[j] -= kStep;
-      double fd = (evaluate(slots.at(ins[k].id), plus) - evaluate(slots.at(ins[k].id), minus)) / (2 * kStep);
-      double diff = std::abs(fd - ap[j]);
-      if (std::isnan(fd) != std::isnan(ap[j])) diff = INFINITY;
-      if (std::isnan(fd) && std::isnan(ap[j])) diff = 0;
+      if (paired) {
+        plus.data<double>()[mirror] += kStep;
+        minus.data<double>()[mirror] -= kStep;
+      }
+      double fd = (evaluate(slot, plus) - evaluate(slot, minus)) / (2 * kStep);
+      double want = paired ? ap[j] + ap[mirror] : ap[j];
+      double diff = std::abs(fd - want);
+      if (std::isnan(fd) != std::isnan(want)) diff = INFINITY;
+      if (std::isnan(fd) && std::isnan(want)) diff = 0;
       r.max_abs = std::max(r.max_abs, diff);
       if (fd != 0) r.max_rel = std::max(r.max_rel, diff / std::abs(fd));
       if (diff > kAtol + kRtol * std::abs(fd))
-        return "'" + names[k] + "'[" + std::to_string(j) + "]: formula " + fmt("%.9g, finite difference %.9g", ap[j], fd);
+        return "'" + names[k] + "'[" + std::to_string(j) + "]: formula " + fmt("%.9g, finite difference %.9g", want, fd);
     }
   }
 

@@ -52,8 +52,11 @@ const std::set<std::string, std::less<>>& core_set() {
     // Sorting and selection
     "aten::_unique2.default", "aten::kthvalue.default", "aten::median.default", "aten::median.dim",
     "aten::sort.default", "aten::sort.stable", "aten::topk.default", "aten::unique_consecutive.default",
-    // Matrix products, and QR (no composition of core ops)
-    "aten::bmm.default", "aten::linalg_qr.default", "aten::mm.default",
+    // Matrix products, and factorizations, triangular solves and inverses
+    // (no composition of core ops computes them)
+    "aten::bmm.default", "aten::cholesky_inverse.default", "aten::linalg_cholesky_ex.default",
+    "aten::linalg_inv_ex.default", "aten::linalg_qr.default", "aten::linalg_solve_triangular.default",
+    "aten::mm.default",
     // Convolution
     "aten::col2im.default", "aten::convolution.default", "aten::convolution_backward.default", "aten::im2col.default",
     // Pooling

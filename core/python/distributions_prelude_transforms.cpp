@@ -1,10 +1,9 @@
 // torch.distributions, second part: transforms, TransformedDistribution,
 // Independent, LogNormal, MultivariateNormal and kl_divergence, after PyTorch
 // 2.11. Appended to the first part's source (distributions_prelude.cpp), so it
-// sees its helpers and classes. What PyTorch computes with an op Kiln lacks
-// (torch.linalg.cholesky, solve_triangular, cholesky_inverse) is called as
-// PyTorch calls it, so the program stops there by name rather than print a
-// number from another formula.
+// sees its helpers and classes. MultivariateNormal calls torch.linalg.cholesky,
+// solve_triangular and torch.cholesky_inverse as PyTorch's does, so its
+// numbers and gradients come from the same factorizations.
 
 namespace kiln::py {
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "core/ops/linalg_factor.h"
 #include "core/python/torch_api_binding.h"
 
 namespace kiln::torchapi::detail {
@@ -341,6 +342,43 @@ double ord_value(const Value& v, double absent) {
   return v.to_double();
 }
 
+// The factorization ops (core/ops/linalg_factor.cpp) with their info outputs;
+// linalg.cholesky and linalg.inv are the _ex op and ATen's error check, as in
+// ATen, so grad_fn is LinalgCholeskyExBackward0 / LinalgInvExBackward0 there too.
+ValueList checked(const Bound& b, const char* op, KwargList kwargs, const char* api) {
+  ValueList r = aten(b.mode(), op, {b[0]}, kwargs);
+  if (!b.meta()) check_linalg_errors(r[1].to_tensor(), api, b.tensor(0).dim() == 2);
+  return ValueList{r[0]};
+}
+
+ValueList inverse(const Bound& b) { return checked(b, "aten::linalg_inv_ex", {}, "linalg.inv"); }
+
+void factorizations(Table& t) {
+  const std::string mod = "torch.linalg";
+  t.def_in(mod, "cholesky", PyKind::LinalgBuiltin, {{"(Tensor A, *, bool upper=False)", [](const Bound& b) {
+             return checked(b, "aten::linalg_cholesky_ex", {{"upper", b[1]}}, "linalg.cholesky");
+           }}});
+  t.def_in(mod, "cholesky_ex", PyKind::LinalgBuiltin,
+           {{"(Tensor A, *, bool upper=False, bool check_errors=False)",
+             [](const Bound& b) {
+               return aten(b.mode(), "aten::linalg_cholesky_ex", {b[0]}, {{"upper", b[1]}, {"check_errors", b[2]}});
+             },
+             "linalg_cholesky_ex(L,info)"}});
+  t.def_in(mod, "solve_triangular", PyKind::LinalgBuiltin,
+           {{"(Tensor A, Tensor B, *, bool upper, bool left=True, bool unitriangular=False)", [](const Bound& b) {
+               return aten(b.mode(), "aten::linalg_solve_triangular", {b[0], b[1]},
+                           {{"upper", b[2]}, {"left", b[3]}, {"unitriangular", b[4]}});
+             }}});
+  t.def_in(mod, "inv", PyKind::LinalgBuiltin, {{"(Tensor A)", inverse}});
+  t.def_in(mod, "inv_ex", PyKind::LinalgBuiltin,
+           {{"(Tensor A, *, bool check_errors=False)",
+             [](const Bound& b) { return aten(b.mode(), "aten::linalg_inv_ex", {b[0]}, {{"check_errors", b[1]}}); },
+             "linalg_inv_ex(inverse,info)"}});
+  t.def("inverse", kTorch | kMethod, {{"(Tensor input)", inverse}});
+  t.def("cholesky_inverse", kTorch | kMethod,
+        {{"(Tensor input, bool upper=False)", A("aten::cholesky_inverse")}});
+}
+
 void linalg(Table& t) {
   const std::string mod = "torch.linalg";
   t.def_in(mod, "qr", PyKind::LinalgBuiltin,
@@ -390,6 +428,7 @@ void special(Table& t) {
 
 void register_linalg(Table& t) {
   products(t);
+  factorizations(t);
   linalg(t);
   special(t);
 }

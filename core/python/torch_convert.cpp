@@ -353,7 +353,11 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
       {"absolute", "AbsBackward0"}, {"negative", "NegBackward0"}, {"unbind", "UnbindBackward0"},
       {"softmax", "SoftmaxBackward0"}, {"log_softmax", "LogSoftmaxBackward0"}, {"relu", "ReluBackward0"},
       {"relu_", "ReluBackward0"}, {"linalg_vector_norm", "LinalgVectorNormBackward0"},
-      {"grid_sampler", "GridSampler2DBackward0"}};  // the composite's 4-D op; 5-D is refused
+      {"grid_sampler", "GridSampler2DBackward0"},
+      // torch.linalg's checked forms run the _ex ops, whose nodes PyTorch names
+      {"cholesky", "LinalgCholeskyExBackward0"}, {"cholesky_ex", "LinalgCholeskyExBackward0"},
+      {"solve_triangular", "LinalgSolveTriangularBackward0"}, {"inv", "LinalgInvExBackward0"},
+      {"inv_ex", "LinalgInvExBackward0"}, {"inverse", "LinalgInvExBackward0"}};  // the composite's 4-D op; 5-D is refused
   if (auto it = fixed.find(name); it != fixed.end()) return it->second;
   if (name == "linear") {
     bool bias = (a.npos > 2 && !a[2].is_none()) || (a.kwarg("bias") && !a.kwarg("bias")->is_none());

@@ -1,0 +1,301 @@
+// Cholesky, triangular solves and inverses through OpenBLAS's LAPACK, as
+// PyTorch's CPU kernels call LAPACK: linalg_cholesky_ex (potrf),
+// linalg_solve_triangular (trsm), cholesky_inverse (potri), linalg_inv_ex
+// (getrf + getrs against the identity, as linalg.inv is linalg.solve(A, I)).
+// Kiln's tensors are row-major and LAPACK's column-major, so each routine sees
+// the transpose: a row-major lower triangle is a column-major upper one.
+#include "core/ops/linalg_factor.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/ops/kernel_util.h"
+#include "core/ops/pointwise_kernels.h"
+
+extern "C" {
+// The trailing size_t is the hidden length of Fortran character arguments.
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t);
+void spotri_(const char* uplo, const int* n, float* a, const int* lda, int* info, size_t);
+void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t);
+void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
+void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv,
+             float* b, const int* ldb, int* info, size_t);
+void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
+             double* b, const int* ldb, int* info, size_t);
+}
+
+namespace kiln {
+
+void check_linalg_errors(const Tensor& info, std::string_view api, bool matrix_input) {
+  if (info.numel() == 0) return;
+  Tensor flat = info.to(DType::Int32).contiguous();
+  const int32_t* p = flat.data<int32_t>();
+  for (int64_t b = 0; b < flat.numel(); ++b) {
+    if (p[b] == 0) continue;
+    std::string batch = matrix_input ? "" : ": (Batch element " + std::to_string(b) + ")";
+    KILN_USER_CHECK(p[b] >= 0, api, batch, ": Argument ", -p[b], " has illegal value. Most certainly there is a bug in the implementation calling the backend library.");
+    if (api.find("inv") != std::string_view::npos)
+      KILN_FAIL(api, batch, ": The diagonal element ", p[b],
+                " is zero, the inversion could not be completed because the input matrix is singular.");
+    if (api.find("cholesky") != std::string_view::npos)
+      KILN_FAIL(api, batch,
+                ": The factorization could not be completed because the input is not positive-definite (the "
+                "leading minor of order ",
+                p[b], " is not positive-definite).");
+    KILN_FAIL(api, batch, ": The solver failed because the input matrix is singular.");
+  }
+}
+
+namespace {
+
+// ATen's checkIsMatrix / squareCheckInputs.
+void check_matrix(const Tensor& t, std::string_view api, std::string_view name) {
+  KILN_USER_CHECK(t.dim() >= 2, api, ": The input tensor ", name, " must have at least 2 dimensions.");
+}
+
+void check_square(const Tensor& t, std::string_view api, std::string_view name = "A") {
+  check_matrix(t, api, name);
+  KILN_USER_CHECK(t.size(-1) == t.size(-2), api, ": ", name, " must be batches of square matrices, but they are ",
+                  t.size(-2), " by ", t.size(-1), " matrices");
+}
+
+// checkFloatingOrComplex, then the dispatch macro's refusal of the dtypes
+// LAPACK has no routine for (float16, bfloat16).
+void check_lapack_dtype(const Tensor& t, std::string_view api, std::string_view kernel) {
+  KILN_USER_CHECK(is_floating(t.dtype()), api, ": Expected a floating point or complex tensor as input. Got ",
+                  pointwise::aten_type_name(t.dtype()));
+  KILN_USER_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, "\"", kernel,
+                  "\" not implemented for '", pointwise::aten_type_name(t.dtype()), "'");
+}
+
+Shape batch_of(const Tensor& t) { return Shape(t.sizes().begin(), t.sizes().end() - 2); }
+
+Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
+  batch.push_back(rows);
+  batch.push_back(cols);
+  return batch;
+}
+
+int64_t matrices(const Tensor& t) {
+  int64_t n = 1;
+  for (int64_t d = 0; d + 2 < t.dim(); ++d) n *= t.size(d);
+  return n;
+}
+
+template <class F>
+void dispatch_lapack(DType t, F&& f) {
+  if (t == DType::Float32) f.template operator()<float>();
+  else f.template operator()<double>();
+}
+
+template <class T>
+void potrf(char uplo, int n, T* a, int* info) {
+  if constexpr (std::is_same_v<T, float>) spotrf_(&uplo, &n, a, &n, info, 1);
+  else dpotrf_(&uplo, &n, a, &n, info, 1);
+}
+
+template <class T>
+void potri(char uplo, int n, T* a, int* info) {
+  if constexpr (std::is_same_v<T, float>) spotri_(&uplo, &n, a, &n, info, 1);
+  else dpotri_(&uplo, &n, a, &n, info, 1);
+}
+
+// Zeroes the triangle above (upper == false) or below the diagonal of each
+// row-major n x n matrix.
+template <class T>
+void zero_other_triangle(T* a, int64_t count, int64_t n, bool upper) {
+  for (int64_t b = 0; b < count; ++b)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        if (upper ? j < i : j > i) a[b * n * n + i * n + j] = T(0);
+}
+
+// ---------------------------------------------------------------- linalg_cholesky_ex
+
+ValueList cholesky_meta(const OpArgs& args) {
+  const Tensor& a = args.tensor(0);
+  check_square(a, "linalg.cholesky");
+  check_lapack_dtype(a, "linalg.cholesky", "cholesky_cpu");
+  return ValueList{Value(Tensor::meta(a.sizes(), a.dtype())), Value(Tensor::meta(batch_of(a), DType::Int32))};
+}
+
+void cholesky_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  const Tensor& a = args.tensor(0);
+  bool upper = args.boolean(1), check_errors = args.boolean(2);
+  const Tensor& l = outs[0];
+  int32_t* info = outs[1].data<int32_t>();
+  int64_t n = a.size(-1), count = matrices(a);
+  if (n == 0) {
+    std::fill(info, info + count, 0);
+  } else {
+    l.copy_(a);
+    dispatch_lapack(a.dtype(), [&]<class T>() {
+      T* p = l.data<T>();
+      for (int64_t b = 0; b < count; ++b) {
+        int got = 0;
+        // LAPACK reads the row-major lower triangle as a column-major upper one.
+        potrf<T>(upper ? 'L' : 'U', int(n), p + b * n * n, &got);
+        info[b] = got;
+      }
+      zero_other_triangle(p, count, n, upper);
+    });
+  }
+  if (check_errors) check_linalg_errors(outs[1], "linalg.cholesky_ex", a.dim() == 2);
+}
+
+// ---------------------------------------------------------------- linalg_solve_triangular
+
+struct SolveShapes {
+  Shape a, out;
+};
+
+SolveShapes solve_shapes(const Tensor& a, const Tensor& b, bool left) {
+  const char* api = "linalg.solve_triangular";
+  check_square(a, api);
+  check_matrix(b, api, "B");
+  KILN_USER_CHECK(left ? a.size(-2) == b.size(-2) : a.size(-1) == b.size(-1), api,
+                  ": Incompatible shapes of A and B for the equation ", left ? "AX = B" : "XA = B", " (", a.size(-2),
+                  "x", a.size(-1), " and ", b.size(-2), "x", b.size(-1), ")");
+  KILN_USER_CHECK(a.dtype() == DType::Float32 || a.dtype() == DType::Float64,
+                  "\"triangular_solve_cpu\" not implemented for '", pointwise::aten_type_name(a.dtype()), "'");
+  Shape batch = broadcast_shapes(batch_of(a), batch_of(b));
+  return SolveShapes{with_matrix(batch, a.size(-2), a.size(-1)), with_matrix(batch, b.size(-2), b.size(-1))};
+}
+
+ValueList solve_triangular_meta(const OpArgs& args) {
+  const Tensor& a = args.tensor(0);
+  SolveShapes s = solve_shapes(a, args.tensor(1), args.boolean(3));
+  // The result is A's dtype: ATen allocates it from A and copies B in.
+  return one(Tensor::meta(s.out, a.dtype()));
+}
+
+void solve_triangular_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  const Tensor &a = args.tensor(0), &b = args.tensor(1);
+  bool upper = args.boolean(2), left = args.boolean(3), unit = args.boolean(4);
+  SolveShapes s = solve_shapes(a, b, left);
+  const Tensor& x = outs[0];
+  if (x.numel() == 0) return;
+  x.copy_(b.expand(s.out));
+  Tensor am = a.expand(s.a).contiguous();
+  int64_t n = a.size(-1), rows = x.size(-2), cols = x.size(-1), count = matrices(x);
+  dispatch_lapack(a.dtype(), [&]<class T>() {
+    const T* ap = am.data<T>();
+    T* xp = x.data<T>();
+    for (int64_t i = 0; i < count; ++i) {
+      auto side = left ? CblasLeft : CblasRight;
+      auto uplo = upper ? CblasUpper : CblasLower;
+      auto diag = unit ? CblasUnit : CblasNonUnit;
+      if constexpr (std::is_same_v<T, float>)
+        cblas_strsm(CblasRowMajor, side, uplo, CblasNoTrans, diag, int(rows), int(cols), 1.0f, ap + i * n * n,
+                    int(n), xp + i * rows * cols, int(cols));
+      else
+        cblas_dtrsm(CblasRowMajor, side, uplo, CblasNoTrans, diag, int(rows), int(cols), 1.0, ap + i * n * n,
+                    int(n), xp + i * rows * cols, int(cols));
+    }
+  });
+}
+
+// ---------------------------------------------------------------- cholesky_inverse
+
+ValueList cholesky_inverse_meta(const OpArgs& args) {
+  const Tensor& l = args.tensor(0);
+  check_square(l, "cholesky_inverse");
+  check_lapack_dtype(l, "cholesky_inverse", "cholesky_inverse_out_cpu");
+  return one(Tensor::meta(l.sizes(), l.dtype()));
+}
+
+void cholesky_inverse_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  const Tensor& l = args.tensor(0);
+  bool upper = args.boolean(1);
+  const Tensor& out = outs[0];
+  int64_t n = l.size(-1), count = matrices(l);
+  if (out.numel() == 0) return;
+  out.copy_(l);
+  Tensor info = Tensor::zeros(batch_of(l), DType::Int32);
+  dispatch_lapack(l.dtype(), [&]<class T>() {
+    T* p = out.data<T>();
+    for (int64_t b = 0; b < count; ++b) {
+      int got = 0;
+      potri<T>(upper ? 'L' : 'U', int(n), p + b * n * n, &got);
+      info.data<int32_t>()[b] = got;
+      // potri fills one triangle of the symmetric inverse; mirror it.
+      T* m = p + b * n * n;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = i + 1; j < n; ++j) {
+          if (upper) m[j * n + i] = m[i * n + j];
+          else m[i * n + j] = m[j * n + i];
+        }
+    }
+  });
+  check_linalg_errors(info, "cholesky_inverse", l.dim() == 2);
+}
+
+// ---------------------------------------------------------------- linalg_inv_ex
+
+ValueList inv_meta(const OpArgs& args) {
+  const Tensor& a = args.tensor(0);
+  check_square(a, "linalg.inv");
+  check_lapack_dtype(a, "linalg.inv", "linalg_lu_factor_ex_out");
+  return ValueList{Value(Tensor::meta(a.sizes(), a.dtype())), Value(Tensor::meta(batch_of(a), DType::Int32))};
+}
+
+void inv_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  const Tensor& a = args.tensor(0);
+  bool check_errors = args.boolean(1);
+  const Tensor& out = outs[0];
+  int32_t* info = outs[1].data<int32_t>();
+  int64_t n = a.size(-1), count = matrices(a);
+  std::fill(info, info + count, 0);
+  if (out.numel() > 0) {
+    Tensor lu = a.contiguous().clone();
+    std::vector<int> pivots(static_cast<size_t>(n));
+    dispatch_lapack(a.dtype(), [&]<class T>() {
+      T* lp = lu.data<T>();
+      T* op = out.data<T>();
+      int ni = int(n);
+      for (int64_t b = 0; b < count; ++b) {
+        // LAPACK factors A^T (the row-major buffer); solving A^T Y = I there
+        // leaves Y = A^-T column-major, which read row-major is A^-1.
+        T* m = lp + b * n * n;
+        T* y = op + b * n * n;
+        int got = 0, solved = 0;
+        if constexpr (std::is_same_v<T, float>) sgetrf_(&ni, &ni, m, &ni, pivots.data(), &got);
+        else dgetrf_(&ni, &ni, m, &ni, pivots.data(), &got);
+        std::fill(y, y + n * n, T(0));
+        for (int64_t i = 0; i < n; ++i) y[i * n + i] = T(1);
+        char trans = 'N';
+        if constexpr (std::is_same_v<T, float>) sgetrs_(&trans, &ni, &ni, m, &ni, pivots.data(), y, &ni, &solved, 1);
+        else dgetrs_(&trans, &ni, &ni, m, &ni, pivots.data(), y, &ni, &solved, 1);
+        info[b] = got;
+      }
+    });
+  }
+  if (check_errors) check_linalg_errors(outs[1], "linalg.inv_ex", a.dim() == 2);
+}
+
+}  // namespace
+
+void register_linalg_factor_ops(OpRegistry& r) {
+  add_op_with_outputs(r,
+                      "aten::linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> "
+                      "(Tensor L, Tensor info)",
+                      cholesky_meta, cholesky_compute);
+  add_op_with_outputs(r,
+                      "aten::linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, "
+                      "bool unitriangular=False) -> Tensor",
+                      solve_triangular_meta, solve_triangular_compute);
+  add_op_with_outputs(r, "aten::cholesky_inverse(Tensor self, bool upper=False) -> Tensor", cholesky_inverse_meta,
+                      cholesky_inverse_compute);
+  add_op_with_outputs(r, "aten::linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
+                      inv_meta, inv_compute);
+}
+
+}  // namespace kiln
