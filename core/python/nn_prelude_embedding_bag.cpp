@@ -132,7 +132,7 @@ class EmbeddingBag(Module):
             s += f", norm_type={self.norm_type}"
         if self.scale_grad_by_freq is not False:
             s += ", scale_grad_by_freq=True"
-        s += f", mode={self.mode}"
+        s += f", mode='{self.mode}'"
         if self.sparse:
             s += ", sparse=True"
         if self.include_last_offset is not False:

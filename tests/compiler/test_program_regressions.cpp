@@ -98,6 +98,9 @@ class TestProgramRegressions : public QObject {
   void gpt_style_model_trains_as_in_pytorch() { prints_what_pytorch_printed("gpt_style_training"); }
   void llama_style_model_trains_as_in_pytorch() { prints_what_pytorch_printed("llama_style_training"); }
   void mobilenet_style_model_trains_as_in_pytorch() { prints_what_pytorch_printed("mobilenet_style_training"); }
+  // Checkpointing recomputes in backward (BatchNorm stats update twice), the
+  // RNG state round-trips, EmbeddingBag's modes, NumPy keyword names.
+  void checkpoint_rng_state_and_embedding_bag() { prints_what_pytorch_printed("checkpoint_rng_embedding_bag"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)

@@ -13,7 +13,7 @@ import torch
 
 def save_file(named, path):
     # safetensors: an 8-byte little-endian header length, the JSON header, the raw bytes.
-    kinds = {torch.float32: "F32", torch.int64: "I64", torch.bool: "BOOL"}
+    kinds = {torch.float32: "F32", torch.int64: "I64", torch.int32: "I32", torch.bool: "BOOL"}
     header, blobs, offset = {}, [], 0
     for name in sorted(named):
         t = named[name].contiguous()
@@ -155,6 +155,30 @@ case("aten::grid_sampler_2d.default", [r(2, 3, 6, 7), grid, 1, 0, False], grad_a
 case("aten::grid_sampler_2d.default", [r(2, 3, 6, 7), grid, 2, 1, True])
 case("aten::upsample_bicubic2d.default", [r(1, 2, 5, 6), [7, 9], False])
 case("aten::upsample_bicubic2d.default", [r(1, 2, 5, 6), [3, 4], True])
+
+# Cholesky, triangular solves and inverses (MultivariateNormal, normalizing flows).
+def spd(*s):
+    m = torch.randn(*s)
+    return m @ m.mT + s[-1] * torch.eye(s[-1])
+
+
+# Well-conditioned factors (diagonal 2..3): the gradients of an inverse grow with the
+# condition number, and with them float32's rounding in any summation order.
+def tri(*s, upper=False):
+    m = torch.randn(*s) * 0.3
+    m = m.triu() if upper else m.tril()
+    return m + torch.diag_embed(torch.rand(*s[:-1]) + 2)
+
+
+case("aten::linalg_cholesky_ex.default", [spd(4, 4)])
+case("aten::linalg_cholesky_ex.default", [spd(2, 3, 3)], {"upper": True})
+case("aten::linalg_solve_triangular.default", [tri(4, 4), r(4, 3)], {"upper": False})
+case("aten::linalg_solve_triangular.default", [tri(2, 3, 3, upper=True), r(3, 2)], {"upper": True, "left": True})
+case("aten::linalg_solve_triangular.default", [tri(3, 3), r(2, 5, 3)], {"upper": False, "left": False, "unitriangular": True})
+case("aten::cholesky_inverse.default", [tri(4, 4)])
+case("aten::cholesky_inverse.default", [tri(2, 3, 3, upper=True), True])
+case("aten::linalg_inv_ex.default", [spd(4, 4)])
+case("aten::linalg_inv_ex.default", [r(2, 3, 3) + 3 * torch.eye(3)])
 
 with open(os.path.join(here, "ops.json"), "w") as f:
     json.dump({"torch_version": torch.__version__, "cases": cases}, f, indent=1)
