@@ -7,7 +7,7 @@ extern const char* const kNumpyGeneratorSource;
 const char* const kNumpyGeneratorSource = R"PY(# numpy.random: default_rng, Generator, PCG64, SeedSequence, as NumPy's
 # _generator.pyx, _pcg64.pyx and bit_generator.pyx make them (unchanged from
 # NumPy 1.17 to 2.x for what is here). Runs in the module of numpy/random.py:
-# its helpers (_refuse, _raise, _size_shape, _count, _cdf, _search_right) are
+# its helpers (_refuse, _raise, _size_shape, _count, _cdf, _kahan_sum, _search_right) are
 # this module's. Bits come from _kiln_numpy.pcg64 (numpy_generator_native.cpp).
 
 _MASK32 = 0xFFFFFFFF
@@ -424,13 +424,7 @@ class Generator:
             if p.size != pop_size:
                 _raise("ValueError", "a and p must have same size")
             pv = p.tolist()
-            total = pv[0] if pv else 0.0
-            c = 0.0
-            for v in pv[1:]:
-                y = v - c
-                t = total + y
-                c = (t - total) - y
-                total = t
+            total = _kahan_sum(pv)
             if total != total:
                 _raise("ValueError", "Probabilities contain NaN")
             for v in pv:

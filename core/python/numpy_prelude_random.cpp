@@ -236,14 +236,7 @@ class RandomState:
             if p.size != pop_size:
                 _raise("ValueError", "'a' and 'p' must have same size")
             pv = p.tolist()
-            # kahan_sum, as NumPy checks the probabilities
-            total = pv[0] if pv else 0.0
-            c = 0.0
-            for v in pv[1:]:
-                y = v - c
-                t = total + y
-                c = (t - total) - y
-                total = t
+            total = _kahan_sum(pv)
             if total != total:
                 _raise("ValueError", "probabilities contain NaN")
             for v in pv:
@@ -298,6 +291,18 @@ def _normal(loc, scale, g):
 
 def _uniform(low, high, u):
     return low + (high - low) * u
+
+
+def _kahan_sum(values):
+    # NumPy's kahan_sum: how choice() checks that its probabilities sum to 1.
+    total = values[0] if values else 0.0
+    c = 0.0
+    for v in values[1:]:
+        y = v - c
+        t = total + y
+        c = (t - total) - y
+        total = t
+    return total
 
 
 def _cdf(p):
