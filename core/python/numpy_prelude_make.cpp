@@ -472,6 +472,16 @@ def stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     return _wrap(torch.stack([_cast(a._t, a._dt, d) for a in arrs], ax))
 
 
+def append(arr, values, axis=None):
+    arr = asarray(arr)
+    if axis is None:
+        if arr.ndim != 1:
+            arr = ravel(arr)
+        values = ravel(values)
+        axis = arr.ndim - 1
+    return concatenate((arr, values), axis=axis)
+
+
 def vstack(tup, dtype=None, casting="same_kind"):
     return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype)
 
