@@ -1,7 +1,8 @@
 // Cholesky, triangular solves and inverses, with PyTorch 2.11's formulas
 // (FunctionsManual.cpp: cholesky_backward, linalg_solve_triangular's
-// backward, cholesky_inverse_backward; derivatives.yaml's linalg_inv_ex).
-// The info outputs take no gradient.
+// backward, cholesky_inverse_backward; derivatives.yaml's linalg_inv_ex;
+// linalg_lu_backward, lu_factor_ex_backward, lu_unpack_backward). The info and
+// pivots outputs, and the permutation P, take no gradient.
 #include "compiler/aot/grad_context.h"
 #include "compiler/aot/grad_ops.h"
 
@@ -61,6 +62,98 @@ void inv_ex_grad(GradContext& x) {
   x.set("A", neg(e, matmul(e, ih, matmul(e, x.grad(), ih))));
 }
 
+Var narrow(Emitter& e, Var a, int64_t dim, int64_t start, int64_t length) {
+  return e.call1("aten::slice.Tensor", {a, dim, start, start + length});
+}
+Var cat(Emitter& e, Var a, Var b, int64_t dim) {
+  return e.call1("aten::cat.default", {EArg::list({a, b}), dim});
+}
+Var zeros_shaped(Emitter& e, Var like, int64_t dim, int64_t size) {
+  Shape s = e.sizes(like);
+  s[size_t(int64_t(s.size()) + dim)] = size;
+  return zeros(e, s, e.dtype(like));
+}
+
+// linalg_lu_backward: L (m x k) and U (k x n) with either gradient absent.
+Var lu_backward(Emitter& e, std::optional<Var> gl, std::optional<Var> gu, Var p, Var l, Var u, bool pivot) {
+  Shape ls = e.sizes(l), us = e.sizes(u);
+  int64_t m = ls[ls.size() - 2], n = us.back(), k = std::min(m, n);
+  Var ga;
+  if (m == n) {
+    std::optional<Var> acc;
+    if (gl) acc = tril(e, matmul(e, mT(e, l), *gl), -1);
+    if (gu) {
+      Var t = triu(e, matmul(e, *gu, mT(e, u)), 0);
+      acc = acc ? add(e, *acc, t) : t;
+    }
+    ga = solve_triangular(e, mT(e, u), *acc, false, false);
+    ga = solve_triangular(e, mT(e, l), ga, true, true, true);
+  } else if (m < n) {
+    // Wide: U = [U1 U2], U1 k x k.
+    Var u1 = narrow(e, u, -1, 0, k);
+    std::optional<Var> acc;
+    if (gl) acc = matmul(e, mT(e, l), *gl);
+    if (gu) {
+      Var t = matmul(e, triu(e, *gu, 0), mT(e, u));
+      acc = acc ? sub(e, *acc, t) : neg(e, t);
+    }
+    ga = solve_triangular(e, mT(e, u1), tril(e, *acc, -1), false, false);
+    if (gu) ga = cat(e, add(e, ga, triu(e, narrow(e, *gu, -1, 0, k), 0)), narrow(e, *gu, -1, k, n - k), -1);
+    ga = solve_triangular(e, mT(e, l), ga, true, true, true);
+    if (!gu) ga = cat(e, ga, zeros_shaped(e, ga, -1, n - k), -1);
+  } else {
+    // Tall: L = [L1; L2], L1 k x k.
+    Var l1 = narrow(e, l, -2, 0, k);
+    std::optional<Var> acc;
+    if (gu) acc = matmul(e, *gu, mT(e, u));
+    if (gl) {
+      Var t = matmul(e, mT(e, l), tril(e, *gl, -1));
+      acc = acc ? sub(e, *acc, t) : neg(e, t);
+    }
+    ga = solve_triangular(e, mT(e, l1), triu(e, *acc, 0), true, true, true);
+    if (gl) ga = cat(e, add(e, ga, tril(e, narrow(e, *gl, -2, 0, k), -1)), narrow(e, *gl, -2, k, m - k), -2);
+    ga = solve_triangular(e, mT(e, u), ga, false, false);
+    if (!gl) ga = cat(e, ga, zeros_shaped(e, ga, -2, m - k), -2);
+  }
+  return pivot ? matmul(e, p, ga) : ga;
+}
+
+void linalg_lu_grad(GradContext& x) {
+  x.set("A", lu_backward(x.e, x.grad(1), x.grad(2), x.out(0), x.out(1), x.out(2), x.boolean("pivot")));
+}
+
+// lu_factor_ex_backward: LU holds L below its diagonal and U on and above it.
+void lu_factor_ex_grad(GradContext& x) {
+  Emitter& e = x.e;
+  bool pivot = x.boolean("pivot");
+  Var lu = x.out(0), g = x.grad();
+  std::vector<Var> plu = e.call("aten::lu_unpack.default", {lu, x.out(1), true, pivot});
+  Shape s = e.sizes(lu);
+  int64_t m = s[s.size() - 2], n = s.back(), k = std::min(m, n);
+  x.set("A", lu_backward(e, narrow(e, g, -1, 0, k), narrow(e, g, -2, 0, k), plu[0], plu[1], plu[2], pivot));
+}
+
+// lu_unpack_backward: L's strict lower triangle and U's upper one, each at its
+// place in the m x n LU.
+void lu_unpack_grad(GradContext& x) {
+  Emitter& e = x.e;
+  std::optional<Var> gl = x.grad(1), gu = x.grad(2);
+  Shape s = e.sizes(x.var("LU_data"));
+  int64_t m = s[s.size() - 2], n = s.back(), k = std::min(m, n);
+  std::optional<Var> ga;
+  if (gl) {
+    Var t = tril(e, *gl, -1);
+    if (m < n) t = cat(e, t, zeros_shaped(e, t, -1, n - k), -1);
+    ga = t;
+  }
+  if (gu) {
+    Var t = triu(e, *gu, 0);
+    if (m > n) t = cat(e, t, zeros_shaped(e, t, -2, m - k), -2);
+    ga = ga ? add(e, *ga, t) : t;
+  }
+  x.set("LU_data", ga);
+}
+
 }  // namespace
 
 void register_linalg_factor_derivatives(DerivativeTable& t) {
@@ -68,6 +161,9 @@ void register_linalg_factor_derivatives(DerivativeTable& t) {
   t.add<solve_triangular_grad>("aten::linalg_solve_triangular.default", {"self", "B"}, kSavesBoth);
   t.add<cholesky_inverse_grad>("aten::cholesky_inverse.default", {"self"}, kSavesBoth);
   t.add<inv_ex_grad>("aten::linalg_inv_ex.default", {"A"}, kSavesOutputs, kFirstOnly);
+  t.add<lu_factor_ex_grad>("aten::linalg_lu_factor_ex.default", {"A"}, kSavesOutputs, {true, false, false});
+  t.add<linalg_lu_grad>("aten::linalg_lu.default", {"A"}, kSavesOutputs, {false, true, true});
+  t.add<lu_unpack_grad>("aten::lu_unpack.default", {"LU_data"}, kSavesInputs, {false, true, true});
 }
 
 }  // namespace kiln::aot

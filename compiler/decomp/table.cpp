@@ -55,7 +55,8 @@ const std::set<std::string, std::less<>>& core_set() {
     // Matrix products, and factorizations, triangular solves and inverses
     // (no composition of core ops computes them)
     "aten::bmm.default", "aten::cholesky_inverse.default", "aten::linalg_cholesky_ex.default",
-    "aten::linalg_inv_ex.default", "aten::linalg_qr.default", "aten::linalg_solve_triangular.default",
+    "aten::linalg_inv_ex.default", "aten::linalg_lu.default", "aten::linalg_lu_factor_ex.default",
+    "aten::linalg_qr.default", "aten::linalg_solve_triangular.default", "aten::lu_unpack.default",
     "aten::mm.default",
     // Convolution
     "aten::col2im.default", "aten::convolution.default", "aten::convolution_backward.default", "aten::im2col.default",

@@ -1,7 +1,9 @@
 // Cholesky, triangular solves and inverses through OpenBLAS's LAPACK, as
 // PyTorch's CPU kernels call LAPACK: linalg_cholesky_ex (potrf),
 // linalg_solve_triangular (trsm), cholesky_inverse (potri), linalg_inv_ex
-// (getrf + getrs against the identity, as linalg.inv is linalg.solve(A, I)).
+// (getrf + getrs against the identity, as linalg.inv is linalg.solve(A, I)),
+// linalg_lu_factor_ex (getrf, pivots kept 1-based as LAPACK gives them),
+// lu_unpack and linalg_lu (the two together, as ATen's structured kernel).
 // Kiln's tensors are row-major and LAPACK's column-major, so each routine sees
 // the transpose: a row-major lower triangle is a column-major upper one.
 #include "core/ops/linalg_factor.h"
@@ -50,6 +52,10 @@ void check_linalg_errors(const Tensor& info, std::string_view api, bool matrix_i
                 ": The factorization could not be completed because the input is not positive-definite (the "
                 "leading minor of order ",
                 p[b], " is not positive-definite).");
+    if (api.find("lu_factor") != std::string_view::npos)
+      KILN_FAIL(api, batch, ": U[", p[b], ",", p[b],
+                "] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+                "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)");
     KILN_FAIL(api, batch, ": The solver failed because the input matrix is singular.");
   }
 }
@@ -281,6 +287,159 @@ void inv_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
   if (check_errors) check_linalg_errors(outs[1], "linalg.inv_ex", a.dim() == 2);
 }
 
+
+// ---------------------------------------------------------------- LU
+
+// ATen's lu_factor_kernel checks, made where the kernel makes them (after the
+// empty-input shortcut).
+void check_lu_kernel(const Tensor& a, bool pivot) {
+  KILN_USER_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+  KILN_USER_CHECK(a.dtype() == DType::Float32 || a.dtype() == DType::Float64,
+                  "\"lu_cpu\" not implemented for '", pointwise::aten_type_name(a.dtype()), "'");
+}
+
+Shape pivots_shape(const Tensor& a) {
+  Shape s = batch_of(a);
+  s.push_back(std::min(a.size(-2), a.size(-1)));
+  return s;
+}
+
+// getrf on each matrix of `a` into lu (row-major, a's shape), pivots and info.
+// LAPACK needs column-major storage, so each matrix goes through a transposed
+// copy: factoring the row-major buffer as it is would factor A^T.
+void lu_factor_into(const Tensor& a, const Tensor& lu, const Tensor& pivots, const Tensor& info) {
+  int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n), count = matrices(a);
+  int32_t* ip = info.data<int32_t>();
+  if (a.numel() == 0) {
+    std::fill(ip, ip + info.numel(), 0);
+    return;
+  }
+  Tensor src = a.contiguous();
+  dispatch_lapack(a.dtype(), [&]<class T>() {
+    const T* sp = src.data<T>();
+    T* lp = lu.data<T>();
+    int32_t* pp = pivots.data<int32_t>();
+    std::vector<T> col(static_cast<size_t>(m * n));
+    std::vector<int> piv(static_cast<size_t>(k));
+    int mi = int(m), ni = int(n);
+    for (int64_t b = 0; b < count; ++b) {
+      const T* x = sp + b * m * n;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) col[size_t(j * m + i)] = x[i * n + j];
+      int got = 0;
+      if constexpr (std::is_same_v<T, float>) sgetrf_(&mi, &ni, col.data(), &mi, piv.data(), &got);
+      else dgetrf_(&mi, &ni, col.data(), &mi, piv.data(), &got);
+      T* y = lp + b * m * n;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) y[i * n + j] = col[size_t(j * m + i)];
+      std::copy(piv.begin(), piv.end(), pp + b * k);
+      ip[b] = got;
+    }
+  });
+}
+
+ValueList lu_factor_meta(const OpArgs& args) {
+  const Tensor& a = args.tensor(0);
+  KILN_USER_CHECK(a.dim() >= 2, "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: ",
+                  shape_str(a.sizes()), " instead");
+  return ValueList{Value(Tensor::meta(a.sizes(), a.dtype())), Value(Tensor::meta(pivots_shape(a), DType::Int32)),
+                   Value(Tensor::meta(batch_of(a), DType::Int32))};
+}
+
+void lu_factor_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  const Tensor& a = args.tensor(0);
+  if (a.numel() > 0) check_lu_kernel(a, args.boolean(1));
+  lu_factor_into(a, outs[0], outs[1], outs[2]);
+  if (args.boolean(2)) check_linalg_errors(outs[2], "torch.linalg.lu_factor_ex", a.dim() == 2);
+}
+
+// P (m x m; shape [0] without pivots), L (m x k, unit lower) and U (k x n) as
+// ATen's lu_unpack shapes them.
+ValueList unpack_shapes(const Tensor& lu, bool data, bool pivots) {
+  int64_t m = lu.size(-2), n = lu.size(-1), k = std::min(m, n);
+  Shape batch = batch_of(lu);
+  auto make = [&](bool on, int64_t rows, int64_t cols) {
+    return Value(Tensor::meta(on ? with_matrix(batch, rows, cols) : Shape{0}, lu.dtype()));
+  };
+  return ValueList{make(pivots, m, m), make(data, m, k), make(data, k, n)};
+}
+
+void lu_unpack_into(const Tensor& lu, const Tensor& pivots, bool data, bool unpack_pivots,
+                    const std::vector<Tensor>& outs) {
+  int64_t m = lu.size(-2), n = lu.size(-1), k = std::min(m, n), count = matrices(lu);
+  if (data && outs[1].numel() + outs[2].numel() > 0) {
+    // In double whatever LU's dtype, then cast back: exact for float32/float64.
+    Tensor src = lu.to(DType::Float64).contiguous();
+    Tensor l = Tensor::zeros(outs[1].sizes(), DType::Float64), u = Tensor::zeros(outs[2].sizes(), DType::Float64);
+    const double* s = src.data<double>();
+    double *lp = l.data<double>(), *up = u.data<double>();
+    for (int64_t b = 0; b < count; ++b)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double x = s[b * m * n + i * n + j];
+          if (j < i && j < k) lp[b * m * k + i * k + j] = x;
+          if (j == i) lp[b * m * k + i * k + j] = 1.0;
+          if (j >= i && i < k) up[b * k * n + i * n + j] = x;
+        }
+    outs[1].copy_(l);
+    outs[2].copy_(u);
+  }
+  if (!unpack_pivots || outs[0].numel() == 0) return;
+  KILN_USER_CHECK(pivots.numel() == count * k, "torch.lu_unpack: expected pivots of shape ",
+                  shape_str(pivots_shape(lu)), ", got ", shape_str(pivots.sizes()));
+  Tensor piv = pivots.contiguous();
+  const int32_t* pp = piv.data<int32_t>();
+  Tensor p = Tensor::zeros(outs[0].sizes(), DType::Float64);
+  double* out = p.data<double>();
+  std::vector<int64_t> perm(static_cast<size_t>(m));
+  for (int64_t b = 0; b < count; ++b) {
+    for (int64_t i = 0; i < m; ++i) perm[size_t(i)] = i;
+    // LAPACK's row interchanges in order: row i was swapped with row pivots[i] - 1.
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t to = int64_t(pp[b * k + i]) - 1;
+      KILN_USER_CHECK(to >= 0 && to < m,
+                      "pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive. Did you use the "
+                      "pivots from torch.linalg.lu_factor?");
+      std::swap(perm[size_t(i)], perm[size_t(to)]);
+    }
+    // A = P L U: row j of L U is row perm[j] of A.
+    for (int64_t j = 0; j < m; ++j) out[b * m * m + perm[size_t(j)] * m + j] = 1.0;
+  }
+  outs[0].copy_(p);
+}
+
+ValueList lu_unpack_meta(const OpArgs& args) {
+  const Tensor& lu = args.tensor(0);
+  KILN_USER_CHECK(lu.dim() >= 2, "torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: ",
+                  shape_str(lu.sizes()), " instead");
+  bool unpack_pivots = args.boolean(3);
+  KILN_USER_CHECK(!unpack_pivots || args.tensor(1).dtype() == DType::Int32,
+                  "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
+                  "Note: this function is intended to be used with the output produced by torch.linalg.lu_factor");
+  return unpack_shapes(lu, args.boolean(2), unpack_pivots);
+}
+
+void lu_unpack_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  lu_unpack_into(args.tensor(0), args.tensor(1), args.boolean(2), args.boolean(3), outs);
+}
+
+ValueList linalg_lu_meta(const OpArgs& args) {
+  const Tensor& a = args.tensor(0);
+  KILN_USER_CHECK(a.dim() >= 2, "linalg.lu: Expected tensor with 2 or more dimensions. Got size: ",
+                  shape_str(a.sizes()), " instead");
+  return unpack_shapes(a, true, args.boolean(1));
+}
+
+void linalg_lu_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  const Tensor& a = args.tensor(0);
+  bool pivot = args.boolean(1);
+  if (a.numel() > 0) check_lu_kernel(a, pivot);
+  Tensor lu = Tensor::empty(a.sizes(), a.dtype());
+  Tensor pivots = Tensor::empty(pivots_shape(a), DType::Int32), info = Tensor::empty(batch_of(a), DType::Int32);
+  lu_factor_into(a, lu, pivots, info);
+  lu_unpack_into(lu, pivots, true, pivot, outs);
+}
+
 }  // namespace
 
 void register_linalg_factor_ops(OpRegistry& r) {
@@ -296,6 +455,16 @@ void register_linalg_factor_ops(OpRegistry& r) {
                       cholesky_inverse_compute);
   add_op_with_outputs(r, "aten::linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
                       inv_meta, inv_compute);
+  add_op_with_outputs(r,
+                      "aten::linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> "
+                      "(Tensor LU, Tensor pivots, Tensor info)",
+                      lu_factor_meta, lu_factor_compute);
+  add_op_with_outputs(r,
+                      "aten::lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, "
+                      "bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)",
+                      lu_unpack_meta, lu_unpack_compute);
+  add_op_with_outputs(r, "aten::linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)",
+                      linalg_lu_meta, linalg_lu_compute);
 }
 
 }  // namespace kiln

@@ -353,6 +353,44 @@ ValueList checked(const Bound& b, const char* op, KwargList kwargs, const char* 
 
 ValueList inverse(const Bound& b) { return checked(b, "aten::linalg_inv_ex", {}, "linalg.inv"); }
 
+// LU: linalg.lu_factor is the _ex op and ATen's error check. torch.lu and
+// Tensor.lu are ATen's _lu_with_info, linalg_lu_factor_ex without the check
+// whatever get_infos says (PyTorch 2.11 also warns once that torch.lu is
+// deprecated; Kiln's bindings cannot write that warning).
+ValueList lu_with_info(const Bound& b) {
+  ValueList r = aten(b.mode(), "aten::linalg_lu_factor_ex", {b[0]}, {{"pivot", b[1]}});
+  if (b[2].to_bool()) return r;
+  return ValueList{r[0], r[1]};
+}
+
+void lu(Table& t) {
+  const std::string mod = "torch.linalg";
+  t.def_in(mod, "lu_factor", PyKind::LinalgBuiltin,
+           {{"(Tensor A, *, bool pivot=True)",
+             [](const Bound& b) {
+               ValueList r = aten(b.mode(), "aten::linalg_lu_factor_ex", {b[0]}, {{"pivot", b[1]}});
+               if (!b.meta()) check_linalg_errors(r[2].to_tensor(), "torch.linalg.lu_factor", b.tensor(0).dim() == 2);
+               return ValueList{r[0], r[1]};
+             },
+             "linalg_lu_factor(LU,pivots)"}});
+  t.def_in(mod, "lu_factor_ex", PyKind::LinalgBuiltin,
+           {{"(Tensor A, *, bool pivot=True, bool check_errors=False)",
+             [](const Bound& b) {
+               return aten(b.mode(), "aten::linalg_lu_factor_ex", {b[0]}, {{"pivot", b[1]}, {"check_errors", b[2]}});
+             },
+             "linalg_lu_factor_ex(LU,pivots,info)"}});
+  t.def_in(mod, "lu", PyKind::LinalgBuiltin,
+           {{"(Tensor A, *, bool pivot=True)",
+             [](const Bound& b) { return aten(b.mode(), "aten::linalg_lu", {b[0]}, {{"pivot", b[1]}}); },
+             "linalg_lu(P,L,U)"}});
+  t.def("lu_unpack", kTorch,
+        {{"(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True)",
+          A("aten::lu_unpack"), "lu_unpack(P,L,U)"}});
+  t.def("lu", kMethod, {{"(Tensor self, bool pivot=True, bool get_infos=False)", lu_with_info, "tuple"}});
+  t.def_in("torch", "lu", PyKind::Dispatch,
+           {{"(Tensor A, bool pivot=True, bool get_infos=False)", lu_with_info, "tuple"}});
+}
+
 void factorizations(Table& t) {
   const std::string mod = "torch.linalg";
   t.def_in(mod, "cholesky", PyKind::LinalgBuiltin, {{"(Tensor A, *, bool upper=False)", [](const Bound& b) {
@@ -377,6 +415,7 @@ void factorizations(Table& t) {
   t.def("inverse", kTorch | kMethod, {{"(Tensor input)", inverse}});
   t.def("cholesky_inverse", kTorch | kMethod,
         {{"(Tensor input, bool upper=False)", A("aten::cholesky_inverse")}});
+  lu(t);
 }
 
 void linalg(Table& t) {

@@ -357,7 +357,9 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
       // torch.linalg's checked forms run the _ex ops, whose nodes PyTorch names
       {"cholesky", "LinalgCholeskyExBackward0"}, {"cholesky_ex", "LinalgCholeskyExBackward0"},
       {"solve_triangular", "LinalgSolveTriangularBackward0"}, {"inv", "LinalgInvExBackward0"},
-      {"inv_ex", "LinalgInvExBackward0"}, {"inverse", "LinalgInvExBackward0"}};  // the composite's 4-D op; 5-D is refused
+      {"inv_ex", "LinalgInvExBackward0"}, {"inverse", "LinalgInvExBackward0"},
+      {"lu_factor", "LinalgLuFactorExBackward0"}, {"lu_factor_ex", "LinalgLuFactorExBackward0"},
+      {"lu", "LinalgLuFactorExBackward0"}, {"linalg.lu", "LinalgLuBackward0"}};  // the composite's 4-D op; 5-D is refused
   if (auto it = fixed.find(name); it != fixed.end()) return it->second;
   if (name == "linear") {
     bool bias = (a.npos > 2 && !a[2].is_none()) || (a.kwarg("bias") && !a.kwarg("bias")->is_none());
@@ -445,7 +447,9 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
       if (v.is_tensor() && v.to_tensor().numel() > limit)
         throw PyError("RuntimeError", c.name + "() made a tensor of " + std::to_string(v.to_tensor().numel()) +
                                           " elements, over this interpreter's limit of " + std::to_string(limit));
-  std::string grad_fn = grad ? grad_fn_for(c.name, a) : std::string();
+  // torch.lu is _lu_with_info (a LinalgLuFactorEx node), torch.linalg.lu its own op.
+  const std::string grad_name = c.python_name == "torch.linalg.lu" ? "linalg.lu" : c.name;
+  std::string grad_fn = grad ? grad_fn_for(grad_name, a) : std::string();
 
   if (info.returns_arg >= 0 && size_t(info.returns_arg) < a.npos) {
     const Value& self = a[size_t(info.returns_arg)];
@@ -505,8 +509,13 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
     if (out.is(ObjKind::Tuple)) {
       for (const Value& v : out.as<Tuple>()->items) differentiable.push_back(tensor_obj(v));
     } else if (out.is(ObjKind::Instance)) {
-      // Named tuples: only the first field (values) is differentiable.
-      differentiable.push_back(tensor_obj(vm.getitem(out, Value(int64_t(0)))));
+      // Named tuples: only the first field (values) is differentiable; for
+      // lu_unpack and linalg.lu the fields after the permutation P (L, U).
+      if (c.name == "lu_unpack" || grad_name == "linalg.lu") {
+        for (int64_t i : {1, 2}) differentiable.push_back(tensor_obj(vm.getitem(out, Value(i))));
+      } else {
+        differentiable.push_back(tensor_obj(vm.getitem(out, Value(int64_t(0)))));
+      }
     } else {
       differentiable.push_back(tensor_obj(out));
     }
