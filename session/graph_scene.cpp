@@ -136,6 +136,31 @@ std::string describe_val(const Val& v) {
   return {};
 }
 
+std::string shape_label(const Val& v) {
+  switch (v.kind) {
+    case Val::Kind::Tensor: {
+      std::string s;
+      for (size_t i = 0; i < v.tensor.sizes.size(); ++i) s += (i ? "\u00d7" : "") + v.tensor.sizes[i].to_string();
+      if (s.empty()) s = "scalar";
+      // "b8" is print_readable's spelling; "bool" reads without a legend.
+      std::string dtype = v.tensor.dtype == "bool" ? "bool" : std::string(dtype_abbrev_of(v.tensor.dtype));
+      if (dtype.empty()) dtype = v.tensor.dtype;
+      return v.tensor.dtype == "float32" || dtype.empty() ? s : s + " " + dtype;
+    }
+    case Val::Kind::Tuple:
+    case Val::Kind::List: {
+      std::string s;
+      for (const Val& item : v.items) {
+        std::string one = shape_label(item);
+        if (one.empty()) return {};  // a half-known tuple would mislead about which output is which
+        s += (s.empty() ? "" : ", ") + one;
+      }
+      return s;
+    }
+    default: return {};
+  }
+}
+
 BoxText box_text(const Graph& g, const SceneBox& box) {
   if (box.is_scope()) return {box.scope, std::to_string(box.members.size()) + " nodes"};
   const Node& n = g[box.node];

@@ -58,6 +58,11 @@ BoxText box_text(const Graph& g, const SceneBox& box);
 std::string short_target(const Node& n);
 // "f32[64, 3, 7, 7]" and the like, as print_readable annotates values.
 std::string describe_val(const Val& v);
+// The short form the graph view draws on edges, as Netron does: "1×64×56×56",
+// the dtype after it unless float32 ("2×3 f16", "8 i64", "4 bool"), "scalar"
+// for a 0-d tensor, a tuple's tensors joined by ", ". Empty when no shape is
+// known (no meta, a symbolic scalar, an annotation we could not read).
+std::string shape_label(const Val& v);
 
 // Sizes from box_text with per-character advances measured once on the GUI
 // thread (title bold, subtitle plain), so the worker needs no fonts and short

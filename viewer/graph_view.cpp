@@ -160,6 +160,16 @@ void GraphView::adoptLayout(std::shared_ptr<const SceneLayout> result) {
     e.bounds = e.path.controlPointRect().adjusted(-4, -4, 4, 4);
     e.faint = s.scene.boxes.size() > kFaintEdgeMinBoxes &&
               (e.bounds.height() > kFaintEdgeRanks * rank_pitch || e.bounds.width() > kFaintEdgeWidth * rank_pitch);
+    std::string shape;
+    for (NodeId src : s.scene.edges[d_->edges.size()].sources) {
+      std::string one = shape_label((*d_->graph)[src].meta.val);
+      if (one.empty() || (!shape.empty() && one != shape)) {
+        shape.clear();
+        break;
+      }
+      shape = std::move(one);
+    }
+    e.shape = QString::fromStdString(shape);
     d_->edges.push_back(std::move(e));
   }
   d_->bounds = bounds.adjusted(-20, -20, 20, 20);
@@ -282,6 +292,13 @@ void GraphView::setColorMode(GraphColorMode m) {
   d_->minimap_dirty = true;
   update();
 }
+
+void GraphView::setShowShapes(bool on) {
+  d_->show_shapes = on;
+  update();
+}
+
+bool GraphView::showShapes() const { return d_->show_shapes; }
 
 void GraphView::setNodeErrors(std::vector<double> errors) {
   d_->errors = std::move(errors);

@@ -7,7 +7,9 @@
 // layout's scale while that is readable (kMinLabelPx), then as a title at the
 // smallest readable size while it fits its box, then not at all; scope boxes
 // and the regions of expanded scopes keep screen-sized labels at every zoom
-// (landmarks), fewer where they would overlap.
+// (landmarks), fewer where they would overlap. While node text is drawn,
+// edges carry the shape of the value they hold ("1×64×56×56", "8 i64"), as
+// Netron does, where a label fits beside the edge without covering a box.
 #include <QColor>
 #include <QRectF>
 #include <QString>
@@ -47,6 +49,9 @@ class GraphView : public QWidget {
   void fitToView();
   bool find(const QString& text);  // by node name, target or op; selects the next match
   bool isLayoutReady() const;
+  // Tensor shapes on edges (on by default).
+  void setShowShapes(bool on);
+  bool showShapes() const;
 
   // Extras beyond the embedding contract, used by tests and the app.
   GraphColorMode colorMode() const;
@@ -74,15 +79,19 @@ class GraphView : public QWidget {
   static constexpr int kCollapseThreshold = 300;
   // No text is drawn smaller than this many pixels.
   static constexpr double kMinLabelPx = 8;
+  // Shape labels' size at zoom 1; never drawn under kMinLabelPx.
+  static constexpr double kShapeLabelPx = 10;
 
   // What the last paint drew as text, for tests and --bench-view: each label's
   // text, font size in pixels and place in widget coordinates; `scope` for the
-  // labels of scope boxes and of expanded scopes' regions.
+  // labels of scope boxes and of expanded scopes' regions, `shape` for the
+  // tensor shapes on edges.
   struct DrawnLabel {
     QString text;
     double pixel_size = 0;
     QRectF rect;
     bool scope = false;
+    bool shape = false;
   };
   const std::vector<DrawnLabel>& lastPaintLabels() const;
 
@@ -124,6 +133,7 @@ class GraphView : public QWidget {
   QString edgeToolTip(int edge) const;
   void computeLandmarks();
   void paintScreenLabels(QPainter& p);
+  void paintShapeLabels(QPainter& p);
 
   std::unique_ptr<GraphViewState> d_;
 };

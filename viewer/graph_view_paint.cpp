@@ -277,9 +277,64 @@ void GraphView::paintEvent(QPaintEvent*) {
     }
   }
   p.restore();
+  if (text && d_->show_shapes) paintShapeLabels(p);
   paintScreenLabels(p);
   paintMinimap(p);
   emit painted();
+}
+
+// Shapes beside their edges, as Netron labels them: at the middle of an edge
+// (or a third of the way along either end) on whichever side is free, never
+// over a box or another shape; an edge with no free place goes without.
+// Drawn only while node text is (the caller checks), at the layout's scale
+// but no smaller than kMinLabelPx.
+void GraphView::paintShapeLabels(QPainter& p) {
+  const double zoom = d_->zoom;
+  const QRectF visible = visibleLayoutRect();
+  const QRectF screen = QRectF(rect());
+  auto to_screen = [&](QPointF q) { return (q - d_->origin) * zoom; };
+  PlacedLabels placed(size());
+  for (size_t i = 0; i < d_->boxes.size(); ++i)
+    if (d_->boxes[i].intersects(visible)) {
+      const QRectF& r = d_->boxes[i];
+      placed.add(QRectF(to_screen(r.topLeft()), r.size() * zoom).adjusted(-2, -2, 2, 2));
+    }
+  QFont font = d_->font;
+  const double px = std::max(kMinLabelPx, kShapeLabelPx * zoom);
+  font.setPixelSize(int(std::lround(px)));
+  const QFontMetricsF fm(font);
+  p.setFont(font);
+  p.setRenderHint(QPainter::TextAntialiasing, true);
+  const double gap = std::max(3.0, 4 * zoom), height = fm.height() + 2;
+  // Edges between neighbours first: the long faint ones are the likeliest to find no room.
+  for (int pass = 0; pass < 2; ++pass)
+    for (DrawnEdge& e : d_->edges) {
+      if (e.faint != (pass == 1) || e.shape.isEmpty() || !e.bounds.intersects(visible)) continue;
+      if (!e.label_at_known) {
+        const double ts[3] = {0.5, 1.0 / 3, 2.0 / 3};
+        for (int k = 0; k < 3; ++k) e.label_at[k] = e.path.pointAtPercent(ts[k]);
+        e.label_at_known = true;
+      }
+      const double width = fm.horizontalAdvance(e.shape) + 6;
+      for (const QPointF& at : e.label_at) {
+        const QPointF c = to_screen(at);
+        bool done = false;
+        for (double left : {c.x() + gap, c.x() - gap - width}) {
+          const QRectF r(left, c.y() - height / 2, width, height);
+          if (!screen.contains(r) || placed.clashes(r)) continue;
+          placed.add(r);
+          p.setPen(Qt::NoPen);
+          p.setBrush(QColor(0xfc, 0xfc, 0xfd, 230));  // the background: the edge under it stays visible beside
+          p.drawRoundedRect(r, 3, 3);
+          p.setPen(QColor(0x3d, 0x5a, 0x80));
+          p.drawText(r, Qt::AlignCenter, e.shape);
+          d_->drawn.push_back({e.shape, double(font.pixelSize()), r, false, true});
+          done = true;
+          break;
+        }
+        if (done) break;
+      }
+    }
 }
 
 // Text that keeps its size on screen when the layout's own text would be too

@@ -39,6 +39,13 @@ struct DrawnEdge {
   // Spans many ranks in a big graph: drawn faint, so the long wires of saved
   // activations and weights do not hide the local structure.
   bool faint = false;
+  // The shape of what flows along it (empty: unknown, or several values of
+  // different shapes out of a collapsed scope: the tooltip lists them).
+  QString shape;
+  // Where its shape label may go: points at 1/2, 1/3 and 2/3 of its length,
+  // found at the first paint that needs them (a length costs a subdivision).
+  QPointF label_at[3];
+  bool label_at_known = false;
 };
 
 // A region of an expanded scope: a cluster of its boxes that lie close
@@ -58,6 +65,7 @@ struct GraphViewState {
   std::vector<int> fusion_groups;
   std::vector<double> errors;
   GraphColorMode color_mode = GraphColorMode::OpKind;
+  bool show_shapes = true;
   std::vector<NodeId> selection;
   std::vector<char> selected;        // per node, mirrors `selection`
   QHash<NodeId, QColor> marks;

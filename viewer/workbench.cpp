@@ -393,6 +393,19 @@ void Workbench::buildMenus() {
   beside->setShortcut(QKeySequence("Ctrl+Shift+B"));
   connect(beside, &QAction::toggled, this, &Workbench::setCodeBesideGraph);
   connect(beside_, &QCheckBox::toggled, beside, &QAction::setChecked);
+  QAction* shapes = view->addAction("Tensor &shapes");
+  shapes->setCheckable(true);
+  shapes->setToolTip("Each edge's tensor shape (and dtype unless float32), where node text is readable");
+  shapes->setChecked(QSettings().value("view/shapes", true).toBool());
+  graph_->setShowShapes(shapes->isChecked());
+  compare_->graphView(0)->setShowShapes(shapes->isChecked());
+  compare_->graphView(1)->setShowShapes(shapes->isChecked());
+  connect(shapes, &QAction::toggled, this, [this](bool on) {
+    QSettings().setValue("view/shapes", on);
+    graph_->setShowShapes(on);
+    compare_->graphView(0)->setShowShapes(on);
+    compare_->graphView(1)->setShowShapes(on);
+  });
   view->addSeparator();
   for (QDockWidget* d : docks_) view->addAction(d->toggleViewAction());
   view->addSeparator();

@@ -259,9 +259,10 @@ class TestGraphViewBig : public QObject {
   }
 
   // Every graph stage of every reference trace, at the zoom it opens with:
-  // something is labelled, and no label is under kMinLabelPx.
+  // something is labelled, and no label is under kMinLabelPx; shape labels
+  // included, and none of them over a box's text or another shape.
   void noLabelUnder8pxAtAnyStagesFirstView() {
-    int stages = 0;
+    int stages = 0, with_shapes = 0;
     for (const auto& dir : std::filesystem::directory_iterator(test::reference_dir() + "/traces")) {
       auto t = trace::open_trace(dir.path().string());
       if (!t) continue;
@@ -281,11 +282,17 @@ class TestGraphViewBig : public QObject {
                                    .arg(labels.size()).arg(smallest(labels)).arg(v.zoom());
           QVERIFY2(!labels.empty(), qPrintable(what));
           QVERIFY2(smallest(labels) >= GraphView::kMinLabelPx, qPrintable(what));
+          with_shapes += std::any_of(labels.begin(), labels.end(), [](const auto& l) { return l.shape; });
+          for (const auto& a : labels)
+            for (const auto& b : labels)
+              if (a.shape && &a != &b)
+                QVERIFY2(!a.rect.intersects(b.rect), qPrintable(what + ": " + a.text + " over " + b.text));
           ++stages;
         }
     }
-    qInfo("%d graph stages checked", stages);
+    qInfo("%d graph stages checked, %d with shapes on their edges", stages, with_shapes);
     QVERIFY(stages > 20);
+    QVERIFY2(with_shapes > stages / 2, "most dumps carry their values' meta");
   }
 
   // The --bench-view graph: its size, and the benchmark runs and reports.
