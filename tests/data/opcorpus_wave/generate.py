@@ -180,6 +180,23 @@ case("aten::cholesky_inverse.default", [tri(2, 3, 3, upper=True), True])
 case("aten::linalg_inv_ex.default", [spd(4, 4)])
 case("aten::linalg_inv_ex.default", [r(2, 3, 3) + 3 * torch.eye(3)])
 
+# LU factorization (normalizing flows' invertible 1x1 convolutions). Diagonally
+# dominant inputs, so that PyTorch's and Kiln's LAPACK pick the same pivots.
+def dd(*s):
+    m = torch.randn(*s)
+    return m + 3 * torch.eye(s[-2], s[-1])
+
+
+case("aten::linalg_lu_factor_ex.default", [dd(4, 4)])
+case("aten::linalg_lu_factor_ex.default", [dd(2, 3, 5)])
+case("aten::linalg_lu_factor_ex.default", [dd(5, 3)])
+case("aten::linalg_lu.default", [dd(4, 4)])
+case("aten::linalg_lu.default", [dd(2, 3, 5)])
+case("aten::linalg_lu.default", [dd(5, 3)])
+lu43, piv43 = torch.linalg.lu_factor(dd(4, 3))
+case("aten::lu_unpack.default", [lu43, piv43])
+case("aten::lu_unpack.default", [dd(2, 3, 3), torch.linalg.lu_factor(dd(2, 3, 3))[1], True, False])
+
 with open(os.path.join(here, "ops.json"), "w") as f:
     json.dump({"torch_version": torch.__version__, "cases": cases}, f, indent=1)
 save_file(tensors, os.path.join(here, "ops.safetensors"))

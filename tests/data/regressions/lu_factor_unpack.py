@@ -1,6 +1,6 @@
 # LU factorization as normalizing flows use it (Invertible1x1Conv: lu_unpack(*W.lu()), diag, triu);
 # linalg.lu_factor/_ex, torch.lu_unpack, linalg.lu, values, errors, grad_fn names and gradients.
-# Expected output written by Debian's torch 1.13 (not yet 2.11).
+# Expected output: tests/data/regressions/generate.py with PyTorch 2.11 (the same text as Debian's torch 1.13).
 import torch
 torch.manual_seed(0)
 A = torch.randn(3, 3)
