@@ -555,6 +555,29 @@ def broadcast_to(array, shape, subok=False):
     return _wrap(a._t.expand(_shape_of(shape)))
 
 
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        _raise("ValueError", "Valid values for `indexing` are 'xy' and 'ij'.")
+    arrs = [asarray(x).reshape(-1) for x in xi]
+    ndim = len(arrs)
+    ones = [1] * ndim
+    out = []
+    for i in range(ndim):
+        s = list(ones)
+        s[i] = -1
+        out.append(arrs[i].reshape(tuple(s)))
+    if indexing == "xy" and ndim > 1:
+        out[0] = out[0].reshape(tuple([1, -1] + ones[2:]))
+        out[1] = out[1].reshape(tuple([-1, 1] + ones[2:]))
+    if not sparse:
+        # Each array is long along its own axis only: the grid's shape takes every length.
+        full = tuple([max([o.shape[k] for o in out]) for k in range(ndim)])
+        out = [broadcast_to(o, full) for o in out]
+    if copy:
+        out = [o.copy() for o in out]
+    return tuple(out)
+
+
 def shape(a):
     return asarray(a).shape
 

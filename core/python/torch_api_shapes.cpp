@@ -230,10 +230,18 @@ void reorders(Table& t) {
           int64_t k = b.integer(1);
           KILN_USER_CHECK(x.dim() == 1 || x.dim() == 2, "diag(): Supports 1D or 2D tensors. Got ", x.dim(), "D");
           if (x.dim() == 2) return aten(m, "aten::clone", {aten_t(m, "aten::diagonal", {b[0], k})});
-          int64_t n = x.size(0) + (k < 0 ? -k : k);
-          Tensor out = aten_t(m, "aten::zeros", {Value::int_list({n, n})}, {{"dtype", Value(x.dtype())}});
-          if (m == Mode::Eager) copy_observed(out.diagonal(k), x);
-          return ValueList{out};
+          // M[i][j] = v[i] where j - i == k (v[j] for k < 0), else 0: a where() over
+          // that mask, so autograd and capture see differentiable ops, the zeros stay
+          // +0 (no 0 * inf) and the gradient reaches v from the diagonal only.
+          const int64_t pad = k < 0 ? -k : k, n = x.size(0) + pad;
+          Tensor padded = pad ? aten_t(m, "aten::constant_pad_nd", {b[0], Value::int_list({0, pad})}) : x;
+          Tensor line = aten_t(m, "aten::unsqueeze", {padded, k >= 0 ? 1 : 0});
+          Tensor index = aten_t(m, "aten::arange", {n}, {{"dtype", Value(DType::Int64)}});
+          Tensor offset = aten_t(m, "aten::sub.Tensor", {aten_t(m, "aten::unsqueeze", {index, 0}),
+                                                         aten_t(m, "aten::unsqueeze", {index, 1})});
+          Tensor mask = aten_t(m, "aten::eq.Scalar", {offset, k});
+          const Value zero = x.dtype() == DType::Bool ? Value(false) : is_floating(x.dtype()) ? Value(0.0) : Value(int64_t(0));
+          return aten(m, "aten::where.ScalarOther", {mask, line, zero});
         }}});
   t.def("trace", both, {{"(Tensor input)", [](const Bound& b) {
           KILN_USER_CHECK(b.tensor(0).dim() == 2, "trace: expected a matrix, but got tensor with dim ", b.tensor(0).dim());

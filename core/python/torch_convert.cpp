@@ -376,6 +376,8 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
     return camel(name) + (has_dim_arg(a) ? "Backward0" : "Backward1");
   }
   if (name == "squeeze") return has_dim_arg(a) ? "SqueezeBackward1" : "SqueezeBackward0";
+  // PyTorch 2's diag of a vector is diag_embed.
+  if (name == "diag" && arg_dim(a, 0) == 1) return "DiagEmbedBackward0";
   if (name == "pow") return a.npos > 1 && a[1].is(ObjKind::Tensor) ? "PowBackward1" : "PowBackward0";
   if (name == "rsub") return a.npos > 1 && a[1].is(ObjKind::Tensor) ? "RsubBackward0" : "RsubBackward1";
   if (name == "adaptive_avg_pool2d") {

@@ -268,6 +268,9 @@ void tensor_setitem(VM& vm, const Value& t, const Value& key, const Value& value
                   v = kiln::Value(data.value());
                 } else if (is_tensor(x[2]) || is_number(x[2])) {
                   v = to_ops(x[2], "__setitem__");
+                } else if (const Value* scalar = numpy_scalar_value(x[2], false)) {
+                  // A NumPy scalar is a number to torch (np.float64 is a Python float).
+                  v = to_ops(*scalar, "__setitem__");
                 } else {
                   throw_type_error("can't assign a " + type_name(x[2]) + " to a " +
                                    std::string(dtype_name(self.dtype())) + " tensor");

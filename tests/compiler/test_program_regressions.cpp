@@ -101,6 +101,7 @@ class TestProgramRegressions : public QObject {
   // Checkpointing recomputes in backward (BatchNorm stats update twice), the
   // RNG state round-trips, EmbeddingBag's modes, NumPy keyword names.
   void checkpoint_rng_state_and_embedding_bag() { prints_what_pytorch_printed("checkpoint_rng_embedding_bag"); }
+  void diag_of_a_vector_is_differentiable() { prints_what_pytorch_printed("diag_of_a_vector"); }
   // LU for normalizing flows (expected output from torch 1.13, to be rewritten by 2.11).
   void lu_factor_and_unpack() { prints_what_pytorch_printed("lu_factor_unpack"); }
 };

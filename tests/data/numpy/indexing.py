@@ -32,6 +32,7 @@ print(len(a), a.shape, a.size, a.ndim, a.T.shape, a.transpose(1, 0).shape, np.tr
 print(a.tolist()[0], np.array([[1.5]]).tolist(), a.copy()[0, 0], np.squeeze(np.zeros((1, 3, 1))).shape, np.expand_dims(np.zeros(3), 0).shape)
 print(np.concatenate([a[:1], a[-1:]]), np.concatenate([[1, 2], [3.5]]), np.stack([np.arange(3), np.arange(3) * 2], axis=1), np.vstack([[1, 2], [3, 4]]), np.hstack([[1, 2], [3]]))
 print(np.append(a[:2], [5, 6]), np.append(a[:1], a[-1:], axis=0), np.append([1.5], 2), np.append(np.zeros(2, dtype=np.float32), [1]).dtype)
+print(*np.meshgrid(np.linspace(-1, 1, 3), np.array([10, 20])), np.meshgrid([1, 2], [3, 4, 5], indexing="ij")[1], [g.shape for g in np.meshgrid(np.arange(3), np.arange(2), sparse=True)])
 print(np.zeros((2, 3)), np.ones(3, dtype=np.int32), np.full((2, 2), 7), np.full(3, 2.5), np.zeros_like(a[:2]), np.ones_like(np.array([1.5])), np.full_like(a[0], 4))
 print(np.arange(5), np.arange(1, 10, 3), np.arange(0.0, 1.0, 0.1), np.arange(5, dtype=np.float32), np.arange(10, 0, -3), np.arange(0.5, 3), np.arange(3.0))
 print(np.linspace(0, 1, 5), np.linspace(0, 10, 4, endpoint=False), np.linspace(2, 3, 1), np.linspace(0, 1, 3, dtype=np.float32), np.linspace(1, 100, 7))
