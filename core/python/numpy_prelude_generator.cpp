@@ -7,7 +7,7 @@ extern const char* const kNumpyGeneratorSource;
 const char* const kNumpyGeneratorSource = R"PY(# numpy.random: default_rng, Generator, PCG64, SeedSequence, as NumPy's
 # _generator.pyx, _pcg64.pyx and bit_generator.pyx make them (unchanged from
 # NumPy 1.17 to 2.x for what is here). Runs in the module of numpy/random.py:
-# its helpers (_refuse, _raise, _size_shape, _count, _cdf, _kahan_sum, _search_right) are
+# its helpers (_refuse, _raise, _size_shape, _count, _cdf, _checked_probabilities, _search_right) are
 # this module's. Bits come from _kiln_numpy.pcg64 (numpy_generator_native.cpp).
 
 _MASK32 = 0xFFFFFFFF
@@ -415,23 +415,9 @@ class Generator:
             if pop_size == 0 and nsamp != 0:
                 _raise("ValueError", "a cannot be empty unless no samples are taken")
         if p is not None:
-            atol = 1.4901161193847656e-08
-            if isinstance(p, _np.ndarray) and p.dtype.kind == "f":
-                atol = max(atol, _math.sqrt(_np.finfo(p.dtype).eps._v))
-            p = _np.asarray(p).astype(_np.float64)
-            if p.ndim != 1:
-                _raise("ValueError", "p must be 1-dimensional")
-            if p.size != pop_size:
-                _raise("ValueError", "a and p must have same size")
-            pv = p.tolist()
-            total = _kahan_sum(pv)
-            if total != total:
-                _raise("ValueError", "Probabilities contain NaN")
-            for v in pv:
-                if v < 0:
-                    _raise("ValueError", "Probabilities are not non-negative")
-            if abs(total - 1.0) > atol:
-                _raise("ValueError", "Probabilities do not sum to 1. See Notes section of docstring for more information.")
+            p = _checked_probabilities(p, pop_size, ("p must be 1-dimensional", "a and p must have same size",
+                                                     "Probabilities contain NaN", "Probabilities are not non-negative",
+                                                     "Probabilities do not sum to 1. See Notes section of docstring for more information."))
         is_scalar = size is None
         shape = () if is_scalar else _size_shape(size)
         n = _count(shape)

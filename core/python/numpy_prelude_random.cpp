@@ -227,23 +227,7 @@ class RandomState:
             if pop_size == 0 and (size is None or _count(_size_shape(size)) != 0):
                 _raise("ValueError", "'a' cannot be empty unless no samples are taken")
         if p is not None:
-            atol = 1.4901161193847656e-08
-            if isinstance(p, _np.ndarray) and p.dtype.kind == "f":
-                atol = max(atol, _math.sqrt(_np.finfo(p.dtype).eps._v))
-            p = _np.asarray(p).astype(_np.float64)
-            if p.ndim != 1:
-                _raise("ValueError", "'p' must be 1-dimensional")
-            if p.size != pop_size:
-                _raise("ValueError", "'a' and 'p' must have same size")
-            pv = p.tolist()
-            total = _kahan_sum(pv)
-            if total != total:
-                _raise("ValueError", "probabilities contain NaN")
-            for v in pv:
-                if v < 0:
-                    _raise("ValueError", "probabilities are not non-negative")
-            if abs(total - 1.0) > atol:
-                _raise("ValueError", "probabilities do not sum to 1")
+            p = _checked_probabilities(p, pop_size, _LEGACY_P_TEXTS)
         is_scalar = size is None
         shape = () if is_scalar else _size_shape(size)
         n = _count(shape)
@@ -291,6 +275,34 @@ def _normal(loc, scale, g):
 
 def _uniform(low, high, u):
     return low + (high - low) * u
+
+
+# What choice() says of a bad p: not 1-d, another size, NaN, negative, not
+# summing to 1 (RandomState's words; Generator's are NumPy 2's).
+_LEGACY_P_TEXTS = ("'p' must be 1-dimensional", "'a' and 'p' must have same size", "probabilities contain NaN",
+                   "probabilities are not non-negative", "probabilities do not sum to 1")
+
+
+def _checked_probabilities(p, pop_size, texts):
+    # NumPy's checks of choice()'s p: its atol, a Kahan sum; p as float64.
+    atol = 1.4901161193847656e-08
+    if isinstance(p, _np.ndarray) and p.dtype.kind == "f":
+        atol = max(atol, _math.sqrt(_np.finfo(p.dtype).eps._v))
+    p = _np.asarray(p).astype(_np.float64)
+    if p.ndim != 1:
+        _raise("ValueError", texts[0])
+    if p.size != pop_size:
+        _raise("ValueError", texts[1])
+    pv = p.tolist()
+    total = _kahan_sum(pv)
+    if total != total:
+        _raise("ValueError", texts[2])
+    for v in pv:
+        if v < 0:
+            _raise("ValueError", texts[3])
+    if abs(total - 1.0) > atol:
+        _raise("ValueError", texts[4])
+    return p
 
 
 def _kahan_sum(values):
