@@ -15,16 +15,6 @@
 using namespace kiln;
 using namespace kiln::viewer;
 
-namespace {
-
-std::vector<int> marked(const CodeEditor* e) {
-  std::vector<int> lines;
-  for (const auto& [line, tip] : e->markTooltips()) lines.push_back(line);
-  return lines;
-}
-
-}  // namespace
-
 class TestCodeLinksGui : public QObject {
   Q_OBJECT
  private slots:
@@ -41,7 +31,7 @@ class TestCodeLinksGui : public QObject {
     QVERIFY(w.selectStage("after_post_grad_graph"));
     QVERIFY(test::settle(w));
     QVERIFY(w.selectNodeByName("relu"));
-    QCOMPARE(marked(w.codeView()), std::vector<int>({2, 3, 4, 5, 6, 7, 10, 12}));
+    QCOMPARE(test::marked_lines(w.codeView()), std::vector<int>({2, 3, 4, 5, 6, 7, 10, 12}));
     QVERIFY(w.codeView()->toPlainText().startsWith("# AOT ID"));
 
     // A kernel line back to its node, in the graph shown.
@@ -78,7 +68,7 @@ class TestCodeLinksGui : public QObject {
     QVERIFY(w.selectStageAt(scheduled));
     QVERIFY(test::settle(w));
     QVERIFY(w.selectNodeByName("relu"));
-    const std::vector<int> lines = marked(w.codeView());
+    const std::vector<int> lines = test::marked_lines(w.codeView());
     QVERIFY(!lines.empty());
     const QStringList text = w.codeView()->toPlainText().split('\n');
     QVERIFY2(text[lines.front() - 1].contains("kiln_g"), qPrintable(text[lines.front() - 1]));
@@ -96,7 +86,7 @@ class TestCodeLinksGui : public QObject {
     QVERIFY(w.selectStageAt(unchanged));
     QVERIFY(test::settle(w));
     QVERIFY(w.selectNodeByName("relu"));
-    QCOMPARE(marked(w.codeView()), lines);
+    QCOMPARE(test::marked_lines(w.codeView()), lines);
   }
 };
 

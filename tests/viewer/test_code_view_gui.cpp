@@ -22,12 +22,6 @@ using namespace kiln::viewer;
 
 namespace {
 
-std::vector<int> marked(const CodeEditor* e) {
-  std::vector<int> lines;
-  for (const auto& [line, tip] : e->markTooltips()) lines.push_back(line);
-  return lines;
-}
-
 // A real click on a line of the editor (1-based), as the user makes it.
 void click_line(CodeEditor* e, int line) {
   e->goToLine(line);
@@ -139,7 +133,7 @@ class TestCodeViewGui : public QObject {
 
     // Node -> lines: marked, and the first in view with the cursor on it.
     QVERIFY(w.selectNodeByName("relu"));
-    const std::vector<int> lines = marked(w.codeView());
+    const std::vector<int> lines = test::marked_lines(w.codeView());
     QVERIFY(!lines.empty());
     QVERIFY(w.codeView()->toPlainText().split('\n')[lines.front() - 1].contains("kiln_g"));
     QCOMPARE(w.codeView()->currentLineNumber(), lines.front());
@@ -180,7 +174,7 @@ class TestCodeViewGui : public QObject {
 
     // Inductor's mapping: relu went into the fused C++ kernel (its definition and its launch).
     QVERIFY(w.selectNodeByName("relu"));
-    const std::vector<int> lines = marked(w.codeView());
+    const std::vector<int> lines = test::marked_lines(w.codeView());
     QVERIFY(lines.size() > 5);
     const QStringList text = w.codeView()->toPlainText().split('\n');
     QVERIFY(text[0].startsWith("# AOT ID"));

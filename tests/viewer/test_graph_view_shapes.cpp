@@ -105,9 +105,7 @@ class TestGraphViewShapes : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("kiln-tests");
-    qputenv("KILN_WORKSPACE", QDir::temp().filePath("kiln_test_graph_view_shapes.kiln").toUtf8());
+    test::isolate_settings("kiln_test_graph_view_shapes.kiln");
   }
   void init() { GraphLayoutWorker::instance().clear_cache(); }
 

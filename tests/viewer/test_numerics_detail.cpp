@@ -90,9 +90,7 @@ class TestNumericsDetail : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("kiln-tests");
-    qputenv("KILN_WORKSPACE", QDir::temp().filePath("kiln_test_numerics_detail.kiln").toUtf8());
+    test::isolate_settings("kiln_test_numerics_detail.kiln");
   }
 
   // The table's new columns on the user's rows, with the model tester attached.

@@ -25,9 +25,7 @@ class TestNumericsPanel : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("kiln-tests");
-    qputenv("KILN_WORKSPACE", QDir::temp().filePath("kiln_test_numerics_panel.kiln").toUtf8());
+    test::isolate_settings("kiln_test_numerics_panel.kiln");
   }
 
   // The user's report: Ctrl+M on ResNet-18's forward graph, then another

@@ -40,9 +40,7 @@ class TestSignatureCheckGui : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("kiln-tests");
-    qputenv("KILN_WORKSPACE", QDir::temp().filePath("kiln_test_signature_check.kiln").toUtf8());
+    test::isolate_settings("kiln_test_signature_check.kiln");
   }
 
   void scalarGuardsAreChecked() {

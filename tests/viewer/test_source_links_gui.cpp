@@ -52,9 +52,7 @@ class TestSourceLinksGui : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("kiln-tests");
-    qputenv("KILN_WORKSPACE", QDir::temp().filePath("kiln_test_source_links.kiln").toUtf8());
+    test::isolate_settings("kiln_test_source_links.kiln");
   }
 
   // A repro.py: each node goes to the line that defines it, and a Kiln stage's

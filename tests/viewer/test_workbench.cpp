@@ -43,9 +43,7 @@ class TestWorkbench : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("kiln-tests");
-    qputenv("KILN_WORKSPACE", QDir::temp().filePath("kiln_test_workbench.kiln").toUtf8());
+    test::isolate_settings("kiln_test_workbench.kiln");
   }
 
   void traceOpenSelectStep() {
