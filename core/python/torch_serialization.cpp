@@ -519,6 +519,14 @@ Value torch_load(VM& vm, const CallArgs& a) {
   const bool weights_only = !w || w->is_none() || vm.truth(*w);
   if (const Value* m = a.kwarg("mmap"); m && vm.truth(*m)) throw_unsupported("torch.load(mmap=True)");
   const Value* map_location = a.npos > 1 ? &a[1] : a.kwarg("map_location");
+  // Kiln loads checkpoints on the CPU: 'cpu', a CPU device or a function
+  // (the `lambda storage, loc: storage` idiom) are accepted; anything else is
+  // refused before the file is read.
+  if (map_location && !map_location->is_none() && !is_callable(*map_location)) {
+    const std::string where = map_location->is(ObjKind::Str) || map_location->is(ObjKind::Device) ? vm.str_of(*map_location) : "";
+    if (where.empty() || where.starts_with("cuda"))
+      throw_unsupported("torch.load(map_location=" + vm.repr_of(*map_location) + ") (Kiln loads checkpoints on the CPU)");
+  }
   const std::string shown = as_str(*f);
   const std::string path = program_file_path(vm, shown, /*write=*/false);
   Expected<ZipStore> zip = read_zip_store(path, size_t(std::max<int64_t>(input_byte_limit(), memory_budget())));
@@ -530,14 +538,7 @@ Value torch_load(VM& vm, const CallArgs& a) {
   if (!pkl) throw PyError("RuntimeError", shown + ": not a torch.save archive (no <name>/data.pkl record)");
   const std::string prefix = pkl->name.substr(0, pkl->name.size() - 8);
   Unpickler u(vm, zip.value(), prefix, shown, weights_only);
-  Value out = u.load(zip.value().data(*pkl));
-  // map_location: Kiln's tensors load on the CPU; a CUDA target moves them there.
-  if (map_location && !map_location->is_none() && !is_callable(*map_location)) {
-    const std::string where = map_location->is(ObjKind::Str) || map_location->is(ObjKind::Device) ? vm.str_of(*map_location) : "";
-    if (where.empty() || where.starts_with("cuda"))
-      throw_unsupported("torch.load(map_location=" + vm.repr_of(*map_location) + ") (Kiln loads checkpoints on the CPU)");
-  }
-  return out;
+  return u.load(zip.value().data(*pkl));
 }
 
 }  // namespace
