@@ -1,5 +1,6 @@
 // The operations of the language on Python values: attributes, subscripts,
 // arithmetic, comparison, iteration. Tensors are handed to torch_bridge.h.
+#include <algorithm>
 #include <cmath>
 
 #include "core/python/bigint.h"
@@ -600,10 +601,15 @@ namespace {
 bool container_equal(VM& vm, const Value& a, const Value& b) {
   const bool lists = a.is(ObjKind::List) && b.is(ObjKind::List), tuples = a.is(ObjKind::Tuple) && b.is(ObjKind::Tuple);
   if (lists || tuples) {
+    const ValueVec& pa = lists ? a.as<List>()->items : a.as<Tuple>()->items;
+    const ValueVec& qa = lists ? b.as<List>()->items : b.as<Tuple>()->items;
+    if (pa.size() != qa.size()) return false;
+    // Numbers and strings (shapes, index lists) call no method: Kiln's value
+    // equality is Python's == for them, without copies.
+    auto plain = [](const Value& v) { return !v.is_obj() || v.is(ObjKind::Str); };
+    if (std::all_of(pa.begin(), pa.end(), plain) && std::all_of(qa.begin(), qa.end(), plain)) return equal(a, b);
     // Copies: an element's __eq__ may change the containers.
-    const ValueVec p = lists ? a.as<List>()->items : a.as<Tuple>()->items;
-    const ValueVec q = lists ? b.as<List>()->items : b.as<Tuple>()->items;
-    if (p.size() != q.size()) return false;
+    const ValueVec p = pa, q = qa;
     NestingGuard guard(" in comparison");
     for (size_t i = 0; i < p.size(); ++i)
       if (!p[i].same(q[i]) && !vm.truth(vm.compare(CompareKind::Eq, p[i], q[i]))) return false;
