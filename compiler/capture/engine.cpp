@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "compiler/capture/capture.h"
+#include "compiler/capture/eager_trace.h"
 #include "compiler/capture/graph_module_object.h"
 #include "compiler/capture/region_tracer.h"
 #include "compiler/capture/trace_writer.h"
@@ -587,6 +588,7 @@ void install_capture(py::VM& vm, CaptureOptions options) {
     vm.extensions[name] = std::make_shared<py::BuiltinFn>(std::move(fn));
   };
   hook("torch.compile", torch_compile);
+  install_eager_trace(vm);
   hook("torch._dynamo.reset", [](py::VM& vm, const py::CallArgs&) {
     State& st = state_of(vm);
     st.frames.clear();

@@ -13,8 +13,6 @@ using py::ObjKind;
 using py::Value;
 
 
-namespace {
-
 Value build_arg(const ArgTemplate& a, const std::vector<Value>& env) {
   switch (a.kind) {
     case ArgTemplate::Kind::Const: return a.value;
@@ -37,6 +35,8 @@ Value build_arg(const ArgTemplate& a, const std::vector<Value>& env) {
   }
   return Value();
 }
+
+namespace {
 
 Value run_operator(py::VM& vm, const std::string& name, const py::ValueVec& args) {
   using py::BinaryOpKind;

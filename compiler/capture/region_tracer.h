@@ -114,6 +114,9 @@ struct GradModeRestore {
   bool saved;
 };
 
+// The value `a` stands for, with graph values taken from `env` by node id (graph_replay.cpp).
+py::Value build_arg(const ArgTemplate& a, const std::vector<py::Value>& env);
+
 // Runs a region's graph on the values of its inputs (graph_replay.cpp).
 // `before_step`, when given, is called with each step's node before it runs.
 std::vector<py::Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<py::Value>& inputs,

@@ -56,6 +56,7 @@ constexpr StdModule kModules[] = {
     {"time", load_time},
     {"tqdm", load_tqdm},
     {"tqdm.auto", load_tqdm},
+    {"traceback", load_traceback},
     {"typing", load_typing},
     {"unicodedata", load_unicodedata},
     {"warnings", load_warnings},

@@ -47,6 +47,7 @@ void load_enum(VM& vm, const Ref<Module>& m);
 void load_inspect(VM& vm, const Ref<Module>& m);       // stdlib_dataclasses.cpp
 void load_dataclasses(VM& vm, const Ref<Module>& m);
 void load_warnings(VM& vm, const Ref<Module>& m);     // stdlib_warnings.cpp
+void load_traceback(VM& vm, const Ref<Module>& m);    // stdlib_traceback.cpp
 void load_collections(VM& vm, const Ref<Module>& m);  // stdlib_collections.cpp
 void load_collections_abc(VM& vm, const Ref<Module>& m);  // stdlib_collections_abc.cpp
 void load_functools(VM& vm, const Ref<Module>& m);

@@ -184,6 +184,14 @@ void load_sys(VM& vm, const Ref<Module>& m) {
   def_native(m, "getrecursionlimit", [](VM& vm, const CallArgs&) { return Value(int64_t(vm.options().max_depth)); });
   // The limit is the VM's (--max-depth); a program raising it changes nothing.
   def_native(m, "setrecursionlimit", [](VM&, const CallArgs&) { return Value(); });
+  // The exception an except clause (or a finally running for one) is handling, seen from any frame it calls.
+  def_native(m, "exception", [](VM& vm, const CallArgs&) { return vm.handled_exception(); });
+  def_native(m, "exc_info", [](VM& vm, const CallArgs&) {
+    Value e = vm.handled_exception();
+    if (e.is_none()) return tuple_value({Value(), Value(), Value()});
+    // Tracebacks are not objects in the subset: the third item is None.
+    return tuple_value({Value(vm.type_of(e)), e, Value()});
+  });
   def_native(m, "_write_out", [](VM& vm, const CallArgs& a) {
     vm.write_out(as_str(a[0]));
     return Value();

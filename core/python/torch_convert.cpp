@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/python/autograd.h"
+#include "core/python/eager_tape.h"
 #include "core/python/bigint.h"
 #include "core/python/torch_device.h"
 #include "core/ops/pointwise_kernels.h"
@@ -537,11 +538,40 @@ Value call_traced(VM& vm, const Callable* callable, std::string graph_target, bo
   if (vm.tracer) {
     TorchCall call{callable, graph_target, is_method, args};
     out = vm.tracer->record(vm, call, [&run](const CallArgs& a) { return run(a, Mode::Meta); });
+  } else if (EagerTape* tape = active_eager_tape()) {
+    // The calls this one makes (a binding calling back into Python) are part of it.
+    struct Resume {
+      EagerTape* tape;
+      ~Resume() { active_eager_tape() = tape; }
+    } resume{tape};
+    active_eager_tape() = nullptr;
+    out = run(args, Mode::Eager);
+    if (place) place_results(out, args, device);
+    active_eager_tape() = tape;
+    tape->record(vm, TorchCall{callable, graph_target, is_method, args}, out);
+    return out;
   } else {
     out = run(args, Mode::Eager);
   }
   if (place) place_results(out, args, device);
   return out;
+}
+
+EagerTape*& active_eager_tape() {
+  thread_local EagerTape* tape = nullptr;
+  return tape;
+}
+
+const char* value_read_name(ValueRead read) {
+  switch (read) {
+    case ValueRead::Boolean: return "boolean";
+    case ValueRead::Number: return "number";
+    case ValueRead::Float: return "float";
+    case ValueRead::Integer: return "integer";
+    case ValueRead::Index: return "index";
+    case ValueRead::List: return "list";
+  }
+  return "value";
 }
 
 namespace {
@@ -623,6 +653,7 @@ Value call_torch(VM& vm, const Callable& c, const CallArgs& args) {
                                        Value(kwargs)});
   }
   if (const Value* out = c.is_method ? nullptr : args.kwarg("out"); out && !out->is_none()) {
+    if (EagerTape* tape = active_eager_tape()) tape->unsupported(vm, c.python_name + "(out=...)");
     if (vm.tracer) {
       BreakInfo info;
       info.reason = "Unsupported call: " + c.python_name + "(out=...)";

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/ops/value.h"
+#include "core/python/eager_tape.h"
 #include "core/python/object.h"
 #include "core/python/torch_api.h"
 #include "core/python/tracer.h"
@@ -77,7 +78,8 @@ std::string grad_fn_for(std::string_view name, const CallArgs& args);
 // ---- reading values (graph breaks while tracing) ----
 
 // Tensor.item(): a Python float, int or bool; breaks the graph while tracing.
-Value tensor_item(VM& vm, const Value& t);
+// `read` is how the value leaves, for a recording tape (int(t) is an Integer).
+Value tensor_item(VM& vm, const Value& t, ValueRead read = ValueRead::Number);
 // The graph break Tensor.item() causes under Dynamo's default config.
 [[noreturn]] void break_on_item(VM& vm);
 

@@ -181,9 +181,7 @@ void install_torch_info(VM& vm, const Ref<Module>& torch) {
   const std::pair<const char*, std::vector<std::pair<const char*, const char*>>> refused_modules[] = {
       {"torch.onnx", {{"export", "torch.onnx.export (it writes a file; Kiln's programs write none)"}}},
       {"torch.jit",
-       {{"trace", "torch.jit.trace (TorchScript is not modelled; torch.compile is)"},
-        {"script", "torch.jit.script (TorchScript is not modelled; torch.compile is)"},
-        {"save", "torch.jit.save (it writes a file)"},
+       {{"save", "torch.jit.save (it writes a file)"},
         {"load", "torch.jit.load (it reads a file)"}}},
       {"torch.distributed",
        {{"init_process_group", "torch.distributed.init_process_group (multi-process training is not modelled; Kiln runs one process)"},
@@ -196,10 +194,8 @@ void install_torch_info(VM& vm, const Ref<Module>& torch) {
         {"new_group", "torch.distributed.new_group (multi-process training is not modelled)"},
         {"get_rank", "torch.distributed.get_rank (no process group: Kiln runs one process)"},
         {"get_world_size", "torch.distributed.get_world_size (no process group: Kiln runs one process)"}}},
-      {"torch.fx",
-       {{"symbolic_trace", "torch.fx.symbolic_trace (torch.fx tracing is not modelled; torch.compile is)"},
-        {"GraphModule", "torch.fx.GraphModule (torch.fx graphs are not modelled; torch.compile is)"},
-        {"Tracer", "torch.fx.Tracer (torch.fx tracing is not modelled; torch.compile is)"}}},
+      // symbolic_trace, GraphModule and Tracer are fx_prelude.cpp's.
+      {"torch.fx", {}},
       {"torch.hub",
        {{"load", "torch.hub.load (it downloads code and weights)"},
         {"load_state_dict_from_url", "torch.hub.load_state_dict_from_url (it downloads weights)"}}},
@@ -230,8 +226,8 @@ void install_torch_info(VM& vm, const Ref<Module>& torch) {
   // models): it never is. torch.fx.wrap marks a function for fx tracing and
   // returns it, which changes nothing when nothing traces.
   if (Ref<Module> jit = vm.module("torch.jit")) {
-    for (const char* fn : {"is_scripting", "is_tracing"})
-      set_attr_builtin(jit->dict, std::string("torch.jit.") + fn, fn, [](VM&, const CallArgs&) { return Value(false); });
+    // is_tracing is jit_prelude.cpp's: true while torch.jit.trace records.
+    set_attr_builtin(jit->dict, "torch.jit.is_scripting", "is_scripting", [](VM&, const CallArgs&) { return Value(false); });
     set_attr_builtin(jit->dict, "torch.jit.unused", "unused", [](VM&, const CallArgs& a) { return a[0]; });
     set_attr_builtin(jit->dict, "torch.jit.ignore", "ignore", [](VM&, const CallArgs& a) { return a.npos ? a[0] : Value(); });
     // TorchScript overload declarations (torchvision's DenseNet): in eager

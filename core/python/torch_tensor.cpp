@@ -7,6 +7,7 @@
 #include "core/python/autograd.h"
 #include "core/python/numpy_bridge.h"
 #include "core/python/torch_bridge.h"
+#include "core/python/eager_tape.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
 #include "core/util/pyformat.h"
@@ -21,7 +22,10 @@ namespace {
 bool is_number(const Value& v) { return v.is_int() || v.is_bool() || v.is_float(); }
 
 // The tensor whose metadata a read may use: the tracer's stand-in while tracing.
-Value metadata_view(VM& vm, const Value& t) { return vm.tracer ? vm.tracer->inspect_tensor(vm, t) : t; }
+Value metadata_view(VM& vm, const Value& t) {
+  if (EagerTape* tape = active_eager_tape()) tape->metadata_read(vm, t);
+  return vm.tracer ? vm.tracer->inspect_tensor(vm, t) : t;
+}
 
 const Tensor& meta_tensor(VM& vm, const Value& t, Value& keep) {
   keep = metadata_view(vm, t);
@@ -138,8 +142,9 @@ void break_on_item(VM& vm) {
   KILN_CHECK(false, "Tracer::graph_break returned");
 }
 
-Value tensor_item(VM& vm, const Value& v) {
+Value tensor_item(VM& vm, const Value& v, ValueRead read) {
   if (vm.tracer) break_on_item(vm);
+  if (EagerTape* tape = active_eager_tape()) tape->value_read(vm, v, read);
   const Tensor& t = tensor_of(v, "item()");
   if (t.numel() != 1)
     throw PyError("RuntimeError", "a Tensor with " + std::to_string(t.numel()) + " elements cannot be converted to Scalar");
@@ -288,6 +293,7 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
   TensorObj* obj = t.as<TensorObj>();
   Value keep;
   if (name == "shape") {
+    if (EagerTape* tape = active_eager_tape()) tape->metadata_read(vm, t);
     keep = vm.tracer ? vm.tracer->inspect_sizes(vm, t) : t;
     out = make_size(tensor_of(keep, "tensor").sizes());
   } else if (name == "dtype") {
@@ -396,6 +402,7 @@ bool tensor_truth(VM& vm, const Value& t) {
     info.reason = "generic_jump TensorVariable()";
     vm.tracer->graph_break(vm, info);
   }
+  if (EagerTape* tape = active_eager_tape()) tape->value_read(vm, t, ValueRead::Boolean);
   return truthy(t);
 }
 

@@ -17,7 +17,10 @@ using torchapi::Mode;
 
 namespace {
 
-Value metadata_view(VM& vm, const Value& t) { return vm.tracer ? vm.tracer->inspect_tensor(vm, t) : t; }
+Value metadata_view(VM& vm, const Value& t) {
+  if (EagerTape* tape = active_eager_tape()) tape->metadata_read(vm, t);
+  return vm.tracer ? vm.tracer->inspect_tensor(vm, t) : t;
+}
 
 void check_args(const CallArgs& a, size_t max_extra, const char* name) {
   if (a.npos > max_extra + 1)
@@ -53,11 +56,11 @@ Value nested_list(const Tensor& t) {
 }
 
 // int(t), float(t): one-element tensors only, as PyTorch.
-Value one_element(VM& vm, const Value& self, const char* what) {
+Value one_element(VM& vm, const Value& self, const char* what, ValueRead read) {
   if (vm.tracer) break_on_item(vm);
   const Tensor& t = tensor_of(self, what);
   if (t.numel() != 1) throw PyError("ValueError", "only one element tensors can be converted to Python scalars");
-  return tensor_item(vm, self);
+  return tensor_item(vm, self, read);
 }
 
 void add_method(const Ref<Class>& cls, const std::string& name, BuiltinFn fn) {
@@ -162,6 +165,7 @@ Value tolist(VM& vm, const CallArgs& a) {
         "  Developer debug context: aten._local_scalar_dense.default\n";
     vm.tracer->graph_break(vm, info);
   }
+  if (EagerTape* tape = active_eager_tape()) tape->value_read(vm, a[0], ValueRead::List);
   const Tensor& t = tensor_of(a[0], "tolist");
   if (t.is_meta()) throw PyError("RuntimeError", "Tensor.tolist() cannot be called on meta tensors");
   return nested_list(t);
@@ -174,7 +178,7 @@ void add_value_methods(const Ref<Class>& cls) {
   });
   add_method(cls, "tolist", tolist);
   add_method(cls, "__int__", [](VM& vm, const CallArgs& a) {
-    Value v = one_element(vm, a[0], "__int__");
+    Value v = one_element(vm, a[0], "__int__", ValueRead::Integer);
     if (v.is_float()) {
       double d = v.as_float();
       if (std::isnan(d)) throw PyError("ValueError", "cannot convert float NaN to integer");
@@ -184,11 +188,11 @@ void add_value_methods(const Ref<Class>& cls) {
     return v.is_bool() ? Value(int64_t(v.as_bool())) : v;
   });
   add_method(cls, "__float__", [](VM& vm, const CallArgs& a) {
-    Value v = one_element(vm, a[0], "__float__");
+    Value v = one_element(vm, a[0], "__float__", ValueRead::Float);
     return Value(v.is_float() ? v.as_float() : v.is_bool() ? double(v.as_bool()) : double(v.as_int()));
   });
   add_method(cls, "__index__", [](VM& vm, const CallArgs& a) {
-    Value v = one_element(vm, a[0], "__index__");
+    Value v = one_element(vm, a[0], "__index__", ValueRead::Index);
     if (v.is_float()) throw_type_error("only integer tensors of a single element can be converted to an index");
     return v;
   });

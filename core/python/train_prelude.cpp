@@ -1312,6 +1312,8 @@ void install_utils(VM& vm) {
 }  // namespace
 
 void install_checkpoint_prelude(VM& vm);  // checkpoint_prelude.cpp
+void install_jit_prelude(VM& vm);         // jit_prelude.cpp
+void install_fx_prelude(VM& vm);          // fx_prelude.cpp
 
 void install_training_preludes(VM& vm) {
   static const Expected<CodePtr> generator_code = compile_module(kGeneratorSource, "torch/_C/Generator.py");
@@ -1328,6 +1330,8 @@ void install_training_preludes(VM& vm) {
   vm.add_lazy_module("torch.amp", install_utils);
   vm.add_lazy_module("torch.cuda.amp", install_utils);
   install_checkpoint_prelude(vm);
+  install_jit_prelude(vm);
+  install_fx_prelude(vm);
 }
 
 }  // namespace kiln::py

@@ -104,6 +104,10 @@ class TestProgramRegressions : public QObject {
   void diag_of_a_vector_is_differentiable() { prints_what_pytorch_printed("diag_of_a_vector"); }
   // LU for normalizing flows (expected output from torch 1.13, to be rewritten by 2.11).
   void lu_factor_and_unpack() { prints_what_pytorch_printed("lu_factor_unpack"); }
+  // torch.jit.trace (a frozen branch, check_trace's reruns seen in the RNG
+  // state), torch.fx.symbolic_trace (leaf modules, gm.code, TraceError) and
+  // torch.jit.script's argument checks (expected output from torch 1.13).
+  void jit_trace_fx_and_script() { prints_what_pytorch_printed("jit_trace_fx_script"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
