@@ -57,7 +57,9 @@ OutGuard from_guard(const Guard& k) {
     case Guard::Kind::EqualsMatch:
       g.create_fn = "CONSTANT_MATCH";
       g.guard_types = list_of("EQUALS_MATCH");
-      break;
+      g.code_list = list_of(k.text());
+      g.class_weakref = class_weakref("type", py::type_name(k.expected));
+      return g;
     case Guard::Kind::TypeMatch:
       g.create_fn = "TYPE_MATCH";
       g.guard_types = list_of("TYPE_MATCH");
@@ -94,6 +96,10 @@ std::vector<OutGuard> out_guards(const RegionResult& region) {
   std::vector<const Guard*> rest;
   for (const Guard& k : region.guards) {
     if (k.kind == Guard::Kind::GradMode) continue;
+    // What a break left on the stack and the resumed code drops unused (print's
+    // None): Dynamo guards a resume argument only when the code uses it.
+    if (k.kind == Guard::Kind::EqualsMatch && k.expected.is_none() && k.source && k.source->str().starts_with("L['___stack"))
+      continue;
     auto it = k.source ? input_index.find(k.source->str()) : input_index.end();
     if (k.kind == Guard::Kind::TensorMatch && it != input_index.end()) inputs.emplace_back(it->second, &k);
     else rest.push_back(&k);
@@ -114,6 +120,12 @@ std::vector<OutGuard> out_guards(const RegionResult& region) {
     g.name = r.name;
     g.source = "global";
     g.create_fn = r.create_fn;
+    if (r.create_fn == "CLOSURE_MATCH") {
+      // A Python function: 2.11 lists the guard without its checks.
+      g.guard_types = g.code_list = g.class_weakref = "None";
+      out.push_back(std::move(g));
+      continue;
+    }
     g.guard_types = list_of("ID_MATCH");
     g.code_list = list_of("___check_obj_id(" + r.name + ", " + kFakeId + "), type=" + r.repr);
     g.object_type = r.type_name;

@@ -1084,10 +1084,12 @@ void RegionTracer::note_global_read(const Value& v, const SourcePtr& src) {
     r.repr = vm_.repr_of(v);
   } else if (v.is(ObjKind::Builtin) && !v.as<py::Builtin>()->has_self) {
     // torch's callables print as PyTorch's objects do: F.relu is a Python function there.
-    const torchapi::Callable* c = torchapi::find(v.as<py::Builtin>()->name);
+    // torch's other callables (torch._dynamo.graph_break) are Python functions there too.
+    const std::string& qualified = v.as<py::Builtin>()->name;
+    const torchapi::Callable* c = torchapi::find(qualified);
     r.repr = c ? c->python_repr : vm_.repr_of(v);
-    const bool function = r.repr.starts_with("<function");
-    r.create_fn = function ? "FUNCTION_MATCH" : "BUILTIN_MATCH";
+    const bool function = c ? r.repr.starts_with("<function") : qualified.starts_with("torch.");
+    r.create_fn = function ? "CLOSURE_MATCH" : "BUILTIN_MATCH";
     r.type_name = function ? "function" : "builtin_function_or_method";
   } else {
     return;

@@ -58,11 +58,11 @@ struct StateTemplate {
 
 // A global module, or a callable or module reached through one (torch,
 // torch.abs, torch.nn.functional.relu), that the region read: Dynamo guards its
-// identity (MODULE_MATCH, BUILTIN_MATCH, FUNCTION_MATCH). Kiln lists these for
+// identity (MODULE_MATCH, BUILTIN_MATCH, CLOSURE_MATCH). Kiln lists these for
 // explain's "Out Guards"; it does not check them on a cache hit.
 struct GlobalRead {
   std::string name;          // "G['torch'].abs"
-  std::string create_fn;     // "MODULE_MATCH", "BUILTIN_MATCH", "FUNCTION_MATCH"
+  std::string create_fn;     // "MODULE_MATCH", "BUILTIN_MATCH", "CLOSURE_MATCH"
   std::string repr;          // the object's str(), as PyTorch prints it where Kiln knows it
   std::string type_name;     // "module", "builtin_function_or_method", "function"
   size_t inputs_before = 0;  // graph inputs lifted before the read: its place among the input guards
