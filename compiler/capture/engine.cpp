@@ -6,6 +6,7 @@
 
 #include "compiler/capture/capture.h"
 #include "compiler/capture/eager_trace.h"
+#include "compiler/capture/explain_output.h"
 #include "compiler/capture/graph_module_object.h"
 #include "compiler/capture/region_tracer.h"
 #include "compiler/capture/trace_writer.h"
@@ -52,6 +53,9 @@ struct Callable {
   int first_call = -1;     // order of first calls among callables; -1: never called
   bool recording = false;  // true during the first call: what torch._dynamo.explain would see
   bool internal = false;   // made by torch._dynamo.explain, not by the program
+  // explain's own: each graph's guards as 2.11 prints them, and each compile's times.
+  std::vector<std::vector<OutGuard>> out_guards;
+  std::vector<CompileTiming> timings;
 };
 
 struct State : py::FrameHook {
@@ -324,6 +328,7 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
       if (!owner.backend_fn.is_none()) info.settings.runner = python_backend_runner(vm, owner.backend_fn);
       else info.settings.runner = options.backend_runner ? options.backend_runner(owner.backend, owner.mode, cid) : nullptr;
       RegionResult region;
+      const auto compile_start = std::chrono::steady_clock::now();
       try {
         region = trace_region(vm, frame, info.settings);
       } catch (const py::PyError& e) {
@@ -357,6 +362,16 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
       if (returned) {
         result = frame.stack.back();
         frame.stack.pop_back();
+      }
+      if (owner.internal) {
+        CompileTiming t;
+        t.restarted = region.restarted;
+        t.has_graph = region.op_count > 0;
+        t.total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
+        // A restarted trace stops at the break; Kiln traces once, so the time goes to the attempt that kept the graph.
+        t.attempt_s[region.restarted ? 1 : 0] = t.total_s;
+        owner.timings.push_back(t);
+        if (region.op_count > 0) owner.out_guards.push_back(out_guards(region));
       }
       if (region.op_count > 0) {
         std::vector<std::string> guard_texts;
@@ -550,31 +565,6 @@ Value torch_compile(py::VM& vm, const py::CallArgs& a) {
   return compiled;
 }
 
-std::string explain_text(const CallableReport& r) {
-  std::ostringstream o;
-  o << "Graph Count: " << r.graphs.size() << "\n";
-  o << "Graph Break Count: " << r.graph_break_count() << "\n";
-  o << "Op Count: " << r.op_count() << "\n";
-  o << "Break Reasons:\n";
-  for (size_t i = 0; i < r.breaks.size(); ++i) {
-    const BreakRecord& b = r.breaks[i];
-    o << "  Break Reason " << i + 1 << ":\n    Reason: " << b.reason << "\n";
-    if (!b.explanation.empty()) o << b.explanation;
-    o << "    User Stack:\n      <FrameSummary file " << b.file << ", line " << b.line << " in " << b.function << ">\n";
-  }
-  o << "Ops per Graph:\n";
-  for (size_t i = 0; i < r.graphs.size(); ++i) {
-    o << "  Ops " << i + 1 << ":\n";
-    for (const Node& n : r.graphs[i].nodes)
-      if (n.op == OpKind::CallFunction) o << "    <" << n.target << ">\n";
-  }
-  o << "Out Guards:\n";
-  int k = 0;
-  for (const auto& entry : r.guards)
-    for (const std::string& g : entry) o << "  Guard " << ++k << ": " << g << "\n";
-  return o.str();
-}
-
 }  // namespace
 
 void install_capture(py::VM& vm, CaptureOptions options) {
@@ -659,10 +649,18 @@ void install_capture(py::VM& vm, CaptureOptions options) {
       c->internal = true;
       Value compiled = wrap_compiled(vm, c);
       vm.call(compiled, args);
+      // As PyTorch's explain ends with torch._dynamo.reset(): its cache entries
+      // (and the inputs they hold) are dropped.
+      st.frames.clear();
+      st.next_frame_id = 0;
+      auto data = std::make_shared<ExplainData>();
+      data->report = c->report;
+      data->guards = std::move(c->out_guards);
+      data->compiles = std::move(c->timings);
       auto cls = py::make<py::Class>("ExplainOutput", py::Ref<py::Class>());
-      std::string text = explain_text(c->report);
-      cls->dict->set(py::str_value("__str__"), py::make_builtin("ExplainOutput.__str__", [text](py::VM&, const py::CallArgs&) {
-        return py::str_value(text);
+      // Printed when asked: a tensor guard's weakref is "dead" once the program dropped the tensor.
+      cls->dict->set(py::str_value("__str__"), py::make_builtin("ExplainOutput.__str__", [data](py::VM&, const py::CallArgs&) {
+        return py::str_value(explain_text(*data));
       }));
       auto out = py::make<py::Instance>(cls);
       out->dict->set(py::str_value("graph_count"), Value(int64_t(c->report.graphs.size())));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/capture/target_repr.h"
 #include "core/graph/printer.h"
 #include "core/python/vm.h"
 
@@ -12,9 +13,9 @@ namespace {
 using py::Value;
 
 // FX's Graph.print_tabular, as tabulate's default ("simple") format lays it
-// out: columns padded to their widest cell, two spaces apart, dashes under
-// the headers. Targets are named, where FX prints a function's repr (with
-// its address).
+// out: each column as wide as its widest cell and at least its header plus
+// two, two spaces apart, dashes under the headers, trailing blanks stripped
+// from every line. Callable targets print as their str() (target_repr).
 std::string tabular(const Graph& g) {
   std::vector<std::vector<std::string>> rows = {{"opcode", "name", "target", "args", "kwargs"}};
   for (const Node& n : g.nodes) {
@@ -25,14 +26,16 @@ std::string tabular(const Graph& g) {
     for (size_t i = 0; i < n.kwargs.size(); ++i)
       kwargs += (i ? ", '" : "'") + n.kwargs[i].first + "': " + print_arg(g, n.kwargs[i].second);
     kwargs += "}";
-    rows.push_back({std::string(op_kind_name(n.op)), n.name, n.target, args, kwargs});
+    rows.push_back({std::string(op_kind_name(n.op)), n.name, target_repr(n), args, kwargs});
   }
   std::vector<size_t> width(5, 0);
+  for (size_t c = 0; c < 5; ++c) width[c] = rows[0][c].size() + 2;
   for (const auto& r : rows)
     for (size_t c = 0; c < 5; ++c) width[c] = std::max(width[c], r[c].size());
   auto line = [&](const std::vector<std::string>& r) {
     std::string out;
     for (size_t c = 0; c < 5; ++c) out += (c ? "  " : "") + r[c] + std::string(width[c] - r[c].size(), ' ');
+    while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";
   };
   std::string out = line(rows[0]);

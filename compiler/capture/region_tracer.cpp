@@ -1,4 +1,6 @@
 #include "compiler/capture/region_tracer.h"
+#include "compiler/capture/fx_namespace.h"
+#include "core/python/torch_api.h"
 
 #include <algorithm>
 #include <map>
@@ -94,53 +96,6 @@ size_t stack_pops(const py::Instr& in) {
   }
 }
 
-// FX's names: the callee's last dotted part, "_1" after names that shadow Python builtins.
-class Namer {
- public:
-  std::string make(std::string base) {
-    static const std::set<std::string> reserved = {
-        "sum", "abs", "max", "min", "pow", "round", "all", "any", "len", "list", "tuple", "dict", "int", "float", "bool",
-        "str", "type", "input", "id", "hash", "iter", "next", "map", "filter", "zip", "range", "slice", "sorted", "divmod",
-        "format", "print", "object", "property", "super", "vars", "open", "eval", "exec", "and", "or", "not", "is", "in",
-        "if", "else", "for", "while", "def", "class", "return", "lambda", "None", "True", "False", "getattr", "setattr"};
-    for (char& c : base)
-      if (!isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-    if (base.empty() || isdigit(static_cast<unsigned char>(base[0]))) base = "_" + base;
-    const bool is_reserved = reserved.count(base) > 0;
-    std::string candidate = is_reserved ? base + "_1" : base;
-    // Suffixes probed so far per base: naming stays linear in the number of ops
-    // (a released name is found again because probing restarts below it).
-    int& n = next_suffix_[base];
-    if (n == 0) n = 1;
-    if (used_.count(candidate)) {
-      int k = std::max(n, 1);
-      do candidate = base + "_" + std::to_string(k++ + (is_reserved ? 1 : 0));
-      while (used_.count(candidate));
-      n = k;
-    }
-    used_.insert(candidate);
-    return candidate;
-  }
-  void release(const std::string& name) {
-    used_.erase(name);
-    // Let the next name of this base probe from the released suffix again.
-    size_t us = name.rfind('_');
-    if (us == std::string::npos || us + 1 >= name.size()) return;
-    std::string base = name.substr(0, us);
-    auto it = next_suffix_.find(base);
-    if (it == next_suffix_.end()) return;
-    try {
-      int k = std::stoi(name.substr(us + 1));
-      it->second = std::min(it->second, std::max(1, k - 1));
-    } catch (...) {
-    }
-  }
-
- private:
-  std::set<std::string> used_;
-  std::map<std::string, int> next_suffix_;
-};
-
 std::string last_part(const std::string& dotted) {
   size_t dot = dotted.rfind('.');
   return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
@@ -183,6 +138,9 @@ class RegionTracer : public py::Tracer {
   // break): what it changed on objects (self.calls += 1, a list it appended
   // to) is put back first, or the program would see the change twice.
   void begin_root_step() {
+    namer_mark_ = namer_.mark();
+    reads_mark_ = out_.global_reads.size();
+    renames_.clear();
     undo_.clear();
     undo_seen_.clear();
   }
@@ -198,7 +156,8 @@ class RegionTracer : public py::Tracer {
         it->cell->bound = it->cell_bound;
       }
     }
-    begin_root_step();
+    undo_.clear();
+    undo_seen_.clear();
   }
 
   // ---- stepping ----
@@ -325,7 +284,11 @@ class RegionTracer : public py::Tracer {
   const TraceSettings& settings_;
   RegionResult& out_;
   uint64_t epoch_;
-  Namer namer_;
+  FxNamespace namer_;
+  size_t namer_mark_ = 0;  // names made before the root step in progress
+  size_t reads_mark_ = 0;  // global reads before the root step in progress
+  void note_global_read(const Value& v, const SourcePtr& src);
+  std::vector<std::pair<size_t, std::string>> renames_;  // op, name before: renames in the root step
   std::vector<Placeholder> phs_;
   std::vector<OpNode> ops_;
   std::vector<Ref<py::TensorObj>> fakes_;
@@ -480,16 +443,15 @@ NodeId RegionTracer::lift_scalar(const Value& v, const SourcePtr& src) {
   p.node.target = src->graph_name();
   std::string name = p.node.target;
   if (!name.empty()) name[0] = char(tolower(static_cast<unsigned char>(name[0])));
-  p.node.name = namer_.make(name);
   size_t dim = 0;
   if (Placeholder* t = shape_read(src, dim)) {
     // A tensor's size: Dynamo's graph takes it as the symbol itself (s0: "Sym(s0)").
     std::string sym = t->node.meta.val.tensor.sizes[dim].expr;
-    namer_.release(p.node.name);
-    p.node.name = namer_.make(sym);
+    p.node.name = namer_.create_name(sym);
     p.node.target = sym;
     p.node.meta.val = Val::of_sym(sym);
   } else {
+    p.node.name = namer_.create_name(name);
     p.node.meta.val = Val::of_sym("s" + std::to_string(next_symbol_++));
   }
   size_t index = phs_.size();
@@ -680,7 +642,7 @@ NodeId RegionTracer::lift(py::TensorObj* t) {
   p.node.target = src->graph_name();
   std::string name = p.node.target;
   if (!name.empty()) name[0] = char(tolower(static_cast<unsigned char>(name[0])));
-  p.node.name = namer_.make(name);
+  p.node.name = namer_.create_name(name);
   std::vector<bool> dynamic;
   for (size_t d = 0; d < t->t.sizes().size(); ++d) dynamic.push_back(is_dynamic(src, d, t->t.sizes()[d]));
   p.node.meta.val = val_of(Value(t), &dynamic);
@@ -701,7 +663,7 @@ NodeId RegionTracer::resolve(py::TensorObj* t) {
   OpNode op;
   op.node.op = OpKind::CallFunction;
   op.node.target = "operator.getitem";
-  op.node.name = namer_.make("getitem");
+  op.node.name = namer_.create_name("getitem");
   op.node.args = {Arg::node(info->parent), Arg::integer(info->index)};
   op.node.meta.val = val_of(Value(t));
   op.node.meta.stack = user_stack();
@@ -943,7 +905,7 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
     op.step.kind = GraphStep::Kind::Call;
     op.step.callable = call.callable;
   }
-  op.node.name = namer_.make(last_part(call.graph_target));
+  op.node.name = namer_.create_name(last_part(call.graph_target));
   op.node.meta.val = val_of(result);
   op.node.meta.stack = user_stack();
   op.node.meta.scope = module_scope();
@@ -1045,12 +1007,18 @@ void RegionTracer::truncate(size_t nops, size_t nphs) {
       ++it;
     }
   }
-  while (ops_.size() > nops) {
-    namer_.release(ops_.back().node.name);
-    ops_.pop_back();
-  }
+  // The names the dropped nodes took (and those they were renamed from) are
+  // free again: Dynamo's restarted trace never makes them.
+  namer_.rollback(namer_mark_);
+  if (out_.global_reads.size() > reads_mark_) out_.global_reads.resize(reads_mark_);
+  while (ops_.size() > nops) ops_.pop_back();
+  for (auto it = renames_.rbegin(); it != renames_.rend(); ++it)
+    if (it->first < ops_.size()) {
+      ops_[it->first].node.name = it->second;
+      ops_[it->first].renamed = false;
+    }
+  renames_.clear();
   while (phs_.size() > nphs) {
-    namer_.release(phs_.back().node.name);
     if (phs_.back().real.is(ObjKind::Tensor)) lifted_.erase(phs_.back().real.as<py::TensorObj>());
     else scalar_inputs_.erase(phs_.back().source->str());
     phs_.pop_back();
@@ -1066,8 +1034,8 @@ void RegionTracer::rename_on_store(TracedFrame& tf, const Value& v, const std::s
   OpNode& op = ops_[size_t(info->node)];
   if (op.renamed) return;
   op.renamed = true;
-  namer_.release(op.node.name);
-  op.node.name = namer_.make(name);
+  renames_.emplace_back(size_t(info->node), op.node.name);
+  op.node.name = namer_.rename(op.node.name, name);
 }
 
 // ---- stepping ----
@@ -1100,6 +1068,33 @@ SourcePtr RegionTracer::getattr_source(const TracedFrame& tf, const py::Instr& i
   const SourcePtr& base = tf.stack[n - argc].src;
   if (!base || !name.is(ObjKind::Str)) return nullptr;
   return attr_source(f.stack[n - argc], base, name.as<py::Str>()->s);
+}
+
+void RegionTracer::note_global_read(const Value& v, const SourcePtr& src) {
+  const std::string name = src->str();
+  if (!name.starts_with("G[")) return;
+  for (const GlobalRead& r : out_.global_reads)
+    if (r.name == name) return;
+  GlobalRead r;
+  r.name = name;
+  r.inputs_before = phs_.size();
+  if (v.is(ObjKind::Module)) {
+    r.create_fn = "MODULE_MATCH";
+    r.type_name = "module";
+    r.repr = vm_.repr_of(v);
+  } else if (v.is(ObjKind::Builtin) && !v.as<py::Builtin>()->has_self) {
+    // torch's callables print as PyTorch's objects do: F.relu is a Python function there.
+    // torch's other callables (torch._dynamo.graph_break) are Python functions there too.
+    const std::string& qualified = v.as<py::Builtin>()->name;
+    const torchapi::Callable* c = torchapi::find(qualified);
+    r.repr = c ? c->python_repr : vm_.repr_of(v);
+    const bool function = c ? r.repr.starts_with("<function") : qualified.starts_with("torch.");
+    r.create_fn = function ? "CLOSURE_MATCH" : "BUILTIN_MATCH";
+    r.type_name = function ? "function" : "builtin_function_or_method";
+  } else {
+    return;
+  }
+  out_.global_reads.push_back(std::move(r));
 }
 
 bool RegionTracer::step(TracedFrame& tf, Value& result) {
@@ -1136,12 +1131,14 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
       const std::string& n = f.code->names[size_t(in.arg)];
       SourcePtr src;
       if (frames_.front()->frame->globals.get() == f.globals.get() && f.globals->find_str(n)) src = Source::global(n);
+      if (src) note_global_read(f.stack.back(), src);
       sh.push_back(shadow(src));
       on_pushed(tf, after - 1);
       return false;
     }
     case Op::LoadAttr:
       sh.back() = shadow(top_before.src ? attr_source(key, top_before.src, f.code->names[size_t(in.arg)]) : nullptr);
+      if (key.is(ObjKind::Module) && sh.back().src) note_global_read(f.stack.back(), sh.back().src);
       on_pushed(tf, after - 1);
       return false;
     case Op::BinarySubscr: {

@@ -56,12 +56,25 @@ struct StateTemplate {
   int64_t range[3] = {0, 0, 0};  // Range iterator: cur, stop, step
 };
 
+// A global module, or a callable or module reached through one (torch,
+// torch.abs, torch.nn.functional.relu), that the region read: Dynamo guards its
+// identity (MODULE_MATCH, BUILTIN_MATCH, CLOSURE_MATCH). Kiln lists these for
+// explain's "Out Guards"; it does not check them on a cache hit.
+struct GlobalRead {
+  std::string name;          // "G['torch'].abs"
+  std::string create_fn;     // "MODULE_MATCH", "BUILTIN_MATCH", "CLOSURE_MATCH"
+  std::string repr;          // the object's str(), as PyTorch prints it where Kiln knows it
+  std::string type_name;     // "module", "builtin_function_or_method", "function"
+  size_t inputs_before = 0;  // graph inputs lifted before the read: its place among the input guards
+};
+
 struct RegionResult {
   Graph graph;                          // placeholders, ops, output
   std::vector<GraphStep> steps;         // one per op node, in order
   std::vector<SourcePtr> inputs;        // one per placeholder
   std::vector<py::Value> input_values;  // the values the inputs had during the trace
   std::vector<Guard> guards;
+  std::vector<GlobalRead> global_reads;  // in the order the trace read them
   int exit_pc = 0;
   bool returned = false;
   std::optional<py::BreakInfo> break_info;

@@ -235,6 +235,95 @@ print(calls)
                      "tensor([10., 10., 10.])\n"
                      "[['placeholder', 'placeholder', 'call_function', 'call_function', 'call_method', 'output']]\n"));
   }
+
+  // print_tabular as FX prints it through tabulate: callable targets as their
+  // str(), columns at least their header plus two, no trailing blanks. Node
+  // names follow FX's namespace: a node renamed to the variable it is stored
+  // in keeps its first name taken (q's "add" makes the last add "add_1"),
+  // builtins' names get "_1" (abs_1).
+  void print_tabular_names_nodes_as_dynamo() {
+    const char* program = R"PY(import torch
+
+def show(gm, example_inputs):
+    gm.graph.print_tabular()
+    return gm.forward
+
+def g(p, q):
+    y = torch.abs(p) * 2
+    q = q + 1
+    return y - q.mean() + 1
+
+print(torch.compile(g, backend=show)(torch.ones(3), torch.ones(3)))
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString("opcode         name    target                                                  args         kwargs\n"
+                     "-------------  ------  ------------------------------------------------------  -----------  --------\n"
+                     "placeholder    l_p_    L_p_                                                    ()           {}\n"
+                     "placeholder    l_q_    L_q_                                                    ()           {}\n"
+                     "call_function  abs_1   <built-in method abs of type object at 0x7f0000000000>  (l_p_,)      {}\n"
+                     "call_function  y       <built-in function mul>                                 (abs_1, 2)   {}\n"
+                     "call_function  q       <built-in function add>                                 (l_q_, 1)    {}\n"
+                     "call_method    mean    mean                                                    (q,)         {}\n"
+                     "call_function  sub     <built-in function sub>                                 (y, mean)    {}\n"
+                     "call_function  add_1   <built-in function add>                                 (sub, 1)     {}\n"
+                     "output         output  output                                                  ((add_1,),)  {}\n"
+                     "tensor([1., 1., 1.])\n"));
+  }
+
+  // str(torch._dynamo.explain(fn)(...)) in 2.11's layout: ops as str(target);
+  // per graph the seven global-state guards, then the modules and functions
+  // read through globals and the tensor inputs in the order the trace first
+  // used them; a tensor the program dropped has a dead weakref; Compile Times
+  // has one row per Dynamo phase, one figure per compile.
+  void explain_prints_as_dynamo() {
+    const char* program = R"PY(import torch
+
+def h(a, b):
+    c = torch.nn.functional.relu(a).sum()
+    if c > 0:
+        return a * b
+    return a - b
+
+keep = torch.ones(2)
+text = str(torch._dynamo.explain(h)(keep, torch.ones(2)))
+print(text.count("Create Function: "), text.count("Create Function: SHAPE_ENV"), text.count("Create Function: TENSOR_MATCH"))
+print(*[l.split("Name: ")[1] for l in text.splitlines() if "Name: " in l and "''" not in l])
+print(text[text.index("Ops per Graph"):text.index("Out Guards")], end="")
+print(text[text.index("  Guard 10:"):text.index("  Guard 11:")], end="")
+print(text.count("; dead>"), text.count("to 'Tensor' at 0x"))
+rows = text[text.index("Compile Times"):].splitlines()
+print(rows[:3])
+print([(r.split()[0], len(r.split(", "))) for r in rows[3:]])
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString("21 2 3\n"
+                     "\"G['torch']\" \"G['torch'].nn\" \"G['torch'].nn.functional\" \"G['torch'].nn.functional.relu\" "
+                     "\"L['a']\" \"L['a']\" \"L['b']\"\n"
+                     "Ops per Graph:\n"
+                     "  Ops 1:\n"
+                     "    <function relu at 0x7f0000000000>\n"
+                     "    <built-in function gt>\n"
+                     "  Ops 2:\n"
+                     "    <built-in function mul>\n"
+                     "  Guard 10:\n"
+                     "    Name: \"G['torch'].nn.functional\"\n"
+                     "    Source: global\n"
+                     "    Create Function: MODULE_MATCH\n"
+                     "    Guard Types: ['ID_MATCH']\n"
+                     "    Code List: [\"___check_obj_id(G['torch'].nn.functional, 139637976727552), type=<module 'torch.nn.functional'>\"]\n"
+                     "    Object Weakref: <weakref at 0x7f0000000000; to 'module' at 0x7f0000000000>\n"
+                     "    Guarded Class Weakref: <weakref at 0x7f0000000000; to 'type' at 0x7f0000000000 (module)>\n"
+                     "1 2\n"
+                     "['Compile Times: TorchDynamo compilation metrics:', 'Function                         Runtimes (s)', "
+                     "'-------------------------------  --------------']\n"
+                     "[('_compile.compile_inner', 2), ('compile_attempt_0', 2), ('bytecode_tracing', 2), ('get_fake_value', 2), "
+                     "('create_proxy', 2), ('wrap_to_fake_tensor_and_record', 2), ('variable_builder_call', 2), "
+                     "('insert_deferred_runtime_asserts', 2), ('OutputGraph.call_user_compiler', 2), ('build_guards', 2), ('gc', 2)]\n"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCaptureLanguage)
