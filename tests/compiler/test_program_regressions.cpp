@@ -104,6 +104,9 @@ class TestProgramRegressions : public QObject {
   void diag_of_a_vector_is_differentiable() { prints_what_pytorch_printed("diag_of_a_vector"); }
   // LU for normalizing flows (expected output from torch 1.13, to be rewritten by 2.11).
   void lu_factor_and_unpack() { prints_what_pytorch_printed("lu_factor_unpack"); }
+  // det/slogdet/logdet forward and backward, in a Gaussian NLL and a Glow 1x1
+  // convolution trained compiled (expected output from torch 1.13, to be rewritten by 2.11).
+  void det_slogdet_and_logdet() { prints_what_pytorch_printed("det_slogdet_logdet"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
