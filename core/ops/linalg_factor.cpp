@@ -458,10 +458,12 @@ ValueList lu_solve_meta(const OpArgs& args) {
                   "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix");
   KILN_USER_CHECK(pivots.dtype() == DType::Int32,
                   "linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32");
-  KILN_USER_CHECK(b.dtype() == lu.dtype(), "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type ",
+  KILN_USER_CHECK(b.dtype() == lu.dtype(),
+                  "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type ",
                   pointwise::aten_type_name(lu.dtype()), " and B of type ", pointwise::aten_type_name(b.dtype()),
                   " instead");
-  KILN_USER_CHECK(left ? b.size(-2) == lu.size(-1) : b.size(-1) == lu.size(-1), "linalg.lu_solve: Incompatible shapes of A and B for the equation ",
+  KILN_USER_CHECK(left ? b.size(-2) == lu.size(-1) : b.size(-1) == lu.size(-1),
+                  "linalg.lu_solve: Incompatible shapes of A and B for the equation ",
                   left ? "AX = B" : "XA = B", " (", lu.size(-2), "x", lu.size(-1), " and ", b.size(-2), "x",
                   b.size(-1), ")");
   check_lapack_dtype(lu, "linalg.lu_solve", "lu_solve_cpu");
@@ -506,7 +508,8 @@ void lu_solve_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
         std::copy(src, src + rows * cols, rhs.begin());
       }
       int info = 0;
-      if constexpr (std::is_same_v<T, float>) sgetrs_(&trans, &ni, &ki, a.data(), &ni, ip.data(), rhs.data(), &ni, &info, 1);
+      if constexpr (std::is_same_v<T, float>)
+        sgetrs_(&trans, &ni, &ki, a.data(), &ni, ip.data(), rhs.data(), &ni, &info, 1);
       else dgetrs_(&trans, &ni, &ki, a.data(), &ni, ip.data(), rhs.data(), &ni, &info, 1);
       T* dst = xp + m * rows * cols;
       if (left) {
@@ -564,7 +567,9 @@ Tensor permutation_sign(const Tensor& pivots, DType dtype) {
   return out.to(dtype);
 }
 
-Tensor lu_diagonal(const Tensor& lu) { return invoke_tensor("aten::diagonal", {Value(lu), int64_t(0), int64_t(-2), int64_t(-1)}); }
+Tensor lu_diagonal(const Tensor& lu) {
+  return invoke_tensor("aten::diagonal", {Value(lu), int64_t(0), int64_t(-2), int64_t(-1)});
+}
 
 ValueList det_meta(const OpArgs& args) {
   const Tensor& a = args.tensor(0);
@@ -659,8 +664,8 @@ void det_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
   DetFactors f;
   det_factors(a, outs[1], outs[2], f);
   // det = det_P * prod(diag U); +-1 times the product is exact (-1 * 0 is -0).
-  outs[0].copy_(invoke_tensor("aten::mul.Tensor",
-                              {Value(permutation_sign(f.value_pivots, a.dtype())), Value(diagonal_product(f.value_lu))}));
+  Tensor sign = permutation_sign(f.value_pivots, a.dtype());
+  outs[0].copy_(invoke_tensor("aten::mul.Tensor", {Value(sign), Value(diagonal_product(f.value_lu))}));
 }
 
 ValueList slogdet_meta(const OpArgs& args) {

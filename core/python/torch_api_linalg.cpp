@@ -421,7 +421,8 @@ void determinants(Table& t) {
   t.def("det", kTorch | kMethod, {{"(Tensor input)", det}});
   t.def_in("torch.linalg", "det", PyKind::LinalgBuiltin, {{"(Tensor A)", det}});
   t.def("slogdet", kTorch | kMethod, {{"(Tensor input)", slogdet, "slogdet(sign,logabsdet)"}});
-  t.def_in("torch.linalg", "slogdet", PyKind::LinalgBuiltin, {{"(Tensor A)", slogdet, "linalg_slogdet(sign,logabsdet)"}});
+  t.def_in("torch.linalg", "slogdet", PyKind::LinalgBuiltin,
+           {{"(Tensor A)", slogdet, "linalg_slogdet(sign,logabsdet)"}});
   t.def("logdet", kTorch | kMethod, {{"(Tensor input)", logdet}});
 }
 
