@@ -308,6 +308,8 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
       {"aten::linalg_lu.default", {"f[3,3]", "f[2,4,4]", "f[3,5]", "f[5,3]"}},
       {"aten::lu_unpack.default", {"f[3,3] i[3]<3 true false", "f[2,3,5] i[2,3]<3 true false",
                                    "f[5,3] i[3]<5 true false"}},
+      {"aten::_linalg_det.default", {"f[3,3]", "f[2,4,4]", "f[1,1]"}},
+      {"aten::_linalg_slogdet.default", {"f[3,3]", "f[2,4,4]"}},
       {"aten::bmm.default", {"f[2,3,4] f[2,4,2]"}},
       {"aten::addmm.default", {"f[2] f[3,4] f[4,2] beta=0.5 alpha=2", "f[3,2] f[3,4] f[4,2]"}},
       {"aten::baddbmm.default", {"f[2,3,2] f[2,3,4] f[2,4,2] beta=0.5 alpha=1.5"}},

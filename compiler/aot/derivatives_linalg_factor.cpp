@@ -1,8 +1,12 @@
 // Cholesky, triangular solves and inverses, with PyTorch 2.11's formulas
 // (FunctionsManual.cpp: cholesky_backward, linalg_solve_triangular's
 // backward, cholesky_inverse_backward; derivatives.yaml's linalg_inv_ex;
-// linalg_lu_backward, lu_factor_ex_backward, lu_unpack_backward). The info and
-// pivots outputs, and the permutation P, take no gradient.
+// linalg_lu_backward, lu_factor_ex_backward, lu_unpack_backward;
+// linalg_det_backward, slogdet_backward). The info and pivots outputs, the
+// permutation P and the LU outputs of _linalg_det/_linalg_slogdet take no
+// gradient.
+#include <limits>
+
 #include "compiler/aot/grad_context.h"
 #include "compiler/aot/grad_ops.h"
 
@@ -154,6 +158,53 @@ void lu_unpack_grad(GradContext& x) {
   x.set("LU_data", ga);
 }
 
+// diag_embed of v [..., n]: v on the diagonal of [..., n, n], +0 elsewhere.
+Var diag_embed(Emitter& e, Var v, int64_t n) {
+  Var eye = e.call1("aten::eye.default", {n}, {{"dtype", DType::Bool}});
+  return where(e, eye, unsqueeze(e, v, -1), 0.0);
+}
+
+// The LU and pivots of _linalg_det/_linalg_slogdet are those of A^T (see
+// core/ops/linalg_factor.cpp), as PyTorch's for contiguous A, so A^-T G is
+// lu_solve without adjoint, PyTorch's use_A_T branch.
+Var solve_with_a_t(Emitter& e, Var lu, Var pivots, Var g) {
+  return e.call1("aten::linalg_lu_solve.default", {lu, pivots, g}, {{"left", true}, {"adjoint", false}});
+}
+
+// linalg_det_backward outside grad mode (Kiln has no create_graph): A^-T
+// det(A) grad, solved on the LU with each exact zero of U's diagonal moved to
+// eps. det is then 0 too, so a singular matrix whose U has an exact zero gets
+// a zero gradient, as in PyTorch; nearly singular ones the adjugate's
+// approximation.
+void det_grad(GradContext& x) {
+  Emitter& e = x.e;
+  Shape s = e.sizes(x.var("A"));
+  int64_t n = s.back(), numel = 1;
+  for (int64_t v : s) numel *= v;
+  std::optional<Var> g = x.grad(0);
+  if (!g || numel == 0) return;
+  Var lu = x.out(1), pivots = x.out(2);
+  Var d = unsqueeze(e, mul(e, *g, x.out(0)), -1);
+  d = diag_embed(e, expand(e, d, e.sizes(pivots)), n);
+  double eps = e.dtype(lu) == DType::Float32 ? double(std::numeric_limits<float>::epsilon())
+                                             : std::numeric_limits<double>::epsilon();
+  Var diag = e.call1("aten::diagonal.default", {lu, int64_t(0), int64_t(-2), int64_t(-1)});
+  Var moved = where(e, compare(e, "eq", diag, 0.0), full_like(e, diag, eps), 0.0);
+  x.set("A", solve_with_a_t(e, add(e, lu, diag_embed(e, moved, n)), pivots, d));
+}
+
+// slogdet_backward, real case: sign is piecewise constant, so only
+// logabsdet's gradient reaches A, as A^-T grad (no guard for singular A).
+void slogdet_grad(GradContext& x) {
+  Emitter& e = x.e;
+  std::optional<Var> g = x.grad(1);
+  if (!g) return;
+  Var pivots = x.out(3);
+  int64_t n = e.sizes(x.var("A")).back();
+  Var d = diag_embed(e, expand(e, unsqueeze(e, *g, -1), e.sizes(pivots)), n);
+  x.set("A", solve_with_a_t(e, x.out(2), pivots, d));
+}
+
 }  // namespace
 
 void register_linalg_factor_derivatives(DerivativeTable& t) {
@@ -164,6 +215,8 @@ void register_linalg_factor_derivatives(DerivativeTable& t) {
   t.add<lu_factor_ex_grad>("aten::linalg_lu_factor_ex.default", {"A"}, kSavesOutputs, {true, false, false});
   t.add<linalg_lu_grad>("aten::linalg_lu.default", {"A"}, kSavesOutputs, {false, true, true});
   t.add<lu_unpack_grad>("aten::lu_unpack.default", {"LU_data"}, kSavesInputs, {false, true, true});
+  t.add<det_grad>("aten::_linalg_det.default", {"A"}, kSavesOutputs, {true, false, false});
+  t.add<slogdet_grad>("aten::_linalg_slogdet.default", {"A"}, kSavesOutputs, {true, true, false, false});
 }
 
 }  // namespace kiln::aot

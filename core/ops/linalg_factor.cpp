@@ -3,7 +3,9 @@
 // linalg_solve_triangular (trsm), cholesky_inverse (potri), linalg_inv_ex
 // (getrf + getrs against the identity, as linalg.inv is linalg.solve(A, I)),
 // linalg_lu_factor_ex (getrf, pivots kept 1-based as LAPACK gives them),
-// lu_unpack and linalg_lu (the two together, as ATen's structured kernel).
+// lu_unpack and linalg_lu (the two together, as ATen's structured kernel),
+// linalg_lu_solve (getrs), _linalg_det and _linalg_slogdet (getrf, then the
+// diagonal's product or log-sum with the permutation's sign).
 // Kiln's tensors are row-major and LAPACK's column-major, so each routine sees
 // the transpose: a row-major lower triangle is a column-major upper one.
 #include "core/ops/linalg_factor.h"
@@ -440,6 +442,254 @@ void linalg_lu_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
   lu_unpack_into(lu, pivots, true, pivot, outs);
 }
 
+
+// ---------------------------------------------------------------- linalg_lu_solve
+
+// A X = B (left) or X A = B with A = P L U as lu_factor gives it; adjoint
+// solves with A^T. getrs needs LU and B column-major: each goes through a
+// transposed copy. A right solve is the left one transposed: X A = B is
+// A^T X^T = B^T.
+ValueList lu_solve_meta(const OpArgs& args) {
+  const Tensor &lu = args.tensor(0), &pivots = args.tensor(1), &b = args.tensor(2);
+  bool left = args.boolean(3);
+  check_square(lu, "torch.linalg.lu_solve", "LU");
+  check_matrix(b, "linalg.lu_solve", "B");
+  KILN_USER_CHECK(lu.size(-1) == pivots.size(-1) && pivots.dim() == lu.dim() - 1,
+                  "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix");
+  KILN_USER_CHECK(pivots.dtype() == DType::Int32,
+                  "linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32");
+  KILN_USER_CHECK(b.dtype() == lu.dtype(),
+                  "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type ",
+                  pointwise::aten_type_name(lu.dtype()), " and B of type ", pointwise::aten_type_name(b.dtype()),
+                  " instead");
+  KILN_USER_CHECK(left ? b.size(-2) == lu.size(-1) : b.size(-1) == lu.size(-1),
+                  "linalg.lu_solve: Incompatible shapes of A and B for the equation ",
+                  left ? "AX = B" : "XA = B", " (", lu.size(-2), "x", lu.size(-1), " and ", b.size(-2), "x",
+                  b.size(-1), ")");
+  check_lapack_dtype(lu, "linalg.lu_solve", "lu_solve_cpu");
+  Shape batch = broadcast_shapes(batch_of(lu), batch_of(b));
+  return one(Tensor::meta(with_matrix(batch, b.size(-2), b.size(-1)), b.dtype()));
+}
+
+void lu_solve_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  const Tensor &lu = args.tensor(0), &pivots = args.tensor(1), &b = args.tensor(2);
+  bool left = args.boolean(3), adjoint = args.boolean(4);
+  const Tensor& x = outs[0];
+  if (x.numel() == 0) return;
+  Shape batch = batch_of(x);
+  int64_t n = lu.size(-1), count = matrices(x);
+  Tensor lum = lu.expand(with_matrix(batch, n, n)).contiguous();
+  Shape pshape = batch;
+  pshape.push_back(n);
+  Tensor piv = pivots.expand(pshape).contiguous();
+  // Right-hand sides as columns of an n x k column-major block: B itself for
+  // a left solve (row-major B read column-major is B^T, so copy), B^T for a
+  // right one (B's row-major buffer read column-major already is B^T).
+  Tensor bm = b.expand(x.sizes()).contiguous();
+  int64_t rows = x.size(-2), cols = x.size(-1), k = left ? cols : rows;
+  char trans = (left ? adjoint : !adjoint) ? 'T' : 'N';
+  dispatch_lapack(lu.dtype(), [&]<class T>() {
+    const T* lp = lum.data<T>();
+    const T* bp = bm.data<T>();
+    T* xp = x.data<T>();
+    std::vector<T> a(size_t(n * n)), rhs(size_t(n * k));
+    std::vector<int> ip(static_cast<size_t>(n));
+    int ni = int(n), ki = int(k);
+    for (int64_t m = 0; m < count; ++m) {
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) a[size_t(j * n + i)] = lp[m * n * n + i * n + j];
+      const int32_t* pp = piv.data<int32_t>() + m * n;
+      std::copy(pp, pp + n, ip.begin());
+      const T* src = bp + m * rows * cols;
+      if (left) {
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < k; ++j) rhs[size_t(j * n + i)] = src[i * cols + j];
+      } else {
+        std::copy(src, src + rows * cols, rhs.begin());
+      }
+      int info = 0;
+      if constexpr (std::is_same_v<T, float>)
+        sgetrs_(&trans, &ni, &ki, a.data(), &ni, ip.data(), rhs.data(), &ni, &info, 1);
+      else dgetrs_(&trans, &ni, &ki, a.data(), &ni, ip.data(), rhs.data(), &ni, &info, 1);
+      T* dst = xp + m * rows * cols;
+      if (left) {
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < k; ++j) dst[i * cols + j] = rhs[size_t(j * n + i)];
+      } else {
+        std::copy(rhs.begin(), rhs.end(), dst);
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------- _linalg_det, _linalg_slogdet
+
+// PyTorch factors A^T when A is contiguous (det A^T = det A, and A's
+// row-major buffer is A^T column-major: no copy), A itself otherwise. The
+// value follows that choice, so it rounds as PyTorch's does; the LU and pivots
+// outputs, which the backward solves with, are always those of A^T, since a
+// formula cannot see the strides its input had.
+struct DetFactors {
+  Tensor lu, pivots;        // of A^T: the op's outputs
+  Tensor value_lu, value_pivots;  // the factorization the value is read from
+};
+
+void det_factors(const Tensor& a, const Tensor& lu, const Tensor& pivots, DetFactors& f) {
+  Tensor info = Tensor::empty(batch_of(a), DType::Int32);
+  Tensor at = a.transpose(-2, -1);
+  if (a.numel() > 0) check_lu_kernel(a, true);
+  lu_factor_into(at, lu, pivots, info);
+  f.lu = lu;
+  f.pivots = pivots;
+  if (a.is_contiguous()) {
+    f.value_lu = lu;
+    f.value_pivots = pivots;
+  } else {
+    f.value_lu = Tensor::empty(a.sizes(), a.dtype());
+    f.value_pivots = Tensor::empty(pivots.sizes(), DType::Int32);
+    lu_factor_into(a, f.value_lu, f.value_pivots, info);
+  }
+}
+
+// ATen's lu_det_P: -1 where the pivots make an odd permutation, else 1.
+Tensor permutation_sign(const Tensor& pivots, DType dtype) {
+  Shape batch(pivots.sizes().begin(), pivots.sizes().end() - 1);
+  int64_t n = pivots.size(-1), count = 1;
+  for (int64_t s : batch) count *= s;
+  Tensor piv = pivots.contiguous();
+  Tensor out = Tensor::empty(batch, DType::Float64);
+  double* op = out.data<double>();
+  for (int64_t b = 0; b < count; ++b) {
+    int64_t swaps = 0;
+    for (int64_t i = 0; i < n; ++i) swaps += piv.data<int32_t>()[b * n + i] != i + 1;
+    op[b] = swaps % 2 ? -1.0 : 1.0;
+  }
+  return out.to(dtype);
+}
+
+Tensor lu_diagonal(const Tensor& lu) {
+  return invoke_tensor("aten::diagonal", {Value(lu), int64_t(0), int64_t(-2), int64_t(-1)});
+}
+
+ValueList det_meta(const OpArgs& args) {
+  const Tensor& a = args.tensor(0);
+  check_square(a, "linalg.det");
+  KILN_USER_CHECK(is_floating(a.dtype()), "linalg.det: Expected a floating point or complex tensor as input. Got ",
+                  pointwise::aten_type_name(a.dtype()));
+  return ValueList{Value(Tensor::meta(batch_of(a), a.dtype())), Value(Tensor::meta(a.sizes(), a.dtype())),
+                   Value(Tensor::meta(pivots_shape(a), DType::Int32))};
+}
+
+// The product of each matrix's diagonal, in order from the first element:
+// ATen's prod over the strided diagonal is a plain loop (its vectorized
+// reductions need contiguous rows), and so rounds like this one.
+Tensor diagonal_product(const Tensor& lu) {
+  Tensor diag = lu_diagonal(lu).contiguous();
+  Shape batch = batch_of(lu);
+  Tensor out = Tensor::empty(batch, lu.dtype());
+  int64_t n = lu.size(-1), count = matrices(lu);
+  dispatch_lapack(lu.dtype(), [&]<class T>() {
+    const T* d = diag.data<T>();
+    T* o = out.data<T>();
+    for (int64_t b = 0; b < count; ++b) {
+      T acc = T(1);
+      for (int64_t i = 0; i < n; ++i) acc *= d[b * n + i];
+      o[b] = acc;
+    }
+  });
+  return out;
+}
+
+// The sum of each matrix's log|diag U| in the order ATen's cascade sum takes
+// (SumKernel.cpp), so logabsdet is bit-equal to PyTorch's: log|diag U| is a
+// contiguous row, summed as a strided row (row_sum: four interleaved lanes,
+// each a four-level cascade emptied every 16 steps, leftovers into lane 0,
+// then the lanes in order) when shorter than one vector, else as whole
+// vectors (vectorized_inner_sum: row_sum lane by lane over the vectors, the
+// scalar tail first, then the vector's lanes in order). Kiln's own sum rounds
+// otherwise. Vectors are AVX2's 32 bytes, the build docs/python.md's random
+// numbers follow.
+template <class T>
+T cascade_row_sum(const T* x, int64_t stride, int64_t size) {
+  constexpr int64_t lanes = 4, levels = 4, power = 4;  // ATen's level_power for rows < 2^16
+  constexpr int64_t step = int64_t(1) << power, mask = step - 1;
+  const int64_t rows = size / lanes;
+  T acc[levels][lanes] = {};
+  int64_t i = 0;
+  auto load_row = [&](int64_t row) {
+    for (int64_t k = 0; k < lanes; ++k) acc[0][k] += x[(row * lanes + k) * stride];
+  };
+  while (i + step <= rows) {
+    for (int64_t j = 0; j < step; ++j, ++i) load_row(i);
+    for (int64_t j = 1; j < levels; ++j) {
+      for (int64_t k = 0; k < lanes; ++k) {
+        acc[j][k] += acc[j - 1][k];
+        acc[j - 1][k] = T(0);
+      }
+      if ((i & (mask << (j * power))) != 0) break;
+    }
+  }
+  for (; i < rows; ++i) load_row(i);
+  for (int64_t j = 1; j < levels; ++j)
+    for (int64_t k = 0; k < lanes; ++k) acc[0][k] += acc[j][k];
+  for (int64_t r = rows * lanes; r < size; ++r) acc[0][0] += x[r * stride];
+  for (int64_t k = 1; k < lanes; ++k) acc[0][0] += acc[0][k];
+  return acc[0][0];
+}
+
+Tensor log_abs_diagonal_sum(const Tensor& lu) {
+  Tensor logs = invoke_tensor("aten::log", {Value(invoke_tensor("aten::abs", {Value(lu_diagonal(lu))}))}).contiguous();
+  Tensor out = Tensor::empty(batch_of(lu), lu.dtype());
+  int64_t n = lu.size(-1), count = matrices(lu);
+  dispatch_lapack(lu.dtype(), [&]<class T>() {
+    constexpr int64_t width = 32 / int64_t(sizeof(T));
+    for (int64_t b = 0; b < count; ++b) {
+      const T* x = logs.data<T>() + b * n;
+      if (n < width) {
+        out.data<T>()[b] = cascade_row_sum(x, 1, n);
+        continue;
+      }
+      int64_t vectors = n / width;
+      T total = T(0);
+      for (int64_t k = vectors * width; k < n; ++k) total += x[k];
+      for (int64_t lane = 0; lane < width; ++lane) total += cascade_row_sum(x + lane, width, vectors);
+      out.data<T>()[b] = total;
+    }
+  });
+  return out;
+}
+
+void det_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  const Tensor& a = args.tensor(0);
+  DetFactors f;
+  det_factors(a, outs[1], outs[2], f);
+  // det = det_P * prod(diag U); +-1 times the product is exact (-1 * 0 is -0).
+  Tensor sign = permutation_sign(f.value_pivots, a.dtype());
+  outs[0].copy_(invoke_tensor("aten::mul.Tensor", {Value(sign), Value(diagonal_product(f.value_lu))}));
+}
+
+ValueList slogdet_meta(const OpArgs& args) {
+  const Tensor& a = args.tensor(0);
+  check_square(a, "linalg.slogdet");
+  KILN_USER_CHECK(is_floating(a.dtype()), "linalg.slogdet: Expected a floating point or complex tensor as input. Got ",
+                  pointwise::aten_type_name(a.dtype()));
+  KILN_USER_CHECK(a.dtype() == DType::Float32 || a.dtype() == DType::Float64,
+                  "linalg.slogdet: Low precision dtypes not supported. Got ", pointwise::aten_type_name(a.dtype()));
+  return ValueList{Value(Tensor::meta(batch_of(a), a.dtype())), Value(Tensor::meta(batch_of(a), a.dtype())),
+                   Value(Tensor::meta(a.sizes(), a.dtype())), Value(Tensor::meta(pivots_shape(a), DType::Int32))};
+}
+
+void slogdet_compute(const OpArgs& args, const std::vector<Tensor>& outs) {
+  const Tensor& a = args.tensor(0);
+  DetFactors f;
+  det_factors(a, outs[2], outs[3], f);
+  // sign = prod(sgn(diag U)) * det_P; logabsdet = sum(log|diag U|), as ATen.
+  Tensor signs = invoke_tensor("aten::sgn", {Value(f.value_lu)});
+  outs[0].copy_(invoke_tensor("aten::mul.Tensor", {Value(diagonal_product(signs)),
+                                                   Value(permutation_sign(f.value_pivots, a.dtype()))}));
+  outs[1].copy_(log_abs_diagonal_sum(f.value_lu));
+}
+
 }  // namespace
 
 void register_linalg_factor_ops(OpRegistry& r) {
@@ -465,6 +715,15 @@ void register_linalg_factor_ops(OpRegistry& r) {
                       lu_unpack_meta, lu_unpack_compute);
   add_op_with_outputs(r, "aten::linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)",
                       linalg_lu_meta, linalg_lu_compute);
+  add_op_with_outputs(r,
+                      "aten::linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
+                      "bool adjoint=False) -> Tensor",
+                      lu_solve_meta, lu_solve_compute);
+  add_op_with_outputs(r, "aten::_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)", det_meta,
+                      det_compute);
+  add_op_with_outputs(r,
+                      "aten::_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)",
+                      slogdet_meta, slogdet_compute);
 }
 
 }  // namespace kiln

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/ops/linalg_factor.h"
+#include "core/ops/pointwise_kernels.h"
 #include "core/python/torch_api_binding.h"
 
 namespace kiln::torchapi::detail {
@@ -355,8 +356,8 @@ ValueList inverse(const Bound& b) { return checked(b, "aten::linalg_inv_ex", {},
 
 // LU: linalg.lu_factor is the _ex op and ATen's error check. torch.lu and
 // Tensor.lu are ATen's _lu_with_info, linalg_lu_factor_ex without the check
-// whatever get_infos says (PyTorch 2.11 also warns once that torch.lu is
-// deprecated; Kiln's bindings cannot write that warning).
+// whatever get_infos says (and a deprecation warning, once per program:
+// run_torch writes it, as bindings have no interpreter to write to).
 ValueList lu_with_info(const Bound& b) {
   ValueList r = aten(b.mode(), "aten::linalg_lu_factor_ex", {b[0]}, {{"pivot", b[1]}});
   if (b[2].to_bool()) return r;
@@ -391,6 +392,40 @@ void lu(Table& t) {
            {{"(Tensor A, bool pivot=True, bool get_infos=False)", lu_with_info, "tuple"}});
 }
 
+// Determinants: torch.det and linalg.det are _linalg_det's value (grad_fn
+// LinalgDetBackward0), slogdet and linalg.slogdet _linalg_slogdet's sign and
+// logabsdet (LinalgSlogdetBackward0 on both). logdet is ATen's composite:
+// NaN where the sign is -1, so its grad_fn is WhereBackward0.
+ValueList det(const Bound& b) { return ValueList{aten(b.mode(), "aten::_linalg_det", {b[0]})[0]}; }
+
+ValueList slogdet(const Bound& b) {
+  ValueList r = aten(b.mode(), "aten::_linalg_slogdet", {b[0]});
+  return ValueList{r[0], r[1]};
+}
+
+ValueList logdet(const Bound& b) {
+  const Tensor& a = b.tensor(0);
+  KILN_USER_CHECK(a.dim() >= 2, "logdet: The input tensor A must have at least 2 dimensions.");
+  KILN_USER_CHECK(a.size(-1) == a.size(-2), "logdet: A must be batches of square matrices, but they are ", a.size(-2),
+                  " by ", a.size(-1), " matrices");
+  KILN_USER_CHECK(is_floating(a.dtype()), "logdet: Expected a floating point or complex tensor as input. Got ",
+                  pointwise::aten_type_name(a.dtype()));
+  KILN_USER_CHECK(a.dtype() == DType::Float32 || a.dtype() == DType::Float64,
+                  "logdet: Low precision dtypes not supported. Got ", pointwise::aten_type_name(a.dtype()));
+  ValueList r = aten(b.mode(), "aten::_linalg_slogdet", {b[0]});
+  Value negative = aten_t(b.mode(), "aten::eq.Scalar", {r[0], -1.0});
+  return aten(b.mode(), "aten::where.ScalarSelf", {negative, std::numeric_limits<double>::quiet_NaN(), r[1]});
+}
+
+void determinants(Table& t) {
+  t.def("det", kTorch | kMethod, {{"(Tensor input)", det}});
+  t.def_in("torch.linalg", "det", PyKind::LinalgBuiltin, {{"(Tensor A)", det}});
+  t.def("slogdet", kTorch | kMethod, {{"(Tensor input)", slogdet, "slogdet(sign,logabsdet)"}});
+  t.def_in("torch.linalg", "slogdet", PyKind::LinalgBuiltin,
+           {{"(Tensor A)", slogdet, "linalg_slogdet(sign,logabsdet)"}});
+  t.def("logdet", kTorch | kMethod, {{"(Tensor input)", logdet}});
+}
+
 void factorizations(Table& t) {
   const std::string mod = "torch.linalg";
   t.def_in(mod, "cholesky", PyKind::LinalgBuiltin, {{"(Tensor A, *, bool upper=False)", [](const Bound& b) {
@@ -416,6 +451,7 @@ void factorizations(Table& t) {
   t.def("cholesky_inverse", kTorch | kMethod,
         {{"(Tensor input, bool upper=False)", A("aten::cholesky_inverse")}});
   lu(t);
+  determinants(t);
 }
 
 void linalg(Table& t) {

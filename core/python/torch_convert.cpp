@@ -360,7 +360,8 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
       {"solve_triangular", "LinalgSolveTriangularBackward0"}, {"inv", "LinalgInvExBackward0"},
       {"inv_ex", "LinalgInvExBackward0"}, {"inverse", "LinalgInvExBackward0"},
       {"lu_factor", "LinalgLuFactorExBackward0"}, {"lu_factor_ex", "LinalgLuFactorExBackward0"},
-      {"lu", "LinalgLuFactorExBackward0"}, {"linalg.lu", "LinalgLuBackward0"}};  // the composite's 4-D op; 5-D is refused
+      {"lu", "LinalgLuFactorExBackward0"}, {"linalg.lu", "LinalgLuBackward0"},
+      {"det", "LinalgDetBackward0"}, {"slogdet", "LinalgSlogdetBackward0"}, {"logdet", "WhereBackward0"}};  // the composite's 4-D op; 5-D is refused
   if (auto it = fixed.find(name); it != fixed.end()) return it->second;
   if (name == "linear") {
     bool bias = (a.npos > 2 && !a[2].is_none()) || (a.kwarg("bias") && !a.kwarg("bias")->is_none());
@@ -401,6 +402,29 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
 
 // ---- running torch callables ----
 
+namespace {
+
+// ATen's TORCH_WARN_ONCE: the first call in a program warns, through the
+// warnings module as PyTorch's C++ warnings go (filters and catch_warnings
+// apply; the location is the program's line that made the call).
+void warn_once(VM& vm, const std::string& key, std::string_view text) {
+  auto& slot = vm.extensions["kiln.warned." + key];
+  if (slot) return;
+  slot = std::make_shared<bool>(true);
+  Ref<Module> warnings = vm.module("warnings");
+  if (!warnings) return;
+  vm.call(vm.getattr(Value(warnings), "warn"), ValueVec{str_value(std::string(text))});
+}
+
+// _lu_with_info's warning (torch.lu and Tensor.lu), in PyTorch 2.11's words.
+constexpr std::string_view kTorchLuDeprecated =
+    "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be removed in a "
+    "future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\nLU, pivots = "
+    "torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, "
+    "get_infos=True)\nshould be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)";
+
+}  // namespace
+
 Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
   ValueVec with_float_data;
   CallArgs a = given;
@@ -437,6 +461,7 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
   const bool grad = !non_differentiable(c.name) && any_requires_grad(vm, a);
   autograd::CallRecording recording(vm, a, grad && mode == Mode::Eager);
   if (c.inplace && a.npos > 0) recording.begin_write(vm, tensor_obj(a[0]));
+  if (c.name == "lu" && c.python_name != "torch.linalg.lu") warn_once(vm, "torch.lu", kTorchLuDeprecated);
   CallInfo info;
   Expected<kiln::ValueList> r = torchapi::call(c, args, kwargs, mode, &info, generator);
   if (!r.ok()) raise_status(r.status());
@@ -513,9 +538,12 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
       for (const Value& v : out.as<Tuple>()->items) differentiable.push_back(tensor_obj(v));
     } else if (out.is(ObjKind::Instance)) {
       // Named tuples: only the first field (values) is differentiable; for
-      // lu_unpack and linalg.lu the fields after the permutation P (L, U).
+      // lu_unpack and linalg.lu the fields after the permutation P (L, U);
+      // both of slogdet's (sign too, as PyTorch marks it).
       if (c.name == "lu_unpack" || grad_name == "linalg.lu") {
         for (int64_t i : {1, 2}) differentiable.push_back(tensor_obj(vm.getitem(out, Value(i))));
+      } else if (c.name == "slogdet") {
+        for (int64_t i : {0, 1}) differentiable.push_back(tensor_obj(vm.getitem(out, Value(i))));
       } else {
         differentiable.push_back(tensor_obj(vm.getitem(out, Value(int64_t(0)))));
       }

@@ -40,7 +40,7 @@ class TestCorpusWave : public QObject {
  private slots:
   void corpus_is_pytorch_2_11() {
     QVERIFY(QString::fromStdString(wave_corpus().torch_version).startsWith("2.11"));
-    QVERIFY(wave_corpus().cases.size() >= 76);
+    QVERIFY(wave_corpus().cases.size() >= 83);
   }
 
   void backends_match_pytorch_data() {

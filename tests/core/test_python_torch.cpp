@@ -545,6 +545,26 @@ for i in range(2):
         "False 0 torch.float32\n");
   }
 
+  // torch.lu and Tensor.lu are deprecated in PyTorch 2: the first call in a
+  // program warns (ATen's TORCH_WARN_ONCE), through the warnings module so
+  // filters silence it; torch.linalg.lu_factor never warns.
+  void torch_lu_warns_once() {
+    Run r = run("import torch\nA = torch.eye(2)\nprint(torch.linalg.lu_factor(A)[1])\n"
+                "for i in range(2):\n    LU, piv = torch.lu(A)\nLU, piv = A.lu()\n");
+    QCOMPARE(r.exit, 0);
+    QCOMPARE(QString::fromStdString(r.err),
+             QString("prog.py:5: UserWarning: torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+                     "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\n"
+                     "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\n"
+                     "LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+                     "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\n"
+                     "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)\n"
+                     "  LU, piv = torch.lu(A)\n"));
+    Run quiet = run("import torch, warnings\nwarnings.simplefilter('ignore')\nLU, piv = torch.eye(2).lu()\n");
+    QCOMPARE(quiet.exit, 0);
+    QCOMPARE(QString::fromStdString(quiet.err), QString());
+  }
+
   void math_module() {
     expect_output(
         "import math\n"

@@ -54,8 +54,9 @@ def enc(v, name):
     raise TypeError(type(v))
 
 
-def case(op, args, kwargs=None, grad=True, grad_args=None):
-    # grad_args: the argument indices differentiated (default: every float tensor).
+def case(op, args, kwargs=None, grad=True, grad_args=None, graded_outputs=1):
+    # grad_args: the argument indices differentiated (default: every float tensor);
+    # graded_outputs: how many leading outputs get a random gradient.
     cid = "w%03d" % len(cases)
     kwargs = kwargs or {}
     fn = eval("aten." + op.replace("aten::", ""))
@@ -71,9 +72,10 @@ def case(op, args, kwargs=None, grad=True, grad_args=None):
     inputs = [(i, a) for i, a in enumerate(leaves) if isinstance(a, torch.Tensor) and a.requires_grad]
     first = outs[0]
     if grad and inputs and isinstance(first, torch.Tensor) and first.requires_grad:
-        gout = torch.randn_like(first)
-        grads = torch.autograd.grad([first], [a for _, a in inputs], [gout], allow_unused=True)
-        entry["grad_outputs"] = [enc(gout, f"{cid}.gout0")["tensor"]]
+        graded = outs[:graded_outputs]
+        gouts = [torch.randn_like(o) for o in graded]
+        grads = torch.autograd.grad(graded, [a for _, a in inputs], gouts, allow_unused=True)
+        entry["grad_outputs"] = [enc(g, f"{cid}.gout{i}")["tensor"] for i, g in enumerate(gouts)]
         entry["grad_inputs"] = {}
         for (i, a), g in zip(inputs, grads):
             if g is None:
@@ -196,6 +198,18 @@ case("aten::linalg_lu.default", [dd(5, 3)])
 lu43, piv43 = torch.linalg.lu_factor(dd(4, 3))
 case("aten::lu_unpack.default", [lu43, piv43])
 case("aten::lu_unpack.default", [dd(2, 3, 3), torch.linalg.lu_factor(dd(2, 3, 3))[1], True, False])
+
+# Determinants (_linalg_det, _linalg_slogdet: torch.det, slogdet, logdet). Their
+# own seed, so the cases do not depend on the draws above. A singular matrix
+# whose U gets an exact zero pivot: PyTorch's det gradient there is zero.
+torch.manual_seed(2411)
+case("aten::_linalg_det.default", [r(4, 4)])
+case("aten::_linalg_det.default", [r(2, 3, 3)])
+case("aten::_linalg_det.default", [dd(5, 5)])
+case("aten::_linalg_det.default", [torch.tensor([[1.0, 2.0], [2.0, 4.0]])])
+case("aten::_linalg_det.default", [r(2, 0, 0)])
+case("aten::_linalg_slogdet.default", [r(4, 4)], graded_outputs=2)
+case("aten::_linalg_slogdet.default", [r(3, 2, 3, 3)], graded_outputs=2)
 
 with open(os.path.join(here, "ops.json"), "w") as f:
     json.dump({"torch_version": torch.__version__, "cases": cases}, f, indent=1)
