@@ -105,22 +105,22 @@ struct RunCase {
 // broadcast back, var's two passes): all checked against the interpreter.
 std::vector<RunCase> run_cases() {
   return {
-      {"sum_all_4m", {int64_t(1) << 22}, DType::Float32, "sum_all", {}},
-      {"sum_lastdim_odd", {3, 100003}, DType::Float32, "sum", {-1}},
-      {"mean_lastdim", {2, int64_t(1) << 20}, DType::Float32, "mean", {-1}, true},
-      {"amax_lastdim", {5, 300000}, DType::Float32, "amax", {-1}},
-      {"amin_firstdim", {262144, 3}, DType::Float32, "amin", {0}},
-      {"sum_two_dims", {4, 16, 16384}, DType::Float32, "sum", {1, 2}},
+      {"sum_all_4m", {int64_t(1) << 22}, DType::Float32, "sum_all", {}, false, ""},
+      {"sum_lastdim_odd", {3, 100003}, DType::Float32, "sum", {-1}, false, ""},
+      {"mean_lastdim", {2, int64_t(1) << 20}, DType::Float32, "mean", {-1}, true, ""},
+      {"amax_lastdim", {5, 300000}, DType::Float32, "amax", {-1}, false, ""},
+      {"amin_firstdim", {262144, 3}, DType::Float32, "amin", {0}, false, ""},
+      {"sum_two_dims", {4, 16, 16384}, DType::Float32, "sum", {1, 2}, false, ""},
       {"sum_then_scale", {2, 500000}, DType::Float32, "sum", {-1}, false, "scale"},
-      {"sum_bf16", {2, 400000}, DType::BFloat16, "sum", {-1}},
-      {"mean_f16", {1, 300000}, DType::Float16, "mean", {-1}},
-      {"sum_f64", {600000}, DType::Float64, "sum", {0}},
-      {"sum_int32", {2, 300000}, DType::Int32, "sum", {-1}},
-      {"amax_int32", {3, 200000}, DType::Int32, "amax", {-1}},
-      {"any_bool", {3, 200000}, DType::Bool, "any", {-1}},
-      {"prod_near_one", {2, 200000}, DType::Float64, "prod", {-1}},
+      {"sum_bf16", {2, 400000}, DType::BFloat16, "sum", {-1}, false, ""},
+      {"mean_f16", {1, 300000}, DType::Float16, "mean", {-1}, false, ""},
+      {"sum_f64", {600000}, DType::Float64, "sum", {0}, false, ""},
+      {"sum_int32", {2, 300000}, DType::Int32, "sum", {-1}, false, ""},
+      {"amax_int32", {3, 200000}, DType::Int32, "amax", {-1}, false, ""},
+      {"any_bool", {3, 200000}, DType::Bool, "any", {-1}, false, ""},
+      {"prod_near_one", {2, 200000}, DType::Float64, "prod", {-1}, false, ""},
       {"softmax_shape_not_split", {2, 200000}, DType::Float32, "amax", {-1}, true, "sub"},
-      {"var_not_split", {2, 200000}, DType::Float32, "var", {-1}},
+      {"var_not_split", {2, 200000}, DType::Float32, "var", {-1}, false, ""},
   };
 }
 
