@@ -50,6 +50,9 @@ def graphs():
     def sum_lastdim(x):
         return x.sum(-1)
 
+    def sum_all(x):
+        return x.sum()
+
     def var_mean(x):
         return torch.var_mean(x, -1)
 
@@ -68,6 +71,7 @@ def graphs():
                        4 * (2 * 16384 * 4096 + 2 * 4096), None),
         "sum_lastdim": (sum_lastdim, lambda: [rand(16384, 4096)], 4 * (16384 * 4096 + 16384), None),
         "var_mean": (var_mean, lambda: [rand(16384, 4096)], 4 * (16384 * 4096 + 2 * 16384), None),
+        "sum_64m": (sum_all, lambda: [rand(n)], 4 * (n + 1), None),
         "gelu_mlp": (gelu_mlp, lambda: [rand(8192, 2048, dtype=bf, scale=1.0), rand(2048, 8192, dtype=bf, scale=0.03),
                                         rand(8192, 2048, dtype=bf, scale=0.03)], None, 2 * 2 * 8192 * 2048 * 8192),
         "attention": (attention, lambda: [rand(64, 1024, 64, dtype=h, scale=1.0) for _ in range(3)], None,

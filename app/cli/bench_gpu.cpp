@@ -9,6 +9,7 @@
 //   softmax          _softmax(x, -1) of float32[8192, 8192]
 //   layer_norm       layer_norm(x, [4096], w, b) of float32[16384, 4096]
 //   sum_lastdim      x.sum(-1) of float32[16384, 4096]
+//   sum_64m          x.sum() of float32[64M] to a scalar (a split reduction)
 //   var_mean         var_mean(x, -1) of float32[16384, 4096]
 //   gelu_mlp         gelu(x @ w1, approximate='tanh') @ w2, bfloat16 [8192, 2048] x [2048, 8192] x [8192, 2048]
 //   attention        softmax(q @ k^T * 0.125) @ v, float16 [64, 1024, 64]
@@ -159,6 +160,20 @@ Case row_reduction(bool var_mean) {
   return c;
 }
 
+// One long row: the reduction is split over many blocks (cuda_split_reduce.h).
+Case sum_64m() {
+  const int64_t n = int64_t(64) << 20;
+  Case c;
+  c.name = "sum_64m";
+  c.reference_graph = "sum_64M";
+  c.inputs.push_back(random_tensor({n}, 14));
+  GraphEmitter e(c.graph);
+  Var x = e.placeholder("x", c.inputs[0]);
+  e.output({e.call1("aten::sum.default", {x})});
+  c.bytes = 4.0 * (double(n) + 1);
+  return c;
+}
+
 Case gelu_mlp() {
   Case c;
   c.name = "gelu_mlp";
@@ -220,6 +235,7 @@ std::vector<std::pair<std::string, Builder>> all_cases() {
           {"layer_norm", layer_norm},
           {"sum_lastdim", [] { return row_reduction(false); }},
           {"var_mean", [] { return row_reduction(true); }},
+          {"sum_64m", sum_64m},
           {"gelu_mlp", gelu_mlp},
           {"attention", attention},
           {"resnet18", [] { return resnet18(true); }},

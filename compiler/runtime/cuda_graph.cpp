@@ -9,6 +9,7 @@
 #include "compiler/codegen/cuda/cuda_conv.h"
 #include "compiler/codegen/cuda/cuda_emit.h"
 #include "compiler/codegen/cuda/cuda_gemm.h"
+#include "compiler/codegen/cuda/cuda_split_reduce.h"
 #include "compiler/loopir/extern_call.h"
 #include "compiler/loopir/lower.h"
 #include "compiler/loopir/print_ir.h"
@@ -114,6 +115,7 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     t0 = Clock::now();
     LaunchChoice launch;
     launch.row_elements_per_thread = options.row_elements_per_thread;
+    launch.split_reductions = options.split_reductions;
     impl->source = emit_cuda(impl->scheduled, plan_for_cuda(impl->scheduled), bug, launch);
     st.emit_ms = ms_since(t0);
   } catch (const Error& e) {
@@ -205,6 +207,8 @@ struct CudaExecution::State {
   DeviceBuffer conv_workspace;               // im2col's columns, shared by every convolution (they run in turn)
   std::string host_externs;                  // the extern kernels that run on the host, for messages
   CudaGraph graph_replay;                    // reduce-overhead: the captured launches
+  std::vector<SplitLaunch> split;            // per source kernel: its parts (blocks 0: not split)
+  std::vector<DeviceBuffer> split_workspace;  // per source kernel: parts and counters, zeroed once
 
   const CudaCompiledGraph::Impl& impl() const { return graph->impl(); }
   const loopir::Program& program() const { return impl().scheduled.program; }
@@ -212,7 +216,31 @@ struct CudaExecution::State {
   Expected<Tensor> download(size_t buffer) const;
   Status run_extern_on_host(size_t group);
   Status run_extern_on_gpu(size_t kernel, const Stream* stream) const;
+  Status plan_split_reductions();
 };
+
+// The parts follow the device's SM count, fixed for the execution, so a
+// result is the same on every launch.
+Status CudaExecution::State::plan_split_reductions() {
+  const std::vector<CudaKernel>& kernels = impl().source.kernels;
+  split.assign(kernels.size(), SplitLaunch{});
+  split_workspace.resize(kernels.size());
+  int multiprocessors = 0;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].split_row <= 0 || kernels[i].outer_numel <= 0) continue;
+    if (multiprocessors == 0) {
+      Expected<DeviceInfo> info = cuda_device_info();
+      if (!info) return info.status();
+      multiprocessors = info->multiprocessors;
+    }
+    split[i] = split_launch(kernels[i], multiprocessors);
+    Expected<DeviceBuffer> b = DeviceBuffer::alloc(split[i].workspace_bytes);
+    if (!b) return b.status();
+    if (Status st = b->zero(); !st.ok()) return st;  // the counters start at 0
+    split_workspace[i] = std::move(*b);
+  }
+  return {};
+}
 
 Status CudaExecution::State::run_extern_on_gpu(size_t kernel, const Stream* stream) const {
   const CudaCompiledGraph::Impl& im = impl();
@@ -334,6 +362,7 @@ Expected<std::unique_ptr<CudaExecution>> CudaExecution::create(std::shared_ptr<c
         s->host_externs +=
             (s->host_externs.empty() ? "" : ", ") + p.kernels[k].output + " (" + p.kernels[k].call->target + ")";
   // Allocated once, so that launch() allocates nothing and stays capturable.
+  if (Status st = s->plan_split_reductions(); !st.ok()) return st;
   size_t workspace = 0;
   for (const ConvGpuPlan& c : impl.source.convs) workspace = std::max(workspace, c.workspace_bytes());
   if (workspace > 0) {
@@ -423,18 +452,22 @@ Status CudaExecution::launch(const Stream* stream) {
       continue;
     }
     if (next_kernel >= impl.source.kernels.size() || impl.source.kernels[next_kernel].group != g) continue;
-    const CudaKernel& k = impl.source.kernels[next_kernel];
-    CUfunction fn = impl.functions[next_kernel++];
+    const size_t kernel_index = next_kernel++;
+    const CudaKernel& k = impl.source.kernels[kernel_index];
+    CUfunction fn = impl.functions[kernel_index];
     if (k.outer_numel <= 0) continue;
     std::vector<CUdeviceptr> args_ptr;
     for (const std::string& name : k.buffers) args_ptr.push_back(st.pointer[p.buffer_index(name)]);
     int64_t n = k.outer_numel;
     std::vector<void*> args;
     for (CUdeviceptr& a : args_ptr) args.push_back(&a);
+    SplitLaunch split = st.split[kernel_index];
+    CUdeviceptr split_ws = st.split_workspace[kernel_index].ptr();
+    if (split.blocks > 0) args.insert(args.end(), {&split_ws, &split.parts, &split.span});
     args.push_back(&n);
     Dim3 block{unsigned(k.block_threads)};
     const int64_t per_block = int64_t(k.block_threads) * k.elements_per_thread;
-    int64_t blocks = k.per_row ? n : (n + per_block - 1) / per_block;
+    int64_t blocks = split.blocks > 0 ? split.blocks : k.per_row ? n : (n + per_block - 1) / per_block;
     Dim3 grid{unsigned(std::min<int64_t>(std::max<int64_t>(blocks, 1), int64_t(1) << 20))};
     if (Status rc = codegen::cuda::launch(fn, grid, block, 0, args.data(), stream); !rc.ok())
       return Status::error("kernel " + k.name + ": " + rc.message());

@@ -32,6 +32,7 @@ struct CudaCompileOptions {
   // "" takes KILN_INJECT_BUG from the environment; "none" ignores it.
   std::string inject_bug;
   int row_elements_per_thread = 32;  // codegen::cuda::LaunchChoice
+  bool split_reductions = true;      // codegen::cuda::LaunchChoice
   // TF32 for float32 products (about 1e-3 relative): off unless asked, so
   // that a graph computes what the CPU does. Programs get PyTorch's defaults
   // through torch.backends: convolutions on (cudnn.allow_tf32), matmuls off

@@ -24,6 +24,7 @@
 #include "core/graph/printer.h"
 #include "core/tensor/tensor_repr.h"
 #include "random_graph.h"
+#include "random_split_graph.h"
 
 namespace kiln::test {
 
@@ -80,11 +81,16 @@ inline std::string fuzz_stage_text(const std::vector<runtime::CodegenStage>& sta
   return "(no stage " + name + ")";
 }
 
+// The graph families: "random" (random_graph.h), "split" (few long rows, random_split_graph.h).
+inline bool fuzz_family_known(const std::string& family) { return family == "random" || family == "split"; }
+
 // `backend`: "kiln" (the CPU code generator) or "kiln-cuda" (the GPU one; needs a GPU).
-inline FuzzResult fuzz_one(uint32_t seed, const std::string& backend = "kiln", const std::string& inject_bug = "none") {
+inline FuzzResult fuzz_one(uint32_t seed, const std::string& backend = "kiln", const std::string& inject_bug = "none",
+                           const std::string& family = "random") {
   FuzzResult r;
   std::vector<Tensor> inputs;
-  Graph g = CodegenGraphGenerator(seed).build(&inputs);
+  Graph g = family == "split" ? SplitReductionGraphGenerator(seed).build(&inputs)
+                              : CodegenGraphGenerator(seed).build(&inputs);
   r.nodes = g.size();
   std::vector<Value> in(inputs.begin(), inputs.end());
   auto eager = pipeline::run_aten_graph(g, in);
@@ -95,7 +101,8 @@ inline FuzzResult fuzz_one(uint32_t seed, const std::string& backend = "kiln", c
   }
   std::vector<Tensor> want;
   for (const Value& v : *eager) want.push_back(v.to_tensor());
-  std::string header = "seed " + std::to_string(seed) + "\n" + print_graph_module(g);
+  std::string header = "seed " + std::to_string(seed) + (family == "random" ? "" : " (family " + family + ")") + "\n" +
+                       print_graph_module(g);
   // Small inputs are printed whole: a mismatch often hangs on one value.
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].numel() <= 64) header += "input " + std::to_string(i) + ": " + tensor_repr(inputs[i]) + "\n";

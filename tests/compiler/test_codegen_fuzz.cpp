@@ -75,6 +75,25 @@ class TestCodegenFuzz : public QObject {
         QVERIFY2(ops[op] >= 5, op);
   }
 
+  // The split family (few long rows, random_split_graph.h) through the CPU
+  // backend: its graphs are valid, eager takes them, and the comparison holds;
+  // tools/codegen_fuzz.cpp runs the same family on the GPU, where they split.
+  void split_family_matches_eager() {
+    const int graphs = env_int("KILN_FUZZ_SPLIT_GRAPHS", 40);
+    std::map<std::string, int> reductions;
+    for (int k = 0; k < graphs; ++k) {
+      const uint32_t seed = 1 + uint32_t(k);
+      FuzzResult r = fuzz_one(seed, "kiln", "none", "split");
+      QVERIFY2(r.outcome == FuzzOutcome::Ok, r.report.c_str());
+      std::vector<Tensor> unused;
+      for (const Node& n : test::SplitReductionGraphGenerator(seed).build(&unused).nodes)
+        if (n.op == OpKind::CallFunction) ++reductions[n.target];
+    }
+    for (const char* op : {"aten::sum.dim_IntList", "aten::sum.default", "aten::mean.dim", "aten::amax.default",
+                           "aten::amin.default"})
+      QVERIFY2(reductions[op] >= 1, op);
+  }
+
   // The comparison catches a wrong result: the injected relu bug (relu(x) + 1)
   // in a generated graph that has a relu is reported as a mismatch.
   void an_injected_bug_is_caught() {

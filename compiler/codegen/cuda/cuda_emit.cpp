@@ -11,6 +11,7 @@
 #include "compiler/codegen/cpu/reuse_row_values.h"
 #include "compiler/codegen/cuda/cuda_gemm.h"
 #include "compiler/codegen/cuda/cuda_prelude.h"
+#include "compiler/codegen/cuda/cuda_split_reduce.h"
 #include "compiler/sched/sched_util.h"
 #include "core/util/status.h"
 
@@ -165,7 +166,17 @@ class Emitter {
     narrow_ = choose_narrow(plan, row_work);
     vector_ = k.per_row ? 1 : vector_width(plan);
     row_vec_ = k.per_row ? row_vector_width(plan) : 1;
-    row_iters_ = k.per_row ? register_row_iterations(plan, k.block_threads * row_vec_) : 0;
+    split_ = k.per_row && launch_.split_reductions &&
+             split_reduction_fits(plan, plan.outer_numel, row_work, int64_t(kSplitThreads) * kSplitIterations * row_vec_);
+    if (split_) {
+      // Unrolled passes over each part of the row, whatever its length.
+      k.block_threads = kSplitThreads;
+      row_iters_ = kSplitIterations;
+      k.split_step = int64_t(kSplitThreads) * kSplitIterations * row_vec_;
+      k.split_row = row_work;
+    } else {
+      row_iters_ = k.per_row ? register_row_iterations(plan, k.block_threads * row_vec_) : 0;
+    }
     if (row_iters_ == 0) row_vec_ = 1;
     block_ = k.block_threads;
     k.elements_per_thread = vector_;
@@ -174,17 +185,28 @@ class Emitter {
     os << "\n// group " << index << " (" << group.name << "): ";
     os << (k.per_row ? "a block per row of " + std::to_string(row_work) + " elements, " : "a thread per element, ")
        << plan.outer_numel << (k.per_row ? " rows" : " elements") << "\n";
+    if (split_)
+      os << "// split: a block per part of a row, whole passes of " << k.split_step
+         << " positions; the row's last block combines the parts (cuda_split_reduce.h)\n";
     for (const std::string& note : plan.notes) os << "// " << note << "\n";
     if (vector_ > 1) os << "// " << vector_ << " consecutive elements per thread, with vector loads and stores\n";
     if (row_iters_ > 0)
       os << "// each thread walks its " << row_iters_ * row_vec_ << " positions of the row in unrolled loops"
          << (row_vec_ > 1 ? ", " + std::to_string(row_vec_) + " consecutive ones at a time with vector loads" : "")
          << "; what a later kernel reloads stays in registers\n";
-    os << "extern \"C\" __global__ void __launch_bounds__(" << k.block_threads << ") " << k.name << "(";
+    os << "extern \"C\" __global__ void __launch_bounds__(" << k.block_threads
+       << (split_ ? ", " + std::to_string(kSplitBlocksPerSm) : "") << ") " << k.name << "(";
     for (const std::string& b : k.buffers) os << mtype(p_.buffer(b).dtype) << "* __restrict__ " << identifier(b) << ", ";
+    if (split_) os << "u64* __restrict__ kiln_split_ws, i64 kiln_parts, i64 kiln_span, ";
     os << "i64 n) {\n";
     os << "  using ix = " << (narrow_ ? "int" : "i64") << ";\n";
-    if (k.per_row) {
+    if (split_) {
+      os << "  __shared__ u64 kiln_scratch[64];\n  __shared__ bool kiln_last;\n";
+      os << "  for (i64 w = blockIdx.x; w < n * kiln_parts; w += gridDim.x) {\n";
+      os << "    const ix o = (ix)(w / kiln_parts);\n    const ix kiln_part = (ix)(w % kiln_parts);\n";
+      emit_row_body(plan);
+      os << "  }\n";
+    } else if (k.per_row) {
       os << "  __shared__ u64 kiln_scratch[64];\n";
       os << "  for (ix o = blockIdx.x; o < n; o += gridDim.x) {\n";
       emit_row_body(plan);
@@ -471,9 +493,11 @@ class Emitter {
   void vector_row_loop(int64_t total, int64_t var, const std::function<void()>& body) {
     std::ostream& os = *out_;
     const int64_t step = int64_t(block_) * row_vec_;
+    open_split_pass(total);
     os << "      #pragma unroll\n      for (int it = 0; it < " << row_iters_ << "; ++it) {\n";
-    os << "        const ix rv = (threadIdx.x + it * " << block_ << ") * " << row_vec_ << ";\n";
-    os << (total != int64_t(row_iters_) * step ? "        if (rv < " + lit(total) + ") {\n" : "        {\n");
+    os << "        const ix rv = " << (split_ ? "kiln_pass + " : "") << "(threadIdx.x + it * " << block_ << ") * "
+       << row_vec_ << ";\n";
+    os << (needs_guard(total, step) ? "        if (rv < " + lit(total) + ") {\n" : "        {\n");
     std::ostringstream inner;
     out_ = &inner;
     row_var_ = var;
@@ -497,6 +521,7 @@ class Emitter {
       at_first("kiln_vstore<" + std::to_string(row_vec_) + ">(&" + address + ", &" + array + "[it * " +
                std::to_string(row_vec_) + "]);");
     os << "        }\n      }\n";
+    close_split_pass();
     row_var_ = -1;
   }
 
@@ -542,9 +567,10 @@ class Emitter {
       vector_row_loop(total, first_var, body);
       return;
     } else if (per_row && row_iters_ > 0) {
+      open_split_pass(total);
       os << "      #pragma unroll\n      for (int it = 0; it < " << row_iters_ << "; ++it) {\n";
-      os << "        const ix r = threadIdx.x + it * " << block_ << ";\n";
-      if (total != int64_t(row_iters_) * block_) os << "        if (r < " << lit(total) << ") {\n";
+      os << "        const ix r = " << (split_ ? "kiln_pass + " : "") << "threadIdx.x + it * " << block_ << ";\n";
+      if (needs_guard(total, block_)) os << "        if (r < " << lit(total) << ") {\n";
       else os << "        {\n";
       in_row_loop_ = true;
     } else if (per_row) {
@@ -565,7 +591,26 @@ class Emitter {
     body();
     if (in_row_loop_) os << "        }\n";
     os << "      }\n";
+    if (in_row_loop_) close_split_pass();
     in_row_loop_ = false;
+  }
+
+  // A split kernel's passes over its part of the row (kiln_pass: the first
+  // position of the pass); nothing otherwise.
+  void open_split_pass(int64_t total) {
+    if (!split_) return;
+    *out_ << "      const ix kiln_end = (ix)min((i64)(kiln_part + 1) * kiln_span, (i64)" << total << "LL);\n";
+    *out_ << "      for (ix kiln_pass = (ix)(kiln_part * kiln_span); kiln_pass < kiln_end; kiln_pass += "
+          << block_ * row_iters_ * row_vec_ << ") {\n";
+  }
+  void close_split_pass() {
+    if (split_) *out_ << "      }\n";
+  }
+  // Whether the register-row loop checks its position against the row's end:
+  // the last pass of a split row may be short.
+  bool needs_guard(int64_t total, int64_t per_pass) const {
+    const int64_t covered = int64_t(row_iters_) * per_pass;
+    return split_ ? total % covered != 0 : total != covered;
   }
 
   void pointwise(const KernelLoops& kl, bool per_row) {
@@ -632,6 +677,7 @@ class Emitter {
         os << "      kiln_block_argmax(acc, acc_i, (" << acc_t << "*)kiln_scratch, (i64*)(kiln_scratch + 32));\n";
       else
         os << "      acc = kiln_block_reduce(acc, " << combine << "(), (" << acc_t << "*)kiln_scratch);\n";
+      if (split_) os << split_combine_code(acc_t, combine, init);
     }
     // Every thread holds the combined value: store() keeps it in a register
     // for later kernels of the row and lets thread 0 write it to memory.
@@ -935,6 +981,7 @@ class Emitter {
   int vector_ = 1;       // elements per thread of a pointwise group
   int row_iters_ = 0;    // register-row mode: iterations per thread
   int row_vec_ = 1;      // register-row mode: consecutive positions per iteration
+  bool split_ = false;   // a split reduction (cuda_split_reduce.h): a block per part of a row
   int64_t row_var_ = -1;  // vector_row_loop: the position's loop variable
   std::vector<std::pair<std::string, std::string>> vector_loads_, vector_stores_;  // cache array, address at rv
   int block_ = 256;

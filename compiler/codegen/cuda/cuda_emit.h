@@ -31,6 +31,9 @@ struct CudaKernel {
   bool per_row = false;              // a block per outer point (reduction groups)
   int block_threads = 256;
   int elements_per_thread = 1;  // pointwise groups: consecutive elements a thread moves with vector loads
+  // A split reduction (cuda_split_reduce.h): a block per part of a row; 0 when a block takes a whole row.
+  int64_t split_row = 0;   // positions per row
+  int64_t split_step = 0;  // positions a block takes per pass; a part is whole passes
 };
 
 struct CudaSource {
@@ -53,6 +56,8 @@ struct LaunchChoice {
   // Reduction groups: a block has enough threads that each walks about this
   // many positions of the row (fewer threads per row: more rows per SM).
   int row_elements_per_thread = 32;
+  // Few long rows are split over many blocks (cuda_split_reduce.h).
+  bool split_reductions = true;
 };
 
 // Throws kiln::Error for what it cannot generate (symbolic sizes).
