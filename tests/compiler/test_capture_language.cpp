@@ -294,6 +294,85 @@ for fn in [breaks, dtypes]:
     }
   }
 
+  // A print in torch._dynamo.config.reorderable_logging_functions does not
+  // break the graph (PyTorch 2.11 explains the troubleshooting guide's as 1
+  // graph, 0 breaks, 2 ops): it runs after the graph, once per call, on the
+  // traced call and on cache hits, with the tensors the graph computed; a
+  // region traced again on every call prints once per call too. With keyword
+  // arguments, or before print is added to the set, it breaks the graph; a
+  // print in an inlined call that breaks later runs with that call, eagerly.
+  void reorderable_print_runs_after_the_graph() {
+    const char* program = R"PY(import torch
+
+keep = []
+
+def f(x):
+    x = x + 1
+    print("log", x)
+    y = torch.sin(x)
+    print("after", 3)
+    return y
+
+def g(x):
+    y = x * 2
+    print("g sees", y)
+    keep.append(y)
+    return y + 1
+
+def kw(x):
+    x = x + 1
+    print("kw", end="!\n")
+    return torch.sin(x)
+
+def inner(x):
+    print("inner", x)
+    torch._dynamo.graph_break()
+    return x * 3
+
+def outer(x):
+    x = x - 1
+    return inner(x) + 1
+
+torch._dynamo.config.reorderable_logging_functions.add(print)
+for fn in [f, g, kw, outer]:
+    cf = torch.compile(fn)
+    for i in range(3):
+        print("call", i)
+        print("got", cf(torch.ones(2) * (i + 1)))
+)PY";
+    kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
+    QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
+    QVERIFY(eager.out.find("call 2\nlog tensor([4., 4.])\nafter 3\ngot tensor([-0.7568, -0.7568])\n") != std::string::npos);
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend);
+      QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
+    }
+    const char* explained = R"PY(import torch
+
+def f(x):
+    x = x + 1
+    print("log", x)
+    return torch.sin(x)
+
+def kw(x):
+    x = x + 1
+    print("kw", end="!\n")
+    return torch.sin(x)
+
+for add in [False, True]:
+    if add:
+        torch._dynamo.config.reorderable_logging_functions.add(print)
+    for fn in [f, kw]:
+        e = torch._dynamo.explain(fn)(torch.ones(2))
+        print(fn.__name__, e.graph_count, e.graph_break_count, e.op_count)
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(explained, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("log tensor([2., 2.])\nf 2 1 2\nkw!\nkw 2 1 2\n"
+                                                    "log tensor([2., 2.])\nf 1 0 2\nkw!\nkw 2 1 2\n"));
+  }
+
   // disable(recursive=False) skips only the function's own frame: the
   // function it calls is compiled again (a graph of its own), as Dynamo does;
   // a recursive disable compiles nothing below it. PyTorch 2.11's explain of
