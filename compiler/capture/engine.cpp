@@ -157,6 +157,11 @@ bool run_entry(py::VM& vm, py::Frame& frame, const RegionResult& r, const Region
   }
   std::vector<Value> outputs = runner ? runner(r, inputs) : run_graph(vm, r, inputs);
   vm.grad_enabled = r.grad_enabled_after;
+  for (const DeferredCall& d : r.deferred_calls) {
+    py::ValueVec args;
+    for (const StateTemplate& t : d.args) args.push_back(eval_template(vm, t, frame, outputs));
+    vm.call(d.fn, std::move(args));
+  }
   py::ValueVec stack, locals;
   for (const StateTemplate& t : r.stack_after) stack.push_back(eval_template(vm, t, frame, outputs));
   for (const StateTemplate& t : r.locals_after) locals.push_back(eval_template(vm, t, frame, outputs));
@@ -578,6 +583,7 @@ void install_capture(py::VM& vm, CaptureOptions options) {
     vm.extensions[name] = std::make_shared<py::BuiltinFn>(std::move(fn));
   };
   hook("torch.compile", torch_compile);
+  hook("torch.cond.traced", traced_cond);
   install_eager_trace(vm);
   hook("torch._dynamo.reset", [](py::VM& vm, const py::CallArgs&) {
     State& st = state_of(vm);

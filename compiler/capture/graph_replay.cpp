@@ -122,6 +122,15 @@ std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::
       }
       case GraphStep::Kind::Operator: r = run_operator(vm, s.name, args); break;
       case GraphStep::Kind::Aten: r = run_aten(s.name, args, kwargs); break;
+      case GraphStep::Kind::Attr: break;  // a subgraph's name: the Cond step holds the subgraph itself
+      case GraphStep::Kind::Cond: {
+        // Only the branch the predicate picks runs, as torch.cond runs eagerly.
+        const RegionResult& branch = *s.branches.at(vm.truth(args.at(0)) ? 0 : 1);
+        py::ValueVec operands = result_items(args.at(3));
+        std::vector<Value> outs = run_graph(vm, branch, std::vector<Value>(operands.begin(), operands.end()));
+        r = Value(py::make<py::Tuple>(py::ValueVec(outs.begin(), outs.end())));
+        break;
+      }
       case GraphStep::Kind::GetItem: {
         const Value& parent = args.at(0);
         r = result_items(parent).at(size_t(s.index));

@@ -25,6 +25,7 @@ struct FakeInfo : py::FakeTensorInfo {
   NodeId node = kNoNode;    // internal id (see RegionTracer::ids)
   NodeId parent = kNoNode;  // element `index` of a multi-output node, getitem made on first use
   int index = 0;
+  const void* owner = nullptr;  // the tracer whose ids these are (a cond branch has its own)
 };
 
 struct ShadowEntry {
@@ -126,6 +127,12 @@ class RegionTracer : public py::Tracer {
   Value inspect_sizes(py::VM& vm, const Value& v) override;
   [[noreturn]] void graph_break(py::VM&, py::BreakInfo info) override { throw py::GraphBreakSignal{std::move(info)}; }
   void note_mutation(py::VM&, const Value& obj) override {
+    // Dynamo allows no side effects in a cond branch: only one branch runs, so
+    // a change the trace made could not be replayed for the other.
+    if (is_subgraph_ && obj.is_obj() && obj.obj()->serial < epoch_)
+      throw py::PyError("torch._dynamo.exc.UncapturedHigherOrderOpError",
+                        "Cond doesn't work unless it is captured completely with torch.compile. A branch changes a " +
+                            py::type_name(obj) + " that existed before it" + branch_where());
     save_for_undo(obj);
     if (obj.is_obj() && obj.obj()->serial < epoch_ && out_.reusable) {
       out_.reusable = false;
@@ -139,6 +146,7 @@ class RegionTracer : public py::Tracer {
   // to) is put back first, or the program would see the change twice.
   void begin_root_step() {
     namer_mark_ = namer_.mark();
+    deferred_mark_ = deferred_.size();
     reads_mark_ = out_.global_reads.size();
     renames_.clear();
     undo_.clear();
@@ -159,6 +167,11 @@ class RegionTracer : public py::Tracer {
     undo_.clear();
     undo_seen_.clear();
   }
+
+  // ---- torch.cond (torch.ops.higher_order.cond) ----
+  // Traces both branches as subgraphs taking the operands, and records one
+  // cond node whose elements are the branch outputs.
+  Value trace_cond(const Value& pred, const Value& true_fn, const Value& false_fn, const py::ValueVec& operands);
 
   // ---- stepping ----
   bool step(TracedFrame& tf, Value& result);
@@ -238,6 +251,18 @@ class RegionTracer : public py::Tracer {
     GraphStep step;
     bool renamed = false;
   };
+  // One traced branch: its region (graph and steps) and its outputs' metadata.
+  struct Branch {
+    std::shared_ptr<RegionResult> region;
+    Value structure;                  // what the branch returned: a tensor, or a tuple/list of them
+    std::vector<py::TensorObj*> outs;  // the branch's output fakes, flattened
+  };
+  Branch trace_branch(const Value& fn, const char* which, const std::vector<NodeId>& operand_ids);
+  Graph build_subgraph(const std::vector<NodeId>& outs);
+  std::string branch_where() const;  // " (FILE:LINE)" of the innermost user frame, or ""
+  const Val& node_val(NodeId id) const { return id < -1 ? phs_[size_t(-id - 2)].node.meta.val : ops_[size_t(id)].node.meta.val; }
+  const std::string& node_name(NodeId id) const { return id < -1 ? phs_[size_t(-id - 2)].node.name : ops_[size_t(id)].node.name; }
+  bool defer_logging_call(TracedFrame& tf, const py::Instr& in);
 
   static NodeId ph_id(size_t p) { return -NodeId(p) - 2; }
   NodeId resolve(py::TensorObj* t);
@@ -320,6 +345,16 @@ class RegionTracer : public py::Tracer {
   };
   std::vector<PendingScalar> pending_scalars_;
   std::map<std::string, size_t> scalar_inputs_;  // source text -> placeholder
+  bool is_subgraph_ = false;  // traces a cond branch: its placeholders are the operands
+  int next_cond_ = 0;         // cond_true_N / cond_false_N
+  // Subgraphs installed by cond nodes, each with the op index of its get_attr node.
+  std::vector<std::pair<size_t, Subgraph>> subgraphs_;
+  struct Deferred {
+    Value fn;
+    py::ValueVec args;
+  };
+  std::vector<Deferred> deferred_;  // reorderable logging calls, run after the graph
+  size_t deferred_mark_ = 0;        // deferred calls before the root step in progress
 };
 
 namespace {
@@ -618,6 +653,7 @@ Ref<py::TensorObj> RegionTracer::make_fake(Tensor meta, NodeId node) {
   auto obj = py::make<py::TensorObj>(std::move(meta));
   auto info = std::make_shared<FakeInfo>();
   info->node = node;
+  info->owner = this;
   obj->fake = info;
   fakes_.push_back(obj);
   return obj;
@@ -626,6 +662,9 @@ Ref<py::TensorObj> RegionTracer::make_fake(Tensor meta, NodeId node) {
 NodeId RegionTracer::lift(py::TensorObj* t) {
   auto it = lifted_.find(t);
   if (it != lifted_.end()) return ph_id(it->second);
+  if (is_subgraph_)
+    py::throw_unsupported("torch.cond: a branch reads a tensor that is not among the operands" + branch_where() +
+                          "; Kiln does not lift a branch's free tensors into the cond node: pass it in `operands`");
   SourcePtr src = source_of(Value(t));
   if (!src) {
     py::BreakInfo info;
@@ -658,6 +697,8 @@ NodeId RegionTracer::lift(py::TensorObj* t) {
 NodeId RegionTracer::resolve(py::TensorObj* t) {
   auto* info = static_cast<FakeInfo*>(t->fake.get());
   if (!info) return lift(t);
+  // A branch reaching a tensor the enclosing graph computed, not handed in as an operand.
+  if (info->owner != this) return lift(t);
   if (info->node != kNoNode) return info->node;
   // First use of one element of a multi-output op: Dynamo's getitem node.
   OpNode op;
@@ -825,6 +866,17 @@ std::string RegionTracer::module_scope() const {
 }
 
 Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::function<Value(const py::CallArgs&)>& run_meta) {
+  if (is_subgraph_) {
+    // Only one branch runs: a write into an operand (or a view of one) in a
+    // branch would have to be undone for the other. Dynamo refuses input
+    // mutation under grad; Kiln refuses every in-place op in a branch.
+    const std::string& t = call.graph_target;
+    const bool in_place = (call.is_method && t.size() > 1 && t.back() == '_' && !t.starts_with("__")) ||
+                          t == "operator.setitem" || (t.starts_with("operator.i") && t != "operator.index" && t != "operator.invert");
+    if (in_place)
+      py::throw_unsupported("torch.cond: a branch writes into a tensor in place (" + t + ")" + branch_where() +
+                            "; Kiln traces only branches without in-place ops");
+  }
   OpNode op;
   op.node.op = call.is_method ? OpKind::CallMethod : OpKind::CallFunction;
   op.node.target = call.graph_target;
@@ -919,6 +971,7 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
     auto* t = result.as<py::TensorObj>();
     auto info = std::make_shared<FakeInfo>();
     info->node = id;
+    info->owner = this;
     t->fake = info;
     fakes_.push_back(Ref<py::TensorObj>(t));
   } else {
@@ -929,6 +982,7 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
       auto info = std::make_shared<FakeInfo>();
       info->parent = id;
       info->index = int(i);
+      info->owner = this;
       t->fake = info;
       fakes_.push_back(Ref<py::TensorObj>(t));
     }
@@ -1011,6 +1065,9 @@ void RegionTracer::truncate(size_t nops, size_t nphs) {
   // free again: Dynamo's restarted trace never makes them.
   namer_.rollback(namer_mark_);
   if (out_.global_reads.size() > reads_mark_) out_.global_reads.resize(reads_mark_);
+  // A logging call inside the undone step runs again, eagerly, with the rest of it.
+  if (deferred_.size() > deferred_mark_) deferred_.resize(deferred_mark_);
+  while (!subgraphs_.empty() && subgraphs_.back().first >= nops) subgraphs_.pop_back();
   while (ops_.size() > nops) ops_.pop_back();
   for (auto it = renames_.rbegin(); it != renames_.rend(); ++it)
     if (it->first < ops_.size()) {
@@ -1036,6 +1093,245 @@ void RegionTracer::rename_on_store(TracedFrame& tf, const Value& v, const std::s
   op.renamed = true;
   renames_.emplace_back(size_t(info->node), op.node.name);
   op.node.name = namer_.rename(op.node.name, name);
+}
+
+// ---- torch.cond ----
+
+std::string RegionTracer::branch_where() const {
+  std::vector<StackFrame> frames = user_frames();
+  if (frames.empty()) return {};
+  return " (" + frames.back().file + ":" + std::to_string(frames.back().line) + ")";
+}
+
+RegionTracer::Branch RegionTracer::trace_branch(const Value& fn, const char* which, const std::vector<NodeId>& operand_ids) {
+  Branch b;
+  b.region = std::make_shared<RegionResult>();
+  RegionTracer sub(vm_, settings_, *b.region);
+  sub.is_subgraph_ = true;
+  sub.frames_ = frames_;  // where the cond was called: errors and node stacks name the user's line
+  // The branch's placeholders take the operands' names: the namespace knows
+  // them already, so the placeholders are l_x__1, as Dynamo's subgraphs name them.
+  for (NodeId id : operand_ids) sub.namer_.create_name(node_name(id));
+  py::ValueVec fakes;
+  for (size_t i = 0; i < operand_ids.size(); ++i) {
+    Placeholder p;
+    p.node.op = OpKind::Placeholder;
+    p.node.target = node_name(operand_ids[i]);
+    p.node.name = sub.namer_.create_name(p.node.target);
+    p.node.meta.val = node_val(operand_ids[i]);
+    const py::TensorObj* outer = operand_ids[i] < -1 ? phs_[size_t(-operand_ids[i] - 2)].fake.get() : nullptr;
+    for (const auto& f : fakes_)
+      if (auto* info = static_cast<FakeInfo*>(f->fake.get()); !outer && info && info->node == operand_ids[i]) outer = f.get();
+    KILN_CHECK(outer, "cond operand ", node_name(operand_ids[i]), " has no fake tensor");
+    p.fake = sub.make_fake(Tensor::meta_strided(outer->t.sizes(), outer->t.strides(), outer->t.dtype()), ph_id(i));
+    p.fake->requires_grad = outer->requires_grad;
+    p.fake->device = outer->device;
+    fakes.push_back(Value(p.fake));
+    sub.phs_.push_back(std::move(p));
+  }
+  struct Restore {
+    py::VM& vm;
+    py::Tracer* saved;
+    RegionTracer* saved_active;
+    ~Restore() {
+      vm.tracer = saved;
+      active_tracer = saved_active;
+    }
+  } restore{vm_, vm_.tracer, active_tracer};
+  vm_.tracer = &sub;
+  active_tracer = &sub;
+  try {
+    b.structure = vm_.call(fn, fakes);
+  } catch (py::GraphBreakSignal& s) {
+    // Dynamo's cond has no fallback to eager: a break in a branch is an error.
+    const std::vector<StackFrame>& at = sub.break_stack_;
+    std::string where = at.empty() ? std::string() : " (" + at.back().file + ":" + std::to_string(at.back().line) + ")";
+    throw py::PyError("torch._dynamo.exc.UncapturedHigherOrderOpError",
+                      std::string("Cond doesn't work unless it is captured completely with torch.compile. ") + which +
+                          " breaks the graph" + where + ": " + s.info.reason);
+  }
+  const bool single = b.structure.is(ObjKind::Tensor);
+  const py::ValueVec items = single ? py::ValueVec{b.structure} : result_items(b.structure);
+  if (items.empty() || (!single && !b.structure.is(ObjKind::Tuple) && !b.structure.is(ObjKind::List)))
+    throw py::PyError("torch._dynamo.exc.UncapturedHigherOrderOpError",
+                      std::string("Cond doesn't work unless it is captured completely with torch.compile. Expected ") + which +
+                          " to return a tensor or a tuple of tensors, got " + py::type_name(b.structure) + branch_where());
+  std::vector<NodeId> out_ids;
+  for (const Value& v : items) {
+    if (!v.is(ObjKind::Tensor))
+      py::throw_unsupported(std::string("torch.cond: ") + which + " returns a " + py::type_name(v) + branch_where() +
+                            "; Kiln traces branches that return tensors only");
+    b.outs.push_back(v.as<py::TensorObj>());
+    out_ids.push_back(sub.resolve(v.as<py::TensorObj>()));
+  }
+  b.region->graph = sub.build_subgraph(out_ids);
+  // Guards the branch took (a global it read) hold for the enclosing region too.
+  for (Guard& g : b.region->guards) add_guard(g, false);
+  for (GlobalRead& r : b.region->global_reads) {
+    r.inputs_before = phs_.size();
+    if (std::none_of(out_.global_reads.begin(), out_.global_reads.end(), [&](const GlobalRead& x) { return x.name == r.name; }))
+      out_.global_reads.push_back(r);
+  }
+  b.region->guards.clear();
+  return b;
+}
+
+// The branch's graph: its placeholders (the operands), its ops, its outputs
+// flattened. Unlike finalize() nothing runs: only the chosen branch runs, later.
+Graph RegionTracer::build_subgraph(const std::vector<NodeId>& outs) {
+  const NodeId nph = NodeId(phs_.size());
+  auto remap = [&](NodeId id) { return id < -1 ? NodeId(-id - 2) : id + nph; };
+  std::function<void(Arg&)> remap_arg = [&](Arg& a) {
+    if (a.kind == Arg::Kind::Node) a.i = remap(NodeId(a.i));
+    for (Arg& x : a.items) remap_arg(x);
+  };
+  std::function<void(ArgTemplate&)> remap_tmpl = [&](ArgTemplate& a) {
+    if (a.kind == ArgTemplate::Kind::Node) a.node = remap(a.node);
+    for (ArgTemplate& x : a.items) remap_tmpl(x);
+  };
+  Graph g;
+  for (const Placeholder& p : phs_) g.add(p.node);
+  for (OpNode& op : ops_) {
+    for (Arg& a : op.node.args) remap_arg(a);
+    for (auto& kv : op.node.kwargs) remap_arg(kv.second);
+    for (ArgTemplate& a : op.step.args) remap_tmpl(a);
+    for (auto& kv : op.step.kwargs) remap_tmpl(kv.second);
+    op.step.node = remap(op.step.node);
+    g.add(op.node);
+    out_.steps.push_back(op.step);
+  }
+  for (auto& entry : subgraphs_) g.subgraphs.push_back(std::move(entry.second));
+  std::vector<Arg> out_args;
+  for (NodeId id : outs) out_args.push_back(Arg::node(remap(id)));
+  Node out_node;
+  out_node.op = OpKind::Output;
+  out_node.name = "output";
+  out_node.target = "output";
+  out_node.args = {Arg::tuple(std::move(out_args))};
+  g.add(std::move(out_node));
+  out_.op_count = int(ops_.size());
+  for (auto& f : fakes_) f->fake.reset();
+  return g;
+}
+
+Value RegionTracer::trace_cond(const Value& pred, const Value& true_fn, const Value& false_fn, const py::ValueVec& operands) {
+  OpNode op;
+  op.node.op = OpKind::CallFunction;
+  op.node.target = "higher_order::cond";
+  Arg pred_arg;
+  ArgTemplate pred_tmpl;
+  to_arg(pred, pred_arg, pred_tmpl);
+  std::vector<NodeId> operand_ids;
+  std::vector<Arg> operand_args;
+  ArgTemplate operand_tmpl;
+  operand_tmpl.kind = ArgTemplate::Kind::Tuple;
+  operand_tmpl.value = py::tuple_value({});
+  for (const Value& o : operands) {
+    Arg a;
+    ArgTemplate t;
+    to_arg(o, a, t);
+    operand_ids.push_back(a.node_id());
+    operand_args.push_back(std::move(a));
+    operand_tmpl.items.push_back(std::move(t));
+  }
+  Branch yes = trace_branch(true_fn, "true_fn", operand_ids);
+  Branch no = trace_branch(false_fn, "false_fn", operand_ids);
+  // Both branches must give outputs of one structure and metadata: the graph
+  // after the cond is traced once, for either.
+  auto fail = [&](const std::string& what) {
+    throw py::PyError("torch._dynamo.exc.UncapturedHigherOrderOpError",
+                      "Cond doesn't work unless it is captured completely with torch.compile. " + what + branch_where());
+  };
+  if (yes.outs.size() != no.outs.size() || yes.structure.is(ObjKind::Tensor) != no.structure.is(ObjKind::Tensor))
+    fail("Expected branches to return the same pytree structure.");
+  for (size_t i = 0; i < yes.outs.size(); ++i) {
+    const Tensor& a = yes.outs[i]->t;
+    const Tensor& b = no.outs[i]->t;
+    if (a.dtype() != b.dtype() || yes.outs[i]->device != no.outs[i]->device)
+      fail("Expected each tensor to have same metadata but got: output " + std::to_string(i) + " is " +
+           std::string(dtype_name(a.dtype())) + " in true_fn and " + std::string(dtype_name(b.dtype())) + " in false_fn.");
+    if (a.sizes() != b.sizes() || a.strides() != b.strides())
+      py::throw_unsupported("torch.cond: output " + std::to_string(i) + " of the branches differs in size or stride" +
+                            branch_where() + "; Kiln traces only branches whose outputs have the same sizes and strides");
+  }
+  const int n = next_cond_++;
+  const std::string names[2] = {"cond_true_" + std::to_string(n), "cond_false_" + std::to_string(n)};
+  NodeId attr_ids[2];
+  for (int k = 0; k < 2; ++k) {
+    OpNode attr;
+    attr.node.op = OpKind::GetAttr;
+    attr.node.name = namer_.create_name(names[k]);
+    attr.node.target = names[k];
+    attr.node.meta.stack = user_stack();
+    attr.node.meta.scope = module_scope();
+    attr.step.kind = GraphStep::Kind::Attr;
+    attr.step.grad_enabled = vm_.grad_enabled;
+    attr_ids[k] = NodeId(ops_.size());
+    attr.step.node = attr_ids[k];
+    subgraphs_.push_back({ops_.size(), Subgraph{names[k], (k == 0 ? yes : no).region->graph}});
+    ops_.push_back(std::move(attr));
+  }
+  op.node.args = {pred_arg, Arg::node(attr_ids[0]), Arg::node(attr_ids[1]), Arg::tuple(std::move(operand_args))};
+  op.step.kind = GraphStep::Kind::Cond;
+  op.step.args = {pred_tmpl, ArgTemplate{}, ArgTemplate{}, operand_tmpl};
+  op.step.branches = {yes.region, no.region};
+  op.step.grad_enabled = vm_.grad_enabled;
+  op.node.name = namer_.create_name("cond");
+  std::vector<Val> vals;
+  py::ValueVec results;
+  const NodeId id = NodeId(ops_.size());
+  for (size_t i = 0; i < yes.outs.size(); ++i) {
+    const py::TensorObj* like = yes.outs[i];
+    auto obj = py::make<py::TensorObj>(Tensor::meta_strided(like->t.sizes(), like->t.strides(), like->t.dtype()));
+    obj->requires_grad = like->requires_grad || no.outs[i]->requires_grad;
+    obj->device = like->device;
+    auto info = std::make_shared<FakeInfo>();
+    info->parent = id;
+    info->index = int(i);
+    info->owner = this;
+    obj->fake = info;
+    fakes_.push_back(obj);
+    vals.push_back(val_of(Value(obj)));
+    results.push_back(Value(obj));
+  }
+  op.node.meta.val = Val::tuple(std::move(vals));
+  op.node.meta.stack = user_stack();
+  op.node.meta.scope = module_scope();
+  op.step.node = id;
+  ops_.push_back(std::move(op));
+  // Dynamo unflattens the output at once: one getitem per element, right after the cond.
+  for (const Value& r : results) resolve(r.as<py::TensorObj>());
+  if (yes.structure.is(ObjKind::Tensor)) return results[0];
+  if (yes.structure.is(ObjKind::List)) return py::list_value(std::move(results));
+  return py::tuple_value(std::move(results));
+}
+
+// A call of a function in torch._dynamo.config.reorderable_logging_functions
+// whose arguments are tensors or constants (Dynamo's DebuggingVariable, without
+// keyword arguments): instead of breaking the graph it is kept, to run after
+// the graph. The frame goes on as if it had returned None.
+bool RegionTracer::defer_logging_call(TracedFrame& tf, const py::Instr& in) {
+  py::Frame& f = *tf.frame;
+  const size_t argc = size_t(in.arg), n = f.stack.size();
+  if (n < argc + 1 || tf.stack.size() != n) return false;
+  const Value& fn = f.stack[n - argc - 1];
+  if (!fn.is(ObjKind::Function) && !(fn.is(ObjKind::Builtin) && !fn.as<py::Builtin>()->has_self)) return false;
+  py::Ref<py::Module> config = vm_.module("torch._dynamo.config");
+  const Value* set = config ? config->dict->find_str("reorderable_logging_functions") : nullptr;
+  // The set is Python code over a dict (core/python/sets.cpp): its dict is read
+  // directly, as running __contains__ here would be traced as part of the region.
+  const Value* items = set && set->is(ObjKind::Instance) ? set->as<py::Instance>()->dict->find_str("_d") : nullptr;
+  if (!items || !items->is(ObjKind::Dict) || !items->as<py::Dict>()->find(fn)) return false;
+  py::ValueVec args(f.stack.end() - std::ptrdiff_t(argc), f.stack.end());
+  for (const Value& a : args)
+    if (!a.is(ObjKind::Tensor) && !is_scalar_constant(a)) return false;
+  deferred_.push_back({fn, std::move(args)});
+  f.stack.resize(n - argc - 1);
+  f.stack.push_back(Value());
+  tf.stack.resize(n - argc - 1);
+  tf.stack.push_back(ShadowEntry{});
+  ++f.pc;
+  return true;
 }
 
 // ---- stepping ----
@@ -1108,6 +1404,10 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
   SourcePtr get_result_source;  // dict.get(k) of a present key: the value's source is d[k]
   consume_dicts(tf, in, get_result_source);
   if (!get_result_source) get_result_source = getattr_source(tf, in);
+  if (in.op == Op::Call && !is_subgraph_ && defer_logging_call(tf, in)) {
+    pending_scalars_.clear();
+    return false;
+  }
   bool done = vm_.step(f, result);
   pending_scalars_.clear();
   if (done) return true;
@@ -1336,6 +1636,9 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   }
   for (const Value& v : frame.stack) walk(v, 0);
   for (const Value& v : frame.locals) walk(v, 0);
+  // Tensors a deferred print reads are graph outputs, as Dynamo reconstructs them after the graph.
+  for (const Deferred& d : deferred_)
+    for (const Value& v : d.args) walk(v, 0);
   for (auto& f : fakes_) {
     if (!f->fake || seen.count(f.get())) continue;
     bool is_placeholder = static_cast<FakeInfo*>(f->fake.get())->node < -1;
@@ -1388,6 +1691,7 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
     g.add(op.node);
     out_.steps.push_back(op.step);
   }
+  for (auto& entry : subgraphs_) g.subgraphs.push_back(std::move(entry.second));
   out_.op_count = int(ops_in_region);
   std::vector<Arg> outs;
   for (NodeId id : output_ids) outs.push_back(Arg::node(remap(id)));
@@ -1417,6 +1721,14 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
     outputs[i]->fake.reset();
   }
   for (auto& f : fakes_) f->fake.reset();  // dead ones too, so nothing fake outlives the region
+  // The deferred logging calls, after the graph, with the values it computed.
+  for (const Deferred& d : deferred_) {
+    DeferredCall call;
+    call.fn = d.fn;
+    for (const Value& v : d.args) call.args.push_back(make_template(v, nullptr, outputs));
+    out_.deferred_calls.push_back(std::move(call));
+  }
+  for (const Deferred& d : deferred_) vm_.call(d.fn, d.args);
 
   if (out_.reusable && returned) {
     // The frame is done: only the return value needs rebuilding on a cache hit.
@@ -1533,6 +1845,16 @@ bool RegionResult::changes_grad_mode() const {
       for (const GraphStep& s : steps)
         if (s.grad_enabled != g.grad_mode) return true;
   return false;
+}
+
+Value traced_cond(py::VM& vm, const py::CallArgs& a) {
+  if (!active_tracer || vm.tracer != active_tracer) {
+    py::BreakInfo info;
+    info.reason = "Unsupported call: torch.cond";
+    info.explanation = "  Explanation: torch.cond is traced only by torch.compile's capture.\n";
+    vm.tracer->graph_break(vm, info);
+  }
+  return active_tracer->trace_cond(a[0], a[1], a[2], result_items(a[3]));
 }
 
 bool inline_traced_call(py::VM& vm, py::Frame& frame, Value& result) {

@@ -28,19 +28,26 @@ struct ArgTemplate {
   std::vector<ArgTemplate> items;  // Dict: key, value, key, value
 };
 
+struct RegionResult;
+
 // How to run one call_function / call_method node again with real values.
 struct GraphStep {
   NodeId node = kNoNode;
   // Aten: an ATen op called directly (torch.ops.aten.round(x) in a graph read
   // from a file); name is the op, "aten::round.default", or an overload packet
   // "aten::round" whose overload the arguments pick.
-  enum class Kind { Call, Method, Operator, GetItem, Aten } kind = Kind::Call;
+  // Cond: torch.ops.higher_order.cond; args are the predicate, two unused
+  // slots (the branches' get_attr nodes) and the operand tuple; `branches`
+  // holds the true and the false branch, each run as a region of its own.
+  // Attr: a get_attr node naming a subgraph; it stands for no runtime value.
+  enum class Kind { Call, Method, Operator, GetItem, Aten, Cond, Attr } kind = Kind::Call;
   const torchapi::Callable* callable = nullptr;  // Call: the torch function
   std::string name;         // Method: the method; Operator: "operator.add", ...; Aten: the op
   std::vector<ArgTemplate> args;
   std::vector<std::pair<std::string, ArgTemplate>> kwargs;
   int index = 0;            // GetItem
   bool grad_enabled = true;  // the grad mode it ran under (a no_grad block inside the region)
+  std::vector<std::shared_ptr<const RegionResult>> branches;  // Cond: true, false
 };
 
 // How a value of the frame's state after the region is rebuilt on a cache hit.
@@ -68,6 +75,14 @@ struct GlobalRead {
   size_t inputs_before = 0;  // graph inputs lifted before the read: its place among the input guards
 };
 
+// A call of a function in torch._dynamo.config.reorderable_logging_functions
+// (print) that the trace did not run: it runs after the graph, with the values
+// its arguments have then, on the traced call and on every cache hit.
+struct DeferredCall {
+  py::Value fn;
+  std::vector<StateTemplate> args;  // rebuilt on a cache hit
+};
+
 struct RegionResult {
   Graph graph;                          // placeholders, ops, output
   std::vector<GraphStep> steps;         // one per op node, in order
@@ -85,6 +100,7 @@ struct RegionResult {
   // Set when reusable: how to rebuild the frame after the region.
   std::vector<StateTemplate> stack_after, locals_after;
   StateTemplate return_value;
+  std::vector<DeferredCall> deferred_calls;  // in call order
   int op_count = 0;          // call_function + call_method nodes
   // Grad mode when the region ends (a region may enter or leave a no_grad
   // block): a cache hit sets it, as the traced run did.
@@ -112,6 +128,11 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
 // While a region is traced, the engine's frame hook hands calls of Python
 // functions here to be inlined; false when no trace is running.
 bool inline_traced_call(py::VM& vm, py::Frame& frame, py::Value& result);
+
+// torch.cond(pred, true_fn, false_fn, operands) with a tensor predicate, called
+// while a region is traced (the "torch.cond.traced" hook): one
+// torch.ops.higher_order.cond node with both branches as subgraphs.
+py::Value traced_cond(py::VM& vm, const py::CallArgs& args);
 
 // The elements of a torch op's multi-output result: a tuple, a list, or a
 // torch.return_types named tuple.

@@ -25,6 +25,8 @@ std::string target_repr(const Node& n) {
   if (n.op != OpKind::CallFunction) return n.target;
   // The operator module's functions are builtins named after their attribute.
   if (n.target.starts_with("operator.")) return "<built-in function " + n.target.substr(9) + ">";
+  // A HigherOrderOperator's str() is its name: torch.ops.higher_order.cond is "cond".
+  if (n.target.starts_with("higher_order::")) return n.target.substr(14);
   auto it = reprs_by_target().find(n.target);
   if (it != reprs_by_target().end()) return it->second;
   // A Python builtin (getattr, isinstance) is recorded under its bare name.

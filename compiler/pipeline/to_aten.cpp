@@ -210,6 +210,16 @@ Status functionalize_lowered(Graph& g) {
 }  // namespace
 
 Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region) {
+  // Recording one run would keep only the branch its predicate took, and the
+  // graph would compute that branch on every later call.
+  for (const capture::GraphStep& s : region.steps)
+    if (s.kind == capture::GraphStep::Kind::Cond) {
+      const Node& n = region.graph[s.node];
+      const std::string at = n.meta.stack.empty() ? std::string()
+                                                  : " at " + n.meta.stack.back().file + ":" + std::to_string(n.meta.stack.back().line);
+      return Status::error("node '" + n.name + "'" + at +
+                           " is torch.ops.higher_order.cond, which Kiln does not lower to ATen");
+    }
   Graph g;
   Lowering lowering(g);
   // The graph runs on copies of the inputs: it may write into them (a module's

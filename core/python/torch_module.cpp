@@ -69,10 +69,13 @@ void set_rng_state_from(CpuGenerator& g, const Value& state) {
   if (!g.set_state_bytes(bytes)) throw PyError("RuntimeError", "Invalid mt19937 state");
 }
 
+const BuiltinFn* hook(VM& vm, const std::string& name);
+
 // torch.cond(pred, true_fn, false_fn, operands=()): the branch pred picks,
-// called with the operands, after PyTorch's checks of the arguments. Dynamo
-// traces both branches into one graph; Kiln breaks the graph there and runs
-// the chosen branch eagerly, so explain counts one more graph than PyTorch.
+// called with the operands, after PyTorch's checks of the arguments. Under
+// capture a tensor predicate goes to capture's "torch.cond.traced" hook, which
+// traces both branches into one higher-order node as Dynamo does; a Python
+// predicate picks its branch at trace time (Dynamo specializes on it too).
 Value torch_cond(VM& vm, const CallArgs& a) {
   static const char* const names[] = {"pred", "true_fn", "false_fn", "operands"};
   Value args[4] = {Value(), Value(), Value(), tuple_value({})};
@@ -101,11 +104,16 @@ Value torch_cond(VM& vm, const CallArgs& a) {
   const Value& pred = args[0];
   if (pred.is(ObjKind::Tensor) && pred.as<TensorObj>()->t.numel() != 1)
     throw PyError("RuntimeError", "Expected pred to be bool or single-element tensor, but got " + vm.repr_of(pred) + ".");
-  if (vm.tracer) {
-    BreakInfo info;
-    info.reason = "Unsupported call: torch.cond";
-    info.explanation = "  Explanation: Kiln does not trace both branches of torch.cond into the graph; the call runs eagerly.\n";
-    vm.tracer->graph_break(vm, info);
+  if (vm.tracer && pred.is(ObjKind::Tensor)) {
+    const BuiltinFn* traced = hook(vm, "torch.cond.traced");
+    if (!traced) {
+      BreakInfo info;
+      info.reason = "Unsupported call: torch.cond";
+      info.explanation = "  Explanation: this tracer does not trace torch.cond's branches; the call runs eagerly.\n";
+      vm.tracer->graph_break(vm, info);
+    }
+    ValueVec hook_args{pred, args[1], args[2], tuple_value(operands)};
+    return (*traced)(vm, CallArgs{hook_args.data(), hook_args.size(), nullptr});
   }
   return vm.call(vm.truth(pred) ? args[1] : args[2], operands);
 }
@@ -364,8 +372,7 @@ void install_dynamo(VM& vm, const Ref<Module>& torch) {
   config->dict->set(str_value("verbose"), Value(false));
   config->dict->set(str_value("suppress_errors"), Value(false));
   // Functions Dynamo calls after the graph instead of breaking it (print):
-  // kept for programs that add to it; Kiln still breaks the graph at them,
-  // which prints in the same order but counts one more graph in explain.
+  // empty, as in PyTorch; capture defers calls of what a program adds.
   if (Ref<Class> set_cls = vm.builtin_type("set"))
     config->dict->set(str_value("reorderable_logging_functions"), vm.call(Value(set_cls), ValueVec{}));
   def(torch, "cond", torch_cond);

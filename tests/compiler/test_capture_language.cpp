@@ -123,10 +123,11 @@ print(e.graph_count, e.graph_break_count)
   }
 
   // torch.cond runs the branch pred picks, eagerly and inside compiled code,
-  // with PyTorch's argument checks. Inside compiled code Kiln breaks the graph
-  // there (Dynamo makes one graph holding both branches): the graphs before
-  // and after it, and the branch's own frame, compiled when cond calls it.
-  void cond_picks_a_branch() {
+  // with PyTorch's argument checks. Inside compiled code a tensor predicate
+  // gives one graph holding both branches, as Dynamo's (PyTorch 2.11 explains
+  // the troubleshooting guide's cond as 1 graph, 0 breaks, 3 ops); a Python
+  // predicate picks its branch while tracing.
+  void cond_traces_both_branches() {
     const char* program = R"PY(import torch
 
 def f(x):
@@ -134,12 +135,19 @@ def f(x):
     z = torch.cond(y.sum() > 0, lambda t: t + 1, lambda t: t - 1, (y,))
     return z.sin()
 
+def k(x, flag):
+    return torch.cond(flag, lambda t: t.cos(), lambda t: t.sin(), (x,))
+
 x = torch.tensor([0.5, -0.25])
 print(torch.cond(True, lambda a, b: a + b, lambda a, b: a - b, [x, x]).tolist())
 print(torch.cond(torch.tensor(False), lambda a: a + 1, lambda a: a - 1, (x,)).tolist())
-print(bool(torch.equal(torch.compile(f)(x), (x * 2 + 1).sin())), bool(torch.equal(torch.compile(f)(-x), (-x * 2 - 1).sin())))
+cf = torch.compile(f)
+print(bool(torch.equal(cf(x), (x * 2 + 1).sin())), bool(torch.equal(cf(-x), (-x * 2 - 1).sin())))
 e = torch._dynamo.explain(f)(x)
-print(e.graph_count, e.break_reasons[0].reason.splitlines()[0], e.break_reasons[0].user_stack[-1].lineno)
+print(e.graph_count, e.graph_break_count, e.op_count, len(e.break_reasons))
+print(str(e).split("Ops 1:\n")[1].split("Out Guards")[0].split())
+e = torch._dynamo.explain(k)(x, True)
+print(e.graph_count, e.graph_break_count, e.op_count, bool(torch.equal(torch.compile(k)(x, False), x.sin())))
 for bad in [lambda: torch.cond(torch.ones(2) > 0, lambda a: a, lambda a: a, (x,)),
             lambda: torch.cond(True, lambda a: a, lambda a: a, (1.0,)),
             lambda: torch.cond(True, 3, lambda a: a, (x,))]:
@@ -147,15 +155,222 @@ for bad in [lambda: torch.cond(torch.ones(2) > 0, lambda a: a, lambda a: a, (x,)
         bad()
     except RuntimeError as err:
         print(str(err).split(",")[0])
-torch._dynamo.config.reorderable_logging_functions.add(print)
-print(print in torch._dynamo.config.reorderable_logging_functions)
 )PY";
     kiln::test::ProgramRun r = kiln::test::run_program(program, "eager");
     QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
     QCOMPARE(QString::fromStdString(r.out),
-             QString("[1.0, -0.5]\n[-0.5, -1.25]\nTrue True\n3 Unsupported call: torch.cond 5\nExpected pred to be bool or single-element tensor\n"
+             QString("[1.0, -0.5]\n[-0.5, -1.25]\nTrue True\n1 0 4 0\n"
+                     "['<built-in', 'function', 'mul>', '<built-in', 'function', 'gt>', 'cond', '<built-in', 'function', 'getitem>']\n"
+                     "1 0 0 True\n"
+                     "Expected pred to be bool or single-element tensor\n"
                      "Expect operands to be a tuple of possibly nested dict/list/tuple that only consists of tensor "
-                     "leaves\nExpect both branches to be callable.\nTrue\n"));
+                     "leaves\nExpect both branches to be callable.\n"));
+  }
+
+  // The graph Dynamo makes: get_attr nodes naming the branch subgraphs, one
+  // torch.ops.higher_order.cond node, a getitem per output right after it;
+  // each branch a submodule whose placeholders are the operands.
+  void cond_graph_holds_both_branches() {
+    const char* program = R"PY(import torch
+
+def show(gm, example_inputs):
+    gm.print_readable()
+    return gm.forward
+
+def g(x, w):
+    a, b = torch.cond(x.mean() > 0, lambda u, v: (u * v, u + v), lambda u, v: (u - v, (u * 2).cos()), (x, w))
+    return a + b
+
+cg = torch.compile(g, backend=show)
+print(cg(torch.ones(2), torch.full((2,), 3.0)), cg(-torch.ones(2), torch.full((2,), 3.0)))
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    const std::string code = "a, b = torch.cond(x.mean() > 0, lambda u, v: (u * v, u + v), lambda u, v: (u - v, (u * 2).cos()), (x, w))";
+    QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(
+        "class GraphModule(torch.nn.Module):\n"
+        "    def forward(self, L_x_: \"f32[2][1]cpu\", L_w_: \"f32[2][1]cpu\"):\n"
+        "        l_x_ = L_x_\n"
+        "        l_w_ = L_w_\n\n"
+        "        # File: test.py:8 in g, code: " + code + "\n"
+        "        mean: \"f32[][]cpu\" = l_x_.mean()\n"
+        "        gt: \"b8[][]cpu\" = mean > 0;  mean = None\n"
+        "        cond_true_0 = self.cond_true_0\n"
+        "        cond_false_0 = self.cond_false_0\n"
+        "        cond = torch.ops.higher_order.cond(gt, cond_true_0, cond_false_0, (l_x_, l_w_));  gt = cond_true_0 = cond_false_0 = l_x_ = l_w_ = None\n"
+        "        a: \"f32[2][1]cpu\" = cond[0]\n"
+        "        b: \"f32[2][1]cpu\" = cond[1];  cond = None\n\n"
+        "        # File: test.py:9 in g, code: return a + b\n"
+        "        add: \"f32[2][1]cpu\" = a + b;  a = b = None\n"
+        "        return (add,)\n\n"
+        "    class cond_true_0(torch.nn.Module):\n"
+        "        def forward(self, l_x_: \"f32[2][1]cpu\", l_w_: \"f32[2][1]cpu\"):\n"
+        "            l_x__1 = l_x_\n"
+        "            l_w__1 = l_w_\n\n"
+        "            # File: test.py:8 in <lambda>, code: " + code + "\n"
+        "            mul: \"f32[2][1]cpu\" = l_x__1 * l_w__1\n"
+        "            add: \"f32[2][1]cpu\" = l_x__1 + l_w__1;  l_x__1 = l_w__1 = None\n"
+        "            return (mul, add)\n\n"
+        "    class cond_false_0(torch.nn.Module):\n"
+        "        def forward(self, l_x_: \"f32[2][1]cpu\", l_w_: \"f32[2][1]cpu\"):\n"
+        "            l_x__1 = l_x_\n"
+        "            l_w__1 = l_w_\n\n"
+        "            # File: test.py:8 in <lambda>, code: " + code + "\n"
+        "            sub: \"f32[2][1]cpu\" = l_x__1 - l_w__1;  l_w__1 = None\n"
+        "            mul: \"f32[2][1]cpu\" = l_x__1 * 2;  l_x__1 = None\n"
+        "            cos: \"f32[2][1]cpu\" = mul.cos();  mul = None\n"
+        "            return (sub, cos)\n"
+        "tensor([7., 7.]) tensor([-4.4161, -4.4161])\n"));
+  }
+
+  // Every backend runs the branch the predicate picks on each call (a cache
+  // hit may take the other branch), and gradients flow through the branch that
+  // ran. Backends that lower to ATen fall back to the torch-level graph for a
+  // region holding a cond, saying so once: the lowering records one run, which
+  // would keep one branch.
+  void cond_runs_on_every_backend_with_gradients() {
+    const char* program = R"PY(import torch
+
+def h(x, w):
+    y = torch.cond((x * w).sum() > 0, lambda a, b: (a * b).sin() + b, lambda a, b: (a - b).exp() * 2, (x, w))
+    return (y * y).sum()
+
+ch = torch.compile(h)
+for sign in [1.0, -1.0, 1.0]:
+    x = torch.tensor([0.5, 1.5, -0.25]) * sign
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = ch(x, w)
+    loss.backward()
+    print(round(loss.item(), 4), [round(v, 4) for v in w.grad.tolist()])
+with torch.no_grad():
+    print(round(ch(torch.ones(3), torch.ones(3)).item(), 4), round(ch(-torch.ones(3), torch.ones(3)).item(), 4))
+)PY";
+    kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
+    QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend);
+      QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
+      if (std::string(backend) != "eager")
+        QVERIFY2(r.err.find("is torch.ops.higher_order.cond, which Kiln does not lower to ATen") != std::string::npos, r.err.c_str());
+    }
+  }
+
+  // What Kiln cannot trace in a branch is an error, never a branch silently
+  // dropped: a graph break in a branch is Dynamo's hard error (catchable);
+  // branches returning different dtypes are Dynamo's metadata error; an
+  // in-place write or a tensor not passed as an operand is refused by name.
+  void cond_refuses_what_it_cannot_trace() {
+    const char* caught = R"PY(import torch
+
+def breaks(x):
+    return torch.cond(x.sum() > 0, lambda t: torch._dynamo.graph_break() or t, lambda t: t * 2, (x,))
+
+def dtypes(x):
+    return torch.cond(x.sum() > 0, lambda t: t + 1, lambda t: (t > 0).long(), (x,))
+
+for fn in [breaks, dtypes]:
+    try:
+        torch.compile(fn)(torch.ones(2))
+    except Exception as e:
+        print(type(e).__name__, str(e).split(". ")[1][:40])
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(caught, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("UncapturedHigherOrderOpError true_fn breaks the graph (test.py:4): Ca\n"
+                                                    "UncapturedHigherOrderOpError Expected each tensor to have same metada\n"));
+    const std::pair<const char*, const char*> refused[] = {
+        {"    return torch.cond(x.sum() > 0, lambda t: t.add_(1), lambda t: t, (x,))\n",
+         "torch.cond: a branch writes into a tensor in place (add_) (test.py:4)"},
+        {"    return torch.cond(x.sum() > 0, lambda t: t + w, lambda t: t, (x,))\n",
+         "torch.cond: a branch reads a tensor that is not among the operands (test.py:4)"},
+    };
+    for (const auto& [body, message] : refused) {
+      const std::string source = std::string("import torch\nw = torch.ones(2)\ndef f(x):\n") + body + "print(torch.compile(f)(torch.ones(2)))\n";
+      kiln::test::ProgramRun bad = kiln::test::run_program_reporting(source, "eager");
+      QVERIFY2(!bad.status.ok() || bad.code != 0, bad.out.c_str());
+      QVERIFY2(bad.err.find(message) != std::string::npos, bad.err.c_str());
+      QVERIFY(bad.out.empty());
+    }
+  }
+
+  // A print in torch._dynamo.config.reorderable_logging_functions does not
+  // break the graph (PyTorch 2.11 explains the troubleshooting guide's as 1
+  // graph, 0 breaks, 2 ops): it runs after the graph, once per call, on the
+  // traced call and on cache hits, with the tensors the graph computed; a
+  // region traced again on every call prints once per call too. With keyword
+  // arguments, or before print is added to the set, it breaks the graph; a
+  // print in an inlined call that breaks later runs with that call, eagerly.
+  void reorderable_print_runs_after_the_graph() {
+    const char* program = R"PY(import torch
+
+keep = []
+
+def f(x):
+    x = x + 1
+    print("log", x)
+    y = torch.sin(x)
+    print("after", 3)
+    return y
+
+def g(x):
+    y = x * 2
+    print("g sees", y)
+    keep.append(y)
+    return y + 1
+
+def kw(x):
+    x = x + 1
+    print("kw", end="!\n")
+    return torch.sin(x)
+
+def inner(x):
+    print("inner", x)
+    torch._dynamo.graph_break()
+    return x * 3
+
+def outer(x):
+    x = x - 1
+    return inner(x) + 1
+
+torch._dynamo.config.reorderable_logging_functions.add(print)
+for fn in [f, g, kw, outer]:
+    cf = torch.compile(fn)
+    for i in range(3):
+        print("call", i)
+        print("got", cf(torch.ones(2) * (i + 1)))
+)PY";
+    kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
+    QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
+    QVERIFY(eager.out.find("call 2\nlog tensor([4., 4.])\nafter 3\ngot tensor([-0.7568, -0.7568])\n") != std::string::npos);
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend);
+      QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
+    }
+    const char* explained = R"PY(import torch
+
+def f(x):
+    x = x + 1
+    print("log", x)
+    return torch.sin(x)
+
+def kw(x):
+    x = x + 1
+    print("kw", end="!\n")
+    return torch.sin(x)
+
+for add in [False, True]:
+    if add:
+        torch._dynamo.config.reorderable_logging_functions.add(print)
+    for fn in [f, kw]:
+        e = torch._dynamo.explain(fn)(torch.ones(2))
+        print(fn.__name__, e.graph_count, e.graph_break_count, e.op_count)
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(explained, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("log tensor([2., 2.])\nf 2 1 2\nkw!\nkw 2 1 2\n"
+                                                    "log tensor([2., 2.])\nf 1 0 2\nkw!\nkw 2 1 2\n"));
   }
 
   // disable(recursive=False) skips only the function's own frame: the
