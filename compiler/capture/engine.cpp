@@ -58,6 +58,11 @@ struct Callable {
   std::vector<CompileTiming> timings;
 };
 
+// "3/1" -> (3, 1): frame id, then compile number.
+std::pair<int, int> compile_order(const std::string& id) {
+  return {std::stoi(id), std::stoi(id.substr(id.find('/') + 1))};
+}
+
 struct State : py::FrameHook {
   CaptureOptions options;
   std::map<std::pair<const py::Code*, int>, FrameInfo> frames;
@@ -70,6 +75,32 @@ struct State : py::FrameHook {
   std::unique_ptr<TraceWriter> trace;  // KILN_TRACE; null when off or unwritable
   int first_calls = 0;
   std::set<std::string> warned_config;
+  // What torch._dynamo.reset() (and explain, which resets before and after)
+  // took out of the caches: no call finds these entries again, but the stage
+  // views still list them (compiled_regions). The program's tensor objects
+  // are let go, as PyTorch lets them go (explain's weakrefs print "dead"): the
+  // entries keep new objects over the same tensors, which lowering reads.
+  std::vector<CacheEntry> retired;
+
+  void reset_caches() {
+    const size_t first = retired.size();
+    for (auto& [key, info] : frames)
+      for (CacheEntry& e : info.entries) {
+        for (Value& v : e.region.input_values)
+          if (v.is(ObjKind::Tensor)) {
+            const auto* obj = v.as<py::TensorObj>();
+            auto kept = py::make<py::TensorObj>(obj->t);
+            kept->requires_grad = obj->requires_grad;
+            kept->device = obj->device;
+            v = Value(kept);
+          }
+        retired.push_back(std::move(e));
+      }
+    std::stable_sort(retired.begin() + ptrdiff_t(first), retired.end(),
+                     [](const CacheEntry& a, const CacheEntry& b) { return compile_order(a.compile_id) < compile_order(b.compile_id); });
+    frames.clear();
+    next_frame_id = 0;
+  }
 
   bool run_frame(py::VM& vm, py::Frame& frame, Value& result) override;
   Value execute(py::VM& vm, py::Frame& frame);
@@ -586,9 +617,7 @@ void install_capture(py::VM& vm, CaptureOptions options) {
   hook("torch.cond.traced", traced_cond);
   install_eager_trace(vm);
   hook("torch._dynamo.reset", [](py::VM& vm, const py::CallArgs&) {
-    State& st = state_of(vm);
-    st.frames.clear();
-    st.next_frame_id = 0;
+    state_of(vm).reset_caches();
     return Value();
   });
   // torch.compiler.disable(fn=None, recursive=True, *, reason=None): fn and
@@ -647,8 +676,7 @@ void install_capture(py::VM& vm, CaptureOptions options) {
     return py::make_builtin("torch._dynamo.explain.<runner>", [target](py::VM& vm, const py::CallArgs& args) {
       // explain starts from empty caches, as PyTorch's calls torch._dynamo.reset() first.
       State& st = state_of(vm);
-      st.frames.clear();
-      st.next_frame_id = 0;
+      st.reset_caches();
       auto c = std::make_shared<Callable>();
       c->target = target;
       c->name = callable_name(vm, target);
@@ -657,8 +685,7 @@ void install_capture(py::VM& vm, CaptureOptions options) {
       vm.call(compiled, args);
       // As PyTorch's explain ends with torch._dynamo.reset(): its cache entries
       // (and the inputs they hold) are dropped.
-      st.frames.clear();
-      st.next_frame_id = 0;
+      st.reset_caches();
       auto data = std::make_shared<ExplainData>();
       data->report = c->report;
       data->guards = std::move(c->out_guards);
@@ -705,14 +732,15 @@ void install_capture(py::VM& vm, CaptureOptions options) {
 
 std::vector<std::pair<std::string, const RegionResult*>> compiled_regions(py::VM& vm) {
   std::vector<std::pair<std::string, const RegionResult*>> out;
-  for (const auto& [key, info] : state_of(vm).frames)
+  // Entries a reset retired come first: they were compiled before the live ones
+  // (a reset restarts compile ids at 0/0, as PyTorch's does, so an id may repeat).
+  const State& st = state_of(vm);
+  for (const CacheEntry& e : st.retired) out.emplace_back(e.compile_id, &e.region);
+  const size_t retired = out.size();
+  for (const auto& [key, info] : st.frames)
     for (const CacheEntry& e : info.entries) out.emplace_back(e.compile_id, &e.region);
-  // Compile order: by frame id, then by compile number.
-  auto order = [](const std::string& id) {
-    int frame = std::stoi(id), compile = std::stoi(id.substr(id.find('/') + 1));
-    return std::make_pair(frame, compile);
-  };
-  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return order(a.first) < order(b.first); });
+  std::stable_sort(out.begin() + ptrdiff_t(retired), out.end(),
+                   [](const auto& a, const auto& b) { return compile_order(a.first) < compile_order(b.first); });
   return out;
 }
 
