@@ -644,9 +644,12 @@ class Lowerer {
     for (int64_t d = 0; d < rank; ++d)
       if (reduced[size_t(d)]) red.push_back(x.sizes[size_t(d)]);
     DType d = dtype_of(n);
+    // ATen's mean of a 16-bit tensor sums and divides in float32 and rounds
+    // once: a float16 sum of 640,000 ones would overflow, and so would n.
+    const DType acc = mean && (d == DType::Float16 || d == DType::BFloat16) ? DType::Float32 : d;
 
     enter_kernel(out, red);
-    Buffer& b = new_buffer(out, d);
+    Buffer& b = new_buffer(out, acc);
     Kernel k;
     k.kind = KernelKind::Reduction;
     k.output = b.name;
@@ -672,7 +675,7 @@ class Lowerer {
     } else if (all) {
       k.body = expr_binary(ExprOp::Eq, load(x, in), expr_constant(0, x.dtype), DType::Bool);
     } else {
-      k.body = expr_cast(load(x, in), d);
+      k.body = expr_cast(load(x, in), acc);
     }
     k.store_index = store_index(b);
     p_.kernels.push_back(std::move(k));
@@ -686,7 +689,7 @@ class Lowerer {
       int64_t count = 1;
       for (int64_t s : red) count *= s;
       result = whole(pointwise(n, out, d, [&](const Indices& idx) {
-        return expr_binary(ExprOp::Div, load(result, idx), expr_constant(double(count), d), d);
+        return expr_cast(expr_binary(ExprOp::Div, load(result, idx), expr_constant(double(count), acc), acc), d);
       }));
     }
     values_[id] = std::move(result);

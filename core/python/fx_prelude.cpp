@@ -14,7 +14,8 @@ namespace kiln::py {
 
 namespace {
 
-const char* const kFxSource = R"PY(import torch
+const char* const kFxSource = R"PY(import _kiln_std
+import torch
 import operator
 import warnings
 
@@ -325,7 +326,7 @@ class Tracer:
                     self.parameters.append((x, name))
                 return self.graph.create_node("get_attr", name, (), {}, name.replace(".", "_"))
             if isinstance(x, torch.nn.Module):
-                raise NotImplementedError("torch.fx.symbolic_trace: a module passed as an argument is not modelled")
+                _kiln_std.refuse("torch.fx.symbolic_trace: a module passed as an argument is not modelled")
             return x
         return _map_arg(a, one)
 
@@ -351,7 +352,7 @@ def symbolic_trace(root, concrete_args=None):
     specialized = {}
     for p in params:
         if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            raise NotImplementedError("torch.fx.symbolic_trace of a function with *args, **kwargs or keyword-only "
+            _kiln_std.refuse("torch.fx.symbolic_trace of a function with *args, **kwargs or keyword-only "
                                       "parameters is not modelled by Kiln (" + p.name + ")")
         node = tracer.graph.create_node("placeholder", p.name, (), {}, p.name)
         if p.name in concrete_args:
@@ -386,7 +387,7 @@ class _Traced:
 class GraphModule:
     def __init__(self, root, graph, class_name="GraphModule"):
         if not isinstance(graph, _Traced):
-            raise NotImplementedError("torch.fx.GraphModule(root, graph) from a hand-built torch.fx.Graph is not "
+            _kiln_std.refuse("torch.fx.GraphModule(root, graph) from a hand-built torch.fx.Graph is not "
                                       "modelled by Kiln; GraphModules come from torch.fx.symbolic_trace and from "
                                       "torch.compile backends")
         self._kiln_root = root
@@ -439,7 +440,7 @@ class GraphModule:
 
     def __call__(self, *args, **kwargs):
         if kwargs:
-            raise NotImplementedError("calling a torch.fx GraphModule with keyword arguments is not modelled by Kiln")
+            _kiln_std.refuse("calling a torch.fx GraphModule with keyword arguments is not modelled by Kiln")
         return self.forward(*args)
 
     def print_readable(self, print_output=True):

@@ -19,7 +19,8 @@ Value jit_annotations(VM& vm, const CallArgs& a);  // jit_annotations.cpp
 
 namespace {
 
-const char* const kJitSource = R"PY(import torch
+const char* const kJitSource = R"PY(import _kiln_std
+import torch
 import warnings
 
 _DATAFLOW = (" might cause the trace to be incorrect. We can't record the data flow of Python values, so this "
@@ -45,7 +46,7 @@ def _kiln_tracer_warning(what):
 
 
 def _refuse_ir(what):
-    raise NotImplementedError(what + ": TorchScript's IR is not modelled by Kiln (the trace runs as recorded torch "
+    _kiln_std.refuse(what + ": TorchScript's IR is not modelled by Kiln (the trace runs as recorded torch "
                               "calls; torch.compile's graphs are what Kiln shows)")
 
 
@@ -200,7 +201,7 @@ class ScriptFunction:
         _refuse_ir("ScriptFunction.code")
 
     def save(self, *args, **kwargs):
-        raise NotImplementedError("torch.jit.save (it writes a file)")
+        _kiln_std.refuse("torch.jit.save (it writes a file)")
 
 
 def _traced_repr(m):
@@ -273,7 +274,7 @@ def _script_type(text, where):
             if len(rest) == 1 and len(args) == 2:
                 return "Optional[" + rest[0] + "]"
             return "Union[" + ", ".join(args) + "]"
-    raise NotImplementedError("torch.jit.script: the annotation '" + text + "' of " + where + " is not a TorchScript "
+    _kiln_std.refuse("torch.jit.script: the annotation '" + text + "' of " + where + " is not a TorchScript "
                               "type Kiln models (Tensor, int, float, bool, str, List, Tuple, Dict, Optional, Union)")
 
 
@@ -322,7 +323,7 @@ class _ScriptSignature:
         import inspect
         found = _kiln_annotations(fn)
         if found is None:
-            raise NotImplementedError("torch.jit.script: Kiln cannot find the source of " + name)
+            _kiln_std.refuse("torch.jit.script: Kiln cannot find the source of " + name)
         params, returns = found
         if skip_self:
             params = params[1:]
@@ -407,7 +408,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if isinstance(obj, torch.nn.Module):
         return RecursiveScriptModule(obj)
     if isinstance(obj, type):
-        raise NotImplementedError("torch.jit.script of a class (TorchScript classes) is not modelled by Kiln")
+        _kiln_std.refuse("torch.jit.script of a class (TorchScript classes) is not modelled by Kiln")
     if not callable(obj):
         raise RuntimeError("Type '" + type(obj).__name__ + "' cannot be compiled since it inherits from nn.Module, "
                            "pass an instance instead")
@@ -418,7 +419,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
           strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None,
           example_kwarg_inputs=None, _store_inputs=True):
     if example_kwarg_inputs is not None:
-        raise NotImplementedError("torch.jit.trace(example_kwarg_inputs=...) is not modelled by Kiln; pass "
+        _kiln_std.refuse("torch.jit.trace(example_kwarg_inputs=...) is not modelled by Kiln; pass "
                                   "example_inputs")
     if example_inputs is None:
         raise RuntimeError("example_kwarg_inputs or example_inputs must be provided")
@@ -428,7 +429,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     inputs = _make_tuple(example_inputs)
     for v in inputs:
         if isinstance(v, (tuple, list, dict)):
-            raise NotImplementedError("torch.jit.trace with nested example inputs (a " + type(v).__name__ +
+            _kiln_std.refuse("torch.jit.trace with nested example inputs (a " + type(v).__name__ +
                                       ") is not modelled by Kiln; pass tensors")
         if not isinstance(v, torch.Tensor):
             raise RuntimeError("Type '" + _type_name(tuple(inputs)) + "' cannot be traced. Only Tensors and "

@@ -57,13 +57,13 @@ def _calculate_correct_fan(tensor, mode):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     with torch.no_grad():
-        tensor.uniform_(a, b)
+        tensor.uniform_(a, b, generator=generator)
     return tensor
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     with torch.no_grad():
-        tensor.normal_(mean, std)
+        tensor.normal_(mean, std, generator=generator)
     return tensor
 
 
@@ -74,7 +74,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     with torch.no_grad():
         lo = norm_cdf((a - mean) / std)
         up = norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * up - 1)
+        tensor.uniform_(2 * lo - 1, 2 * up - 1, generator=generator)
         tensor.erfinv_()
         tensor.mul_(std * math.sqrt(2.0))
         tensor.add_(mean)
@@ -104,13 +104,13 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     a = math.sqrt(3.0) * std
-    return uniform_(tensor, -a, a)
+    return uniform_(tensor, -a, a, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -121,7 +121,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     std = gain / math.sqrt(fan)
     bound = math.sqrt(3.0) * std
     with torch.no_grad():
-        tensor.uniform_(-bound, bound)
+        tensor.uniform_(-bound, bound, generator=generator)
     return tensor
 
 
@@ -132,7 +132,7 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     gain = calculate_gain(nonlinearity, a)
     std = gain / math.sqrt(fan)
     with torch.no_grad():
-        tensor.normal_(0, std)
+        tensor.normal_(0, std, generator=generator)
     return tensor
 
 
@@ -143,7 +143,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    flattened = tensor.new_empty((rows, cols)).normal_(0, 1)
+    flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
     if rows < cols:
         flattened = flattened.t()
     q, r = torch.linalg.qr(flattened)

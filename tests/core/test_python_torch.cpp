@@ -376,6 +376,28 @@ class TestPythonTorch : public QObject {
         "tensor([-0.9927, -0.0031, -0.3676])\n");
   }
 
+  // nn.init's generator= draws from that generator, as PyTorch 2.x's init
+  // functions pass it to Tensor.uniform_/normal_ (once accepted and ignored:
+  // llm.c's weights came from the global generator, silently).
+  void init_functions_draw_from_their_generator() {
+    expect_output(
+        "import torch\nimport torch.nn as nn\n"
+        "torch.manual_seed(0)\ng = torch.Generator()\n"
+        "def fresh():\n    g.manual_seed(42)\n    return g\n"
+        "def same(a, b):\n    return torch.equal(a, b)\n"
+        "shape = (3, 4)\n"
+        "print(same(nn.init.uniform_(torch.empty(shape), -1, 1, generator=fresh()), torch.empty(shape).uniform_(-1, 1, generator=fresh())))\n"
+        "print(same(nn.init.normal_(torch.empty(shape), 0, 0.02, generator=fresh()), torch.empty(shape).normal_(0, 0.02, generator=fresh())))\n"
+        "print(same(nn.init.xavier_uniform_(torch.empty(shape), generator=fresh()), nn.init.uniform_(torch.empty(shape), -(6 / 7) ** 0.5, (6 / 7) ** 0.5, generator=fresh())))\n"
+        "print(same(nn.init.xavier_normal_(torch.empty(shape), generator=fresh()), torch.empty(shape).normal_(0, (2 / 7) ** 0.5, generator=fresh())))\n"
+        "print(same(nn.init.kaiming_uniform_(torch.empty(shape), a=5 ** 0.5, generator=fresh()), nn.init.kaiming_uniform_(torch.empty(shape), a=5 ** 0.5, generator=fresh())))\n"
+        "print(same(nn.init.kaiming_normal_(torch.empty(shape), generator=fresh()), torch.empty(shape).normal_(0, (2 / 4) ** 0.5, generator=fresh())))\n"
+        "print(same(nn.init.trunc_normal_(torch.empty(shape), generator=fresh()), nn.init.trunc_normal_(torch.empty(shape), generator=fresh())))\n"
+        "print(same(nn.init.orthogonal_(torch.empty(shape), generator=fresh()), nn.init.orthogonal_(torch.empty(shape), generator=fresh())))\n"
+        "a = torch.randn(2)\ntorch.manual_seed(0)\nprint(torch.equal(a, torch.randn(2)))\n",
+        "True\nTrue\nTrue\nTrue\nTrue\nTrue\nTrue\nTrue\nTrue\n");
+  }
+
   void state_dict_and_modes() {
     expect_output(
         "import torch\nimport torch.nn as nn\n"
