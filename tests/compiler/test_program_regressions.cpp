@@ -106,10 +106,10 @@ class TestProgramRegressions : public QObject {
   void lu_factor_and_unpack() { prints_what_pytorch_printed("lu_factor_unpack"); }
   // torch.jit.trace (a frozen branch, check_trace's reruns seen in the RNG
   // state), torch.fx.symbolic_trace (leaf modules, gm.code, TraceError) and
-  // torch.jit.script's argument checks (expected output from torch 1.13).
+  // torch.jit.script's argument checks.
   void jit_trace_fx_and_script() { prints_what_pytorch_printed("jit_trace_fx_script"); }
   // det/slogdet/logdet forward and backward, in a Gaussian NLL and a Glow 1x1
-  // convolution trained compiled (expected output from torch 1.13, to be rewritten by 2.11).
+  // convolution trained compiled.
   void det_slogdet_and_logdet() { prints_what_pytorch_printed("det_slogdet_logdet"); }
 };
 
