@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the scheduler's files (not part of its interface).
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -49,6 +50,11 @@ ReadersIndex index_readers(const loopir::Program& p);
 // Folds a pointwise consumer into an mm / bmm extern kernel where BLAS can
 // compute it (beta*C, alpha) (extern_epilogue.cpp). Runs before inlining.
 void fuse_extern_epilogues(loopir::Program& p, std::vector<FusionDecision>& decisions);
+
+// softmax(scale * q @ k^T [+ mask]) @ v as one Attention extern kernel, every
+// match and near miss recorded (attention.cpp). Runs first.
+void fuse_attention(loopir::Program& p, std::vector<FusionDecision>& decisions,
+                    const std::function<const Tensor*(const std::string&)>& constant_value);
 
 // Step 2: groups the kernels that share a loop nest, recording every decision;
 // returns the groups in a valid execution order (fuser.cpp).
