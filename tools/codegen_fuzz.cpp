@@ -2,6 +2,7 @@
 // program, for the backend QtTest cannot reach: the GPU machine has no Qt.
 //
 //   kiln-codegen-fuzz --backend kiln-cuda --graphs 2000 --seed 1
+//   kiln-codegen-fuzz --backend kiln-cuda --family attention --graphs 300   (attention_graphs.h: the flash kernel)
 //
 // Graph k uses seed SEED + k (rerun one with --graphs 1 --seed <seed>). Every
 // failure prints the seed, the graph, the decomposed graph, the fused IR and
@@ -16,7 +17,7 @@
 #include "compiler/codegen/cuda/cuda_api.h"
 
 int main(int argc, char** argv) {
-  std::string backend = "kiln";
+  std::string backend = "kiln", family = "random";
   int graphs = 300;
   unsigned seed = 1;
   int show = 10;
@@ -34,14 +35,19 @@ int main(int argc, char** argv) {
     else if (a == "--graphs") graphs = std::atoi(next());
     else if (a == "--seed") seed = unsigned(std::strtoul(next(), nullptr, 10));
     else if (a == "--show") show = std::atoi(next());
+    else if (a == "--family") family = next();
     else if (a == "--verbose") verbose = true;
     else {
-      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--graphs N] [--seed S] [--show N] [--verbose]\n");
+      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|attention] [--graphs N] [--seed S] [--show N] [--verbose]\n");
       return 2;
     }
   }
   if (backend != "kiln" && backend != "kiln-cuda") {
     std::fprintf(stderr, "kiln-codegen-fuzz: --backend is kiln or kiln-cuda, not %s\n", backend.c_str());
+    return 2;
+  }
+  if (family != "random" && family != "attention") {
+    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random or attention, not %s\n", family.c_str());
     return 2;
   }
   if (backend == "kiln-cuda")
@@ -57,7 +63,7 @@ int main(int argc, char** argv) {
   for (int k = 0; k < graphs; ++k) {
     const unsigned s = seed + unsigned(k);
     auto g0 = std::chrono::steady_clock::now();
-    kiln::test::FuzzResult r = kiln::test::fuzz_one(s, backend);
+    kiln::test::FuzzResult r = kiln::test::fuzz_one(s, backend, "none", family);
     nodes += r.nodes;
     if (verbose)
       std::printf("seed %u: %zu nodes, %s, %.3f s\n", s, r.nodes,
@@ -69,7 +75,7 @@ int main(int argc, char** argv) {
     else std::printf("FUZZ FAILURE seed %u\n", s);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("fuzz %s: %d graphs from seed %u, %zu nodes, %d rejected by eager, %d failed, %.1f s\n", backend.c_str(),
+  std::printf("fuzz %s %s: %d graphs from seed %u, %zu nodes, %d rejected by eager, %d failed, %.1f s\n", backend.c_str(), family.c_str(),
               graphs, seed, nodes, rejected, failed, secs);
   return failed ? 1 : 0;
 }

@@ -23,6 +23,7 @@
 #include "compiler/runtime/cuda_graph.h"
 #include "core/graph/printer.h"
 #include "core/tensor/tensor_repr.h"
+#include "attention_graphs.h"
 #include "random_graph.h"
 
 namespace kiln::test {
@@ -81,10 +82,13 @@ inline std::string fuzz_stage_text(const std::vector<runtime::CodegenStage>& sta
 }
 
 // `backend`: "kiln" (the CPU code generator) or "kiln-cuda" (the GPU one; needs a GPU).
-inline FuzzResult fuzz_one(uint32_t seed, const std::string& backend = "kiln", const std::string& inject_bug = "none") {
+// `family`: "random" (random_graph.h) or "attention" (attention_graphs.h's random forms).
+inline FuzzResult fuzz_one(uint32_t seed, const std::string& backend = "kiln", const std::string& inject_bug = "none",
+                           const std::string& family = "random") {
   FuzzResult r;
   std::vector<Tensor> inputs;
-  Graph g = CodegenGraphGenerator(seed).build(&inputs);
+  Graph g = family == "attention" ? attention_graph(random_attention_form(seed), &inputs, seed)
+                                  : CodegenGraphGenerator(seed).build(&inputs);
   r.nodes = g.size();
   std::vector<Value> in(inputs.begin(), inputs.end());
   auto eager = pipeline::run_aten_graph(g, in);

@@ -125,6 +125,28 @@ class TestCudaAttention : public QObject {
     }
   }
 
+  // The fuzzer's random forms (kiln-codegen-fuzz --family attention runs them on the GPU):
+  // fused whenever nothing is refused, and the fused program equal to eager.
+  void random_forms_fuse_and_match_eager_on_the_cpu() {
+    int fused = 0;
+    for (uint32_t seed = 1; seed <= 60; ++seed) {
+      test::AttentionForm f = test::random_attention_form(seed);
+      std::vector<Tensor> inputs;
+      Graph g = test::attention_graph(f, &inputs, seed);
+      Scheduled sc = schedule_fused(passes(g), inputs);
+      const sched::FusionDecision* d = attention_decision(sc.s);
+      QVERIFY2(d && d->accepted, (f.name + ": " + (d ? d->reason : "no decision") + "\n" + sched::print_scheduled(sc.s)).c_str());
+      fused += d->accepted;
+      std::vector<Tensor> got = sched::run_scheduled(sc.s, sc.inputs);
+      std::string diff = test::compare_outputs(got, test::aten_outputs(g, inputs), tolerance(f.dtype));
+      QVERIFY2(diff.empty(), (f.name + " (" + std::string(dtype_name(f.dtype)) + ", " + std::to_string(f.batch.size() + 2) +
+                              "-D, m " + std::to_string(f.m) + ", n " + std::to_string(f.n) + ", d " + std::to_string(f.d) +
+                              ", dv " + std::to_string(f.dv) + ", scale " + f.scale + ", mask '" + f.mask +
+                              "'): " + diff + "\n" + d->reason).c_str());
+    }
+    QCOMPARE(fused, 60);
+  }
+
   // The CPU backend keeps bmm, softmax, bmm (no fuse_attention): its BLAS is what it has.
   void cpu_schedule_does_not_fuse() {
     std::vector<Tensor> inputs;
