@@ -108,6 +108,9 @@ class Matcher {
   std::optional<double> constant_of(const ExprRef& e) const;
   std::string mask_view(const ExprRef& load, BufferView& view);
   std::optional<Tensor> constant_buffer(const std::string& buffer);
+  // The kernels `buffer` is computed by, or nullopt when it reads a graph input that is no constant.
+  std::optional<std::set<size_t>> closure_of(const std::string& buffer, std::vector<std::string>* inputs,
+                                             std::vector<Tensor>* values);
   void detect_causal(AttentionParams& a, const BufferView& mask);
 
   const Program& p_;
@@ -349,12 +352,10 @@ std::string Matcher::scores(const ExprRef& x) {
 // The value of a buffer that depends on no graph input: a bound constant, or
 // what the kernels computing it from constants and factories (full, arange,
 // triu's comparisons) give, run here by the reference interpreter.
-std::optional<Tensor> Matcher::constant_buffer(const std::string& buffer) {
-  const Buffer& b = p_.buffer(buffer);
-  if (numel(b.sizes) > (int64_t(1) << 24)) return std::nullopt;  // too large to evaluate while compiling
+std::optional<std::set<size_t>> Matcher::closure_of(const std::string& buffer, std::vector<std::string>* inputs,
+                                                    std::vector<Tensor>* values) {
   std::set<size_t> closure;
-  std::vector<std::string> inputs, todo{buffer};
-  std::vector<Tensor> values;
+  std::vector<std::string> todo{buffer};
   while (!todo.empty()) {
     const std::string x = todo.back();
     todo.pop_back();
@@ -362,12 +363,32 @@ std::optional<Tensor> Matcher::constant_buffer(const std::string& buffer) {
     if (!w) {
       const Tensor* c = constant_value_ ? constant_value_(x) : nullptr;
       if (!c) return std::nullopt;  // a graph input
-      if (std::find(inputs.begin(), inputs.end(), x) == inputs.end()) inputs.push_back(x), values.push_back(*c);
+      if (inputs && std::find(inputs->begin(), inputs->end(), x) == inputs->end())
+        inputs->push_back(x), values->push_back(*c);
       continue;
     }
     if (!closure.insert(*w).second) continue;
     for (const std::string& r : read_buffers(p_.kernels[*w])) todo.push_back(r);
   }
+  return closure;
+}
+
+std::optional<Tensor> Matcher::constant_buffer(const std::string& buffer) {
+  const Buffer& b = p_.buffer(buffer);
+  if (writer_of(buffer)) {
+    // Element by element in the reference interpreter: only small masks (about
+    // 10 us an element); large causal ones are recognised symbolically instead.
+    if (numel(b.sizes) > (int64_t(1) << 16)) return std::nullopt;
+  } else if (const Tensor* c = constant_value_ ? constant_value_(buffer) : nullptr) {
+    return *c;
+  } else {
+    return std::nullopt;
+  }
+  std::vector<std::string> inputs;
+  std::vector<Tensor> values;
+  std::optional<std::set<size_t>> found = closure_of(buffer, &inputs, &values);
+  if (!found) return std::nullopt;
+  const std::set<size_t>& closure = *found;
   Program sub;
   sub.buffers = p_.buffers;
   for (size_t k : closure) sub.kernels.push_back(p_.kernels[k]);
@@ -385,8 +406,26 @@ std::optional<Tensor> Matcher::constant_buffer(const std::string& buffer) {
 void Matcher::detect_causal(AttentionParams& a, const BufferView& v) {
   if (v.strides[0] * (v.sizes[0] - 1) != 0 || v.strides[1] * (v.sizes[1] - 1) != 0) return;
   if (a.mask_kind == AttentionMask::Additive && a.mask_scale <= 0) return;
-  std::optional<Tensor> value = constant_buffer(v.buffer);
   const Buffer& b = p_.buffer(v.buffer);
+  // Computed by kernels the symbolic evaluation follows, read at its own (m, n).
+  const size_t rb = b.sizes.size();
+  if (rb >= 2 && v.offset == 0 && b.offset == 0 && v.strides[3] == 1 && b.strides[rb - 1] == 1 &&
+      v.strides[2] == b.strides[rb - 2] && v.sizes[2] <= b.sizes[rb - 2] && v.sizes[3] <= b.sizes[rb - 1]) {
+    auto masks = [&](double x) -> std::optional<bool> {
+      if (a.mask_kind == AttentionMask::Boolean) return (x != 0) == a.masked_when_nonzero;
+      if (x == -std::numeric_limits<double>::infinity()) return true;
+      if (x == 0) return false;
+      return std::nullopt;
+    };
+    if (std::optional<int64_t> offset = causal_offset_from_kernels(p_, writer_, constant_value_, v.buffer, masks)) {
+      if (std::optional<std::set<size_t>> closure = closure_of(v.buffer, nullptr, nullptr)) {
+        a.causal_offset = offset;
+        mask_closure_ = *closure;
+        return;
+      }
+    }
+  }
+  std::optional<Tensor> value = constant_buffer(v.buffer);
   if (!value || value->sizes() != Shape(b.sizes.begin(), b.sizes.end()) ||
       b.strides != std::vector<int64_t>(contiguous_strides(Shape(b.sizes.begin(), b.sizes.end()))) || b.offset != 0)
     return;
@@ -533,6 +572,28 @@ std::string Matcher::match(size_t g2_index, ExternCall& call, std::set<size_t>& 
   return {};
 }
 
+// The pointwise kernel that only copies `buffer` element for element into a
+// contiguous buffer of the same dtype and element count, when it is the
+// buffer's only reader and the buffer no graph output.
+std::optional<size_t> identity_copy_of(const Program& p, const ReadersIndex& readers, const std::string& buffer) {
+  auto it = readers.find(buffer);
+  const Buffer& b = p.buffer(buffer);
+  if (b.is_output || it == readers.end() || it->second.size() != 1) return std::nullopt;
+  const size_t j = *it->second.begin();
+  const Kernel& k = p.kernels[j];
+  if (k.kind != KernelKind::Pointwise || !store_is_contiguous(k)) return std::nullopt;
+  const Buffer& out = p.buffer(k.output);
+  const ExprRef body = k.body;
+  auto contiguous = [](const Buffer& x) {
+    return x.offset == 0 && x.strides == std::vector<int64_t>(contiguous_strides(Shape(x.sizes.begin(), x.sizes.end())));
+  };
+  if (out.dtype != b.dtype || !contiguous(out) || !contiguous(b) || numel(out.sizes) != numel(b.sizes) ||
+      body->op != ExprOp::Load || body->buffer != buffer || body->dtype != b.dtype)
+    return std::nullopt;
+  if (!equal_index(simplify_index(body->index, kernel_index_ranges(k)), own_point_index(k))) return std::nullopt;
+  return j;
+}
+
 }  // namespace
 
 void fuse_attention(Program& p, std::vector<FusionDecision>& decisions,
@@ -544,6 +605,7 @@ void fuse_attention(Program& p, std::vector<FusionDecision>& decisions,
   for (size_t i = 0; i < p.kernels.size(); ++i)
     for (const std::string& b : written_buffers(p.kernels[i])) writer[b] = i;
   std::set<size_t> removed, maybe_dead;
+  std::set<std::string> dropped, retargeted;  // outputs replaced by the copy's buffer, and those buffers
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     if (!is_batched_plain_bmm(p.kernels[i]) || removed.count(i)) continue;
     Matcher m(p, readers, writer, constant_value);
@@ -569,6 +631,19 @@ void fuse_attention(Program& p, std::vector<FusionDecision>& decisions,
     auto c = std::make_shared<ExternCall>(std::move(call));
     for (size_t k : chain) c->epilogue.push_back(p.kernels[k].origin);
     for (const std::string& b : c->inputs) readers[b].insert(i);
+    // A 4-D matmul's output is a view of the bmm's, which lowering copies when
+    // the graph returns it: the kernel writes the copy's buffer itself.
+    if (std::optional<size_t> copy = identity_copy_of(p, readers, fused.output)) {
+      const Kernel& ck = p.kernels[*copy];
+      decisions.back().reason += "; writes " + ck.output + " directly (the copy of its view is gone)";
+      c->outputs[0] = ck.output;
+      removed.insert(*copy);
+      dropped.insert(fused.output);
+      retargeted.insert(ck.output);
+      fused.output = ck.output;
+      fused.origin = ck.origin;
+      fused.ranges = ck.ranges;
+    }
     fused.call = std::move(c);
     p.kernels[i] = std::move(fused);
     removed.insert(chain.begin(), chain.end());
@@ -606,6 +681,8 @@ void fuse_attention(Program& p, std::vector<FusionDecision>& decisions,
     else kept.push_back(std::move(p.kernels[i]));
   }
   p.kernels = std::move(kept);
+  gone.insert(dropped.begin(), dropped.end());
+  for (const std::string& b : retargeted) gone.erase(b);
   std::erase_if(p.buffers, [&](const Buffer& b) { return gone.count(b.name) > 0; });
 }
 

@@ -2,6 +2,8 @@
 // Helpers shared by the scheduler's files (not part of its interface).
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -55,6 +57,15 @@ void fuse_extern_epilogues(loopir::Program& p, std::vector<FusionDecision>& deci
 // match and near miss recorded (attention.cpp). Runs first.
 void fuse_attention(loopir::Program& p, std::vector<FusionDecision>& decisions,
                     const std::function<const Tensor*(const std::string&)>& constant_value);
+
+// attention_mask.cpp: when the kernels computing `buffer` (a mask read at its
+// own [..., m, n]; folded constants among its inputs through `constant_value`) make it mask exactly the elements n > m + offset, the
+// offset (>= 0); `masks(v)` says whether an element of value v masks (nullopt:
+// a value that neither masks nor leaves the score as it is).
+std::optional<int64_t> causal_offset_from_kernels(const loopir::Program& p, const std::map<std::string, size_t>& writer,
+                                                  const std::function<const Tensor*(const std::string&)>& constant_value,
+                                                  const std::string& buffer,
+                                                  const std::function<std::optional<bool>(double)>& masks);
 
 // Step 2: groups the kernels that share a loop nest, recording every decision;
 // returns the groups in a valid execution order (fuser.cpp).

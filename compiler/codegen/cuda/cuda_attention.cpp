@@ -357,11 +357,16 @@ Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_
                            &v = call.tensors.at(size_t(a.v));
   plan.q = q.buffer, plan.k = kv.buffer, plan.v = v.buffer;
   plan.batch = q.sizes[0], plan.m = q.sizes[1], plan.d = q.sizes[2], plan.n = kv.sizes[1], plan.dv = v.sizes[2];
-  if (out.sizes.size() != 3 || out.sizes[0] != plan.batch || out.sizes[1] != plan.m || out.sizes[2] != plan.dv)
-    return unsupported("the output is not [batch, m, dv]");
+  // [batch, m, dv] with any strides, or any contiguous buffer of that many elements
+  // (the scheduler lets the kernel write a 4-D output's buffer).
+  const bool three_d = out.sizes.size() == 3 && out.sizes[0] == plan.batch && out.sizes[1] == plan.m && out.sizes[2] == plan.dv;
+  const std::vector<int64_t> row_major{plan.m * plan.dv, plan.dv, 1};
+  if (!three_d && (out.strides != std::vector<int64_t>(contiguous_strides(Shape(out.sizes.begin(), out.sizes.end()))) ||
+                   loopir::storage_span(out) - out.offset != plan.batch * plan.m * plan.dv))
+    return unsupported("the output is not [batch, m, dv], nor contiguous with as many elements");
   for (int i = 0; i < 3; ++i) {
     plan.q_stride[i] = q.strides[size_t(i)], plan.k_stride[i] = kv.strides[size_t(i)];
-    plan.v_stride[i] = v.strides[size_t(i)], plan.o_stride[i] = out.strides[size_t(i)];
+    plan.v_stride[i] = v.strides[size_t(i)], plan.o_stride[i] = three_d ? out.strides[size_t(i)] : row_major[size_t(i)];
   }
   plan.q_offset = q.offset, plan.k_offset = kv.offset, plan.v_offset = v.offset, plan.o_offset = out.offset;
   if (a.mask >= 0 && !a.causal_offset) {
