@@ -93,6 +93,8 @@ def sdpa_peers():
     restricted to the flash backend (the ceiling the attention rows are held to)."""
     def sdpa(causal):
         def fn(q, k, v):
+            if q.dim() == 3:  # the flash backend takes [batch, heads, seq, dim] only: the batch as heads
+                return F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal, scale=0.125)[0]
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.125)
         return fn
     return {"attention": sdpa(False), "attention_causal": sdpa(True), "attention_bf16_gpt": sdpa(True)}
