@@ -3,6 +3,7 @@
 //
 //   kiln-codegen-fuzz --backend kiln-cuda --graphs 2000 --seed 1
 //   kiln-codegen-fuzz --backend kiln-cuda --family split --graphs 200   # few long rows (split reductions)
+//   kiln-codegen-fuzz --backend kiln-cuda --family attention --graphs 300   # attention_graphs.h: the flash kernel
 //
 // Graph k uses seed SEED + k (rerun one with --graphs 1 --seed <seed>). Every
 // failure prints the seed, the graph, the decomposed graph, the fused IR and
@@ -17,7 +18,7 @@
 #include "compiler/codegen/cuda/cuda_api.h"
 
 int main(int argc, char** argv) {
-  std::string backend = "kiln";
+  std::string backend = "kiln", family = "random";
   int graphs = 300;
   unsigned seed = 1;
   int show = 10;
@@ -36,11 +37,12 @@ int main(int argc, char** argv) {
     else if (a == "--graphs") graphs = std::atoi(next());
     else if (a == "--seed") seed = unsigned(std::strtoul(next(), nullptr, 10));
     else if (a == "--show") show = std::atoi(next());
-    else if (a == "--verbose") verbose = true;
     else if (a == "--family") family = next();
+    else if (a == "--verbose") verbose = true;
     else {
-      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split] [--graphs N] [--seed S] [--show N] "
-                           "[--verbose]\n");
+      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split|attention] [--graphs N] "
+                           "[--seed S] [--show N] [--verbose]
+");
       return 2;
     }
   }
@@ -49,7 +51,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!kiln::test::fuzz_family_known(family)) {
-    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random or split, not %s\n", family.c_str());
+    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split or attention, not %s
+", family.c_str());
     return 2;
   }
   if (backend == "kiln-cuda")
