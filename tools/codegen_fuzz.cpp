@@ -23,7 +23,6 @@ int main(int argc, char** argv) {
   unsigned seed = 1;
   int show = 10;
   bool verbose = false;
-  std::string family = "random";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -41,8 +40,7 @@ int main(int argc, char** argv) {
     else if (a == "--verbose") verbose = true;
     else {
       std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split|attention] [--graphs N] "
-                           "[--seed S] [--show N] [--verbose]
-");
+                           "[--seed S] [--show N] [--verbose]\n");
       return 2;
     }
   }
@@ -51,8 +49,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!kiln::test::fuzz_family_known(family)) {
-    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split or attention, not %s
-", family.c_str());
+    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split or attention, not %s\n", family.c_str());
     return 2;
   }
   if (backend == "kiln-cuda")
