@@ -21,7 +21,9 @@ strip -o .portable/bundle/kiln-program-fuzz build-portable/tools/kiln-program-fu
 for t in $tests; do strip -o ".portable/bundle/$t" "build-portable/tests/$t"; done
 # oneDNN is opened with dlopen (core/ops/gemm_onednn.cpp), so ldd of the executables
 # does not name it: it travels with what it needs (libgomp, libOpenCL).
-dnnl=$(ldconfig -p | awk '$1 == "libdnnl.so.2" {print $NF; exit}')
+# (awk reads to the end: an early exit would kill ldconfig with SIGPIPE, which
+# pipefail and set -e turn into a silent stop of this script.)
+dnnl=$(ldconfig -p | awk '$1 == "libdnnl.so.2" && !found {print $NF; found = 1}')
 [ -n "$dnnl" ] || { echo "portable-cli: libdnnl.so.2 not found (Debian package libdnnl-dev)" >&2; exit 1; }
 { ldd build-portable/app/kiln-cli $(for t in $tests; do echo "build-portable/tests/$t"; done) "$dnnl"; echo "libdnnl.so.2 => $dnnl"; } |
   awk '/=>/ {print $3}' | grep -vE 'lib(c|m|stdc\+\+|gcc_s)\.so' | sort -u |
