@@ -128,6 +128,113 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     tensors[0].backward(gradient, retain_graph=retain_graph)
 
 
+def once_differentiable(fn):
+    # A backward that runs without recording: PyTorch makes differentiating its result again an error, and
+    # Kiln has no double backward, so first-order use is all there is.
+    def wrapper(ctx, *args):
+        with torch.no_grad():
+            return fn(ctx, *args)
+    import _kiln_std
+    _kiln_std.set_function_name(wrapper, fn.__name__)
+    return wrapper
+
+
+class GradcheckError(RuntimeError):
+    pass
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
+              masked=None):
+    # PyTorch 2.11's slow mode: the Jacobian by central differences of eps against the one backward gives,
+    # element by element, compared with allclose(analytical, numerical, rtol, atol).
+    if check_batched_grad or check_batched_forward_grad or check_forward_ad or not check_backward_ad:
+        _kiln.raise_unsupported("torch.autograd.gradcheck with batched or forward-mode checks is not supported by Kiln")
+    inputs = _as_tuple(inputs)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.requires_grad]
+    if not diff:
+        _raise("ValueError", "gradcheck expects at least one input tensor to require gradient, but none of the them "
+                             "have requires_grad=True.")
+    import warnings
+    for i in diff:
+        if inputs[i].dtype not in (torch.float64, torch.complex128):
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+                          "This check will likely fail if all the inputs are not of double precision floating point "
+                          "or complex. ", stacklevel=2)
+    leaves = [x.detach().requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x for x in inputs]
+    outs = _as_tuple(func(*leaves))
+    outputs = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
+    if not outputs:
+        _kiln.raise_unsupported("torch.autograd.gradcheck of a function without differentiable outputs is not "
+                                "supported by Kiln")
+    # analytical[o][i]: (numel of input i, numel of output o), one column per backward of a one-hot grad_output.
+    analytical = []
+    for o in outputs:
+        cols = [torch.zeros(inputs[i].numel(), o.numel(), dtype=inputs[i].dtype) for i in diff]
+        for k in range(o.numel()):
+            for i in diff:
+                leaves[i].grad = None
+            g = torch.zeros_like(o)
+            g.view(-1)[k] = 1
+            o.backward(g, retain_graph=True)
+            for c, i in enumerate(diff):
+                if leaves[i].grad is not None:
+                    cols[c][:, k] = leaves[i].grad.reshape(-1)
+        analytical.append(cols)
+    if check_undefined_grad:
+        for o in outputs:
+            for i in diff:
+                leaves[i].grad = None
+            o.backward(torch.zeros_like(o), retain_graph=True)
+            for i in diff:
+                if leaves[i].grad is not None and bool((leaves[i].grad != 0).any()):
+                    _kiln.raise_unsupported("torch.autograd.gradcheck: the backward gives nonzero gradients for zero "
+                                            "output gradients; PyTorch's undefined-gradient check and its report "
+                                            "are not modelled by Kiln")
+    for i in diff:
+        leaves[i].grad = None
+    which = [k for k, x in enumerate(outs) if isinstance(x, torch.Tensor) and x.requires_grad]
+    numerical = [[torch.zeros(inputs[i].numel(), o.numel(), dtype=inputs[i].dtype) for i in diff] for o in outputs]
+    with torch.no_grad():
+        work = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        for c, i in enumerate(diff):
+            flat = work[i].view(-1)
+            for e in range(flat.numel()):
+                orig = flat[e].clone()
+                flat[e] = orig - eps
+                outa = _as_tuple(func(*work))
+                outa = [outa[k].clone() for k in which]
+                flat[e] = orig + eps
+                outb = _as_tuple(func(*work))
+                outb = [outb[k].clone() for k in which]
+                flat[e] = orig
+                for j in range(len(outputs)):
+                    numerical[j][c][e] = ((outb[j] - outa[j]) / (2 * eps)).reshape(-1)
+    for j in range(len(outputs)):
+        for c, i in enumerate(diff):
+            a = analytical[j][c]
+            n = numerical[j][c]
+            if not torch.allclose(a, n.to(a.dtype), rtol, atol):
+                if fast_mode:
+                    _kiln.raise_unsupported("torch.autograd.gradcheck(fast_mode=True) found a mismatch; its report "
+                                            "(random projections) is not modelled by Kiln: use fast_mode=False")
+                if not raise_exception:
+                    return False
+                raise GradcheckError(f"Jacobian mismatch for output {j:d} with respect to input {i:d},\n"
+                                     f"numerical:{n}\nanalytical:{a}\n")
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, **kwargs):
+    _kiln.raise_unsupported("torch.autograd.gradgradcheck needs double backward (create_graph=True), which Kiln "
+                            "does not support")
+
+
 no_grad = torch.no_grad
 enable_grad = torch.enable_grad
 set_grad_enabled = torch.set_grad_enabled
@@ -249,6 +356,7 @@ void install_autograd(VM& vm) {
     const std::string& name = as_str(k);
     if (name.starts_with("_") || name == "torch") return;
     if (v.is(ObjKind::Class) && v.as<Class>()->module == m->name) {
+      if (name == "GradcheckError") v.as<Class>()->module = "torch.autograd.gradcheck";
       if (name == "Function" || name == "FunctionCtx") {
         v.as<Class>()->module = "torch.autograd.function";
         function_module->dict->set(k, v);
@@ -256,6 +364,7 @@ void install_autograd(VM& vm) {
         return;
       }
     }
+    if (name == "once_differentiable") function_module->dict->set(k, v);
     m->dict->set(k, v);
   });
   // Variable(t) returns t: a function, as the subset's classes cannot return another object from __new__.

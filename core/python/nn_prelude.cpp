@@ -74,6 +74,40 @@ class _IncompatibleKeys:
         return f"_IncompatibleKeys(missing_keys={self.missing_keys!r}, unexpected_keys={self.unexpected_keys!r})"
 
 
+class RemovableHandle:
+    """What a register_*_hook call returns (torch.utils.hooks.RemovableHandle)."""
+    next_id = [0]
+
+    def __init__(self, hooks_dict):
+        self.hooks_dict_ref = hooks_dict
+        self.id = RemovableHandle.next_id[0]
+        RemovableHandle.next_id[0] += 1
+
+    def remove(self):
+        if self.id in self.hooks_dict_ref:
+            del self.hooks_dict_ref[self.id]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        self.remove()
+
+
+def _hooks(module, kind):
+    d = _kiln.instance_dict(module)
+    if kind not in d:
+        d[kind] = {}
+    return d[kind]
+
+
+def _add_hook(module, kind, hook):
+    table = _hooks(module, kind)
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    return handle
+
+
 class Module:
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -369,7 +403,34 @@ class Module:
 
     # ---- state_dict ----
 
+    # ---- state_dict hooks (PyTorch 2.11's order: pre-hooks before a module's own entries) ----
+
+    def register_state_dict_pre_hook(self, hook):
+        return _add_hook(self, "_state_dict_pre_hooks", hook)
+
+    def _register_state_dict_hook(self, hook):
+        return _add_hook(self, "_state_dict_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook):
+        def post(module, state_dict, prefix, local_metadata):
+            hook(module, state_dict, prefix, local_metadata)
+        return _add_hook(self, "_state_dict_hooks", post)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        if with_module:
+            module = self
+            return _add_hook(self, "_load_state_dict_pre_hooks", lambda *a: hook(module, *a))
+        return _add_hook(self, "_load_state_dict_pre_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook):
+        return _add_hook(self, "_load_state_dict_post_hooks", hook)
+
     def state_dict(self, destination=None, prefix="", keep_vars=False):
+        for hook in list(_hooks(self, "_state_dict_pre_hooks").values()):
+            hook(self, prefix, keep_vars)
         if destination is None:
             destination = {}
         for name, param in self._parameters.items():
@@ -381,9 +442,16 @@ class Module:
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in list(_hooks(self, "_state_dict_hooks").values()):
+            result = hook(self, destination, prefix, {})
+            if result is not None:
+                destination = result
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+        for hook in list(_hooks(self, "_load_state_dict_pre_hooks").values()):
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        assign = local_metadata.get("assign_to_params_buffers", False)
         local_state = {}
         for name, param in self._parameters.items():
             if param is not None:
@@ -401,8 +469,18 @@ class Module:
                 if input_param.shape != param.shape:
                     error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from checkpoint, the shape in current model is {param.shape}.")
                     continue
-                with torch.no_grad():
-                    param.copy_(input_param)
+                if assign:
+                    # The state dict's tensor itself becomes the parameter (its dtype and storage), keeping
+                    # the module's requires_grad.
+                    if isinstance(param, Parameter):
+                        if not isinstance(input_param, Parameter):
+                            input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                        else:
+                            input_param.requires_grad_(param.requires_grad)
+                    setattr(self, name, input_param)
+                else:
+                    with torch.no_grad():
+                        param.copy_(input_param)
             else:
                 missing_keys.append(key)
         for key in state_dict.keys():
@@ -415,12 +493,17 @@ class Module:
                 elif head not in local_state:
                     unexpected_keys.append(key)
 
-    def _load_recursive(self, state_dict, prefix, missing_keys, unexpected_keys, error_msgs):
-        # PyTorch's signature, which modules overriding it (torchvision's ViT) call back with.
-        self._load_from_state_dict(state_dict, prefix, {}, True, missing_keys, unexpected_keys, error_msgs)
+    def _load_recursive(self, state_dict, prefix, missing_keys, unexpected_keys, error_msgs, metadata=None):
+        # PyTorch's signature, which modules overriding it (torchvision's ViT) call back with. Each child
+        # sees the entries under its prefix in a dict of its own, as in PyTorch, so that what a
+        # load-state-dict pre-hook changes stays with that module and its children.
+        self._load_from_state_dict(state_dict, prefix, dict(metadata or {}), True, missing_keys, unexpected_keys,
+                                   error_msgs)
         for name, child in self._modules.items():
             if child is not None:
-                child._load_recursive(state_dict, prefix + name + ".", missing_keys, unexpected_keys, error_msgs)
+                child_prefix = prefix + name + "."
+                child_state = {k: v for k, v in state_dict.items() if k.startswith(child_prefix)}
+                child._load_recursive(child_state, child_prefix, missing_keys, unexpected_keys, error_msgs, metadata)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         if not isinstance(state_dict, dict):
@@ -428,7 +511,15 @@ class Module:
         missing_keys = []
         unexpected_keys = []
         error_msgs = []
-        self._load_recursive(state_dict, "", missing_keys, unexpected_keys, error_msgs)
+        metadata = {"assign_to_params_buffers": True} if assign else {}
+        self._load_recursive(dict(state_dict), "", missing_keys, unexpected_keys, error_msgs, metadata)
+        incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+        for module in self.modules():
+            for hook in list(_hooks(module, "_load_state_dict_post_hooks").values()):
+                if hook(module, incompatible) is not None:
+                    _raise("RuntimeError", "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                           "expected to return new values, if incompatible_keys need to be modified, it should "
+                           "be done inplace.")
         if strict:
             if len(unexpected_keys) > 0:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: " + ", ".join([f'"{k}"' for k in unexpected_keys]) + ". ")
@@ -666,7 +757,7 @@ const std::map<std::string, std::string, std::less<>>& class_modules() {
       {"Flatten", "torch.nn.modules.flatten"},       {"MSELoss", "torch.nn.modules.loss"},
       {"L1Loss", "torch.nn.modules.loss"},           {"CrossEntropyLoss", "torch.nn.modules.loss"},
       {"NLLLoss", "torch.nn.modules.loss"},          {"ReLU", "torch.nn.modules.activation"},
-      {"LeakyReLU", "torch.nn.modules.activation"},  {"GELU", "torch.nn.modules.activation"},
+      {"LeakyReLU", "torch.nn.modules.activation"},  {"PReLU", "torch.nn.modules.activation"},  {"GELU", "torch.nn.modules.activation"},
       {"Hardtanh", "torch.nn.modules.activation"},   {"ReLU6", "torch.nn.modules.activation"},
       {"SiLU", "torch.nn.modules.activation"},       {"Tanh", "torch.nn.modules.activation"},
       {"Sigmoid", "torch.nn.modules.activation"},    {"Softmax", "torch.nn.modules.activation"},

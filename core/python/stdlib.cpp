@@ -8,6 +8,8 @@
 
 namespace kiln::py {
 
+void load_pathlib(VM& vm, const Ref<Module>& m);  // stdlib_pathlib.cpp
+
 namespace {
 
 struct StdModule {
@@ -44,6 +46,7 @@ constexpr StdModule kModules[] = {
     {"operator", load_operator},
     {"os", load_os},
     {"os.path", load_os_path},
+    {"pathlib", load_pathlib},
     {"pickle", load_pickle},
     {"random", load_random},
     {"re", load_re},

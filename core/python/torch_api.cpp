@@ -428,6 +428,10 @@ Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargLi
       }
       return result;
     }
+    // names= is PyTorch's (prototype) named-tensor API: a gap of Kiln, not the program's TypeError.
+    if (std::all_of(reasons.begin(), reasons.end(), [](const Mismatch& m) { return m.unknown_keyword == "names"; }))
+      return Status::error(c.name + "(names=...): named tensors (PyTorch's prototype named-tensor API) are not "
+                           "supported by Kiln");
     if (reasons.size() == 1) return Status::error(reasons[0].message);
     std::string msg = c.name + "() received an invalid combination of arguments - got " +
                       got_text(c.is_method, args, kwargs) + ", but expected one of:";

@@ -19,6 +19,7 @@ namespace kiln::py {
 
 void install_math(VM& vm);
 void install_serialization(const Ref<Module>& torch);  // torch_serialization.cpp
+void install_runtime_prelude(VM& vm);                 // runtime_prelude.cpp
 
 static std::vector<std::unique_ptr<CpuGenerator>>& generators(VM& vm) {
   auto& slot = vm.extensions["kiln.generators"];
@@ -622,6 +623,7 @@ void install_torch(VM& vm) {
   install_nn_prelude(vm);
   install_complex_prelude(vm, torch);
   install_sparse_prelude(vm, torch);
+  install_runtime_prelude(vm);
 }
 
 }  // namespace kiln::py

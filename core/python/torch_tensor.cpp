@@ -289,6 +289,11 @@ void tensor_setitem(VM& vm, const Value& t, const Value& key, const Value& value
 
 // ---- attributes ----
 
+// tensor_attrs.cpp: the attributes a program sets on a tensor of its own.
+bool tensor_user_attr_allowed(std::string_view name);
+void set_tensor_user_attr(VM& vm, const Object* t, std::string_view name, Value value);
+bool tensor_user_attr(VM& vm, const Object* t, std::string_view name, Value& out);
+
 bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
   TensorObj* obj = t.as<TensorObj>();
   Value keep;
@@ -361,7 +366,7 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
                         return run_torch(vm, *c, CallArgs{permute_args.data(), permute_args.size(), nullptr}, mode);
                       });
   } else {
-    return false;
+    return tensor_user_attr(vm, obj, name, out);
   }
   return true;
 }
@@ -386,9 +391,12 @@ void tensor_setattr(VM& vm, const Value& t, std::string_view name, const Value& 
     obj->t = tensor_of(value, "Tensor.data");
     // Module.to(device) moves parameters this way, keeping the objects.
     obj->device = value.as<TensorObj>()->device;
+  } else if (tensor_user_attr_allowed(name)) {
+    set_tensor_user_attr(vm, obj, name, value);
   } else {
     throw PyError("AttributeError",
-                  "setting attribute '" + std::string(name) + "' on a Tensor (Kiln's tensors carry no attributes of their own)",
+                  "setting attribute '" + std::string(name) + "' on a Tensor (one of PyTorch's Tensor attributes; "
+                  "Kiln's tensors keep only attributes of the program's own)",
                   /*unsupported=*/true);
   }
 }

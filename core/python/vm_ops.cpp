@@ -333,7 +333,14 @@ void VM::setattr(const Value& obj, std::string_view name, Value value) {
     if (is_data_descriptor(descriptor_kind(value))) obj.as<Class>()->has_property = true;
     return obj.as<Class>()->dict->set(str_value(std::string(name)), std::move(value));
   }
-  if (obj.is(ObjKind::Module)) return obj.as<Module>()->dict->set(str_value(std::string(name)), std::move(value));
+  if (obj.is(ObjKind::Module)) {
+    // A settings module (runtime_prelude.cpp) checks each assignment first, as
+    // PyTorch's ConfigModule.__setattr__ does; the value is then kept in the dict.
+    auto* m = obj.as<Module>();
+    if (const Value* check = m->dict->find_str("__kiln_setattr__"); check && name != "__kiln_setattr__")
+      call(*check, ValueVec{str_value(std::string(name)), value});
+    return m->dict->set(str_value(std::string(name)), std::move(value));
+  }
   if (obj.is(ObjKind::Function)) {
     auto* fn = obj.as<Function>();
     if (!fn->attrs) fn->attrs = make<Dict>();

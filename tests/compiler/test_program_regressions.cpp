@@ -113,6 +113,8 @@ class TestProgramRegressions : public QObject {
   // det/slogdet/logdet forward and backward, in a Gaussian NLL and a Glow 1x1
   // convolution trained compiled.
   void det_slogdet_and_logdet() { prints_what_pytorch_printed("det_slogdet_logdet"); }
+  // torch.autograd.gradcheck (slow mode), once_differentiable, nn.PReLU's gradients.
+  void gradcheck_once_differentiable_and_prelu() { prints_what_pytorch_printed("gradcheck_once_differentiable_prelu"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
