@@ -80,12 +80,18 @@ struct State : py::FrameHook {
   // views still list them (compiled_regions). The program's tensor objects
   // are let go, as PyTorch lets them go (explain's weakrefs print "dead"): the
   // entries keep new objects over the same tensors, which lowering reads.
+  // A reset restarts compile ids at 0/0, as PyTorch's does, so a retired
+  // entry's id says which reset retired it ("0/0 before reset 1"): the views
+  // select compiles by id.
   std::vector<CacheEntry> retired;
+  int resets = 0;
 
   void reset_caches() {
     const size_t first = retired.size();
+    ++resets;
     for (auto& [key, info] : frames)
       for (CacheEntry& e : info.entries) {
+        e.compile_id += " before reset " + std::to_string(resets);
         for (Value& v : e.region.input_values)
           if (v.is(ObjKind::Tensor)) {
             const auto* obj = v.as<py::TensorObj>();
@@ -732,8 +738,7 @@ void install_capture(py::VM& vm, CaptureOptions options) {
 
 std::vector<std::pair<std::string, const RegionResult*>> compiled_regions(py::VM& vm) {
   std::vector<std::pair<std::string, const RegionResult*>> out;
-  // Entries a reset retired come first: they were compiled before the live ones
-  // (a reset restarts compile ids at 0/0, as PyTorch's does, so an id may repeat).
+  // Entries a reset retired come first: they were compiled before the live ones.
   const State& st = state_of(vm);
   for (const CacheEntry& e : st.retired) out.emplace_back(e.compile_id, &e.region);
   const size_t retired = out.size();

@@ -2,6 +2,7 @@
 // What the tests of programs with compiled regions share: a program run in a
 // fresh VM with eager autograd and torch.compile's backends wired as
 // `kiln-cli run` wires them, what it printed kept.
+#include <functional>
 #include <string>
 
 #include "compiler/aot/eager_autograd.h"
@@ -19,7 +20,9 @@ struct ProgramRun {
 
 // `backend`: torch.compile's default backend inside the program; "none"
 // makes torch.compile return its argument (plain eager).
-inline ProgramRun run_program(const std::string& source, const std::string& backend) {
+// `after`, when given, sees the VM once the program has run (capture's reports).
+inline ProgramRun run_program(const std::string& source, const std::string& backend,
+                              const std::function<void(py::VM&)>& after = {}) {
   ProgramRun r;
   py::VMOptions options;
   options.out = [&r](std::string_view s) { r.out += s; };
@@ -34,6 +37,7 @@ inline ProgramRun run_program(const std::string& source, const std::string& back
   };
   capture::install_capture(vm, co);
   r.status = vm.run_source(source, "test.py", &r.code);
+  if (after) after(vm);
   return r;
 }
 
