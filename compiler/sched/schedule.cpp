@@ -365,6 +365,7 @@ ScheduledProgram schedule(Program&& program) {
   }
   s.program.kernels = std::move(ordered);
   plan_buffers(s);
+  plan_lt_epilogues(s);
   return s;
 }
 
