@@ -62,6 +62,14 @@ def graphs():
     def attention(q, k, v):
         return torch.softmax(q @ k.transpose(1, 2) * 0.125, -1) @ v
 
+    def causal(scores):
+        s = scores.shape[-1]
+        mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device=scores.device), 1)
+        return scores.masked_fill(mask, float("-inf"))
+
+    def attention_causal(q, k, v):
+        return torch.softmax(causal(q @ k.transpose(-2, -1) * 0.125), -1) @ v
+
     bf, h = torch.bfloat16, torch.float16
     return {
         "sin_cos": (sin_cos, lambda: [rand(n)], 2 * 4 * n, None),
@@ -76,7 +84,30 @@ def graphs():
                                         rand(8192, 2048, dtype=bf, scale=0.03)], None, 2 * 2 * 8192 * 2048 * 8192),
         "attention": (attention, lambda: [rand(64, 1024, 64, dtype=h, scale=1.0) for _ in range(3)], None,
                       2 * 2 * 64 * 1024 * 1024 * 64),
+        # Causal rows: FLOPs of the unmasked half, as FlashAttention counts them (and kiln-cli bench gpu).
+        "attention_causal": (attention_causal, lambda: [rand(64, 1024, 64, dtype=h, scale=1.0) for _ in range(3)], None,
+                             2 * 64 * 1024 * 1024 * 64),
+        "attention_bf16_gpt": (attention_causal, lambda: [rand(4, 16, 2048, 64, dtype=bf, scale=1.0) for _ in range(3)],
+                               None, 2 * 64 * 2048 * 2048 * 64),
     }
+
+
+def sdpa_peers():
+    """Attention rows -> PyTorch's fused kernel on the same inputs: scaled_dot_product_attention
+    restricted to the flash backend (the ceiling the attention rows are held to)."""
+    def sdpa(causal):
+        def fn(q, k, v):
+            if q.dim() == 3:  # the flash backend takes [batch, heads, seq, dim] only: the batch as heads
+                return F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal, scale=0.125)[0]
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.125)
+        return fn
+    return {"attention": sdpa(False), "attention_causal": sdpa(True), "attention_bf16_gpt": sdpa(True)}
+
+
+def flash_only():
+    """A context that lets SDPA use only FlashAttention (an error, not a silent fallback, if it cannot)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION])
 
 
 def resnet18_model():
@@ -175,6 +206,17 @@ def main():
         if nbytes:
             row["inductor_ratio_to_ceiling"] = k["ceiling_ms"] / inductor_ms if k.get("ceiling_ms") else None
             row["eager_ratio_to_ceiling"] = k["ceiling_ms"] / eager_ms if k.get("ceiling_ms") else None
+        peer = sdpa_peers().get(name)
+        if peer:
+            with flash_only():
+                want = fn(*first)
+                got = peer(*first)
+                row["sdpa_flash_ms"] = time_ms(peer, input_sets, args.reps)
+            # The peer computes the same thing: its distance from eager, for scale beside Kiln's tolerance.
+            row["sdpa_max_abs_diff_vs_eager"] = (got.float() - want.float()).abs().max().item()
+            if k.get("ms"):
+                row["kiln_vs_sdpa"] = k["ms"] / row["sdpa_flash_ms"]
+                row["kiln_vs_inductor"] = k["ms"] / inductor_ms
         if flops:
             row["inductor_TFLOPs"] = flops / (inductor_ms * 1e9)
             row["kiln_TFLOPs"] = flops / (k["ms"] * 1e9) if k.get("ms") else None
@@ -206,6 +248,15 @@ def main():
             "faster" if r["kiln_ms"] < r["inductor_ms"] else "slower"))
     print("%: the same-run ceiling's time over the graph's (device-to-device copy of the ideal bytes; "
           "cuBLAS GEMMs alone for gelu_mlp and attention)")
+    for r in rows:
+        if "sdpa_flash_ms" not in r:
+            continue
+        print("%-18s flash SDPA %.4f ms | Kiln %s ms: %s flash SDPA's time (goal <= 1.30x), %s Inductor's (goal <= 0.50x)"
+              " | SDPA vs eager max |diff| %.2g" % (
+                  r["name"], r["sdpa_flash_ms"], "%.4f" % r["kiln_ms"] if r["kiln_ms"] else "-",
+                  "%.2fx" % r["kiln_vs_sdpa"] if r.get("kiln_vs_sdpa") else "-",
+                  "%.2fx" % r["kiln_vs_inductor"] if r.get("kiln_vs_inductor") else "-",
+                  r["sdpa_max_abs_diff_vs_eager"]))
     for r in models:
         def ms(v):
             return "%.4f" % v if v is not None else "-"

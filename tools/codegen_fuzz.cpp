@@ -3,6 +3,7 @@
 //
 //   kiln-codegen-fuzz --backend kiln-cuda --graphs 2000 --seed 1
 //   kiln-codegen-fuzz --backend kiln-cuda --family split --graphs 200   # few long rows (split reductions)
+//   kiln-codegen-fuzz --backend kiln-cuda --family attention --graphs 300   # attention_graphs.h: the flash kernel
 //   kiln-codegen-fuzz --backend kiln-cuda --family gemm-epilogue --graphs 300   # mm + bias/relu/gelu/residual (cuBLASLt)
 //
 // Graph k uses seed SEED + k (rerun one with --graphs 1 --seed <seed>). Every
@@ -18,12 +19,11 @@
 #include "compiler/codegen/cuda/cuda_api.h"
 
 int main(int argc, char** argv) {
-  std::string backend = "kiln";
+  std::string backend = "kiln", family = "random";
   int graphs = 300;
   unsigned seed = 1;
   int show = 10;
   bool verbose = false;
-  std::string family = "random";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -37,11 +37,11 @@ int main(int argc, char** argv) {
     else if (a == "--graphs") graphs = std::atoi(next());
     else if (a == "--seed") seed = unsigned(std::strtoul(next(), nullptr, 10));
     else if (a == "--show") show = std::atoi(next());
-    else if (a == "--verbose") verbose = true;
     else if (a == "--family") family = next();
+    else if (a == "--verbose") verbose = true;
     else {
-      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split|gemm-epilogue] [--graphs N] [--seed S] [--show N] "
-                           "[--verbose]\n");
+      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split|attention|gemm-epilogue] [--graphs N] "
+                           "[--seed S] [--show N] [--verbose]\n");
       return 2;
     }
   }
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!kiln::test::fuzz_family_known(family)) {
-    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split or gemm-epilogue, not %s\n", family.c_str());
+    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split, attention or gemm-epilogue, not %s\n", family.c_str());
     return 2;
   }
   if (backend == "kiln-cuda")

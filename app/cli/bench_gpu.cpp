@@ -13,6 +13,10 @@
 //   var_mean         var_mean(x, -1) of float32[16384, 4096]
 //   gelu_mlp         gelu(x @ w1, approximate='tanh') @ w2, bfloat16 [8192, 2048] x [2048, 8192] x [8192, 2048]
 //   attention        softmax(q @ k^T * 0.125) @ v, float16 [64, 1024, 64]
+//   attention_causal the same with a causal mask (masked_fill of triu(ones, 1) with -inf)
+//   attention_bf16_gpt  a GPT head: bfloat16 q, k, v [4, 16, 2048, 64], 4-D matmuls, causal
+//                    (the attention rows run as one fused flash kernel; TFLOP/s
+//                    counts the causal rows' unmasked half, as FlashAttention does)
 //   resnet18         the forward graph of resources/examples/resnet18_infer.py
 //                    (eval, batch 16, 3x128x128): convolutions through im2col
 //                    and cuBLAS in TF32 (PyTorch's default for convolutions),
@@ -40,6 +44,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -192,22 +197,36 @@ Case gelu_mlp() {
   return c;
 }
 
-Case attention() {
+// softmax(q @ k^T * 0.125 [causal]) @ v over `batch` ([B] with bmm, [B, H] with
+// 4-D matmuls), the causal mask as programs write it: masked_fill(triu(ones, 1), -inf).
+Case attention(const std::string& name, const std::string& reference, DType dtype, std::vector<int64_t> batch,
+               bool causal) {
   Case c;
-  c.name = "attention";
-  c.reference_graph = "attention_explicit_fp16_64x1024x64";
-  const int64_t b = 64, s = 1024, d = 64;
-  c.inputs = {random_tensor({b, s, d}, 11, DType::Float16, 1.f), random_tensor({b, s, d}, 12, DType::Float16, 1.f),
-              random_tensor({b, s, d}, 13, DType::Float16, 1.f)};
+  c.name = name;
+  c.reference_graph = reference;
+  const int64_t s = batch.size() == 1 ? 1024 : 2048, d = 64;
+  int64_t b = 1;
+  for (int64_t x : batch) b *= x;
+  std::vector<int64_t> sizes = batch;
+  sizes.push_back(s), sizes.push_back(d);
+  const Shape shape(sizes.begin(), sizes.end());
+  c.inputs = {random_tensor(shape, 11, dtype, 1.f), random_tensor(shape, 12, dtype, 1.f), random_tensor(shape, 13, dtype, 1.f)};
   GraphEmitter e(c.graph);
   Var q = e.placeholder("q", c.inputs[0]), k = e.placeholder("k", c.inputs[1]), v = e.placeholder("v", c.inputs[2]);
-  Var kt = e.call1("aten::transpose.int", {k, int64_t(1), int64_t(2)});
-  Var scores = e.call1("aten::mul.Scalar", {e.call1("aten::bmm.default", {q, kt}), 0.125});
+  const int64_t r = int64_t(sizes.size());
+  const char* mm = batch.size() == 1 ? "aten::bmm.default" : "aten::matmul.default";
+  Var kt = e.call1("aten::transpose.int", {k, r - 2, r - 1});
+  Var scores = e.call1("aten::mul.Scalar", {e.call1(mm, {q, kt}), 0.125});
+  if (causal) {
+    Var ones = e.call1("aten::full.default", {std::vector<int64_t>{s, s}, int64_t(1)}, {{"dtype", DType::Bool}});
+    Var mask = e.call1("aten::triu.default", {ones, int64_t(1)});
+    scores = e.call1("aten::masked_fill.Scalar", {scores, mask, -std::numeric_limits<double>::infinity()});
+  }
   Var p = e.call1("aten::_softmax.default", {scores, int64_t(-1), false});
-  e.output({e.call1("aten::bmm.default", {p, v})});
-  c.flops = 2.0 * 2 * double(b) * double(s) * double(s) * double(d);
+  e.output({e.call1(mm, {p, v})});
+  c.flops = 2.0 * 2 * double(b) * double(s) * double(s) * double(d) * (causal ? 0.5 : 1.0);
   c.gemms = {{b, s, s, d, true}, {b, s, d, s, false}};
-  c.gemm_dtype = DType::Float16;
+  c.gemm_dtype = dtype;
   return c;
 }
 
@@ -237,7 +256,11 @@ std::vector<std::pair<std::string, Builder>> all_cases() {
           {"var_mean", [] { return row_reduction(true); }},
           {"sum_64m", sum_64m},
           {"gelu_mlp", gelu_mlp},
-          {"attention", attention},
+          {"attention", [] { return attention("attention", "attention_explicit_fp16_64x1024x64", DType::Float16, {64}, false); }},
+          {"attention_causal",
+           [] { return attention("attention_causal", "attention_causal_fp16_64x1024x64", DType::Float16, {64}, true); }},
+          {"attention_bf16_gpt",
+           [] { return attention("attention_bf16_gpt", "attention_causal_bf16_4x16x2048x64", DType::BFloat16, {4, 16}, true); }},
           {"resnet18", [] { return resnet18(true); }},
           {"resnet18_fp32", [] { return resnet18(false); }}};
 }

@@ -2,6 +2,7 @@
 #include "compiler/loopir/extern_call.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "compiler/loopir/loop_ir.h"
@@ -16,6 +17,7 @@ std::string_view extern_kind_name(ExternKind k) {
   switch (k) {
     case ExternKind::Gemm: return "gemm";
     case ExternKind::Convolution: return "convolution";
+    case ExternKind::Attention: return "attention";
     case ExternKind::Fallback: return "fallback";
   }
   return "?";
@@ -75,6 +77,10 @@ void run_extern(const Program& p, const Kernel& k, const BufferTensors& buffer) 
   if (c.kind == ExternKind::Gemm) {
     Tensor out = buffer(c.outputs.at(0));
     if (!detail::run_gemm(c.gemm, tensors, out)) out.copy_(gemm_with_aten(c.gemm, tensors));
+    return;
+  }
+  if (c.kind == ExternKind::Attention) {
+    detail::run_attention(c.attention, tensors, buffer(c.outputs.at(0)));
     return;
   }
   if (c.kind == ExternKind::Convolution && detail::run_convolution(c.conv, tensors, buffer(c.outputs.at(0)))) return;
@@ -163,6 +169,21 @@ std::string extern_call_string(const Program& p, const ExternCall& c) {
     else if (g.c_constant) s += number(*g.c_constant) + ", ";
     s += view_string(p, c.tensors[size_t(g.a)]) + ", " + view_string(p, c.tensors[size_t(g.b)]);
     if (fused) s += ", alpha=" + number(g.alpha) + ", beta=" + number(g.beta);
+    return s + ", " + out + ")";
+  }
+  if (c.kind == ExternKind::Attention) {
+    const AttentionParams& a = c.attention;
+    std::string s = "extern_kernels.flash_attention(" + view_string(p, c.tensors[size_t(a.q)]) + ", " +
+                    view_string(p, c.tensors[size_t(a.k)]) + ", " + view_string(p, c.tensors[size_t(a.v)]) +
+                    ", scale=" + number(a.scale);
+    if (a.causal_offset) s += ", causal=" + std::to_string(*a.causal_offset);
+    if (a.mask >= 0 && !a.causal_offset) {
+      s += std::string(a.mask_kind == AttentionMask::Additive ? ", add_mask=" : ", bool_mask=") +
+           view_string(p, c.tensors[size_t(a.mask)]);
+      if (a.mask_kind == AttentionMask::Additive && a.mask_scale != 1) s += ", mask_scale=" + number(a.mask_scale);
+      if (a.mask_kind == AttentionMask::Boolean) s += std::string(", masked_when=") + (a.masked_when_nonzero ? "True" : "False");
+    }
+    if (a.mask_kind == AttentionMask::Boolean && !std::isinf(a.fill)) s += ", fill=" + number(a.fill);
     return s + ", " + out + ")";
   }
   // Inductor names a fallback by its Python op; extern_kernels.convolution for the dedicated conv.

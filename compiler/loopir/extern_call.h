@@ -24,6 +24,7 @@ struct Kernel;
 enum class ExternKind {
   Gemm,         // out = beta * C + alpha * (A @ B): mm, bmm, addmm, and mm/bmm with a fused epilogue
   Convolution,  // aten::convolution.default, not transposed, 1-D or 2-D, float32/float64 at run time
+  Attention,    // softmax(scale * q @ k^T [+ mask]) @ v, made by the scheduler from bmm, softmax, bmm (attention.cpp)
   Fallback,     // any registered op, through call_op
 };
 std::string_view extern_kind_name(ExternKind k);  // "gemm"
@@ -67,6 +68,28 @@ struct ConvParams {
   int64_t groups = 1;
 };
 
+// Fused attention (the scheduler's fuse_attention): out[b, m] = sum_n p[b, m, n] v[b, n]
+// with p the softmax over n of the scores
+//   x[b, m, n] = scale * (q[b, m] . k[b, n]) + mask_scale * mask[b, m, n]   (Additive)
+//   x[b, m, n] = masked(b, m, n) ? fill : scale * (q[b, m] . k[b, n])      (Boolean)
+// computed in float32 (float64 on the CPU) and rounded once to the output's dtype.
+enum class AttentionMask { None, Boolean, Additive };
+struct AttentionParams {
+  // Indices into ExternCall::tensors: q as [B, M, Dk], k as [B, N, Dk] (not
+  // transposed), v as [B, N, Dv]; mask as [B_outer, B_inner, M, N] with
+  // B_outer * B_inner = B (a [heads] split of the batch), or -1.
+  int q = -1, k = -1, v = -1, mask = -1;
+  AttentionMask mask_kind = AttentionMask::None;
+  bool masked_when_nonzero = true;  // Boolean: which mask value masks
+  double mask_scale = 1;            // Additive
+  double fill = -1.0 / 0.0;         // Boolean: the masked scores' value
+  double scale = 1;
+  // Causal, known from the mask's value: (m, n) is masked (to `fill`, -inf for
+  // an additive mask) exactly when n > m + causal_offset, and the mask tensor
+  // is not read; with a -inf fill the tiles above that diagonal are skipped.
+  std::optional<int64_t> causal_offset;
+};
+
 struct ExternCall {
   ExternKind kind = ExternKind::Fallback;
   std::string target;  // "aten::mm.default"; "aten::addmm.default" once an epilogue folded in
@@ -83,6 +106,7 @@ struct ExternCall {
   std::vector<size_t> output_results;
   GemmParams gemm;
   ConvParams conv;
+  AttentionParams attention;
   std::vector<std::string> epilogue;  // origins of the nodes folded into the call (scheduler)
 };
 
@@ -104,6 +128,8 @@ namespace detail {
 // it has no fast path for these dtypes / layouts (the caller then falls back to call_op).
 bool run_gemm(const GemmParams& g, const std::vector<Tensor>& tensors, const Tensor& out);
 bool run_convolution(const ConvParams& c, const std::vector<Tensor>& tensors, const Tensor& out);
+// The fused attention in float64 (the reference the generated kernels are held to).
+void run_attention(const AttentionParams& a, const std::vector<Tensor>& tensors, const Tensor& out);
 }  // namespace detail
 
 }  // namespace kiln::loopir

@@ -62,9 +62,20 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 std::string language_of(const std::string& stage) {
   if (stage.starts_with("llvm_ir")) return "llvm";
   if (stage == "assembly") return "asm";
-  if (stage.starts_with("ir_")) return "loopir";
+  if (stage.starts_with("ir_") || stage == "cuda_ir_post_fusion") return "loopir";
   if (stage == "cuda_source") return "cuda";
   return "text";
+}
+
+// "flash attention: buf9" for each bmm, softmax, bmm the CUDA schedule fused (attention.cpp's reasons).
+std::string attention_summary(const std::string& post_fusion) {
+  std::string fused;
+  const std::string marker = "into flash attention ";
+  for (size_t at = post_fusion.find(marker); at != std::string::npos; at = post_fusion.find(marker, at + 1)) {
+    const size_t from = at + marker.size(), to = post_fusion.find(':', from);
+    fused += (fused.empty() ? "" : ", ") + post_fusion.substr(from, to - from);
+  }
+  return fused.empty() ? "" : "flash attention: " + fused;
 }
 
 // The steps in order; each records its stages through emit().
@@ -279,8 +290,16 @@ class RegionRunner {
       }
     }();
     if (!gpu) return outcome_stage("cuda_source", part.group, Stage::Outcome::Failed, gpu.status().message());
-    for (const runtime::CodegenStage& cs : (*gpu)->stages())
+    for (const runtime::CodegenStage& cs : (*gpu)->stages()) {
       if (cs.name == "cuda_source") emit_code(cs, part.group, "");
+      // The GPU's schedule differs from the CPU's where a fusion is the GPU's
+      // alone (attention); its decisions are shown under their own name.
+      if (cs.name == "ir_post_fusion") {
+        runtime::CodegenStage gpu_stage = cs;
+        gpu_stage.name = "cuda_ir_post_fusion";
+        emit_code(gpu_stage, part.group, attention_summary(cs.text));
+      }
+    }
   }
 
   ConstantTable constants_;

@@ -38,6 +38,8 @@ struct CudaCompiledGraph::Impl {
   std::vector<int> conv_of_kernel;    // per program kernel: its index in source.convs, or -1
   std::vector<ConvFunctions> conv_functions;  // per source.convs
   std::vector<CUfunction> gemm_fill_c;        // per program kernel: a GEMM's kernel filling its output with C
+  std::vector<int> attention_of_kernel;       // per program kernel: its index in source.attentions, or -1
+  std::vector<CUfunction> attention_functions;  // per source.attentions
   ProgramBinding binding;  // storage_of: the buffer whose device memory each buffer uses
   bool conv_tf32 = false, matmul_tf32 = false;  // CudaCompileOptions
 };
@@ -73,7 +75,8 @@ bool writes_nothing(const loopir::Program& p, const loopir::Kernel& k) {
 bool extern_on_gpu(const CudaCompiledGraph::Impl& impl, size_t kernel) {
   const loopir::Program& p = impl.scheduled.program;
   const loopir::Kernel& k = p.kernels[kernel];
-  return impl.conv_of_kernel[kernel] >= 0 || gemm_on_gpu(p, k) || writes_nothing(p, k);
+  return impl.conv_of_kernel[kernel] >= 0 || impl.attention_of_kernel[kernel] >= 0 || gemm_on_gpu(p, k) ||
+         writes_nothing(p, k);
 }
 
 // A GEMM marked by the scheduler (GemmLtEpilogue) with its epilogue run by
@@ -130,7 +133,17 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     program = loopir::lower_to_loops(*bound);
     st.lower_ms = ms_since(t0);
     t0 = Clock::now();
-    impl->scheduled = sched::schedule(program);
+    // The flash kernel replaces bmm, softmax, bmm; a constant mask's value tells a causal one.
+    sched::ScheduleOptions so;
+    so.fuse_attention = true;
+    std::map<std::string, const Tensor*> constant_inputs;
+    for (size_t i = 0; i < program.inputs.size() && i < impl->binding.bound_inputs.size(); ++i)
+      if (impl->binding.bound_inputs[i].defined()) constant_inputs[program.inputs[i]] = &impl->binding.bound_inputs[i];
+    so.constant_value = [&constant_inputs](const std::string& b) -> const Tensor* {
+      auto it = constant_inputs.find(b);
+      return it == constant_inputs.end() ? nullptr : it->second;
+    };
+    impl->scheduled = sched::schedule(loopir::Program(program), so);
     st.schedule_ms = ms_since(t0);
     t0 = Clock::now();
     LaunchChoice launch;
@@ -149,6 +162,9 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
   const loopir::Program& p = impl->scheduled.program;
   impl->conv_of_kernel.assign(p.kernels.size(), -1);
   for (size_t c = 0; c < impl->source.convs.size(); ++c) impl->conv_of_kernel[impl->source.convs[c].kernel] = int(c);
+  impl->attention_of_kernel.assign(p.kernels.size(), -1);
+  for (size_t a = 0; a < impl->source.attentions.size(); ++a)
+    impl->attention_of_kernel[impl->source.attentions[a].kernel] = int(a);
   for (const sched::FusedGroup& g : impl->scheduled.groups)
     st.extern_groups += p.kernels[g.kernels.front()].kind == loopir::KernelKind::Extern;
   for (size_t k = 0; k < p.kernels.size(); ++k)
@@ -199,6 +215,7 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
       auto helper = [&](const std::string& name) { return name.empty() ? nullptr : library.at(name); };
       for (const ConvGpuPlan& c : impl->source.convs)
         impl->conv_functions.push_back({helper(c.im2col_kernel), helper(c.bias_kernel), helper(c.scatter_kernel)});
+      for (const AttentionGpuPlan& a : impl->source.attentions) impl->attention_functions.push_back(helper(a.function));
       for (size_t k = 0; k < p.kernels.size(); ++k)
         if (p.kernels[k].kind == loopir::KernelKind::Extern && gemm_on_gpu(p, p.kernels[k]))
           impl->gemm_fill_c[k] = helper(gemm_c_kernel(p, p.kernels[k]));
@@ -272,6 +289,11 @@ Status CudaExecution::State::run_extern_on_gpu(size_t kernel, const Stream* stre
     ConvPointers ptr{at(plan.input), at(plan.weight), plan.bias.empty() ? 0 : at(plan.bias), at(plan.output),
                      conv_workspace.ptr()};
     return run_conv_on_gpu(plan, ptr, im.conv_functions[size_t(conv)], im.conv_tf32, stream);
+  }
+  if (const int attn = im.attention_of_kernel[kernel]; attn >= 0) {
+    const AttentionGpuPlan& plan = im.source.attentions[size_t(attn)];
+    AttentionPointers ptr{at(plan.q), at(plan.k), at(plan.v), plan.mask.empty() ? 0 : at(plan.mask), at(plan.output)};
+    return run_attention_on_gpu(plan, ptr, im.attention_functions[size_t(attn)], stream);
   }
   if (gemm_on_gpu(p, k)) return run_gemm_on_gpu(p, k, at, im.gemm_fill_c[kernel], im.matmul_tf32, stream);
   return {};  // writes_nothing

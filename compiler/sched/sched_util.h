@@ -1,6 +1,9 @@
 #pragma once
 // Helpers shared by the scheduler's files (not part of its interface).
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -49,6 +52,20 @@ ReadersIndex index_readers(const loopir::Program& p);
 // Folds a pointwise consumer into an mm / bmm extern kernel where BLAS can
 // compute it (beta*C, alpha) (extern_epilogue.cpp). Runs before inlining.
 void fuse_extern_epilogues(loopir::Program& p, std::vector<FusionDecision>& decisions);
+
+// softmax(scale * q @ k^T [+ mask]) @ v as one Attention extern kernel, every
+// match and near miss recorded (attention.cpp). Runs first.
+void fuse_attention(loopir::Program& p, std::vector<FusionDecision>& decisions,
+                    const std::function<const Tensor*(const std::string&)>& constant_value);
+
+// attention_mask.cpp: when the kernels computing `buffer` (a mask read at its
+// own [..., m, n]; folded constants among its inputs through `constant_value`) make it mask exactly the elements n > m + offset, the
+// offset (>= 0); `masks(v)` says whether an element of value v masks (nullopt:
+// a value that neither masks nor leaves the score as it is).
+std::optional<int64_t> causal_offset_from_kernels(const loopir::Program& p, const std::map<std::string, size_t>& writer,
+                                                  const std::function<const Tensor*(const std::string&)>& constant_value,
+                                                  const std::string& buffer,
+                                                  const std::function<std::optional<bool>(double)>& masks);
 
 // Step 2: groups the kernels that share a loop nest, recording every decision;
 // returns the groups in a valid execution order (fuser.cpp).

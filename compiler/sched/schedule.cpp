@@ -345,9 +345,13 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
 
 ScheduledProgram schedule(const Program& program) { return schedule(Program(program)); }
 
-ScheduledProgram schedule(Program&& program) {
+ScheduledProgram schedule(Program&& program) { return schedule(std::move(program), ScheduleOptions{}); }
+
+ScheduledProgram schedule(Program&& program, const ScheduleOptions& options) {
   ScheduledProgram s;
   s.program = std::move(program);
+  // First: the epilogue folds and inlining would take apart the bmm, softmax, bmm it looks for.
+  if (options.fuse_attention) fuse_attention(s.program, s.decisions, options.constant_value);
   fuse_extern_epilogues(s.program, s.decisions);
   inline_producers(s.program, s.decisions);
   std::vector<Kernel> ordered;

@@ -21,6 +21,7 @@
 // Every decision, taken or refused, is recorded with its reason for the GUI.
 // Rules and examples: docs/sched.md; tests: tests/compiler/test_sched.cpp.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,8 @@
 namespace kiln::sched {
 
 // Epilogue: a pointwise consumer folded into an mm/bmm extern kernel (beta*C, alpha).
-enum class DecisionKind { Inline, Fuse, Epilogue };
+// Attention: bmm, softmax, bmm made one fused-attention extern kernel (attention.cpp).
+enum class DecisionKind { Inline, Fuse, Epilogue, Attention };
 
 struct FusionDecision {
   DecisionKind kind = DecisionKind::Fuse;
@@ -67,8 +69,18 @@ struct ScheduledProgram {
   std::vector<BufferAllocation> allocations;  // computed buffers of `program`, in kernel order
 };
 
+// What only some backends want. fuse_attention: softmax(scale * q @ k^T [+ mask]) @ v
+// becomes one extern kernel (the CUDA backend has a flash kernel for it; the
+// CPU backend's BLAS and loops are as fast as its float64 reference is not).
+// constant_value: a constant input buffer's value (a causal mask is recognised by it), or null.
+struct ScheduleOptions {
+  bool fuse_attention = false;
+  std::function<const Tensor*(const std::string& buffer)> constant_value;
+};
+
 ScheduledProgram schedule(const loopir::Program& program);
 ScheduledProgram schedule(loopir::Program&& program);  // the same, without a copy of the program
+ScheduledProgram schedule(loopir::Program&& program, const ScheduleOptions& options);
 
 // Modelled on Inductor's ir_post_fusion.txt: per group its kernels (as
 // print_kernel prints them), then the decisions and the buffer plan.

@@ -1036,6 +1036,14 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
     if (kernel.kind != loopir::KernelKind::Extern) continue;
     if (kernel.call->kind == loopir::ExternKind::Gemm && gemm_on_gpu(s.program, kernel)) {
       if (std::string c = gemm_c_kernel(s.program, kernel); !c.empty()) gemm_helpers.insert(c);
+    } else if (kernel.call->kind == loopir::ExternKind::Attention) {
+      Expected<AttentionGpuPlan> attn = plan_attention_on_gpu(s.program, k);
+      if (!attn) {
+        os << "\n// " << kernel.output << " runs on the host: " << attn.status().message() << "\n";
+        continue;
+      }
+      helpers.insert(attn->function);
+      out.attentions.push_back(std::move(*attn));
     } else if (kernel.call->kind == loopir::ExternKind::Convolution) {
       Expected<ConvGpuPlan> conv = plan_conv_on_gpu(s.program, k);
       if (!conv) {
@@ -1047,7 +1055,8 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
       out.convs.push_back(std::move(*conv));
     }
   }
-  os << conv_kernels_source(out.convs) << gemm_c_kernels_source(gemm_helpers);
+  os << conv_kernels_source(out.convs) << gemm_c_kernels_source(gemm_helpers)
+     << attention_kernels_source(out.attentions);
   helpers.insert(gemm_helpers.begin(), gemm_helpers.end());
   out.library_kernels.assign(helpers.begin(), helpers.end());
   out.text = os.str();

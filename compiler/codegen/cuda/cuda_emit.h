@@ -15,6 +15,7 @@
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/codegen/cpu/loop_plan.h"
+#include "compiler/codegen/cuda/cuda_attention.h"
 #include "compiler/codegen/cuda/cuda_conv.h"
 #include "compiler/sched/schedule.h"
 
@@ -43,6 +44,8 @@ struct CudaSource {
   // kernels are in `text` (a convolution with no plan takes the host path,
   // and a comment in `text` says why).
   std::vector<ConvGpuPlan> convs;
+  // The fused attention extern kernels that run on the GPU (their kernels are in `text`).
+  std::vector<AttentionGpuPlan> attentions;
   // The extern kernels' helpers in `text` (im2col, bias, a GEMM's C), which
   // the runtime looks up by name.
   std::vector<std::string> library_kernels;

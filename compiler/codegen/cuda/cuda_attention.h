@@ -1,0 +1,55 @@
+#pragma once
+// The fused attention extern kernel (sched/attention.cpp) on the GPU: one
+// flash-style forward kernel. A block takes 64 query rows of one batch
+// entry; key/value tiles of 64 rows stream through shared memory (cp.async,
+// double-buffered); scores and the online softmax (running max and sum, in
+// float32) stay in registers; both products run on tensor cores through
+// mma.sync m16n8k16 for float16 / bfloat16 with the probabilities rounded to
+// the operands' type, as flash attention does. A causal mask skips the key
+// tiles wholly above the diagonal. float32 (and layouts cp.async cannot read)
+// take a plain float32 kernel with the same tiling on CUDA cores.
+//
+// The plan is made once when the source is emitted; a kernel it cannot take
+// (a head dimension over 256, a batch over 65535) runs on the host instead,
+// with the reason in a comment of the source.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cuda/cuda_api.h"
+#include "compiler/loopir/loop_ir.h"
+
+namespace kiln::codegen::cuda {
+
+struct AttentionGpuPlan {
+  size_t kernel = 0;  // index into Program::kernels
+  DType dtype = DType::Float16;
+  DType mask_dtype = DType::Bool;
+  std::string q, k, v, mask, output;  // buffers (mask "" when none or causal)
+  int64_t batch = 0, m = 0, n = 0, d = 0, dv = 0;
+  // Element strides [batch, row, column] and offsets; the mask's [outer, inner, m, n].
+  int64_t q_stride[3] = {}, k_stride[3] = {}, v_stride[3] = {}, o_stride[3] = {};
+  int64_t q_offset = 0, k_offset = 0, v_offset = 0, o_offset = 0;
+  int64_t mask_stride[4] = {}, mask_offset = 0, mask_inner = 1;
+  loopir::AttentionParams params;
+  bool tensor_cores = false;
+  std::string function;  // the kernel's name in the module
+
+  unsigned shared_bytes() const;
+};
+
+// How extern kernel `kernel` of `p` (an Attention) runs on the GPU, or why it cannot.
+Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_t kernel);
+
+// CUDA source for the kernels `plans` name, each instantiation once.
+std::string attention_kernels_source(const std::vector<AttentionGpuPlan>& plans);
+
+struct AttentionPointers {
+  CUdeviceptr q = 0, k = 0, v = 0, mask = 0, output = 0;  // storage bases: the plan's offsets apply
+};
+
+// Queues the kernel on `stream` (null: the legacy stream).
+Status run_attention_on_gpu(const AttentionGpuPlan& plan, const AttentionPointers& ptr, CUfunction fn,
+                            const Stream* stream);
+
+}  // namespace kiln::codegen::cuda
