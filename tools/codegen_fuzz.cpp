@@ -4,6 +4,7 @@
 //   kiln-codegen-fuzz --backend kiln-cuda --graphs 2000 --seed 1
 //   kiln-codegen-fuzz --backend kiln-cuda --family split --graphs 200   # few long rows (split reductions)
 //   kiln-codegen-fuzz --backend kiln-cuda --family attention --graphs 300   # attention_graphs.h: the flash kernel
+//   kiln-codegen-fuzz --backend kiln-cuda --family gemm-epilogue --graphs 300   # mm + bias/relu/gelu/residual (cuBLASLt)
 //
 // Graph k uses seed SEED + k (rerun one with --graphs 1 --seed <seed>). Every
 // failure prints the seed, the graph, the decomposed graph, the fused IR and
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
     else if (a == "--family") family = next();
     else if (a == "--verbose") verbose = true;
     else {
-      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split|attention] [--graphs N] "
+      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split|attention|gemm-epilogue] [--graphs N] "
                            "[--seed S] [--show N] [--verbose]\n");
       return 2;
     }
@@ -49,7 +50,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!kiln::test::fuzz_family_known(family)) {
-    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split or attention, not %s\n", family.c_str());
+    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split, attention or gemm-epilogue, not %s\n", family.c_str());
     return 2;
   }
   if (backend == "kiln-cuda")

@@ -37,12 +37,29 @@ struct BufferView {
   int64_t offset = 0;
 };
 
+// The GEMM's only reader, a pointwise kernel of its own right after it, as a
+// cuBLASLt epilogue computes it: out = activation(alpha * A @ B + beta * C +
+// bias + residual_scale * residual), rounded once to the output's dtype (the
+// scheduler's plan_lt_epilogues). The kernel stays in the program: backends
+// without cuBLASLt, and the CUDA one when cuBLASLt is missing or refuses the
+// layout, run it; the CUDA backend otherwise writes `output` in the call and skips it.
+enum class GemmActivation { None, Relu, GeluTanh };
+struct GemmLtEpilogue {
+  std::string output;  // the epilogue kernel's output buffer (what the call writes instead of the product)
+  GemmActivation activation = GemmActivation::None;
+  std::optional<BufferView> bias;      // a [N] vector added to every row (unit stride), or none
+  std::optional<BufferView> residual;  // an [M, N] (or [B, M, N]) tensor with unit column stride, or none
+  double residual_scale = 1;
+  std::string summary;  // "gelu tanh + bias": what the decision and the stage views show
+};
+
 struct GemmParams {
   int a = -1, b = -1;  // indices into ExternCall::tensors: [M, K] @ [K, N] or [B, M, K] @ [B, K, N]
   int c = -1;          // C broadcast to the output (index into tensors), or -1
   std::optional<double> c_constant;  // C as a number (a fused `mm + 1`)
   double alpha = 1, beta = 0;
   bool batched = false;
+  std::optional<GemmLtEpilogue> lt;  // see GemmLtEpilogue
 };
 
 struct ConvParams {

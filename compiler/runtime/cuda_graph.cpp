@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/codegen/cuda/cuda_api.h"
@@ -9,6 +11,7 @@
 #include "compiler/codegen/cuda/cuda_conv.h"
 #include "compiler/codegen/cuda/cuda_emit.h"
 #include "compiler/codegen/cuda/cuda_gemm.h"
+#include "compiler/codegen/cuda/cuda_gemm_lt.h"
 #include "compiler/codegen/cuda/cuda_split_reduce.h"
 #include "compiler/loopir/extern_call.h"
 #include "compiler/loopir/lower.h"
@@ -74,6 +77,23 @@ bool extern_on_gpu(const CudaCompiledGraph::Impl& impl, size_t kernel) {
   const loopir::Kernel& k = p.kernels[kernel];
   return impl.conv_of_kernel[kernel] >= 0 || impl.attention_of_kernel[kernel] >= 0 || gemm_on_gpu(p, k) ||
          writes_nothing(p, k);
+}
+
+// A GEMM marked by the scheduler (GemmLtEpilogue) with its epilogue run by
+// cuBLASLt: true when queued, and the next group (the epilogue kernel) is
+// then skipped; false leaves the plain GEMM and that kernel to run.
+bool lt_epilogue_ran(const CudaCompiledGraph::Impl& impl, size_t kernel, const std::vector<CUdeviceptr>& pointer,
+                     const Stream* stream) {
+  const loopir::Program& p = impl.scheduled.program;
+  const loopir::Kernel& k = p.kernels[kernel];
+  if (!gemm_has_lt_epilogue(k) || !gemm_on_gpu(p, k)) return false;
+  std::string why;
+  auto at = [&](const std::string& b) { return pointer[p.buffer_index(b)]; };
+  if (run_gemm_lt_on_gpu(p, k, at, impl.matmul_tf32, stream, &why)) return true;
+  static bool said = false;  // once: a benchmark runs the graph many times
+  if (const char* v = std::getenv("KILN_CUBLASLT_VERBOSE"); v && std::string(v) == "1" && !std::exchange(said, true))
+    std::fprintf(stderr, "kiln-cuda: %s runs its own epilogue kernel: %s\n", k.call->gemm.lt->output.c_str(), why.c_str());
+  return false;
 }
 
 }  // namespace
@@ -457,15 +477,21 @@ Status CudaExecution::launch(const Stream* stream) {
   if (Status rc = cuda_make_current(); !rc.ok()) return rc;
   const sched::ScheduledProgram& s = impl.scheduled;
   size_t next_kernel = 0;
+  size_t skip_group = SIZE_MAX;
   for (size_t g = 0; g < s.groups.size(); ++g) {
     const loopir::Kernel& first = p.kernels[s.groups[g].kernels.front()];
     if (first.kind == loopir::KernelKind::Extern) {
       bool all_gpu = true;
       for (size_t k : s.groups[g].kernels) all_gpu = all_gpu && extern_on_gpu(impl, k);
       if (all_gpu) {
-        for (size_t k : s.groups[g].kernels)
+        for (size_t k : s.groups[g].kernels) {
+          if (lt_epilogue_ran(impl, k, st.pointer, stream)) {
+            skip_group = g + 1;
+            continue;
+          }
           if (Status rc = st.run_extern_on_gpu(k, stream); !rc.ok())
             return Status::error("extern kernel " + s.groups[g].name + ": " + rc.message());
+        }
         continue;
       }
       if (stream)
@@ -475,6 +501,7 @@ Status CudaExecution::launch(const Stream* stream) {
     }
     if (next_kernel >= impl.source.kernels.size() || impl.source.kernels[next_kernel].group != g) continue;
     const size_t kernel_index = next_kernel++;
+    if (g == skip_group) continue;  // its output came from the GEMM's cuBLASLt epilogue
     const CudaKernel& k = impl.source.kernels[kernel_index];
     CUfunction fn = impl.functions[kernel_index];
     if (k.outer_numel <= 0) continue;

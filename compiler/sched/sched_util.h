@@ -74,4 +74,9 @@ std::vector<std::vector<size_t>> fuse_groups(const loopir::Program& p, std::vect
 // Fills s.allocations from s.program and s.groups (buffer_plan.cpp).
 void plan_buffers(ScheduledProgram& s);
 
+// Marks the GEMMs whose next group is an epilogue cuBLASLt computes
+// (GemmLtEpilogue), recording each decision (lt_epilogue.cpp). Runs last: it
+// needs the groups' order and the buffer plan.
+void plan_lt_epilogues(ScheduledProgram& s);
+
 }  // namespace kiln::sched::detail

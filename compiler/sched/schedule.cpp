@@ -369,6 +369,7 @@ ScheduledProgram schedule(Program&& program, const ScheduleOptions& options) {
   }
   s.program.kernels = std::move(ordered);
   plan_buffers(s);
+  plan_lt_epilogues(s);
   return s;
 }
 

@@ -14,6 +14,9 @@
 //     Extern kernels (extern_call.h) are each a group of their own.
 //  3. Buffer planning: a materialized intermediate reuses the storage of one
 //     freed (after its last reading group) with the same dtype and size.
+//  4. cuBLASLt epilogues: a GEMM whose next group computes bias / relu /
+//     gelu tanh / an addend of its product is marked (GemmLtEpilogue); the
+//     CUDA backend may run that kernel inside the GEMM call.
 //
 // Every decision, taken or refused, is recorded with its reason for the GUI.
 // Rules and examples: docs/sched.md; tests: tests/compiler/test_sched.cpp.

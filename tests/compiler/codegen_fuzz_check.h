@@ -24,6 +24,7 @@
 #include "core/graph/printer.h"
 #include "core/tensor/tensor_repr.h"
 #include "attention_graphs.h"
+#include "random_gemm_epilogue_graph.h"
 #include "random_graph.h"
 #include "random_split_graph.h"
 
@@ -83,9 +84,10 @@ inline std::string fuzz_stage_text(const std::vector<runtime::CodegenStage>& sta
 }
 
 // The graph families: "random" (random_graph.h), "split" (few long rows, random_split_graph.h),
-// "attention" (attention_graphs.h's random forms of softmax(q @ k^T) @ v).
+// "attention" (attention_graphs.h's random forms of softmax(q @ k^T) @ v),
+// "gemm-epilogue" (mm and its bias / activation / residual tail, random_gemm_epilogue_graph.h).
 inline bool fuzz_family_known(const std::string& family) {
-  return family == "random" || family == "split" || family == "attention";
+  return family == "random" || family == "split" || family == "attention" || family == "gemm-epilogue";
 }
 
 // `backend`: "kiln" (the CPU code generator) or "kiln-cuda" (the GPU one; needs a GPU).
@@ -95,6 +97,7 @@ inline FuzzResult fuzz_one(uint32_t seed, const std::string& backend = "kiln", c
   std::vector<Tensor> inputs;
   Graph g = family == "split"       ? SplitReductionGraphGenerator(seed).build(&inputs)
             : family == "attention" ? attention_graph(random_attention_form(seed), &inputs, seed)
+            : family == "gemm-epilogue" ? GemmEpilogueGraphGenerator(seed).build(&inputs)
                                     : CodegenGraphGenerator(seed).build(&inputs);
   r.nodes = g.size();
   std::vector<Value> in(inputs.begin(), inputs.end());
