@@ -96,6 +96,34 @@ class TestCodegenCuda : public QObject {
     QVERIFY2(p.empty(), p.c_str());
   }
 
+  // Inputs named like the generated code's locals (the row index r, the
+  // output position o, w, a temporary t6, a keyword) compile: NVRTC once read
+  // `r[o]` with r the int row index (found by the gemm-epilogue fuzz family).
+  void inputs_named_like_locals_compile() {
+    std::mt19937 rng(3);
+    Graph g;
+    GraphEmitter e(g);
+    Var r = e.placeholder("r", test::random_f32({22, 11}, rng));
+    Var w = e.placeholder("w", test::random_f32({22, 11}, rng));
+    Var o = e.placeholder("o", test::random_f32({22, 11}, rng));
+    Var t6 = e.placeholder("t6", test::random_f32({22, 11}, rng));
+    Var kw = e.placeholder("float", test::random_f32({22, 11}, rng));
+    Var s = e.call1("aten::add.Tensor", {e.call1("aten::sigmoid.default", {r}), w});
+    Var m = e.call1("aten::amax.default", {e.call1("aten::mul.Tensor", {s, o}), std::vector<int64_t>{1}, true});
+    e.output({e.call1("aten::sub.Tensor", {e.call1("aten::add.Tensor", {s, t6}), e.call1("aten::add.Tensor", {m, kw})})});
+    CudaSource src = source_of(g);
+    if (qEnvironmentVariableIsSet("KILN_DUMP_CUDA")) qInfo("%s", src.text.c_str());
+    QVERIFY2(has(src.text, "in_r") && has(src.text, "in_o") && has(src.text, "in_w") && has(src.text, "in_t6"),
+             src.text.c_str());
+    std::string reason;
+    if (!nvrtc_or_skip_reason(&reason)) {
+      if (qgetenv("KILN_ALLOW_NO_NVRTC") == "1") QSKIP(reason.c_str());
+      QFAIL(reason.c_str());
+    }
+    std::string p = nvrtc_problem(src, "locals");
+    QVERIFY2(p.empty(), p.c_str());
+  }
+
   void every_dtype_and_reduction_compiles() {
     std::string reason;
     if (!nvrtc_or_skip_reason(&reason)) {

@@ -94,10 +94,29 @@ std::string lowest(DType d, bool for_max) {
   }
 }
 
+// A buffer's name in the generated source. Graph inputs keep the program's
+// names (x, w, r, ...), which may be a local of the generated code (the row
+// index r, the output position o, the thread's w), a temporary (t6, x0), a
+// keyword or a CUDA builtin: those get a prefix.
 std::string identifier(const std::string& s) {
+  static const std::set<std::string> taken = {
+      "r", "o", "j", "q", "i", "k", "kk", "n", "nv", "v", "w", "it", "rv", "base", "acc", "o2", "c2", "sp", "t", "tid",
+      "lane", "warp", "bias_stride", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "half", "ix", "i64",
+      "int", "float", "double", "char", "short", "long", "bool", "auto", "const", "void", "signed", "unsigned", "if",
+      "else", "for", "while", "do", "return", "break", "continue", "switch", "case", "default", "struct", "class",
+      "union", "enum", "static", "extern", "new", "delete", "this", "true", "false", "sizeof", "template", "typename",
+      "namespace", "using", "volatile", "register", "goto", "inline", "operator", "private", "public", "protected",
+      "virtual", "friend", "try", "catch", "throw", "and", "or", "not", "xor", "asm", "typedef", "restrict"};
   std::string out;
   for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
+  auto temporary = [&](char first) {
+    return out.size() > 1 && out[0] == first && out.find_first_not_of("0123456789", 1) == std::string::npos;
+  };
+  const bool clash = out.empty() || std::isdigit(static_cast<unsigned char>(out[0])) || taken.count(out) ||
+                     temporary('t') || temporary('x') || out.starts_with("kiln_") || out.starts_with("vin_") ||
+                     out.starts_with("vout_") || out.starts_with("row_") || out.starts_with("rs_") ||
+                     out.starts_with("acc_");
+  return clash ? "in_" + out : out;
 }
 
 // Index arithmetic narrower than 64 bits is half the instructions; it is used
