@@ -10,13 +10,15 @@
 #include <mutex>
 #include <vector>
 
+#include "compiler/codegen/cuda/cublas_layout.h"
+
 namespace kiln::codegen::cuda {
 namespace {
 
+using namespace blas;
+
 using Handle = void*;
 constexpr int kSuccess = 0;
-constexpr int kOpN = 0, kOpT = 1;                                             // cublasOperation_t
-constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14;                   // cudaDataType
 constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70;                            // cublasComputeType_t
 constexpr int kGemmDefault = -1;                                              // CUBLAS_GEMM_DEFAULT
 
@@ -77,38 +79,8 @@ Cublas& cublas() {
   return *loaded;
 }
 
-int data_type(DType d) {
-  switch (d) {
-    case DType::Float32: return kR32F;
-    case DType::Float64: return kR64F;
-    case DType::Float16: return kR16F;
-    case DType::BFloat16: return kR16BF;
-    default: return -1;
-  }
-}
 
-// A row-major operand as cuBLAS's column-major view of its transpose: the
-// operation to apply and the leading dimension.
-struct ColumnMajor {
-  int op = kOpN;
-  int64_t ld = 0;
-  bool ok = false;
-};
 
-ColumnMajor as_column_major(const GemmOperand& x, int64_t rows, int64_t cols) {
-  ColumnMajor c;
-  // Row-major [rows, cols] with unit column stride is column-major [cols, rows]: no transpose.
-  if (x.col_stride == 1 || cols == 1) {
-    c.op = kOpN;
-    c.ld = std::max({x.row_stride, cols, int64_t(1)});
-    c.ok = rows == 1 || x.row_stride >= cols;
-  } else if (x.row_stride == 1 || rows == 1) {
-    c.op = kOpT;
-    c.ld = std::max({x.col_stride, rows, int64_t(1)});
-    c.ok = cols == 1 || x.col_stride >= rows;
-  }
-  return c;
-}
 
 bool fits_int(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 

@@ -13,16 +13,18 @@
 #include <tuple>
 #include <vector>
 
+#include "compiler/codegen/cuda/cublas_layout.h"
+
 namespace kiln::codegen::cuda {
 namespace {
+
+using namespace blas;
 
 using Handle = void*;
 using Desc = void*;
 using Layout = void*;
 using Pref = void*;
 constexpr int kSuccess = 0;
-constexpr int kOpN = 0, kOpT = 1;                                    // cublasOperation_t
-constexpr int kR32F = 0, kR16F = 2, kR16BF = 14;                     // cudaDataType
 constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77;            // cublasComputeType_t
 constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;  // cublasLtMatmulDescAttributes_t
 constexpr uint32_t kEpiDefault = 1, kEpiRelu = 2, kEpiBias = 4, kEpiGelu = 32;            // cublasLtEpilogue_t
@@ -112,30 +114,7 @@ Lt& lt() {
   return *loaded;
 }
 
-int data_type(DType d) {
-  switch (d) {
-    case DType::Float32: return kR32F;
-    case DType::Float16: return kR16F;
-    case DType::BFloat16: return kR16BF;
-    default: return -1;
-  }
-}
 
-// A row-major [rows, cols] operand as a column-major matrix of its transpose.
-struct ColumnMajor {
-  int op = kOpN;
-  int64_t ld = 0;
-  bool ok = false;
-};
-ColumnMajor as_column_major(const GemmOperand& x, int64_t rows, int64_t cols) {
-  ColumnMajor c;
-  if (x.col_stride == 1 || cols == 1) {
-    c.op = kOpN, c.ld = std::max({x.row_stride, cols, int64_t(1)}), c.ok = rows == 1 || x.row_stride >= cols;
-  } else if (x.row_stride == 1 || rows == 1) {
-    c.op = kOpT, c.ld = std::max({x.col_stride, rows, int64_t(1)}), c.ok = cols == 1 || x.col_stride >= rows;
-  }
-  return c;
-}
 
 // The largest power of two (up to 256) dividing the address: the alignment the heuristic may count on.
 uint32_t alignment(CUdeviceptr p) {
@@ -166,7 +145,7 @@ bool cublas_lt_gemm(const LtGemmCall& call, const Stream* stream, std::string* w
     return false;
   };
   const GemmCall& g = call.gemm;
-  const int type = data_type(g.dtype);
+  const int type = g.dtype == DType::Float64 ? -1 : data_type(g.dtype);
   if (type < 0) return refuse("no cuBLASLt epilogue for " + std::string(dtype_name(g.dtype)));
   if (g.batch != 1) return refuse("a batched GEMM");
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX)
