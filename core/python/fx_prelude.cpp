@@ -30,7 +30,19 @@ class TraceError(ValueError):
     pass
 
 
+def _unmodelled(cls_name, name):
+    # PyTorch's FX has far more API than Kiln models: its other names stop with Kiln's refusal, not an
+    # AttributeError that reads like the program's own bug.
+    if name.startswith("_"):
+        raise AttributeError("'" + cls_name + "' object has no attribute '" + name + "'")
+    _kiln_std.refuse("torch.fx." + cls_name + "." + name + " is not modelled by Kiln's torch.fx (docs/python.md lists "
+                     "what it models)")
+
+
 class Node:
+    def __getattr__(self, name):
+        _unmodelled("Node", name)
+
     def __init__(self, graph, name, op, target, args, kwargs):
         self.graph = graph
         self.name = name
@@ -72,6 +84,9 @@ def _target_name(target):
 
 
 class Graph:
+    def __getattr__(self, name):
+        _unmodelled("Graph", name)
+
     def __init__(self):
         self.nodes = []
         self._used = set()

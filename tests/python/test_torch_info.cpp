@@ -82,6 +82,11 @@ class TestTorchInfo : public QObject {
     QCOMPARE(code, 3);
     QVERIFY2(s.message().find("torch.jit.save (it writes a file)") != std::string::npos, s.to_string().c_str());
     QCOMPARE(s.where().line, 2);
+    // torch.fx's API beyond what Kiln models stops with exit 3, not an AttributeError.
+    code = -1;
+    s = vm.run_source("import torch.fx\ng = torch.fx.Graph()\ng.placeholder('x')\n", "prog.py", &code);
+    QCOMPARE(code, 3);
+    QVERIFY2(s.message().find("torch.fx.Graph.placeholder is not modelled") != std::string::npos, s.to_string().c_str());
     // torch.jit.trace records through capture; an interpreter without it refuses by name.
     code = -1;
     s = vm.run_source("import torch\nf = torch.jit.trace(lambda x: x, (torch.ones(1),))\n", "prog.py", &code);
