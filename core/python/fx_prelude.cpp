@@ -414,10 +414,14 @@ def _qualified(fn):
 
 
 def _python_code(graph):
-    last_use = {}
-    for n in graph.nodes:
+    # FX's delete_unused_values: walking backwards, a value dies at its last user, in that user's argument order.
+    seen = set()
+    dies_at = {}
+    for n in reversed(graph.nodes):
         for used in _nodes_in((n.args, n.kwargs)):
-            last_use[used] = n
+            if used not in seen:
+                seen.add(used)
+                dies_at.setdefault(n, []).append(used)
     params = [n.name for n in graph.nodes if n.op == "placeholder"]
     body = []
     wrapped = []
@@ -451,7 +455,9 @@ def _python_code(graph):
                     if n.meta.get("is_wrapped", False) and qualified not in wrapped:
                         wrapped.append(qualified)
                 line = n.name + " = " + qualified + "(" + ", ".join(args + kwargs) + ")"
-        dead = [u.name for u, last in last_use.items() if last is n]
+        dead = [u.name for u in dies_at.get(n, [])]
+        if len(n.users) == 0:
+            dead.append(n.name)
         if dead:
             line += ";  " + " = ".join(dead) + " = None"
         body.append(line)
@@ -712,6 +718,112 @@ def symbolic_trace(root, concrete_args=None):
     return GraphModule(root, graph)
 
 
+class _Match:
+    def __init__(self, anchor, nodes_map):
+        self.anchor = anchor
+        self.nodes_map = nodes_map
+
+    def __repr__(self):
+        return "Match(anchor=" + str(self.anchor) + ", nodes_map=" + str(self.nodes_map) + ")"
+
+
+def _match_value(pv, gv, nodes_map):
+    if isinstance(pv, Node) and isinstance(gv, Node):
+        return _match_node(pv, gv, nodes_map)
+    if isinstance(pv, Node) or isinstance(gv, Node):
+        return False
+    if isinstance(pv, (list, tuple)) and isinstance(gv, (list, tuple)):
+        if type(pv) is not type(gv) or len(pv) != len(gv):
+            return False
+        for p, g in zip(pv, gv):
+            if not _match_value(p, g, nodes_map):
+                return False
+        return True
+    if isinstance(pv, dict) or isinstance(gv, dict):
+        if not isinstance(pv, dict) or not isinstance(gv, dict) or set(pv.keys()) != set(gv.keys()):
+            return False
+        for k in pv:
+            if not _match_value(pv[k], gv[k], nodes_map):
+                return False
+        return True
+    return type(pv) is type(gv) and pv == gv
+
+
+def _match_node(pn, gn, nodes_map):
+    if pn in nodes_map:
+        return nodes_map[pn] is gn
+    if pn.op == "placeholder":
+        nodes_map[pn] = gn
+        return True
+    if pn.op != gn.op or not (pn.target is gn.target or pn.target == gn.target):
+        return False
+    if gn in nodes_map.values():
+        return False
+    nodes_map[pn] = gn
+    return _match_value(tuple(pn.args), tuple(gn.args), nodes_map) and _match_value(pn.kwargs, gn.kwargs, nodes_map)
+
+
+def replace_pattern(gm, pattern, replacement):
+    # FX's subgraph rewriter: placeholders of the pattern match any value, the other nodes match by op, target and
+    # arguments; matches do not overlap; each replacement goes in before the first user of the matched output.
+    pattern_graph = symbolic_trace(pattern).graph
+    replacement_graph = symbolic_trace(replacement).graph
+    pattern_nodes = list(pattern_graph.nodes)
+    pattern_placeholders = [n for n in pattern_nodes if n.op == "placeholder"]
+    replacement_placeholders = [n for n in replacement_graph.nodes if n.op == "placeholder"]
+    returned = pattern_nodes[-1].args[0]
+    if not isinstance(returned, Node):
+        _kiln_std.refuse("torch.fx.replace_pattern with a pattern that returns several values is not modelled by Kiln")
+    if len(pattern_placeholders) != len(replacement_placeholders):
+        raise AssertionError("replace_pattern: the pattern and the replacement take different numbers of inputs")
+    graph = gm.graph
+    matches = []
+    taken = set()
+    for gn in graph.nodes:
+        nodes_map = {}
+        if not _match_node(returned, gn, nodes_map):
+            continue
+        inner = [nodes_map[pn] for pn in pattern_nodes if pn.op not in ("placeholder", "output")]
+        if any([n in taken for n in inner]):
+            continue
+        # A node the match would remove must have no user outside the match, except the returned one.
+        contained = True
+        for pn in pattern_nodes:
+            if pn.op in ("placeholder", "output") or pn is returned:
+                continue
+            for user in nodes_map[pn].users:
+                if user not in inner:
+                    contained = False
+        if not contained:
+            continue
+        for n in inner:
+            taken.add(n)
+        matches.append(_Match(gn, nodes_map))
+    changed = {}
+    for match in matches:
+        val_map = {}
+        for rn, pn in zip(replacement_placeholders, pattern_placeholders):
+            gn = match.nodes_map[pn]
+            val_map[rn] = changed.get(gn, gn)
+        returning = match.nodes_map[returned]
+        first_user = None
+        for n in graph.nodes:
+            if n in returning.users:
+                first_user = n
+                break
+        with graph.inserting_before(first_user):
+            copied = graph.graph_copy(replacement_graph, val_map)
+        returning.replace_all_uses_with(copied)
+        changed[returning] = copied
+        for pn in reversed(pattern_nodes):
+            if pn.op != "placeholder" and pn.op != "output":
+                graph.erase_node(match.nodes_map[pn])
+    gm.recompile()
+    if isinstance(replacement, torch.nn.Module):
+        _kiln_std.refuse("torch.fx.replace_pattern with a module as the replacement is not modelled by Kiln")
+    return matches
+
+
 class GraphModule:
     def __init__(self, root, graph, class_name="GraphModule"):
         if not isinstance(graph, Graph):
@@ -810,7 +922,7 @@ void install_fx(VM& vm) {
   if (!fx) return;
   Ref<Dict> globals = run_prelude(vm, code, "torch.fx", "torch.fx");
   if (!globals) return;
-  for (const char* name : {"symbolic_trace", "GraphModule", "Graph", "Node", "Proxy", "Tracer", "wrap"})
+  for (const char* name : {"symbolic_trace", "GraphModule", "Graph", "Node", "Proxy", "Tracer", "wrap", "replace_pattern"})
     if (const Value* v = globals->find_str(name)) fx->dict->set(str_value(name), *v);
   // FX's submodules, with the names programs import from them.
   auto submodule = [&](const char* leaf, std::initializer_list<const char*> names, bool rename_classes) {
@@ -827,6 +939,7 @@ void install_fx(VM& vm) {
   submodule("node", {"Node", "map_arg"}, true);
   submodule("graph", {"Graph"}, true);
   submodule("graph_module", {"GraphModule"}, true);
+  submodule("subgraph_rewriter", {"replace_pattern"}, false);
 }
 
 }  // namespace
