@@ -653,7 +653,7 @@ class Tracer:
                 return module_call(module, *a, **k)
             return tracer.call_module(module, lambda *x, **y: module_call(module, *x, **y), a, k)
         torch.nn.Module.__call__ = traced_call
-        patched = _patch_wrapped(self)
+        patched = _patch_wrapped(self, getattr(fn, "__globals__", None))
         try:
             result = fn(*args)
         finally:
@@ -680,16 +680,29 @@ _wrapped = []
 
 
 def wrap(fn_or_name):
+    # FX patches the globals of wrap's caller; Kiln has no caller frames, so a name is looked up in the globals
+    # of the traced code (the same module in a one-file program), a function in the globals it was defined in.
     if isinstance(fn_or_name, str):
-        _kiln_std.refuse("torch.fx.wrap('name') is not modelled by Kiln; pass the function itself")
-    _wrapped.append((fn_or_name.__globals__, fn_or_name.__name__))
+        _wrapped.append((None, fn_or_name))
+    else:
+        _wrapped.append((fn_or_name.__globals__, fn_or_name.__name__))
     return fn_or_name
 
 
-def _patch_wrapped(tracer):
+# The builtins a program may name in torch.fx.wrap (Kiln has no builtins module to look them up in).
+_WRAPPABLE_BUILTINS = {"len": len, "abs": abs, "min": min, "max": max, "sum": sum, "round": round, "int": int,
+                       "float": float, "bool": bool, "isinstance": isinstance, "getattr": getattr, "range": range}
+
+
+def _patch_wrapped(tracer, traced_globals):
     patched = []
     for globs, name in _wrapped:
+        globs = traced_globals if globs is None else globs
+        if globs is None:
+            continue
         orig = globs.get(name)
+        if orig is None:
+            orig = _WRAPPABLE_BUILTINS.get(name)
         if orig is None:
             continue
 
@@ -703,14 +716,17 @@ def _patch_wrapped(tracer):
                 proxy.node.meta["is_wrapped"] = True
                 return proxy
             return wrapper
+        patched.append((globs, name, orig, name in globs))
         globs[name] = make(orig)
-        patched.append((globs, name, orig))
     return patched
 
 
 def _unpatch_wrapped(patched):
-    for globs, name, orig in patched:
-        globs[name] = orig
+    for globs, name, orig, had in patched:
+        if had:
+            globs[name] = orig
+        else:
+            del globs[name]
 
 
 def symbolic_trace(root, concrete_args=None):
@@ -798,7 +814,7 @@ def replace_pattern(gm, pattern, replacement):
             continue
         for n in inner:
             taken.add(n)
-        matches.append(_Match(gn, nodes_map))
+        matches.append(_Match(returned, nodes_map))
     changed = {}
     for match in matches:
         val_map = {}
@@ -861,14 +877,11 @@ class GraphModule:
             return constants[path]
         parts = path.split(".")
         if self._kiln_attrs is not None:
+            # FX copies a dict root's entries by the nodes' whole qualified targets.
             if path in self._kiln_attrs:
                 return self._kiln_attrs[path]
-            if parts[0] not in self._kiln_attrs:
-                raise AttributeError(path)
-            obj = self._kiln_attrs[parts[0]]
-            parts = parts[1:]
-        else:
-            obj = self._kiln_root
+            raise AttributeError(path)
+        obj = self._kiln_root
         for part in parts:
             obj = getattr(obj, part)
         return obj
