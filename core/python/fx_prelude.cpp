@@ -649,8 +649,6 @@ class Tracer:
         tracer = self
 
         def traced_call(module, *a, **k):
-            if not _has_proxy((a, k)):
-                return module_call(module, *a, **k)
             return tracer.call_module(module, lambda *x, **y: module_call(module, *x, **y), a, k)
         torch.nn.Module.__call__ = traced_call
         patched = _patch_wrapped(self, getattr(fn, "__globals__", None))
@@ -661,12 +659,6 @@ class Tracer:
             _unpatch_wrapped(patched)
         self.create_node("output", "output", (self.create_arg(result),), {}, "output")
         return self.graph
-
-
-def _has_proxy(a):
-    found = []
-    _map_arg(a, lambda x: found.append(x) if isinstance(x, Proxy) else None)
-    return len(found) > 0
 
 
 class GraphAppendingTracer(Tracer):
