@@ -5,7 +5,10 @@
 // them. Branching on a Proxy raises FX's TraceError. The GraphModule runs the
 // graph node by node, and gm.code / gm.graph.print_tabular() print it.
 // Torch functions reach a Proxy through the bindings' __kiln_torch_dispatch__
-// (torch_convert.cpp), as complex tensors do.
+// (torch_convert.cpp), as complex tensors do. Graphs are also built and
+// rewritten by hand as FX's API allows: nodes form FX's doubly linked list (a
+// walk survives erasing the node it stands on), inserts go to the graph's
+// insertion point, and a node's users follow its args and kwargs.
 #include "core/python/compiler.h"
 #include "core/python/prelude.h"
 #include "core/python/vm.h"
