@@ -1314,6 +1314,7 @@ void install_utils(VM& vm) {
 void install_checkpoint_prelude(VM& vm);  // checkpoint_prelude.cpp
 void install_jit_prelude(VM& vm);         // jit_prelude.cpp
 void install_fx_prelude(VM& vm);          // fx_prelude.cpp
+void install_testing_prelude(VM& vm);     // testing_prelude.cpp
 
 void install_training_preludes(VM& vm) {
   static const Expected<CodePtr> generator_code = compile_module(kGeneratorSource, "torch/_C/Generator.py");
@@ -1332,6 +1333,7 @@ void install_training_preludes(VM& vm) {
   install_checkpoint_prelude(vm);
   install_jit_prelude(vm);
   install_fx_prelude(vm);
+  install_testing_prelude(vm);
 }
 
 }  // namespace kiln::py

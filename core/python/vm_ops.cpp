@@ -190,6 +190,8 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
         if (name == "__name__") { out = str_value(fn->name); return true; }
         if (name == "__qualname__") { out = str_value(fn->qualname); return true; }
         if (name == "__module__") { out = str_value("__main__"); return true; }
+        // torch.fx.wrap patches the function's name in the globals it was defined in.
+        if (name == "__globals__" && fn->globals) { out = Value(fn->globals); return true; }
         if (fn->attrs)
           if (const Value* v = fn->attrs->find_str(name)) { out = *v; return true; }
         break;

@@ -110,6 +110,9 @@ class TestProgramRegressions : public QObject {
   // A compiled float16 mean of 640,000 elements sums in float32 (it was inf, then NaN).
   void half_mean_of_many_elements() { prints_what_pytorch_printed("half_mean_of_many"); }
   void jit_trace_fx_and_script() { prints_what_pytorch_printed("jit_trace_fx_script"); }
+  // torch.fx graphs built and rewritten by hand (Graph.placeholder stopped program 72),
+  // Tracer subclasses, torch.fx.wrap, replace_pattern, torch.testing.assert_close.
+  void fx_graph_building() { prints_what_pytorch_printed("fx_graph_building"); }
   // det/slogdet/logdet forward and backward, in a Gaussian NLL and a Glow 1x1
   // convolution trained compiled.
   void det_slogdet_and_logdet() { prints_what_pytorch_printed("det_slogdet_logdet"); }
