@@ -210,11 +210,18 @@ class _InsertPoint:
         return False
 
 
+_graphs = []
+
+
 class Graph:
     def __getattr__(self, name):
         _unmodelled("Graph", name)
 
     def __init__(self, owning_module=None, tracer_cls=None, tracer_extras=None):
+        # A graph and its nodes hold each other (node.graph, the node list, users and args), and reference
+        # counting never frees a cycle: every graph stays reachable from this module, so that the VM's
+        # teardown, which empties what it can reach, breaks them (a traced graph lives as long as the program).
+        _graphs.append(self)
         self._root = Node(self, "", "root", "", (), {})
         self._insert = self._root.prepend
         self._len = 0
