@@ -44,7 +44,7 @@ for d in re numpy complex sparse packed; do
   for f in tests/data/"$d"/*.py; do cp "$f" "$work/python/${d}_$(basename "$f")"; done
 done
 # torch.jit.trace / script, torch.fx.symbolic_trace and traceback's printing.
-cp tests/data/regressions/jit_trace_fx_script.py "$work/python/"
+cp tests/data/regressions/jit_trace_fx_script.py tests/data/regressions/fx_graph_building.py "$work/python/"
 # torch.save archives (PyTorch's and a hostile one) go to torch.load.
 cp tests/data/serialization/*.pt "$work/python/"
 # Two ResNet-18 training steps, or its forward at batch 16 x 128x128, take minutes
