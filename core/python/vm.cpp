@@ -59,6 +59,10 @@ int64_t steady_now_ns() {
 }  // namespace
 
 VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()) {
+  // The preludes' steps are not the program's: no budget while they run (a
+  // program given a small one must still start).
+  const auto budget = options_.max_steps;
+  options_.max_steps = 0;
   install_builtins(*this);
   install_exceptions(*this);
   install_descriptors(*this);
@@ -66,6 +70,7 @@ VM::VM(VMOptions options) : options_(std::move(options)), builtins_(make<Dict>()
   if (const Value* b = builtins_->find_str("BaseException"); b && b->is(ObjKind::Class))
     base_exception_ = Ref<Class>(b->as<Class>());
   install_torch(*this);
+  options_.max_steps = budget;
   steps_ = 0;  // the program's budget is its own: the preludes ran above
   if (options_.time_limit_s > 0) deadline_ns_ = steady_now_ns() + int64_t(options_.time_limit_s * 1e9);
 }
