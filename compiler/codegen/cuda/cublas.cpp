@@ -3,10 +3,8 @@
 // 11 exports.
 #include "compiler/codegen/cuda/cublas.h"
 
-#include <dlfcn.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <mutex>
 #include <vector>
 
@@ -36,12 +34,6 @@ struct Cublas {
   std::mutex mutex;  // a handle is not safe to share between threads mid-call
 };
 
-template <class Fn>
-void bind(void* lib, const char* symbol, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  if (!fn) missing += std::string(missing.empty() ? "" : ", ") + symbol;
-}
-
 Cublas& cublas() {
   static Cublas* loaded = [] {
     auto* c = new Cublas;  // never destroyed: the driver may be gone at exit
@@ -49,12 +41,8 @@ Cublas& cublas() {
       c->status = st;
       return c;
     }
-    std::vector<std::string> dirs;
-    if (const char* home = std::getenv("CUDA_HOME"); home && *home) dirs.push_back(std::string(home) + "/lib64");
-    dirs.push_back("/usr/local/cuda/lib64");
-    for (const std::string& d : python_cuda_lib_dirs({"nvidia/cu13/lib", "nvidia/cublas/lib"})) dirs.push_back(d);
     auto lib = load_cuda_library("cuBLAS", "KILN_CUBLAS_LIBRARY", {"libcublas.so.13", "libcublas.so.12", "libcublas.so"},
-                                 dirs);
+                                 library_dirs());
     if (!lib) {
       c->status = lib.status();
       return c;

@@ -4,13 +4,27 @@
 // row-major operand is handed to a column-major library.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "compiler/codegen/cuda/cublas.h"
+#include "compiler/codegen/cuda/cuda_api.h"
 
 namespace kiln::codegen::cuda::blas {
 
 inline constexpr int kOpN = 0, kOpT = 1;                                 // cublasOperation_t
 inline constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14;       // cudaDataType
+
+// Where libcublas and libcublasLt are looked for after the loader's own
+// search: CUDA_HOME, the usual toolkit folder, pip's nvidia wheels.
+inline std::vector<std::string> library_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home) dirs.push_back(std::string(home) + "/lib64");
+  dirs.push_back("/usr/local/cuda/lib64");
+  for (const std::string& d : python_cuda_lib_dirs({"nvidia/cu13/lib", "nvidia/cublas/lib"})) dirs.push_back(d);
+  return dirs;
+}
 
 // The cudaDataType of `d`; -1 when the libraries have no GEMM for it.
 inline int data_type(DType d) {

@@ -3,7 +3,6 @@
 // cuBLASLt since 11 exports are used.
 #include "compiler/codegen/cuda/cublas_lt.h"
 
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -59,12 +58,6 @@ struct Lt {
   std::mutex mutex;
 };
 
-template <class Fn>
-void bind(void* lib, const char* symbol, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  if (!fn) missing += std::string(missing.empty() ? "" : ", ") + symbol;
-}
-
 Lt& lt() {
   static Lt* loaded = [] {
     auto* c = new Lt;  // never destroyed: the driver may be gone at exit
@@ -76,12 +69,8 @@ Lt& lt() {
       c->status = st;
       return c;
     }
-    std::vector<std::string> dirs;
-    if (const char* home = std::getenv("CUDA_HOME"); home && *home) dirs.push_back(std::string(home) + "/lib64");
-    dirs.push_back("/usr/local/cuda/lib64");
-    for (const std::string& d : python_cuda_lib_dirs({"nvidia/cu13/lib", "nvidia/cublas/lib"})) dirs.push_back(d);
     auto lib = load_cuda_library("cuBLASLt", "KILN_CUBLASLT_LIBRARY",
-                                 {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, dirs);
+                                 {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, library_dirs());
     if (!lib) {
       c->status = lib.status();
       return c;

@@ -43,6 +43,12 @@ bool is_file(const std::string& path) {
 
 }  // namespace
 
+void* library_symbol(void* lib, const char* symbol, std::string& missing) {
+  void* p = dlsym(lib, symbol);
+  if (!p) missing += std::string(missing.empty() ? "" : ", ") + symbol;
+  return p;
+}
+
 Expected<LoadedLibrary> load_cuda_library(const std::string& what, const char* override_env,
                                           const std::vector<std::string>& sonames,
                                           const std::vector<std::string>& extra_dirs) {

@@ -48,6 +48,14 @@ struct LoadedLibrary {
 Expected<LoadedLibrary> load_cuda_library(const std::string& what, const char* override_env,
                                           const std::vector<std::string>& sonames,
                                           const std::vector<std::string>& extra_dirs);
+// `symbol` in the opened library `lib`, or null with its name added to
+// `missing` ("a, b"), so that a loader reports every absent entry point at once.
+void* library_symbol(void* lib, const char* symbol, std::string& missing);
+template <class Fn>
+bool bind_symbol(void* lib, const char* symbol, Fn& fn, std::string& missing) {
+  fn = reinterpret_cast<Fn>(library_symbol(lib, symbol, missing));
+  return fn != nullptr;
+}
 // Existing folders `<site-packages>/<subdir>` for the usual Python prefixes
 // (VIRTUAL_ENV, CONDA_PREFIX, the parent of each PATH bin folder, ~/.local,
 // /usr/local, /usr, /opt/conda, PYTHONPATH),

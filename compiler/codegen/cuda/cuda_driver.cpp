@@ -2,8 +2,6 @@
 // CUDA 13's cuda.h; where cuda.h #defines a name to a versioned symbol
 // (cuMemAlloc -> cuMemAlloc_v2) the versioned one is what libcuda exports and
 // what is looked up here.
-#include <dlfcn.h>
-
 #include <algorithm>
 
 #include <utility>
@@ -76,12 +74,6 @@ struct State {
   CUcontext context = nullptr;
 };
 
-template <class Fn>
-void bind(void* lib, const char* symbol, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  if (!fn) missing += std::string(missing.empty() ? "" : ", ") + symbol;
-}
-
 std::string error_name(const Driver& d, CUresult rc) {
   const char* name = nullptr;
   const char* text = nullptr;
@@ -99,46 +91,46 @@ Status load_driver(State& s) {
   void* h = lib->handle;
   Driver& d = s.d;
   std::string missing;
-  bind(h, "cuGetErrorName", d.GetErrorName, missing);
-  bind(h, "cuGetErrorString", d.GetErrorString, missing);
-  bind(h, "cuInit", d.Init, missing);
-  bind(h, "cuDriverGetVersion", d.DriverGetVersion, missing);
-  bind(h, "cuDeviceGetCount", d.DeviceGetCount, missing);
-  bind(h, "cuDeviceGet", d.DeviceGet, missing);
-  bind(h, "cuDeviceGetName", d.DeviceGetName, missing);
-  bind(h, "cuDeviceGetAttribute", d.DeviceGetAttribute, missing);
-  bind(h, "cuDeviceTotalMem_v2", d.DeviceTotalMem, missing);
-  bind(h, "cuDevicePrimaryCtxRetain", d.DevicePrimaryCtxRetain, missing);
-  bind(h, "cuCtxSetCurrent", d.CtxSetCurrent, missing);
-  bind(h, "cuMemAlloc_v2", d.MemAlloc, missing);
-  bind(h, "cuMemFree_v2", d.MemFree, missing);
-  bind(h, "cuMemcpyHtoD_v2", d.MemcpyHtoD, missing);
-  bind(h, "cuMemcpyDtoH_v2", d.MemcpyDtoH, missing);
-  bind(h, "cuMemcpyDtoDAsync_v2", d.MemcpyDtoDAsync, missing);
-  bind(h, "cuMemsetD8_v2", d.MemsetD8, missing);
-  bind(h, "cuModuleLoadDataEx", d.ModuleLoadDataEx, missing);
-  bind(h, "cuModuleGetFunction", d.ModuleGetFunction, missing);
-  bind(h, "cuModuleUnload", d.ModuleUnload, missing);
-  bind(h, "cuFuncSetAttribute", d.FuncSetAttribute, missing);
-  bind(h, "cuLaunchKernel", d.LaunchKernel, missing);
-  bind(h, "cuStreamCreate", d.StreamCreate, missing);
-  bind(h, "cuStreamDestroy_v2", d.StreamDestroy, missing);
-  bind(h, "cuStreamSynchronize", d.StreamSynchronize, missing);
-  bind(h, "cuStreamBeginCapture_v2", d.StreamBeginCapture, missing);
-  bind(h, "cuStreamEndCapture", d.StreamEndCapture, missing);
-  bind(h, "cuGraphInstantiateWithFlags", d.GraphInstantiateWithFlags, missing);
-  bind(h, "cuGraphLaunch", d.GraphLaunch, missing);
-  bind(h, "cuGraphExecDestroy", d.GraphExecDestroy, missing);
-  bind(h, "cuGraphDestroy", d.GraphDestroy, missing);
-  bind(h, "cuEventCreate", d.EventCreate, missing);
-  bind(h, "cuEventRecord", d.EventRecord, missing);
-  bind(h, "cuEventSynchronize", d.EventSynchronize, missing);
-  bind(h, "cuEventDestroy_v2", d.EventDestroy, missing);
+  bind_symbol(h, "cuGetErrorName", d.GetErrorName, missing);
+  bind_symbol(h, "cuGetErrorString", d.GetErrorString, missing);
+  bind_symbol(h, "cuInit", d.Init, missing);
+  bind_symbol(h, "cuDriverGetVersion", d.DriverGetVersion, missing);
+  bind_symbol(h, "cuDeviceGetCount", d.DeviceGetCount, missing);
+  bind_symbol(h, "cuDeviceGet", d.DeviceGet, missing);
+  bind_symbol(h, "cuDeviceGetName", d.DeviceGetName, missing);
+  bind_symbol(h, "cuDeviceGetAttribute", d.DeviceGetAttribute, missing);
+  bind_symbol(h, "cuDeviceTotalMem_v2", d.DeviceTotalMem, missing);
+  bind_symbol(h, "cuDevicePrimaryCtxRetain", d.DevicePrimaryCtxRetain, missing);
+  bind_symbol(h, "cuCtxSetCurrent", d.CtxSetCurrent, missing);
+  bind_symbol(h, "cuMemAlloc_v2", d.MemAlloc, missing);
+  bind_symbol(h, "cuMemFree_v2", d.MemFree, missing);
+  bind_symbol(h, "cuMemcpyHtoD_v2", d.MemcpyHtoD, missing);
+  bind_symbol(h, "cuMemcpyDtoH_v2", d.MemcpyDtoH, missing);
+  bind_symbol(h, "cuMemcpyDtoDAsync_v2", d.MemcpyDtoDAsync, missing);
+  bind_symbol(h, "cuMemsetD8_v2", d.MemsetD8, missing);
+  bind_symbol(h, "cuModuleLoadDataEx", d.ModuleLoadDataEx, missing);
+  bind_symbol(h, "cuModuleGetFunction", d.ModuleGetFunction, missing);
+  bind_symbol(h, "cuModuleUnload", d.ModuleUnload, missing);
+  bind_symbol(h, "cuFuncSetAttribute", d.FuncSetAttribute, missing);
+  bind_symbol(h, "cuLaunchKernel", d.LaunchKernel, missing);
+  bind_symbol(h, "cuStreamCreate", d.StreamCreate, missing);
+  bind_symbol(h, "cuStreamDestroy_v2", d.StreamDestroy, missing);
+  bind_symbol(h, "cuStreamSynchronize", d.StreamSynchronize, missing);
+  bind_symbol(h, "cuStreamBeginCapture_v2", d.StreamBeginCapture, missing);
+  bind_symbol(h, "cuStreamEndCapture", d.StreamEndCapture, missing);
+  bind_symbol(h, "cuGraphInstantiateWithFlags", d.GraphInstantiateWithFlags, missing);
+  bind_symbol(h, "cuGraphLaunch", d.GraphLaunch, missing);
+  bind_symbol(h, "cuGraphExecDestroy", d.GraphExecDestroy, missing);
+  bind_symbol(h, "cuGraphDestroy", d.GraphDestroy, missing);
+  bind_symbol(h, "cuEventCreate", d.EventCreate, missing);
+  bind_symbol(h, "cuEventRecord", d.EventRecord, missing);
+  bind_symbol(h, "cuEventSynchronize", d.EventSynchronize, missing);
+  bind_symbol(h, "cuEventDestroy_v2", d.EventDestroy, missing);
   // cuda.h 13 maps cuEventElapsedTime to a _v2 that drivers before 12.8 lack;
   // the old symbol has the same signature, so either will do.
   std::string no_v2;
-  bind(h, "cuEventElapsedTime_v2", d.EventElapsedTime, no_v2);
-  if (!d.EventElapsedTime) bind(h, "cuEventElapsedTime", d.EventElapsedTime, missing);
+  bind_symbol(h, "cuEventElapsedTime_v2", d.EventElapsedTime, no_v2);
+  if (!d.EventElapsedTime) bind_symbol(h, "cuEventElapsedTime", d.EventElapsedTime, missing);
   if (!missing.empty())
     return Status::error("CUDA driver at " + s.path + " lacks " + missing +
                          " (a driver for CUDA 12 or newer is needed)");

@@ -1,7 +1,5 @@
 // NVRTC through dlopen: the entry points are declared here from nvrtc.h
 // (CUDA 13) so that building Kiln needs no CUDA toolkit.
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cstdlib>
 
@@ -34,13 +32,6 @@ struct Nvrtc {
   nvrtcResult (*GetProgramLog)(nvrtcProgram, char*) = nullptr;
 };
 
-template <class Fn>
-bool bind(void* lib, const char* symbol, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  if (!fn) missing += std::string(missing.empty() ? "" : ", ") + symbol;
-  return fn != nullptr;
-}
-
 // Loaded once per process; a function-local static makes the first use
 // thread-safe without a lock on every later call.
 const Nvrtc& nvrtc() {
@@ -59,17 +50,17 @@ const Nvrtc& nvrtc() {
     n.path = lib->path;
     void* h = lib->handle;
     std::string missing;
-    bind(h, "nvrtcGetErrorString", n.GetErrorString, missing);
-    bind(h, "nvrtcVersion", n.Version, missing);
-    bind(h, "nvrtcCreateProgram", n.CreateProgram, missing);
-    bind(h, "nvrtcDestroyProgram", n.DestroyProgram, missing);
-    bind(h, "nvrtcCompileProgram", n.CompileProgram, missing);
-    bind(h, "nvrtcGetPTXSize", n.GetPTXSize, missing);
-    bind(h, "nvrtcGetPTX", n.GetPTX, missing);
-    bind(h, "nvrtcGetCUBINSize", n.GetCUBINSize, missing);
-    bind(h, "nvrtcGetCUBIN", n.GetCUBIN, missing);
-    bind(h, "nvrtcGetProgramLogSize", n.GetProgramLogSize, missing);
-    bind(h, "nvrtcGetProgramLog", n.GetProgramLog, missing);
+    bind_symbol(h, "nvrtcGetErrorString", n.GetErrorString, missing);
+    bind_symbol(h, "nvrtcVersion", n.Version, missing);
+    bind_symbol(h, "nvrtcCreateProgram", n.CreateProgram, missing);
+    bind_symbol(h, "nvrtcDestroyProgram", n.DestroyProgram, missing);
+    bind_symbol(h, "nvrtcCompileProgram", n.CompileProgram, missing);
+    bind_symbol(h, "nvrtcGetPTXSize", n.GetPTXSize, missing);
+    bind_symbol(h, "nvrtcGetPTX", n.GetPTX, missing);
+    bind_symbol(h, "nvrtcGetCUBINSize", n.GetCUBINSize, missing);
+    bind_symbol(h, "nvrtcGetCUBIN", n.GetCUBIN, missing);
+    bind_symbol(h, "nvrtcGetProgramLogSize", n.GetProgramLogSize, missing);
+    bind_symbol(h, "nvrtcGetProgramLog", n.GetProgramLog, missing);
     if (!missing.empty()) {
       n.status = Status::error("NVRTC at " + n.path + " lacks " + missing + " (NVRTC 11.1 or newer is needed)");
       return n;
