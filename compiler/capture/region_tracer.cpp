@@ -259,6 +259,7 @@ class RegionTracer : public py::Tracer {
   };
   Branch trace_branch(const Value& fn, const char* which, const std::vector<NodeId>& operand_ids);
   Graph build_subgraph(const std::vector<NodeId>& outs);
+  void place_ops(Graph& g, const std::function<NodeId(NodeId)>& remap, const std::vector<NodeId>& outs);
   std::string branch_where() const;  // " (FILE:LINE)" of the innermost user frame, or ""
   const Val& node_val(NodeId id) const { return id < -1 ? phs_[size_t(-id - 2)].node.meta.val : ops_[size_t(id)].node.meta.val; }
   const std::string& node_name(NodeId id) const { return id < -1 ? phs_[size_t(-id - 2)].node.name : ops_[size_t(id)].node.name; }
@@ -944,19 +945,7 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
     throw py::GraphBreakSignal{info};
   }
   op.step.grad_enabled = vm_.grad_enabled;
-  if (call.is_method && (call.graph_target == "__eq__" || call.graph_target == "__ne__")) {
-    op.step.kind = GraphStep::Kind::Operator;
-    op.step.name = "operator." + call.graph_target.substr(2, 2);
-  } else if (call.is_method) {
-    op.step.kind = GraphStep::Kind::Method;
-    op.step.name = call.graph_target;
-  } else if (call.graph_target.starts_with("operator.") || call.graph_target == "getattr") {
-    op.step.kind = GraphStep::Kind::Operator;
-    op.step.name = call.graph_target;
-  } else {
-    op.step.kind = GraphStep::Kind::Call;
-    op.step.callable = call.callable;
-  }
+  set_step_call(op.step, call);
   op.node.name = namer_.create_name(last_part(call.graph_target));
   op.node.meta.val = val_of(result);
   op.node.meta.stack = user_stack();
@@ -1176,11 +1165,10 @@ RegionTracer::Branch RegionTracer::trace_branch(const Value& fn, const char* whi
   return b;
 }
 
-// The branch's graph: its placeholders (the operands), its ops, its outputs
-// flattened. Unlike finalize() nothing runs: only the chosen branch runs, later.
-Graph RegionTracer::build_subgraph(const std::vector<NodeId>& outs) {
-  const NodeId nph = NodeId(phs_.size());
-  auto remap = [&](NodeId id) { return id < -1 ? NodeId(-id - 2) : id + nph; };
+// Appends the traced ops to `g` (after its placeholders) and their steps to the
+// result, node ids rewritten by `remap` (placeholders are negative while
+// tracing), then the subgraphs and the output node returning `outs`.
+void RegionTracer::place_ops(Graph& g, const std::function<NodeId(NodeId)>& remap, const std::vector<NodeId>& outs) {
   std::function<void(Arg&)> remap_arg = [&](Arg& a) {
     if (a.kind == Arg::Kind::Node) a.i = remap(NodeId(a.i));
     for (Arg& x : a.items) remap_arg(x);
@@ -1189,8 +1177,6 @@ Graph RegionTracer::build_subgraph(const std::vector<NodeId>& outs) {
     if (a.kind == ArgTemplate::Kind::Node) a.node = remap(a.node);
     for (ArgTemplate& x : a.items) remap_tmpl(x);
   };
-  Graph g;
-  for (const Placeholder& p : phs_) g.add(p.node);
   for (OpNode& op : ops_) {
     for (Arg& a : op.node.args) remap_arg(a);
     for (auto& kv : op.node.kwargs) remap_arg(kv.second);
@@ -1209,6 +1195,15 @@ Graph RegionTracer::build_subgraph(const std::vector<NodeId>& outs) {
   out_node.target = "output";
   out_node.args = {Arg::tuple(std::move(out_args))};
   g.add(std::move(out_node));
+}
+
+// The branch's graph: its placeholders (the operands), its ops, its outputs
+// flattened. Unlike finalize() nothing runs: only the chosen branch runs, later.
+Graph RegionTracer::build_subgraph(const std::vector<NodeId>& outs) {
+  const NodeId nph = NodeId(phs_.size());
+  Graph g;
+  for (const Placeholder& p : phs_) g.add(p.node);
+  place_ops(g, [nph](NodeId id) { return id < -1 ? NodeId(-id - 2) : id + nph; }, outs);
   out_.op_count = int(ops_.size());
   for (auto& f : fakes_) f->fake.reset();
   return g;
@@ -1662,17 +1657,8 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   std::vector<NodeId> ph_final(phs_.size());
   for (size_t i = 0; i < order.size(); ++i) ph_final[order[i]] = NodeId(i);
   const NodeId nph = NodeId(phs_.size());
-  auto remap = [&](NodeId id) { return id < -1 ? ph_final[size_t(-id - 2)] : id + nph; };
-  std::function<void(Arg&)> remap_arg = [&](Arg& a) {
-    if (a.kind == Arg::Kind::Node) a.i = remap(NodeId(a.i));
-    for (Arg& x : a.items) remap_arg(x);
-  };
-  std::function<void(ArgTemplate&)> remap_tmpl = [&](ArgTemplate& a) {
-    if (a.kind == ArgTemplate::Kind::Node) a.node = remap(a.node);
-    for (ArgTemplate& x : a.items) remap_tmpl(x);
-  };
   // Outputs first: an element of a multi-output op never used inside the region
-  // gets its getitem node here, so the one loop below places every op.
+  // gets its getitem node here, so place_ops places every op.
   const size_t ops_in_region = ops_.size();
   std::vector<NodeId> output_ids;
   for (py::TensorObj* t : outputs) output_ids.push_back(resolve(t));
@@ -1682,25 +1668,8 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
     out_.inputs.push_back(phs_[p].source);
     out_.input_values.push_back(phs_[p].real);
   }
-  for (OpNode& op : ops_) {
-    for (Arg& a : op.node.args) remap_arg(a);
-    for (auto& kv : op.node.kwargs) remap_arg(kv.second);
-    for (ArgTemplate& a : op.step.args) remap_tmpl(a);
-    for (auto& kv : op.step.kwargs) remap_tmpl(kv.second);
-    op.step.node = remap(op.step.node);
-    g.add(op.node);
-    out_.steps.push_back(op.step);
-  }
-  for (auto& entry : subgraphs_) g.subgraphs.push_back(std::move(entry.second));
+  place_ops(g, [&ph_final, nph](NodeId id) { return id < -1 ? ph_final[size_t(-id - 2)] : id + nph; }, output_ids);
   out_.op_count = int(ops_in_region);
-  std::vector<Arg> outs;
-  for (NodeId id : output_ids) outs.push_back(Arg::node(remap(id)));
-  Node out_node;
-  out_node.op = OpKind::Output;
-  out_node.name = "output";
-  out_node.target = "output";
-  out_node.args = {Arg::tuple(std::move(outs))};
-  g.add(std::move(out_node));
 
   // Run the graph once on the real inputs and turn the fakes real in place.
   // The graph runs under the grad mode the region was entered with, as a cache
