@@ -70,21 +70,8 @@ class Recorder final : public py::EagerTape {
     // Calls on constants alone are recorded too: a factory (torch.zeros) runs
     // again on each call, as in PyTorch's trace.
     const std::string& target = call.graph_target;
-    if (call.is_method && (target == "__eq__" || target == "__ne__")) {
-      step.kind = GraphStep::Kind::Operator;
-      step.name = "operator." + target.substr(2, 2);
-    } else if (call.is_method) {
-      step.kind = GraphStep::Kind::Method;
-      step.name = target;
-    } else if (target.starts_with("operator.") || target == "getattr") {
-      step.kind = GraphStep::Kind::Operator;
-      step.name = target;
-    } else if (call.callable) {
-      step.kind = GraphStep::Kind::Call;
-      step.callable = call.callable;
-    } else {
-      unsupported(vm_, target);
-    }
+    set_step_call(step, call);
+    if (step.kind == GraphStep::Kind::Call && !step.callable) unsupported(vm_, target);
     if (draws_random(target)) trace_.random_ops.push_back(target);
     step.grad_enabled = vm_.grad_enabled;
     node.op = call.is_method ? OpKind::CallMethod : OpKind::CallFunction;
@@ -122,11 +109,7 @@ class Recorder final : public py::EagerTape {
     const Value* hook = jit ? jit->dict->find_str("_kiln_tracer_warning") : nullptr;
     if (!hook) return;
     // Warnings raised here must not be recorded as part of the trace.
-    struct Resume {
-      py::EagerTape* tape;
-      ~Resume() { py::active_eager_tape() = tape; }
-    } resume{py::active_eager_tape()};
-    py::active_eager_tape() = nullptr;
+    py::TapePaused paused;
     vm.call(*hook, py::ValueVec{py::str_value(py::value_read_name(read))});
   }
 

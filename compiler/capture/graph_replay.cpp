@@ -13,6 +13,24 @@ using py::ObjKind;
 using py::Value;
 
 
+void set_step_call(GraphStep& step, const py::TorchCall& call) {
+  const std::string& target = call.graph_target;
+  // A tensor's own == and != are recorded as methods (as Dynamo does) but run as operators.
+  if (call.is_method && (target == "__eq__" || target == "__ne__")) {
+    step.kind = GraphStep::Kind::Operator;
+    step.name = "operator." + target.substr(2, 2);
+  } else if (call.is_method) {
+    step.kind = GraphStep::Kind::Method;
+    step.name = target;
+  } else if (target.starts_with("operator.") || target == "getattr") {
+    step.kind = GraphStep::Kind::Operator;
+    step.name = target;
+  } else {
+    step.kind = GraphStep::Kind::Call;
+    step.callable = call.callable;
+  }
+}
+
 Value build_arg(const ArgTemplate& a, const std::vector<Value>& env) {
   switch (a.kind) {
     case ArgTemplate::Kind::Const: return a.value;

@@ -148,6 +148,10 @@ struct GradModeRestore {
   bool saved;
 };
 
+// How `step` runs `call` again: as a method, an operator or a torch function
+// (graph_replay.cpp); a Call step's callable is null when the call had none.
+void set_step_call(GraphStep& step, const py::TorchCall& call);
+
 // The value `a` stands for, with graph values taken from `env` by node id (graph_replay.cpp).
 py::Value build_arg(const ArgTemplate& a, const std::vector<py::Value>& env);
 

@@ -36,4 +36,14 @@ class EagerTape {
 // length of one traced call; nothing else writes it.
 EagerTape*& active_eager_tape();
 
+// No tape sees what runs while this lives (the calls a recorded call makes,
+// the warnings a tape raises); the tape is back afterwards, also on a throw.
+struct TapePaused {
+  EagerTape* tape = active_eager_tape();
+  TapePaused() { active_eager_tape() = nullptr; }
+  ~TapePaused() { active_eager_tape() = tape; }
+  TapePaused(const TapePaused&) = delete;
+  TapePaused& operator=(const TapePaused&) = delete;
+};
+
 }  // namespace kiln::py

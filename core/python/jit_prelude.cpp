@@ -204,14 +204,16 @@ class ScriptFunction:
         _kiln_std.refuse("torch.jit.save (it writes a file)")
 
 
-def _traced_repr(m):
+def _module_repr(m, head=None):
+    # A traced module prints as its class (head None), a scripted one as RecursiveScriptModule.
     name = type(m).__name__
+    shown = head or name
     children = list(m.named_children())
     if not children:
-        return name + "(original_name=" + name + ")"
-    lines = [name + "(", "  original_name=" + name]
+        return shown + "(original_name=" + name + ")"
+    lines = [shown + "(", "  original_name=" + name]
     for child_name, child in children:
-        lines.append("  (" + child_name + "): " + _traced_repr(child).replace("\n", "\n  "))
+        lines.append("  (" + child_name + "): " + _module_repr(child, head).replace("\n", "\n  "))
     return "\n".join(lines) + "\n)"
 
 
@@ -227,7 +229,7 @@ class TopLevelTracedModule(ScriptFunction):
         return self(*args, **kwargs)
 
     def __repr__(self):
-        return _traced_repr(self._kiln_module)
+        return _module_repr(self._kiln_module)
 
 
 def _split_types(text):
@@ -373,17 +375,6 @@ class _ScriptedFunction(ScriptFunction):
         return self._kiln_fn(*args, **kwargs)
 
 
-def _scripted_repr(m):
-    children = list(m.named_children())
-    head = "RecursiveScriptModule(original_name=" + type(m).__name__
-    if not children:
-        return head + ")"
-    lines = ["RecursiveScriptModule(", "  original_name=" + type(m).__name__]
-    for child_name, child in children:
-        lines.append("  (" + child_name + "): " + _scripted_repr(child).replace("\n", "\n  "))
-    return "\n".join(lines) + "\n)"
-
-
 class RecursiveScriptModule(_ScriptedFunction):
     def __init__(self, module):
         self._kiln_module = module
@@ -399,7 +390,7 @@ class RecursiveScriptModule(_ScriptedFunction):
         return self(*args, **kwargs)
 
     def __repr__(self):
-        return _scripted_repr(self._kiln_module)
+        return _module_repr(self._kiln_module, "RecursiveScriptModule")
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):

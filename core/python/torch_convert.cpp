@@ -567,15 +567,12 @@ Value call_traced(VM& vm, const Callable* callable, std::string graph_target, bo
     TorchCall call{callable, graph_target, is_method, args};
     out = vm.tracer->record(vm, call, [&run](const CallArgs& a) { return run(a, Mode::Meta); });
   } else if (EagerTape* tape = active_eager_tape()) {
-    // The calls this one makes (a binding calling back into Python) are part of it.
-    struct Resume {
-      EagerTape* tape;
-      ~Resume() { active_eager_tape() = tape; }
-    } resume{tape};
-    active_eager_tape() = nullptr;
-    out = run(args, Mode::Eager);
-    if (place) place_results(out, args, device);
-    active_eager_tape() = tape;
+    {
+      // The calls this one makes (a binding calling back into Python) are part of it.
+      TapePaused paused;
+      out = run(args, Mode::Eager);
+      if (place) place_results(out, args, device);
+    }
     tape->record(vm, TorchCall{callable, graph_target, is_method, args}, out);
     return out;
   } else {
