@@ -82,7 +82,9 @@ struct State : py::FrameHook {
   // entries keep new objects over the same tensors, which lowering reads.
   // A reset restarts compile ids at 0/0, as PyTorch's does, so a retired
   // entry's id says which reset retired it ("0/0 before reset 1"): the views
-  // select compiles by id.
+  // select compiles by id. A program resetting in a loop keeps only the last
+  // kMaxRetired, so its memory stays bounded.
+  static constexpr size_t kMaxRetired = 256;
   std::vector<CacheEntry> retired;
   int resets = 0;
 
@@ -104,6 +106,7 @@ struct State : py::FrameHook {
       }
     std::stable_sort(retired.begin() + ptrdiff_t(first), retired.end(),
                      [](const CacheEntry& a, const CacheEntry& b) { return compile_order(a.compile_id) < compile_order(b.compile_id); });
+    if (retired.size() > kMaxRetired) retired.erase(retired.begin(), retired.end() - ptrdiff_t(kMaxRetired));
     frames.clear();
     next_frame_id = 0;
   }

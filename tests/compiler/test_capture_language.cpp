@@ -539,6 +539,28 @@ print([(r.split()[0], len(r.split(", "))) for r in rows[3:]])
                      "('create_proxy', 2), ('wrap_to_fake_tensor_and_record', 2), ('variable_builder_call', 2), "
                      "('insert_deferred_runtime_asserts', 2), ('OutputGraph.call_user_compiler', 2), ('build_guards', 2), ('gc', 2)]\n"));
   }
+
+  // A reset keeps what it retires for the stage views, named by the reset,
+  // but a program resetting in a loop keeps only the last 256: bounded memory.
+  void retired_compiles_are_named_and_bounded() {
+    std::vector<std::string> ids;
+    auto r = kiln::test::run_program(
+        "import torch\n"
+        "f = torch.compile(lambda a: a + 1, backend='eager')\n"
+        "f(torch.ones(2))\n"
+        "torch._dynamo.reset()\n"
+        "f(torch.ones(2))\n"
+        "for i in range(300):\n"
+        "    torch._dynamo.explain(lambda a: a * 2)(torch.ones(3))\n",
+        "eager", [&ids](kiln::py::VM& vm) {
+          for (const auto& [id, region] : kiln::capture::compiled_regions(vm)) ids.push_back(id);
+        });
+    QVERIFY2(r.code == 0, (r.status.to_string() + r.err).c_str());
+    QCOMPARE(ids.size(), size_t(256));
+    // The oldest retired entries went; the last explain's compile is there, named by its reset
+    // (one explicit reset, then two per explain: before and after).
+    QCOMPARE(QString::fromStdString(ids.back()), QString("0/0 before reset 601"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCaptureLanguage)
