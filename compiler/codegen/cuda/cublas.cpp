@@ -49,10 +49,10 @@ Cublas& cublas() {
     }
     c->path = lib->path;
     std::string missing;
-    bind(lib->handle, "cublasCreate_v2", c->Create, missing);
-    bind(lib->handle, "cublasSetStream_v2", c->SetStream, missing);
-    bind(lib->handle, "cublasGetVersion_v2", c->GetVersion, missing);
-    bind(lib->handle, "cublasGemmStridedBatchedEx", c->GemmStridedBatchedEx, missing);
+    bind_symbol(lib->handle, "cublasCreate_v2", c->Create, missing);
+    bind_symbol(lib->handle, "cublasSetStream_v2", c->SetStream, missing);
+    bind_symbol(lib->handle, "cublasGetVersion_v2", c->GetVersion, missing);
+    bind_symbol(lib->handle, "cublasGemmStridedBatchedEx", c->GemmStridedBatchedEx, missing);
     if (!missing.empty()) {
       c->status = Status::error("cuBLAS at " + c->path + " lacks " + missing);
       return c;

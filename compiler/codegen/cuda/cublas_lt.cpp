@@ -77,18 +77,18 @@ Lt& lt() {
     }
     c->path = lib->path;
     std::string missing;
-    bind(lib->handle, "cublasLtCreate", c->Create, missing);
-    bind(lib->handle, "cublasLtGetVersion", c->GetVersion, missing);
-    bind(lib->handle, "cublasLtMatmulDescCreate", c->DescCreate, missing);
-    bind(lib->handle, "cublasLtMatmulDescDestroy", c->DescDestroy, missing);
-    bind(lib->handle, "cublasLtMatmulDescSetAttribute", c->DescSet, missing);
-    bind(lib->handle, "cublasLtMatrixLayoutCreate", c->LayoutCreate, missing);
-    bind(lib->handle, "cublasLtMatrixLayoutDestroy", c->LayoutDestroy, missing);
-    bind(lib->handle, "cublasLtMatmulPreferenceCreate", c->PrefCreate, missing);
-    bind(lib->handle, "cublasLtMatmulPreferenceDestroy", c->PrefDestroy, missing);
-    bind(lib->handle, "cublasLtMatmulPreferenceSetAttribute", c->PrefSet, missing);
-    bind(lib->handle, "cublasLtMatmulAlgoGetHeuristic", c->Heuristic, missing);
-    bind(lib->handle, "cublasLtMatmul", c->Matmul, missing);
+    bind_symbol(lib->handle, "cublasLtCreate", c->Create, missing);
+    bind_symbol(lib->handle, "cublasLtGetVersion", c->GetVersion, missing);
+    bind_symbol(lib->handle, "cublasLtMatmulDescCreate", c->DescCreate, missing);
+    bind_symbol(lib->handle, "cublasLtMatmulDescDestroy", c->DescDestroy, missing);
+    bind_symbol(lib->handle, "cublasLtMatmulDescSetAttribute", c->DescSet, missing);
+    bind_symbol(lib->handle, "cublasLtMatrixLayoutCreate", c->LayoutCreate, missing);
+    bind_symbol(lib->handle, "cublasLtMatrixLayoutDestroy", c->LayoutDestroy, missing);
+    bind_symbol(lib->handle, "cublasLtMatmulPreferenceCreate", c->PrefCreate, missing);
+    bind_symbol(lib->handle, "cublasLtMatmulPreferenceDestroy", c->PrefDestroy, missing);
+    bind_symbol(lib->handle, "cublasLtMatmulPreferenceSetAttribute", c->PrefSet, missing);
+    bind_symbol(lib->handle, "cublasLtMatmulAlgoGetHeuristic", c->Heuristic, missing);
+    bind_symbol(lib->handle, "cublasLtMatmul", c->Matmul, missing);
     if (!missing.empty()) {
       c->status = Status::error("cuBLASLt at " + c->path + " lacks " + missing);
       return c;
