@@ -37,23 +37,29 @@ struct AccumulateGrad : Node {
     num_outputs = 1;
   }
   Grads apply(const Grads& grads) override {
-    if (grads.empty() || !grads[0]) return {};
-    const Tensor& g = *grads[0];
-    if (leaf->grad.is(ObjKind::Tensor)) {
-      const Tensor& old = leaf->grad.as<TensorObj>()->t;
-      old.copy_(add_grads(old, g));
-      bump_storage_version(old.storage().get());
-    } else {
-      // The gradient may alias a value saved elsewhere: the leaf gets its own.
-      Tensor own = g.clone();
-      if (own.dtype() != leaf->t.dtype()) own = own.to(leaf->t.dtype());
-      leaf->grad = tensor_value(own);
-      leaf->grad.as<TensorObj>()->device = leaf->device;
-    }
+    if (!grads.empty() && grads[0]) accumulate_grad(*leaf, *grads[0]);
     return {};
   }
   Ref<TensorObj> leaf;
 };
+
+}  // namespace
+
+void accumulate_grad(TensorObj& leaf, const Tensor& g) {
+  if (leaf.grad.is(ObjKind::Tensor)) {
+    const Tensor& old = leaf.grad.as<TensorObj>()->t;
+    old.copy_(add_grads(old, g));
+    bump_storage_version(old.storage().get());
+  } else {
+    // The gradient may alias a value saved elsewhere: the leaf gets its own.
+    Tensor own = g.clone();
+    if (own.dtype() != leaf.t.dtype()) own = own.to(leaf.t.dtype());
+    leaf.grad = tensor_value(own);
+    leaf.grad.as<TensorObj>()->device = leaf.device;
+  }
+}
+
+namespace {
 
 // Sees every ATen call for the recorder and for the observer that was
 // installed before (an ATen lowering in progress).
@@ -310,14 +316,16 @@ void retain_grad(VM& vm, TensorObj* t) {
   list.push_back(Ref<TensorObj>(t));
 }
 
-void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<Tensor>>& grads,
-              bool retain_graph) {
+namespace {
+
+// The roots of a pass and the gradients they start with, checked as PyTorch
+// checks them.
+void root_edges_and_grads(const std::vector<TensorObj*>& roots, const std::vector<std::optional<Tensor>>& grads,
+                          std::vector<Edge>& root_edges, std::vector<Tensor>& root_grads) {
   if (!g_factory)
     throw PyError("RuntimeError",
                   "Tensor.backward(): this interpreter records no gradients (the host did not install Kiln's "
                   "derivative formulas)", /*unsupported=*/true);
-  std::vector<Edge> root_edges;
-  std::vector<Tensor> root_grads;
   for (size_t i = 0; i < roots.size(); ++i) {
     Edge e = edge_of(roots[i]);
     if (!e.node)
@@ -334,7 +342,21 @@ void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<st
     root_edges.push_back(e);
     root_grads.push_back(*g);
   }
+}
 
+// A gradient autograd.grad asks for: what arrives at `edge` (the input's own
+// node output, or its AccumulateGrad for a leaf).
+struct Capture {
+  Edge edge;
+  std::optional<Tensor> grad;
+};
+
+// Walks the graph from the roots. Without captures every reachable node runs
+// and the leaves' AccumulateGrad nodes fill .grad (backward()). With
+// captures (autograd.grad) only the nodes on a path to a captured edge run,
+// and no .grad is touched, as PyTorch's engine prunes by exec_info.
+void run_pass(VM& vm, const std::vector<Edge>& root_edges, const std::vector<Tensor>& root_grads, bool retain_graph,
+              std::vector<Capture>* captures) {
   // How many edges lead into each node reachable from the roots: a node runs
   // once every gradient for it has arrived.
   std::unordered_map<Node*, int> pending;
@@ -360,6 +382,38 @@ void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<st
     }
   }
 
+  // Which nodes run: all of them for backward(); for autograd.grad those with
+  // a path to a captured edge (children before parents in reverse Kahn order).
+  std::unordered_map<Node*, std::vector<Capture*>> captured_at;
+  std::unordered_set<Node*> runs;
+  if (captures) {
+    for (Capture& c : *captures)
+      if (c.edge.node && seen.count(c.edge.node.get())) captured_at[c.edge.node.get()].push_back(&c);
+    std::unordered_map<Node*, int> indegree = pending;
+    std::vector<Node*> topo;
+    std::vector<Node*> frontier;
+    for (const Edge& e : root_edges)
+      if (indegree[e.node.get()] == 0 && std::find(frontier.begin(), frontier.end(), e.node.get()) == frontier.end())
+        frontier.push_back(e.node.get());
+    while (!frontier.empty()) {
+      Node* n = frontier.back();
+      frontier.pop_back();
+      topo.push_back(n);
+      for (const Edge& e : n->next)
+        if (e.node && --indegree[e.node.get()] == 0) frontier.push_back(e.node.get());
+    }
+    for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+      Node* n = *it;
+      if (dynamic_cast<AccumulateGrad*>(n)) continue;
+      for (const Edge& e : n->next)
+        if (e.node && (runs.count(e.node.get()) || captured_at.count(e.node.get()))) {
+          runs.insert(n);
+          break;
+        }
+    }
+  }
+  auto should_run = [&](Node* n) { return !captures || runs.count(n); };
+
   // Retained non-leaves reached by this pass, by the node that makes them
   // (their current node: an in-place write moves the tensor to a new one).
   std::unordered_map<Node*, std::vector<TensorObj*>> retained_at;
@@ -375,6 +429,7 @@ void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<st
   };
   for (size_t i = 0; i < root_edges.size(); ++i) deliver(root_edges[i], root_grads[i]);
 
+  std::vector<Node*> ran;
   bool saved_mode = vm.grad_enabled;
   vm.grad_enabled = false;  // backward itself records nothing (no create_graph)
   try {
@@ -388,13 +443,20 @@ void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<st
       Node::Grads in = std::move(buffers[n]);
       buffers.erase(n);
       in.resize(n->num_outputs);
-      if (auto it = retained_at.find(n); it != retained_at.end())
-        for (TensorObj* t : it->second)
-          if (t->output_nr < in.size() && in[t->output_nr]) fill_retained(*t, *in[t->output_nr]);
-      // A backward pass is one VM call that may run for seconds: the time
-      // limit and cancellation are checked per node, not per instruction.
-      vm.check_deadline();
-      Node::Grads out = n->apply(in);
+      if (auto it = captured_at.find(n); it != captured_at.end())
+        for (Capture* c : it->second)
+          if (c->edge.output_nr < in.size()) c->grad = in[c->edge.output_nr];
+      Node::Grads out;
+      if (should_run(n)) {
+        if (auto it = retained_at.find(n); it != retained_at.end())
+          for (TensorObj* t : it->second)
+            if (t->output_nr < in.size() && in[t->output_nr]) fill_retained(*t, *in[t->output_nr]);
+        // A backward pass is one VM call that may run for seconds: the time
+        // limit and cancellation are checked per node, not per instruction.
+        vm.check_deadline();
+        out = n->apply(in);
+        ran.push_back(n);
+      }
       for (size_t k = 0; k < n->next.size(); ++k) {
         const Edge& e = n->next[k];
         if (!e.node) continue;
@@ -410,12 +472,48 @@ void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<st
     throw;
   }
   vm.grad_enabled = saved_mode;
+  // What ran frees what it saved; a node autograd.grad pruned keeps it, as in PyTorch.
   if (!retain_graph)
-    for (Node* n : order)
+    for (Node* n : ran)
       if (!dynamic_cast<AccumulateGrad*>(n)) {
         n->release();
         n->released = true;
       }
+}
+
+}  // namespace
+
+void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<Tensor>>& grads,
+              bool retain_graph) {
+  std::vector<Edge> root_edges;
+  std::vector<Tensor> root_grads;
+  root_edges_and_grads(roots, grads, root_edges, root_grads);
+  run_pass(vm, root_edges, root_grads, retain_graph, nullptr);
+}
+
+std::vector<std::optional<Tensor>> grad(VM& vm, const std::vector<TensorObj*>& roots,
+                                        const std::vector<std::optional<Tensor>>& grads,
+                                        const std::vector<TensorObj*>& inputs, bool retain_graph, bool allow_unused) {
+  std::vector<Edge> root_edges;
+  std::vector<Tensor> root_grads;
+  root_edges_and_grads(roots, grads, root_edges, root_grads);
+  std::vector<Capture> captures;
+  for (TensorObj* t : inputs) {
+    if (!t->requires_grad && !t->grad_node) throw PyError("RuntimeError", "One of the differentiated Tensors does not require grad");
+    captures.push_back(Capture{edge_of(t), std::nullopt});
+  }
+  run_pass(vm, root_edges, root_grads, retain_graph, &captures);
+  std::vector<std::optional<Tensor>> result;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::optional<Tensor>& g = captures[i].grad;
+    if (!g && !allow_unused)
+      throw PyError("RuntimeError",
+                    "One of the differentiated Tensors appears to not have been used in the graph. Set "
+                    "allow_unused=True if this is the desired behavior.");
+    if (g && g->dtype() != inputs[i]->t.dtype()) g = g->to(inputs[i]->t.dtype());
+    result.push_back(g);
+  }
+  return result;
 }
 
 }  // namespace kiln::py::autograd

@@ -150,5 +150,16 @@ void retain_grad(VM& vm, TensorObj* t);
 void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<Tensor>>& grads,
               bool retain_graph);
 
+// Adds `g` into leaf.grad as AccumulateGrad does: in place once it exists (a
+// program holding p.grad sees the sum), else a copy of its own in the leaf's dtype.
+void accumulate_grad(TensorObj& leaf, const Tensor& g);
+
+// torch.autograd.grad (first order): the gradients of `roots` with respect to
+// `inputs` (nullopt where none arrives: unused, or allowed by allow_unused),
+// running only the nodes on a path to an input and filling no .grad.
+std::vector<std::optional<Tensor>> grad(VM& vm, const std::vector<TensorObj*>& roots,
+                                        const std::vector<std::optional<Tensor>>& grads,
+                                        const std::vector<TensorObj*>& inputs, bool retain_graph, bool allow_unused);
+
 }  // namespace autograd
 }  // namespace kiln::py

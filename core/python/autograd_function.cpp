@@ -112,13 +112,55 @@ class detect_anomaly(set_detect_anomaly):
         self.mode = True
 
 
+def _tensors(value, what):
+    if isinstance(value, torch.Tensor):
+        return (value,)
+    items = tuple(value)
+    for v in items:
+        if not isinstance(v, torch.Tensor):
+            _raise("TypeError", what + " must be a Tensor or a sequence of Tensors, but got " + type(v).__name__)
+    return items
+
+
+def _grad_outputs(grad_outputs, count):
+    if grad_outputs is None:
+        return (None,) * count
+    if isinstance(grad_outputs, torch.Tensor):
+        grad_outputs = (grad_outputs,)
+    grad_outputs = tuple(grad_outputs)
+    if len(grad_outputs) != count:
+        _raise("RuntimeError", f"grad requires one gradient per output: got {len(grad_outputs)} for {count} outputs")
+    return grad_outputs
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    _kiln.raise_unsupported("torch.autograd.grad is not supported by Kiln: call .backward() and read .grad")
+    if create_graph:
+        _kiln.raise_unsupported("torch.autograd.grad(create_graph=True): higher-order gradients are not supported by Kiln")
+    if is_grads_batched:
+        _kiln.raise_unsupported("torch.autograd.grad(is_grads_batched=True) (it runs under vmap) is not supported by Kiln")
+    if materialize_grads and allow_unused is False:
+        _raise("ValueError", "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _tensors(outputs, "outputs")
+    inputs = _tensors(inputs, "inputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _kiln.autograd_grad(outputs, _grad_outputs(grad_outputs, len(outputs)), inputs, bool(retain_graph), bool(allow_unused))
+    if materialize_grads:
+        grads = tuple(torch.zeros_like(i) if g is None else g for g, i in zip(grads, inputs))
+    return grads
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
-    if create_graph or inputs is not None:
-        _kiln.raise_unsupported("torch.autograd.backward(create_graph=True or inputs=) is not supported by Kiln")
+    if create_graph:
+        _kiln.raise_unsupported("torch.autograd.backward(create_graph=True): higher-order gradients are not supported by Kiln")
+    if inputs is not None:
+        tensors = _tensors(tensors, "tensors")
+        inputs = _tensors(inputs, "inputs")
+        grads = _kiln.autograd_grad(tensors, _grad_outputs(grad_tensors, len(tensors)), inputs, bool(retain_graph), True)
+        _kiln.accumulate_grads(inputs, grads)
+        return
     if isinstance(tensors, torch.Tensor):
         tensors = (tensors,)
         grad_tensors = (grad_tensors,) if grad_tensors is None or isinstance(grad_tensors, torch.Tensor) else grad_tensors
@@ -344,6 +386,56 @@ Value function_apply(VM& vm, const CallArgs& a) {
   return tuple_out ? tuple_value(std::move(outs)) : outs[0];
 }
 
+std::vector<TensorObj*> tensor_list(VM& vm, const Value& v, const char* what) {
+  std::vector<TensorObj*> out;
+  for (const Value& item : vm.to_vector(v)) {
+    TensorObj* t = tensor_obj(item);
+    if (!t) throw PyError("TypeError", std::string(what) + " must be Tensors");
+    out.push_back(t);
+  }
+  return out;
+}
+
+// _kiln.autograd_grad(outputs, grad_outputs, inputs, retain_graph, allow_unused)
+Value autograd_grad(VM& vm, const CallArgs& a) {
+  if (vm.tracer) {
+    BreakInfo info;
+    info.reason = "Unsupported call: torch.autograd.grad";
+    info.explanation = "  Explanation: Kiln does not trace torch.autograd.grad; the call runs eagerly.\n";
+    vm.tracer->graph_break(vm, info);
+  }
+  std::vector<TensorObj*> roots = tensor_list(vm, a[0], "outputs");
+  std::vector<std::optional<Tensor>> root_grads;
+  for (const Value& g : vm.to_vector(a[1]))
+    root_grads.push_back(g.is_none() ? std::nullopt : std::optional<Tensor>(tensor_of(g, "grad_outputs")));
+  std::vector<TensorObj*> inputs = tensor_list(vm, a[2], "inputs");
+  std::vector<std::optional<Tensor>> grads =
+      autograd::grad(vm, roots, root_grads, inputs, vm.truth(a[3]), vm.truth(a[4]));
+  ValueVec out;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i]) {
+      out.push_back(Value());
+      continue;
+    }
+    Value v = tensor_value(*grads[i]);
+    v.as<TensorObj>()->device = inputs[i]->device;
+    out.push_back(v);
+  }
+  return tuple_value(std::move(out));
+}
+
+// _kiln.accumulate_grads(inputs, grads): backward(inputs=...)'s .grad updates,
+// in place once a .grad exists, as AccumulateGrad.
+Value accumulate_grads(VM& vm, const CallArgs& a) {
+  std::vector<TensorObj*> inputs = tensor_list(vm, a[0], "inputs");
+  ValueVec grads = vm.to_vector(a[1]);
+  for (size_t i = 0; i < inputs.size() && i < grads.size(); ++i) {
+    if (grads[i].is_none()) continue;
+    autograd::accumulate_grad(*inputs[i], tensor_obj(grads[i])->t);
+  }
+  return Value();
+}
+
 void install_autograd(VM& vm) {
   static const Expected<CodePtr> code = compile_module(kAutogradSource, "torch/autograd/__init__.py");
   auto m = make<Module>("torch.autograd");
@@ -376,6 +468,8 @@ void install_autograd(VM& vm) {
 void install_autograd_prelude(VM& vm) {
   if (Ref<Module> k = vm.module("torch._kiln")) {
     set_attr_builtin(k->dict, "torch._kiln.function_apply", "function_apply", function_apply);
+    set_attr_builtin(k->dict, "torch._kiln.autograd_grad", "autograd_grad", autograd_grad);
+    set_attr_builtin(k->dict, "torch._kiln.accumulate_grads", "accumulate_grads", accumulate_grads);
     // Dynamo traces into a Function's forward; Kiln breaks the graph and runs it eagerly.
     set_attr_builtin(k->dict, "torch._kiln.function_apply_check", "function_apply_check", [](VM& vm, const CallArgs&) {
       if (vm.tracer) {

@@ -1312,6 +1312,8 @@ void install_utils(VM& vm) {
 }  // namespace
 
 void install_checkpoint_prelude(VM& vm);  // checkpoint_prelude.cpp
+void install_func_prelude(VM& vm);        // func_prelude.cpp
+void install_benchmark_prelude(VM& vm);   // benchmark_prelude.cpp
 void install_jit_prelude(VM& vm);         // jit_prelude.cpp
 void install_fx_prelude(VM& vm);          // fx_prelude.cpp
 void install_testing_prelude(VM& vm);     // testing_prelude.cpp
@@ -1331,6 +1333,8 @@ void install_training_preludes(VM& vm) {
   vm.add_lazy_module("torch.amp", install_utils);
   vm.add_lazy_module("torch.cuda.amp", install_utils);
   install_checkpoint_prelude(vm);
+  install_func_prelude(vm);
+  install_benchmark_prelude(vm);
   install_jit_prelude(vm);
   install_fx_prelude(vm);
   install_testing_prelude(vm);

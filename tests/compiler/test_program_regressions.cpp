@@ -118,6 +118,10 @@ class TestProgramRegressions : public QObject {
   void det_slogdet_and_logdet() { prints_what_pytorch_printed("det_slogdet_logdet"); }
   // torch.autograd.gradcheck (slow mode), once_differentiable, nn.PReLU's gradients.
   void gradcheck_once_differentiable_and_prelu() { prints_what_pytorch_printed("gradcheck_once_differentiable_prelu"); }
+  // torch.autograd.grad stopped the per-sample-gradients tutorial (program 74): it,
+  // backward(inputs=), torch.func's transforms over it, vmap's randomness error and
+  // benchmark.Timer's run count (its warm-up runs are side effects the program sees).
+  void autograd_grad_and_torch_func() { prints_what_pytorch_printed("autograd_grad_and_func"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)

@@ -1,0 +1,504 @@
+// torch.func (functorch's transforms) over Kiln's eager autograd: grad and
+// vjp take first-order gradients with torch.autograd.grad; vmap runs the
+// function once per slice of the mapped dimension and stacks the results,
+// which is vmap's meaning (PyTorch's batching rules compute the same values
+// in one batched call, so results agree to float rounding); jacrev is one
+// vjp per output element. functional_call swaps a module's tensors for the
+// call, as torch.nn.utils.stateless does.
+//
+// What needs forward-mode AD or gradients of gradients (jvp, jacfwd,
+// hessian, nested grad) is refused by name: Kiln's autograd has neither.
+// vmap's randomness="error" is kept: a function that draws from the global
+// generator inside vmap raises PyTorch's error, with the generator restored.
+#include "core/python/compiler.h"
+#include "core/python/prelude.h"
+#include "core/python/vm.h"
+
+namespace kiln::py {
+
+namespace {
+
+const char* const kFuncSource = R"PY(import torch
+import torch._kiln as _kiln
+
+
+def _raise(kind, message):
+    _kiln.raise_error(kind, message)
+
+
+# ---- pytrees: tuples, lists and dicts of leaves, as torch.utils._pytree ----
+
+def _flatten(tree):
+    leaves = []
+    spec = _flatten_into(tree, leaves)
+    return leaves, spec
+
+
+def _flatten_into(tree, leaves):
+    if isinstance(tree, dict):
+        keys = list(tree.keys())
+        return ("dict", keys, [_flatten_into(tree[k], leaves) for k in keys])
+    if isinstance(tree, list):
+        return ("list", None, [_flatten_into(v, leaves) for v in tree])
+    if isinstance(tree, tuple):
+        return ("tuple", None, [_flatten_into(v, leaves) for v in tree])
+    leaves.append(tree)
+    return None
+
+
+def _unflatten(leaves, spec):
+    it = iter(leaves)
+    return _build(it, spec)
+
+
+def _build(it, spec):
+    if spec is None:
+        return next(it)
+    kind, keys, children = spec
+    built = [_build(it, c) for c in children]
+    if kind == "dict":
+        return {k: v for k, v in zip(keys, built)}
+    if kind == "list":
+        return built
+    return tuple(built)
+
+
+def _tree_map(fn, tree):
+    leaves, spec = _flatten(tree)
+    return _unflatten([fn(x) for x in leaves], spec)
+
+
+# ---- functional_call ----
+
+def _owner(module, name):
+    parts = name.split(".")
+    for p in parts[:-1]:
+        module = getattr(module, p)
+    return module, parts[-1]
+
+
+def _swap(module, name, value):
+    owner, attr = _owner(module, name)
+    d = owner.__dict__
+    for table in ("_parameters", "_buffers"):
+        entries = d.get(table)
+        if entries is not None and attr in entries:
+            old = entries[attr]
+            entries[attr] = value
+            return (owner, table, attr, old)
+    if attr in d:
+        old = d[attr]
+        d[attr] = value
+        return (owner, "__dict__", attr, old)
+    d[attr] = value
+    return (owner, "__dict__", attr, _MISSING)
+
+
+class _Missing:
+    pass
+
+
+_MISSING = _Missing()
+
+
+def _restore(record):
+    owner, table, attr, old = record
+    d = owner.__dict__
+    entries = d if table == "__dict__" else d[table]
+    if old is _MISSING:
+        del entries[attr]
+    else:
+        entries[attr] = old
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+    if isinstance(parameter_and_buffer_dicts, dict):
+        tensors = dict(parameter_and_buffer_dicts)
+    else:
+        tensors = {}
+        seen = []
+        for d in parameter_and_buffer_dicts:
+            for k in d:
+                if k in tensors:
+                    seen.append(k)
+                tensors[k] = d[k]
+        if seen:
+            _raise("ValueError", f"{seen} appeared in multiple dictionaries; behavior of functional call is ambiguous")
+    named = dict(module.named_parameters(remove_duplicate=False))
+    named.update(dict(module.named_buffers(remove_duplicate=False)))
+    if strict:
+        missing = [k for k in named if k not in tensors]
+        unexpected = [k for k in tensors if k not in named]
+        if missing or unexpected:
+            parts = []
+            if unexpected:
+                parts.append("Unexpected key(s): " + ", ".join(repr(k) for k in unexpected) + ".")
+            if missing:
+                parts.append("Missing key(s): " + ", ".join(repr(k) for k in missing) + ".")
+            _raise("RuntimeError", "Error(s) in reparametrizing for " + type(module).__name__ + ":\n\t" + "\n\t".join(parts))
+    if tie_weights:
+        # A tensor reached under several names (tied weights) is replaced under all of them.
+        for name, original in named.items():
+            if name in tensors:
+                continue
+            for other, value in list(tensors.items()):
+                if other in named and named[other] is original:
+                    tensors[name] = value
+                    break
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    if kwargs is None:
+        kwargs = {}
+    records = []
+    try:
+        for name, value in tensors.items():
+            records.append(_swap(module, name, value))
+        return module(*args, **kwargs)
+    finally:
+        for record in reversed(records):
+            _restore(record)
+
+
+def stack_module_state(models):
+    if len(models) == 0:
+        _raise("RuntimeError", "stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        _raise("RuntimeError", "stack_module_state: Expected all models to have the same training/eval mode.")
+    first = type(models[0])
+    if not all(type(m) == first for m in models):
+        _raise("RuntimeError", "stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(tensors):
+        result = torch.stack(tensors)
+        if all(t.requires_grad for t in tensors):
+            result = result.detach().requires_grad_()
+        return result
+
+    params = {k: stacked([dict(m.named_parameters())[k] for m in models]) for k, _ in models[0].named_parameters()}
+    buffers = {k: stacked([dict(m.named_buffers())[k] for m in models]) for k, _ in models[0].named_buffers()}
+    return params, buffers
+
+
+# ---- grad, grad_and_value, vjp, jacrev ----
+
+_depth = [0]
+
+
+def _enter(what):
+    if _depth[0] > 0:
+        _kiln.raise_unsupported("torch.func." + what + " inside another gradient transform (higher-order gradients) is not supported by Kiln")
+    _depth[0] += 1
+
+
+def _leave():
+    _depth[0] -= 1
+
+
+def _argnums_tuple(argnums, nargs, what):
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    if len(nums) == 0:
+        _raise("RuntimeError", f"{what}: argnums must be non-empty")
+    out = []
+    for n in nums:
+        if not isinstance(n, int):
+            _raise("RuntimeError", f"{what}: argnums must be int or Tuple[int, ...], got: {type(n)}")
+        if n < -nargs or n >= nargs:
+            _raise("RuntimeError", f"Got argnums={n}, but only {nargs} positional inputs")
+        out.append(n % nargs)
+    return tuple(out)
+
+
+def _differentiable_args(args, nums):
+    args = list(args)
+    for n in nums:
+        args[n] = _tree_map(lambda t: t.detach().requires_grad_(True) if isinstance(t, torch.Tensor) else t, args[n])
+    return args
+
+
+def _grads_of(output, args, nums, argnums, retain_graph=False, grad_output=None):
+    specs = []
+    flat = []
+    for n in nums:
+        leaves, spec = _flatten(args[n])
+        for leaf in leaves:
+            if not isinstance(leaf, torch.Tensor):
+                _raise("RuntimeError", f"Expected all leaves of argument {n} to be Tensors, got {type(leaf).__name__}")
+        specs.append((len(leaves), spec))
+        flat.extend(leaves)
+    if output.requires_grad:
+        grads = torch.autograd.grad(output, flat, grad_outputs=grad_output, retain_graph=retain_graph, allow_unused=True)
+    else:
+        grads = [None] * len(flat)
+    grads = [torch.zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
+    per_arg = []
+    at = 0
+    for count, spec in specs:
+        per_arg.append(_unflatten(grads[at:at + count], spec))
+        at += count
+    return per_arg[0] if not isinstance(argnums, tuple) else tuple(per_arg)
+
+
+def _detach_tree(tree):
+    return _tree_map(lambda t: t.detach() if isinstance(t, torch.Tensor) else t, tree)
+
+
+def _split_aux(output, has_aux, what):
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        _raise("RuntimeError", f"{what}(f, ...)(*args): output of function f should be a tuple: (output, aux) if has_aux is True")
+    return output[0], output[1]
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    def wrapper(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "grad_and_value(f)(*args)")
+        _enter("grad")
+        try:
+            with torch.enable_grad():
+                args = _differentiable_args(args, nums)
+                output, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value")
+                if not isinstance(output, torch.Tensor):
+                    _raise("RuntimeError", f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}")
+                if output.dim() != 0:
+                    _raise("RuntimeError", f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+                grads = _grads_of(output, args, nums, argnums)
+        finally:
+            _leave()
+        value = output.detach()
+        if has_aux:
+            return grads, (value, _detach_tree(aux))
+        return grads, value
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    inner = grad_and_value(func, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        grads, value = inner(*args, **kwargs)
+        if has_aux:
+            return grads, value[1]
+        return grads
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    nums = tuple(range(len(primals)))
+    _enter("vjp")
+    try:
+        with torch.enable_grad():
+            args = _differentiable_args(primals, nums)
+            output, aux = _split_aux(func(*args), has_aux, "vjp")
+    finally:
+        _leave()
+    out_leaves, out_spec = _flatten(output)
+    for leaf in out_leaves:
+        if not isinstance(leaf, torch.Tensor):
+            _raise("RuntimeError", f"vjp(f, *primals): Expected f to be a function that has non-empty output, and whose outputs are Tensors, got {type(leaf)}")
+
+    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+        if create_graph:
+            _kiln.raise_unsupported("torch.func.vjp's vjp_fn(create_graph=True): higher-order gradients are not supported by Kiln")
+        cot_leaves, _ = _flatten(cotangents)
+        if len(cot_leaves) != len(out_leaves):
+            _raise("RuntimeError", "Expected pytree structure of cotangents to be the same as pytree structure of outputs to the function")
+        flat = []
+        for n in nums:
+            flat.extend(_flatten(args[n])[0])
+        live = [(o, c) for o, c in zip(out_leaves, cot_leaves) if o.requires_grad]
+        if live:
+            grads = torch.autograd.grad([o for o, _ in live], flat, grad_outputs=[c for _, c in live], retain_graph=retain_graph, allow_unused=True)
+        else:
+            grads = [None] * len(flat)
+        grads = [torch.zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
+        result = []
+        at = 0
+        for n in nums:
+            leaves, spec = _flatten(args[n])
+            result.append(_unflatten(grads[at:at + len(leaves)], spec))
+            at += len(leaves)
+        return tuple(result)
+
+    value = _detach_tree(output)
+    if has_aux:
+        return value, vjp_fn, _detach_tree(aux)
+    return value, vjp_fn
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    def wrapper(*args):
+        nums = _argnums_tuple(argnums, len(args), "jacrev(f, ...)(*args)")
+        _enter("jacrev")
+        try:
+            with torch.enable_grad():
+                diff_args = _differentiable_args(args, nums)
+                output, aux = _split_aux(func(*diff_args), has_aux, "jacrev")
+                out_leaves, out_spec = _flatten(output)
+                in_leaves = []
+                in_specs = []
+                for n in nums:
+                    leaves, spec = _flatten(diff_args[n])
+                    in_specs.append((len(leaves), spec))
+                    in_leaves.extend(leaves)
+                per_output = []
+                for o in out_leaves:
+                    if not isinstance(o, torch.Tensor):
+                        _raise("RuntimeError", f"jacrev(f, ...)(*args): expected f(*args) to return only tensors, got unsupported type {type(o)}")
+                    flat_o = o.reshape(-1)
+                    rows = []
+                    for j in range(flat_o.numel()):
+                        if o.requires_grad:
+                            g = torch.autograd.grad(flat_o[j], in_leaves, retain_graph=True, allow_unused=True)
+                        else:
+                            g = [None] * len(in_leaves)
+                        rows.append([torch.zeros_like(x) if gi is None else gi for gi, x in zip(g, in_leaves)])
+                    jac = []
+                    for k, x in enumerate(in_leaves):
+                        if rows:
+                            jac.append(torch.stack([r[k] for r in rows]).reshape(tuple(o.shape) + tuple(x.shape)))
+                        else:
+                            jac.append(x.new_zeros(tuple(o.shape) + tuple(x.shape)))
+                    per_arg = []
+                    at = 0
+                    for count, spec in in_specs:
+                        per_arg.append(_unflatten(jac[at:at + count], spec))
+                        at += count
+                    per_output.append(per_arg[0] if not isinstance(argnums, tuple) else tuple(per_arg))
+        finally:
+            _leave()
+        result = _unflatten(per_output, out_spec)
+        if has_aux:
+            return result, _detach_tree(aux)
+        return result
+    return wrapper
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    _kiln.raise_unsupported("torch.func.jvp: forward-mode AD is not supported by Kiln (torch.func.vjp and jacrev are)")
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    _kiln.raise_unsupported("torch.func.jacfwd: forward-mode AD is not supported by Kiln (torch.func.jacrev is)")
+
+
+def hessian(func, argnums=0):
+    _kiln.raise_unsupported("torch.func.hessian: second derivatives are not supported by Kiln")
+
+
+def linearize(func, *primals):
+    _kiln.raise_unsupported("torch.func.linearize: forward-mode AD is not supported by Kiln")
+
+
+def functionalize(func, *, remove="mutations"):
+    # Functionalization changes how a graph is written, not what it computes.
+    return func
+
+
+# ---- vmap ----
+
+def _in_dims_of(arg, dims, index):
+    leaves, spec = _flatten(arg)
+    if dims is None or isinstance(dims, int):
+        return leaves, spec, [dims] * len(leaves)
+    dim_leaves, dim_spec = _flatten(dims)
+    if dim_spec != spec:
+        _raise("ValueError", f"vmap(f, in_dims={dims}, ...)(<inputs>): in_dims is not compatible with the structure of `inputs`. in_dims has structure {dim_spec} but inputs has structure {spec}.")
+    return leaves, spec, dim_leaves
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    if randomness not in ("error", "different", "same"):
+        _raise("RuntimeError", f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    if randomness != "error":
+        _kiln.raise_unsupported(f"torch.func.vmap(randomness={randomness!r}): Kiln runs vmap one sample at a time and cannot draw PyTorch's batched random numbers")
+    name = getattr(func, "__name__", "fn")
+
+    def wrapper(*args, **kwargs):
+        if isinstance(in_dims, tuple):
+            if len(in_dims) != len(args):
+                _raise("ValueError", f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the structure of `inputs`. in_dims has structure of length {len(in_dims)} but inputs has {len(args)} elements.")
+            dims_per_arg = in_dims
+        elif in_dims is None or isinstance(in_dims, int):
+            dims_per_arg = (in_dims,) * len(args)
+        else:
+            _raise("ValueError", f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a (potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
+        flat_args = []
+        size = None
+        for i, (arg, dims) in enumerate(zip(args, dims_per_arg)):
+            leaves, spec, leaf_dims = _in_dims_of(arg, dims, i)
+            for leaf, d in zip(leaves, leaf_dims):
+                if d is None:
+                    continue
+                if not isinstance(leaf, torch.Tensor):
+                    _raise("ValueError", f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but the input is of type {type(leaf)}. We cannot vmap over non-Tensor arguments, please use None as the respective in_dim")
+                if d < -leaf.dim() or d >= leaf.dim():
+                    _raise("ValueError", f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some input, but that input is a Tensor of dimensionality {leaf.dim()} so expected in_dim to satisfy -{leaf.dim()} <= in_dim < {leaf.dim()}.")
+                n = leaf.shape[d]
+                if size is None:
+                    size = n
+                elif n != size:
+                    _raise("ValueError", f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes {size} and {n} for the mapped dimension")
+            flat_args.append((leaves, spec, leaf_dims))
+        if size is None:
+            _raise("ValueError", f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): At least one of the inputs must be batched (got in_dims that are all None).")
+        results = []
+        for b in range(size):
+            sliced = []
+            for leaves, spec, leaf_dims in flat_args:
+                sliced.append(_unflatten([x if d is None else x.select(d, b) for x, d in zip(leaves, leaf_dims)], spec))
+            state = torch.get_rng_state()
+            out = func(*sliced, **kwargs)
+            if not torch.equal(state, torch.get_rng_state()):
+                torch.set_rng_state(state)
+                _raise("RuntimeError", "vmap: called random operation while in randomness error mode. Please either use the 'same' or 'different' randomness flags on vmap or perform the randomness operation out of vmap")
+            results.append(out)
+        out_leaves0, out_spec = _flatten(results[0])
+        flat_results = [_flatten(r)[0] for r in results]
+        if isinstance(out_dims, int) or out_dims is None:
+            leaf_out_dims = [out_dims] * len(out_leaves0)
+        else:
+            leaf_out_dims, dims_spec = _flatten(out_dims)
+            if dims_spec != out_spec:
+                _raise("ValueError", f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the structure of `outputs`.")
+        stacked = []
+        for k, d in enumerate(leaf_out_dims):
+            column = [r[k] for r in flat_results]
+            if not isinstance(column[0], torch.Tensor):
+                _raise("ValueError", f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(column[0])}. Did you mean to set out_dims= to None for output?")
+            if d is None:
+                stacked.append(column[0])
+            else:
+                stacked.append(torch.stack(column, dim=d))
+        return _unflatten(stacked, out_spec)
+    return wrapper
+)PY";
+
+void install_func(VM& vm) {
+  static const Expected<CodePtr> code = compile_module(kFuncSource, "torch/_functorch/apis.py");
+  auto m = make<Module>("torch.func");
+  vm.add_module(m);
+  Ref<Dict> globals = run_prelude(vm, code, m->name, "torch.func");
+  if (!globals) return;
+  for (const char* name : {"functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jacrev", "jvp",
+                           "jacfwd", "hessian", "linearize", "functionalize", "vmap"})
+    if (const Value* v = globals->find_str(name)) m->dict->set(str_value(name), *v);
+}
+
+}  // namespace
+
+void install_func_prelude(VM& vm) {
+  vm.add_lazy_module("torch.func", install_func);
+  // torch.vmap is torch.func.vmap, made when first called.
+  if (Ref<Module> torch = vm.module("torch"))
+    set_attr_builtin(torch->dict, "torch.vmap", "vmap", [](VM& vm, const CallArgs& a) -> Value {
+      Ref<Module> func = vm.module("torch.func");
+      const Value* vmap = func ? func->dict->find_str("vmap") : nullptr;
+      if (!vmap) throw PyError("RuntimeError", "torch.func did not install");
+      return vm.call(*vmap, a);
+    });
+}
+
+}  // namespace kiln::py
