@@ -1,8 +1,8 @@
 // pathlib: the pure path arithmetic of CPython 3.12's PurePosixPath (parts,
 // name/stem/suffix, parent, joining with / and joinpath, with_suffix, ...)
 // on Path / PosixPath / PurePath too. What would look at the file system is
-// os.path's: exists / is_file / is_dir answer inside the folders the run may
-// read and are refused elsewhere (stdlib_sys.cpp); resolve, absolute, cwd,
+// os.path's: exists / is_file / is_dir / resolve / absolute answer inside the
+// folders the run may read and are refused elsewhere (stdlib_sys.cpp); cwd,
 // home, open, read_text, mkdir, iterdir, glob, ... are refused, as open() is.
 #include "core/python/compiler.h"
 #include "core/python/stdlib.h"
@@ -220,10 +220,13 @@ class Path(PurePath):
         _refuse("home")
 
     def resolve(self, strict=False):
-        _refuse("resolve")
+        resolved = os.path.realpath(str(self))
+        if strict and not os.path.exists(resolved):
+            _kiln_std.raise_error("FileNotFoundError", "[Errno 2] No such file or directory: '" + str(self) + "'")
+        return type(self)(resolved)
 
     def absolute(self):
-        _refuse("absolute")
+        return type(self)(os.path.abspath(str(self)))
 
     def expanduser(self):
         _refuse("expanduser")

@@ -232,7 +232,7 @@ void load_os(VM& vm, const Ref<Module>& m) {
 }
 
 void load_os_path(VM& vm, const Ref<Module>& m) {
-  refuse_host(m, {"lexists", "islink", "getmtime", "abspath", "realpath", "expanduser", "expandvars", "samefile"},
+  refuse_host(m, {"lexists", "islink", "getmtime", "expanduser", "expandvars", "samefile"},
               "programs cannot look at files");
   // exists / isfile / isdir / getsize answer for paths inside the folders the
   // command allows (--allow-read, --allow-write); elsewhere they are refused,
@@ -266,6 +266,21 @@ void load_os_path(VM& vm, const Ref<Module>& m) {
                if (ec) throw PyError("FileNotFoundError", "[Errno 2] No such file or directory: '" + p.string() + "'");
                return Value(int64_t(size));
              }));
+  // The absolute path names the host's folders: answered, like the probes,
+  // only inside the folders the run may read.
+  auto without_trailing_slash = [](std::string s) {
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    return Value(str_value(s));
+  };
+  def_native(m, "realpath", probe("realpath", [without_trailing_slash](const std::filesystem::path& p, std::error_code&) {
+               return without_trailing_slash(p.string());
+             }));
+  def_native(m, "abspath", [probe, without_trailing_slash](VM& vm, const CallArgs& a) -> Value {
+    probe("abspath", [](const std::filesystem::path&, std::error_code&) { return Value(); })(vm, a);
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(a[0].as<Str>()->s, ec);
+    return without_trailing_slash(absolute.lexically_normal().string());
+  });
   static const Expected<CodePtr> code = compile_module(kOsPathSource, "posixpath.py");
   run_module_source(vm, m, code);
 }

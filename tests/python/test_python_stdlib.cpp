@@ -381,8 +381,9 @@ class TestPythonStdlib : public QObject {
     }
   }
 
-  // os.path.exists / isfile / isdir / getsize answer inside the folders the
-  // run may read (nanoGPT probes for data/<dataset>/meta.pkl), and importing
+  // os.path.exists / isfile / isdir / getsize / realpath / abspath answer inside the folders the
+  // run may read (nanoGPT probes for data/<dataset>/meta.pkl; gpt-fast resolves
+  // its own folder; outside them it is exit 3, test_torch_runtime), and importing
   // pickle and torch.distributed works for programs that only use them on a
   // path not taken.
   void path_probes_inside_allowed_folders() {
@@ -403,10 +404,14 @@ class TestPythonStdlib : public QObject {
     r.status = vm.run_source("import os, pickle\nimport torch.distributed as dist\nd = " + std::string("'") + root +
                                  "'\nprint(os.path.exists(os.path.join(d, 'meta.pkl')), os.path.isfile(d + '/meta.pkl'), "
                                  "os.path.isdir(d), os.path.exists(d + '/missing'), os.path.getsize(d + '/meta.pkl'))\n"
-                                 "print(dist.is_available(), dist.is_initialized(), pickle.HIGHEST_PROTOCOL)\n",
+                                 "print(dist.is_available(), dist.is_initialized(), pickle.HIGHEST_PROTOCOL)\n"
+                                 "from pathlib import Path\n"
+                                 "print(os.path.realpath(d + '/./sub/../meta.pkl') == d + '/meta.pkl', "
+                                 "os.path.abspath(d + '/x/..') == d, Path(d + '/meta.pkl').resolve() == Path(d) / 'meta.pkl', "
+                                 "Path(d + '//meta.pkl').absolute().name)\n",
                              "prog.py", &r.exit);
     QVERIFY2(r.exit == 0, r.err.c_str());
-    QCOMPARE(r.out, std::string("True True True False 5\nTrue False 5\n"));
+    QCOMPARE(r.out, std::string("True True True False 5\nTrue False 5\nTrue True True meta.pkl\n"));
   }
 
   // A module is made once, at its first import; one the subset does not have is still
