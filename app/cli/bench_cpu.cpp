@@ -212,9 +212,9 @@ int run_cpu_bench(int reps, int threads, const std::string& reference, bool json
   const std::string sgemm = std::string(gemm::backend_name(gemm::float_backend())) + "_sgemm";
   if (!json)
     std::printf("CPU code generator, %d threads, median of %d (ref: PyTorch reference run, perf_cpu.jsonl)\n"
-                "GEMM: %s\n"
+                "GEMM: %s\nParallel loops: %s\n"
                 "%-16s %9s %9s %8s %8s %8s %9s %9s %9s  %s\n",
-                num_threads(), reps, gemm::describe().c_str(), "name", "ms", "eager_ms", "speedup", "GB/s", "ceiling", "GFLOP/s", "ref_ind", "ref_eag",
+                num_threads(), reps, gemm::describe().c_str(), parallel_backend_name(), "name", "ms", "eager_ms", "speedup", "GB/s", "ceiling", "GFLOP/s", "ref_ind", "ref_eag",
                 "compile");
   nlohmann::json rows = nlohmann::json::array();
   double copy_gbps = 0;
@@ -260,7 +260,7 @@ int run_cpu_bench(int reps, int threads, const std::string& reference, bool json
   }
   if (json) {
     nlohmann::json doc = {{"rows", rows},
-                          {"ceiling", {{"name", "memcpy"}, {"GBps", copy_gbps}, {"gemm", sgemm}, {"gemm_libraries", gemm::describe()}}},
+                          {"ceiling", {{"name", "memcpy"}, {"GBps", copy_gbps}, {"gemm", sgemm}, {"gemm_libraries", gemm::describe()}, {"parallel", parallel_backend_name()}}},
                           {"threads", num_threads()},
                           {"reps", reps}};
     std::cout << kiln::json_text(doc, 1) << "\n";

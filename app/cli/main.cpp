@@ -10,6 +10,7 @@
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/pipeline/cuda_region.h"
 #include "core/ops/gemm.h"
+#include "core/tensor/parallel.h"
 #include "core/util/output_text.h"
 
 int main(int argc, char** argv) {
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // A function, so that only --version opens the GEMM libraries to name them.
   app.set_version_flag("--version", [] {
-    return std::string("kiln-cli ") + kiln::version_string() + "\nGEMM: " + kiln::gemm::describe();
+    return std::string("kiln-cli ") + kiln::version_string() + "\nGEMM: " + kiln::gemm::describe() +
+           "\nParallel loops: " + kiln::parallel_backend_name();
   });
   int exit_code = kiln::cli::kExitOk;
   // A mistyped KILN_INJECT_BUG would otherwise surface only as per-region

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "core/tensor/openmp_runtime.h"
 #include "core/util/status.h"
 
 #ifdef KILN_WITH_ONEDNN
@@ -19,19 +20,9 @@
 namespace kiln::gemm::onednn {
 namespace {
 
-// Debian's oneDNN threads with OpenMP (libgomp), beside Kiln's TBB pool. After
-// each parallel region libgomp's idle threads spin before they sleep, by
-// default for 300,000 polls (7.5 ms of CPU per idle thread on the dev machine):
-// meanwhile they hold the cores TBB's next loop (the GEMM's epilogue) needs. On
-// the busy 2-core dev machine that made mm_relu 512 2.7x slower (8.1 ms against
-// 3.0) and its epilogue 0.9 ms instead of 0.1. 1,000 polls (tens of
-// microseconds) still cover the short waits at barriers inside one GEMM, and
-// measured as fast as OMP_WAIT_POLICY=passive there (docs/performance.md).
-// libgomp reads the setting once, when it loads, which is why oneDNN is opened
-// here and not linked: the default is set first unless the user chose
-// OMP_WAIT_POLICY or GOMP_SPINCOUNT.
-constexpr const char* kSpinCount = "1000";
-
+// Debian's oneDNN threads with OpenMP (libgomp). libgomp reads its wait
+// policy once, when it loads, so it is opened through openmp_runtime.h (which
+// sets Kiln's default first) before libdnnl brings it in.
 struct Library {
   using Sgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
                         float, float*, int64_t);
@@ -51,12 +42,8 @@ Library open_library() {
   Library lib;
 #ifdef KILN_WITH_ONEDNN
   const char* soname = "libdnnl.so." KILN_STR(DNNL_VERSION_MAJOR);
-  const char* policy = std::getenv("OMP_WAIT_POLICY");
-  const char* spin = std::getenv("GOMP_SPINCOUNT");
-  if (!policy && !spin) setenv("GOMP_SPINCOUNT", kSpinCount, 0), spin = kSpinCount;
-  // (A child process inherits the variable, and reports it as its own.)
-  std::string wait = policy ? std::string("OMP_WAIT_POLICY=") + policy : "";
-  if (spin) wait += (wait.empty() ? "" : ", ") + std::string("GOMP_SPINCOUNT=") + spin;
+  const omp::Runtime* openmp = omp::runtime();
+  const std::string wait = openmp ? openmp->wait : omp::load_error();
   void* h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();

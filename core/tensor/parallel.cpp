@@ -9,8 +9,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
+
+#include "core/tensor/openmp_runtime.h"
 
 namespace kiln {
 namespace {
@@ -26,7 +31,49 @@ std::atomic<bool> g_pool_started{false};
 bool g_serial_after_fork = false;
 void on_fork_child() { g_serial_after_fork = g_pool_started.load(std::memory_order_relaxed); }
 [[maybe_unused]] const int g_atfork_registered = pthread_atfork(nullptr, nullptr, on_fork_child);
+
+// The loops run on libgomp's team, which oneDNN's GEMMs use too (see
+// openmp_runtime.h), unless KILN_PARALLEL=tbb or libgomp does not load.
+const omp::Runtime* openmp() {
+  static const omp::Runtime* const rt = [] {
+    const char* choice = std::getenv("KILN_PARALLEL");
+    return choice && std::strcmp(choice, "tbb") == 0 ? nullptr : omp::runtime();
+  }();
+  return rt;
+}
+
+struct TeamJob {
+  const std::function<void(int64_t, int64_t)>* fn = nullptr;
+  int64_t begin = 0, end = 0, chunks = 0, step = 0;
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::exception_ptr error;
+};
+
+// Thread t of the team takes the t-th contiguous block of chunks, as TBB's
+// static partitioner did. An exception cannot leave an OpenMP region: the
+// first is kept and rethrown by the caller, and the chunks not yet started are
+// skipped, as TBB cancels its task group (a cancelled run stops promptly).
+void run_team_share(void* data) {
+  TeamJob& job = *static_cast<TeamJob*>(data);
+  const omp::Runtime& rt = *openmp();
+  const int64_t t = rt.thread_num(), n = rt.team_size();
+  const int64_t first = job.chunks * t / n, last = job.chunks * (t + 1) / n;
+  try {
+    for (int64_t c = first; c < last && !job.failed.load(std::memory_order_relaxed); ++c) {
+      int64_t b = job.begin + c * job.step;
+      int64_t e = std::min(job.end, b + job.step);
+      if (b < e) (*job.fn)(b, e);
+    }
+  } catch (...) {
+    std::lock_guard lock(job.error_mutex);
+    if (!job.error) job.error = std::current_exception();
+    job.failed.store(true, std::memory_order_relaxed);
+  }
+}
 }  // namespace
+
+const char* parallel_backend_name() { return openmp() ? "OpenMP (libgomp)" : "TBB"; }
 
 void set_num_threads(int n) {
   std::lock_guard lock(g_mutex);
@@ -60,6 +107,17 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
   int64_t threads = num_threads();
   int64_t chunks = std::min<int64_t>((end - begin + grain - 1) / grain, threads * 4);
   int64_t step = (end - begin + chunks - 1) / chunks;
+  if (const omp::Runtime* rt = openmp()) {
+    TeamJob job;
+    job.fn = &fn;
+    job.begin = begin;
+    job.end = end;
+    job.chunks = chunks;
+    job.step = step;
+    rt->parallel(run_team_share, &job, unsigned(std::min(threads, chunks)), 0);
+    if (job.error) std::rethrow_exception(job.error);
+    return;
+  }
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, chunks, 1),
       [&](const tbb::blocked_range<int64_t>& r) {
