@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/python/autograd.h"
 #include "core/python/eager_tape.h"
@@ -354,7 +355,7 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
       {"absolute", "AbsBackward0"}, {"negative", "NegBackward0"}, {"unbind", "UnbindBackward0"},
       {"softmax", "SoftmaxBackward0"}, {"log_softmax", "LogSoftmaxBackward0"}, {"relu", "ReluBackward0"},
       {"relu_", "ReluBackward0"}, {"linalg_vector_norm", "LinalgVectorNormBackward0"},
-      {"grid_sampler", "GridSampler2DBackward0"},
+      {"grid_sampler", "GridSampler2DBackward0"}, {"diff", "SubBackward0"},
       // torch.linalg's checked forms run the _ex ops, whose nodes PyTorch names
       {"cholesky", "LinalgCholeskyExBackward0"}, {"cholesky_ex", "LinalgCholeskyExBackward0"},
       {"solve_triangular", "LinalgSolveTriangularBackward0"}, {"inv", "LinalgInvExBackward0"},
@@ -669,7 +670,60 @@ const Value* dispatch_override(const CallArgs& args) {
 }
 }  // namespace
 
+namespace {
+
+// The contexts entered (innermost last) above the default set_default_device set.
+struct DefaultDevices {
+  Value global;
+  std::vector<Value> entered;
+};
+
+DefaultDevices& default_devices(VM& vm) {
+  auto& slot = vm.extensions["kiln.default_device"];
+  if (!slot) slot = std::make_shared<DefaultDevices>();
+  return *static_cast<DefaultDevices*>(slot.get());
+}
+
+// torch.utils._device._device_constructors(): the functions a default device reaches.
+bool is_device_constructor(const Callable& c) {
+  if (c.is_method || c.module != "torch") return false;
+  static const std::unordered_set<std::string_view> names = {
+      "empty", "empty_permuted", "empty_strided", "ones", "arange", "bartlett_window", "blackman_window", "eye", "full",
+      "hamming_window", "hann_window", "kaiser_window", "linspace", "logspace", "rand", "randn", "randint", "randperm",
+      "range", "sparse_coo_tensor", "tril_indices", "triu_indices", "zeros", "asarray", "tensor", "as_tensor",
+      "scalar_tensor"};
+  return names.count(c.name) > 0;
+}
+
+}  // namespace
+
+const Value* default_device(VM& vm) {
+  auto it = vm.extensions.find("kiln.default_device");
+  if (it == vm.extensions.end() || !it->second) return nullptr;
+  const DefaultDevices& d = *static_cast<const DefaultDevices*>(it->second.get());
+  if (!d.entered.empty()) return &d.entered.back();
+  return d.global.is_none() ? nullptr : &d.global;
+}
+
+void push_default_device(VM& vm, const Value& device) { default_devices(vm).entered.push_back(device); }
+
+void pop_default_device(VM& vm) {
+  DefaultDevices& d = default_devices(vm);
+  if (!d.entered.empty()) d.entered.pop_back();
+}
+
+void set_default_device(VM& vm, const Value& device) { default_devices(vm).global = device; }
+
 Value call_torch(VM& vm, const Callable& c, const CallArgs& args) {
+  if (const Value* device = is_device_constructor(c) ? default_device(vm) : nullptr) {
+    const Value* given = args.kwarg("device");
+    if (!given || given->is_none()) {
+      std::vector<std::pair<std::string, Value>> kw = args.kw ? *args.kw : std::vector<std::pair<std::string, Value>>{};
+      std::erase_if(kw, [](const auto& kv) { return kv.first == "device"; });
+      kw.emplace_back("device", *device);
+      return call_torch(vm, c, CallArgs{args.pos, args.npos, &kw});
+    }
+  }
   if (const Value* dispatch = dispatch_override(args)) {
     auto kwargs = make<Dict>();
     if (args.kw)

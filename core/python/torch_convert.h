@@ -54,6 +54,13 @@ Value run_torch(VM& vm, const torchapi::Callable& c, const CallArgs& args, torch
 // The entry point of every torch call: eager, or recorded by vm.tracer.
 Value call_torch(VM& vm, const torchapi::Callable& c, const CallArgs& args);
 
+// The device `with torch.device(d):` or torch.set_default_device(d) made the
+// tensor constructors' default (PyTorch's DeviceContext), or null for none.
+const Value* default_device(VM& vm);
+void push_default_device(VM& vm, const Value& device);
+void pop_default_device(VM& vm);
+void set_default_device(VM& vm, const Value& device);
+
 // Routes a call that is not a torchapi callable (operators, indexing, the
 // bindings' own tensor methods): records `graph_target` with vm.tracer while
 // tracing, running `run` in Meta mode; runs it in Eager mode otherwise.

@@ -264,17 +264,32 @@ void install_value_types(VM& vm, const Ref<Module>& torch) {
                                     "of device string: " + s);
     return Value(make<DeviceObj>(type, index));
   });
-  // `with torch.device("cpu"):` changes nothing (CPU is already every factory's
-  // default); another device as the factories' default is not modelled.
-  set_attr_builtin(device->dict, "device.__enter__", "__enter__", [](VM&, const CallArgs& a) {
+  // `with torch.device(d):` makes d the default device of the tensor
+  // constructors (torch.empty, zeros, randn, tensor, ...) that are not given
+  // one, as PyTorch's DeviceContext mode: nn layers built inside get their
+  // parameters there (gpt-fast builds its model on "meta", then loads it).
+  set_attr_builtin(device->dict, "device.__enter__", "__enter__", [](VM& vm, const CallArgs& a) {
     if (a.npos != 1 || !a[0].is(ObjKind::Device)) throw_type_error("device.__enter__() takes a device");
-    if (a[0].as<DeviceObj>()->type != "cpu")
-      throw_unsupported("with torch.device('" + a[0].as<DeviceObj>()->str() +
-                        "'): Kiln's factories do not take a default device from a context (pass device= instead)");
+    push_default_device(vm, a[0]);
     return a[0];
   });
-  set_attr_builtin(device->dict, "device.__exit__", "__exit__", [](VM&, const CallArgs&) { return Value(false); });
+  set_attr_builtin(device->dict, "device.__exit__", "__exit__", [](VM& vm, const CallArgs&) {
+    pop_default_device(vm);
+    return Value(false);
+  });
   torch->dict->set(str_value("device"), Value(device));
+  set_attr_builtin(torch->dict, "torch.set_default_device", "set_default_device", [](VM& vm, const CallArgs& a) {
+    if (a.npos != 1) throw_type_error("set_default_device() takes exactly one argument");
+    Value d = a[0];
+    if (!d.is_none() && !d.is(ObjKind::Device))
+      if (const Value* cls = vm.module("torch")->dict->find_str("device")) d = vm.call(*cls, ValueVec{d});
+    set_default_device(vm, d);
+    return Value();
+  });
+  set_attr_builtin(torch->dict, "torch.get_default_device", "get_default_device", [](VM& vm, const CallArgs&) -> Value {
+    if (const Value* d = default_device(vm)) return *d;
+    return Value(make<DeviceObj>("cpu", -1));
+  });
 
   auto size = new_class(vm, "Size", "torch", vm.builtin_type("tuple"));
   set_attr_builtin(size->dict, "Size", "__new__", [](VM& vm, const CallArgs& a) {
@@ -446,6 +461,26 @@ void install_prelude_helpers(VM& vm) {
   def(k, "instance_dict", [](VM&, const CallArgs& a) -> Value {
     if (!a[0].is(ObjKind::Instance)) throw_type_error("instance_dict() expects an instance");
     return Value(a[0].as<Instance>()->dict);
+  });
+  // state_dict's _metadata (each module's version), which PyTorch keeps as an
+  // attribute of the OrderedDict and the subset's dict cannot carry: kept
+  // beside the dict for as long as the program holds it.
+  // state_dict_metadata(d) -> the metadata or None; state_dict_metadata(d, m) sets it.
+  def(k, "state_dict_metadata", [](VM& vm, const CallArgs& a) -> Value {
+    using Table = std::vector<std::pair<Value, Value>>;
+    auto& slot = vm.extensions["kiln.state_dict_metadata"];
+    if (!slot) slot = std::make_shared<Table>();
+    Table& table = *static_cast<Table*>(slot.get());
+    if (!a[0].is_obj()) return Value();
+    if (a.npos < 2) {
+      for (const auto& [d, m] : table)
+        if (d.obj() == a[0].obj()) return m;
+      return Value();
+    }
+    // Dicts only this table still holds are gone for the program.
+    std::erase_if(table, [&](const auto& e) { return e.first.obj()->refs == 1 || e.first.obj() == a[0].obj(); });
+    table.emplace_back(a[0], a[1]);
+    return Value();
   });
   // An instance of a user class made without running __init__: the nn prelude's
   // deep copy of a module (the subset has no copy module and no object.__new__).

@@ -286,6 +286,9 @@ Value new_parameter(VM& vm, const CallArgs& a) {
   Tensor t = data && !data->is_none() ? tensor_of(*data, "Parameter") : Tensor::empty({0}, DType::Float32);
   auto p = make<TensorObj>(t);
   p->is_parameter = true;
+  // A parameter lives where its data does (a meta tensor stays meta).
+  if (data && !data->is_none())
+    if (const TensorObj* source = tensor_obj(*data)) p->device = source->device;
   p->requires_grad = rg ? vm.truth(*rg) : true;
   if (p->requires_grad && !is_floating(t.dtype()))
     throw PyError("RuntimeError", "Only Tensors of floating point and complex dtype can require gradients");
