@@ -109,6 +109,10 @@ def _add_hook(module, kind, hook):
 
 
 class Module:
+    # state_dict's metadata records it; a module whose layout of state changed
+    # (BatchNorm: 2) reads an older version in _load_from_state_dict.
+    _version = 1
+
     def __init__(self, *args, **kwargs):
         if args or kwargs:
             _raise("TypeError", f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given")
@@ -433,6 +437,10 @@ class Module:
             hook(self, prefix, keep_vars)
         if destination is None:
             destination = {}
+            _kiln.state_dict_metadata(destination, {})
+        metadata = _kiln.state_dict_metadata(destination)
+        if metadata is not None:
+            metadata[prefix[:-1]] = {"version": type(self)._version}
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
@@ -443,7 +451,7 @@ class Module:
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in list(_hooks(self, "_state_dict_hooks").values()):
-            result = hook(self, destination, prefix, {})
+            result = hook(self, destination, prefix, {} if metadata is None else metadata[prefix[:-1]])
             if result is not None:
                 destination = result
         return destination
@@ -493,17 +501,20 @@ class Module:
                 elif head not in local_state:
                     unexpected_keys.append(key)
 
-    def _load_recursive(self, state_dict, prefix, missing_keys, unexpected_keys, error_msgs, metadata=None):
+    def _load_recursive(self, state_dict, prefix, missing_keys, unexpected_keys, error_msgs, metadata=None, assign=False):
         # PyTorch's signature, which modules overriding it (torchvision's ViT) call back with. Each child
         # sees the entries under its prefix in a dict of its own, as in PyTorch, so that what a
         # load-state-dict pre-hook changes stays with that module and its children.
-        self._load_from_state_dict(state_dict, prefix, dict(metadata or {}), True, missing_keys, unexpected_keys,
+        local_metadata = dict((metadata or {}).get(prefix[:-1], {}))
+        if assign:
+            local_metadata["assign_to_params_buffers"] = True
+        self._load_from_state_dict(state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys,
                                    error_msgs)
         for name, child in self._modules.items():
             if child is not None:
                 child_prefix = prefix + name + "."
                 child_state = {k: v for k, v in state_dict.items() if k.startswith(child_prefix)}
-                child._load_recursive(child_state, child_prefix, missing_keys, unexpected_keys, error_msgs, metadata)
+                child._load_recursive(child_state, child_prefix, missing_keys, unexpected_keys, error_msgs, metadata, assign)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         if not isinstance(state_dict, dict):
@@ -511,8 +522,9 @@ class Module:
         missing_keys = []
         unexpected_keys = []
         error_msgs = []
-        metadata = {"assign_to_params_buffers": True} if assign else {}
-        self._load_recursive(dict(state_dict), "", missing_keys, unexpected_keys, error_msgs, metadata)
+        # The versions state_dict() recorded (none for a dict made by hand, as in PyTorch).
+        metadata = _kiln.state_dict_metadata(state_dict)
+        self._load_recursive(dict(state_dict), "", missing_keys, unexpected_keys, error_msgs, metadata, assign)
         incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
         for module in self.modules():
             for hook in list(_hooks(module, "_load_state_dict_post_hooks").values()):

@@ -180,6 +180,8 @@ class Conv2d(_ConvNd):
 
 
 class _NormBase(Module):
+    _version = 2
+
     def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None):
         super().__init__()
@@ -197,7 +199,7 @@ class _NormBase(Module):
         if self.track_running_stats:
             self.register_buffer("running_mean", torch.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", torch.ones(num_features, device=device, dtype=dtype))
-            self.register_buffer("num_batches_tracked", torch.tensor(0, dtype=torch.long))
+            self.register_buffer("num_batches_tracked", torch.tensor(0, dtype=torch.long, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -219,6 +221,18 @@ class _NormBase(Module):
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"track_running_stats={self.track_running_stats}")
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+        # Version 2 added num_batches_tracked: a state dict without a version
+        # (an old checkpoint, or one made by hand) may lack it.
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and self.track_running_stats:
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
+                                   and self.num_batches_tracked.device != torch.device("meta")
+                                   else torch.tensor(0, dtype=torch.long))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
 
 
 class _BatchNorm(_NormBase):

@@ -196,6 +196,36 @@ void reorders(Table& t) {
   t.def("fliplr", both, {{"(Tensor input)", A("aten::fliplr")}});
   t.def("flipud", both, {{"(Tensor input)", A("aten::flipud")}});
   t.def("roll", both, {{"(Tensor input, int[1] shifts, int[1] dims=[])", A("aten::roll")}});
+  // ATen's diff: n differences along dim (n capped at the length), after
+  // prepend/append are joined on; booleans differ by xor.
+  t.def("diff", both, {{"(Tensor input, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None)", [](const Bound& b) {
+          Mode m = b.mode();
+          Tensor x = b.tensor(0);
+          KILN_USER_CHECK(x.dim() >= 1, "diff expects input to be at least one-dimensional");
+          int64_t n = b.integer(1);
+          KILN_USER_CHECK(n >= 0, "order must be non-negative but got ", n);
+          int64_t dim = b.integer(2);
+          dim = dim < 0 ? dim + x.dim() : dim;
+          KILN_USER_CHECK(dim >= 0 && dim < x.dim(), "Dimension out of range (expected to be in range of [", -x.dim(),
+                          ", ", x.dim() - 1, "], but got ", b.integer(2), ")");
+          if (!b.is_none(3) || !b.is_none(4)) {
+            ValueList parts;
+            if (!b.is_none(3)) parts.push_back(b[3]);
+            parts.push_back(Value(x));
+            if (!b.is_none(4)) parts.push_back(b[4]);
+            x = aten_t(m, "aten::cat", {Value(parts), dim});
+          }
+          if (n == 0) return aten(m, "aten::clone", {x});
+          int64_t len = x.sizes()[size_t(dim)];
+          n = std::min(n, len);
+          const bool xor_ = x.dtype() == DType::Bool;
+          for (int64_t i = 0; i < n; ++i, --len) {
+            Tensor hi = aten_t(m, "aten::slice.Tensor", {x, dim, int64_t(1), len, int64_t(1)});
+            Tensor lo = aten_t(m, "aten::slice.Tensor", {x, dim, int64_t(0), len - 1, int64_t(1)});
+            x = aten_t(m, xor_ ? "aten::logical_xor" : "aten::sub.Tensor", {hi, lo});
+          }
+          return ValueList{x};
+        }}});
   t.def("rot90", both, {{"(Tensor input, int k=1, int[] dims=[0, 1])", [](const Bound& b) {
           Mode m = b.mode();
           std::vector<int64_t> dims = b.ints(2);

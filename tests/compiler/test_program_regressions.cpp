@@ -122,6 +122,11 @@ class TestProgramRegressions : public QObject {
   // backward(inputs=), torch.func's transforms over it, vmap's randomness error and
   // benchmark.Timer's run count (its warm-up runs are side effects the program sees).
   void autograd_grad_and_torch_func() { prints_what_pytorch_printed("autograd_grad_and_func"); }
+  // `with torch.device("meta"):` around model construction then load_state_dict(assign=True)
+  // (gpt-fast, program 79): constructors take the context's device, meta draws no random numbers.
+  void default_device_context() { prints_what_pytorch_printed("default_device_context"); }
+  // torch.diff (torchvision's RegNet) and state_dict versions in _load_from_state_dict (MNASNet).
+  void diff_and_state_dict_versions() { prints_what_pytorch_printed("diff_and_load_versions"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)

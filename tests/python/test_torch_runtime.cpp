@@ -37,6 +37,47 @@ class TestTorchRuntime : public QObject {
                                 "RuntimeError invalid argument to reset_accumulated_memory_stats\n"));
   }
 
+  // torch.diff as ATen computes it (n capped at the length, prepend/append
+  // joined first, xor for booleans); the expected text is torch 1.13's (diff
+  // is unchanged since). Its gradient is its subtractions' (this interpreter
+  // has no derivative formulas; the regression programs differentiate it).
+  void diff_with_prepend_and_append() {
+    Ran r = run_python(
+        "import torch\n"
+        "x = torch.arange(6.0)\n"
+        "y = torch.diff(x * x, n=2, prepend=torch.tensor([1.0]), append=torch.tensor([40.0, 50.0]))\n"
+        "print(y.tolist())\n"
+        "print(torch.diff(torch.tensor([True, False, False, True])).tolist(), torch.arange(12).view(3, 4).diff(dim=0).tolist())\n"
+        "print(tuple(torch.diff(torch.ones(2, 3), n=5).shape), tuple(torch.diff(torch.ones(2, 3), n=0).shape))\n");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(r.out, std::string("[2.0, 2.0, 2.0, 2.0, 2.0, 6.0, -5.0]\n"
+                                "[True, False, True] [[4, 4, 4, 4], [4, 4, 4, 4]]\n"
+                                "(2, 0) (2, 3)\n"));
+  }
+
+  // A state dict keeps each module's version beside it (PyTorch's _metadata),
+  // so _load_from_state_dict sees it; a dict made by hand has none, and
+  // BatchNorm then fills in a missing num_batches_tracked, as PyTorch does.
+  void state_dict_versions_reach_load_from_state_dict() {
+    Ran r = run_python(
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "class V(nn.Module):\n"
+        "    _version = 3\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.bn = nn.BatchNorm1d(2)\n"
+        "    def _load_from_state_dict(self, sd, prefix, meta, *rest):\n"
+        "        print('version', meta.get('version'))\n"
+        "        super()._load_from_state_dict(sd, prefix, meta, *rest)\n"
+        "v = V()\n"
+        "v.load_state_dict(v.state_dict())\n"
+        "hand = {k: t for k, t in v.state_dict().items() if 'num_batches' not in k}\n"
+        "print(v.load_state_dict(hand))\n");
+    QVERIFY2(r.exit == 0, r.err.c_str());
+    QCOMPARE(r.out, std::string("version 3\nversion None\n<All keys matched successfully>\n"));
+  }
+
   void version_and_hub_tqdm() {
     Ran r = run_python(
         "import torch\nfrom torch.hub import tqdm\n"
