@@ -114,7 +114,9 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
     job.end = end;
     job.chunks = chunks;
     job.step = step;
-    rt->parallel(run_team_share, &job, unsigned(std::min(threads, chunks)), 0);
+    // Always the full team: libgomp re-docks its threads when a region asks
+    // for another team size than the last (oneDNN asks for all of them).
+    rt->parallel(run_team_share, &job, unsigned(threads), 0);
     if (job.error) std::rethrow_exception(job.error);
     return;
   }
