@@ -3,10 +3,10 @@
 // function once per slice of the mapped dimension and stacks the results,
 // which is vmap's meaning (PyTorch's batching rules compute the same values
 // in one batched call, so results agree to float rounding); jacrev is one
-// vjp per output element. functional_call swaps a module's tensors for the
+// vjp per output element, and jacfwd the same reverse-mode Jacobian. functional_call swaps a module's tensors for the
 // call, as torch.nn.utils.stateless does.
 //
-// What needs forward-mode AD or gradients of gradients (jvp, jacfwd,
+// What needs forward-mode AD or gradients of gradients (jvp, linearize,
 // hessian, nested grad) is refused by name: Kiln's autograd has neither.
 // vmap's randomness="error" is kept: a function that draws from the global
 // generator inside vmap raises PyTorch's error, with the generator restored.
@@ -381,7 +381,11 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    _kiln.raise_unsupported("torch.func.jacfwd: forward-mode AD is not supported by Kiln (torch.func.jacrev is)")
+    # The same Jacobian, computed in reverse mode (Kiln has no forward-mode AD):
+    # equal to PyTorch's to float rounding, as jacrev's is.
+    if randomness not in ("error", "different", "same"):
+        _raise("RuntimeError", f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    return jacrev(func, argnums, has_aux=has_aux)
 
 
 def hessian(func, argnums=0):

@@ -78,14 +78,18 @@ class RemovableHandle:
     """What a register_*_hook call returns (torch.utils.hooks.RemovableHandle)."""
     next_id = [0]
 
-    def __init__(self, hooks_dict):
+    def __init__(self, hooks_dict, extra_dicts=()):
         self.hooks_dict_ref = hooks_dict
+        self.extra_dicts_ref = tuple(extra_dicts)
         self.id = RemovableHandle.next_id[0]
         RemovableHandle.next_id[0] += 1
 
     def remove(self):
         if self.id in self.hooks_dict_ref:
             del self.hooks_dict_ref[self.id]
+        for d in self.extra_dicts_ref:
+            if self.id in d:
+                del d[self.id]
 
     def __enter__(self):
         return self
@@ -108,6 +112,31 @@ def _add_hook(module, kind, hook):
     return handle
 
 
+_HOOK_TABLES = ("_forward_pre_hooks", "_forward_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                "_forward_hooks_always_called", "_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks",
+                "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
+
+
+def _add_forward_hook(module, kind, hook, prepend, flags):
+    # PyTorch's hook tables: insertion order, `prepend` puts a hook first; the
+    # flag tables (with_kwargs, always_call) hold the ids a flag applies to.
+    table = _hooks(module, kind)
+    extra = [_hooks(module, kind + flag) for flag, on in flags]
+    handle = RemovableHandle(table, extra)
+    if prepend:
+        rest = list(table.items())
+        table.clear()
+        table[handle.id] = hook
+        for k, v in rest:
+            table[k] = v
+    else:
+        table[handle.id] = hook
+    for (flag, on), d in zip(flags, extra):
+        if on:
+            d[handle.id] = True
+    return handle
+
+
 class Module:
     # state_dict's metadata records it; a module whose layout of state changed
     # (BatchNorm: 2) reads an older version in _load_from_state_dict.
@@ -126,7 +155,59 @@ class Module:
         _raise("NotImplementedError", f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        d = _kiln.instance_dict(self)
+        pre = d.get("_forward_pre_hooks")
+        post = d.get("_forward_hooks")
+        if not pre and not post:
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(pre, post, args, kwargs)
+
+    def _call_with_hooks(self, pre, post, args, kwargs):
+        # PyTorch 2.11's _call_impl: pre-hooks may replace the arguments, hooks the result.
+        if pre:
+            with_kwargs = _hooks(self, "_forward_pre_hooks_with_kwargs")
+            for hook_id, hook in list(pre.items()):
+                if hook_id in with_kwargs:
+                    result = hook(self, args, kwargs)
+                    if result is not None:
+                        if isinstance(result, tuple) and len(result) == 2:
+                            args, kwargs = result
+                        else:
+                            _raise("RuntimeError", f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {result}.")
+                else:
+                    result = hook(self, args)
+                    if result is not None:
+                        if not isinstance(result, tuple):
+                            result = (result,)
+                        args = result
+        output = self.forward(*args, **kwargs)
+        if post:
+            with_kwargs = _hooks(self, "_forward_hooks_with_kwargs")
+            for hook_id, hook in list(post.items()):
+                if hook_id in with_kwargs:
+                    result = hook(self, args, kwargs, output)
+                else:
+                    result = hook(self, args, output)
+                if result is not None:
+                    output = result
+        return output
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        return _add_forward_hook(self, "_forward_pre_hooks", hook, prepend, (("_with_kwargs", with_kwargs),))
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        if always_call:
+            _kiln.raise_unsupported("Module.register_forward_hook(always_call=True) (a hook run when forward raises) is not supported by Kiln")
+        return _add_forward_hook(self, "_forward_hooks", hook, prepend, (("_with_kwargs", with_kwargs),))
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        _kiln.raise_unsupported("Module.register_full_backward_hook: module backward hooks are not supported by Kiln")
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        _kiln.raise_unsupported("Module.register_full_backward_pre_hook: module backward hooks are not supported by Kiln")
+
+    def register_backward_hook(self, hook):
+        _kiln.raise_unsupported("Module.register_backward_hook: module backward hooks are not supported by Kiln")
 
     # ---- attributes ----
 
@@ -144,6 +225,9 @@ class Module:
             modules = d["_modules"]
             if name in modules:
                 return modules[name]
+        if name in _HOOK_TABLES:
+            # PyTorch's modules carry these tables from __init__; Kiln makes them on first use.
+            return _hooks(self, name)
         _raise("AttributeError", f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
