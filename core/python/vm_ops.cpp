@@ -292,6 +292,12 @@ Value VM::getattr(const Value& obj, std::string_view name) {
                   true);
   if (obj.is(ObjKind::Class))
     throw PyError("AttributeError", "type object '" + obj.as<Class>()->name + "' has no attribute '" + std::string(name) + "'");
+  // A state dict's _metadata: PyTorch's is an attribute of its OrderedDict;
+  // Kiln's dicts carry none, so the nn prelude keeps it beside the dict.
+  if (obj.is(ObjKind::Dict) && name == "_metadata")
+    if (Ref<Module> k = module("torch._kiln"))
+      if (const Value* lookup = k->dict->find_str("state_dict_metadata"))
+        if (Value found = call(*lookup, ValueVec{obj}); !found.is_none()) return found;
   throw PyError("AttributeError", "'" + type_name(obj) + "' object has no attribute '" + std::string(name) + "'");
 }
 

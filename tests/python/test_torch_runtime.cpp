@@ -73,9 +73,15 @@ class TestTorchRuntime : public QObject {
         "v = V()\n"
         "v.load_state_dict(v.state_dict())\n"
         "hand = {k: t for k, t in v.state_dict().items() if 'num_batches' not in k}\n"
-        "print(v.load_state_dict(hand))\n");
+        "print(v.load_state_dict(hand))\n"
+        "print(v.state_dict()._metadata[''], v.state_dict()._metadata['bn'])\n"
+        "try:\n"
+        "    hand._metadata\n"
+        "except AttributeError as e:\n"
+        "    print(e)\n");
     QVERIFY2(r.exit == 0, r.err.c_str());
-    QCOMPARE(r.out, std::string("version 3\nversion None\n<All keys matched successfully>\n"));
+    QCOMPARE(r.out, std::string("version 3\nversion None\n<All keys matched successfully>\n"
+                                "{'version': 3} {'version': 2}\n'dict' object has no attribute '_metadata'\n"));
   }
 
   void version_and_hub_tqdm() {
