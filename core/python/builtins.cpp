@@ -415,6 +415,12 @@ void install_builtins(VM& vm) {
     vm.setattr(a[0], as_str(a[1]), a[2]);
     return Value();
   });
+  def("delattr", [](VM& vm, const CallArgs& a) {
+    expect_args(a, 2, 2, "delattr");
+    if (!a[1].is(ObjKind::Str)) throw_type_error("attribute name must be string, not '" + type_name(a[1]) + "'");
+    vm.delattr(a[0], as_str(a[1]));
+    return Value();
+  });
   def("any", [](VM& vm, const CallArgs& a) {
     expect_args(a, 1, 1, "any");
     Value it = vm.iter(a[0]), v;

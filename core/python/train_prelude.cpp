@@ -1107,6 +1107,24 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     return None
 
 
+def parameters_to_vector(parameters):
+    if isinstance(parameters, torch.Tensor):
+        parameters = [parameters]
+    return torch.cat([p.view(-1) for p in parameters])
+
+
+def vector_to_parameters(vec, parameters):
+    if not isinstance(vec, torch.Tensor):
+        _kiln.raise_error("TypeError", f"expected torch.Tensor, but got: {torch.typename(vec)}")
+    if isinstance(parameters, torch.Tensor):
+        parameters = [parameters]
+    pointer = 0
+    for param in parameters:
+        n = param.numel()
+        param.data = vec[pointer:pointer + n].view_as(param).data
+        pointer += n
+
+
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     parameters = _params(parameters)
     grads = [p.grad for p in parameters if p.grad is not None]
@@ -1314,6 +1332,7 @@ void install_utils(VM& vm) {
 void install_checkpoint_prelude(VM& vm);  // checkpoint_prelude.cpp
 void install_func_prelude(VM& vm);        // func_prelude.cpp
 void install_benchmark_prelude(VM& vm);   // benchmark_prelude.cpp
+void install_prune_prelude(VM& vm);       // prune_prelude.cpp
 void install_jit_prelude(VM& vm);         // jit_prelude.cpp
 void install_fx_prelude(VM& vm);          // fx_prelude.cpp
 void install_testing_prelude(VM& vm);     // testing_prelude.cpp
@@ -1335,6 +1354,7 @@ void install_training_preludes(VM& vm) {
   install_checkpoint_prelude(vm);
   install_func_prelude(vm);
   install_benchmark_prelude(vm);
+  install_prune_prelude(vm);
   install_jit_prelude(vm);
   install_fx_prelude(vm);
   install_testing_prelude(vm);

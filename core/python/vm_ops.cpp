@@ -2,6 +2,7 @@
 // arithmetic, comparison, iteration. Tensors are handed to torch_bridge.h.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/python/bigint.h"
 #include "core/python/numpy_bridge.h"
@@ -857,7 +858,12 @@ bool VM::truth(const Value& v) {
 std::string VM::repr_of(const Value& v) {
   if (v.is(ObjKind::Instance)) {
     if (const Value* fn = v.as<Instance>()->cls->lookup("__repr__")) return as_str(call(*fn, ValueVec{v}));
-    return "<__main__." + v.as<Instance>()->cls->name + " object>";
+    // Python's default repr; the object number stands where CPython prints the
+    // address (Kiln's programs cannot read addresses), as for grad_fn objects.
+    const Class& cls = *v.as<Instance>()->cls;
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(v.obj()->serial));
+    return "<" + cls.module + "." + (cls.qualname.empty() ? cls.name : cls.qualname) + " object at " + addr + ">";
   }
   return repr_with(v, [this](const Value& x) { return repr_of(x); });
 }

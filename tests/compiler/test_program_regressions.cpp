@@ -129,6 +129,8 @@ class TestProgramRegressions : public QObject {
   void diff_and_state_dict_versions() { prints_what_pytorch_printed("diff_and_load_versions"); }
   // Module forward hooks (feature extraction, pruning's pre-hooks; program 83) and jacfwd (program 81).
   void module_hooks_and_jacfwd() { prints_what_pytorch_printed("module_hooks_and_jacfwd"); }
+  // torch.nn.utils.prune's methods, containers, remove and training through the mask (program 83).
+  void pruning_methods() { prints_what_pytorch_printed("pruning_methods"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
