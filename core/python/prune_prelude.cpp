@@ -215,7 +215,8 @@ class Identity(BasePruningMethod):
         return super(Identity, cls).apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
+class _Unstructured(BasePruningMethod):
+    # Prunes `amount` of the entries the mask still keeps: those _chosen picks.
     PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount):
@@ -228,32 +229,22 @@ class RandomUnstructured(BasePruningMethod):
         _check_count(count, size)
         mask = default_mask.contiguous().clone()
         if count != 0:
-            prob = torch.rand_like(t)
-            topk = torch.topk(prob.view(-1), k=count)
-            mask.view(-1)[topk.indices] = 0
+            mask.view(-1)[self._chosen(t, count)] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    def _chosen(self, t, count):
+        return torch.topk(torch.rand_like(t).view(-1), k=count).indices
 
     @classmethod
     def apply(cls, module, name, amount):
         return super(RandomUnstructured, cls).apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        size = t.nelement()
-        count = _count_to_prune(self.amount, size)
-        _check_count(count, size)
-        mask = default_mask.contiguous().clone()
-        if count != 0:
-            topk = torch.topk(torch.abs(t).view(-1), k=count, largest=False)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+class L1Unstructured(_Unstructured):
+    def _chosen(self, t, count):
+        return torch.topk(torch.abs(t).view(-1), k=count, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
