@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/python/instance_class.h"
 #include "core/python/bigint.h"
 #include "core/python/vm.h"
 #include "core/util/pyformat.h"
@@ -19,6 +20,36 @@ void expect_args(const CallArgs& a, size_t lo, size_t hi, const char* name) {
     throw_type_error(std::string(name) + "() takes " + expected + " argument" + (hi == 1 ? "" : "s") + " (" +
                      std::to_string(a.npos) + " given)");
   }
+}
+
+// type(name, bases, namespace): a class made from a namespace, as a class
+// statement makes one (parametrizations make their module classes so).
+Value new_type(VM& vm, const CallArgs& a) {
+  if (!a[0].is(ObjKind::Str)) throw_type_error("type.__new__() argument 1 must be str, not " + type_name(a[0]));
+  if (!a[2].is(ObjKind::Dict)) throw_type_error("type.__new__() argument 3 must be dict, not " + type_name(a[2]));
+  const std::string& name = as_str(a[0]);
+  ValueVec bases = vm.to_vector(a[1]);
+  if (bases.size() > 1) throw_unsupported("multiple inheritance (type('" + name + "', ...))");
+  Ref<Class> base;
+  if (!bases.empty()) {
+    if (!bases[0].is(ObjKind::Class)) throw_type_error("type(): base is not a class but " + type_name(bases[0]));
+    base = Ref<Class>(bases[0].as<Class>());
+    if (base->builtin >= 0 && base->name == "object") base = Ref<Class>();
+    else if (base->builtin >= 0) throw_unsupported("classes derived from builtin type '" + base->name + "'");
+  }
+  auto cls = make<Class>(name, base);
+  cls->qualname = name;
+  const Value* module = a[2].as<Dict>()->find_str("__module__");
+  if (!module && vm.current_frame && vm.current_frame->globals) module = vm.current_frame->globals->find_str("__name__");
+  if (module && module->is(ObjKind::Str)) cls->module = module->as<Str>()->s;
+  cls->has_property = base && base->has_property;
+  a[2].as<Dict>()->for_each([&](const Value& k, const Value& v) {
+    cls->dict->set(k, v);
+    if (VM::is_data_descriptor(vm.descriptor_kind(v))) cls->has_property = true;
+  });
+  if (base)
+    if (const Value* hook = base->lookup("__init_subclass__")) vm.call(*hook, ValueVec{Value(cls)});
+  return Value(cls);
 }
 
 Value kwarg_or(const CallArgs& a, std::string_view name, Value dflt) {
@@ -541,6 +572,10 @@ void install_builtins(VM& vm) {
   });
   set_attr_builtin(object_cls->dict, "object.__setattr__", "__setattr__", [](VM&, const CallArgs& a) {
     if (a.npos != 3 || !a[0].is(ObjKind::Instance)) throw_type_error("object.__setattr__(self, name, value)");
+    if (as_str(a[1]) == "__class__") {
+      set_instance_class(*a[0].as<Instance>(), a[2]);
+      return Value();
+    }
     a[0].as<Instance>()->dict->set(str_value(as_str(a[1])), a[2]);
     return Value();
   });
@@ -575,6 +610,7 @@ void install_builtins(VM& vm) {
   type("range", make_range);
   type("NoneType", nullptr);
   type("type", [](VM& vm, const CallArgs& a) {
+    if (a.npos == 3) return new_type(vm, a);
     expect_args(a, 1, 1, "type");
     Ref<Class> c = vm.type_of(a[0]);
     if (!c) throw_unsupported("type() of " + type_name(a[0]));

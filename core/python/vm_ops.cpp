@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/python/bigint.h"
+#include "core/python/instance_class.h"
 #include "core/python/numpy_bridge.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/percent_format.h"
@@ -325,10 +326,20 @@ bool VM::descriptor_write(const Value& obj, std::string_view name, const Value* 
   return true;
 }
 
+void set_instance_class(Instance& inst, const Value& cls) {
+  if (!cls.is(ObjKind::Class))
+    throw PyError("TypeError", "__class__ must be set to a class, not '" + type_name(cls) + "' object");
+  const Class& to = *cls.as<Class>();
+  if (to.builtin >= 0 || inst.cls->builtin >= 0)
+    throw PyError("TypeError", "__class__ assignment only supported for mutable types or ModuleType subclasses");
+  inst.cls = Ref<Class>(cls.as<Class>());
+}
+
 void VM::setattr(const Value& obj, std::string_view name, Value value) {
   note_mutation(*this, obj);
   if (obj.is(ObjKind::Instance)) {
     auto* inst = obj.as<Instance>();
+    if (name == "__class__") return set_instance_class(*inst, value);
     if (descriptor_write(obj, name, &value)) return;
     if (const Value* sa = inst->cls->lookup("__setattr__")) {
       call(*sa, ValueVec{obj, str_value(std::string(name)), std::move(value)});
