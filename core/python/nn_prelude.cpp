@@ -264,6 +264,20 @@ class Module:
             return
         object.__setattr__(self, name, value)
 
+    def __delattr__(self, name):
+        d = _kiln.instance_dict(self)
+        if name in d.get("_parameters", {}):
+            d["_parameters"].pop(name)
+        elif name in d.get("_buffers", {}):
+            d["_buffers"].pop(name)
+            d["_non_persistent_buffers_set"].pop(name, None)
+        elif name in d.get("_modules", {}):
+            d["_modules"].pop(name)
+        elif name in d:
+            d.pop(name)
+        else:
+            _raise("AttributeError", f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def _remove_attr(self, name, d, params, buffers, modules):
         if name in d:
             d.pop(name)
@@ -779,6 +793,9 @@ class ModuleDict(Module):
 
     def __setitem__(self, key, module):
         self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
 
     def __len__(self):
         return len(self._modules)

@@ -364,6 +364,38 @@ ValueList lu_with_info(const Bound& b) {
   return ValueList{r[0], r[1]};
 }
 
+// linalg.solve(A, B) as LAPACK's getrf + getrs: the LU factors of A, B's
+// rows permuted by the pivots, then the unit-lower and upper triangular
+// solves. Each step is an op with its derivative, so gradients reach A and B
+// (equal to PyTorch's LinalgSolveExBackward0 up to rounding).
+ValueList solve(const Bound& b) {
+  Mode m = b.mode();
+  KILN_USER_CHECK(b.boolean(2), "torch.linalg.solve(left=False) is not supported by Kiln");
+  const Tensor& a = b.tensor(0);
+  const Tensor& rhs = b.tensor(1);
+  KILN_USER_CHECK(a.dim() >= 2 && a.size(-1) == a.size(-2), "linalg.solve: A must be batches of square matrices, but they are ",
+                  a.dim() >= 2 ? a.size(-2) : 0, " by ", a.dim() >= 1 ? a.size(-1) : 0, " matrices");
+  // B is a vector when it has one dimension less than A and A's batch shape.
+  const Shape a_sizes = a.sizes();
+  const bool vector = rhs.dim() == 1 || (rhs.dim() == a.dim() - 1 && rhs.sizes() == Shape(a_sizes.begin(), a_sizes.end() - 1));
+  Value bmat = vector ? Value(aten_t(m, "aten::unsqueeze", {b[1], int64_t(-1)})) : b[1];
+  ValueList lu = aten(m, "aten::linalg_lu_factor_ex", {b[0]}, {});
+  if (!b.meta()) check_linalg_errors(lu[2].to_tensor(), "torch.linalg.solve", a.dim() == 2);
+  ValueList plu = aten(m, "aten::lu_unpack", {lu[0], lu[1]});
+  // P^T B as a gather of B's rows (a product with P would turn an infinity in B into NaN).
+  Tensor perm = aten_t(m, "aten::argmax", {plu[0], int64_t(-2)});
+  Tensor index = aten_t(m, "aten::unsqueeze", {perm, int64_t(-1)});
+  const Tensor& bt = bmat.to_tensor();
+  Shape expanded = bt.sizes();
+  index = aten_t(m, "aten::expand", {index, Value::int_list(expanded)});
+  Tensor permuted = aten_t(m, "aten::gather", {bmat, int64_t(-2), index});
+  Tensor y = aten_t(m, "aten::linalg_solve_triangular", {plu[1], permuted},
+                    {{"upper", false}, {"left", true}, {"unitriangular", true}});
+  Tensor x = aten_t(m, "aten::linalg_solve_triangular", {plu[2], y}, {{"upper", true}, {"left", true}, {"unitriangular", false}});
+  if (vector) x = aten_t(m, "aten::squeeze.dim", {x, int64_t(-1)});
+  return ValueList{x};
+}
+
 void lu(Table& t) {
   const std::string mod = "torch.linalg";
   t.def_in(mod, "lu_factor", PyKind::LinalgBuiltin,
@@ -443,6 +475,7 @@ void factorizations(Table& t) {
                            {{"upper", b[2]}, {"left", b[3]}, {"unitriangular", b[4]}});
              }}});
   t.def_in(mod, "inv", PyKind::LinalgBuiltin, {{"(Tensor A)", inverse}});
+  t.def_in(mod, "solve", PyKind::LinalgBuiltin, {{"(Tensor A, Tensor B, *, bool left=True)", solve}});
   t.def_in(mod, "inv_ex", PyKind::LinalgBuiltin,
            {{"(Tensor A, *, bool check_errors=False)",
              [](const Bound& b) { return aten(b.mode(), "aten::linalg_inv_ex", {b[0]}, {{"check_errors", b[1]}}); },

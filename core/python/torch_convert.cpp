@@ -355,7 +355,7 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
       {"absolute", "AbsBackward0"}, {"negative", "NegBackward0"}, {"unbind", "UnbindBackward0"},
       {"softmax", "SoftmaxBackward0"}, {"log_softmax", "LogSoftmaxBackward0"}, {"relu", "ReluBackward0"},
       {"relu_", "ReluBackward0"}, {"linalg_vector_norm", "LinalgVectorNormBackward0"},
-      {"grid_sampler", "GridSampler2DBackward0"}, {"diff", "SubBackward0"},
+      {"grid_sampler", "GridSampler2DBackward0"}, {"diff", "SubBackward0"}, {"solve", "LinalgSolveExBackward0"},
       // torch.linalg's checked forms run the _ex ops, whose nodes PyTorch names
       {"cholesky", "LinalgCholeskyExBackward0"}, {"cholesky_ex", "LinalgCholeskyExBackward0"},
       {"solve_triangular", "LinalgSolveTriangularBackward0"}, {"inv", "LinalgInvExBackward0"},

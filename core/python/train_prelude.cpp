@@ -1333,6 +1333,7 @@ void install_checkpoint_prelude(VM& vm);  // checkpoint_prelude.cpp
 void install_func_prelude(VM& vm);        // func_prelude.cpp
 void install_benchmark_prelude(VM& vm);   // benchmark_prelude.cpp
 void install_prune_prelude(VM& vm);       // prune_prelude.cpp
+void install_parametrize_prelude(VM& vm); // parametrize_prelude.cpp
 void install_jit_prelude(VM& vm);         // jit_prelude.cpp
 void install_fx_prelude(VM& vm);          // fx_prelude.cpp
 void install_testing_prelude(VM& vm);     // testing_prelude.cpp
@@ -1355,6 +1356,7 @@ void install_training_preludes(VM& vm) {
   install_func_prelude(vm);
   install_benchmark_prelude(vm);
   install_prune_prelude(vm);
+  install_parametrize_prelude(vm);
   install_jit_prelude(vm);
   install_fx_prelude(vm);
   install_testing_prelude(vm);

@@ -174,6 +174,19 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
         if (name == "__qualname__") { out = str_value(cls->qualname.empty() ? cls->name : cls->qualname); return true; }
         if (name == "__module__") { out = str_value(cls->module); return true; }
         if (name == "__dict__") { out = Value(cls->dict); return true; }
+        if (name == "__bases__" || name == "__mro__") {
+          // The subset's classes have one base; object ends every chain.
+          const bool mro = name == "__mro__";
+          ValueVec chain;
+          if (mro) chain.push_back(Value(Ref<Class>(cls)));
+          for (Class* c = cls->base.get(); c; c = mro ? c->base.get() : nullptr) chain.push_back(Value(Ref<Class>(c)));
+          const bool is_object = cls->builtin >= 0 && cls->name == "object";
+          if (!is_object && (mro || !cls->base))
+            if (Ref<Class> object = builtin_type("object"); object && (chain.empty() || chain.back().obj() != object.get()))
+              chain.push_back(Value(object));
+          out = tuple_value(std::move(chain));
+          return true;
+        }
         if (const Value* v = cls->lookup(name)) {
           out = v->is(ObjKind::Instance) ? bind_class_attr(Value(), cls, *v) : *v;
           return true;

@@ -131,6 +131,8 @@ class TestProgramRegressions : public QObject {
   void module_hooks_and_jacfwd() { prints_what_pytorch_printed("module_hooks_and_jacfwd"); }
   // torch.nn.utils.prune's methods, containers, remove and training through the mask (program 83).
   void pruning_methods() { prints_what_pytorch_printed("pruning_methods"); }
+  // torch.nn.utils.parametrize (program 82) and torch.linalg.solve with its gradients.
+  void parametrize_and_solve() { prints_what_pytorch_printed("parametrize_and_solve"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
