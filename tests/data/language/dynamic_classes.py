@@ -24,3 +24,4 @@ for bad in (3, int):
 Counter = type("Counter", (), {"count": 0, "bump": lambda self: setattr(self, "count", self.count + 1) or self.count})
 c = Counter()
 print(c.bump(), c.bump(), Counter.count)
+print([c.__name__ for c in Parametrized.__mro__], [c.__name__ for c in Parametrized.__bases__], Layer.__bases__, object.__bases__)
