@@ -251,13 +251,9 @@ class L1Unstructured(_Unstructured):
         return super(L1Unstructured, cls).apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
+class _Structured(BasePruningMethod):
+    # Prunes whole channels along `dim`: those _kept leaves out.
     PRUNING_TYPE = "structured"
-
-    def __init__(self, amount, dim=-1):
-        _check_amount(amount)
-        self.amount = amount
-        self.dim = dim
 
     def compute_mask(self, t, default_mask):
         _check_structured(t)
@@ -265,43 +261,42 @@ class RandomStructured(BasePruningMethod):
         size = t.shape[self.dim]
         count = _count_to_prune(self.amount, size)
         _check_count(count, size)
+        kept = self._kept(t, size, count)
         if count == 0:
             return default_mask
-        prob = torch.rand(size)
-        threshold = torch.kthvalue(prob, k=count).values
         mask = torch.zeros_like(t)
-        mask[_channel_index(t, self.dim, prob > threshold)] = 1
+        mask[_channel_index(t, self.dim, kept)] = 1
         mask *= default_mask.to(dtype=mask.dtype)
         return mask
+
+
+class RandomStructured(_Structured):
+    def __init__(self, amount, dim=-1):
+        _check_amount(amount)
+        self.amount = amount
+        self.dim = dim
+
+    def _kept(self, t, size, count):
+        # No draw when nothing is pruned, as in PyTorch.
+        if count == 0:
+            return None
+        prob = torch.rand(size)
+        return prob > torch.kthvalue(prob, k=count).values
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
         return super(RandomStructured, cls).apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
-    PRUNING_TYPE = "structured"
-
+class LnStructured(_Structured):
     def __init__(self, amount, n, dim=-1):
         _check_amount(amount)
         self.amount = amount
         self.n = n
         self.dim = dim
 
-    def compute_mask(self, t, default_mask):
-        _check_structured(t)
-        _check_dim(t, self.dim)
-        size = t.shape[self.dim]
-        count = _count_to_prune(self.amount, size)
-        _check_count(count, size)
-        norm = _channel_norm(t, self.n, self.dim)
-        topk = torch.topk(norm, k=size - count, largest=True)
-        if count == 0:
-            return default_mask
-        mask = torch.zeros_like(t)
-        mask[_channel_index(t, self.dim, topk.indices)] = 1
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+    def _kept(self, t, size, count):
+        return torch.topk(_channel_norm(t, self.n, self.dim), k=size - count, largest=True).indices
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
