@@ -243,6 +243,27 @@ def type_before_parametrizations(module):
     if is_parametrized(module):
         return module.__class__.__bases__[0]
     return type(module)
+
+
+class _WeightNorm(Module):
+    # torch.nn.utils.parametrizations.weight_norm's parametrization: original0
+    # is g, original1 is v.
+    def __init__(self, dim=0):
+        super().__init__()
+        if dim is None:
+            dim = -1
+        self.dim = dim
+
+    def forward(self, weight_g, weight_v):
+        return torch._weight_norm(weight_v, weight_g, self.dim)
+
+    def right_inverse(self, weight):
+        return torch.norm_except_dim(weight, 2, self.dim), weight
+
+
+def _parametrizations_weight_norm(module, name="weight", dim=0):
+    register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    return module
 )PY";
 
 void install_parametrize(VM& vm) {
@@ -258,10 +279,22 @@ void install_parametrize(VM& vm) {
       m->dict->set(str_value(name), *v);
     }
   if (Ref<Module> utils = vm.module("torch.nn.utils")) utils->dict->set(str_value("parametrize"), Value(m));
+  // torch.nn.utils.parametrizations: weight_norm over the same machinery
+  // (orthogonal and spectral_norm are not there).
+  auto parametrizations = make<Module>("torch.nn.utils.parametrizations");
+  vm.add_module(parametrizations);
+  if (const Value* v = globals->find_str("_parametrizations_weight_norm"))
+    parametrizations->dict->set(str_value("weight_norm"), *v);
+  if (const Value* v = globals->find_str("_WeightNorm")) v->as<Class>()->module = parametrizations->name;
+  if (Ref<Module> utils = vm.module("torch.nn.utils"))
+    utils->dict->set(str_value("parametrizations"), Value(parametrizations));
 }
 
 }  // namespace
 
-void install_parametrize_prelude(VM& vm) { vm.add_lazy_module("torch.nn.utils.parametrize", install_parametrize); }
+void install_parametrize_prelude(VM& vm) {
+  vm.add_lazy_module("torch.nn.utils.parametrize", install_parametrize);
+  vm.add_lazy_module("torch.nn.utils.parametrizations", install_parametrize);
+}
 
 }  // namespace kiln::py

@@ -1107,6 +1107,82 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     return None
 
 
+def _norm_except_dim(v, p, dim):
+    # ATen's norm_except_dim: the norm over every dimension but `dim` (-1: all).
+    if dim == -1:
+        return v.norm(p)
+    if dim == 0:
+        shape = [1] * v.dim()
+        shape[0] = v.size(0)
+        return v.contiguous().view(v.size(0), -1).norm(p, 1).view(shape)
+    if dim == v.dim() - 1:
+        shape = [1] * v.dim()
+        shape[-1] = v.size(-1)
+        return v.contiguous().view(-1, v.size(-1)).norm(p, 0).view(shape)
+    return _norm_except_dim(v.transpose(0, dim), p, 0).transpose(0, dim)
+
+
+def _weight_norm(v, g, dim):
+    w = v * (g / _norm_except_dim(v, 2, dim))
+    # PyTorch's CPU kernel for the first or last dim is one node of its own.
+    if w.requires_grad and (dim == 0 or dim == v.dim() - 1 or dim == -1):
+        w = _kiln.name_grad_fn(w, "WeightNormInterfaceBackward0")
+    return w
+
+
+class WeightNorm:
+    def __init__(self, name, dim):
+        if dim is None:
+            dim = -1
+        self.name = name
+        self.dim = dim
+
+    def compute_weight(self, module):
+        return _weight_norm(getattr(module, self.name + "_v"), getattr(module, self.name + "_g"), self.dim)
+
+    @staticmethod
+    def apply(module, name, dim):
+        import warnings
+        warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of `torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
+        for hook in module._forward_pre_hooks.values():
+            if isinstance(hook, WeightNorm) and hook.name == name:
+                _raise("RuntimeError", f"Cannot register two weight_norm hooks on the same parameter {name}")
+        if dim is None:
+            dim = -1
+        fn = WeightNorm(name, dim)
+        weight = getattr(module, name)
+        del module._parameters[name]
+        module.register_parameter(name + "_g", torch.nn.Parameter(_norm_except_dim(weight, 2, dim).data))
+        module.register_parameter(name + "_v", torch.nn.Parameter(weight.data))
+        setattr(module, name, fn.compute_weight(module))
+        module.register_forward_pre_hook(fn)
+        return fn
+
+    def remove(self, module):
+        weight = self.compute_weight(module)
+        delattr(module, self.name)
+        del module._parameters[self.name + "_g"]
+        del module._parameters[self.name + "_v"]
+        setattr(module, self.name, torch.nn.Parameter(weight.data))
+
+    def __call__(self, module, inputs):
+        setattr(module, self.name, self.compute_weight(module))
+
+
+def weight_norm(module, name="weight", dim=0):
+    WeightNorm.apply(module, name, dim)
+    return module
+
+
+def remove_weight_norm(module, name="weight"):
+    for k, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, WeightNorm) and hook.name == name:
+            hook.remove(module)
+            del module._forward_pre_hooks[k]
+            return module
+    _raise("ValueError", f"weight_norm of '{name}' not found in {module}")
+
+
 def parameters_to_vector(parameters):
     if isinstance(parameters, torch.Tensor):
         parameters = [parameters]
@@ -1308,12 +1384,16 @@ void install_utils(VM& vm) {
   if (Ref<Module> rnn = vm.module("torch.nn.utils.rnn")) nn_utils->dict->set(str_value("rnn"), Value(rnn));
   Ref<Dict> globals = run_prelude(vm, code, nn_utils->name, "torch.nn.utils");
   if (!globals) return;
+  Ref<Module> torch = vm.module("torch");
   globals->for_each([&](const Value& k, const Value& v) {
     const std::string& name = as_str(k);
     if (v.is(ObjKind::Function) && !name.starts_with("_")) {
       nn_utils->dict->set(k, v);
       clip_grad->dict->set(k, v);
     }
+    // The ops weight normalization is made of, under PyTorch's names.
+    if (torch && name == "_weight_norm") torch->dict->set(k, v);
+    if (torch && name == "_norm_except_dim") torch->dict->set(str_value("norm_except_dim"), v);
     if (!v.is(ObjKind::Class)) return;
     Class* cls = v.as<Class>();
     if (name == "GradScaler") {

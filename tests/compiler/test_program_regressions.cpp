@@ -133,6 +133,8 @@ class TestProgramRegressions : public QObject {
   void pruning_methods() { prints_what_pytorch_printed("pruning_methods"); }
   // torch.nn.utils.parametrize (program 82) and torch.linalg.solve with its gradients.
   void parametrize_and_solve() { prints_what_pytorch_printed("parametrize_and_solve"); }
+  // torch.nn.utils.weight_norm (hook) and parametrizations.weight_norm, trained.
+  void weight_norm_old_and_new() { prints_what_pytorch_printed("weight_norm_old_and_new"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
