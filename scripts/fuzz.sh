@@ -47,7 +47,7 @@ done
 cp tests/data/regressions/jit_trace_fx_script.py tests/data/regressions/fx_graph_building.py "$work/python/"
 # torch.autograd.grad and torch.func, default device contexts, module hooks, pruning.
 for f in autograd_grad_and_func default_device_context module_hooks_and_jacfwd pruning_methods diff_and_load_versions \
-         parametrize_and_solve weight_norm_old_and_new; do
+         parametrize_and_solve weight_norm_old_and_new spectral_norm_gan_step; do
   cp "tests/data/regressions/$f.py" "$work/python/"
 done
 # torch.save archives (PyTorch's and a hostile one) go to torch.load.

@@ -1183,6 +1183,133 @@ def remove_weight_norm(module, name="weight"):
     _raise("ValueError", f"weight_norm of '{name}' not found in {module}")
 
 
+class SpectralNorm:
+    # PyTorch's hook-based spectral normalization (version 1): weight_orig,
+    # buffers weight_u / weight_v drawn at registration, one power iteration
+    # per training forward.
+    _version = 1
+
+    def __init__(self, name="weight", n_power_iterations=1, dim=0, eps=1e-12):
+        self.name = name
+        self.dim = dim
+        if n_power_iterations <= 0:
+            _raise("ValueError", f"Expected n_power_iterations to be positive, but got n_power_iterations={n_power_iterations}")
+        self.n_power_iterations = n_power_iterations
+        self.eps = eps
+
+    def reshape_weight_to_matrix(self, weight):
+        weight_mat = weight
+        if self.dim != 0:
+            weight_mat = weight_mat.permute(self.dim, *[d for d in range(weight_mat.dim()) if d != self.dim])
+        return weight_mat.reshape(weight_mat.size(0), -1)
+
+    def compute_weight(self, module, do_power_iteration):
+        weight = getattr(module, self.name + "_orig")
+        u = getattr(module, self.name + "_u")
+        v = getattr(module, self.name + "_v")
+        weight_mat = self.reshape_weight_to_matrix(weight)
+        if do_power_iteration:
+            with torch.no_grad():
+                for _ in range(self.n_power_iterations):
+                    # In place, as PyTorch's out=: the buffers carry the iteration on.
+                    v.copy_(torch.nn.functional.normalize(torch.mv(weight_mat.t(), u), dim=0, eps=self.eps))
+                    u.copy_(torch.nn.functional.normalize(torch.mv(weight_mat, v), dim=0, eps=self.eps))
+                u = u.clone()
+                v = v.clone()
+        sigma = torch.dot(u, torch.mv(weight_mat, v))
+        return weight / sigma
+
+    def remove(self, module):
+        with torch.no_grad():
+            weight = self.compute_weight(module, do_power_iteration=False)
+        delattr(module, self.name)
+        delattr(module, self.name + "_u")
+        delattr(module, self.name + "_v")
+        delattr(module, self.name + "_orig")
+        module.register_parameter(self.name, torch.nn.Parameter(weight.detach()))
+
+    def __call__(self, module, inputs):
+        setattr(module, self.name, self.compute_weight(module, do_power_iteration=module.training))
+
+    @staticmethod
+    def apply(module, name, n_power_iterations, dim, eps):
+        for hook in module._forward_pre_hooks.values():
+            if isinstance(hook, SpectralNorm) and hook.name == name:
+                _raise("RuntimeError", f"Cannot register two spectral_norm hooks on the same parameter {name}")
+        fn = SpectralNorm(name, n_power_iterations, dim, eps)
+        weight = module._parameters[name]
+        if weight is None:
+            _raise("ValueError", f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
+        with torch.no_grad():
+            weight_mat = fn.reshape_weight_to_matrix(weight)
+            h, w = weight_mat.size()
+            u = torch.nn.functional.normalize(weight.new_empty(h).normal_(0, 1), dim=0, eps=fn.eps)
+            v = torch.nn.functional.normalize(weight.new_empty(w).normal_(0, 1), dim=0, eps=fn.eps)
+        delattr(module, fn.name)
+        module.register_parameter(fn.name + "_orig", weight)
+        setattr(module, fn.name, weight.data)
+        module.register_buffer(fn.name + "_u", u)
+        module.register_buffer(fn.name + "_v", v)
+        module.register_forward_pre_hook(fn)
+        module._register_state_dict_hook(_SpectralNormStateDictHook(fn))
+        module._register_load_state_dict_pre_hook(_SpectralNormLoadStateDictPreHook(fn))
+        return fn
+
+
+class _SpectralNormStateDictHook:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, module, state_dict, prefix, local_metadata):
+        if "spectral_norm" not in local_metadata:
+            local_metadata["spectral_norm"] = {}
+        key = self.fn.name + ".version"
+        if key in local_metadata["spectral_norm"]:
+            _raise("RuntimeError", f"Unexpected key in metadata['spectral_norm']: {key}")
+        local_metadata["spectral_norm"][key] = self.fn._version
+
+
+class _SpectralNormLoadStateDictPreHook:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+        version = local_metadata.get("spectral_norm", {}).get(self.fn.name + ".version", None)
+        if version is None or version < 1:
+            weight_key = prefix + self.fn.name
+            if version is None and all(weight_key + s in state_dict for s in ("_orig", "_u", "_v")) and weight_key not in state_dict:
+                return
+            # A checkpoint of spectral_norm before version 1 (PyTorch 1.0): v is
+            # solved from it with a pseudo-inverse, which Kiln does not do.
+            _kiln.raise_unsupported("loading a spectral_norm state dict of version 0 (before PyTorch 1.1) is not supported by Kiln")
+
+
+def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
+    if dim is None:
+        dim = 1 if isinstance(module, (torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d)) else 0
+    SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
+    return module
+
+
+def remove_spectral_norm(module, name="weight"):
+    found = None
+    for k, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, SpectralNorm) and hook.name == name:
+            found = k
+            hook.remove(module)
+            break
+    if found is None:
+        _raise("ValueError", f"spectral_norm of '{name}' not found in {module}")
+    del module._forward_pre_hooks[found]
+    for table, kind in (("_state_dict_hooks", _SpectralNormStateDictHook), ("_load_state_dict_pre_hooks", _SpectralNormLoadStateDictPreHook)):
+        hooks = getattr(module, table)
+        for k, hook in list(hooks.items()):
+            if isinstance(hook, kind) and hook.fn.name == name:
+                del hooks[k]
+                break
+    return module
+
+
 def parameters_to_vector(parameters):
     if isinstance(parameters, torch.Tensor):
         parameters = [parameters]

@@ -135,6 +135,8 @@ class TestProgramRegressions : public QObject {
   void parametrize_and_solve() { prints_what_pytorch_printed("parametrize_and_solve"); }
   // torch.nn.utils.weight_norm (hook) and parametrizations.weight_norm, trained.
   void weight_norm_old_and_new() { prints_what_pytorch_printed("weight_norm_old_and_new"); }
+  // torch.nn.utils.spectral_norm in a GAN discriminator's steps, its state dict and removal.
+  void spectral_norm_gan_step() { prints_what_pytorch_printed("spectral_norm_gan_step"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
