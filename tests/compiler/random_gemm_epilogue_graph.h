@@ -18,12 +18,13 @@
 #include "compiler/pipeline/emitter.h"
 #include "core/graph/graph.h"
 #include "core/tensor/tensor.h"
+#include "graph_draws.h"
 
 namespace kiln::test {
 
-class GemmEpilogueGraphGenerator {
+class GemmEpilogueGraphGenerator : GraphDraws {
  public:
-  explicit GemmEpilogueGraphGenerator(uint32_t seed) : rng_(seed), em_(g_) {}
+  explicit GemmEpilogueGraphGenerator(uint32_t seed) : GraphDraws(seed), em_(g_) {}
 
   Graph build(std::vector<Tensor>* inputs) {
     using pipeline::Var;
@@ -71,10 +72,6 @@ class GemmEpilogueGraphGenerator {
   }
 
  private:
-  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  template <class T>
-  T one_of(const std::vector<T>& v) { return v[size_t(pick(0, int(v.size()) - 1))]; }
   // Mostly multiples of 8 (what cuBLASLt's fast paths want), a third anything.
   int64_t size() { return chance(0.33) ? pick(1, 72) : 8 * pick(1, 9); }
 
@@ -85,7 +82,6 @@ class GemmEpilogueGraphGenerator {
     return Tensor::from_vector(v, s).to(dtype);
   }
 
-  std::mt19937 rng_;
   Graph g_;
   pipeline::GraphEmitter em_;
 };

@@ -26,13 +26,14 @@
 #include "compiler/pipeline/emitter.h"
 #include "core/graph/graph.h"
 #include "core/tensor/tensor.h"
+#include "graph_draws.h"
 #include "core/util/status.h"
 
 namespace kiln::test {
 
-class CodegenGraphGenerator {
+class CodegenGraphGenerator : GraphDraws {
  public:
-  explicit CodegenGraphGenerator(uint32_t seed) : rng_(seed), em_(g_) {}
+  explicit CodegenGraphGenerator(uint32_t seed) : GraphDraws(seed), em_(g_) {}
 
   // The graph, and inputs for it (placeholder order).
   Graph build(std::vector<Tensor>* inputs) {
@@ -65,10 +66,6 @@ class CodegenGraphGenerator {
     bool exact;
   };
 
-  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  template <class T>
-  T one_of(const std::vector<T>& v) { return v[size_t(pick(0, int(v.size()) - 1))]; }
   Slot any() { return vars_[size_t(pick(0, int(vars_.size()) - 1))]; }
   Slot recent() { return vars_[size_t(pick(std::max(0, int(vars_.size()) - 3), int(vars_.size()) - 1))]; }
   Slot exact_one() {
@@ -284,7 +281,6 @@ class CodegenGraphGenerator {
     }
   }
 
-  std::mt19937 rng_;
   Graph g_;
   pipeline::GraphEmitter em_;
   std::vector<Slot> vars_;

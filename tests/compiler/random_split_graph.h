@@ -19,12 +19,13 @@
 #include "compiler/pipeline/emitter.h"
 #include "core/graph/graph.h"
 #include "core/tensor/tensor.h"
+#include "graph_draws.h"
 
 namespace kiln::test {
 
-class SplitReductionGraphGenerator {
+class SplitReductionGraphGenerator : GraphDraws {
  public:
-  explicit SplitReductionGraphGenerator(uint32_t seed) : rng_(seed), em_(g_) {}
+  explicit SplitReductionGraphGenerator(uint32_t seed) : GraphDraws(seed), em_(g_) {}
 
   Graph build(std::vector<Tensor>* inputs) {
     using pipeline::EArg;
@@ -101,11 +102,6 @@ class SplitReductionGraphGenerator {
   }
 
  private:
-  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  template <class T>
-  T one_of(const std::vector<T>& v) { return v[size_t(pick(0, int(v.size()) - 1))]; }
-
   DType pick_dtype() {
     double r = std::uniform_real_distribution<double>(0, 1)(rng_);
     if (r < 0.5) return DType::Float32;
@@ -123,7 +119,6 @@ class SplitReductionGraphGenerator {
     return Tensor::from_vector(v, s).to(dtype);
   }
 
-  std::mt19937 rng_;
   Graph g_;
   pipeline::GraphEmitter em_;
 };
