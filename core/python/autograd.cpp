@@ -360,7 +360,6 @@ void run_pass(VM& vm, const std::vector<Edge>& root_edges, const std::vector<Ten
   // How many edges lead into each node reachable from the roots: a node runs
   // once every gradient for it has arrived.
   std::unordered_map<Node*, int> pending;
-  std::vector<Node*> order;
   std::vector<Node*> stack;
   std::unordered_set<Node*> seen;
   for (const Edge& e : root_edges)
@@ -368,7 +367,6 @@ void run_pass(VM& vm, const std::vector<Edge>& root_edges, const std::vector<Ten
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
-    order.push_back(n);
     if (n->released)
       throw PyError("RuntimeError",
                     "Trying to backward through the graph a second time (or directly access saved tensors after they "
