@@ -217,7 +217,10 @@ def _differentiable_args(args, nums):
     return args
 
 
-def _grads_of(output, args, nums, argnums, retain_graph=False, grad_output=None):
+def _grads_of(outputs, cotangents, args, nums, per_arg_tuple, retain_graph=False):
+    # The gradients of `outputs` (weighted by `cotangents`, None for a scalar)
+    # with respect to the tensors of args[n] for n in nums, shaped as those
+    # arguments; zeros where no gradient arrives, as functorch gives.
     specs = []
     flat = []
     for n in nums:
@@ -227,8 +230,10 @@ def _grads_of(output, args, nums, argnums, retain_graph=False, grad_output=None)
                 _raise("RuntimeError", f"Expected all leaves of argument {n} to be Tensors, got {type(leaf).__name__}")
         specs.append((len(leaves), spec))
         flat.extend(leaves)
-    if output.requires_grad:
-        grads = torch.autograd.grad(output, flat, grad_outputs=grad_output, retain_graph=retain_graph, allow_unused=True)
+    live = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
+    if live:
+        grads = torch.autograd.grad([o for o, _ in live], flat, grad_outputs=[c for _, c in live],
+                                    retain_graph=retain_graph, allow_unused=True)
     else:
         grads = [None] * len(flat)
     grads = [torch.zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
@@ -237,7 +242,7 @@ def _grads_of(output, args, nums, argnums, retain_graph=False, grad_output=None)
     for count, spec in specs:
         per_arg.append(_unflatten(grads[at:at + count], spec))
         at += count
-    return per_arg[0] if not isinstance(argnums, tuple) else tuple(per_arg)
+    return tuple(per_arg) if per_arg_tuple else per_arg[0]
 
 
 def _detach_tree(tree):
@@ -264,7 +269,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     _raise("RuntimeError", f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}")
                 if output.dim() != 0:
                     _raise("RuntimeError", f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
-                grads = _grads_of(output, args, nums, argnums)
+                grads = _grads_of([output], [None], args, nums, isinstance(argnums, tuple))
         finally:
             _leave()
         value = output.detach()
@@ -305,22 +310,7 @@ def vjp(func, *primals, has_aux=False):
         cot_leaves, _ = _flatten(cotangents)
         if len(cot_leaves) != len(out_leaves):
             _raise("RuntimeError", "Expected pytree structure of cotangents to be the same as pytree structure of outputs to the function")
-        flat = []
-        for n in nums:
-            flat.extend(_flatten(args[n])[0])
-        live = [(o, c) for o, c in zip(out_leaves, cot_leaves) if o.requires_grad]
-        if live:
-            grads = torch.autograd.grad([o for o, _ in live], flat, grad_outputs=[c for _, c in live], retain_graph=retain_graph, allow_unused=True)
-        else:
-            grads = [None] * len(flat)
-        grads = [torch.zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
-        result = []
-        at = 0
-        for n in nums:
-            leaves, spec = _flatten(args[n])
-            result.append(_unflatten(grads[at:at + len(leaves)], spec))
-            at += len(leaves)
-        return tuple(result)
+        return _grads_of(out_leaves, cot_leaves, args, nums, True, retain_graph)
 
     value = _detach_tree(output)
     if has_aux:
