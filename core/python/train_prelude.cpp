@@ -1130,6 +1130,14 @@ def _weight_norm(v, g, dim):
     return w
 
 
+def _norm_hook_key(module, kind, name):
+    # The key of the forward pre-hook of class `kind` that normalizes `name`, or None.
+    for k, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, kind) and hook.name == name:
+            return k
+    return None
+
+
 class WeightNorm:
     def __init__(self, name, dim):
         if dim is None:
@@ -1144,9 +1152,8 @@ class WeightNorm:
     def apply(module, name, dim):
         import warnings
         warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of `torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                _raise("RuntimeError", f"Cannot register two weight_norm hooks on the same parameter {name}")
+        if _norm_hook_key(module, WeightNorm, name) is not None:
+            _raise("RuntimeError", f"Cannot register two weight_norm hooks on the same parameter {name}")
         if dim is None:
             dim = -1
         fn = WeightNorm(name, dim)
@@ -1175,12 +1182,12 @@ def weight_norm(module, name="weight", dim=0):
 
 
 def remove_weight_norm(module, name="weight"):
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    _raise("ValueError", f"weight_norm of '{name}' not found in {module}")
+    key = _norm_hook_key(module, WeightNorm, name)
+    if key is None:
+        _raise("ValueError", f"weight_norm of '{name}' not found in {module}")
+    module._forward_pre_hooks[key].remove(module)
+    del module._forward_pre_hooks[key]
+    return module
 
 
 class SpectralNorm:
@@ -1233,9 +1240,8 @@ class SpectralNorm:
 
     @staticmethod
     def apply(module, name, n_power_iterations, dim, eps):
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, SpectralNorm) and hook.name == name:
-                _raise("RuntimeError", f"Cannot register two spectral_norm hooks on the same parameter {name}")
+        if _norm_hook_key(module, SpectralNorm, name) is not None:
+            _raise("RuntimeError", f"Cannot register two spectral_norm hooks on the same parameter {name}")
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         if weight is None:
@@ -1292,15 +1298,11 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 
 def remove_spectral_norm(module, name="weight"):
-    found = None
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            found = k
-            hook.remove(module)
-            break
-    if found is None:
+    key = _norm_hook_key(module, SpectralNorm, name)
+    if key is None:
         _raise("ValueError", f"spectral_norm of '{name}' not found in {module}")
-    del module._forward_pre_hooks[found]
+    module._forward_pre_hooks[key].remove(module)
+    del module._forward_pre_hooks[key]
     for table, kind in (("_state_dict_hooks", _SpectralNormStateDictHook), ("_load_state_dict_pre_hooks", _SpectralNormLoadStateDictPreHook)):
         hooks = getattr(module, table)
         for k, hook in list(hooks.items()):
