@@ -117,12 +117,12 @@ _HOOK_TABLES = ("_forward_pre_hooks", "_forward_hooks", "_forward_pre_hooks_with
                 "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
 
 
-def _add_forward_hook(module, kind, hook, prepend, flags):
-    # PyTorch's hook tables: insertion order, `prepend` puts a hook first; the
-    # flag tables (with_kwargs, always_call) hold the ids a flag applies to.
+def _add_forward_hook(module, kind, hook, prepend, with_kwargs):
+    # PyTorch's hook tables: insertion order, `prepend` puts a hook first;
+    # kind + "_with_kwargs" holds the ids of hooks that take the kwargs too.
     table = _hooks(module, kind)
-    extra = [_hooks(module, kind + flag) for flag, on in flags]
-    handle = RemovableHandle(table, extra)
+    kwargs_table = _hooks(module, kind + "_with_kwargs")
+    handle = RemovableHandle(table, (kwargs_table,))
     if prepend:
         rest = list(table.items())
         table.clear()
@@ -131,9 +131,8 @@ def _add_forward_hook(module, kind, hook, prepend, flags):
             table[k] = v
     else:
         table[handle.id] = hook
-    for (flag, on), d in zip(flags, extra):
-        if on:
-            d[handle.id] = True
+    if with_kwargs:
+        kwargs_table[handle.id] = True
     return handle
 
 
@@ -193,12 +192,12 @@ class Module:
         return output
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        return _add_forward_hook(self, "_forward_pre_hooks", hook, prepend, (("_with_kwargs", with_kwargs),))
+        return _add_forward_hook(self, "_forward_pre_hooks", hook, prepend, with_kwargs)
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         if always_call:
             _kiln.raise_unsupported("Module.register_forward_hook(always_call=True) (a hook run when forward raises) is not supported by Kiln")
-        return _add_forward_hook(self, "_forward_hooks", hook, prepend, (("_with_kwargs", with_kwargs),))
+        return _add_forward_hook(self, "_forward_hooks", hook, prepend, with_kwargs)
 
     def register_full_backward_hook(self, hook, prepend=False):
         _kiln.raise_unsupported("Module.register_full_backward_hook: module backward hooks are not supported by Kiln")
