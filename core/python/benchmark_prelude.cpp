@@ -6,9 +6,9 @@
 // included), because its side effects (random draws, optimizer steps) are
 // part of what the program prints; the times themselves are this machine's.
 #include <chrono>
-#include <cstdio>
 
 #include "core/python/compiler.h"
+#include "core/python/object_address.h"
 #include "core/python/prelude.h"
 #include "core/python/vm.h"
 
@@ -314,9 +314,8 @@ void install_benchmark_prelude(VM& vm) {
     set_attr_builtin(k->dict, "torch._kiln.time_statement", "time_statement", time_statement);
     // Where PyTorch prints an object's address Kiln prints its object number, as for grad_fn.
     set_attr_builtin(k->dict, "torch._kiln.object_address", "object_address", [](VM&, const CallArgs& a) -> Value {
-      char addr[32];
-      std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(a[0].is_obj() ? a[0].obj()->serial : 0));
-      return str_value(addr);
+      if (!a[0].is_obj()) throw_type_error("object_address() expects an object");
+      return str_value(object_address(*a[0].obj()));
     });
   }
   for (const char* name : {"torch.utils.benchmark", "torch.utils.benchmark.utils.common", "torch.utils.benchmark.utils.timer"})

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/python/object_address.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
 #include "core/tensor/half.h"
@@ -266,9 +267,7 @@ Value grad_fn_object(VM& vm, const TensorObj& t) {
     const std::string name = t.grad_fn;
     set_attr_builtin(cls->dict, name + ".name", "name", [name](VM&, const CallArgs&) { return str_value(name); });
     set_attr_builtin(cls->dict, name + ".__repr__", "__repr__", [name](VM&, const CallArgs& a) {
-      char addr[32];
-      std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(a[0].obj()->serial));
-      return str_value("<" + name + " object at " + addr + ">");
+      return str_value("<" + name + " object at " + object_address(*a[0].obj()) + ">");
     });
     vm.register_type(cls);
   }

@@ -2,11 +2,11 @@
 // arithmetic, comparison, iteration. Tensors are handed to torch_bridge.h.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "core/python/bigint.h"
 #include "core/python/instance_class.h"
 #include "core/python/numpy_bridge.h"
+#include "core/python/object_address.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/percent_format.h"
 #include "core/python/pytorch_names.h"
@@ -885,9 +885,8 @@ std::string VM::repr_of(const Value& v) {
     // Python's default repr; the object number stands where CPython prints the
     // address (Kiln's programs cannot read addresses), as for grad_fn objects.
     const Class& cls = *v.as<Instance>()->cls;
-    char addr[32];
-    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(v.obj()->serial));
-    return "<" + cls.module + "." + (cls.qualname.empty() ? cls.name : cls.qualname) + " object at " + addr + ">";
+    return "<" + cls.module + "." + (cls.qualname.empty() ? cls.name : cls.qualname) + " object at " +
+           object_address(*v.obj()) + ">";
   }
   return repr_with(v, [this](const Value& x) { return repr_of(x); });
 }
