@@ -3,9 +3,12 @@
 // process-wide ORC LLJIT that links the objects.
 #include "compiler/codegen/cpu/cpu_codegen.h"
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Config/llvm-config.h>
@@ -178,6 +181,112 @@ std::string emit_file(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFil
   return std::string(buffer.begin(), buffer.end());
 }
 
+// The LLVM half of a compile (optimization, assembly, object code) with all
+// it works on. A single kernel's instruction selection can take a second and
+// no pass can be interrupted, so a compile that may be cancelled runs this on
+// a thread of its own: on cancel the caller returns at once and the job
+// finishes alone, its passes skipped from then on, its results thrown away.
+struct LlvmJob {
+  llvm::LLVMContext ctx;  // first: the module lives in it
+  std::unique_ptr<llvm::Module> module;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::atomic<bool> cancel{false};
+  CancelGate gate{&cancel};
+  int opt_level = 3;
+  bool keep_text = false;
+  std::atomic<int> step{0};  // 0 none yet, then kOptimize, kAssembly, kObject
+  std::function<void(const char*)> on_step;  // run on the caller's thread only
+  std::string optimized_ir, assembly, object, error;
+  double optimize_ms = 0, codegen_ms = 0;
+  bool done = false;
+  std::mutex mutex;
+  std::condition_variable finished;
+
+  static constexpr int kOptimize = 1, kAssembly = 2, kObject = 3;
+  static constexpr const char* kStepNames[] = {nullptr, "optimize", "assembly", "object"};
+
+  void begin(int next) {
+    step = next;
+    if (on_step) on_step(kStepNames[next]);
+  }
+
+  void run() {
+    try {
+      auto t0 = Clock::now();
+      begin(kOptimize);
+      optimize(*module, *tm, opt_level, gate);
+      if (gate.cancelled()) return;
+      if (keep_text) optimized_ir = print_module(*module);
+      optimize_ms = ms_since(t0);
+      t0 = Clock::now();
+      // Code generation rewrites the IR it runs on: the assembly comes from a
+      // copy, so it shows exactly the code the object holds.
+      if (keep_text) {
+        begin(kAssembly);
+        std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*module);
+        assembly = emit_file(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+        if (gate.cancelled()) return;
+      }
+      begin(kObject);
+      object = emit_file(*module, *tm, llvm::CodeGenFileType::ObjectFile);
+      codegen_ms = ms_since(t0);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+};
+
+// Jobs left running by cancelled compiles. The process waits for them as it
+// exits, before LLVM's own statics go (a function-local static made after
+// LLVM's is destroyed before them).
+struct AbandonedJobs {
+  std::mutex mutex;
+  std::condition_variable none_left;
+  int running = 0;
+  ~AbandonedJobs() {
+    std::unique_lock<std::mutex> lock(mutex);
+    none_left.wait(lock, [&] { return running == 0; });
+  }
+};
+AbandonedJobs& abandoned_jobs() {
+  static AbandonedJobs jobs;
+  return jobs;
+}
+
+// Runs `job` on a thread and waits for it, polling `cancel`; false when
+// cancelled (the job then finishes alone). Steps are reported from this thread.
+bool run_cancellable(const std::shared_ptr<LlvmJob>& job, const std::atomic<bool>& cancel,
+                     const std::function<void(const char*)>& step) {
+  AbandonedJobs& jobs = abandoned_jobs();
+  {
+    std::lock_guard<std::mutex> lock(jobs.mutex);
+    ++jobs.running;
+  }
+  std::thread([job, &jobs] {
+    job->run();
+    {
+      std::lock_guard<std::mutex> lock(job->mutex);
+      job->done = true;
+    }
+    job->finished.notify_all();
+    std::lock_guard<std::mutex> lock(jobs.mutex);
+    if (--jobs.running == 0) jobs.none_left.notify_all();
+  }).detach();
+  int reported = 0;
+  std::unique_lock<std::mutex> lock(job->mutex);
+  for (;;) {
+    const bool done = job->finished.wait_for(lock, std::chrono::milliseconds(5), [&] { return job->done; });
+    for (int now = job->step.load(); reported < now;)
+      if (++reported != LlvmJob::kAssembly || job->keep_text)
+        if (step) step(LlvmJob::kStepNames[reported]);
+    if (done) return true;
+    if (cancel.load(std::memory_order_relaxed)) {
+      job->cancel = true;
+      return false;
+    }
+  }
+}
+
 // Links `object` into a fresh JITDylib and looks up each group's function.
 Expected<std::unique_ptr<Module>> link(const sched::ScheduledProgram& s, const std::vector<GroupLoops>& plans,
                                        std::unique_ptr<JitModule> module, std::string object) {
@@ -228,27 +337,28 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
   auto step = [&](const char* name) {
     if (options.on_step) options.on_step(name);
   };
+  auto job = std::make_shared<LlvmJob>();
+  job->opt_level = options.opt_level;
+  job->keep_text = options.keep_text;
   try {
     step("llvm_ir");
     auto t0 = Clock::now();
     plans = plan_all(s);
     // One context per compile: contexts are not thread-safe, and the module
     // is gone once its object code exists.
-    llvm::LLVMContext ctx;
-    CancelGate gate(options.cancel);
-    ctx.setOptPassGate(gate);
-    const Status cancelled = Status::error("cancelled");
-    std::unique_ptr<llvm::Module> emitted = emit_module(ctx, s, plans, options.inject_bug);
+    job->ctx.setOptPassGate(job->gate);
+    job->module = emit_module(job->ctx, s, plans, options.inject_bug);
     auto tm_or = ss.machine.createTargetMachine();
     if (!tm_or) return Status::error("cpu codegen: " + message_of(tm_or.takeError()));
-    std::unique_ptr<llvm::TargetMachine> tm = std::move(*tm_or);
-    llvm::Module& m = *emitted;
-    m.setDataLayout(tm->createDataLayout());
-    m.setTargetTriple(tm->getTargetTriple().str());
+    job->tm = std::move(*tm_or);
+    llvm::Module& m = *job->module;
+    llvm::TargetMachine& tm = *job->tm;
+    m.setDataLayout(tm.createDataLayout());
+    m.setTargetTriple(tm.getTargetTriple().str());
     for (llvm::Function& f : m) {
       if (f.isDeclaration()) continue;
-      f.addFnAttr("target-cpu", tm->getTargetCPU());
-      f.addFnAttr("target-features", tm->getTargetFeatureString());
+      f.addFnAttr("target-cpu", tm.getTargetCPU());
+      f.addFnAttr("target-features", tm.getTargetFeatureString());
     }
     if (options.keep_text) {
       for (size_t g = 0; g < plans.size(); ++g)
@@ -256,28 +366,22 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
       module->llvm_ir += print_module(m);
     }
     module->times.emit_ms = ms_since(t0);
-    t0 = Clock::now();
-    step("optimize");
-    optimize(m, *tm, options.opt_level, gate);
-    if (gate.cancelled()) return cancelled;
-    if (options.keep_text) module->llvm_ir_optimized = print_module(m);
-    module->times.optimize_ms = ms_since(t0);
-    t0 = Clock::now();
-    // Code generation rewrites the IR it runs on: the assembly comes from a
-    // copy, so it shows exactly the code the object holds.
-    if (options.keep_text) {
-      step("assembly");
-      std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
-      module->assembly = emit_file(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
-      if (gate.cancelled()) return cancelled;
-    }
-    step("object");
-    object = emit_file(m, *tm, llvm::CodeGenFileType::ObjectFile);
-    if (gate.cancelled()) return cancelled;
-    module->times.codegen_ms = ms_since(t0);
   } catch (const Error& e) {
     return Status::error(e.what());
   }
+  const Status cancelled = Status::error("cancelled");
+  if (options.cancel) {
+    if (options.cancel->load() || !run_cancellable(job, *options.cancel, options.on_step)) return cancelled;
+  } else {
+    job->on_step = options.on_step;  // nothing can cancel it: no thread
+    job->run();
+  }
+  if (!job->error.empty()) return Status::error(job->error);
+  module->llvm_ir_optimized = std::move(job->optimized_ir);
+  module->assembly = std::move(job->assembly);
+  object = std::move(job->object);
+  module->times.optimize_ms = job->optimize_ms;
+  module->times.codegen_ms = job->codegen_ms;
   step("link");
   return link(s, plans, std::move(module), std::move(object));
 }

@@ -40,9 +40,11 @@ struct Options {
   // stepper's stages); off, the compile skips printing and the assembly pass.
   bool keep_text = false;
   InjectedBug inject_bug = InjectedBug::None;
-  // Set from another thread (a closing window, a cancelled panel): optimization
-  // and code generation take their fastest path from the next pass on, and
-  // compile() returns "cancelled" instead of code.
+  // Set from another thread (a closing window, a cancelled panel): compile()
+  // returns "cancelled" within milliseconds. LLVM's passes cannot be stopped
+  // midway, so with a cancel flag they run on a thread of their own, which
+  // skips what passes it can and finishes alone; the process waits for such
+  // threads only as it exits.
   const std::atomic<bool>* cancel = nullptr;
   // Called as each step begins ("llvm_ir", "optimize", "assembly", "object",
   // "link"): the steps take seconds on big graphs, and a progress bar that
