@@ -217,6 +217,59 @@ std::string format_with_spec(VM& vm, const Value& v, std::string_view spec) {
   return *r;
 }
 
+void update_from_pairs(VM& vm, Dict& d, const Value& pairs) {
+  size_t n = 0;
+  for (const Value& kv : vm.to_vector(pairs)) {
+    ValueVec pair = vm.to_vector(kv);
+    if (pair.size() != 2)
+      throw PyError("ValueError", "dictionary update sequence element #" + std::to_string(n) + " has length " +
+                                      std::to_string(pair.size()) + "; 2 is required");
+    d.set(pair[0], pair[1]);
+    ++n;
+  }
+}
+
+// collections.OrderedDict's own methods; the rest are dict's.
+static void install_ordered_dict_methods(VM& vm) {
+  Ref<Class> od = vm.builtin_type("OrderedDict");
+  if (!od) return;
+  auto method = [&](const char* name, BuiltinFn fn) { set_attr_builtin(od->dict, std::string("OrderedDict.") + name, name, std::move(fn)); };
+  // `last`, positional at `index` or by keyword; True by default.
+  auto last_flag = [](VM& vm, const CallArgs& a, size_t index) {
+    const Value* kw = a.kwarg("last");
+    return a.npos > index ? vm.truth(a[index]) : kw ? vm.truth(*kw) : true;
+  };
+  method("move_to_end", [last_flag](VM& vm, const CallArgs& a) {
+    note_mutation(vm, a[0]);
+    need(a, 1, 2, "move_to_end");
+    Dict& d = self_dict(a);
+    const Value* found = d.find(a[1]);
+    if (!found) throw vm.key_error(a[1]);
+    Value key = a[1], value = *found;
+    d.erase(key);
+    if (last_flag(vm, a, 2)) {
+      d.set(key, value);
+      return Value();
+    }
+    std::vector<std::pair<Value, Value>> rest = d.items();
+    d.entries.clear();
+    d.index.clear();
+    d.set(key, value);
+    for (auto& [k, v] : rest) d.set(k, v);
+    return Value();
+  });
+  method("popitem", [last_flag](VM& vm, const CallArgs& a) {
+    note_mutation(vm, a[0]);
+    need(a, 0, 1, "popitem");
+    Dict& d = self_dict(a);
+    if (d.size() == 0) throw PyError("KeyError", "'dictionary is empty'");
+    std::vector<std::pair<Value, Value>> items = d.items();
+    auto [key, value] = last_flag(vm, a, 1) ? items.back() : items.front();
+    d.erase(key);
+    return tuple_value({key, value});
+  });
+}
+
 void install_builtin_methods(VM& vm) {
   auto method = [](const Ref<Class>& cls, const char* name, BuiltinFn fn) {
     set_attr_builtin(cls->dict, cls->name + "." + name, name, std::move(fn));
@@ -355,21 +408,15 @@ void install_builtin_methods(VM& vm) {
   }
 
   Ref<Class> dict = vm.builtin_type("dict");
-  method(dict, "items", [](VM&, const CallArgs& a) {
-    ValueVec out;
-    self_dict(a).for_each([&](const Value& k, const Value& v) { out.push_back(tuple_value({k, v})); });
-    return list_value(std::move(out));
-  });
-  method(dict, "keys", [](VM&, const CallArgs& a) {
-    ValueVec out;
-    self_dict(a).for_each([&](const Value& k, const Value&) { out.push_back(k); });
-    return list_value(std::move(out));
-  });
-  method(dict, "values", [](VM&, const CallArgs& a) {
-    ValueVec out;
-    self_dict(a).for_each([&](const Value&, const Value& v) { out.push_back(v); });
-    return list_value(std::move(out));
-  });
+  auto view_method = [&](const char* name, DictView::Which which) {
+    method(dict, name, [which, name](VM&, const CallArgs& a) {
+      need(a, 0, 0, name);
+      return Value(make<DictView>(Ref<Dict>(a[0].as<Dict>()), which));
+    });
+  };
+  view_method("keys", DictView::Which::Keys);
+  view_method("values", DictView::Which::Values);
+  view_method("items", DictView::Which::Items);
   method(dict, "get", [](VM&, const CallArgs& a) {
     need(a, 1, 2, "get");
     const Value* v = self_dict(a).find(a[1]);
@@ -421,9 +468,10 @@ void install_builtin_methods(VM& vm) {
     if (a.npos > 1 && a[1].is(ObjKind::Instance) && vm.try_getattr(a[1], "keys", keys)) {
       // A mapping (collections.defaultdict, Counter): CPython reads it through keys().
       for (const Value& k : vm.to_vector(vm.call(keys, ValueVec{}))) self_dict(a).set(k, vm.getitem(a[1], k));
-    } else if (a.npos > 1) {
-      if (!a[1].is(ObjKind::Dict)) throw_unsupported("dict.update() from a non-dict");
+    } else if (a.npos > 1 && a[1].is(ObjKind::Dict)) {
       a[1].as<Dict>()->for_each([&](const Value& k, const Value& v) { self_dict(a).set(k, v); });
+    } else if (a.npos > 1) {
+      update_from_pairs(vm, self_dict(a), a[1]);  // d.update(other.items()), d.update(zip(keys, values))
     }
     if (a.kw)
       for (const auto& [k, v] : *a.kw) self_dict(a).set(str_value(k), v);
@@ -431,6 +479,7 @@ void install_builtin_methods(VM& vm) {
   });
   method(dict, "copy", [](VM&, const CallArgs& a) {
     auto d = make<Dict>();
+    d->ordered = self_dict(a).ordered;
     self_dict(a).for_each([&](const Value& k, const Value& v) { d->set(k, v); });
     return Value(d);
   });
@@ -441,6 +490,7 @@ void install_builtin_methods(VM& vm) {
     d.index.clear();
     return Value();
   });
+  install_ordered_dict_methods(vm);
 }
 
 }  // namespace kiln::py

@@ -369,6 +369,25 @@ Value int_to_base(const CallArgs& a, const char* name, const char* spec) {
   return str_value(int_format(a[0].is_bool() ? Value(int64_t(a[0].as_bool())) : a[0], spec));
 }
 
+// dict(...) and OrderedDict(...): from a mapping, from pairs, and keywords.
+Ref<Dict> new_dict(VM& vm, const CallArgs& a) {
+  auto d = make<Dict>();
+  if (a.npos == 1) {
+    Value keys;
+    if (a[0].is(ObjKind::Dict)) {
+      a[0].as<Dict>()->for_each([&](const Value& k, const Value& v) { d->set(k, v); });
+    } else if (a[0].is(ObjKind::Instance) && vm.try_getattr(a[0], "keys", keys)) {
+      // A mapping (collections.defaultdict, Counter): CPython reads it through keys().
+      for (const Value& k : vm.to_vector(vm.call(keys, ValueVec{}))) d->set(k, vm.getitem(a[0], k));
+    } else {
+      update_from_pairs(vm, *d, a[0]);
+    }
+  }
+  if (a.kw)
+    for (const auto& [k, v] : *a.kw) d->set(str_value(k), v);
+  return d;
+}
+
 Value builtin_sorted(VM& vm, const CallArgs& a) {
   expect_args(a, 1, 1, "sorted");
   ValueVec items = vm.to_vector(a[0]);
@@ -586,27 +605,20 @@ void install_builtins(VM& vm) {
   type("str", [](VM& vm, const CallArgs& a) { return str_value(a.npos ? vm.str_of(a[0]) : std::string()); });
   type("list", [](VM& vm, const CallArgs& a) { return list_value(a.npos ? vm.to_vector(a[0]) : ValueVec{}); });
   type("tuple", [](VM& vm, const CallArgs& a) { return tuple_value(a.npos ? vm.to_vector(a[0]) : ValueVec{}); });
-  type("dict", [](VM& vm, const CallArgs& a) {
-    auto d = make<Dict>();
-    if (a.npos == 1) {
-      Value keys;
-      if (a[0].is(ObjKind::Dict)) {
-        a[0].as<Dict>()->for_each([&](const Value& k, const Value& v) { d->set(k, v); });
-      } else if (a[0].is(ObjKind::Instance) && vm.try_getattr(a[0], "keys", keys)) {
-        // A mapping (collections.defaultdict, Counter): CPython reads it through keys().
-        for (const Value& k : vm.to_vector(vm.call(keys, ValueVec{}))) d->set(k, vm.getitem(a[0], k));
-      } else {
-        for (const Value& kv : vm.to_vector(a[0])) {
-          ValueVec pair = vm.to_vector(kv);
-          if (pair.size() != 2) throw PyError("ValueError", "dictionary update sequence element has length " + std::to_string(pair.size()) + "; 2 is required");
-          d->set(pair[0], pair[1]);
-        }
-      }
-    }
-    if (a.kw)
-      for (const auto& [k, v] : *a.kw) d->set(str_value(k), v);
+  auto dict_cls = type("dict", [](VM& vm, const CallArgs& a) { return Value(new_dict(vm, a)); });
+  // collections.OrderedDict: a dict marked ordered (repr, views, ==, move_to_end).
+  auto ordered_cls = type("OrderedDict", [](VM& vm, const CallArgs& a) {
+    Ref<Dict> d = new_dict(vm, a);
+    d->ordered = true;
     return Value(d);
   });
+  ordered_cls->base = dict_cls;
+  ordered_cls->module = "collections";
+  b->erase(str_value("OrderedDict"));  // imported from collections, not a builtin name
+  // The views' types: type(d.keys()) names them; no program constructs one.
+  for (const char* view : {"dict_keys", "dict_values", "dict_items", "odict_keys", "odict_values", "odict_items"}) {
+    b->erase(str_value(type(view, nullptr)->name));
+  }
   type("range", make_range);
   type("NoneType", nullptr);
   type("type", [](VM& vm, const CallArgs& a) {

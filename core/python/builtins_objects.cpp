@@ -89,7 +89,8 @@ void install_object_builtins(VM& vm) {
     const Value& v = a[0];
     if (v.is_none() || v.is_bool() || v.is_int()) return Value(hash_int(v.is_none() ? 0 : v.as_int()));
     if (v.is_float() && v.as_float() == double(int64_t(v.as_float()))) return Value(hash_int(int64_t(v.as_float())));
-    if (v.is(ObjKind::List) || v.is(ObjKind::Dict)) throw_type_error("unhashable type: '" + type_name(v) + "'");
+    if (v.is(ObjKind::List) || v.is(ObjKind::Dict) || v.is(ObjKind::DictView))
+      throw_type_error("unhashable type: '" + type_name(v) + "'");
     if (v.is(ObjKind::Instance))
       if (const Value* fn = v.as<Instance>()->cls->lookup("__hash__")) return vm.call(*fn, ValueVec{v});
     // CPython salts the hashes of str (per process) and derives those of

@@ -30,6 +30,7 @@ const char* const kNnModuleSource = R"PY(# torch.nn.Module and the containers in
 # 2.11's torch/nn/modules/module.py and container.py: the same attribute
 # routing, traversal orders, state_dict keys, reprs and error messages.
 import math
+from collections import OrderedDict
 import torch
 import torch._kiln as _kiln
 import torch.nn.functional as F
@@ -101,7 +102,7 @@ class RemovableHandle:
 def _hooks(module, kind):
     d = _kiln.instance_dict(module)
     if kind not in d:
-        d[kind] = {}
+        d[kind] = OrderedDict()
     return d[kind]
 
 
@@ -533,8 +534,8 @@ class Module:
         for hook in list(_hooks(self, "_state_dict_pre_hooks").values()):
             hook(self, prefix, keep_vars)
         if destination is None:
-            destination = {}
-            _kiln.state_dict_metadata(destination, {})
+            destination = OrderedDict()
+            _kiln.state_dict_metadata(destination, OrderedDict())
         metadata = _kiln.state_dict_metadata(destination)
         if metadata is not None:
             metadata[prefix[:-1]] = {"version": type(self)._version}

@@ -90,6 +90,7 @@ size_t ValueHash::operator()(const Value& v) const {
       return std::hash<const void*>()(o);
     case ObjKind::List:
     case ObjKind::Dict:
+    case ObjKind::DictView:
       throw_type_error("unhashable type: '" + type_name(v) + "'");
     default:
       return std::hash<const void*>()(o);
@@ -218,7 +219,8 @@ std::string type_name(const Value& v) {
     case ObjKind::Str: return "str";
     case ObjKind::Tuple: return v.as<Tuple>()->is_size ? "Size" : "tuple";
     case ObjKind::List: return "list";
-    case ObjKind::Dict: return "dict";
+    case ObjKind::Dict: return v.as<Dict>()->ordered ? "OrderedDict" : "dict";
+    case ObjKind::DictView: return dict_view_type_name(*v.as<DictView>());
     case ObjKind::Function: return "function";
     case ObjKind::BoundMethod: return "method";
     case ObjKind::Builtin: return "builtin_function_or_method";
@@ -259,6 +261,7 @@ bool truthy(const Value& v) {
     case ObjKind::Tuple: return !v.as<Tuple>()->items.empty();
     case ObjKind::List: return !v.as<List>()->items.empty();
     case ObjKind::Dict: return v.as<Dict>()->size() != 0;
+    case ObjKind::DictView: return v.as<DictView>()->dict->size() != 0;
     case ObjKind::Range: return v.as<RangeObj>()->length() != 0;
     case ObjKind::BigInt: return true;  // never zero: zero is a small int
     case ObjKind::Tensor: {
@@ -273,6 +276,53 @@ bool truthy(const Value& v) {
     default: return true;
   }
 }
+
+std::string dict_view_type_name(const DictView& view) {
+  static const char* const names[] = {"keys", "values", "items"};
+  return std::string(view.dict->ordered ? "odict_" : "dict_") + names[int(view.which)];
+}
+
+ValueVec dict_view_items(const DictView& view) {
+  ValueVec out;
+  out.reserve(view.dict->size());
+  view.dict->for_each([&](const Value& k, const Value& v) {
+    switch (view.which) {
+      case DictView::Which::Keys: out.push_back(k); break;
+      case DictView::Which::Values: out.push_back(v); break;
+      case DictView::Which::Items: out.push_back(tuple_value({k, v})); break;
+    }
+  });
+  return out;
+}
+
+bool dict_view_contains(const DictView& view, const Value& item) {
+  if (view.which == DictView::Which::Keys) return view.dict->find(item) != nullptr;
+  if (!item.is(ObjKind::Tuple) || item.as<Tuple>()->items.size() != 2) return false;
+  const ValueVec& kv = item.as<Tuple>()->items;
+  const Value* v = view.dict->find(kv[0]);
+  return v && (v->same(kv[1]) || equal(*v, kv[1]));
+}
+
+namespace {
+
+// Two OrderedDicts are equal only with their keys in the same order.
+bool equal_in_order(const Dict& p, const Dict& q) {
+  auto a = p.items(), b = q.items();
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!equal(a[i].first, b[i].first) || (!a[i].second.same(b[i].second) && !equal(a[i].second, b[i].second))) return false;
+  return true;
+}
+
+// keys and items views compare as sets; a values view only to itself.
+bool views_equal(const DictView& a, const DictView& b) {
+  if (a.which == DictView::Which::Values || b.which == DictView::Which::Values) return false;
+  if (a.dict->size() != b.dict->size()) return false;
+  for (const Value& item : dict_view_items(a))
+    if (!dict_view_contains(b, item)) return false;
+  return true;
+}
+
+}  // namespace
 
 bool equal(const Value& a, const Value& b) {
   if (a.is(ObjKind::Instance) || b.is(ObjKind::Instance)) {
@@ -310,6 +360,7 @@ bool equal(const Value& a, const Value& b) {
       auto* q = static_cast<Dict*>(y);
       if (p->size() != q->size()) return false;
       NestingGuard guard(" in comparison");
+      if (p->ordered && q->ordered) return equal_in_order(*p, *q);
       bool same = true;
       p->for_each([&](const Value& k, const Value& v) {
         if (!same) return;
@@ -325,6 +376,7 @@ bool equal(const Value& a, const Value& b) {
       auto* q = static_cast<RangeObj*>(y);
       return p->start == q->start && p->stop == q->stop && p->step == q->step;
     }
+    case ObjKind::DictView: return views_equal(*static_cast<DictView*>(x), *static_cast<DictView*>(y));
     default: return false;
   }
 }
@@ -393,16 +445,26 @@ std::string repr_with(const Value& v, const std::function<std::string(const Valu
       return seq_repr(static_cast<List*>(o)->items, "[", "]", false, item_repr);
     }
     case ObjKind::Dict: {
+      auto* d = static_cast<Dict*>(o);
       ReprEnter enter(o);
-      if (enter.cycle()) return "{...}";
-      std::string out = "{";
+      // Python 3.12's OrderedDict repr is the dict's inside OrderedDict(...);
+      // an empty one prints as OrderedDict().
+      if (enter.cycle()) return d->ordered ? "..." : "{...}";
+      if (d->ordered && d->size() == 0) return "OrderedDict()";
+      std::string out = d->ordered ? "OrderedDict({" : "{";
       bool first = true;
-      static_cast<Dict*>(o)->for_each([&](const Value& k, const Value& val) {
+      d->for_each([&](const Value& k, const Value& val) {
         if (!first) out += ", ";
         first = false;
         out += item_repr(k) + ": " + item_repr(val);
       });
-      return out + "}";
+      return out + (d->ordered ? "})" : "}");
+    }
+    case ObjKind::DictView: {
+      auto* view = static_cast<DictView*>(o);
+      ReprEnter enter(o);
+      if (enter.cycle()) return "...";
+      return dict_view_type_name(*view) + seq_repr(dict_view_items(*view), "([", "])", false, item_repr);
     }
     case ObjKind::Function: return "<function " + static_cast<Function*>(o)->qualname + ">";
     case ObjKind::BoundMethod: return "<bound method>";

@@ -22,6 +22,7 @@ enum class ObjKind : uint8_t {
   Str, Tuple, List, Dict, Function, BoundMethod, Builtin, Class, Instance, Module,
   Tensor, DType, Device, Slice, Ellipsis, Range, Iterator, Cell, NoGrad, Super, Code,
   BigInt,  // an int outside int64 (bigint.h); smaller ints are inline Values
+  DictView,
 };
 
 class VM;
@@ -207,7 +208,27 @@ struct Dict : Object {
   struct Entry { Value key, value; bool live = true; };
   std::vector<Entry> entries;
   std::unordered_map<Value, size_t, ValueHash, ValueKeyEq> index;
+  // collections.OrderedDict: the same table, with its own repr, its views'
+  // names, order-sensitive == between two of them, and move_to_end.
+  bool ordered = false;
 };
+
+// dict.keys()/values()/items(): a live view of its dict, as CPython's, so a
+// view taken before an insertion shows the new key and prints as
+// dict_keys([...]) (odict_keys for an OrderedDict).
+struct DictView : Object {
+  enum class Which : uint8_t { Keys, Values, Items };
+  DictView(Ref<Dict> d, Which w) : Object(ObjKind::DictView), dict(std::move(d)), which(w) {}
+  Ref<Dict> dict;
+  Which which;
+};
+// dict(pairs) and d.update(pairs): each item a (key, value) pair, else
+// CPython's ValueError. In builtin_methods.cpp.
+void update_from_pairs(VM& vm, Dict& d, const Value& pairs);
+std::string dict_view_type_name(const DictView& view);  // "dict_keys", "odict_items"
+ValueVec dict_view_items(const DictView& view);         // keys, values or (key, value) tuples, in order
+// `item in view` for keys and items, by hash and ==, as the set-like views are.
+bool dict_view_contains(const DictView& view, const Value& item);
 
 struct Cell : Object {
   Cell() : Object(ObjKind::Cell) {}

@@ -123,6 +123,12 @@ void load_kiln_std(VM&, const Ref<Module>& m) {
   // Outside the subset: NotImplementedError with exit code 3, as open() is.
   def_native(m, "refuse", [](VM&, const CallArgs& a) -> Value { throw_unsupported(as_str(a[0])); });
   def_native(m, "class_dict", [](VM&, const CallArgs& a) { return Value(class_arg(a, 0)->dict); });
+  // A type the VM registers but builtins does not name (collections.OrderedDict).
+  def_native(m, "builtin_type", [](VM& vm, const CallArgs& a) -> Value {
+    Ref<Class> c = vm.builtin_type(as_str(a[0]));
+    if (!c) throw PyError("AttributeError", "no builtin type " + as_str(a[0]));
+    return Value(c);
+  });
   def_native(m, "set_class_name", [](VM&, const CallArgs& a) {
     Class* c = class_arg(a, 0);
     c->name = c->qualname = as_str(a[1]);

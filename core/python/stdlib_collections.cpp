@@ -1,7 +1,7 @@
 // collections, functools and copy: Python source in the subset after CPython
-// 3.12's. The subset cannot subclass dict, so OrderedDict is dict itself
-// (ordered since 3.7) and defaultdict, Counter and deque are classes that
-// behave as the containers they wrap.
+// 3.12's. OrderedDict is the VM's dict marked ordered; the subset cannot
+// subclass dict, so defaultdict, Counter and deque are classes that behave as
+// the containers they wrap.
 #include "core/python/compiler.h"
 #include "core/python/stdlib.h"
 #include "core/python/vm.h"
@@ -14,7 +14,7 @@ const char* const kCollectionsSource = R"PY(# collections in the subset.
 import _kiln_std
 from typing import _TUPLE_METHODS, _tuple_init
 
-OrderedDict = dict
+OrderedDict = _kiln_std.builtin_type("OrderedDict")
 
 
 def _raise(kind, message):
@@ -701,7 +701,7 @@ def copy(x):
     if isinstance(x, list):
         return list(x)
     if isinstance(x, dict):
-        return dict(x)
+        return type(x)(x)
     if isinstance(x, tuple):
         return x
     if isinstance(x, torch.Tensor):
@@ -733,7 +733,7 @@ def deepcopy(x, memo=None):
     elif isinstance(x, tuple):
         y = tuple([deepcopy(v, memo) for v in x])
     elif isinstance(x, dict):
-        y = {}
+        y = type(x)()
         memo[key] = y
         for k, v in x.items():
             y[deepcopy(k, memo)] = deepcopy(v, memo)

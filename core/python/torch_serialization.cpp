@@ -181,8 +181,10 @@ class Pickler {
       return op('e');
     }
     if (v.is(ObjKind::Dict)) {
-      op('}');
       const Dict* d = v.as<Dict>();
+      // An OrderedDict (a state dict) is rebuilt as one, as pickle writes it.
+      if (d->ordered) empty_ordered_dict();
+      else op('}');
       if (d->size() == 0) return;
       op('(');
       d->for_each([&](const Value& k, const Value& x) {
@@ -458,7 +460,9 @@ class Unpickler {
     const ValueVec& args = args_value.as<Tuple>()->items;
     if (name == "collections.OrderedDict") {
       if (!args.empty()) bad("OrderedDict with arguments");
-      return Value(make<Dict>());
+      auto d = make<Dict>();
+      d->ordered = true;
+      return Value(d);
     }
     if (name == "torch.Size") {
       if (args.size() != 1) bad("torch.Size of " + std::to_string(args.size()) + " arguments");

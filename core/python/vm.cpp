@@ -107,6 +107,7 @@ void for_each_child(Object* obj, Visit&& visit) {
       });
       break;
     case ObjKind::Cell: visit(static_cast<Cell*>(obj)->value); break;
+    case ObjKind::DictView: visit(Value(static_cast<DictView*>(obj)->dict)); break;
     case ObjKind::Function: {
       auto* fn = static_cast<Function*>(obj);
       visit(Value(fn->globals));
@@ -161,6 +162,7 @@ void clear_children(Object* obj) {
     case ObjKind::Cell:
       if (obj != unbound().obj()) static_cast<Cell*>(obj)->value = Value();
       break;
+    case ObjKind::DictView: static_cast<DictView*>(obj)->dict = {}; break;
     case ObjKind::Function: {
       auto* fn = static_cast<Function*>(obj);
       fn->globals = {};

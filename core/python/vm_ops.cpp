@@ -521,6 +521,20 @@ void VM::delitem(const Value& obj, const Value& key) {
 
 // ---- operators ----
 
+// keys() and items() views are set-like: `d.keys() - {"a"}`, `a.keys() & b.keys()`
+// give sets, as CPython's views do. True with both operands as sets when the
+// operator is one of the four and either operand is such a view.
+static bool set_like_operands(VM& vm, BinaryOpKind op, const Value& a, const Value& b, Value& set_a, Value& set_b) {
+  if (op != BinaryOpKind::And && op != BinaryOpKind::Or && op != BinaryOpKind::Sub && op != BinaryOpKind::Xor) return false;
+  auto set_like = [](const Value& v) { return v.is(ObjKind::DictView) && v.as<DictView>()->which != DictView::Which::Values; };
+  if (!set_like(a) && !set_like(b)) return false;
+  Ref<Class> set_cls = vm.builtin_type("set");
+  if (!set_cls) return false;
+  set_a = set_like(a) ? vm.call(Value(set_cls), ValueVec{a}) : a;
+  set_b = set_like(b) ? vm.call(Value(set_cls), ValueVec{b}) : b;
+  return true;
+}
+
 Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) {
   Value out;
   if (op == BinaryOpKind::Mod && a.is(ObjKind::Str)) return percent_format(*this, a.as<Str>()->s, b);
@@ -574,6 +588,7 @@ Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) 
       if (seq.is(ObjKind::Tuple)) return tuple_value(repeat(seq.as<Tuple>()->items, k));
     }
   }
+  if (Value set_a, set_b; set_like_operands(*this, op, a, b, set_a, set_b)) return binary(op, set_a, set_b, false);
   // User classes may define the operator.
   static const char* const names[] = {"__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
                                       "__matmul__", "__lshift__", "__rshift__", "__and__", "__or__", "__xor__"};
@@ -661,6 +676,12 @@ bool container_equal(VM& vm, const Value& a, const Value& b) {
     const Dict* q = b.as<Dict>();
     if (p.size() != q->size()) return false;
     NestingGuard guard(" in comparison");
+    // Two OrderedDicts are equal only with their keys in the same order.
+    if (a.as<Dict>()->ordered && q->ordered) {
+      const auto order = q->items();
+      for (size_t i = 0; i < p.size(); ++i)
+        if (!equal(p[i].first, order[i].first)) return false;
+    }
     for (const auto& [k, v] : p) {
       const Value* w = q->find(k);
       if (!w) return false;
@@ -749,6 +770,7 @@ Value VM::iter(const Value& v) {
     v.as<Dict>()->for_each([&](const Value& k, const Value&) { keys.push_back(k); });
     return iter(list_value(std::move(keys)));
   }
+  if (v.is(ObjKind::DictView)) return iter(list_value(dict_view_items(*v.as<DictView>())));
   if (v.is(ObjKind::Str)) {
     const StrChars text(v);
     ValueVec chars;
@@ -834,6 +856,8 @@ ValueVec VM::to_vector(const Value& iterable) {
 
 bool VM::contains(const Value& container, const Value& item) {
   if (container.is(ObjKind::Dict)) return container.as<Dict>()->find(item) != nullptr;
+  if (container.is(ObjKind::DictView) && container.as<DictView>()->which != DictView::Which::Values)
+    return dict_view_contains(*container.as<DictView>(), item);
   if (container.is(ObjKind::Str)) {
     if (!item.is(ObjKind::Str)) throw_type_error("'in <string>' requires string as left operand, not " + type_name(item));
     return container.as<Str>()->s.find(item.as<Str>()->s) != std::string::npos;
@@ -859,6 +883,7 @@ int64_t VM::len(const Value& v) {
   if (v.is(ObjKind::List)) return int64_t(v.as<List>()->items.size());
   if (v.is(ObjKind::Tuple)) return int64_t(v.as<Tuple>()->items.size());
   if (v.is(ObjKind::Dict)) return int64_t(v.as<Dict>()->size());
+  if (v.is(ObjKind::DictView)) return int64_t(v.as<DictView>()->dict->size());
   if (v.is(ObjKind::Range)) return v.as<RangeObj>()->length();
   if (v.is(ObjKind::Tensor)) return tensor_len(*this, v);
   if (v.is(ObjKind::Instance))
@@ -915,7 +940,8 @@ Ref<Class> VM::type_of(const Value& v) {
         case ObjKind::Str: name = "str"; break;
         case ObjKind::Tuple: name = v.as<Tuple>()->is_size ? "Size" : "tuple"; break;
         case ObjKind::List: name = "list"; break;
-        case ObjKind::Dict: name = "dict"; break;
+        case ObjKind::Dict: name = v.as<Dict>()->ordered ? "OrderedDict" : "dict"; break;
+        case ObjKind::DictView: return builtin_type(dict_view_type_name(*v.as<DictView>()));
         case ObjKind::Tensor: name = v.as<TensorObj>()->is_parameter ? "Parameter" : "Tensor"; break;
         case ObjKind::DType: name = "dtype"; break;
         case ObjKind::Device: name = "device"; break;
