@@ -45,9 +45,11 @@ for d in re numpy complex sparse packed; do
 done
 # torch.jit.trace / script, torch.fx.symbolic_trace and traceback's printing.
 cp tests/data/regressions/jit_trace_fx_script.py tests/data/regressions/fx_graph_building.py "$work/python/"
-# torch.autograd.grad and torch.func, default device contexts, module hooks, pruning.
+# torch.autograd.grad and torch.func (nested: second derivatives), default device contexts,
+# module hooks, pruning, OrderedDict state dicts and dict views.
 for f in autograd_grad_and_func default_device_context module_hooks_and_jacfwd pruning_methods diff_and_load_versions \
-         parametrize_and_solve weight_norm_old_and_new spectral_norm_gan_step; do
+         parametrize_and_solve weight_norm_old_and_new spectral_norm_gan_step ordered_dicts_and_views \
+         double_backward_and_hessians; do
   cp "tests/data/regressions/$f.py" "$work/python/"
 done
 # torch.save archives (PyTorch's and a hostile one) go to torch.load.

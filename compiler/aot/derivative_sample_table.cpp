@@ -325,6 +325,11 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
                                      "f[1,2,4,4] f[2,3,3,3] f[3] [2,2] [1,1] [1,1] true [1,1] 1",
                                      "f[1,4,5] f[4,2,3] None [1] [0] [2] false [0] 2"}},
       {"aten::_convolution.default", {"f[1,2,5] f[3,2,3] f[3] [2] [1] [1] false [0] 1 false false true true"}},
+      // grad_output, input, weight as the forwards above produce and take them.
+      {"aten::convolution_backward.default",
+       {"f[1,3,5,5] f[1,2,5,5] f[3,2,3,3] [3] [1,1] [1,1] [1,1] false [0,0] 1 {true true true}",
+        "f[1,3,8,8] f[1,2,4,4] f[2,3,3,3] [3] [2,2] [1,1] [1,1] true [1,1] 1 {true true true}",
+        "f[1,4,1] f[1,4,5] f[4,2,3] [4] [1] [0] [2] false [0] 2 {true true true}"}},
       {"aten::conv1d.default", {"f[2,2,6] f[3,2,3] f[3] 2 1"}},
       {"aten::conv1d.padding", {"f[1,2,6] f[3,2,4] f[3] 1 'same'"}},
       {"aten::conv2d.default", {"f[1,2,5,5] f[2,2,3,3] f[2] 1 1"}},

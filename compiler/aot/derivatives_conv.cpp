@@ -21,6 +21,43 @@ void convolution_grad(GradContext& x) {
   if (x.needs("bias")) x.set("bias", g[2]);
 }
 
+// Double backward (create_graph=True through a convolution, as gradient
+// penalties need). The forward F(x, w) is bilinear and convolution_backward
+// gives gI = J_x(w)^T go, gW = J_w(x)^T go and gB = sum(go), so with ggI, ggW
+// and ggB the gradients of those:
+//   d go = F(ggI, w) + F(x, ggW) + ggB broadcast over go,
+//   d w  = the weight gradient of F at input ggI for go,
+//   d x  = the input gradient of F with weight ggW for go,
+// for plain and transposed convolutions alike (PyTorch's _convolution_double_backward).
+void convolution_backward_grad(GradContext& x) {
+  Emitter& e = x.e;
+  Var go = x.var("grad_output"), input = x.var("input"), weight = x.var("weight");
+  auto forward = [&](Var in, Var w) {
+    return e.call1("aten::convolution.default", {in, w, Value(), x.arg("stride"), x.arg("padding"), x.arg("dilation"),
+                                                 x.arg("transposed"), x.arg("output_padding"), x.arg("groups")});
+  };
+  auto backward = [&](Var in, Var w) {
+    return e.call("aten::convolution_backward.default",
+                  {go, in, w, std::vector<int64_t>{e.sizes(go)[1]}, x.arg("stride"), x.arg("padding"),
+                   x.arg("dilation"), x.arg("transposed"), x.arg("output_padding"), x.arg("groups"),
+                   Value(ValueList{true, true, true})});
+  };
+  std::optional<Var> gg_input = x.grad(0), gg_weight = x.grad(1), gg_bias = x.grad(2);
+  std::optional<Var> d_go;
+  auto accumulate = [&](Var v) { d_go = d_go ? add(e, *d_go, v) : v; };
+  if (gg_input) accumulate(forward(*gg_input, weight));
+  if (gg_weight) accumulate(forward(input, *gg_weight));
+  if (gg_bias) {
+    Shape go_sizes = e.sizes(go);
+    Shape per_channel(go_sizes.size(), 1);
+    per_channel[1] = go_sizes[1];
+    accumulate(expand(e, reshape(e, *gg_bias, per_channel), go_sizes));
+  }
+  if (d_go) x.set("grad_output", *d_go);
+  if (gg_input && x.needs("weight")) x.set("weight", backward(*gg_input, weight)[1]);
+  if (gg_weight && x.needs("input")) x.set("input", backward(input, *gg_weight)[0]);
+}
+
 // conv1d/2d/3d (and their str-padding forms) and conv_transpose*: aten::convolution.
 Var convolution(Emitter& e, const GradContext& x, Var input, bool transposed, const EArg& padding,
                 const EArg& output_padding) {
@@ -91,6 +128,8 @@ void register_conv_derivatives(DerivativeTable& t) {
   for (const char* op : {"aten::conv_transpose1d.default", "aten::conv_transpose2d.input",
                          "aten::conv_transpose3d.input"})
     t.add<conv_transpose_grad>(op, conv, kSavesInputs);
+  t.add<convolution_backward_grad>("aten::convolution_backward.default", {"grad_output", "input", "weight"},
+                                    kSavesInputs);
   t.add<im2col_grad>("aten::im2col.default", {"self"}, kSavesNothing);
   t.add<col2im_grad>("aten::col2im.default", {"self"}, kSavesNothing);
 }

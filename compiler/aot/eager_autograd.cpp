@@ -1,5 +1,7 @@
 #include "compiler/aot/eager_autograd.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <set>
@@ -18,6 +20,33 @@ using pipeline::EagerEmitter;
 using pipeline::TensorKey;
 namespace ag = py::autograd;
 
+// The name PyTorch's grad_fn shows for a gradient computed by `calls`: the
+// backward of the op that made the first gradient ("aten::mul.Tensor" ->
+// "MulBackward0"), as a double-backward graph's nodes are those ops' nodes.
+std::string backward_name(const std::vector<GradCall>& calls, const GradList& grads) {
+  for (const std::optional<Var>& g : grads) {
+    if (!g) continue;
+    for (auto c = calls.rbegin(); c != calls.rend(); ++c) {
+      if (std::find(c->outputs.begin(), c->outputs.end(), *g) == c->outputs.end()) continue;
+      std::string_view op = c->op;
+      if (op.starts_with("aten::")) op.remove_prefix(6);
+      op = op.substr(0, op.find('.'));
+      std::string out;
+      bool upper = true;
+      for (char ch : op) {
+        if (ch == '_') {
+          upper = true;
+          continue;
+        }
+        out += upper ? char(std::toupper(static_cast<unsigned char>(ch))) : ch;
+        upper = false;
+      }
+      return out + "Backward0";
+    }
+  }
+  return "CloneBackward0";
+}
+
 // One differentiable call: the ATen calls its binding made, over `values`
 // (Var id = index), from its grad-requiring inputs to its outputs.
 class TapeNode : public ag::Node {
@@ -34,6 +63,56 @@ class TapeNode : public ag::Node {
     GradList gins = backprop(e, calls, outputs, gouts, inputs);
     Grads out;
     for (const std::optional<Var>& g : gins) out.push_back(g ? std::optional<Tensor>(e.tensor(*g)) : std::nullopt);
+    return out;
+  }
+
+  // create_graph=True: the gradients, and a node whose tape is this one's
+  // forward calls followed by the backward calls that computed them, so
+  // differentiating a gradient again reaches both the forward inputs and the
+  // incoming gradients through formulas Kiln already has.
+  HistoryGrads apply_with_history(py::VM&, const HistoryGrads& grad_outputs) override {
+    if (!broken.empty()) throw Error("cannot differentiate through " + name + ": " + broken);
+    check_versions();
+    EagerEmitter e;
+    for (const Tensor& t : values) e.input(t);
+    auto again = std::make_shared<TapeNode>();
+    again->calls = calls;
+    again->inputs = inputs;
+    again->next = next;
+    again->origins = origins;
+    GradList gouts;
+    for (const std::optional<ag::GradValue>& g : grad_outputs) {
+      if (!g) {
+        gouts.push_back(std::nullopt);
+        continue;
+      }
+      Var v = e.input(g->value);
+      gouts.push_back(v);
+      if (g->edge.node) {
+        again->inputs.push_back(v);
+        again->next.push_back(g->edge);
+      }
+    }
+    RecordingEmitter recording(e);
+    GradList gins = backprop(recording, calls, outputs, gouts, inputs);
+    again->calls.insert(again->calls.end(), recording.calls().begin(), recording.calls().end());
+    again->values = e.values();
+    again->num_outputs = gins.size();
+    again->name = backward_name(recording.calls(), gins);
+    bool has_history = false;
+    for (const ag::Edge& edge : again->next) has_history |= edge.node != nullptr;
+    HistoryGrads out;
+    for (size_t k = 0; k < gins.size(); ++k) {
+      again->outputs.push_back(gins[k] ? *gins[k] : Var{});
+      if (!gins[k]) {
+        out.push_back(std::nullopt);
+        continue;
+      }
+      ag::GradValue g{e.tensor(*gins[k]), {}};
+      if (has_history) g.edge = ag::Edge{again, uint32_t(k)};
+      out.push_back(std::move(g));
+    }
+    again->seal();
     return out;
   }
 
@@ -101,7 +180,8 @@ class TapeRecorder : public ag::Recorder {
   void add_input(const Tensor& t, const std::string& origin) override {
     Var v = add_value(t);
     if (!origin.empty()) node_->origins[v.id] = origin;
-    vars_.try_emplace(pipeline::key_of(t), v);  // an alias given twice takes its gradient once
+    // An alias given twice takes its gradient once, at the first.
+    if (!vars_.try_emplace(pipeline::key_of(t), v).second) node_->merged_inputs.push_back(uint32_t(node_->inputs.size()));
     node_->inputs.push_back(v);
   }
 

@@ -84,6 +84,7 @@ class EagerEmitter : public Emitter {
   Var input(Tensor t);
   std::vector<Var> call(std::string_view op, const std::vector<EArg>& args, const EKwargs& kwargs = {}) override;
   const Tensor& tensor(Var v) const override { return values_.at(size_t(v.id)); }
+  const std::vector<Tensor>& values() const { return values_; }  // by Var id
 
  private:
   std::vector<Tensor> values_;

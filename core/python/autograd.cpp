@@ -40,10 +40,62 @@ struct AccumulateGrad : Node {
     if (!grads.empty() && grads[0]) accumulate_grad(*leaf, *grads[0]);
     return {};
   }
+  // Under create_graph PyTorch's AccumulateGrad keeps the history: .grad is a
+  // clone of the first gradient (CloneBackward0), then old + new out of place.
+  HistoryGrads apply_with_history(VM&, const HistoryGrads& grads) override;
   Ref<TensorObj> leaf;
 };
 
+// The backward of clone: the gradient passes through unchanged.
+struct CloneNode : Node {
+  explicit CloneNode(Edge from) {
+    name = "CloneBackward0";
+    next = {std::move(from)};
+  }
+  Grads apply(const Grads& g) override { return {g.at(0)}; }
+  HistoryGrads apply_with_history(VM&, const HistoryGrads& g) override { return {g.at(0)}; }
+};
+
+// Two gradients for one slot under create_graph: their sum, whose backward
+// hands its gradient to both (PyTorch's engine adds them with a recorded add).
+struct SumNode : Node {
+  SumNode(Edge a, Edge b) {
+    name = "AddBackward0";
+    next = {std::move(a), std::move(b)};
+  }
+  Grads apply(const Grads& g) override { return {g.at(0), g.at(0)}; }
+  HistoryGrads apply_with_history(VM&, const HistoryGrads& g) override { return {g.at(0), g.at(0)}; }
+};
+
+GradValue add_grad_values(const GradValue& a, const GradValue& b) {
+  GradValue sum{add_grads(a.value, b.value), {}};
+  if (a.edge.node || b.edge.node) sum.edge = Edge{std::make_shared<SumNode>(a.edge, b.edge), 0};
+  return sum;
+}
+
+
 }  // namespace
+
+Node::HistoryGrads AccumulateGrad::apply_with_history(VM&, const HistoryGrads& grads) {
+  if (grads.empty() || !grads[0]) return {};
+  const GradValue& g = *grads[0];
+  GradValue result;
+  if (leaf->grad.is(ObjKind::Tensor)) {
+    result = add_grad_values(grad_value_of(leaf->grad.as<TensorObj>()), g);
+  } else {
+    result.value = g.value.clone();
+    if (g.edge.node) result.edge = Edge{std::make_shared<CloneNode>(g.edge), 0};
+  }
+  if (result.value.dtype() != leaf->t.dtype()) {
+    if (result.edge.node)
+      throw PyError("NotImplementedError", "create_graph=True with a gradient of another dtype than its leaf",
+                    /*unsupported=*/true);
+    result.value = result.value.to(leaf->t.dtype());
+  }
+  leaf->grad = grad_value_object(result);
+  leaf->grad.as<TensorObj>()->device = leaf->device;
+  return {};
+}
 
 void accumulate_grad(TensorObj& leaf, const Tensor& g) {
   if (leaf.grad.is(ObjKind::Tensor)) {
@@ -320,8 +372,8 @@ namespace {
 
 // The roots of a pass and the gradients they start with, checked as PyTorch
 // checks them.
-void root_edges_and_grads(const std::vector<TensorObj*>& roots, const std::vector<std::optional<Tensor>>& grads,
-                          std::vector<Edge>& root_edges, std::vector<Tensor>& root_grads) {
+void root_edges_and_grads(const std::vector<TensorObj*>& roots, const std::vector<std::optional<GradValue>>& grads,
+                          std::vector<Edge>& root_edges, std::vector<GradValue>& root_grads) {
   if (!g_factory)
     throw PyError("RuntimeError",
                   "Tensor.backward(): this interpreter records no gradients (the host did not install Kiln's "
@@ -330,13 +382,13 @@ void root_edges_and_grads(const std::vector<TensorObj*>& roots, const std::vecto
     Edge e = edge_of(roots[i]);
     if (!e.node)
       throw PyError("RuntimeError", "element " + std::to_string(i) + " of tensors does not require grad and does not have a grad_fn");
-    std::optional<Tensor> g = i < grads.size() ? grads[i] : std::nullopt;
+    std::optional<GradValue> g = i < grads.size() ? grads[i] : std::nullopt;
     if (!g) {
       if (roots[i]->t.numel() != 1) throw PyError("RuntimeError", "grad can be implicitly created only for scalar outputs");
-      g = Tensor::full(roots[i]->t.sizes(), Scalar(1.0), roots[i]->t.dtype());
-    } else if (g->sizes() != roots[i]->t.sizes()) {
+      g = GradValue{Tensor::full(roots[i]->t.sizes(), Scalar(1.0), roots[i]->t.dtype()), {}};
+    } else if (g->value.sizes() != roots[i]->t.sizes()) {
       throw PyError("RuntimeError", "Mismatch in shape: grad_output[" + std::to_string(i) + "] has a shape of " +
-                                        shape_str(g->sizes()) + " and output[" + std::to_string(i) +
+                                        shape_str(g->value.sizes()) + " and output[" + std::to_string(i) +
                                         "] has a shape of " + shape_str(roots[i]->t.sizes()) + ".");
     }
     root_edges.push_back(e);
@@ -348,15 +400,17 @@ void root_edges_and_grads(const std::vector<TensorObj*>& roots, const std::vecto
 // node output, or its AccumulateGrad for a leaf).
 struct Capture {
   Edge edge;
-  std::optional<Tensor> grad;
+  std::optional<GradValue> grad;
 };
 
 // Walks the graph from the roots. Without captures every reachable node runs
 // and the leaves' AccumulateGrad nodes fill .grad (backward()). With
 // captures (autograd.grad) only the nodes on a path to a captured edge run,
-// and no .grad is touched, as PyTorch's engine prunes by exec_info.
-void run_pass(VM& vm, const std::vector<Edge>& root_edges, const std::vector<Tensor>& root_grads, bool retain_graph,
-              std::vector<Capture>* captures) {
+// and no .grad is touched, as PyTorch's engine prunes by exec_info. With
+// create_graph each node's gradients keep their history (apply_with_history)
+// and grad mode is on while they are computed, as in PyTorch.
+void run_pass(VM& vm, const std::vector<Edge>& root_edges, const std::vector<GradValue>& root_grads, bool retain_graph,
+              std::vector<Capture>* captures, bool create_graph) {
   // How many edges lead into each node reachable from the roots: a node runs
   // once every gradient for it has arrived.
   std::unordered_map<Node*, int> pending;
@@ -418,18 +472,18 @@ void run_pass(VM& vm, const std::vector<Edge>& root_edges, const std::vector<Ten
   for (const Ref<TensorObj>& r : retained(vm))
     if (r->refs > 1 && r->grad_node && seen.count(r->grad_node.get())) retained_at[r->grad_node.get()].push_back(r.get());
 
-  std::unordered_map<Node*, Node::Grads> buffers;
-  auto deliver = [&](const Edge& e, const Tensor& g) {
-    Node::Grads& b = buffers[e.node.get()];
+  std::unordered_map<Node*, Node::HistoryGrads> buffers;
+  auto deliver = [&](const Edge& e, const GradValue& g) {
+    Node::HistoryGrads& b = buffers[e.node.get()];
     if (b.size() < e.node->num_outputs) b.resize(e.node->num_outputs);
-    std::optional<Tensor>& slot = b.at(e.output_nr);
-    slot = slot ? add_grads(*slot, g) : g;
+    std::optional<GradValue>& slot = b.at(e.output_nr);
+    slot = slot ? add_grad_values(*slot, g) : g;
   };
   for (size_t i = 0; i < root_edges.size(); ++i) deliver(root_edges[i], root_grads[i]);
 
   std::vector<Node*> ran;
   bool saved_mode = vm.grad_enabled;
-  vm.grad_enabled = false;  // backward itself records nothing (no create_graph)
+  vm.grad_enabled = create_graph;  // backward records only what create_graph asks to differentiate again
   try {
     std::vector<Node*> ready;
     for (const Edge& e : root_edges)
@@ -438,21 +492,34 @@ void run_pass(VM& vm, const std::vector<Edge>& root_edges, const std::vector<Ten
     while (!ready.empty()) {
       Node* n = ready.back();
       ready.pop_back();
-      Node::Grads in = std::move(buffers[n]);
+      Node::HistoryGrads in = std::move(buffers[n]);
       buffers.erase(n);
       in.resize(n->num_outputs);
       if (auto it = captured_at.find(n); it != captured_at.end())
         for (Capture* c : it->second)
           if (c->edge.output_nr < in.size()) c->grad = in[c->edge.output_nr];
-      Node::Grads out;
+      Node::HistoryGrads out;
       if (should_run(n)) {
         if (auto it = retained_at.find(n); it != retained_at.end())
           for (TensorObj* t : it->second)
-            if (t->output_nr < in.size() && in[t->output_nr]) fill_retained(*t, *in[t->output_nr]);
+            if (t->output_nr < in.size() && in[t->output_nr]) fill_retained(*t, in[t->output_nr]->value);
         // A backward pass is one VM call that may run for seconds: the time
         // limit and cancellation are checked per node, not per instruction.
         vm.check_deadline();
-        out = n->apply(in);
+        for (uint32_t k : n->merged_inputs)
+          if (captures && k < n->next.size() && n->next[k].node &&
+              (captured_at.count(n->next[k].node.get()) || runs.count(n->next[k].node.get())))
+            throw PyError("NotImplementedError",
+                          "torch.autograd.grad through " + n->name + ", which took two aliases of one tensor (x and a "
+                          "view of all of x): Kiln cannot tell their gradients apart",
+                          /*unsupported=*/true);
+        if (create_graph) {
+          out = n->apply_with_history(vm, in);
+        } else {
+          Node::Grads plain;
+          for (const std::optional<GradValue>& g : in) plain.push_back(g ? std::optional<Tensor>(g->value) : std::nullopt);
+          for (std::optional<Tensor>& g : n->apply(plain)) out.push_back(g ? std::optional<GradValue>(GradValue{*g, {}}) : std::nullopt);
+        }
         ran.push_back(n);
       }
       for (size_t k = 0; k < n->next.size(); ++k) {
@@ -464,7 +531,11 @@ void run_pass(VM& vm, const std::vector<Edge>& root_edges, const std::vector<Ten
     }
   } catch (const Error& e) {
     vm.grad_enabled = saved_mode;
-    throw PyError("RuntimeError", e.what());
+    // An op Kiln has no formula for (a backward op differentiated again under
+    // create_graph): Kiln's gap, exit 3, not the program's error.
+    const std::string message = e.what();
+    if (message.find("no derivative formula for") != std::string::npos) throw PyError("NotImplementedError", message, true);
+    throw PyError("RuntimeError", message);
   } catch (...) {
     vm.grad_enabled = saved_mode;
     throw;
@@ -481,37 +552,65 @@ void run_pass(VM& vm, const std::vector<Edge>& root_edges, const std::vector<Ten
 
 }  // namespace
 
-void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<Tensor>>& grads,
-              bool retain_graph) {
-  std::vector<Edge> root_edges;
-  std::vector<Tensor> root_grads;
-  root_edges_and_grads(roots, grads, root_edges, root_grads);
-  run_pass(vm, root_edges, root_grads, retain_graph, nullptr);
+Node::HistoryGrads Node::apply_with_history(VM&, const HistoryGrads&) {
+  throw PyError("NotImplementedError",
+                "create_graph=True through " + name + ": Kiln cannot differentiate this node's backward again",
+                /*unsupported=*/true);
 }
 
-std::vector<std::optional<Tensor>> grad(VM& vm, const std::vector<TensorObj*>& roots,
-                                        const std::vector<std::optional<Tensor>>& grads,
-                                        const std::vector<TensorObj*>& inputs, bool retain_graph, bool allow_unused) {
+void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<GradValue>>& grads,
+              bool retain_graph, bool create_graph) {
   std::vector<Edge> root_edges;
-  std::vector<Tensor> root_grads;
+  std::vector<GradValue> root_grads;
+  root_edges_and_grads(roots, grads, root_edges, root_grads);
+  run_pass(vm, root_edges, root_grads, retain_graph, nullptr, create_graph);
+}
+
+std::vector<std::optional<GradValue>> grad(VM& vm, const std::vector<TensorObj*>& roots,
+                                           const std::vector<std::optional<GradValue>>& grads,
+                                           const std::vector<TensorObj*>& inputs, bool retain_graph, bool allow_unused,
+                                           bool create_graph) {
+  std::vector<Edge> root_edges;
+  std::vector<GradValue> root_grads;
   root_edges_and_grads(roots, grads, root_edges, root_grads);
   std::vector<Capture> captures;
   for (TensorObj* t : inputs) {
     if (!t->requires_grad && !t->grad_node) throw PyError("RuntimeError", "One of the differentiated Tensors does not require grad");
     captures.push_back(Capture{edge_of(t), std::nullopt});
   }
-  run_pass(vm, root_edges, root_grads, retain_graph, &captures);
-  std::vector<std::optional<Tensor>> result;
+  run_pass(vm, root_edges, root_grads, retain_graph, &captures, create_graph);
+  std::vector<std::optional<GradValue>> result;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    std::optional<Tensor>& g = captures[i].grad;
+    std::optional<GradValue>& g = captures[i].grad;
     if (!g && !allow_unused)
       throw PyError("RuntimeError",
                     "One of the differentiated Tensors appears to not have been used in the graph. Set "
                     "allow_unused=True if this is the desired behavior.");
-    if (g && g->dtype() != inputs[i]->t.dtype()) g = g->to(inputs[i]->t.dtype());
+    if (g && g->value.dtype() != inputs[i]->t.dtype()) {
+      if (g->edge.node)
+        throw PyError("NotImplementedError", "create_graph=True with a gradient of another dtype than its input",
+                      /*unsupported=*/true);
+      g->value = g->value.to(inputs[i]->t.dtype());
+    }
     result.push_back(g);
   }
   return result;
+}
+
+Value grad_value_object(const GradValue& g) {
+  Value v = tensor_value(g.value);
+  if (g.edge.node) {
+    TensorObj* t = v.as<TensorObj>();
+    set_history(t, g.edge.node, g.edge.output_nr);
+    t->grad_fn = g.edge.node->name;
+  }
+  return v;
+}
+
+GradValue grad_value_of(TensorObj* t) {
+  GradValue g{t->t, {}};
+  if (t->requires_grad || t->grad_node) g.edge = edge_of(t);
+  return g;
 }
 
 }  // namespace kiln::py::autograd

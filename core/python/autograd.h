@@ -24,6 +24,7 @@
 namespace kiln::py {
 
 class VM;
+class Value;
 struct TensorObj;
 struct CallArgs;
 
@@ -40,17 +41,34 @@ struct Edge {
 
 // A backward function: gradients of its outputs in, gradients of its inputs
 // (one per `next` edge) out. nullopt stands for a zero gradient.
+// A gradient and, under create_graph=True, the edge its value came from in
+// the graph that differentiating it again walks (null: it has no history).
+struct GradValue {
+  Tensor value;
+  Edge edge;
+};
+
 struct Node {
   // Frees the chain behind it without recursion: a program's 100,000 ops
   // deep graph would otherwise take as many nested destructor calls.
   virtual ~Node();
   using Grads = std::vector<std::optional<Tensor>>;
   virtual Grads apply(const Grads& grad_outputs) = 0;
+  // apply() for create_graph=True: the gradients out carry edges into new
+  // nodes whose backward differentiates this one's. A node that cannot
+  // refuses (exit 3) rather than give a gradient without its history.
+  using HistoryGrads = std::vector<std::optional<GradValue>>;
+  virtual HistoryGrads apply_with_history(VM& vm, const HistoryGrads& grad_outputs);
   // Frees what the node saved for backward (after a backward without retain_graph).
   virtual void release() {}
 
   std::string name;        // "AddmmBackward0", as grad_fn shows it
   std::vector<Edge> next;  // one per differentiable input
+  // Inputs that alias an earlier one (x and x.view_as(x) in one call): the
+  // recorder sees one tensor, so their gradient all goes to the earlier
+  // input. Right for backward() into leaves; autograd.grad asking for the
+  // alias itself is refused.
+  std::vector<uint32_t> merged_inputs;
   size_t num_outputs = 1;
   bool released = false;
 };
@@ -147,19 +165,28 @@ void retain_grad(VM& vm, TensorObj* t);
 // Tensor.backward(): runs the graph from `roots` with `grads` (an implicit
 // 1.0 for a one-element root with no gradient given) and accumulates into the
 // .grad of the leaves reached. Frees the graph unless `retain_graph`.
-void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<Tensor>>& grads,
-              bool retain_graph);
+// With `create_graph` the gradients keep their history (.grad of a leaf is a
+// tensor that can be differentiated again).
+void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<GradValue>>& grads,
+              bool retain_graph, bool create_graph = false);
 
 // Adds `g` into leaf.grad as AccumulateGrad does: in place once it exists (a
 // program holding p.grad sees the sum), else a copy of its own in the leaf's dtype.
 void accumulate_grad(TensorObj& leaf, const Tensor& g);
 
-// torch.autograd.grad (first order): the gradients of `roots` with respect to
-// `inputs` (nullopt where none arrives: unused, or allowed by allow_unused),
-// running only the nodes on a path to an input and filling no .grad.
-std::vector<std::optional<Tensor>> grad(VM& vm, const std::vector<TensorObj*>& roots,
-                                        const std::vector<std::optional<Tensor>>& grads,
-                                        const std::vector<TensorObj*>& inputs, bool retain_graph, bool allow_unused);
+// torch.autograd.grad: the gradients of `roots` with respect to `inputs`
+// (nullopt where none arrives: unused, or allowed by allow_unused), running
+// only the nodes on a path to an input and filling no .grad. With
+// `create_graph` each carries the edge of its history.
+std::vector<std::optional<GradValue>> grad(VM& vm, const std::vector<TensorObj*>& roots,
+                                           const std::vector<std::optional<GradValue>>& grads,
+                                           const std::vector<TensorObj*>& inputs, bool retain_graph, bool allow_unused,
+                                           bool create_graph = false);
+// A tensor object for gradient `g`, carrying its history when it has one.
+Value grad_value_object(const GradValue& g);
+// The gradient a program passed (grad_outputs, backward's gradient): its
+// value, with its edge when it takes part in autograd.
+GradValue grad_value_of(TensorObj* t);
 
 }  // namespace autograd
 }  // namespace kiln::py

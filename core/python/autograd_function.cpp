@@ -134,8 +134,6 @@ def _grad_outputs(grad_outputs, count):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    if create_graph:
-        _kiln.raise_unsupported("torch.autograd.grad(create_graph=True): higher-order gradients are not supported by Kiln")
     if is_grads_batched:
         _kiln.raise_unsupported("torch.autograd.grad(is_grads_batched=True) (it runs under vmap) is not supported by Kiln")
     if materialize_grads and allow_unused is False:
@@ -146,16 +144,19 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _tensors(inputs, "inputs")
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _kiln.autograd_grad(outputs, _grad_outputs(grad_outputs, len(outputs)), inputs, bool(retain_graph), bool(allow_unused))
+    grads = _kiln.autograd_grad(outputs, _grad_outputs(grad_outputs, len(outputs)), inputs, bool(retain_graph),
+                                bool(allow_unused), bool(create_graph))
     if materialize_grads:
         grads = tuple(torch.zeros_like(i) if g is None else g for g, i in zip(grads, inputs))
     return grads
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
-    if create_graph:
-        _kiln.raise_unsupported("torch.autograd.backward(create_graph=True): higher-order gradients are not supported by Kiln")
+    if retain_graph is None:
+        retain_graph = create_graph
     if inputs is not None:
+        if create_graph:
+            _kiln.raise_unsupported("torch.autograd.backward(create_graph=True, inputs=...) is not supported by Kiln")
         tensors = _tensors(tensors, "tensors")
         inputs = _tensors(inputs, "inputs")
         grads = _kiln.autograd_grad(tensors, _grad_outputs(grad_tensors, len(tensors)), inputs, bool(retain_graph), True)
@@ -167,13 +168,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if len(tensors) != 1:
         _kiln.raise_unsupported("torch.autograd.backward of several tensors at once is not supported by Kiln")
     gradient = None if grad_tensors is None else grad_tensors[0]
-    tensors[0].backward(gradient, retain_graph=retain_graph)
+    tensors[0].backward(gradient, retain_graph=retain_graph, create_graph=create_graph)
 
 
 def once_differentiable(fn):
-    # A backward that runs without recording: PyTorch makes differentiating its result again an error, and
-    # Kiln has no double backward, so first-order use is all there is.
+    # A backward that runs without recording. Grad mode is on during backward only under create_graph=True,
+    # where PyTorch errs once the result is differentiated again; Kiln refuses at once rather than hand back
+    # a gradient without its history.
     def wrapper(ctx, *args):
+        if torch.is_grad_enabled():
+            _kiln.raise_unsupported("create_graph=True through a backward marked @once_differentiable")
         with torch.no_grad():
             return fn(ctx, *args)
     import _kiln_std
@@ -293,12 +297,35 @@ struct PyFunctionNode : autograd::Node {
   bool materialize = true;
 
   Grads apply(const Grads& grads) override {
+    ValueVec given;
+    for (const std::optional<Tensor>& g : grads) given.push_back(g ? tensor_value(*g) : Value());
+    Grads out;
+    for (const Value& g : call_backward(given))
+      out.push_back(g.is_none() ? std::nullopt : std::optional<Tensor>(tensor_obj(g)->t));
+    return out;
+  }
+
+  // The class's backward runs with grad mode on (the engine's create_graph),
+  // on gradients that carry their history: what it computes is recorded.
+  HistoryGrads apply_with_history(VM&, const HistoryGrads& grads) override {
+    ValueVec given;
+    for (const std::optional<autograd::GradValue>& g : grads) given.push_back(g ? autograd::grad_value_object(*g) : Value());
+    HistoryGrads out;
+    for (const Value& g : call_backward(given))
+      out.push_back(g.is_none() ? std::nullopt : std::optional<autograd::GradValue>(autograd::grad_value_of(tensor_obj(g))));
+    return out;
+  }
+
+  // backward(ctx, *grads) with `given` (None where no gradient arrived), its
+  // results checked as PyTorch checks them: one tensor (or None) per input,
+  // in the input's shape and dtype.
+  ValueVec call_backward(const ValueVec& given) {
     if (released)
       throw PyError("RuntimeError", "Trying to backward through the graph a second time (or directly access saved "
                                     "tensors after they have already been freed).");
     ValueVec call_args{ctx};
     for (size_t i = 0; i < output_metas.size(); ++i) {
-      if (i < grads.size() && grads[i]) call_args.push_back(tensor_value(*grads[i]));
+      if (i < given.size() && !given[i].is_none()) call_args.push_back(given[i]);
       else if (materialize && output_metas[i].defined()) call_args.push_back(tensor_value(Tensor::zeros(output_metas[i].sizes(), output_metas[i].dtype())));
       else call_args.push_back(Value());
     }
@@ -312,18 +339,25 @@ struct PyFunctionNode : autograd::Node {
       if (!returned[i].is_none())
         throw PyError("RuntimeError", "function " + name + " returned an incorrect number of gradients (expected " +
                                           std::to_string(expected) + ", got " + std::to_string(returned.size()) + ")");
-    Grads out(expected);
+    ValueVec out(expected);
     for (size_t i = 0; i < expected; ++i) {
       if (returned[i].is_none()) continue;
       if (!input_is_tensor[i]) continue;
-      const TensorObj* g = tensor_obj(returned[i]);
+      TensorObj* g = tensor_obj(returned[i]);
       if (!g) throw PyError("TypeError", "function " + name + " returned a non-Tensor gradient at index " + std::to_string(i));
       const Tensor& want = input_metas[i];
       if (g->t.sizes() != want.sizes())
         throw PyError("RuntimeError", "Function " + name + " returned an invalid gradient at index " + std::to_string(i) +
                                           " - got " + shape_str(g->t.sizes()) + " but expected shape compatible with " +
                                           shape_str(want.sizes()));
-      out[i] = g->t.dtype() == want.dtype() ? g->t : g->t.to(want.dtype());
+      if (g->t.dtype() != want.dtype()) {
+        if (g->grad_node)
+          throw PyError("NotImplementedError", "create_graph=True through " + name + ", whose backward returns another dtype",
+                        /*unsupported=*/true);
+        out[i] = tensor_value(g->t.to(want.dtype()));
+        continue;
+      }
+      out[i] = returned[i];
     }
     return out;
   }
@@ -396,7 +430,7 @@ std::vector<TensorObj*> tensor_list(VM& vm, const Value& v, const char* what) {
   return out;
 }
 
-// _kiln.autograd_grad(outputs, grad_outputs, inputs, retain_graph, allow_unused)
+// _kiln.autograd_grad(outputs, grad_outputs, inputs, retain_graph, allow_unused, create_graph=False)
 Value autograd_grad(VM& vm, const CallArgs& a) {
   if (vm.tracer) {
     BreakInfo info;
@@ -405,19 +439,27 @@ Value autograd_grad(VM& vm, const CallArgs& a) {
     vm.tracer->graph_break(vm, info);
   }
   std::vector<TensorObj*> roots = tensor_list(vm, a[0], "outputs");
-  std::vector<std::optional<Tensor>> root_grads;
-  for (const Value& g : vm.to_vector(a[1]))
-    root_grads.push_back(g.is_none() ? std::nullopt : std::optional<Tensor>(tensor_of(g, "grad_outputs")));
+  std::vector<std::optional<autograd::GradValue>> root_grads;
+  for (const Value& g : vm.to_vector(a[1])) {
+    if (g.is_none()) {
+      root_grads.push_back(std::nullopt);
+      continue;
+    }
+    TensorObj* t = tensor_obj(g);
+    if (!t) throw PyError("TypeError", "grad_outputs must be Tensors or None");
+    root_grads.push_back(autograd::grad_value_of(t));
+  }
   std::vector<TensorObj*> inputs = tensor_list(vm, a[2], "inputs");
-  std::vector<std::optional<Tensor>> grads =
-      autograd::grad(vm, roots, root_grads, inputs, vm.truth(a[3]), vm.truth(a[4]));
+  const bool create_graph = a.npos > 5 && vm.truth(a[5]);
+  std::vector<std::optional<autograd::GradValue>> grads =
+      autograd::grad(vm, roots, root_grads, inputs, vm.truth(a[3]), vm.truth(a[4]), create_graph);
   ValueVec out;
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i]) {
       out.push_back(Value());
       continue;
     }
-    Value v = tensor_value(*grads[i]);
+    Value v = autograd::grad_value_object(*grads[i]);
     v.as<TensorObj>()->device = inputs[i]->device;
     out.push_back(v);
   }

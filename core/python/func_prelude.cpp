@@ -1,13 +1,17 @@
 // torch.func (functorch's transforms) over Kiln's eager autograd: grad and
-// vjp take first-order gradients with torch.autograd.grad; vmap runs the
-// function once per slice of the mapped dimension and stacks the results,
-// which is vmap's meaning (PyTorch's batching rules compute the same values
-// in one batched call, so results agree to float rounding); jacrev is one
-// vjp per output element, and jacfwd the same reverse-mode Jacobian. functional_call swaps a module's tensors for the
-// call, as torch.nn.utils.stateless does.
+// vjp take gradients with torch.autograd.grad; vmap runs the function once
+// per slice of the mapped dimension and stacks the results, which is vmap's
+// meaning (PyTorch's batching rules compute the same values in one batched
+// call, so results agree to float rounding); jacrev is one vjp per output
+// element, and jacfwd the same reverse-mode Jacobian. functional_call swaps a
+// module's tensors for the call, as torch.nn.utils.stateless does.
 //
-// What needs forward-mode AD or gradients of gradients (jvp, linearize,
-// hessian, nested grad) is refused by name: Kiln's autograd has neither.
+// Transforms nest (grad of grad, hessian as jacrev of jacrev): an inner one
+// differentiates with create_graph=True, so the outer can differentiate its
+// result again, and takes its inputs as fresh copies of the outer ones, so
+// that a use of the outer variable inside is not mistaken for the inner's
+// (functorch's levels). What needs forward-mode AD (jvp, linearize) is refused
+// by name: Kiln's autograd has none.
 // vmap's randomness="error" is kept: a function that draws from the global
 // generator inside vmap raises PyTorch's error, with the generator restored.
 #include "core/python/compiler.h"
@@ -187,13 +191,23 @@ _depth = [0]
 
 
 def _enter(what):
-    if _depth[0] > 0:
-        _kiln.raise_unsupported("torch.func." + what + " inside another gradient transform (higher-order gradients) is not supported by Kiln")
     _depth[0] += 1
 
 
 def _leave():
     _depth[0] -= 1
+
+
+def _nested():
+    # Inside another gradient transform: results stay differentiable for it.
+    return _depth[0] > 1
+
+
+def _level_input(t):
+    # A copy, not a view: Kiln's recorder would take a full view for the tensor itself.
+    if _nested() and t.requires_grad:
+        return t.clone()
+    return t.detach().requires_grad_(True)
 
 
 def _argnums_tuple(argnums, nargs, what):
@@ -213,11 +227,11 @@ def _argnums_tuple(argnums, nargs, what):
 def _differentiable_args(args, nums):
     args = list(args)
     for n in nums:
-        args[n] = _tree_map(lambda t: t.detach().requires_grad_(True) if isinstance(t, torch.Tensor) else t, args[n])
+        args[n] = _tree_map(lambda t: _level_input(t) if isinstance(t, torch.Tensor) else t, args[n])
     return args
 
 
-def _grads_of(outputs, cotangents, args, nums, per_arg_tuple, retain_graph=False):
+def _grads_of(outputs, cotangents, args, nums, per_arg_tuple, retain_graph=False, create_graph=None):
     # The gradients of `outputs` (weighted by `cotangents`, None for a scalar)
     # with respect to the tensors of args[n] for n in nums, shaped as those
     # arguments; zeros where no gradient arrives, as functorch gives.
@@ -232,8 +246,10 @@ def _grads_of(outputs, cotangents, args, nums, per_arg_tuple, retain_graph=False
         flat.extend(leaves)
     live = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
     if live:
+        if create_graph is None:
+            create_graph = _nested()
         grads = torch.autograd.grad([o for o, _ in live], flat, grad_outputs=[c for _, c in live],
-                                    retain_graph=retain_graph, allow_unused=True)
+                                    retain_graph=retain_graph or create_graph, create_graph=create_graph, allow_unused=True)
     else:
         grads = [None] * len(flat)
     grads = [torch.zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
@@ -246,6 +262,10 @@ def _grads_of(outputs, cotangents, args, nums, per_arg_tuple, retain_graph=False
 
 
 def _detach_tree(tree):
+    # What a transform returns: cut from its own level's graph, unless an
+    # enclosing transform still differentiates it.
+    if _nested():
+        return tree
     return _tree_map(lambda t: t.detach() if isinstance(t, torch.Tensor) else t, tree)
 
 
@@ -270,11 +290,12 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 if output.dim() != 0:
                     _raise("RuntimeError", f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
                 grads = _grads_of([output], [None], args, nums, isinstance(argnums, tuple))
+                value = _detach_tree(output)
+                aux = _detach_tree(aux)
         finally:
             _leave()
-        value = output.detach()
         if has_aux:
-            return grads, (value, _detach_tree(aux))
+            return grads, (value, aux)
         return grads, value
     return wrapper
 
@@ -294,9 +315,12 @@ def vjp(func, *primals, has_aux=False):
     nums = tuple(range(len(primals)))
     _enter("vjp")
     try:
+        nested = _nested()
         with torch.enable_grad():
             args = _differentiable_args(primals, nums)
             output, aux = _split_aux(func(*args), has_aux, "vjp")
+            value = _detach_tree(output)
+            aux = _detach_tree(aux)
     finally:
         _leave()
     out_leaves, out_spec = _flatten(output)
@@ -305,16 +329,14 @@ def vjp(func, *primals, has_aux=False):
             _raise("RuntimeError", f"vjp(f, *primals): Expected f to be a function that has non-empty output, and whose outputs are Tensors, got {type(leaf)}")
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
-        if create_graph:
-            _kiln.raise_unsupported("torch.func.vjp's vjp_fn(create_graph=True): higher-order gradients are not supported by Kiln")
         cot_leaves, _ = _flatten(cotangents)
         if len(cot_leaves) != len(out_leaves):
             _raise("RuntimeError", "Expected pytree structure of cotangents to be the same as pytree structure of outputs to the function")
-        return _grads_of(out_leaves, cot_leaves, args, nums, True, retain_graph)
+        # Differentiable again when vjp ran inside another transform, or when asked to be.
+        return _grads_of(out_leaves, cot_leaves, args, nums, True, retain_graph, nested or bool(create_graph))
 
-    value = _detach_tree(output)
     if has_aux:
-        return value, vjp_fn, _detach_tree(aux)
+        return value, vjp_fn, aux
     return value, vjp_fn
 
 
@@ -341,7 +363,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                     rows = []
                     for j in range(flat_o.numel()):
                         if o.requires_grad:
-                            g = torch.autograd.grad(flat_o[j], in_leaves, retain_graph=True, allow_unused=True)
+                            g = torch.autograd.grad(flat_o[j], in_leaves, retain_graph=True, create_graph=_nested(),
+                                                    allow_unused=True)
                         else:
                             g = [None] * len(in_leaves)
                         rows.append([torch.zeros_like(x) if gi is None else gi for gi, x in zip(g, in_leaves)])
@@ -357,11 +380,12 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                         per_arg.append(_unflatten(jac[at:at + count], spec))
                         at += count
                     per_output.append(per_arg[0] if not isinstance(argnums, tuple) else tuple(per_arg))
+                aux = _detach_tree(aux)
         finally:
             _leave()
         result = _unflatten(per_output, out_spec)
         if has_aux:
-            return result, _detach_tree(aux)
+            return result, aux
         return result
     return wrapper
 
@@ -379,7 +403,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
 
 def hessian(func, argnums=0):
-    _kiln.raise_unsupported("torch.func.hessian: second derivatives are not supported by Kiln")
+    # PyTorch's jacfwd(jacrev(func)); Kiln's jacfwd is the reverse-mode Jacobian.
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 def linearize(func, *primals):

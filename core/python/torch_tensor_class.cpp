@@ -247,13 +247,27 @@ void add_grad_methods(const Ref<Class>& cls) {
       vm.tracer->graph_break(vm, info);
     }
     const Value* gradient = a.npos > 1 ? &a[1] : a.kwarg("gradient");
-    const Value* retain = a.npos > 2 ? &a[2] : a.kwarg("retain_graph");
+    const Value* retain_arg = a.npos > 2 ? &a[2] : a.kwarg("retain_graph");
     const Value* create = a.npos > 3 ? &a[3] : a.kwarg("create_graph");
-    if (create && vm.truth(*create)) throw_unsupported("Tensor.backward(create_graph=True) (higher-order gradients)");
+    const bool create_graph = create && vm.truth(*create);
     if (a.kwarg("inputs") && !a.kwarg("inputs")->is_none()) throw_unsupported("Tensor.backward(inputs=...)");
-    std::optional<Tensor> g;
-    if (gradient && !gradient->is_none()) g = tensor_of(*gradient, "backward");
-    autograd::backward(vm, {tensor_obj(a[0])}, {g}, retain && !retain->is_none() && vm.truth(*retain));
+    std::optional<autograd::GradValue> g;
+    if (gradient && !gradient->is_none()) {
+      TensorObj* given = tensor_obj(*gradient);
+      if (!given) throw PyError("TypeError", "backward(): gradient must be a Tensor");
+      g = autograd::grad_value_of(given);
+    }
+    auto& warned = vm.extensions["kiln.warned_create_graph_backward"];
+    if (create_graph && !warned) {
+      warned = std::make_shared<int>(1);
+      vm.write_err("UserWarning: Using backward() with create_graph=True will create a reference cycle between the "
+                   "parameter and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+                   "creating the graph to avoid this. If you have to use this function, make sure to reset the .grad "
+                   "fields of your parameters to None after use to break the cycle and avoid the leak.\n");
+    }
+    // retain_graph defaults to create_graph, as in PyTorch.
+    const bool retain = retain_arg && !retain_arg->is_none() ? vm.truth(*retain_arg) : create_graph;
+    autograd::backward(vm, {tensor_obj(a[0])}, {g}, retain, create_graph);
     return Value();
   });
 }

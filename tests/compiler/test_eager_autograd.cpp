@@ -41,6 +41,36 @@ def check(inputs, loss, eps=1e-6):
     print("worst", worst)
 )";
 
+// Second derivatives: the gradient of sum(g . v) for g = autograd.grad(loss,
+// inputs, create_graph=True) against central differences of that first-order
+// sum, element by element.
+const char* kCheckSecond = R"(
+def check2(inputs, loss, eps=1e-6):
+    vs = [torch.randn_like(x) for x in inputs]
+    gs = torch.autograd.grad(loss(*inputs), inputs, create_graph=True)
+    hs = torch.autograd.grad(sum([(g * v).sum() for g, v in zip(gs, vs)]), inputs)
+    def first(xs):
+        gg = torch.autograd.grad(loss(*xs), xs)
+        return sum([(a * b).sum() for a, b in zip(gg, vs)]).item()
+    worst = 0.0
+    for x, h in zip(inputs, hs):
+        flat = x.view(-1)
+        hflat = h.reshape(-1)
+        for i in range(flat.numel()):
+            with torch.no_grad():
+                old = flat[i].item()
+                flat[i] = old + eps
+            up = first(inputs)
+            with torch.no_grad():
+                flat[i] = old - eps
+            down = first(inputs)
+            with torch.no_grad():
+                flat[i] = old
+            fd = (up - down) / (2 * eps)
+            worst = max(worst, abs(fd - hflat[i].item()) / max(1.0, abs(fd)))
+    print("worst", worst)
+)";
+
 double worst_of(const Run& r) {
   size_t at = r.out.rfind("worst ");
   if (at == std::string::npos) return 1e9;
@@ -65,6 +95,37 @@ a = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
 b = torch.randn(4, dtype=torch.float64, requires_grad=True)
 check([a, b], lambda a, b: ((a * b).sin() + a.exp() / (1 + b * b)).sum() + (a - b).abs().mean() + a.max())
 )");
+  }
+
+  void second_derivatives_match_finite_differences() {
+    Run r = run(std::string("import torch\nimport torch.nn.functional as F\ntorch.manual_seed(0)\n") + kCheckSecond + R"(
+x = torch.randn(1, 2, 5, 5, dtype=torch.float64, requires_grad=True)
+w = torch.randn(3, 2, 3, 3, dtype=torch.float64, requires_grad=True)
+b = torch.randn(3, dtype=torch.float64, requires_grad=True)
+m = torch.randn(4, 27, dtype=torch.float64, requires_grad=True)
+def loss(x, w, b, m):
+    h = F.leaky_relu(F.conv2d(x, w, b, stride=2, padding=1), 0.2)
+    h = torch.tanh(h.flatten(1) @ m.t()) + torch.sigmoid(m.sum(1)) * F.softplus(h.mean())
+    return (F.log_softmax(h, dim=1) * h.exp()).sum() + h.flatten().norm() + (m * m.sin()).sum()
+check2([x, w, b, m], loss)
+)");
+    QVERIFY2(r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QVERIFY2(worst_of(r) < 1e-5, r.out.c_str());
+  }
+
+  // A backward with no formula of its own is refused under create_graph,
+  // never differentiated as a constant.
+  void second_derivative_without_a_formula_is_refused() {
+    Run r = run(R"PY(import torch
+import torch.nn.functional as F
+x = torch.randn(3, 4, requires_grad=True)
+(g,) = torch.autograd.grad(F.layer_norm(x, (4,)).pow(3).sum(), x, create_graph=True)
+g.sum().backward()
+print("reached")
+)PY");
+    QCOMPARE(r.code, 3);
+    QVERIFY2(r.out.find("reached") == std::string::npos, r.out.c_str());
+    QVERIFY2(r.err.find("native_layer_norm_backward") != std::string::npos, r.err.c_str());
   }
 
   void linear_softmax_layer_norm() {

@@ -122,7 +122,7 @@ class TestNnLayers : public QObject {
   void refusals() {
     Ran r = run("import torch\na = torch.randn(4, 3, requires_grad=True)\nq, r = torch.linalg.qr(a)\n"
                 "(q.sum() + r.sum()).backward()\n");
-    QCOMPARE(r.exit, 1);
+    QCOMPARE(r.exit, 3);  // Kiln's gap (no formula), not the program's error
     QVERIFY2(r.err.find("no derivative formula for aten::linalg_qr") != std::string::npos, r.err.c_str());
   }
 
