@@ -495,6 +495,270 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     return wrapper
 )PY";
 
+// torch.autograd.functional after PyTorch 2.11's (torch/autograd/functional.py):
+// reverse-mode Jacobians one output element at a time, and jvp/hvp through
+// the double-backward trick PyTorch itself uses, so only create_graph=True
+// gradients are needed. Inputs that keep a graph are copies (clone), where
+// PyTorch takes views: Kiln's recorder would merge a full view with its base.
+const char* const kAutogradFunctionalSource = R"PY(import torch
+import torch._kiln as _kiln
+
+
+def _raise(kind, message):
+    _kiln.raise_error(kind, message)
+
+
+def _as_tuple(inp, arg_name, fn_name):
+    if isinstance(inp, tuple):
+        is_tuple = True
+    elif isinstance(inp, list):
+        is_tuple = True
+        inp = tuple(inp)
+    else:
+        is_tuple = False
+        inp = (inp,)
+    for i, el in enumerate(inp):
+        if not isinstance(el, torch.Tensor):
+            if is_tuple:
+                _raise("TypeError", f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the value at index {i} has type {type(el)}.")
+            _raise("TypeError", f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the given {arg_name} has type {type(el)}.")
+    return is_tuple, inp
+
+
+def _tuple_postprocess(res, to_unpack):
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(el[0] for el in res)
+        if not to_unpack[0]:
+            res = res[0]
+    elif not to_unpack:
+        res = res[0]
+    return res
+
+
+def _grad_preprocess(inputs, create_graph, need_graph):
+    res = []
+    for inp in inputs:
+        if create_graph and inp.requires_grad:
+            res.append(inp.clone())
+        else:
+            res.append(inp.detach().requires_grad_(need_graph))
+    return tuple(res)
+
+
+def _grad_postprocess(inputs, create_graph):
+    if isinstance(inputs[0], torch.Tensor):
+        if not create_graph:
+            return tuple(inp.detach() for inp in inputs)
+        return inputs
+    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
+
+
+def _validate_v(v, other, is_other_tuple):
+    if len(other) != len(v):
+        if is_other_tuple:
+            _raise("RuntimeError", f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}.")
+        _raise("RuntimeError", "The given v should contain a single Tensor.")
+    for idx, (el_v, el_other) in enumerate(zip(v, other)):
+        if el_v.size() != el_other.size():
+            prepend = f"Entry {idx} in " if is_other_tuple else ""
+            _raise("RuntimeError", f"{prepend}v has invalid size: should be {el_other.size()} but got {el_v.size()}.")
+
+
+def _check_strict(strict, fn_name):
+    if strict:
+        _kiln.raise_unsupported(f"torch.autograd.functional.{fn_name}(strict=True) is not supported by Kiln")
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    new_outputs = []
+    new_grad_outputs = []
+    for out, grad_out in zip(outputs, grad_outputs):
+        if out is not None and out.requires_grad:
+            new_outputs.append(out)
+            new_grad_outputs.append(grad_out)
+    if len(new_outputs) == 0:
+        return (None,) * len(inputs)
+    return torch.autograd.grad(new_outputs, inputs, new_grad_outputs, allow_unused=True, create_graph=create_graph,
+                               retain_graph=retain_graph)
+
+
+def _fill_in_zeros(grads, refs):
+    return tuple(torch.zeros_like(r) if g is None else g for g, r in zip(grads, refs))
+
+
+def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    _check_strict(strict, "vjp")
+    with torch.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
+        if v is not None:
+            _, v = _as_tuple(v, "v", "vjp")
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, outputs, is_outputs_tuple)
+        elif len(outputs) != 1 or outputs[0].nelement() != 1:
+            _raise("RuntimeError", "The vector v can only be None if the user-provided function returns a single Tensor with a single element.")
+    with torch.set_grad_enabled(True if create_graph else torch.is_grad_enabled()):
+        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, inputs)
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
+
+
+def jvp(func, inputs, v=None, create_graph=False, strict=False):
+    _check_strict(strict, "jvp")
+    with torch.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        if v is not None:
+            _, v = _as_tuple(v, "v", "jvp")
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, inputs, is_inputs_tuple)
+        elif len(inputs) != 1 or inputs[0].nelement() != 1:
+            _raise("RuntimeError", "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.")
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
+        # The double-backward trick: the vjp is linear in its cotangents, so
+        # differentiating it with respect to them (at zero) by v gives J v.
+        grad_outputs = tuple(torch.zeros_like(out, requires_grad=True) for out in outputs)
+        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
+    with torch.set_grad_enabled(True if create_graph else torch.is_grad_enabled()):
+        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, outputs)
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_outputs_tuple)
+
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
+    # vectorize and strategy change how PyTorch batches the same Jacobian, not its values.
+    if strategy not in ("forward-mode", "reverse-mode"):
+        _raise("AssertionError", 'Expected strategy to be either "forward-mode" or "reverse-mode".')
+    if strategy == "forward-mode" and not vectorize:
+        _raise("NotImplementedError", "torch.autograd.functional.jacobian: `strategy=\"forward-mode\"` only works when `vectorize=True`.")
+    _check_strict(strict, "jacobian")
+    with torch.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
+        jac = []
+        for out in outputs:
+            per_input = [[] for _ in inputs]
+            flat = out.reshape(-1)
+            for j in range(flat.nelement()):
+                if out.requires_grad:
+                    rows = torch.autograd.grad(flat[j], inputs, retain_graph=True, create_graph=create_graph,
+                                               allow_unused=True)
+                else:
+                    rows = (None,) * len(inputs)
+                for k, (row, inp) in enumerate(zip(rows, inputs)):
+                    per_input[k].append(torch.zeros_like(inp) if row is None else row)
+            jac_i = []
+            for k, inp in enumerate(inputs):
+                if per_input[k]:
+                    jac_i.append(torch.stack(per_input[k], dim=0).view(out.size() + inp.size()))
+                else:
+                    jac_i.append(torch.zeros(out.size() + inp.size(), dtype=inp.dtype))
+            jac.append(tuple(jac_i))
+        jac = _grad_postprocess(tuple(jac), create_graph)
+        return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        _raise("AssertionError", 'Expected strategy to be either "forward-mode" or "reverse-mode".')
+
+    def ensure_single_output_function(*inp):
+        out = func(*inp)
+        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        if is_out_tuple or not isinstance(out, torch.Tensor):
+            _raise("RuntimeError", "The function given to hessian should return a single Tensor")
+        if out.nelement() != 1:
+            _raise("RuntimeError", "The Tensor returned by the function given to hessian should contain a single element")
+        return out.squeeze()
+
+    def jac_func(*inp):
+        if outer_jacobian_strategy == "forward-mode":
+            inp = tuple(t.requires_grad_(True) for t in inp)
+        return jacobian(ensure_single_output_function, inp, create_graph=True)
+
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)
+    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    _check_strict(strict, "vhp")
+    with torch.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        if v is not None:
+            _, v = _as_tuple(v, "v", "vhp")
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, inputs, is_inputs_tuple)
+        elif len(inputs) != 1 or inputs[0].nelement() != 1:
+            _raise("RuntimeError", "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.")
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vhp")
+        if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
+            _raise("RuntimeError", "The function given to vhp should return a single Tensor")
+        if outputs[0].nelement() != 1:
+            _raise("RuntimeError", "The Tensor returned by the function given to vhp should contain a single element")
+        jac = _autograd_grad(outputs, inputs, create_graph=True)
+    with torch.set_grad_enabled(True if create_graph else torch.is_grad_enabled()):
+        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, inputs)
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    _check_strict(strict, "hvp")
+    with torch.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        if v is not None:
+            _, v = _as_tuple(v, "v", "hvp")
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, inputs, is_inputs_tuple)
+        elif len(inputs) != 1 or inputs[0].nelement() != 1:
+            _raise("RuntimeError", "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.")
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "hvp")
+        if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
+            _raise("RuntimeError", "The function given to hvp should return a single Tensor")
+        if outputs[0].nelement() != 1:
+            _raise("RuntimeError", "The Tensor returned by the function given to hvp should contain a single element")
+        jac = _autograd_grad(outputs, inputs, create_graph=True)
+        grad_jac = tuple(torch.zeros_like(inp, requires_grad=True) for inp in inputs)
+        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
+    with torch.set_grad_enabled(True if create_graph else torch.is_grad_enabled()):
+        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, inputs)
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
+)PY";
+
+void install_autograd_functional(VM& vm) {
+  static const Expected<CodePtr> code = compile_module(kAutogradFunctionalSource, "torch/autograd/functional.py");
+  auto m = make<Module>("torch.autograd.functional");
+  vm.add_module(m);
+  Ref<Dict> globals = run_prelude(vm, code, m->name, "torch.autograd.functional");
+  if (!globals) return;
+  for (const char* name : {"vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"})
+    if (const Value* v = globals->find_str(name)) m->dict->set(str_value(name), *v);
+  if (Ref<Module> autograd = vm.module("torch.autograd")) autograd->dict->set(str_value("functional"), Value(m));
+}
+
 void install_func(VM& vm) {
   static const Expected<CodePtr> code = compile_module(kFuncSource, "torch/_functorch/apis.py");
   auto m = make<Module>("torch.func");
@@ -510,6 +774,7 @@ void install_func(VM& vm) {
 
 void install_func_prelude(VM& vm) {
   vm.add_lazy_module("torch.func", install_func);
+  vm.add_lazy_module("torch.autograd.functional", install_autograd_functional);
   // torch.vmap is torch.func.vmap, made when first called.
   if (Ref<Module> torch = vm.module("torch"))
     set_attr_builtin(torch->dict, "torch.vmap", "vmap", [](VM& vm, const CallArgs& a) -> Value {

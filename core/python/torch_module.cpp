@@ -206,11 +206,24 @@ void install_grad_mode(VM& vm, const Ref<Module>& torch, const Ref<Module>& c_mo
     return Value(make<NoGradObj>(!mode));
   });
   def(torch, "is_grad_enabled", [](VM& vm, const CallArgs&) { return Value(vm.grad_enabled); });
-  def(torch, "set_grad_enabled", [](VM& vm, const CallArgs& a) {
-    if (a.npos != 1) throw_type_error("set_grad_enabled() takes 1 argument");
+  // torch.set_grad_enabled(mode): switches the mode at once, as a call or as
+  // a context manager (`with torch.set_grad_enabled(phase == "train"):`), whose
+  // exit restores the mode from before the call.
+  auto set_grad_enabled = new_class(vm, "set_grad_enabled", "torch.autograd.grad_mode");
+  set_attr_builtin(set_grad_enabled->dict, "set_grad_enabled", "__new__", [](VM& vm, const CallArgs& a) {
+    if (a.npos != 1) throw_type_error("set_grad_enabled.__init__() takes 1 argument");
+    auto self = make<Instance>(vm.builtin_type("set_grad_enabled"));
+    self->dict->set(str_value("prev"), Value(vm.grad_enabled));
     set_grad_mode(vm, vm.truth(a[0]));
-    return Value();
+    return Value(self);
   });
+  set_attr_builtin(set_grad_enabled->dict, "set_grad_enabled.__enter__", "__enter__",
+                   [](VM&, const CallArgs&) { return Value(); });
+  set_attr_builtin(set_grad_enabled->dict, "set_grad_enabled.__exit__", "__exit__", [](VM& vm, const CallArgs& a) {
+    if (const Value* prev = a[0].as<Instance>()->dict->find_str("prev")) set_grad_mode(vm, vm.truth(*prev));
+    return Value(false);
+  });
+  torch->dict->set(str_value("set_grad_enabled"), Value(set_grad_enabled));
   def(c_module, "_set_grad_enabled", [](VM& vm, const CallArgs& a) {
     if (a.npos != 1 || !a[0].is_bool()) throw_type_error("_set_grad_enabled(): argument 'mode' must be bool");
     set_grad_mode(vm, a[0].as_bool());

@@ -2,7 +2,8 @@
 // derivative formulas (compiler/aot/eager_autograd.h): gradients checked
 // against float64 finite differences computed by the same programs, PyTorch's
 // errors, and compiled regions (eager, aot_eager, decomp_eager) giving the
-// gradients eager autograd gives.
+// gradients eager autograd gives; second derivatives (create_graph=True)
+// against finite differences of first ones, and torch.autograd.functional.
 #include <QtTest>
 
 #include <string>
@@ -111,6 +112,78 @@ check2([x, w, b, m], loss)
 )");
     QVERIFY2(r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
     QVERIFY2(worst_of(r) < 1e-5, r.out.c_str());
+  }
+
+  // torch.autograd.functional (jacobian, hessian, vjp, jvp and hvp by the
+  // double-backward trick, vhp, create_graph=True): values as torch 1.13
+  // printed them (the module is unchanged in 2.11).
+  void autograd_functional() {
+    Run r = run(R"PY(import torch
+from torch.autograd.functional import jacobian, hessian, vjp, jvp, hvp, vhp
+
+def f(x, y):
+    return (x.sin() * y).sum(0), x.exp() @ y
+
+x = torch.tensor([[0.5, -1.0], [2.0, 0.25]], dtype=torch.float64)
+y = torch.tensor([[1.5, 0.5], [-0.5, 2.0]], dtype=torch.float64)
+J = jacobian(f, (x, y))
+print(len(J), len(J[0]), tuple(J[0][0].shape), tuple(J[1][1].shape))
+print(" ".join("%.6f" % t for t in J[1][0].flatten()[:8].tolist()))
+print(" ".join("%.6f" % t for t in jacobian(lambda a: a ** 3, torch.tensor([1.0, 2.0])).flatten().tolist()))
+
+def g(a):
+    return (a.tanh() * a.sum()).sum() + (a ** 4).sum()
+a = torch.tensor([0.3, -0.7, 1.1], dtype=torch.float64)
+print(" ".join("%.6f" % t for t in hessian(g, a).flatten().tolist()))
+v = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+out, hv = hvp(g, a, v)
+out2, vh = vhp(g, a, v)
+print("%.6f" % out.item(), " ".join("%.6f" % t for t in hv.tolist()), " ".join("%.6f" % t for t in vh.tolist()))
+out3, jv = jvp(lambda a: a.sin() * a, a, v)
+print(" ".join("%.6f" % t for t in jv.tolist()))
+out4, vj = vjp(lambda a: a.sin() * a, a, v)
+print(" ".join("%.6f" % t for t in vj.tolist()), out4.requires_grad, vj.requires_grad)
+H2 = hessian(lambda p, q: (p * q.exp()).sum(), (a, v))
+print(len(H2), " ".join("%.6f" % t for t in H2[0][1].flatten().tolist()))
+w = torch.tensor([0.2, 0.4], requires_grad=True)
+Jg = jacobian(lambda t: t ** 2 * w.sum(), torch.tensor([1.0, 3.0]), create_graph=True)
+Jg.sum().backward()
+print(Jg.requires_grad, " ".join("%.6f" % t for t in w.grad.tolist()))
+)PY");
+    QVERIFY2(r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(r.out, std::string("2 2 (2, 2, 2) (2, 2, 2, 2)\n"
+"2.473082 -0.183940 0.000000 0.000000 0.824361 0.735759 0.000000 0.000000\n"
+"3.000000 0.000000 0.000000 12.000000\n"
+"2.537047 1.549877 1.274338 1.549877 7.686542 0.993941 1.274338 0.993941 14.835846\n"
+"2.053511 0.074463 -13.326237 6.704380 0.074463 -13.326237 6.704380\n"
+"0.582121 2.359214 0.695082\n"
+"0.582121 2.359214 0.695082 False False\n"
+"2 2.718282 0.000000 0.000000 0.000000 0.135335 0.000000 0.000000 0.000000 1.648721\n"
+"True 8.000000 8.000000\n"));
+  }
+
+  // torch.set_grad_enabled switches the mode as a call and restores it as a
+  // context manager's exit (the transfer-learning tutorial's training phases).
+  void set_grad_enabled_as_call_and_context() {
+    Run r = run(R"PY(import torch
+x = torch.ones(2, requires_grad=True)
+with torch.set_grad_enabled(False):
+    y = x * 2
+print(y.requires_grad, torch.is_grad_enabled())
+torch.set_grad_enabled(False)
+print(torch.is_grad_enabled(), (x * 2).requires_grad)
+torch.set_grad_enabled(True)
+for phase in ["train", "val"]:
+    with torch.set_grad_enabled(phase == "train"):
+        print(phase, (x * 3).requires_grad)
+print(torch.is_grad_enabled(), type(torch.set_grad_enabled(True)).__name__)
+)PY");
+    QVERIFY2(r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(r.out, std::string("False True\n"
+"False False\n"
+"train True\n"
+"val False\n"
+"True set_grad_enabled\n"));
   }
 
   // A backward with no formula of its own is refused under create_graph,
