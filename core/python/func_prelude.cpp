@@ -3,15 +3,16 @@
 // per slice of the mapped dimension and stacks the results, which is vmap's
 // meaning (PyTorch's batching rules compute the same values in one batched
 // call, so results agree to float rounding); jacrev is one vjp per output
-// element, and jacfwd the same reverse-mode Jacobian. functional_call swaps a
-// module's tensors for the call, as torch.nn.utils.stateless does.
+// element, and jacfwd the same reverse-mode Jacobian; jvp and linearize use
+// the double-backward trick (J v as the derivative of the vjp with respect to
+// its cotangents). functional_call swaps a module's tensors for the call, as
+// torch.nn.utils.stateless does.
 //
 // Transforms nest (grad of grad, hessian as jacrev of jacrev): an inner one
 // differentiates with create_graph=True, so the outer can differentiate its
 // result again, and takes its inputs as fresh copies of the outer ones, so
 // that a use of the outer variable inside is not mistaken for the inner's
-// (functorch's levels). What needs forward-mode AD (jvp, linearize) is refused
-// by name: Kiln's autograd has none.
+// (functorch's levels).
 // vmap's randomness="error" is kept: a function that draws from the global
 // generator inside vmap raises PyTorch's error, with the generator restored.
 #include "core/python/compiler.h"
@@ -390,8 +391,64 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
+def _tangents_of(outputs, inputs, tangents, create_graph):
+    # J v by the double-backward trick: the vjp is linear in its cotangents,
+    # so differentiating it with respect to them (at zero) along v gives J v.
+    # Values agree with PyTorch's forward-mode AD to float rounding.
+    cotangents = [torch.zeros_like(o, requires_grad=True) for o in outputs]
+    live = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
+    if not live:
+        return [torch.zeros_like(o) for o in outputs]
+    vjps = torch.autograd.grad([o for o, _ in live], inputs, [c for _, c in live], create_graph=True,
+                               retain_graph=True, allow_unused=True)
+    pairs = [(g, t) for g, t in zip(vjps, tangents) if g is not None and g.requires_grad]
+    if not pairs:
+        return [torch.zeros_like(o) for o in outputs]
+    out = torch.autograd.grad([g for g, _ in pairs], cotangents, [t for _, t in pairs], create_graph=create_graph,
+                              retain_graph=True, allow_unused=True)
+    return [torch.zeros_like(o) if t is None else t for t, o in zip(out, outputs)]
+
+
+def _check_jvp_args(primals, tangents, what):
+    if not isinstance(primals, (tuple, list)):
+        _raise("RuntimeError", f"{what}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    flat_primals, primals_spec = _flatten(tuple(primals))
+    flat_tangents, tangents_spec = _flatten(tuple(tangents) if isinstance(tangents, (tuple, list)) else tangents)
+    if primals_spec != tangents_spec:
+        _raise("RuntimeError", f"{what}: Expected primals and tangents to have the same python structure. For example, if primals is a tuple of 3 tensors, tangents also must be.")
+    for name, flat in (("primals", flat_primals), ("tangents", flat_tangents)):
+        if len(flat) == 0:
+            _raise("RuntimeError", f"{what}: Expected {name} to be a non-empty list of Tensors.")
+        for leaf in flat:
+            if not isinstance(leaf, torch.Tensor):
+                _raise("RuntimeError", f"{what}: Expected {name} to only contain Tensors, got {type(leaf)}")
+    return flat_primals, flat_tangents, primals_spec
+
+
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    _kiln.raise_unsupported("torch.func.jvp: forward-mode AD is not supported by Kiln (torch.func.vjp and jacrev are)")
+    what = "jvp(f, primals, tangents)"
+    flat_primals, flat_tangents, spec = _check_jvp_args(primals, tangents, what)
+    _enter("jvp")
+    try:
+        nested = _nested()
+        with torch.enable_grad():
+            flat_inputs = [_level_input(p) for p in flat_primals]
+            output, aux = _split_aux(func(*_unflatten(flat_inputs, spec)), has_aux, "jvp")
+            out_leaves, out_spec = _flatten(output)
+            for leaf in out_leaves:
+                if not isinstance(leaf, torch.Tensor):
+                    _raise("RuntimeError", f"{what}: Expected f(*primals) to return only tensors, got unsupported type {type(leaf)}")
+            tangents_out = _tangents_of(out_leaves, flat_inputs, flat_tangents, nested)
+            value = _detach_tree(output)
+            tangents_out = _detach_tree(tangents_out)
+            aux = _detach_tree(aux)
+    finally:
+        _leave()
+    value_tree = value
+    tangent_tree = _unflatten(tangents_out, out_spec)
+    if has_aux:
+        return value_tree, tangent_tree, aux
+    return value_tree, tangent_tree
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
@@ -408,7 +465,24 @@ def hessian(func, argnums=0):
 
 
 def linearize(func, *primals):
-    _kiln.raise_unsupported("torch.func.linearize: forward-mode AD is not supported by Kiln")
+    # The output, and a function computing jvp at these primals for any
+    # tangents: the graph is kept and the double-backward trick runs per call.
+    what = "linearize"
+    flat_primals, _, spec = _check_jvp_args(primals, primals, what)
+    with torch.enable_grad():
+        flat_inputs = [p.detach().requires_grad_(True) for p in flat_primals]
+        output = func(*_unflatten(flat_inputs, spec))
+    out_leaves, out_spec = _flatten(output)
+
+    def jvp_fn(*tangents):
+        flat_tangents, tangents_spec = _flatten(tuple(tangents))
+        if tangents_spec != spec:
+            _raise("RuntimeError", "linearize: jvp_fn expected tangents with the structure of the primals")
+        with torch.enable_grad():
+            out = _tangents_of(out_leaves, flat_inputs, flat_tangents, False)
+        return _unflatten([t.detach() for t in out], out_spec)
+
+    return _detach_tree(output), jvp_fn
 
 
 def functionalize(func, *, remove="mutations"):

@@ -186,6 +186,37 @@ print(torch.is_grad_enabled(), type(torch.set_grad_enabled(True)).__name__)
 "True set_grad_enabled\n"));
   }
 
+  // torch.func.jvp and linearize by the double-backward trick: J v against
+  // the analytic derivatives (exact here, float64), nested under grad.
+  void func_jvp_and_linearize() {
+    Run r = run(R"PY(import torch
+from torch.func import jvp, linearize, jacfwd, grad
+x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+v = torch.tensor([1.0, 0.5, -2.0], dtype=torch.float64)
+out, t = jvp(torch.sin, (x,), (v,))
+print((t - torch.cos(x) * v).abs().max().item(), (out - x.sin()).abs().max().item())
+f = lambda a, b: (a * b.exp(), a.sum() * b)
+(o1, o2), (t1, t2) = jvp(f, (x, v), (v, x))
+print((t1 - (v * v.exp() + x * v.exp() * x)).abs().max().item(), (t2 - (v.sum() * v + x.sum() * x)).abs().max().item())
+out, fn = linearize(torch.tanh, x)
+print((fn(v) - (1 - x.tanh() ** 2) * v).abs().max().item())
+g = lambda a: jvp(torch.sin, (a,), (torch.ones_like(a),))[1].sum()
+print((grad(g)(x) + x.sin()).abs().max().item())
+print(jvp(lambda a: a * 2, (x,), (v,), has_aux=False)[1].tolist())
+try:
+    jvp(torch.sin, x, (v,))
+except RuntimeError as e:
+    print("RuntimeError:", e)
+)PY");
+    QVERIFY2(r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(r.out, std::string("0.0 0.0\n"
+"0.0 0.0\n"
+"0.0\n"
+"0.0\n"
+"[2.0, 1.0, -4.0]\n"
+"RuntimeError: jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to call f(*primals).\n"));
+  }
+
   // A backward with no formula of its own is refused under create_graph,
   // never differentiated as a constant.
   void second_derivative_without_a_formula_is_refused() {
