@@ -237,20 +237,23 @@ struct LlvmJob {
 };
 
 // Jobs left running by cancelled compiles. The process waits for them as it
-// exits, before LLVM's own statics go (a function-local static made after
-// LLVM's is destroyed before them).
+// exits, before the statics they may use are destroyed: a handler registered
+// with atexit when a job is abandoned runs before every destructor registered
+// earlier (all of LLVM's that the compile had touched by then). The registry
+// itself is never destroyed.
 struct AbandonedJobs {
   std::mutex mutex;
   std::condition_variable none_left;
   int running = 0;
-  ~AbandonedJobs() {
-    std::unique_lock<std::mutex> lock(mutex);
-    none_left.wait(lock, [&] { return running == 0; });
-  }
 };
 AbandonedJobs& abandoned_jobs() {
-  static AbandonedJobs jobs;
-  return jobs;
+  static AbandonedJobs* jobs = new AbandonedJobs;
+  return *jobs;
+}
+void wait_for_abandoned_jobs() {
+  AbandonedJobs& jobs = abandoned_jobs();
+  std::unique_lock<std::mutex> lock(jobs.mutex);
+  jobs.none_left.wait(lock, [&] { return jobs.running == 0; });
 }
 
 // Runs `job` on a thread and waits for it, polling `cancel`; false when
@@ -282,6 +285,7 @@ bool run_cancellable(const std::shared_ptr<LlvmJob>& job, const std::atomic<bool
     if (done) return true;
     if (cancel.load(std::memory_order_relaxed)) {
       job->cancel = true;
+      std::atexit(wait_for_abandoned_jobs);
       return false;
     }
   }
