@@ -663,6 +663,34 @@ def _fill_in_zeros(grads, refs):
     return tuple(torch.zeros_like(r) if g is None else g for g, r in zip(grads, refs))
 
 
+def _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, fn_name):
+    if v is not None:
+        _, v = _as_tuple(v, "v", fn_name)
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, inputs, is_inputs_tuple)
+    elif len(inputs) != 1 or inputs[0].nelement() != 1:
+        _raise("RuntimeError", "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.")
+    return v
+
+
+def _single_output(outputs, is_outputs_tuple, fn_name):
+    if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
+        _raise("RuntimeError", f"The function given to {fn_name} should return a single Tensor")
+    if outputs[0].nelement() != 1:
+        _raise("RuntimeError", f"The Tensor returned by the function given to {fn_name} should contain a single element")
+
+
+def _last_grad(outputs, inputs, v, create_graph, refs):
+    # The final differentiation keeps a graph only when asked to, as PyTorch's.
+    with torch.set_grad_enabled(True if create_graph else torch.is_grad_enabled()):
+        return _fill_in_zeros(_autograd_grad(outputs, inputs, v, create_graph=create_graph), refs)
+
+
+def _results(outputs, is_outputs_tuple, result, is_result_tuple, create_graph):
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_result_tuple))
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     _check_strict(strict, "vjp")
     with torch.enable_grad():
@@ -676,12 +704,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
             _validate_v(v, outputs, is_outputs_tuple)
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
             _raise("RuntimeError", "The vector v can only be None if the user-provided function returns a single Tensor with a single element.")
-    with torch.set_grad_enabled(True if create_graph else torch.is_grad_enabled()):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs)
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
+    result = _last_grad(outputs, inputs, v, create_graph, inputs)
+    return _results(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -689,24 +713,15 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with torch.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            _raise("RuntimeError", "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.")
+        v = _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, "jvp")
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
         # The double-backward trick: the vjp is linear in its cotangents, so
         # differentiating it with respect to them (at zero) by v gives J v.
         grad_outputs = tuple(torch.zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
-    with torch.set_grad_enabled(True if create_graph else torch.is_grad_enabled()):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, outputs)
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_outputs_tuple)
+    result = _last_grad(grad_inputs, grad_outputs, v, create_graph, outputs)
+    return _results(outputs, is_outputs_tuple, result, is_outputs_tuple, create_graph)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
@@ -773,25 +788,13 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with torch.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vhp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            _raise("RuntimeError", "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.")
+        v = _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, "vhp")
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vhp")
-        if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
-            _raise("RuntimeError", "The function given to vhp should return a single Tensor")
-        if outputs[0].nelement() != 1:
-            _raise("RuntimeError", "The Tensor returned by the function given to vhp should contain a single element")
+        _single_output(outputs, is_outputs_tuple, "vhp")
         jac = _autograd_grad(outputs, inputs, create_graph=True)
-    with torch.set_grad_enabled(True if create_graph else torch.is_grad_enabled()):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs)
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
+    result = _last_grad(jac, inputs, v, create_graph, inputs)
+    return _results(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -799,27 +802,15 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     with torch.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "hvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            _raise("RuntimeError", "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.")
+        v = _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, "hvp")
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "hvp")
-        if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
-            _raise("RuntimeError", "The function given to hvp should return a single Tensor")
-        if outputs[0].nelement() != 1:
-            _raise("RuntimeError", "The Tensor returned by the function given to hvp should contain a single element")
+        _single_output(outputs, is_outputs_tuple, "hvp")
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         grad_jac = tuple(torch.zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
-    with torch.set_grad_enabled(True if create_graph else torch.is_grad_enabled()):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs)
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
+    result = _last_grad(double_back, grad_jac, v, create_graph, inputs)
+    return _results(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 )PY";
 
 void install_autograd_functional(VM& vm) {

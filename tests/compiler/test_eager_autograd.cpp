@@ -83,6 +83,12 @@ double worst_of(const Run& r) {
 class TestEagerAutograd : public QObject {
   Q_OBJECT
 
+  void expect_output(const std::string& program, const std::string& expected) {
+    Run r = run(program);
+    QVERIFY2(r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(r.out, expected);
+  }
+
   void expect_fd(const std::string& body) {
     Run r = run(std::string("import torch\nimport torch.nn.functional as F\ntorch.manual_seed(0)\n") + kCheckGrad + body);
     QVERIFY2(r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
@@ -118,7 +124,7 @@ check2([x, w, b, m], loss)
   // double-backward trick, vhp, create_graph=True): values as torch 1.13
   // printed them (the module is unchanged in 2.11).
   void autograd_functional() {
-    Run r = run(R"PY(import torch
+    expect_output(R"PY(import torch
 from torch.autograd.functional import jacobian, hessian, vjp, jvp, hvp, vhp
 
 def f(x, y):
@@ -149,23 +155,22 @@ w = torch.tensor([0.2, 0.4], requires_grad=True)
 Jg = jacobian(lambda t: t ** 2 * w.sum(), torch.tensor([1.0, 3.0]), create_graph=True)
 Jg.sum().backward()
 print(Jg.requires_grad, " ".join("%.6f" % t for t in w.grad.tolist()))
-)PY");
-    QVERIFY2(r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
-    QCOMPARE(r.out, std::string("2 2 (2, 2, 2) (2, 2, 2, 2)\n"
-"2.473082 -0.183940 0.000000 0.000000 0.824361 0.735759 0.000000 0.000000\n"
-"3.000000 0.000000 0.000000 12.000000\n"
-"2.537047 1.549877 1.274338 1.549877 7.686542 0.993941 1.274338 0.993941 14.835846\n"
-"2.053511 0.074463 -13.326237 6.704380 0.074463 -13.326237 6.704380\n"
-"0.582121 2.359214 0.695082\n"
-"0.582121 2.359214 0.695082 False False\n"
-"2 2.718282 0.000000 0.000000 0.000000 0.135335 0.000000 0.000000 0.000000 1.648721\n"
-"True 8.000000 8.000000\n"));
+)PY",
+                  "2 2 (2, 2, 2) (2, 2, 2, 2)\n"
+                  "2.473082 -0.183940 0.000000 0.000000 0.824361 0.735759 0.000000 0.000000\n"
+                  "3.000000 0.000000 0.000000 12.000000\n"
+                  "2.537047 1.549877 1.274338 1.549877 7.686542 0.993941 1.274338 0.993941 14.835846\n"
+                  "2.053511 0.074463 -13.326237 6.704380 0.074463 -13.326237 6.704380\n"
+                  "0.582121 2.359214 0.695082\n"
+                  "0.582121 2.359214 0.695082 False False\n"
+                  "2 2.718282 0.000000 0.000000 0.000000 0.135335 0.000000 0.000000 0.000000 1.648721\n"
+                  "True 8.000000 8.000000\n");
   }
 
   // torch.set_grad_enabled switches the mode as a call and restores it as a
   // context manager's exit (the transfer-learning tutorial's training phases).
   void set_grad_enabled_as_call_and_context() {
-    Run r = run(R"PY(import torch
+    expect_output(R"PY(import torch
 x = torch.ones(2, requires_grad=True)
 with torch.set_grad_enabled(False):
     y = x * 2
@@ -177,19 +182,18 @@ for phase in ["train", "val"]:
     with torch.set_grad_enabled(phase == "train"):
         print(phase, (x * 3).requires_grad)
 print(torch.is_grad_enabled(), type(torch.set_grad_enabled(True)).__name__)
-)PY");
-    QVERIFY2(r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
-    QCOMPARE(r.out, std::string("False True\n"
-"False False\n"
-"train True\n"
-"val False\n"
-"True set_grad_enabled\n"));
+)PY",
+                  "False True\n"
+                  "False False\n"
+                  "train True\n"
+                  "val False\n"
+                  "True set_grad_enabled\n");
   }
 
   // torch.func.jvp and linearize by the double-backward trick: J v against
   // the analytic derivatives (exact here, float64), nested under grad.
   void func_jvp_and_linearize() {
-    Run r = run(R"PY(import torch
+    expect_output(R"PY(import torch
 from torch.func import jvp, linearize, jacfwd, grad
 x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
 v = torch.tensor([1.0, 0.5, -2.0], dtype=torch.float64)
@@ -207,14 +211,13 @@ try:
     jvp(torch.sin, x, (v,))
 except RuntimeError as e:
     print("RuntimeError:", e)
-)PY");
-    QVERIFY2(r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
-    QCOMPARE(r.out, std::string("0.0 0.0\n"
-"0.0 0.0\n"
-"0.0\n"
-"0.0\n"
-"[2.0, 1.0, -4.0]\n"
-"RuntimeError: jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to call f(*primals).\n"));
+)PY",
+                  "0.0 0.0\n"
+                  "0.0 0.0\n"
+                  "0.0\n"
+                  "0.0\n"
+                  "[2.0, 1.0, -4.0]\n"
+                  "RuntimeError: jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to call f(*primals).\n");
   }
 
   // A backward with no formula of its own is refused under create_graph,
