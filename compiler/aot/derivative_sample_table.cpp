@@ -283,6 +283,10 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
       {"aten::_softmax_backward_data.default", {"f[3,4] u[3,4] 1 dt:float64"}},
       {"aten::_log_softmax_backward_data.default", {"f[3,4] f[3,4] 1 dt:float64"}},
       {"aten::native_layer_norm.default", {"f[2,3,4] [4] f[4] f[4] 1e-5", "f[2,3,4] [3,4] None None 1e-5"}},
+      // mean and rstd as the forward saves them: shaped [..., 1] per normalized dim; rstd positive.
+      {"aten::native_layer_norm_backward.default",
+       {"f[2,3,4] f[2,3,4] [4] f[2,3,1] p[2,3,1] f[4] f[4] {true true true}",
+        "f[2,3,4] f[2,3,4] [3,4] f[2,1,1] p[2,1,1] f[3,4] f[3,4] {true true true}"}},
       {"aten::layer_norm.default", {"f[2,3,4] [4] f[4] f[4]", "f[2,3,4] [4]"}},
       {"aten::native_batch_norm.default", {"f[3,2,4] f[2] f[2] f[2] p[2] true 0.1 1e-5",
                                            "f[3,2,4] f[2] f[2] f[2] p[2] false 0.1 1e-5", "f[3,2] None None None None true 0.1 1e-5"}},

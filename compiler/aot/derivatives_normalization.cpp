@@ -50,9 +50,54 @@ void native_layer_norm_grad(GradContext& x) {
   std::vector<Var> g = e.call("aten::native_layer_norm_backward.default",
                               {x.grad(), input, shape, x.out(1), x.out(2), weight, bias,
                                Value(ValueList{true, true, true})});
-  x.set("input", g[0]);
+  Var grad_input = g[0];
+  // Gradients reaching the saved mean and rstd come only from differentiating
+  // the backward kernel again (create_graph): mean = sum(x) / N and
+  // rstd = (var + eps)^-1/2 give d mean / dx = 1 / N and
+  // d rstd / dx = -rstd^3 (x - mean) / N over each normalized group.
+  if (x.grad(1) || x.grad(2)) {
+    const Shape sizes = e.sizes(input);
+    double n = 1;
+    for (int64_t s : shape) n *= double(s);
+    Var through_stats = zeros_like(e, input);
+    if (std::optional<Var> g_mean = x.grad(1)) through_stats = add(e, through_stats, expand(e, div(e, *g_mean, n), sizes));
+    if (std::optional<Var> g_rstd = x.grad(2)) {
+      Var rstd = x.out(2);
+      Var scale = mul(e, *g_rstd, mul(e, mul(e, rstd, rstd), rstd));
+      through_stats = sub(e, through_stats, div(e, mul(e, sub(e, input, x.out(1)), scale), n));
+    }
+    grad_input = add(e, grad_input, through_stats);
+  }
+  x.set("input", grad_input);
   if (w) x.set("weight", g[1]);
   if (b) x.set("bias", g[2]);
+}
+
+// Double backward of the layer norm kernel: its computation written out in
+// primitive ops, differentiated through. For any grad_out, input, mean, rstd:
+//   xhat = (input - mean) rstd, g = grad_out * weight,
+//   grad_input = rstd (g - mean(g) - xhat mean(g xhat)) over the normalized dims,
+//   grad_weight = sum of grad_out xhat, grad_bias = sum of grad_out over the others
+// (algebraically ATen's kernel: dx = rstd g + b x + c), so mean and rstd get
+// their own gradients, which the forward's formula takes back to the input.
+void native_layer_norm_backward_grad(GradContext& x) {
+  x.via([&](Emitter& e) {
+    Var go = x.var("grad_out"), input = x.var("input"), mean = x.var("mean"), rstd = x.var("rstd");
+    const int64_t nd = e.dim(input), k = int64_t(x.ints("normalized_shape").size());
+    std::vector<int64_t> normalized, batch;
+    for (int64_t d = 0; d < nd; ++d) (d >= nd - k ? normalized : batch).push_back(d);
+    double n = 1;
+    for (int64_t d : normalized) n *= double(e.sizes(input)[size_t(d)]);
+    Var xhat = mul(e, sub(e, input, mean), rstd);
+    std::optional<Var> weight = x.opt_var("weight");
+    Var g = weight ? mul(e, go, *weight) : go;
+    Var mean_g = div(e, sum(e, g, normalized, true), n);
+    Var mean_gx = div(e, sum(e, mul(e, g, xhat), normalized, true), n);
+    Var grad_input = mul(e, rstd, sub(e, sub(e, g, mean_g), mul(e, xhat, mean_gx)));
+    Var grad_weight = batch.empty() ? mul(e, go, xhat) : sum(e, mul(e, go, xhat), batch, false);
+    Var grad_bias = batch.empty() ? go : sum(e, go, batch, false);
+    return std::vector<Var>{grad_input, grad_weight, grad_bias};
+  });
 }
 
 void layer_norm_grad(GradContext& x) {
@@ -135,7 +180,9 @@ void register_normalization_derivatives(DerivativeTable& t) {
   t.add<softmax_backward_data_grad>("aten::_softmax_backward_data.default", {"grad_output", "output"}, kSavesInputs);
   t.add<softmax_backward_data_grad>("aten::_log_softmax_backward_data.default", {"grad_output", "output"},
                                     kSavesInputs);
-  t.add<native_layer_norm_grad>("aten::native_layer_norm.default", affine, kSavesBoth, kFirstOutputOnly);
+  t.add<native_layer_norm_grad>("aten::native_layer_norm.default", affine, kSavesBoth);
+  t.add<native_layer_norm_backward_grad>("aten::native_layer_norm_backward.default",
+                                         {"grad_out", "input", "mean", "rstd", "weight"}, kSavesInputs);
   t.add<layer_norm_grad>("aten::layer_norm.default", affine, kSavesInputs);
   for (const char* op : {"aten::native_batch_norm.default", "aten::_native_batch_norm_legit.default",
                          "aten::_native_batch_norm_legit.no_stats",
