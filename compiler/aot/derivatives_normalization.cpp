@@ -120,12 +120,72 @@ void batch_norm_backward(GradContext& x, const EArg& running_mean, const EArg& r
   if (x.needs("bias")) x.set("bias", g[2]);
 }
 
+// In training the saved mean and invstd are functions of the input, and only
+// differentiating the backward kernel again (create_graph) sends them
+// gradients: per channel, d mean / dx = 1 / n and d invstd / dx =
+// -invstd^3 (x - mean) / n, n the elements of a channel.
+void through_batch_stats(GradContext& x) {
+  if (!x.grad(1) && !x.grad(2)) return;
+  Emitter& e = x.e;
+  Var input = x.var("input");
+  const Shape sizes = e.sizes(input);
+  Shape channel(sizes.size(), 1);
+  channel[1] = sizes[1];
+  const double n = double(shape_numel(sizes)) / double(sizes[1]);
+  Var g = zeros_like(e, input);
+  if (std::optional<Var> g_mean = x.grad(1)) g = add(e, g, expand(e, reshape(e, div(e, *g_mean, n), channel), sizes));
+  if (std::optional<Var> g_invstd = x.grad(2)) {
+    Var invstd = reshape(e, x.out(2), channel);
+    Var scale = mul(e, reshape(e, *g_invstd, channel), mul(e, mul(e, invstd, invstd), invstd));
+    g = sub(e, g, div(e, mul(e, sub(e, input, reshape(e, x.out(1), channel)), scale), n));
+  }
+  x.set("input", add(e, *x.result()[0], g));
+}
+
 void native_batch_norm_grad(GradContext& x) {
   const std::string& op = x.call.op;
-  if (op == "aten::_native_batch_norm_legit.no_stats")
-    return batch_norm_backward(x, EArg::none(), EArg::none(), x.out(1), x.out(2), x.boolean("training"));
+  if (op == "aten::_native_batch_norm_legit.no_stats") {
+    batch_norm_backward(x, EArg::none(), EArg::none(), x.out(1), x.out(2), x.boolean("training"));
+    if (x.boolean("training")) through_batch_stats(x);
+    return;
+  }
   bool training = op == "aten::_native_batch_norm_legit_no_training.default" ? false : x.boolean("training");
   batch_norm_backward(x, x.arg("running_mean"), x.arg("running_var"), x.out(1), x.out(2), training);
+  if (training) through_batch_stats(x);
+}
+
+// Double backward of the batch norm kernel: its computation in primitive ops,
+// differentiated through, for any statistics given. Per channel (dim 1):
+//   training: xhat = (x - save_mean) save_invstd, with g = grad_out * weight
+//     grad_input = save_invstd (g - mean(g) - xhat mean(g xhat));
+//   eval: invstd = (running_var + eps)^-1/2, xhat = (x - running_mean) invstd,
+//     grad_input = g invstd;
+//   grad_weight = sum of grad_out xhat, grad_bias = sum of grad_out.
+void native_batch_norm_backward_grad(GradContext& x) {
+  x.via([&](Emitter& e) {
+    Var go = x.var("grad_out"), input = x.var("input");
+    const Shape sizes = e.sizes(input);
+    Shape channel(sizes.size(), 1);
+    channel[1] = sizes[1];
+    std::vector<int64_t> others;
+    for (int64_t d = 0; d < int64_t(sizes.size()); ++d)
+      if (d != 1) others.push_back(d);
+    const double n = double(shape_numel(sizes)) / double(sizes[1]);
+    const bool train = x.boolean("train");
+    Var mean = reshape(e, x.var(train ? "save_mean" : "running_mean"), channel);
+    Var invstd = train ? reshape(e, x.var("save_invstd"), channel)
+                       : reshape(e, unary(e, "aten::rsqrt.default", add(e, x.var("running_var"), x.real("eps"))), channel);
+    Var xhat = mul(e, sub(e, input, mean), invstd);
+    std::optional<Var> weight = x.opt_var("weight");
+    Var g = weight ? mul(e, go, reshape(e, *weight, channel)) : go;
+    Var grad_input = mul(e, g, invstd);
+    if (train) {
+      Var mean_g = div(e, sum(e, g, others, true), n);
+      Var mean_gx = div(e, sum(e, mul(e, g, xhat), others, true), n);
+      grad_input = mul(e, invstd, sub(e, sub(e, g, mean_g), mul(e, xhat, mean_gx)));
+    }
+    return std::vector<Var>{grad_input, sum(e, mul(e, go, xhat), others, false), sum(e, go, others, false)};
+  });
 }
 
 // batch_norm returns no saved statistics; in training they are recomputed
@@ -185,9 +245,14 @@ void register_normalization_derivatives(DerivativeTable& t) {
                                          {"grad_out", "input", "mean", "rstd", "weight"}, kSavesInputs);
   t.add<layer_norm_grad>("aten::layer_norm.default", affine, kSavesInputs);
   for (const char* op : {"aten::native_batch_norm.default", "aten::_native_batch_norm_legit.default",
-                         "aten::_native_batch_norm_legit.no_stats",
-                         "aten::_native_batch_norm_legit_no_training.default"})
-    t.add<native_batch_norm_grad>(op, affine, kSavesBoth, kFirstOutputOnly);
+                         "aten::_native_batch_norm_legit.no_stats"})
+    t.add<native_batch_norm_grad>(op, affine, kSavesBoth);
+  t.add<native_batch_norm_grad>("aten::_native_batch_norm_legit_no_training.default", affine, kSavesBoth,
+                                kFirstOutputOnly);
+  t.add<native_batch_norm_backward_grad>("aten::native_batch_norm_backward.default",
+                                         {"grad_out", "input", "weight", "running_mean", "running_var", "save_mean",
+                                          "save_invstd"},
+                                         kSavesInputs);
   t.add<batch_norm_grad>("aten::batch_norm.default", affine, kSavesInputs);
   t.add<native_group_norm_grad>("aten::native_group_norm.default", affine, kSavesInputs);
   t.add<group_norm_grad>("aten::group_norm.default", affine, kSavesInputs);

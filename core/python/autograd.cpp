@@ -274,7 +274,11 @@ CallRecording::CallRecording(VM& vm, const CallArgs& args, bool enabled) : enabl
   std::vector<TensorObj*> inputs = inputs_requiring_grad(vm, args);
   if (inputs.empty()) return;
   recorder_ = g_factory();
+  std::vector<const TensorObj*> added;
   for (TensorObj* t : inputs) {
+    // x * x: one input, whose edge takes the whole gradient.
+    if (std::find(added.begin(), added.end(), t) != added.end()) continue;
+    added.push_back(t);
     edges_.push_back(edge_of(t));
     recorder_->add_input(t->t, t->grad_node ? "output " + std::to_string(t->output_nr) + " of " + t->grad_node->name : "");
   }
