@@ -673,6 +673,15 @@ def _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, fn_name):
     return v
 
 
+def _call_with_v(func, inputs, v, create_graph, fn_name):
+    # jvp/vhp/hvp: inputs prepared, v shaped like them, and func called on them (under enable_grad).
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    v = _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, fn_name)
+    is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn_name)
+    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs
+
+
 def _single_output(outputs, is_outputs_tuple, fn_name):
     if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
         _raise("RuntimeError", f"The function given to {fn_name} should return a single Tensor")
@@ -711,11 +720,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     _check_strict(strict, "jvp")
     with torch.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, "jvp")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_v(func, inputs, v, create_graph, "jvp")
         # The double-backward trick: the vjp is linear in its cotangents, so
         # differentiating it with respect to them (at zero) by v gives J v.
         grad_outputs = tuple(torch.zeros_like(out, requires_grad=True) for out in outputs)
@@ -786,11 +791,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     _check_strict(strict, "vhp")
     with torch.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, "vhp")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vhp")
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_v(func, inputs, v, create_graph, "vhp")
         _single_output(outputs, is_outputs_tuple, "vhp")
         jac = _autograd_grad(outputs, inputs, create_graph=True)
     result = _last_grad(jac, inputs, v, create_graph, inputs)
@@ -800,11 +801,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     _check_strict(strict, "hvp")
     with torch.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, "hvp")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "hvp")
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_v(func, inputs, v, create_graph, "hvp")
         _single_output(outputs, is_outputs_tuple, "hvp")
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         grad_jac = tuple(torch.zeros_like(inp, requires_grad=True) for inp in inputs)
