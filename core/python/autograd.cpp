@@ -73,7 +73,6 @@ GradValue add_grad_values(const GradValue& a, const GradValue& b) {
   return sum;
 }
 
-
 }  // namespace
 
 Node::HistoryGrads AccumulateGrad::apply_with_history(VM&, const HistoryGrads& grads) {
