@@ -193,6 +193,32 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+def _numerical_jacobian(func, inputs, diff, which, out_numels, eps):
+    """[output][input] matrices (numel of input, numel of output) by central differences of eps.
+
+    The function runs with grad mode as the caller has it (gradgradcheck's function calls
+    autograd.grad); only the perturbations are written under no_grad."""
+    work = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    numerical = [[torch.zeros(inputs[d].numel(), n, dtype=inputs[d].dtype) for d in diff] for n in out_numels]
+    for c, i in enumerate(diff):
+        flat = work[i].view(-1)
+        for e in range(flat.numel()):
+            with torch.no_grad():
+                orig = flat[e].clone()
+                flat[e] = orig - eps
+            outa = _as_tuple(func(*work))
+            outa = [outa[k].detach().clone() for k in which]
+            with torch.no_grad():
+                flat[e] = orig + eps
+            outb = _as_tuple(func(*work))
+            outb = [outb[k].detach().clone() for k in which]
+            with torch.no_grad():
+                flat[e] = orig
+                for j in range(len(outa)):
+                    numerical[j][c][e] = ((outb[j] - outa[j]) / (2 * eps)).reshape(-1)
+    return numerical
+
+
 def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
@@ -216,8 +242,15 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     outs = _as_tuple(func(*leaves))
     outputs = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
     if not outputs:
-        _kiln.raise_unsupported("torch.autograd.gradcheck of a function without differentiable outputs is not "
-                                "supported by Kiln")
+        # As PyTorch: with nothing to differentiate, every numerical derivative must be zero.
+        which = [k for k, x in enumerate(outs) if isinstance(x, torch.Tensor)]
+        for per_output in _numerical_jacobian(func, inputs, diff, which, [outs[k].numel() for k in which], eps):
+            for jacobian in per_output:
+                if bool((jacobian != 0).any()):
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError("Numerical gradient for function expected to be zero")
+        return True
     # analytical[o][i]: (numel of input i, numel of output o), one column per backward of a one-hot grad_output.
     analytical = []
     for o in outputs:
@@ -245,22 +278,7 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     for i in diff:
         leaves[i].grad = None
     which = [k for k, x in enumerate(outs) if isinstance(x, torch.Tensor) and x.requires_grad]
-    numerical = [[torch.zeros(inputs[i].numel(), o.numel(), dtype=inputs[i].dtype) for i in diff] for o in outputs]
-    with torch.no_grad():
-        work = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        for c, i in enumerate(diff):
-            flat = work[i].view(-1)
-            for e in range(flat.numel()):
-                orig = flat[e].clone()
-                flat[e] = orig - eps
-                outa = _as_tuple(func(*work))
-                outa = [outa[k].clone() for k in which]
-                flat[e] = orig + eps
-                outb = _as_tuple(func(*work))
-                outb = [outb[k].clone() for k in which]
-                flat[e] = orig
-                for j in range(len(outputs)):
-                    numerical[j][c][e] = ((outb[j] - outa[j]) / (2 * eps)).reshape(-1)
+    numerical = _numerical_jacobian(func, inputs, diff, which, [o.numel() for o in outputs], eps)
     for j in range(len(outputs)):
         for c, i in enumerate(diff):
             a = analytical[j][c]
@@ -276,9 +294,48 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, **kwargs):
-    _kiln.raise_unsupported("torch.autograd.gradgradcheck needs double backward (create_graph=True), which Kiln "
-                            "does not support")
+def _differentiable_outputs(x):
+    return tuple(o for o in _as_tuple(x) if isinstance(o, torch.Tensor) and o.requires_grad)
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rtol=0.001,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
+                  check_grad_dtypes=False, check_batched_grad=False, check_fwd_over_rev=False,
+                  check_rev_over_rev=True, fast_mode=False, masked=False):
+    # PyTorch 2.11's: gradcheck of the function (inputs, grad_outputs) -> autograd.grad(..., create_graph=True).
+    # Missing grad_outputs are drawn as torch.testing.make_tensor(low=-1, high=1) draws them (uniform_ on the
+    # global generator, one tensor per differentiable output, in order), so the random state afterwards is PyTorch's.
+    if check_fwd_over_rev or not check_rev_over_rev:
+        _kiln.raise_unsupported("torch.autograd.gradgradcheck with forward-over-reverse checks is not supported by Kiln")
+    tupled_inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        made = []
+        for x in _differentiable_outputs(func(*tupled_inputs)):
+            dt = x.dtype if x.is_floating_point() or x.is_complex() else torch.double
+            t = torch.empty(x.shape, dtype=dt).uniform_(-1, 1)
+            if gen_non_contig_grad_outputs and t.numel() > 1:
+                t = torch.repeat_interleave(t, 2, dim=-1)[..., ::2]
+            made.append(t.requires_grad_(True))
+        tupled_grad_outputs = tuple(made)
+    else:
+        tupled_grad_outputs = _as_tuple(grad_outputs)
+    num_outputs = len(tupled_grad_outputs)
+    diff_inputs = {i for i, x in enumerate(tupled_inputs) if isinstance(x, torch.Tensor) and x.requires_grad}
+    diff_grad_outputs = {i for i, x in enumerate(tupled_grad_outputs) if x.requires_grad}
+
+    def new_func(*args):
+        input_args = tuple(x.requires_grad_() if i in diff_inputs else x for i, x in enumerate(args[:-num_outputs]))
+        outputs = _differentiable_outputs(func(*input_args))
+        grads = tuple(x.requires_grad_() if i in diff_grad_outputs else x
+                      for i, x in enumerate(args[-num_outputs:]))
+        diff_input_args = tuple(x for i, x in enumerate(input_args) if i in diff_inputs)
+        grad_inputs = torch.autograd.grad(outputs, diff_input_args, grads, create_graph=True, allow_unused=True)
+        return tuple(g for g in grad_inputs if g is not None)
+
+    return gradcheck(new_func, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad, fast_mode=fast_mode,
+                     masked=masked)
 
 
 no_grad = torch.no_grad

@@ -122,6 +122,47 @@ check2([x, w, b, m], loss)
     QVERIFY2(worst_of(r) < 1e-5, r.out.c_str());
   }
 
+  // gradgradcheck: random grad_outputs drawn as torch.testing.make_tensor draws
+  // them (the random state after it is torch 1.13's, printed below), a true
+  // second derivative passes, and a backward that detaches its input has no
+  // differentiable outputs, so its numerical second derivative must be zero:
+  // PyTorch's GradcheckError. Expected lines as torch 1.13 printed them
+  // (gradcheck.py's slow mode is unchanged in 2.11).
+  void gradgradcheck_as_pytorch() {
+    expect_output(R"PY(import torch
+torch.manual_seed(0)
+x = torch.randn(3, dtype=torch.double, requires_grad=True)
+w = torch.randn(3, 3, dtype=torch.double, requires_grad=True)
+f = lambda x, w: torch.tanh(w @ x).pow(2)
+print(torch.autograd.gradgradcheck(f, (x, w)))
+print(torch.rand(2))
+g = lambda x: torch.nn.functional.softplus(x) * x.sin()
+print(torch.autograd.gradgradcheck(g, (x,), (torch.ones(3, dtype=torch.double),)))
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x.detach() ** 2
+x = torch.tensor([0.5, -1.5], dtype=torch.double, requires_grad=True)
+print(torch.autograd.gradcheck(Cube.apply, (x,)))
+print(torch.autograd.gradgradcheck(Cube.apply, (x,), (torch.ones(2, dtype=torch.double),), raise_exception=False))
+try:
+    torch.autograd.gradgradcheck(Cube.apply, (x,), (torch.ones(2, dtype=torch.double),))
+except RuntimeError as e:
+    print(type(e).__name__, str(e).splitlines()[0])
+)PY",
+                  "True\n"
+                  "tensor([0.3051, 0.9320])\n"
+                  "True\n"
+                  "True\n"
+                  "False\n"
+                  "GradcheckError Numerical gradient for function expected to be zero\n");
+  }
+
   // torch.autograd.functional (jacobian, hessian, vjp, jvp and hvp by the
   // double-backward trick, vhp, create_graph=True): values as torch 1.13
   // printed them (the module is unchanged in 2.11).
