@@ -99,8 +99,7 @@ class TapeNode : public ag::Node {
     again->values = e.values();
     again->num_outputs = gins.size();
     again->name = backward_name(recording.calls(), gins);
-    bool has_history = false;
-    for (const ag::Edge& edge : again->next) has_history |= edge.node != nullptr;
+    const std::set<int32_t> with_history = again->values_with_history();
     HistoryGrads out;
     for (size_t k = 0; k < gins.size(); ++k) {
       again->outputs.push_back(gins[k] ? *gins[k] : Var{});
@@ -109,11 +108,28 @@ class TapeNode : public ag::Node {
         continue;
       }
       ag::GradValue g{e.tensor(*gins[k]), {}};
-      if (has_history) g.edge = ag::Edge{again, uint32_t(k)};
+      if (with_history.count(gins[k]->id)) g.edge = ag::Edge{again, uint32_t(k)};
       out.push_back(std::move(g));
     }
     again->seal();
     return out;
+  }
+
+  // The values that depend on an input with history, through the calls in
+  // order: a gradient that does not (the 2 of d(2a)/da) is a constant to a
+  // second differentiation and does not require grad, as in PyTorch.
+  std::set<int32_t> values_with_history() const {
+    std::set<int32_t> live;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (next[k].node) live.insert(inputs[k].id);
+    for (const GradCall& c : calls) {
+      bool any = false;
+      for (Var v : tensor_inputs(c)) any = any || live.count(v.id);
+      if (!any) continue;
+      for (Var o : c.outputs)
+        if (o.valid() && is_floating(values.at(size_t(o.id)).dtype())) live.insert(o.id);
+    }
+    return live;
   }
 
   void release() override {

@@ -639,9 +639,21 @@ def _validate_v(v, other, is_other_tuple):
             _raise("RuntimeError", f"{prepend}v has invalid size: should be {el_other.size()} but got {el_v.size()}.")
 
 
-def _check_strict(strict, fn_name):
-    if strict:
-        _kiln.raise_unsupported(f"torch.autograd.functional.{fn_name}(strict=True) is not supported by Kiln")
+def _check_requires_grad(inputs, input_type, strict):
+    # strict=True: PyTorch's errors for an output, gradient or Jacobian that does not depend on the inputs.
+    if not strict:
+        return
+    for i, inp in enumerate(inputs):
+        if inp is None:
+            _raise("RuntimeError", f"The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.")
+        if not inp.requires_grad:
+            if input_type == "hessian":
+                _raise("RuntimeError", f"The hessian of the user-provided function with respect to input {i} is independent of the input. This is not allowed in strict mode. You should ensure that your function is thrice differentiable and that the hessian depends on the inputs.")
+            if input_type == "jacobian":
+                _raise("RuntimeError", f"While computing the hessian, found that the jacobian of the user-provided function with respect to input {i} is independent of the input. This is not allowed in strict mode. You should ensure that your function is twice differentiable and that the jacobian depends on the inputs (this would be violated by a linear function for example).")
+            if input_type == "grad_inputs":
+                _raise("RuntimeError", f"The gradient with respect to input {i} is independent of the inputs of the user-provided function. This is not allowed in strict mode.")
+            _raise("RuntimeError", f"Output {i} of the user-provided function does not require gradients. The outputs must be computed in a differentiable manner from the input when running in strict mode.")
 
 
 def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
@@ -659,8 +671,26 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
                                retain_graph=retain_graph)
 
 
-def _fill_in_zeros(grads, refs):
-    return tuple(torch.zeros_like(r) if g is None else g for g, r in zip(grads, refs))
+_INDEPENDENT = {
+    "back": "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.",
+    "back_trick": "The gradient with respect to the input is independent of entry {i} in the grad_outputs when using the double backward trick to compute forward mode gradients. This is not allowed in strict mode.",
+    "double_back": "The jacobian of the user-provided function is independent of input {i}. This is not allowed in strict mode.",
+    "double_back_trick": "The hessian of the user-provided function is independent of entry {i} in the grad_jacobian. This is not allowed in strict mode as it prevents from using the double backward trick to replace forward mode AD.",
+}
+
+
+def _fill_in_zeros(grads, refs, strict, create_graph, stage):
+    res = []
+    for i, g in enumerate(grads):
+        if g is None:
+            if strict:
+                _raise("RuntimeError", _INDEPENDENT[stage].format(i=i))
+            g = torch.zeros_like(refs[i])
+        elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            _raise("RuntimeError", f"The {what} of the user-provided function is independent of input {i}. This is not allowed in strict mode when create_graph=True.")
+        res.append(g)
+    return tuple(res)
 
 
 def _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, fn_name):
@@ -673,12 +703,13 @@ def _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, fn_name):
     return v
 
 
-def _call_with_v(func, inputs, v, create_graph, fn_name):
+def _call_with_v(func, inputs, v, create_graph, strict, fn_name):
     # jvp/vhp/hvp: inputs prepared, v shaped like them, and func called on them (under enable_grad).
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
     inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
     v = _v_like_inputs(v, inputs, is_inputs_tuple, create_graph, fn_name)
     is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn_name)
+    _check_requires_grad(outputs, "outputs", strict)
     return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs
 
 
@@ -689,10 +720,11 @@ def _single_output(outputs, is_outputs_tuple, fn_name):
         _raise("RuntimeError", f"The Tensor returned by the function given to {fn_name} should contain a single element")
 
 
-def _last_grad(outputs, inputs, v, create_graph, refs):
+def _last_grad(outputs, inputs, v, create_graph, refs, strict, stage):
     # The final differentiation keeps a graph only when asked to, as PyTorch's.
     with torch.set_grad_enabled(True if create_graph else torch.is_grad_enabled()):
-        return _fill_in_zeros(_autograd_grad(outputs, inputs, v, create_graph=create_graph), refs)
+        return _fill_in_zeros(_autograd_grad(outputs, inputs, v, create_graph=create_graph), refs, strict,
+                              create_graph, stage)
 
 
 def _results(outputs, is_outputs_tuple, result, is_result_tuple, create_graph):
@@ -701,48 +733,56 @@ def _results(outputs, is_outputs_tuple, result, is_result_tuple, create_graph):
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
-    _check_strict(strict, "vjp")
     with torch.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
+        _check_requires_grad(outputs, "outputs", strict)
         if v is not None:
             _, v = _as_tuple(v, "v", "vjp")
             v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
             _validate_v(v, outputs, is_outputs_tuple)
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
             _raise("RuntimeError", "The vector v can only be None if the user-provided function returns a single Tensor with a single element.")
-    result = _last_grad(outputs, inputs, v, create_graph, inputs)
+    result = _last_grad(outputs, inputs, v, create_graph, inputs, strict, "back")
     return _results(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    _check_strict(strict, "jvp")
     with torch.enable_grad():
-        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_v(func, inputs, v, create_graph, "jvp")
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_v(func, inputs, v, create_graph, strict,
+                                                                             "jvp")
         # The double-backward trick: the vjp is linear in its cotangents, so
         # differentiating it with respect to them (at zero) by v gives J v.
         grad_outputs = tuple(torch.zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
-    result = _last_grad(grad_inputs, grad_outputs, v, create_graph, outputs)
+        _check_requires_grad(grad_inputs, "grad_inputs", strict)
+    result = _last_grad(grad_inputs, grad_outputs, v, create_graph, outputs, strict, "back_trick")
     return _results(outputs, is_outputs_tuple, result, is_outputs_tuple, create_graph)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     # vectorize and strategy change how PyTorch batches the same Jacobian, not its values.
     if strategy not in ("forward-mode", "reverse-mode"):
-        _raise("AssertionError", 'Expected strategy to be either "forward-mode" or "reverse-mode".')
-    if strategy == "forward-mode" and not vectorize:
-        _raise("NotImplementedError", "torch.autograd.functional.jacobian: `strategy=\"forward-mode\"` only works when `vectorize=True`.")
-    _check_strict(strict, "jacobian")
+        _raise("AssertionError", 'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            _raise("NotImplementedError", 'torch.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-mode"` are not supported together (yet). Please either set `create_graph=False` or `strategy="reverse-mode"`.')
+        if strict:
+            _raise("RuntimeError", 'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
+        if not vectorize:
+            _raise("NotImplementedError", "Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly implemented for `vectorize=True`.")
+    elif vectorize and strict:
+        _raise("RuntimeError", "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported together. Please either set `strict=False` or `vectorize=False`.")
     with torch.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
+        _check_requires_grad(outputs, "outputs", strict)
         jac = []
-        for out in outputs:
+        for i, out in enumerate(outputs):
             per_input = [[] for _ in inputs]
             flat = out.reshape(-1)
             for j in range(flat.nelement()):
@@ -752,6 +792,10 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                 else:
                     rows = (None,) * len(inputs)
                 for k, (row, inp) in enumerate(zip(rows, inputs)):
+                    if row is not None and strict and create_graph and not row.requires_grad:
+                        _raise("RuntimeError", f"The jacobian of the user-provided function is independent of input {i}. This is not allowed in strict mode when create_graph=True.")
+                    if row is None and strict:
+                        _raise("RuntimeError", f"Output {i} of the user-provided function is independent of input {k}. This is not allowed in strict mode.")
                     per_input[k].append(torch.zeros_like(inp) if row is None else row)
             jac_i = []
             for k, inp in enumerate(inputs):
@@ -772,6 +816,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     def ensure_single_output_function(*inp):
         out = func(*inp)
         is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        _check_requires_grad(t_out, "outputs", strict)
         if is_out_tuple or not isinstance(out, torch.Tensor):
             _raise("RuntimeError", "The function given to hessian should return a single Tensor")
         if out.nelement() != 1:
@@ -781,7 +826,9 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     def jac_func(*inp):
         if outer_jacobian_strategy == "forward-mode":
             inp = tuple(t.requires_grad_(True) for t in inp)
-        return jacobian(ensure_single_output_function, inp, create_graph=True)
+        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        return jac
 
     res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
                    strategy=outer_jacobian_strategy)
@@ -789,24 +836,27 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
-    _check_strict(strict, "vhp")
     with torch.enable_grad():
-        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_v(func, inputs, v, create_graph, "vhp")
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_v(func, inputs, v, create_graph, strict,
+                                                                             "vhp")
         _single_output(outputs, is_outputs_tuple, "vhp")
         jac = _autograd_grad(outputs, inputs, create_graph=True)
-    result = _last_grad(jac, inputs, v, create_graph, inputs)
+        _check_requires_grad(jac, "jacobian", strict)
+    result = _last_grad(jac, inputs, v, create_graph, inputs, strict, "double_back")
     return _results(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    _check_strict(strict, "hvp")
     with torch.enable_grad():
-        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_v(func, inputs, v, create_graph, "hvp")
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_v(func, inputs, v, create_graph, strict,
+                                                                             "hvp")
         _single_output(outputs, is_outputs_tuple, "hvp")
         jac = _autograd_grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
         grad_jac = tuple(torch.zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
-    result = _last_grad(double_back, grad_jac, v, create_graph, inputs)
+        _check_requires_grad(jac, "hessian", strict)
+    result = _last_grad(double_back, grad_jac, v, create_graph, inputs, strict, "double_back_trick")
     return _results(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 )PY";
 

@@ -137,6 +137,12 @@ class TestProgramRegressions : public QObject {
   void weight_norm_old_and_new() { prints_what_pytorch_printed("weight_norm_old_and_new"); }
   // torch.nn.utils.spectral_norm in a GAN discriminator's steps, its state dict and removal.
   void spectral_norm_gan_step() { prints_what_pytorch_printed("spectral_norm_gan_step"); }
+  // state_dict()'s OrderedDict and odict views, ModuleDict.items() in a compiled forward.
+  void ordered_dicts_and_views() { prints_what_pytorch_printed("ordered_dicts_and_views"); }
+  // create_graph=True: second derivatives, HVPs, torch.func.hessian, a WGAN-GP gradient penalty.
+  void double_backward_and_hessians() { prints_what_pytorch_printed("double_backward_and_hessians"); }
+  // torch.autograd.functional's strict=True errors; a constant gradient does not require grad.
+  void autograd_functional_strict() { prints_what_pytorch_printed("autograd_functional_strict"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
