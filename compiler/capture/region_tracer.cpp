@@ -45,8 +45,13 @@ struct TracedFrame {
   py::Frame* frame = nullptr;
   std::vector<ShadowEntry> stack;
   std::vector<SourcePtr> locals;
+  std::vector<SourcePtr> cells;  // Frame::cells: cellvars then freevars
   bool user_code = true;  // false for Kiln's own torch.nn prelude
 };
+
+const std::string& cell_name(const py::Code& code, size_t slot) {
+  return slot < code.cellvars.size() ? code.cellvars[slot] : code.freevars[slot - code.cellvars.size()];
+}
 
 // The source of `obj.name`. A module's children, parameters and buffers live in
 // its _modules/_parameters/_buffers dicts (nn.Module.__getattr__ finds them), so
@@ -420,8 +425,8 @@ void RegionTracer::consume_dynamic_scalars(TracedFrame& tf, const py::Instr& in)
   pending_scalars_.clear();
   switch (in.op) {
     // Moving a value around keeps it dynamic: its source goes with it.
-    case Op::StoreFast: case Op::PopTop: case Op::DupTop: case Op::DupTopTwo: case Op::RotTwo: case Op::RotThree:
-    case Op::RotFour: case Op::ReturnValue:
+    case Op::StoreFast: case Op::StoreDeref: case Op::PopTop: case Op::DupTop: case Op::DupTopTwo: case Op::RotTwo:
+    case Op::RotThree: case Op::RotFour: case Op::ReturnValue:
       return;
     default: break;
   }
@@ -1337,6 +1342,12 @@ void RegionTracer::init_root(TracedFrame& tf) {
   tf.locals.resize(f.locals.size());
   for (size_t i = 0; i < f.locals.size(); ++i)
     if (!py::is_unbound(f.locals[i])) tf.locals[i] = Source::local(f.code->varnames[i], int(i));
+  // Captured values are the frame's state too: a closure's constants and
+  // modules are guarded and lifted like locals, so another closure of the same
+  // code does not reuse this one's graph.
+  tf.cells.resize(f.cells.size());
+  for (size_t i = 0; i < f.cells.size(); ++i)
+    if (f.cells[i]->bound) tf.cells[i] = Source::cell(cell_name(*f.code, i), int(i));
   tf.stack.resize(f.stack.size());
   for (size_t i = 0; i < f.stack.size(); ++i) {
     tf.stack[i].src = Source::stack(int(i));
@@ -1452,6 +1463,14 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
     case Op::DeleteFast:
       tf.locals[size_t(in.arg)] = nullptr;
       return false;
+    case Op::LoadDeref:
+      sh.push_back(shadow(size_t(in.arg) < tf.cells.size() ? tf.cells[size_t(in.arg)] : nullptr));
+      on_pushed(tf, after - 1);
+      return false;
+    case Op::StoreDeref:
+      if (size_t(in.arg) < tf.cells.size()) tf.cells[size_t(in.arg)] = top_before.src;
+      sh.pop_back();
+      return false;
     case Op::DupTop: sh.push_back(sh.back()); return false;
     case Op::DupTopTwo: {
       ShadowEntry a = sh[sh.size() - 2], b = sh.back();
@@ -1505,6 +1524,15 @@ Value RegionTracer::run_inlined(py::Frame& frame) {
   tf.user_code = !is_library(frame.code);
   tf.locals.resize(frame.locals.size());
   for (size_t i = 0; i < frame.locals.size(); ++i) tf.locals[i] = source_of(frame.locals[i]);
+  // An inlined closure's free variables are reached through the function, when
+  // the region knows where the function came from (self.mlpf, a local lambda).
+  tf.cells.resize(frame.cells.size());
+  const size_t ncell = frame.code->cellvars.size();
+  SourcePtr fn_src = frame.func ? source_of(Value(static_cast<py::Object*>(frame.func))) : nullptr;
+  for (size_t i = 0; i < frame.cells.size(); ++i) {
+    if (!frame.cells[i]->bound) continue;
+    tf.cells[i] = i >= ncell && fn_src ? Source::closure_cell(fn_src, int(i - ncell)) : source_of(frame.cells[i]->value);
+  }
   frames_.push_back(&tf);
   frame.parent = vm_.current_frame;
   vm_.current_frame = &frame;

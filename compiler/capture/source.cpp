@@ -41,13 +41,31 @@ SourcePtr Source::item(SourcePtr base, py::Value key) {
   return s;
 }
 
+SourcePtr Source::cell(std::string name, int slot) {
+  auto s = std::make_shared<Source>();
+  s->kind = Kind::Cell;
+  s->name = std::move(name);
+  s->index = slot;
+  return s;
+}
+
+SourcePtr Source::closure_cell(SourcePtr function, int freevar) {
+  auto s = std::make_shared<Source>();
+  s->kind = Kind::ClosureCell;
+  s->base = std::move(function);
+  s->index = freevar;
+  return s;
+}
+
 std::string Source::str() const {
   switch (kind) {
     case Kind::Local:
-    case Kind::Stack: return "L['" + name + "']";
+    case Kind::Stack:
+    case Kind::Cell: return "L['" + name + "']";
     case Kind::Global: return "G['" + name + "']";
     case Kind::Attr: return base->str() + "." + name;
     case Kind::Item: return base->str() + "[" + py::repr(key) + "]";
+    case Kind::ClosureCell: return base->str() + ".__closure__[" + std::to_string(index) + "].cell_contents";
   }
   return {};
 }
@@ -56,10 +74,12 @@ std::string Source::short_name() const {
   // Dynamo's failure texts name a local by itself: self._modules['lin'], xs[0].
   switch (kind) {
     case Kind::Local:
-    case Kind::Stack: return name;
+    case Kind::Stack:
+    case Kind::Cell: return name;
     case Kind::Global: return str();
     case Kind::Attr: return base->short_name() + "." + name;
     case Kind::Item: return base->short_name() + "[" + py::repr(key) + "]";
+    case Kind::ClosureCell: return base->short_name() + ".__closure__[" + std::to_string(index) + "].cell_contents";
   }
   return {};
 }
@@ -97,6 +117,19 @@ bool Source::eval(py::VM& vm, const py::Frame& frame, py::Value& out) const {
       if (size_t(index) >= frame.stack.size()) return false;
       out = frame.stack[size_t(index)];
       return true;
+    case Kind::Cell: {
+      if (size_t(index) >= frame.cells.size() || !frame.cells[size_t(index)]->bound) return false;
+      out = frame.cells[size_t(index)]->value;
+      return true;
+    }
+    case Kind::ClosureCell: {
+      py::Value fn;
+      if (!base->eval(vm, frame, fn) || !fn.is(py::ObjKind::Function)) return false;
+      const auto& closure = fn.as<py::Function>()->closure;
+      if (size_t(index) >= closure.size() || !closure[size_t(index)]->bound) return false;
+      out = closure[size_t(index)]->value;
+      return true;
+    }
     case Kind::Global: {
       const py::Value* v = frame.globals->find_str(name);
       if (!v) v = vm.builtins()->find_str(name);

@@ -14,7 +14,11 @@ struct Source;
 using SourcePtr = std::shared_ptr<const Source>;
 
 struct Source {
-  enum class Kind { Local, Stack, Global, Attr, Item };
+  // Cell: a cell or free variable of the traced frame (index: its slot in
+  // Frame::cells), L['k'] as Dynamo spells a root frame's free variable.
+  // ClosureCell: free variable `index` of the function `base` evaluates to,
+  // base.__closure__[index].cell_contents: an inlined closure's captured values.
+  enum class Kind { Local, Stack, Global, Attr, Item, Cell, ClosureCell };
   Kind kind = Kind::Local;
   std::string name;   // Local / Global / Attr name
   int index = 0;      // Local slot, Stack depth from the bottom
@@ -26,6 +30,8 @@ struct Source {
   static SourcePtr global(std::string name);
   static SourcePtr attr(SourcePtr base, std::string name);
   static SourcePtr item(SourcePtr base, py::Value key);
+  static SourcePtr cell(std::string name, int slot);
+  static SourcePtr closure_cell(SourcePtr function, int freevar);
 
   // Dynamo's spelling: L['x'], L['___stack0'], G['w'], L['self']._modules['lin'].
   std::string str() const;
