@@ -800,6 +800,11 @@ bool RegionTracer::to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl) {
         tmpl.items.push_back(std::move(t));
       }
       arg = v.is(ObjKind::Tuple) ? Arg::tuple(std::move(args)) : Arg::list(std::move(args));
+      // The items rebuild it; holding the list itself would keep the region's
+      // tensors in it referenced, and finish() would take them for tensors kept
+      // outside the frame (torch.cat([x * 2, x]) recompiled on every call).
+      // A torch.Size keeps its value: build_arg reads is_size from it.
+      if (!(v.is(ObjKind::Tuple) && v.as<py::Tuple>()->is_size)) tmpl.value = Value();
       return true;
     }
     case ObjKind::DType: arg = Arg::dtype(std::string(dtype_name(v.as<py::DTypeObj>()->dtype))); return true;
@@ -813,6 +818,7 @@ bool RegionTracer::to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl) {
       arg = Arg::slice(a, b, c);
       tmpl.kind = ArgTemplate::Kind::Slice;
       tmpl.items = {ta, tb, tc};
+      tmpl.value = Value();
       return true;
     }
     default: return false;

@@ -144,6 +144,30 @@ print([round(v, 4) for v in torch.compile(blocks[2])(x).flatten().tolist()], [ro
     }
   }
 
+  // A list of the region's tensors handed to torch.cat/stack is temporary:
+  // the region stays reusable. Before, the call's argument template held the
+  // list, its tensors looked kept outside the frame, and every call
+  // recompiled until the recompile limit.
+  void a_list_argument_leaves_the_region_reusable() {
+    const char* program = R"PY(import torch
+f = torch.compile(lambda x: torch.cat([x * 2, x]))
+@torch.compile
+def g(x):
+    a = x * 2
+    return torch.stack([a, x], -1)[:, ::2]
+x = torch.arange(3.0)
+for _ in range(12):
+    y, z = f(x), g(x)
+print(y.tolist(), z.tolist())
+)PY";
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend);
+      QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString("[0.0, 2.0, 4.0, 0.0, 1.0, 2.0] [[0.0], [2.0], [4.0]]\n"));
+      QVERIFY2(r.err.find("recompile_limit") == std::string::npos, (std::string(backend) + ": " + r.err).c_str());
+    }
+  }
+
   // A disabled function called from compiled code breaks the graph there, as
   // Dynamo skips it: two graphs around it.
   void disabled_function_splits_the_graph() {
