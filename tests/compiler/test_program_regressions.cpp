@@ -137,6 +137,10 @@ class TestProgramRegressions : public QObject {
   void weight_norm_old_and_new() { prints_what_pytorch_printed("weight_norm_old_and_new"); }
   // torch.nn.utils.spectral_norm in a GAN discriminator's steps, its state dict and removal.
   void spectral_norm_gan_step() { prints_what_pytorch_printed("spectral_norm_gan_step"); }
+  // parametrizations.orthogonal (its three maps) and spectral_norm trained compiled, with
+  // eigvalsh/eigh/matrix_exp and their gradients (expected output from torch 1.13, to be
+  // rewritten by 2.11).
+  void orthogonal_and_spectral_norm() { prints_what_pytorch_printed("orthogonal_and_spectral_norm"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
