@@ -319,6 +319,10 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
                                    "f[5,3] i[3]<5 true false"}},
       {"aten::_linalg_det.default", {"f[3,3]", "f[2,4,4]", "f[1,1]"}},
       {"aten::_linalg_slogdet.default", {"f[3,3]", "f[2,4,4]"}},
+      // Symmetric inputs with distinct eigenvalues, so the eigenvectors move smoothly.
+      {"aten::_linalg_eigh.default", {"H[3,3]", "H[2,4,4] 'U'", "H[1,1]"}},
+      {"aten::linalg_matrix_exp.default", {"f[3,3]", "f[2,4,4]", "f[1,1]"}},
+      {"aten::linalg_householder_product.default", {"f[4,3] f[3]", "f[2,5,3] f[2,2]", "f[3,3] f[3]"}},
       {"aten::bmm.default", {"f[2,3,4] f[2,4,2]"}},
       {"aten::addmm.default", {"f[2] f[3,4] f[4,2] beta=0.5 alpha=2", "f[3,2] f[3,4] f[4,2]"}},
       {"aten::baddbmm.default", {"f[2,3,2] f[2,3,4] f[2,4,2] beta=0.5 alpha=1.5"}},

@@ -54,10 +54,11 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::sort.default", "aten::sort.stable", "aten::topk.default", "aten::unique_consecutive.default",
     // Matrix products, and factorizations, triangular solves and inverses
     // (no composition of core ops computes them)
-    "aten::_linalg_det.default", "aten::_linalg_slogdet.default", "aten::bmm.default",
+    "aten::_linalg_det.default", "aten::_linalg_eigh.default", "aten::_linalg_slogdet.default", "aten::bmm.default",
     "aten::cholesky_inverse.default", "aten::linalg_cholesky_ex.default",
     "aten::linalg_inv_ex.default", "aten::linalg_lu.default", "aten::linalg_lu_factor_ex.default",
-    "aten::linalg_lu_solve.default",
+    "aten::linalg_lu_solve.default", "aten::geqrf.default", "aten::linalg_householder_product.default",
+    "aten::linalg_matrix_exp.default",
     "aten::linalg_qr.default", "aten::linalg_solve_triangular.default", "aten::lu_unpack.default",
     "aten::mm.default",
     // Convolution

@@ -11,6 +11,8 @@
 
 namespace kiln::py {
 
+void install_orthogonal_and_spectral_norm(VM& vm, const Ref<Module>& parametrizations);  // parametrizations_prelude.cpp
+
 namespace {
 
 const char* const kParametrizeSource = R"PY(import contextlib
@@ -279,13 +281,14 @@ void install_parametrize(VM& vm) {
       m->dict->set(str_value(name), *v);
     }
   if (Ref<Module> utils = vm.module("torch.nn.utils")) utils->dict->set(str_value("parametrize"), Value(m));
-  // torch.nn.utils.parametrizations: weight_norm over the same machinery
-  // (orthogonal and spectral_norm are not there).
+  // torch.nn.utils.parametrizations: weight_norm over the same machinery,
+  // orthogonal and spectral_norm from parametrizations_prelude.cpp.
   auto parametrizations = make<Module>("torch.nn.utils.parametrizations");
   vm.add_module(parametrizations);
   if (const Value* v = globals->find_str("_parametrizations_weight_norm"))
     parametrizations->dict->set(str_value("weight_norm"), *v);
   if (const Value* v = globals->find_str("_WeightNorm")) v->as<Class>()->module = parametrizations->name;
+  install_orthogonal_and_spectral_norm(vm, parametrizations);
   if (Ref<Module> utils = vm.module("torch.nn.utils"))
     utils->dict->set(str_value("parametrizations"), Value(parametrizations));
 }

@@ -487,6 +487,29 @@ void factorizations(Table& t) {
   determinants(t);
 }
 
+// Eigendecomposition, the matrix exponential and compact QR (core/ops/
+// linalg_eigen.cpp, linalg_householder.cpp), what parametrizations.orthogonal
+// calls. eigvalsh always asks _linalg_eigh for the eigenvectors, which ATen
+// does only when A needs a gradient (a binding cannot tell), so its gradient
+// is there whenever autograd wants it; the eigenvalues may differ from
+// jobz='N''s in the last bit.
+void eigen(Table& t) {
+  const std::string mod = "torch.linalg";
+  t.def_in(mod, "eigh", PyKind::LinalgBuiltin,
+           {{"(Tensor A, str UPLO=\"L\")",
+             [](const Bound& b) { return aten(b.mode(), "aten::_linalg_eigh", {b[0], b[1], true}); },
+             "linalg_eigh(eigenvalues,eigenvectors)"}});
+  t.def_in(mod, "eigvalsh", PyKind::LinalgBuiltin, {{"(Tensor A, str UPLO=\"L\")", [](const Bound& b) {
+             return ValueList{aten(b.mode(), "aten::_linalg_eigh", {b[0], b[1], true})[0]};
+           }}});
+  t.def_in(mod, "matrix_exp", PyKind::LinalgBuiltin, {{"(Tensor A)", A("aten::linalg_matrix_exp")}});
+  t.def("matrix_exp", kTorch | kMethod, {{"(Tensor input)", A("aten::linalg_matrix_exp")}});
+  t.def_in(mod, "householder_product", PyKind::LinalgBuiltin,
+           {{"(Tensor A, Tensor tau)", A("aten::linalg_householder_product")}});
+  t.def("orgqr", kTorch | kMethod, {{"(Tensor input, Tensor tau)", A("aten::linalg_householder_product")}});
+  t.def("geqrf", kTorch | kMethod, {{"(Tensor input)", A("aten::geqrf"), "geqrf(a,tau)"}});
+}
+
 void linalg(Table& t) {
   const std::string mod = "torch.linalg";
   t.def_in(mod, "qr", PyKind::LinalgBuiltin,
@@ -537,6 +560,7 @@ void special(Table& t) {
 void register_linalg(Table& t) {
   products(t);
   factorizations(t);
+  eigen(t);
   linalg(t);
   special(t);
 }

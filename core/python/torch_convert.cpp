@@ -362,7 +362,10 @@ std::string grad_fn_for(std::string_view name, const CallArgs& a) {
       {"inv_ex", "LinalgInvExBackward0"}, {"inverse", "LinalgInvExBackward0"},
       {"lu_factor", "LinalgLuFactorExBackward0"}, {"lu_factor_ex", "LinalgLuFactorExBackward0"},
       {"lu", "LinalgLuFactorExBackward0"}, {"linalg.lu", "LinalgLuBackward0"},
-      {"det", "LinalgDetBackward0"}, {"slogdet", "LinalgSlogdetBackward0"}, {"logdet", "WhereBackward0"}};  // the composite's 4-D op; 5-D is refused
+      {"det", "LinalgDetBackward0"}, {"slogdet", "LinalgSlogdetBackward0"}, {"logdet", "WhereBackward0"},  // the composite's 4-D op; 5-D is refused
+      {"eigh", "LinalgEighBackward0"}, {"eigvalsh", "LinalgEighBackward0"},
+      {"matrix_exp", "LinalgMatrixExpBackward0"}, {"householder_product", "LinalgHouseholderProductBackward0"},
+      {"orgqr", "LinalgHouseholderProductBackward0"}};
   if (auto it = fixed.find(name); it != fixed.end()) return it->second;
   if (name == "linear") {
     bool bias = (a.npos > 2 && !a[2].is_none()) || (a.kwarg("bias") && !a.kwarg("bias")->is_none());
@@ -540,10 +543,10 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
     } else if (out.is(ObjKind::Instance)) {
       // Named tuples: only the first field (values) is differentiable; for
       // lu_unpack and linalg.lu the fields after the permutation P (L, U);
-      // both of slogdet's (sign too, as PyTorch marks it).
+      // both of slogdet's (sign too, as PyTorch marks it), eigh's and geqrf's.
       if (c.name == "lu_unpack" || grad_name == "linalg.lu") {
         for (int64_t i : {1, 2}) differentiable.push_back(tensor_obj(vm.getitem(out, Value(i))));
-      } else if (c.name == "slogdet") {
+      } else if (c.name == "slogdet" || c.name == "eigh" || c.name == "geqrf") {
         for (int64_t i : {0, 1}) differentiable.push_back(tensor_obj(vm.getitem(out, Value(i))));
       } else {
         differentiable.push_back(tensor_obj(vm.getitem(out, Value(int64_t(0)))));

@@ -143,6 +143,10 @@ class TestProgramRegressions : public QObject {
   void double_backward_and_hessians() { prints_what_pytorch_printed("double_backward_and_hessians"); }
   // torch.autograd.functional's strict=True errors; a constant gradient does not require grad.
   void autograd_functional_strict() { prints_what_pytorch_printed("autograd_functional_strict"); }
+  // parametrizations.orthogonal (its three maps) and spectral_norm trained compiled, with
+  // eigvalsh/eigh/matrix_exp and their gradients (expected output from torch 1.13, to be
+  // rewritten by 2.11).
+  void orthogonal_and_spectral_norm() { prints_what_pytorch_printed("orthogonal_and_spectral_norm"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
