@@ -375,8 +375,15 @@ def main():
     order = sorted(jobs, key=lambda k: (k[1] != "inductor", k[0]))
     results = {}
     t0 = time.time()
+    # Each run in a folder of its own: a program that saves a checkpoint by a relative
+    # path must not read the file another of its runs is writing.
+    def cwd_of(k):
+        path = os.path.join(a.stage, "_cwd", k[0] + "." + k[1])
+        os.makedirs(path, exist_ok=True)
+        return path
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futures = {pool.submit(run_job, jobs[k][0], jobs[k][1], a.stage, a.timeout): k for k in order}
+        futures = {pool.submit(run_job, jobs[k][0], jobs[k][1], cwd_of(k), a.timeout): k for k in order}
         for fut in concurrent.futures.as_completed(futures):
             k = futures[fut]
             results[k] = fut.result()
