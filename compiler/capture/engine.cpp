@@ -72,6 +72,11 @@ struct State : py::FrameHook {
   // The frame of a torch.compiler.disable(recursive=False) function about to
   // run: it runs plain, the frames it calls are compiled again.
   const py::Code* plain_frame = nullptr;
+  // The next frame is a compiled callable's entry (its function, or its
+  // module's forward): torch.nn's own forwards (Sequential, Linear) are traced
+  // there, as Dynamo inlines torch.nn, while torch/ frames met later run as
+  // library code.
+  bool entry_next = false;
   std::unique_ptr<TraceWriter> trace;  // KILN_TRACE; null when off or unwritable
   int first_calls = 0;
   std::set<std::string> warned_config;
@@ -250,14 +255,17 @@ RegionRunner python_backend_runner(py::VM& vm, const Value& backend) {
 
 bool State::run_frame(py::VM& vm, py::Frame& frame, Value& result) {
   if (inline_traced_call(vm, frame, result)) return true;
+  const bool entry = entry_next;
+  entry_next = false;
   if (active.empty() || vm.tracer) return false;
   if (plain_frame && frame.code == plain_frame) {
     plain_frame = nullptr;
     return false;
   }
-  // Kiln's own torch.nn code runs as library code, as Dynamo skips torch/ files;
+  // Kiln's own torch code runs as library code, as Dynamo skips torch/ files;
   // the user frames it calls are still compiled.
-  if (frame.code->filename.starts_with("torch/")) return false;
+  if (frame.code->filename.starts_with("torch/") && !(entry && frame.code->filename == "torch/nn/modules.py"))
+    return false;
   result = execute(vm, frame);
   return true;
 }
@@ -550,6 +558,7 @@ Value wrap_compiled(py::VM& vm, std::shared_ptr<Callable> c) {
         c->recording = was;
       }
     } pop{st, raw, was_recording};
+    st.entry_next = true;
     return vm.call(fn, a);
   });
   b->tag = raw;

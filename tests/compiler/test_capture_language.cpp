@@ -168,6 +168,25 @@ print(y.tolist(), z.tolist())
     }
   }
 
+  // torch.compile of a torch.nn module (Sequential, Linear) traces its forward,
+  // as Dynamo inlines torch.nn: PyTorch 2.11's explain gives one graph with the
+  // Linear and the ReLU (Kiln had 0 graphs: torch/ frames were never roots).
+  void a_compiled_torch_nn_module_is_traced() {
+    const char* program = R"PY(import torch
+seq = torch.compile(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()))
+print(seq(torch.ones(2, 4)).shape)
+)PY";
+    std::vector<kiln::capture::CallableReport> reports;
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager", [&](kiln::py::VM& vm) {
+      reports = kiln::capture::capture_reports(vm);
+    });
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(reports.size(), size_t(1));
+    QCOMPARE(QString::fromStdString(reports[0].name), QString("Sequential"));
+    QCOMPARE(reports[0].graphs.size(), size_t(1));
+    QCOMPARE(reports[0].op_count(), 2);
+  }
+
   // A disabled function called from compiled code breaks the graph there, as
   // Dynamo skips it: two graphs around it.
   void disabled_function_splits_the_graph() {
