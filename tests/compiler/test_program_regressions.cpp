@@ -144,8 +144,7 @@ class TestProgramRegressions : public QObject {
   // torch.autograd.functional's strict=True errors; a constant gradient does not require grad.
   void autograd_functional_strict() { prints_what_pytorch_printed("autograd_functional_strict"); }
   // parametrizations.orthogonal (its three maps) and spectral_norm trained compiled, with
-  // eigvalsh/eigh/matrix_exp and their gradients (expected output from torch 1.13, to be
-  // rewritten by 2.11).
+  // eigvalsh/eigh/matrix_exp and their gradients (PyTorch 2.11 printed the same as torch 1.13).
   void orthogonal_and_spectral_norm() { prints_what_pytorch_printed("orthogonal_and_spectral_norm"); }
 };
 
