@@ -32,6 +32,7 @@ constexpr StdModule kModules[] = {
     {"copy", load_copy},
     {"csv", load_csv},
     {"dataclasses", load_dataclasses},
+    {"datetime", load_datetime},
     {"enum", load_enum},
     {"functools", load_functools},
     {"glob", load_glob},

@@ -46,6 +46,7 @@ void load_abc(VM& vm, const Ref<Module>& m);
 void load_enum(VM& vm, const Ref<Module>& m);
 void load_inspect(VM& vm, const Ref<Module>& m);       // stdlib_dataclasses.cpp
 void load_dataclasses(VM& vm, const Ref<Module>& m);
+void load_datetime(VM& vm, const Ref<Module>& m);    // stdlib_datetime.cpp
 void load_warnings(VM& vm, const Ref<Module>& m);     // stdlib_warnings.cpp
 void load_traceback(VM& vm, const Ref<Module>& m);    // stdlib_traceback.cpp
 void load_collections(VM& vm, const Ref<Module>& m);  // stdlib_collections.cpp
