@@ -947,6 +947,7 @@ Ref<Class> VM::type_of(const Value& v) {
         case ObjKind::Device: name = "device"; break;
         case ObjKind::Range: name = "range"; break;
         case ObjKind::Function: name = "function"; break;
+        case ObjKind::BoundMethod: name = "method"; break;
         case ObjKind::Builtin: name = "builtin_function_or_method"; break;
         case ObjKind::Class: name = "type"; break;
         case ObjKind::Module: name = "module"; break;
