@@ -969,7 +969,7 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
   if (target->name == "torch.nn")
     if (Ref<Module> functional = vm.module("torch.nn.functional"))
       for (const char* name : {"multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "affine_grid",
-                               "grid_sample", "embedding_bag"}) {
+                               "grid_sample", "embedding_bag", "dropout2d"}) {
         std::string local = name[0] == '_' ? name : std::string("_") + name;
         if (const Value* f = globals->find_str(local)) functional->dict->set(str_value(name), *f);
       }

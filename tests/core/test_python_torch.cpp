@@ -587,6 +587,32 @@ for i in range(2):
     QCOMPARE(QString::fromStdString(quiet.err), QString());
   }
 
+  // F.dropout2d warns off 4-D input as PyTorch 2.11's functional.py does (at the caller's
+  // line, once per line), then drops channels of the input taken as batched.
+  void dropout2d_warns_off_4d_input() {
+    Run r = run("import torch\nimport torch.nn.functional as F\nfor i in range(2):\n"
+                "    y = F.dropout2d(torch.ones(4, 6), 0.5)\n"
+                "z = F.dropout2d(torch.ones(2, 3, 4), 0.5, training=False)\n"
+                "print(y.shape, z.shape, F.dropout2d(torch.ones(1, 2, 3, 3), 0.0).sum())\n");
+    QCOMPARE(r.exit, 0);
+    QCOMPARE(QString::fromStdString(r.out), QString("torch.Size([4, 6]) torch.Size([2, 3, 4]) tensor(18.)\n"));
+    QCOMPARE(QString::fromStdString(r.err),
+             QString("prog.py:4: UserWarning: dropout2d: Received a 2-D input to dropout2d, which is deprecated and "
+                     "will result in an error in a future release. To retain the behavior and silence this warning, "
+                     "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                     "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                     "3D or 4D inputs).\n"
+                     "  y = F.dropout2d(torch.ones(4, 6), 0.5)\n"
+                     "prog.py:5: UserWarning: dropout2d: Received a 3D input to dropout2d and assuming that "
+                     "channel-wise 1D dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+                     "is the channel dim. This behavior will change in a future release to interpret the input as "
+                     "one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                     "behavior, please switch to using dropout1d instead.\n"
+                     "  z = F.dropout2d(torch.ones(2, 3, 4), 0.5, training=False)\n"));
+    expect_error("import torch\nimport torch.nn.functional as F\nF.dropout2d(torch.ones(1, 2, 2, 2), 1.5)\n", 1,
+                 "ValueError: dropout probability has to be between 0 and 1, but got 1.5");
+  }
+
   void math_module() {
     expect_output(
         "import math\n"
