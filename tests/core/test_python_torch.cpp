@@ -613,6 +613,16 @@ for i in range(2):
                  "ValueError: dropout probability has to be between 0 and 1, but got 1.5");
   }
 
+  // An instance's __module__ is its class's (nn.Module subclasses' too);
+  // torch._C._log_api_usage_once is PyTorch's no-op without a logger.
+  void module_names_and_no_op_hooks() {
+    expect_output("import torch\nclass A:\n    pass\n"
+                  "print(A().__module__, torch.nn.Linear(1, 1).__module__, torch.nn.ReLU().__module__)\n"
+                  "print(torch._C._log_api_usage_once('python.nn_module'))\n",
+                  "__main__ torch.nn.modules.linear torch.nn.modules.activation\nNone\n");
+    expect_error("import torch\ntorch._C._log_api_usage_once(1)\n", 1, "TypeError: _log_api_usage_once(): incompatible");
+  }
+
   void math_module() {
     expect_output(
         "import math\n"
