@@ -623,6 +623,12 @@ for i in range(2):
     expect_error("import torch\ntorch._C._log_api_usage_once(1)\n", 1, "TypeError: _log_api_usage_once(): incompatible");
   }
 
+  // One process loads the data: get_worker_info() is None, as in PyTorch's main process.
+  void get_worker_info_is_none() {
+    expect_output("import torch\nfrom torch.utils.data import get_worker_info\n"
+                  "print(get_worker_info(), torch.utils.data.get_worker_info())\n", "None None\n");
+  }
+
   void math_module() {
     expect_output(
         "import math\n"
