@@ -629,6 +629,40 @@ for i in range(2):
                   "print(get_worker_info(), torch.utils.data.get_worker_info())\n", "None None\n");
   }
 
+  // The activation modules PyTorch 2.11 has beside ReLU & co., over the F.* functions: repr
+  // as PyTorch's (floats for Softplus' defaults, as 2.11 declares them), values as PyTorch's
+  // (checked against PyTorch; Softplus() printed 1.13's ints there), Softmax2d's 2.11 error.
+  void activation_modules() {
+    expect_output(
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "x = torch.tensor([-4.0, -1.0, -0.25, 0.5, 2.0, 4.0])\n"
+        "for m in [nn.Threshold(0.1, 20, True), nn.RReLU(0.1, 0.3).eval(), nn.Hardsigmoid(True), nn.Hardswish(), nn.Mish(True),\n"
+        "          nn.ELU(0.5, True), nn.CELU(), nn.SELU(), nn.GLU(), nn.Hardshrink(), nn.LogSigmoid(), nn.Softplus(2, 10),\n"
+        "          nn.Softshrink(), nn.Softsign(), nn.Tanhshrink(), nn.Softmin(0)]:\n"
+        "    print(m, m(x.clone()))\n"
+        "print(nn.Softmax2d()(x.reshape(2, 3, 1)).flatten(), nn.Softplus(), type(nn.Mish()).__module__)\n",
+        "Threshold(threshold=0.1, value=20, inplace=True) tensor([20.0000, 20.0000, 20.0000,  0.5000,  2.0000,  4.0000])\n"
+        "RReLU(lower=0.1, upper=0.3) tensor([-0.8000, -0.2000, -0.0500,  0.5000,  2.0000,  4.0000])\n"
+        "Hardsigmoid() tensor([0.0000, 0.3333, 0.4583, 0.5833, 0.8333, 1.0000])\n"
+        "Hardswish() tensor([-0.0000, -0.3333, -0.1146,  0.2917,  1.6667,  4.0000])\n"
+        "Mish(inplace=True) tensor([-0.0726, -0.3034, -0.1299,  0.3752,  1.9440,  3.9974])\n"
+        "ELU(alpha=0.5, inplace=True) tensor([-0.4908, -0.3161, -0.1106,  0.5000,  2.0000,  4.0000])\n"
+        "CELU(alpha=1.0) tensor([-0.9817, -0.6321, -0.2212,  0.5000,  2.0000,  4.0000])\n"
+        "SELU() tensor([-1.7259, -1.1113, -0.3889,  0.5254,  2.1014,  4.2028])\n"
+        "GLU(dim=-1) tensor([-2.4898, -0.8808, -0.2455])\n"
+        "Hardshrink(0.5) tensor([-4., -1.,  0.,  0.,  2.,  4.])\n"
+        "LogSigmoid() tensor([-4.0181, -1.3133, -0.8259, -0.4741, -0.1269, -0.0181])\n"
+        "Softplus(beta=2, threshold=10) tensor([1.6770e-04, 6.3464e-02, 2.3704e-01, 6.5663e-01, 2.0091e+00, 4.0002e+00])\n"
+        "Softshrink(0.5) tensor([-3.5000, -0.5000,  0.0000,  0.0000,  1.5000,  3.5000])\n"
+        "Softsign() tensor([-0.8000, -0.5000, -0.2000,  0.3333,  0.6667,  0.8000])\n"
+        "Tanhshrink() tensor([-3.0007, -0.2384, -0.0051,  0.0379,  1.0360,  3.0007])\n"
+        "Softmin(dim=0) tensor([9.1977e-01, 4.5793e-02, 2.1631e-02, 1.0218e-02, 2.2799e-03, 3.0855e-04])\n"
+        "tensor([0.0110, 0.0474, 0.0141, 0.9890, 0.9526, 0.9859]) Softplus(beta=1.0, threshold=20.0) torch.nn.modules.activation\n");
+    expect_error("import torch\nimport torch.nn as nn\nnn.Softmax2d()(torch.ones(3))\n", 1,
+                 "ValueError: Softmax2d: expected input to be 3D or 4D, got 1D instead");
+  }
+
   void math_module() {
     expect_output(
         "import math\n"
