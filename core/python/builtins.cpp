@@ -643,6 +643,14 @@ void install_builtins(VM& vm) {
   }
   type("builtin_function_or_method", nullptr);
   type("module", nullptr);
+  // type(obj.method); types.MethodType(func, obj) binds func to obj.
+  b->erase(str_value(type("method", [](VM& vm, const CallArgs& a) {
+                       expect_args(a, 2, 2, "method");
+                       if (!vm.truth(vm.call(*vm.builtins()->find_str("callable"), ValueVec{a[0]})))
+                         throw_type_error("first argument must be callable");
+                       if (a[1].is_none()) throw_type_error("instance must not be None");
+                       return Value(make<BoundMethod>(a[1], a[0]));
+                     })->name));
   type("slice", [](VM&, const CallArgs& a) {
     expect_args(a, 1, 3, "slice");
     if (a.npos == 1) return Value(make<SliceObj>(Value(), a[0], Value()));

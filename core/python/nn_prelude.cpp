@@ -875,6 +875,12 @@ const std::map<std::string, std::string, std::less<>>& class_modules() {
       {"SiLU", "torch.nn.modules.activation"},       {"Tanh", "torch.nn.modules.activation"},
       {"Sigmoid", "torch.nn.modules.activation"},    {"Softmax", "torch.nn.modules.activation"},
       {"LogSoftmax", "torch.nn.modules.activation"},
+      {"Threshold", "torch.nn.modules.activation"}, {"RReLU", "torch.nn.modules.activation"}, {"Hardsigmoid", "torch.nn.modules.activation"},
+      {"Hardswish", "torch.nn.modules.activation"}, {"Mish", "torch.nn.modules.activation"}, {"ELU", "torch.nn.modules.activation"},
+      {"CELU", "torch.nn.modules.activation"}, {"SELU", "torch.nn.modules.activation"}, {"GLU", "torch.nn.modules.activation"},
+      {"Hardshrink", "torch.nn.modules.activation"}, {"LogSigmoid", "torch.nn.modules.activation"}, {"Softplus", "torch.nn.modules.activation"},
+      {"Softshrink", "torch.nn.modules.activation"}, {"Softsign", "torch.nn.modules.activation"}, {"Tanhshrink", "torch.nn.modules.activation"},
+      {"Softmin", "torch.nn.modules.activation"}, {"Softmax2d", "torch.nn.modules.activation"},
       {"GroupNorm", "torch.nn.modules.normalization"},
       {"InstanceNorm1d", "torch.nn.modules.instancenorm"}, {"InstanceNorm2d", "torch.nn.modules.instancenorm"},
       {"InstanceNorm3d", "torch.nn.modules.instancenorm"},
@@ -969,7 +975,7 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
   if (target->name == "torch.nn")
     if (Ref<Module> functional = vm.module("torch.nn.functional"))
       for (const char* name : {"multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "affine_grid",
-                               "grid_sample", "embedding_bag"}) {
+                               "grid_sample", "embedding_bag", "dropout2d"}) {
         std::string local = name[0] == '_' ? name : std::string("_") + name;
         if (const Value* f = globals->find_str(local)) functional->dict->set(str_value(name), *f);
       }

@@ -1,4 +1,4 @@
-// F.affine_grid and F.grid_sample in Kiln's Python subset, compiled into
+// F.affine_grid, F.grid_sample and F.dropout2d's checks in Kiln's Python subset, compiled into
 // "torch/nn/modules.py" after the other layers and published in
 // torch.nn.functional. They are Python here because they are Python in
 // PyTorch 2.11's torch/nn/functional.py: the argument checks with their
@@ -71,6 +71,35 @@ def _grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corne
         warnings.warn(_ALIGN_CORNERS_DEFAULT_WARNING, stacklevel=2)
         align_corners = False
     return torch.grid_sampler(input, grid, mode_enum, padding_mode_enum, align_corners)
+
+
+# ---- functional.py: dropout2d's warnings, then the native feature dropout ----
+_native_dropout2d = F.dropout2d
+
+
+def _dropout2d(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        _raise("ValueError", f"dropout probability has to be between 0 and 1, but got {p}")
+    inp_dim = input.dim()
+    if inp_dim not in (3, 4):
+        warn_msg = (
+            f"dropout2d: Received a {inp_dim}-D input to dropout2d, which is deprecated "
+            "and will result in an error in a future release. To retain the behavior "
+            "and silence this warning, please use dropout instead. Note that dropout2d "
+            "exists to provide channel-wise dropout on inputs with 2 spatial dimensions, "
+            "a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs)."
+        )
+        warnings.warn(warn_msg, stacklevel=2)
+    if inp_dim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+            "1D dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+            "is the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    return _native_dropout2d(input, p, training, inplace)
 
 )PY";
 

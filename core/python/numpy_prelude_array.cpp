@@ -339,6 +339,9 @@ def _index_int(x, what="index"):
         return x._v
     if isinstance(x, ndarray) and x._dt.kind in "iu" and x.ndim == 0:
         return x._t.item()
+    if isinstance(x, torch.Tensor):
+        # Through Tensor.__index__, as NumPy reads any object's: integer tensors of one element.
+        return x.__index__()
     _raise("TypeError", "'" + type(x).__name__ + "' object cannot be interpreted as an integer")
 
 

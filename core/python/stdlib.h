@@ -46,6 +46,7 @@ void load_abc(VM& vm, const Ref<Module>& m);
 void load_enum(VM& vm, const Ref<Module>& m);
 void load_inspect(VM& vm, const Ref<Module>& m);       // stdlib_dataclasses.cpp
 void load_dataclasses(VM& vm, const Ref<Module>& m);
+void load_datetime(VM& vm, const Ref<Module>& m);    // stdlib_datetime.cpp
 void load_warnings(VM& vm, const Ref<Module>& m);     // stdlib_warnings.cpp
 void load_traceback(VM& vm, const Ref<Module>& m);    // stdlib_traceback.cpp
 void load_collections(VM& vm, const Ref<Module>& m);  // stdlib_collections.cpp
@@ -62,6 +63,9 @@ void load_json(VM& vm, const Ref<Module>& m);        // stdlib_json.cpp
 void load_string(VM& vm, const Ref<Module>& m);      // stdlib_small.cpp
 void load_bisect(VM& vm, const Ref<Module>& m);
 void load_heapq(VM& vm, const Ref<Module>& m);
+void load_fnmatch(VM& vm, const Ref<Module>& m);
+void load_types(VM& vm, const Ref<Module>& m);        // stdlib_types.cpp
+void load_importlib(VM& vm, const Ref<Module>& m);    // stdlib_types.cpp: import_module
 void load_tqdm(VM& vm, const Ref<Module>& m);          // stdlib_small.cpp: tqdm without its bar (stderr)
 void load_unicodedata(VM& vm, const Ref<Module>& m);  // stdlib_unicodedata.cpp
 void load_struct(VM& vm, const Ref<Module>& m);       // stdlib.cpp: importable, calls refused (no bytes)

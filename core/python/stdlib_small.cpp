@@ -1,5 +1,5 @@
-// string, bisect and heapq: small pure modules, Python source in the subset
-// after CPython 3.12's Lib/string.py, bisect.py and heapq.py (the same sift
+// string, bisect, heapq and fnmatch: small pure modules, Python source in the
+// subset after CPython 3.12's Lib/string.py, bisect.py, heapq.py and fnmatch.py (the same sift
 // order, so heaps hold their items in CPython's order).
 #include "core/python/compiler.h"
 #include "core/python/stdlib.h"
@@ -148,6 +148,129 @@ def merge(*iterables, key=None, reverse=False):
     return iter(sorted(items, key=key, reverse=reverse))
 )PY";
 
+const char* const kFnmatchSource = R"PY(# fnmatch, CPython 3.12's translate. RE2 has no atomic groups, so the
+# patterns matched here write translate's (?>.*?X) as (?:.*?X): with X of a
+# fixed length followed by .*, the first match of X is the one an atomic
+# group keeps, so both match the same names.
+import re
+import functools
+
+__all__ = ["filter", "fnmatch", "fnmatchcase", "translate"]
+
+
+def fnmatch(name, pat):
+    return fnmatchcase(name, pat)
+
+
+@functools.lru_cache(maxsize=32768)
+def _compile_pattern(pat):
+    return re.compile(_translate(pat, "(?:")).match
+
+
+def filter(names, pat):
+    result = []
+    match = _compile_pattern(pat)
+    for name in names:
+        if match(name):
+            result.append(name)
+    return result
+
+
+def fnmatchcase(name, pat):
+    match = _compile_pattern(pat)
+    return match(name) is not None
+
+
+def translate(pat):
+    return _translate(pat, "(?>")
+
+
+def _translate(pat, group):
+    STAR = None
+    res = []
+    add = res.append
+    i, n = 0, len(pat)
+    while i < n:
+        c = pat[i]
+        i = i + 1
+        if c == "*":
+            if (not res) or res[-1] is not STAR:
+                add(STAR)
+        elif c == "?":
+            add(".")
+        elif c == "[":
+            j = i
+            if j < n and pat[j] == "!":
+                j = j + 1
+            if j < n and pat[j] == "]":
+                j = j + 1
+            while j < n and pat[j] != "]":
+                j = j + 1
+            if j >= n:
+                add("\\[")
+            else:
+                stuff = pat[i:j]
+                if "-" not in stuff:
+                    stuff = stuff.replace("\\", r"\\")
+                else:
+                    chunks = []
+                    k = i + 2 if pat[i] == "!" else i + 1
+                    while True:
+                        k = pat.find("-", k, j)
+                        if k < 0:
+                            break
+                        chunks.append(pat[i:k])
+                        i = k + 1
+                        k = k + 3
+                    chunk = pat[i:j]
+                    if chunk:
+                        chunks.append(chunk)
+                    else:
+                        chunks[-1] += "-"
+                    for k in range(len(chunks) - 1, 0, -1):
+                        if chunks[k - 1][-1] > chunks[k][0]:
+                            chunks[k - 1] = chunks[k - 1][:-1] + chunks[k][1:]
+                            del chunks[k]
+                    stuff = "-".join(s.replace("\\", r"\\").replace("-", r"\-") for s in chunks)
+                stuff = re.sub(r"([&~|])", r"\\\1", stuff)
+                i = j + 1
+                if not stuff:
+                    add("(?!)")
+                elif stuff == "!":
+                    add(".")
+                else:
+                    if stuff[0] == "!":
+                        stuff = "^" + stuff[1:]
+                    elif stuff[0] in ("^", "["):
+                        stuff = "\\" + stuff
+                    add("[" + stuff + "]")
+        else:
+            add(re.escape(c))
+    inp = res
+    res = []
+    add = res.append
+    i, n = 0, len(inp)
+    while i < n and inp[i] is not STAR:
+        add(inp[i])
+        i += 1
+    while i < n:
+        i += 1
+        if i == n:
+            add(".*")
+            break
+        fixed = []
+        while i < n and inp[i] is not STAR:
+            fixed.append(inp[i])
+            i += 1
+        fixed = "".join(fixed)
+        if i == n:
+            add(".*")
+            add(fixed)
+        else:
+            add(group + ".*?" + fixed + ")")
+    return "(?s:" + "".join(res) + ")\\Z"
+)PY";
+
 }  // namespace
 
 // tqdm, the progress bar model programs wrap their loops in: the bar itself
@@ -230,5 +353,6 @@ KILN_STDLIB_SOURCE(load_string, kStringSource, "string.py")
 KILN_STDLIB_SOURCE(load_tqdm, kTqdmSource, "tqdm/__init__.py")
 KILN_STDLIB_SOURCE(load_bisect, kBisectSource, "bisect.py")
 KILN_STDLIB_SOURCE(load_heapq, kHeapqSource, "heapq.py")
+KILN_STDLIB_SOURCE(load_fnmatch, kFnmatchSource, "fnmatch.py")
 
 }  // namespace kiln::py

@@ -461,6 +461,11 @@ def _is_member_value(name, value):
         return False
     if _kiln_std.is_function(value) or _kiln_std.is_class(value):
         return False
+    # Descriptors (properties, classmethods, staticmethods) are not members, as in CPython.
+    if isinstance(value, (property, classmethod, staticmethod)):
+        return False
+    if _kiln_std.is_instance_object(value) and (hasattr(type(value), "__get__") or hasattr(type(value), "__set__")):
+        return False
     return True
 
 

@@ -184,7 +184,8 @@ void dropouts(Table& t) {
            {{"(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
              [](const Bound& b) { return dropout(b, b.real(1), b.boolean(2), b.boolean(3), false, false); }}});
   // F.dropout1d takes (N, C, L) or (C, L); dropout3d (N, C, D, H, W) or
-  // (C, D, H, W); dropout2d any input as batched (PyTorch warns off 3-D and 4-D).
+  // (C, D, H, W); dropout2d any input as batched (its warnings off 4-D input come
+  // first, from nn_prelude_vision.cpp's Python wrapper, as in PyTorch's functional.py).
   t.def_in(kF, "dropout1d", PyKind::PyFunction,
            {{"(Tensor input, float p=0.5, bool training=True, bool inplace=False)", [](const Bound& b) {
               const int64_t d = b.tensor(0).dim();

@@ -590,6 +590,13 @@ void install_torch(VM& vm) {
   install_value_types(vm, torch);
   install_grad_mode(vm, torch, c_module);
   install_torch_info(vm, torch);
+  // PyTorch logs the event only when a logger is registered, which none is here.
+  def(c_module, "_log_api_usage_once", [](VM&, const CallArgs& a) {
+    if (a.npos != 1 || a.has_kwargs() || !a[0].is(ObjKind::Str))
+      throw_type_error("_log_api_usage_once(): incompatible function arguments. The following argument types are "
+                       "supported:\n    1. (arg0: str) -> None\n");
+    return Value();
+  });
 
   def(torch, "manual_seed", [](VM&, const CallArgs& a) {
     if (a.npos != 1) throw_type_error("manual_seed() takes 1 positional argument but " + std::to_string(a.npos) + " were given");

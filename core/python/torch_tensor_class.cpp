@@ -192,9 +192,11 @@ void add_value_methods(const Ref<Class>& cls) {
     return Value(v.is_float() ? v.as_float() : v.is_bool() ? double(v.as_bool()) : double(v.as_int()));
   });
   add_method(cls, "__index__", [](VM& vm, const CallArgs& a) {
+    const char* msg = "only integer tensors of a single element can be converted to an index";
+    if (tensor_of(a[0], "__index__").numel() != 1) throw_type_error(msg);
     Value v = one_element(vm, a[0], "__index__", ValueRead::Index);
-    if (v.is_float()) throw_type_error("only integer tensors of a single element can be converted to an index");
-    return v;
+    if (!v.is_int() && !v.is_bool() && !v.is(ObjKind::BigInt)) throw_type_error(msg);
+    return v.is_bool() ? Value(int64_t(v.as_bool())) : v;
   });
   add_method(cls, "__bool__", [](VM& vm, const CallArgs& a) { return Value(vm.truth(a[0])); });
   add_method(cls, "__len__", [](VM& vm, const CallArgs& a) { return Value(vm.len(a[0])); });

@@ -898,6 +898,11 @@ def default_convert(data):
     return data
 
 
+def get_worker_info():
+    # Called in the main process (Kiln loads data in one process, num_workers or not): no worker.
+    return None
+
+
 def default_collate(batch):
     elem = batch[0]
     if isinstance(elem, torch.Tensor):

@@ -374,7 +374,8 @@ void VM::bind_frame(Frame& frame, Function* fn, const CallArgs& args) {
   frame.locals.assign(code.varnames.size(), unbound());
   frame.stack.reserve(16);
   const size_t nparams = size_t(code.argcount);
-  const std::string& name = fn->name;
+  // CPython 3.10+ names the function by its qualified name in these errors ("C.b() takes ...").
+  const std::string& name = fn->qualname.empty() ? fn->name : fn->qualname;
   size_t npos = std::min(args.npos, nparams);
   for (size_t i = 0; i < npos; ++i) frame.locals[i] = args.pos[i];
   size_t slot = nparams + size_t(code.kwonlyargcount);
@@ -383,8 +384,12 @@ void VM::bind_frame(Frame& frame, Function* fn, const CallArgs& args) {
     for (size_t i = npos; i < args.npos; ++i) extra.push_back(args.pos[i]);
     frame.locals[slot++] = tuple_value(std::move(extra));
   } else if (args.npos > nparams) {
-    throw_type_error(name + "() takes " + std::to_string(nparams) + " positional argument" + (nparams == 1 ? "" : "s") +
-                     " but " + std::to_string(args.npos) + (args.npos == 1 ? " was" : " were") + " given");
+    const size_t ndefaults = std::min(fn->defaults.size(), nparams);
+    const std::string takes = ndefaults ? "from " + std::to_string(nparams - ndefaults) + " to " + std::to_string(nparams) +
+                                              " positional arguments"
+                                        : std::to_string(nparams) + " positional argument" + (nparams == 1 ? "" : "s");
+    throw_type_error(name + "() takes " + takes + " but " + std::to_string(args.npos) +
+                     (args.npos == 1 ? " was" : " were") + " given");
   }
   Ref<Dict> varkw;
   if (code.has_varkw) {

@@ -156,6 +156,11 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
           out = v->is(ObjKind::Instance) ? bind_class_attr(obj, inst->cls.get(), *v) : bind_if_function(obj, *v);
           return true;
         }
+        // CPython finds __module__ in the class's dict; here the class holds it apart.
+        if (name == "__module__") {
+          out = str_value(inst->cls->module);
+          return true;
+        }
         if (const Value* ga = inst->cls->lookup("__getattr__")) {
           // User __getattr__ signals "absent" by raising AttributeError.
           try {
@@ -947,6 +952,7 @@ Ref<Class> VM::type_of(const Value& v) {
         case ObjKind::Device: name = "device"; break;
         case ObjKind::Range: name = "range"; break;
         case ObjKind::Function: name = "function"; break;
+        case ObjKind::BoundMethod: name = "method"; break;
         case ObjKind::Builtin: name = "builtin_function_or_method"; break;
         case ObjKind::Class: name = "type"; break;
         case ObjKind::Module: name = "module"; break;

@@ -587,6 +587,82 @@ for i in range(2):
     QCOMPARE(QString::fromStdString(quiet.err), QString());
   }
 
+  // F.dropout2d warns off 4-D input as PyTorch 2.11's functional.py does (at the caller's
+  // line, once per line), then drops channels of the input taken as batched.
+  void dropout2d_warns_off_4d_input() {
+    Run r = run("import torch\nimport torch.nn.functional as F\nfor i in range(2):\n"
+                "    y = F.dropout2d(torch.ones(4, 6), 0.5)\n"
+                "z = F.dropout2d(torch.ones(2, 3, 4), 0.5, training=False)\n"
+                "print(y.shape, z.shape, F.dropout2d(torch.ones(1, 2, 3, 3), 0.0).sum())\n");
+    QCOMPARE(r.exit, 0);
+    QCOMPARE(QString::fromStdString(r.out), QString("torch.Size([4, 6]) torch.Size([2, 3, 4]) tensor(18.)\n"));
+    QCOMPARE(QString::fromStdString(r.err),
+             QString("prog.py:4: UserWarning: dropout2d: Received a 2-D input to dropout2d, which is deprecated and "
+                     "will result in an error in a future release. To retain the behavior and silence this warning, "
+                     "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                     "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                     "3D or 4D inputs).\n"
+                     "  y = F.dropout2d(torch.ones(4, 6), 0.5)\n"
+                     "prog.py:5: UserWarning: dropout2d: Received a 3D input to dropout2d and assuming that "
+                     "channel-wise 1D dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+                     "is the channel dim. This behavior will change in a future release to interpret the input as "
+                     "one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                     "behavior, please switch to using dropout1d instead.\n"
+                     "  z = F.dropout2d(torch.ones(2, 3, 4), 0.5, training=False)\n"));
+    expect_error("import torch\nimport torch.nn.functional as F\nF.dropout2d(torch.ones(1, 2, 2, 2), 1.5)\n", 1,
+                 "ValueError: dropout probability has to be between 0 and 1, but got 1.5");
+  }
+
+  // An instance's __module__ is its class's (nn.Module subclasses' too);
+  // torch._C._log_api_usage_once is PyTorch's no-op without a logger.
+  void module_names_and_no_op_hooks() {
+    expect_output("import torch\nclass A:\n    pass\n"
+                  "print(A().__module__, torch.nn.Linear(1, 1).__module__, torch.nn.ReLU().__module__)\n"
+                  "print(torch._C._log_api_usage_once('python.nn_module'))\n",
+                  "__main__ torch.nn.modules.linear torch.nn.modules.activation\nNone\n");
+    expect_error("import torch\ntorch._C._log_api_usage_once(1)\n", 1, "TypeError: _log_api_usage_once(): incompatible");
+  }
+
+  // One process loads the data: get_worker_info() is None, as in PyTorch's main process.
+  void get_worker_info_is_none() {
+    expect_output("import torch\nfrom torch.utils.data import get_worker_info\n"
+                  "print(get_worker_info(), torch.utils.data.get_worker_info())\n", "None None\n");
+  }
+
+  // The activation modules PyTorch 2.11 has beside ReLU & co., over the F.* functions: repr
+  // as PyTorch's (floats for Softplus' defaults, as 2.11 declares them), values as PyTorch's
+  // (checked against PyTorch; Softplus() printed 1.13's ints there), Softmax2d's 2.11 error.
+  void activation_modules() {
+    expect_output(
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "x = torch.tensor([-4.0, -1.0, -0.25, 0.5, 2.0, 4.0])\n"
+        "for m in [nn.Threshold(0.1, 20, True), nn.RReLU(0.1, 0.3).eval(), nn.Hardsigmoid(True), nn.Hardswish(), nn.Mish(True),\n"
+        "          nn.ELU(0.5, True), nn.CELU(), nn.SELU(), nn.GLU(), nn.Hardshrink(), nn.LogSigmoid(), nn.Softplus(2, 10),\n"
+        "          nn.Softshrink(), nn.Softsign(), nn.Tanhshrink(), nn.Softmin(0)]:\n"
+        "    print(m, m(x.clone()))\n"
+        "print(nn.Softmax2d()(x.reshape(2, 3, 1)).flatten(), nn.Softplus(), type(nn.Mish()).__module__)\n",
+        "Threshold(threshold=0.1, value=20, inplace=True) tensor([20.0000, 20.0000, 20.0000,  0.5000,  2.0000,  4.0000])\n"
+        "RReLU(lower=0.1, upper=0.3) tensor([-0.8000, -0.2000, -0.0500,  0.5000,  2.0000,  4.0000])\n"
+        "Hardsigmoid() tensor([0.0000, 0.3333, 0.4583, 0.5833, 0.8333, 1.0000])\n"
+        "Hardswish() tensor([-0.0000, -0.3333, -0.1146,  0.2917,  1.6667,  4.0000])\n"
+        "Mish(inplace=True) tensor([-0.0726, -0.3034, -0.1299,  0.3752,  1.9440,  3.9974])\n"
+        "ELU(alpha=0.5, inplace=True) tensor([-0.4908, -0.3161, -0.1106,  0.5000,  2.0000,  4.0000])\n"
+        "CELU(alpha=1.0) tensor([-0.9817, -0.6321, -0.2212,  0.5000,  2.0000,  4.0000])\n"
+        "SELU() tensor([-1.7259, -1.1113, -0.3889,  0.5254,  2.1014,  4.2028])\n"
+        "GLU(dim=-1) tensor([-2.4898, -0.8808, -0.2455])\n"
+        "Hardshrink(0.5) tensor([-4., -1.,  0.,  0.,  2.,  4.])\n"
+        "LogSigmoid() tensor([-4.0181, -1.3133, -0.8259, -0.4741, -0.1269, -0.0181])\n"
+        "Softplus(beta=2, threshold=10) tensor([1.6770e-04, 6.3464e-02, 2.3704e-01, 6.5663e-01, 2.0091e+00, 4.0002e+00])\n"
+        "Softshrink(0.5) tensor([-3.5000, -0.5000,  0.0000,  0.0000,  1.5000,  3.5000])\n"
+        "Softsign() tensor([-0.8000, -0.5000, -0.2000,  0.3333,  0.6667,  0.8000])\n"
+        "Tanhshrink() tensor([-3.0007, -0.2384, -0.0051,  0.0379,  1.0360,  3.0007])\n"
+        "Softmin(dim=0) tensor([9.1977e-01, 4.5793e-02, 2.1631e-02, 1.0218e-02, 2.2799e-03, 3.0855e-04])\n"
+        "tensor([0.0110, 0.0474, 0.0141, 0.9890, 0.9526, 0.9859]) Softplus(beta=1.0, threshold=20.0) torch.nn.modules.activation\n");
+    expect_error("import torch\nimport torch.nn as nn\nnn.Softmax2d()(torch.ones(3))\n", 1,
+                 "ValueError: Softmax2d: expected input to be 3D or 4D, got 1D instead");
+  }
+
   void math_module() {
     expect_output(
         "import math\n"

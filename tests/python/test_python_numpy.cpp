@@ -63,6 +63,9 @@ class TestPythonNumpy : public QObject {
 
   void indexing_and_shapes() { expect_numpy_output("indexing"); }
 
+  // 0-d torch tensors and NumPy integers as indices and slice bounds, through __index__.
+  void indexing_with_scalars() { expect_numpy_output("index_with_scalars"); }
+
   // The legacy MT19937 RandomState, draw for draw.
   void legacy_random() { expect_numpy_output("legacy_random"); }
 
