@@ -71,9 +71,10 @@ struct CallableReport {
   std::vector<std::vector<std::string>> guards;  // per compiled entry, guard texts
   std::vector<RecompileRecord> recompiles;
   int op_count() const;  // call_function nodes over all graphs, as torch._dynamo.explain counts
-  // As torch._dynamo.explain counts them: one fewer than the graphs. A break
-  // with nothing before it compiles no graph, so `breaks` may be shorter.
-  int graph_break_count() const { return graphs.empty() ? 0 : int(graphs.size()) - 1; }
+  // As torch._dynamo.explain counts them: one fewer than the graphs (-1 for a
+  // callable that compiled none, as PyTorch 2.11 prints). A break with nothing
+  // before it compiles no graph, so `breaks` may be shorter.
+  int graph_break_count() const { return int(graphs.size()) - 1; }
 };
 
 // Hooks capture into `vm` (frame hook and the torch.compile family).

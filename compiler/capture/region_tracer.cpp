@@ -1,4 +1,5 @@
 #include "compiler/capture/region_tracer.h"
+
 #include "compiler/capture/fx_namespace.h"
 #include "core/python/torch_api.h"
 
@@ -8,6 +9,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "core/python/autograd.h"
 #include "core/python/torch_bridge.h"
 #include "core/python/torch_convert.h"
 #include "core/python/vm.h"
@@ -939,6 +941,19 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
       else kw_subst.emplace_back(k, a);
     }
   }
+  // A leaf made with requires_grad=True is an autograd leaf the program keeps
+  // (x.grad after backward): a graph output is not one. Dynamo makes it
+  // outside its graph; Kiln breaks the graph so the factory runs eagerly.
+  for (const auto& [k, a] : kw_subst)
+    if (k == "requires_grad" && a.is_bool() && a.as_bool()) {
+      py::BreakInfo info;
+      info.kind = py::BreakKind::UnsupportedCall;
+      info.reason = "Kiln makes a tensor created with requires_grad=True outside the graph";
+      info.explanation = "  Explanation: " + call.graph_target +
+                         "(..., requires_grad=True) makes an autograd leaf; it runs eagerly and the graph resumes "
+                         "after it.\n";
+      throw py::GraphBreakSignal{info};
+    }
   Value result;
   try {
     result = run_meta(py::CallArgs{subst.data(), subst.size(), kw_subst.empty() ? nullptr : &kw_subst});
@@ -1715,12 +1730,16 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     KILN_CHECK(i < real.size() && real[i].is(ObjKind::Tensor), "region output ", i, " of ", outputs.size(),
                " ran to a ", i < real.size() ? py::type_name(real[i]) : std::string("missing value"), ", not a tensor");
-    const auto* r = real[i].as<py::TensorObj>();
+    auto* r = real[i].as<py::TensorObj>();
     outputs[i]->t = r->t;
     // The real run recorded the autograd history the program's backward() walks.
     outputs[i]->grad_node = r->grad_node;
     outputs[i]->output_nr = r->output_nr;
     if (r->grad_node) outputs[i]->grad_fn = r->grad_fn;
+    // A leaf made in the region (torch.ones(3, requires_grad=True)): the
+    // program holds this object, so gradients reaching the real run's leaf
+    // must land in its .grad.
+    if (!r->grad_node) py::autograd::move_leaf(r, outputs[i]);
     outputs[i]->fake.reset();
   }
   for (auto& f : fakes_) f->fake.reset();  // dead ones too, so nothing fake outlives the region

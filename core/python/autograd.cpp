@@ -332,6 +332,15 @@ Edge edge_of(TensorObj* t) {
   return {acc, 0};
 }
 
+void move_leaf(TensorObj* from, TensorObj* to) {
+  to->requires_grad = from->requires_grad;
+  std::shared_ptr<Node> acc = from->grad_accumulator.lock();
+  if (!acc) return;
+  static_cast<AccumulateGrad*>(acc.get())->leaf = Ref<TensorObj>(to);
+  to->grad_accumulator = acc;
+  from->grad_accumulator.reset();
+}
+
 void set_history(TensorObj* t, std::shared_ptr<Node> node, uint32_t output_nr) {
   t->requires_grad = true;
   t->grad_node = std::move(node);

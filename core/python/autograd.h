@@ -170,6 +170,11 @@ void retain_grad(VM& vm, TensorObj* t);
 void backward(VM& vm, const std::vector<TensorObj*>& roots, const std::vector<std::optional<GradValue>>& grads,
               bool retain_graph, bool create_graph = false);
 
+// The leaf `from`'s place in the graphs recorded so far passes to `to`, an
+// object for the same tensor: backward accumulates into to.grad. (A region's
+// real run made `from`; the program holds `to`.)
+void move_leaf(TensorObj* from, TensorObj* to);
+
 // Adds `g` into leaf.grad as AccumulateGrad does: in place once it exists (a
 // program holding p.grad sees the sum), else a copy of its own in the leaf's dtype.
 void accumulate_grad(TensorObj& leaf, const Tensor& g);

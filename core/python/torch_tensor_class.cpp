@@ -207,6 +207,17 @@ void add_value_methods(const Ref<Class>& cls) {
 
 void add_grad_methods(const Ref<Class>& cls) {
   add_method(cls, "requires_grad_", [](VM& vm, const CallArgs& a) {
+    // Dynamo 2.11 does not trace it in user code; Kiln's own torch code
+    // (parameters made inside a region) keeps tracing.
+    if (vm.tracer && vm.current_frame && !vm.current_frame->code->filename.starts_with("torch/")) {
+      BreakInfo info;
+      info.reason = "Unsupported Tensor.requires_grad_() call";
+      info.explanation =
+          "  Explanation: Dynamo does not support changes to a Tensor's `requires_grad` through calling "
+          "`requires_grad_()`.\n\n\n"
+          "  Developer debug context: call_method TensorVariable() requires_grad_\n";
+      vm.tracer->graph_break(vm, info);
+    }
     const Value* flag = a.npos > 1 ? &a[1] : a.kwarg("requires_grad");
     vm.setattr(a[0], "requires_grad", flag ? Value(vm.truth(*flag)) : Value(true));
     return a[0];
@@ -243,9 +254,10 @@ void add_grad_methods(const Ref<Class>& cls) {
       BreakInfo info;
       info.reason = "Unsupported Tensor.backward() call";
       info.explanation =
-          "  Explanation: Dynamo currently does not support tracing `Tensor.backward()`.\n"
-          "  Hint: This graph break is fundamental - it is unlikely that Dynamo will ever be able to trace through "
-          "your code. Consider finding a workaround.\n";
+          "  Explanation: Dynamo currently does not support tracing `Tensor.backward()` when trace_autograd_ops "
+          "is off.\n"
+          "  Hint: Set torch._dynamo.trace_autograd_ops=True\n\n"
+          "  Developer debug context: call_method TensorVariable() backward None None None None\n";
       vm.tracer->graph_break(vm, info);
     }
     const Value* gradient = a.npos > 1 ? &a[1] : a.kwarg("gradient");

@@ -187,6 +187,44 @@ print(seq(torch.ones(2, 4)).shape)
     QCOMPARE(reports[0].op_count(), 2);
   }
 
+  // Leaves made inside a compiled function keep their .grad (x.grad was None:
+  // the program held another object than the real run's leaf, and the
+  // compiled backends returned it without requires_grad), and requires_grad_()
+  // breaks the graph as in Dynamo. Expected lines and explain counts as
+  // PyTorch 2.11 printed them (inductor, eager and explain).
+  void leaves_made_in_a_region_get_their_gradients() {
+    const char* program = R"PY(import torch
+@torch.compile
+def f():
+    x = torch.ones(3, requires_grad=True)
+    return x, (x * 2).sum()
+x, s = f(); s.backward(); print("f", x.is_leaf, x.grad)
+@torch.compile
+def g(w):
+    x = w.detach().requires_grad_()
+    return x, (x * 2).sum()
+x, s = g(torch.ones(2)); s.backward(); print("g", x.is_leaf, x.grad)
+@torch.compile
+def fn():
+    x = torch.ones(3, requires_grad=True)
+    (x * 2).sum().backward()
+    return x.grad
+print("fn", fn())
+)PY";
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      std::vector<kiln::capture::CallableReport> reports;
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend, [&](kiln::py::VM& vm) {
+        reports = kiln::capture::capture_reports(vm);
+      });
+      QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out),
+               QString("f True tensor([2., 2., 2.])\ng True tensor([2., 2.])\nfn tensor([2., 2., 2.])\n"));
+      QCOMPARE(reports.size(), size_t(3));
+      QCOMPARE(reports[1].graphs.size(), size_t(2));  // g: requires_grad_() breaks the graph
+      for (const auto& rep : reports) QCOMPARE(rep.op_count(), 1);
+    }
+  }
+
   // A disabled function called from compiled code breaks the graph there, as
   // Dynamo skips it: two graphs around it.
   void disabled_function_splits_the_graph() {
