@@ -15,8 +15,10 @@ class VM;
 const Value* numpy_scalar_value(const Value& v, bool integers_only);
 // True for a NumPy float64 scalar: NumPy's float64 derives from float.
 bool is_numpy_float64(const Value& v);
-// The tensor object behind an ndarray, else null.
-TensorObj* ndarray_tensor(const Value& v);
+// The tensor object behind an ndarray, else null. An ndarray no tensor holds
+// as it is (uint16/uint32 over a wider tensor, strings) is refused by name,
+// `what` saying what was asked of it.
+TensorObj* ndarray_tensor(const Value& v, const char* what = "using it as a tensor");
 // Tensor.numpy(): an ndarray sharing `t`'s memory.
 Value tensor_to_ndarray(VM& vm, const Value& t);
 

@@ -514,10 +514,18 @@ bool is_numpy_float64(const Value& v) {
   return kind && kind->is(ObjKind::Str) && kind->as<Str>()->s == "f8";
 }
 
-TensorObj* ndarray_tensor(const Value& v) {
+TensorObj* ndarray_tensor(const Value& v, const char* what) {
   if (!v.is(ObjKind::Instance) || !v.as<Instance>()->cls->lookup("__kiln_ndarray__")) return nullptr;
   const Value* t = v.as<Instance>()->dict->find_str("_t");
-  return t ? tensor_obj(*t) : nullptr;
+  if (t) return tensor_obj(*t);
+  std::string name = "?";
+  if (const Value* dt = v.as<Instance>()->dict->find_str("_dt"); dt && dt->is(ObjKind::Instance))
+    if (const Value* n = dt->as<Instance>()->dict->find_str("_str"); n && n->is(ObjKind::Str)) name = n->as<Str>()->s;
+  if (!name.empty() && name[0] == '<' && name.size() > 1 && name[1] == 'U')
+    throw_unsupported(std::string(what) + " of a NumPy string array (dtype " + name + ")");
+  const std::string torch_name = name == "<u2" ? "uint16" : name == "<u4" ? "uint32" : "uint64";
+  throw_unsupported(std::string(what) + " of a numpy." + torch_name + " array (PyTorch 2.11 makes a torch." + torch_name +
+                    " tensor, a dtype Kiln's tensors do not have; astype(np.int64) first)");
 }
 
 Value tensor_to_ndarray(VM& vm, const Value& t) {

@@ -25,6 +25,7 @@ extern const char* const kNumpyArraySource;    // numpy_prelude_array.cpp
 extern const char* const kNumpyMakeSource;     // numpy_prelude_make.cpp
 extern const char* const kNumpyMathSource;     // numpy_prelude_math.cpp
 extern const char* const kNumpyPrintSource;    // numpy_prelude_print.cpp
+extern const char* const kNumpyStringsSource;  // numpy_prelude_strings.cpp
 extern const char* const kNumpyRandomSource;   // numpy_prelude_random.cpp
 extern const char* const kNumpyGeneratorSource;  // numpy_prelude_generator.cpp
 
@@ -43,7 +44,8 @@ void load_numpy(VM& vm, const Ref<Module>& m) {
                                {&kNumpyArraySource, "numpy/_array.py", "core.py"},
                                {&kNumpyMakeSource, "numpy/_make.py", "funcs.py"},
                                {&kNumpyMathSource, "numpy/_math.py", "funcs.py"},
-                               {&kNumpyPrintSource, "numpy/_print.py", "print.py"}};
+                               {&kNumpyPrintSource, "numpy/_print.py", "print.py"},
+                               {&kNumpyStringsSource, "numpy/_strings.py", "strings.py"}};
   // Compiled once per process; each VM runs them into its own module.
   static const std::vector<Expected<CodePtr>> codes = [] {
     std::vector<Expected<CodePtr>> c;
@@ -105,10 +107,10 @@ def _check_eager():
 
 class dtype:
     def __repr__(self):
-        return "dtype('" + self.name + "')"
+        return "dtype('" + (self._str if self.kind == "U" else self.name) + "')"
 
     def __str__(self):
-        return self.name
+        return self._str if self.kind == "U" else self.name
 
     def __eq__(self, other):
         return _dtype_or_none(other) is self
@@ -159,18 +161,66 @@ class dtype:
     def base(self):
         return self
 
+    def __getattr__(self, name):
+        if name == "_torch":
+            # A dtype no torch dtype holds (uint16+, str): code not written for it stops here.
+            _refuse_dtype(self)
+        _raise("AttributeError", "'numpy.dtype' object has no attribute '" + name + "'")
 
-def _make_dtype(name, kind, itemsize, char, num, tdt, bits):
+
+def _make_dtype(name, kind, itemsize, char, num, tdt, bits, back=None):
+    """A NumPy dtype. `tdt` is the torch dtype holding its arrays; a dtype torch
+    lacks (uint16, uint32) has none and is `_wide`: its arrays keep their data in
+    `_w`, a tensor of the wider signed dtype `back` (None: not modelled)."""
     d = _kiln_std.new_instance(dtype)
     d.name = name
     d.kind = kind
     d.itemsize = itemsize
     d.char = char
     d.num = num
-    d._torch = tdt
+    if tdt is not None:
+        d._torch = tdt
+    d._back = tdt if tdt is not None else back
+    d._wide = tdt is None
     d._bits = bits
     d._str = ("|" if itemsize == 1 else "<") + kind + str(itemsize)
     return d
+
+
+def _outer_numpy_name():
+    """The outermost function of this module on the stack: what the program called."""
+    name = None
+    depth = 1
+    while depth < 40:
+        f = _kiln_std.caller(depth)
+        if not f[0].startswith("numpy/"):
+            break
+        if not f[3].startswith("_") or f[3].startswith("__") or name is None:
+            name = f[3]
+        depth += 1
+    if name is None or name == "<module>":
+        return ""
+    if name.startswith("__"):
+        return "ndarray." + name
+    if name.startswith("_"):
+        return ""
+    return "np." + name
+
+
+def _dt_label(d):
+    return "str (" + d._str + ")" if d.kind == "U" else d.name
+
+
+def _refuse_dtype(d):
+    """Refuses an operation Kiln does not model for dtype d, naming the function the program called."""
+    where = _outer_numpy_name()
+    if d.kind == "U":
+        what = " a NumPy string array (dtype " + d._str + ")"
+    elif d._back is None:
+        what = " a numpy." + d.name + " array (no Kiln tensor holds uint64 exactly)"
+    else:
+        what = " a numpy." + d.name + " array (Kiln keeps it in " + str(d._back).split(".")[-1] + ")"
+    _refuse((where + " of" if where else "this operation on") + what)
 
 
 _bool_dt = _make_dtype("bool", "b", 1, "?", 0, torch.bool, 8)
@@ -182,10 +232,18 @@ _int64_dt = _make_dtype("int64", "i", 8, "l", 7, torch.int64, 64)
 _float16_dt = _make_dtype("float16", "f", 2, "e", 23, torch.float16, 16)
 _float32_dt = _make_dtype("float32", "f", 4, "f", 11, torch.float32, 32)
 _float64_dt = _make_dtype("float64", "f", 8, "d", 12, torch.float64, 64)
-_ALL_DT = [_bool_dt, _int8_dt, _uint8_dt, _int16_dt, _int32_dt, _int64_dt, _float16_dt, _float32_dt, _float64_dt]
+# Kiln's tensors have no uint16/uint32/uint64: those arrays keep NumPy's
+# dtype over a wider signed tensor holding the same values (int32 for uint16,
+# int64 for uint32), every result wrapped modulo 2**bits; uint64 is scalars only.
+_uint16_dt = _make_dtype("uint16", "u", 2, "H", 4, None, 16, torch.int32)
+_uint32_dt = _make_dtype("uint32", "u", 4, "I", 6, None, 32, torch.int64)
+_uint64_dt = _make_dtype("uint64", "u", 8, "L", 8, None, 64, None)
+_ALL_DT = [_bool_dt, _int8_dt, _uint8_dt, _int16_dt, _int32_dt, _int64_dt, _float16_dt, _float32_dt, _float64_dt,
+           _uint16_dt, _uint32_dt, _uint64_dt]
 _DT_OF_TORCH = {}
 for _d in _ALL_DT:
-    _DT_OF_TORCH[_d._torch] = _d
+    if not _d._wide:
+        _DT_OF_TORCH[_d._torch] = _d
 
 _DT_NAMES = {"bool": _bool_dt, "?": _bool_dt, "b1": _bool_dt, "bool_": _bool_dt,
              "int8": _int8_dt, "i1": _int8_dt, "b": _int8_dt, "byte": _int8_dt,
@@ -196,7 +254,24 @@ _DT_NAMES = {"bool": _bool_dt, "?": _bool_dt, "b1": _bool_dt, "bool_": _bool_dt,
              "long": _int64_dt, "longlong": _int64_dt, "intp": _int64_dt, "p": _int64_dt,
              "float16": _float16_dt, "f2": _float16_dt, "e": _float16_dt, "half": _float16_dt,
              "float32": _float32_dt, "f4": _float32_dt, "f": _float32_dt, "single": _float32_dt,
-             "float64": _float64_dt, "f8": _float64_dt, "d": _float64_dt, "float": _float64_dt, "double": _float64_dt}
+             "float64": _float64_dt, "f8": _float64_dt, "d": _float64_dt, "float": _float64_dt, "double": _float64_dt,
+             "uint16": _uint16_dt, "u2": _uint16_dt, "H": _uint16_dt, "ushort": _uint16_dt,
+             "uint32": _uint32_dt, "u4": _uint32_dt, "I": _uint32_dt, "uintc": _uint32_dt,
+             "uint64": _uint64_dt, "u8": _uint64_dt, "L": _uint64_dt, "Q": _uint64_dt, "uint": _uint64_dt,
+             "uintp": _uint64_dt, "ulonglong": _uint64_dt, "ulong": _uint64_dt, "P": _uint64_dt}
+
+# NumPy's string dtypes: '<U6' holds up to 6 characters (4 bytes each).
+_STR_DT = {}
+
+
+def _str_dtype(n):
+    d = _STR_DT.get(n, None)
+    if d is None:
+        d = _make_dtype("str" + str(32 * n) if n else "str", "U", 4 * n, "U", 19, None, 0)
+        d._str = "<U" + str(n) if n else "<U"
+        d._type = str
+        _STR_DT[n] = d
+    return d
 
 
 def _dtype_or_none(x):
@@ -214,9 +289,15 @@ def _dtype_or_none(x):
             return _int64_dt
         if x is _pybool:
             return _bool_dt
+        if x is str:
+            return _str_dtype(0)
         return None
     if isinstance(x, str):
         key = x[1:] if len(x) > 2 and x[0] in "<=|" else x
+        if key == "str" or key == "unicode" or key == "U":
+            return _str_dtype(0)
+        if len(key) > 1 and key[0] == "U" and key[1:].isdigit():
+            return _str_dtype(int(key[1:]))
         return _DT_NAMES.get(key, None)
     return None
 
@@ -497,6 +578,18 @@ class uint8(unsignedinteger):
     pass
 
 
+class uint16(unsignedinteger):
+    pass
+
+
+class uint32(unsignedinteger):
+    pass
+
+
+class uint64(unsignedinteger):
+    pass
+
+
 class float16(floating):
     pass
 
@@ -512,7 +605,8 @@ class float64(floating):
 # The interpreter reads `_v` of classes marked with their kind (numpy_bridge.h):
 # integers are indexes, every scalar a real number, float64 a float.
 for _cls, _d in ((bool_, _bool_dt), (int8, _int8_dt), (uint8, _uint8_dt), (int16, _int16_dt), (int32, _int32_dt),
-                 (int64, _int64_dt), (float16, _float16_dt), (float32, _float32_dt), (float64, _float64_dt)):
+                 (int64, _int64_dt), (float16, _float16_dt), (float32, _float32_dt), (float64, _float64_dt),
+                 (uint16, _uint16_dt), (uint32, _uint32_dt), (uint64, _uint64_dt)):
     _d._type = _cls
     _cd = _kiln_std.class_dict(_cls)
     _cd["_dtype"] = _d
@@ -524,6 +618,13 @@ intp = int64
 intc = int32
 byte = int8
 ubyte = uint8
+ushort = uint16
+# Kiln's interpreter has no subclasses of str: the elements of a string array are str.
+str_ = str
+uintc = uint32
+uint = uint64
+uintp = uint64
+ulonglong = uint64
 short = int16
 longlong = int64
 half = float16
@@ -662,8 +763,12 @@ def _torch_dispatch(name, args, kwargs):
         data_at = 1 if name.startswith("Tensor.") else 0
         data = args[data_at]
         if isinstance(data, (ndarray, generic)):
-            t = asarray(data)._t
+            arr = asarray(data)
             dt = kwargs.get("dtype", None)
+            if arr._dt._wide and (dt is None or arr._dt._back is None):
+                _refuse("torch." + short + " of a numpy." + _dt_label(arr._dt) + " array (PyTorch 2.11 makes a torch." +
+                        arr._dt.name + " tensor, a dtype Kiln's tensors do not have; astype(np.int64) first)")
+            t = _data(arr)
             if short == "as_tensor" or short == "asarray":
                 t = t.detach()
                 if dt is not None:

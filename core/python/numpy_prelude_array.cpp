@@ -33,19 +33,22 @@ class ndarray(_Operators):
 
     @property
     def shape(self):
-        return tuple(self._t.shape)
+        return tuple(_data(self).shape)
 
     @shape.setter
     def shape(self, value):
-        self._t = self._t.view(_shape_arg(value))
+        if self._dt._wide:
+            self._w = self._w.view(_shape_arg(value))
+        else:
+            self._t = self._t.view(_shape_arg(value))
 
     @property
     def ndim(self):
-        return self._t.dim()
+        return _data(self).dim()
 
     @property
     def size(self):
-        return self._t.numel()
+        return _data(self).numel()
 
     @property
     def dtype(self):
@@ -57,7 +60,7 @@ class ndarray(_Operators):
 
     @property
     def nbytes(self):
-        return self._dt.itemsize * self._t.numel()
+        return self._dt.itemsize * _data(self).numel()
 
     @property
     def T(self):
@@ -68,22 +71,31 @@ class ndarray(_Operators):
         return swapaxes(self, -1, -2)
 
     def __len__(self):
-        if self._t.dim() == 0:
+        t = _data(self)
+        if t.dim() == 0:
             _raise("TypeError", "len() of unsized object")
-        return self._t.shape[0]
+        return t.shape[0]
 
     def __iter__(self):
-        if self._t.dim() == 0:
+        t = _data(self)
+        if t.dim() == 0:
             _raise("TypeError", "iteration over a 0-d array")
-        if self._t.dim() == 1:
-            d = self._dt
-            return iter([_scalar_exact(d, v) for v in self._t.tolist()])
-        return iter([_wrap(self._t[i]) for i in range(self._t.shape[0])])
+        d = self._dt
+        if d.kind == "U":
+            if t.dim() == 1:
+                return iter([self._s[i] for i in t.tolist()])
+            return iter([_str_wrap(self._s, t[i], d) for i in range(t.shape[0])])
+        if t.dim() == 1:
+            return iter([_scalar_exact(d, v) for v in t.tolist()])
+        return iter([_wrap_as(t[i], d) for i in range(t.shape[0])])
 
     def __bool__(self):
-        n = self._t.numel()
+        t = _data(self)
+        n = t.numel()
         if n == 1:
-            return _pybool(self._t.reshape(-1)[0].item())
+            if self._dt.kind == "U":
+                return len(self._s[t.reshape(-1)[0].item()]) > 0
+            return _pybool(t.reshape(-1)[0].item())
         if n == 0:
             _raise("ValueError", "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that an array is not empty.")
         _raise("ValueError", "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()")
@@ -95,22 +107,28 @@ class ndarray(_Operators):
         return int(self._only_item("int"))
 
     def __index__(self):
-        if self._dt.kind not in "iu" or self._t.dim() != 0:
+        if self._dt.kind not in "iu" or _data(self).dim() != 0:
             _raise("TypeError", "only integer scalar arrays can be converted to a scalar index")
-        return self._t.item()
+        return _data(self).item()
 
     def _only_item(self, what):
-        if self._t.numel() != 1:
-            _raise("TypeError", "only length-1 arrays can be converted to Python scalars" if self._t.dim() > 0 else
+        t = _data(self)
+        if t.numel() != 1:
+            _raise("TypeError", "only length-1 arrays can be converted to Python scalars" if t.dim() > 0 else
                    "only 0-dimensional arrays can be converted to Python scalars")
-        if self._t.dim() > 0:
+        if t.dim() > 0:
             _refuse("converting an array of ndim > 0 to a Python scalar (deprecated in NumPy)")
-        return self._t.item()
+        if self._dt.kind == "U":
+            return self._s[t.item()]
+        return t.item()
 
     def __hash__(self):
         _raise("TypeError", "unhashable type: 'numpy.ndarray'")
 
     def __getattr__(self, name):
+        if name == "_t":
+            # uint16/uint32 and string arrays have no `_t`: code not written for them stops here.
+            _refuse_dtype(self._dt)
         _missing_attribute("ndarray", name)
 
     def __repr__(self):
@@ -120,7 +138,7 @@ class ndarray(_Operators):
         return array_str(self)
 
     def __format__(self, spec):
-        if self._t.dim() == 0:
+        if _data(self).dim() == 0:
             return format(self[()], spec)
         if spec == "":
             return str(self)
@@ -133,9 +151,13 @@ class ndarray(_Operators):
         return _pybool(any(self == x))
 
     def __getitem__(self, key):
+        if self._dt.kind == "U":
+            return _str_getitem(self, key)
         return _getitem(self, key)
 
     def __setitem__(self, key, value):
+        if self._dt.kind == "U":
+            _refuse("writing into a NumPy string array")
         _setitem(self, key, value)
 
     def __iadd__(self, o):
@@ -182,7 +204,9 @@ class ndarray(_Operators):
 
     def flatten(self, order="C"):
         _order_c(order, "flatten")
-        return _wrap(self._t.reshape(-1).clone())
+        if self._dt.kind == "U":
+            return _str_wrap(self._s, self._w.reshape(-1).clone(), self._dt)
+        return _wrap_as(_data(self).reshape(-1).clone(), self._dt)
 
     def ravel(self, order="C"):
         return ravel(self, order)
@@ -192,38 +216,54 @@ class ndarray(_Operators):
 
     def copy(self, order="C"):
         _order_c(order, "copy")
-        return _wrap(self._t.clone())
+        if self._dt.kind == "U":
+            return _str_wrap(self._s, self._w.clone(), self._dt)
+        return _wrap_as(_data(self).clone(), self._dt)
 
     def astype(self, dt, order="K", casting="unsafe", subok=True, copy=True):
+        if self._dt.kind == "U":
+            return _str_astype(self, dt)
         d = _as_dtype(dt)
         if casting != "unsafe":
             _check_cast(self._dt, d, casting)
         if d is self._dt and not copy:
             return self
-        return _wrap(_cast(self._t, self._dt, d).clone() if d is self._dt else _cast(self._t, self._dt, d))
+        t = _data(self)
+        r = _cast(t, self._dt, d)
+        return _wrap_as(r.clone() if d is self._dt or r.dtype == t.dtype else r, d)
 
     def tolist(self):
-        if self._t.dim() == 0:
-            return self._t.item()
-        return self._t.tolist()
+        t = _data(self)
+        if self._dt.kind == "U":
+            return _str_nested(self._s, t.tolist())
+        if t.dim() == 0:
+            return t.item()
+        return t.tolist()
 
     def item(self, *args):
-        if not args:
-            if self._t.numel() != 1:
+        t = _data(self)
+        if self._dt.kind == "U":
+            if args:
+                return self[args[0] if len(args) == 1 else args]
+            if t.numel() != 1:
                 _raise("ValueError", "can only convert an array of size 1 to a Python scalar")
-            return self._t.reshape(-1)[0].item()
+            return self._s[t.reshape(-1)[0].item()]
+        if not args:
+            if t.numel() != 1:
+                _raise("ValueError", "can only convert an array of size 1 to a Python scalar")
+            return t.reshape(-1)[0].item()
         if len(args) == 1 and isinstance(args[0], int):
-            n = self._t.numel()
+            n = t.numel()
             i = args[0]
             if i < -n or i >= n:
                 _raise("IndexError", "index " + str(i) + " is out of bounds for size " + str(n))
-            return self._t.reshape(-1)[i].item()
+            return t.reshape(-1)[i].item()
         idx = args[0] if len(args) == 1 else args
         return self[tuple(idx)].item()
 
     def fill(self, value):
         _check_writable(self)
-        self._t.fill_(_fill_value(value, self._dt))
+        _data(self).fill_(_fill_value(value, self._dt))
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
         return sum(self, axis, dtype, out, keepdims, initial, where)
@@ -273,7 +313,7 @@ class ndarray(_Operators):
     def sort(self, axis=-1, kind=None, order=None):
         _check_writable(self)
         r = sort(self, axis, kind, order)
-        self._t.copy_(r._t)
+        _data(self).copy_(_data(r))
 
     def argsort(self, axis=-1, kind=None, order=None):
         return argsort(self, axis, kind, order)
@@ -305,6 +345,65 @@ def _wrap(t):
     return a
 
 
+def _data(a):
+    """The tensor holding a's elements: `_t`, or for uint16/uint32 and string arrays `_w`."""
+    return a._w if a._dt._wide else a._t
+
+
+def _wrap_as(t, d):
+    """An ndarray of NumPy dtype d over tensor t (t of d's torch dtype, or the wider one of a uint16/uint32)."""
+    if not d._wide:
+        return _wrap(t)
+    _check_eager()
+    if d._back is None:
+        _refuse_dtype(d)
+    a = _kiln_std.new_instance(ndarray)
+    a._w = t
+    a._dt = d
+    return a
+
+
+def _as_back(a):
+    """A uint16/uint32 array as the int32/int64 array sharing its memory (values unchanged)."""
+    b = _wrap(a._w)
+    b._reversed_copy = a._reversed_copy
+    return b
+
+
+def _retag(r, d):
+    """What a dtype-keeping function gave for _as_back(a), back in a's dtype d."""
+    if isinstance(r, ndarray):
+        if r._dt._torch is not d._back:
+            _raise("SystemError", "numpy: " + r._dt.name + " where " + d.name + " was kept")
+        w = _wrap_as(r._t, d)
+        w._reversed_copy = r._reversed_copy
+        return w
+    if isinstance(r, generic):
+        return _scalar_exact(d, r._v)
+    if isinstance(r, (tuple, list)):
+        return type(r)([_retag(x, d) for x in r])
+    return r
+
+
+def _keep_dtype(fn, kind):
+    """fn for uint16/uint32 arrays too: run on the backing tensor's array, then
+    ("value", "shape") the result tagged with the array's dtype, or ("other")
+    as it is (results whose dtype does not follow the input's: argmax, mean, ...).
+    String arrays go only through "shape" functions, on their positions."""
+    def wrapper(a, *args, **kwargs):
+        if isinstance(a, ndarray) and a._dt._wide:
+            d = a._dt
+            if d.kind == "U":
+                if kind != "shape":
+                    _refuse_dtype(d)
+                return _str_retag(fn(_wrap(a._w), *args, **kwargs), a)
+            r = fn(_as_back(a), *args, **kwargs)
+            return r if kind == "other" else _retag(r, d)
+        return fn(a, *args, **kwargs)
+    wrapper.__name__ = fn.__name__
+    return wrapper
+
+
 def _from_tensor(t):
     # Tensor.numpy() (numpy_native.cpp): t shares the tensor's storage.
     if t.dtype not in _DT_OF_TORCH:
@@ -312,8 +411,13 @@ def _from_tensor(t):
     return _wrap(t)
 
 
-def _result(t):
-    """A ufunc's result: 0-d results become NumPy scalars, as NumPy's ufuncs return them."""
+def _result(t, d=None):
+    """A ufunc's result: 0-d results become NumPy scalars, as NumPy's ufuncs return them.
+    d: the NumPy dtype when t is the wider tensor of a uint16/uint32 result."""
+    if d is not None and d._wide:
+        if t.dim() == 0:
+            return _scalar_exact(d, t.item())
+        return _wrap_as(t, d)
     if t.dim() == 0:
         d = _DT_OF_TORCH[t.dtype]
         return _scalar_exact(d, _norm(d, t.item()) if d.kind == "b" else t.item())
@@ -321,7 +425,12 @@ def _result(t):
 
 
 def _scalar_array(s):
-    return _wrap(torch.tensor(s._v, dtype=s._dtype._torch))
+    d = s._dtype
+    if d._wide:
+        if d._back is None:
+            _refuse_dtype(d)
+        return _wrap_as(torch.tensor(s._v, dtype=d._back), d)
+    return _wrap(torch.tensor(s._v, dtype=d._torch))
 
 
 def _shape_arg(shape):
@@ -338,7 +447,7 @@ def _index_int(x, what="index"):
     if isinstance(x, integer):
         return x._v
     if isinstance(x, ndarray) and x._dt.kind in "iu" and x.ndim == 0:
-        return x._t.item()
+        return _data(x).item()
     if isinstance(x, torch.Tensor):
         # Through Tensor.__index__, as NumPy reads any object's: integer tensors of one element.
         return x.__index__()
@@ -348,6 +457,8 @@ def _index_int(x, what="index"):
 def _cast(t, src, dst):
     if src is dst:
         return t
+    if src._wide or dst._wide:
+        return _cast_wide(t, src, dst)
     if dst.kind in "iu" and src.kind == "f":
         # NumPy casts NaN and infinities to the most negative integer; torch's is undefined.
         bad = ~torch.isfinite(t)
@@ -358,6 +469,29 @@ def _cast(t, src, dst):
     if dst.kind == "b":
         return t != 0
     return t.to(dst._torch)
+
+
+def _cast_wide(t, src, dst):
+    # t holds uint16/uint32 values in int32/int64 (src wide), or is cast to such a dtype (dst wide).
+    if src.kind == "U" or dst.kind == "U":
+        _refuse_dtype(src if src.kind == "U" else dst)
+    if src._back is None or dst._back is None:
+        _refuse_dtype(src if src._back is None else dst)
+    if not dst._wide:
+        if dst.kind == "b":
+            return t != 0
+        return t.to(dst._torch)
+    if src.kind == "f":
+        # In range, the C cast truncates; outside it (and for NaN) NumPy's result is the platform's.
+        r = torch.trunc(t)
+        bad = ~torch.isfinite(t) | (r < 0) | (r >= float(1 << dst._bits))
+        if _pybool(bad.any()):
+            _refuse("casting " + src.name + " values outside [0, 2**" + str(dst._bits) + ") or NaN to " + dst.name)
+        return r.to(dst._back)
+    if src.kind == "b":
+        return t.to(dst._back)
+    # Integers wrap modulo 2**bits, as C's conversion.
+    return (t.to(torch.int64) & ((1 << dst._bits) - 1)).to(dst._back)
 
 
 def _check_cast(src, dst, casting):
@@ -451,7 +585,9 @@ class _Operand:
 def _operand(x, op):
     """(tensor or Python number, dtype, is_weak) for an operand of a ufunc."""
     if isinstance(x, ndarray):
-        return x._t, x._dt, False
+        if x._dt.kind == "U":
+            _refuse("numpy." + op + " of a NumPy string array")
+        return _data(x), x._dt, False
     if isinstance(x, generic):
         return None, x._dtype, False
     if isinstance(x, (_pybool, int, float)):
@@ -468,6 +604,12 @@ def _tensor_of(x, t, d, to):
     """Operand x as a tensor of dtype `to`."""
     if t is None:
         v = x._v if isinstance(x, generic) else x
+        if to._wide:
+            if to._back is None:
+                _refuse_dtype(to)
+            return torch.tensor(_norm(to, v), dtype=to._back)
+        if isinstance(v, int) and (v >= (1 << 63) or v < -(1 << 63)):
+            _refuse("a numpy.uint64 value beyond int64 in array arithmetic")
         if to.kind in "iu" and isinstance(v, float):
             return torch.tensor(_norm(to, v), dtype=to._torch)
         return torch.tensor(v, dtype=to._torch)
@@ -584,7 +726,69 @@ def _binary(op, x, y, out_dtype=None):
     if r is None:
         return NotImplemented
     tx, dx, ty, dy, d = r
-    return _result(_binary_tensor(op, x, tx, dx, y, ty, dy, d))
+    if d._wide and tx is None and ty is None:
+        return _wide_scalar_binary(op, x, y, d)
+    return _result(_binary_tensor(op, x, tx, dx, y, ty, dy, d), d if op != "true_divide" else None)
+
+
+def _wide_scalar_binary(op, x, y, d):
+    # uint16/uint32/uint64 scalars and Python ints: exact in Python's ints, then wrapped.
+    a = x._v if isinstance(x, generic) else x
+    b = y._v if isinstance(y, generic) else y
+    if op == "add":
+        v = a + b
+    elif op == "subtract":
+        v = a - b
+    elif op == "multiply":
+        v = a * b
+    elif op == "floor_divide":
+        v = 0 if b == 0 else a // b
+    elif op == "remainder":
+        v = 0 if b == 0 else a % b
+    elif op == "bitwise_and":
+        v = a & b
+    elif op == "bitwise_or":
+        v = a | b
+    elif op == "bitwise_xor":
+        v = a ^ b
+    elif op == "maximum" or op == "fmax":
+        v = _pymax(a, b)
+    elif op == "minimum" or op == "fmin":
+        v = _pymin(a, b)
+    else:
+        _refuse("numpy." + op + " of " + d.name + " scalars")
+    return _scalar(d, int(v))
+
+
+def _wide_binary(op, a, b, d):
+    """op on uint16/uint32 operands (int64 tensors a, b): NumPy's result modulo 2**bits, in d's wider tensor."""
+    if d._back is None:
+        _refuse_dtype(d)
+    if op == "add":
+        r = a + b
+    elif op == "subtract":
+        r = a - b
+    elif op == "multiply":
+        # uint32 products wrap modulo 2**64 in int64; the low 32 bits are still the product's.
+        r = a * b
+    elif op == "floor_divide" or op == "remainder":
+        zero = b == 0
+        safe = torch.where(zero, torch.ones_like(b), b)
+        q = torch.div(a, safe, rounding_mode="floor") if op == "floor_divide" else torch.remainder(a, safe)
+        r = torch.where(zero, torch.zeros_like(q), q)
+    elif op == "bitwise_and":
+        r = a & b
+    elif op == "bitwise_or":
+        r = a | b
+    elif op == "bitwise_xor":
+        r = a ^ b
+    elif op == "maximum" or op == "fmax":
+        r = torch.maximum(a, b)
+    elif op == "minimum" or op == "fmin":
+        r = torch.minimum(a, b)
+    else:
+        _refuse("numpy." + op + " of " + d.name + " arrays")
+    return (r & ((1 << d._bits) - 1)).to(d._back)
 
 
 def _check_broadcast(tx, ty):
@@ -615,6 +819,9 @@ def _binary_tensor(op, x, tx, dx, y, ty, dy, d):
         a = _tensor_of(x, tx, dx, d)
         b = _tensor_of(y, ty, dy, d)
         return a / b
+    if d._wide:
+        _check_broadcast(tx, ty)
+        return _wide_binary(op, _tensor_of(x, tx, dx, _int64_dt), _tensor_of(y, ty, dy, _int64_dt), d)
     if d.kind == "b":
         if op in ("subtract",):
             _raise("TypeError", "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead.")
@@ -682,6 +889,8 @@ def _float_remainder(a, b):
 
 
 def _compare(op, x, y):
+    if (isinstance(x, ndarray) and x._dt.kind == "U") or (isinstance(y, ndarray) and y._dt.kind == "U"):
+        return _str_compare(op, x, y)
     if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
         return _torch_operand_result(op, x, y)
     if isinstance(x, str) or isinstance(y, str) or x is None or y is None:
@@ -699,6 +908,12 @@ def _compare(op, x, y):
     if (_operand_is_weak_int(x) and dy.kind in "iu") or (_operand_is_weak_int(y) and dx.kind in "iu"):
         # Comparisons with an out-of-range Python int are exact in NumPy 2.
         d = _int64_dt
+    if d._wide:
+        if tx is None and ty is None:
+            a = x._v if isinstance(x, generic) else x
+            b = y._v if isinstance(y, generic) else y
+            return _scalar_exact(_bool_dt, _PY_COMPARE[op](a, b))
+        d = _int64_dt
     _check_broadcast(tx, ty)
     a = _tensor_of(x, tx, dx, d)
     b = _tensor_of(y, ty, dy, d)
@@ -715,6 +930,10 @@ def _compare(op, x, y):
     else:
         t = a >= b
     return _result(t)
+
+
+_PY_COMPARE = {"equal": lambda a, b: a == b, "not_equal": lambda a, b: a != b, "less": lambda a, b: a < b,
+               "less_equal": lambda a, b: a <= b, "greater": lambda a, b: a > b, "greater_equal": lambda a, b: a >= b}
 
 
 def _operand_is_weak_int(x):
@@ -745,7 +964,8 @@ def _inplace(op, a, o):
     if d is not a._dt and _promote(d, a._dt) is not a._dt:
         _raise("UFuncTypeError" if False else "TypeError", "Cannot cast ufunc '" + op + "' output from " + repr(d) + " to " + repr(a._dt) + " with casting rule 'same_kind'")
     t = _binary_tensor(op, a, tx, dx, o, ty, dy, d)
-    a._t.copy_(_cast(t, _DT_OF_TORCH[t.dtype], a._dt).expand(a._t.shape) if t.dim() <= a._t.dim() else t)
+    at = _data(a)
+    at.copy_(_cast(t, d if d._wide else _DT_OF_TORCH[t.dtype], a._dt).expand(at.shape) if t.dim() <= at.dim() else t)
     return a
 )PY";
 

@@ -33,7 +33,9 @@ def _discover(obj, depth, shape, values, dts):
             shape.extend(sub)
         elif shape[depth:depth + len(sub)] != sub or len(shape) != depth + len(sub):
             _ragged(shape, depth)
-        flat = obj._t.reshape(-1).tolist()
+        flat = obj.tolist() if obj._dt.kind == "U" else _data(obj).reshape(-1).tolist()
+        if obj._dt.kind == "U" and obj.ndim != 1:
+            _refuse("np.array of string arrays of more than one dimension")
         values.extend(flat)
         return
     if len(shape) > depth:
@@ -50,8 +52,10 @@ def _discover(obj, depth, shape, values, dts):
         dts.append(_int64_dt)
     elif isinstance(obj, float):
         dts.append(_float64_dt)
-    elif obj is None or isinstance(obj, str):
-        _refuse("a NumPy array of " + type(obj).__name__ + " (object and string arrays)")
+    elif isinstance(obj, str):
+        dts.append(_str_dtype(len(obj)))
+    elif obj is None:
+        _refuse("a NumPy array of " + type(obj).__name__ + " (object arrays)")
     else:
         _refuse("a NumPy array of " + type(obj).__name__)
     values.append(obj)
@@ -69,10 +73,13 @@ def _ragged(shape, depth):
 def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=None):
     _check_eager()
     want = None if dtype is None else _as_dtype(dtype)
-    if isinstance(object, ndarray):
-        r = object if (want is None or want is object._dt) and copy is False else _wrap(_cast(object._t, object._dt, want or object._dt).clone())
+    if isinstance(object, ndarray) and object._dt.kind == "U":
+        r = object if want is None and copy is False else object.astype(want or object._dt)
+    elif isinstance(object, ndarray):
+        d = want or object._dt
+        r = object if (want is None or want is object._dt) and copy is False else _wrap_as(_cast(_data(object), object._dt, d).clone(), d)
     elif isinstance(object, generic):
-        r = _wrap(torch.tensor(object._v, dtype=object._dtype._torch))
+        r = _scalar_array(object)
         if want is not None:
             r = r.astype(want)
     elif isinstance(object, torch.Tensor):
@@ -82,7 +89,7 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=N
         d = object[0]._dt
         for x in object:
             d = _promote(d, x._dt)
-        r = _wrap(torch.stack([_cast(x._t, x._dt, d) for x in object]))
+        r = _wrap_as(torch.stack([_cast(_data(x), x._dt, d) for x in object]), d)
         if want is not None:
             r = r.astype(want, copy=False)
     else:
@@ -91,12 +98,25 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=N
         dts = []
         _discover(object, 0, shape, values, dts)
         d = None
+        if _pyany([x.kind == "U" for x in dts]):
+            if not _pyall([x.kind == "U" for x in dts]):
+                _refuse("a NumPy array of str and numbers")
+            if want is not None and (want.kind != "U" or (want.itemsize and want.itemsize < _pymax([x.itemsize for x in dts]))):
+                return _str_array(values, shape).astype(want)
+            r = _str_array(values, shape, want if want is not None and want.itemsize else None)
+            if ndmin > r.ndim:
+                r = r.reshape((1,) * (ndmin - r.ndim) + r.shape)
+            return r
         for x in dts:
             d = x if d is None else _promote(d, x)
         if d is None:
             d = _float64_dt
         if want is not None:
+            if want.kind == "U":
+                _refuse("a NumPy string array of numbers")
             if want.kind in "iu" and d.kind == "f":
+                if want._wide:
+                    _cast_wide(torch.tensor([float(v) for v in values], dtype=torch.float64), _float64_dt, want)
                 values = [_norm(want, v) for v in values]
             elif want.kind in "iu":
                 lo, hi = _int_bounds(want)
@@ -109,8 +129,8 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=N
         elif d.kind == "f" and d._bits < 64:
             # Out-of-range values become infinities, as NumPy's cast.
             values = [_nat.round_to(float(v), d._bits) for v in values]
-        t = torch.tensor(values, dtype=d._torch).reshape(shape)
-        r = _wrap(t)
+        t = torch.tensor(values, dtype=d._back if d._wide else d._torch).reshape(shape)
+        r = _wrap_as(t, d)
     if ndmin > r.ndim:
         r = r.reshape((1,) * (ndmin - r.ndim) + r.shape)
     return r
@@ -147,6 +167,10 @@ def _shape_of(shape):
 
 
 def _filled(shape, value, d):
+    if d._wide:
+        if d.kind == "U":
+            _refuse("np.full/zeros/ones/empty of a string dtype")
+        return _wrap_as(torch.full(_shape_of(shape), _fill_value(value, d), dtype=d._back), d)
     return _wrap(torch.full(_shape_of(shape), _fill_value(value, d), dtype=d._torch))
 
 
@@ -159,6 +183,8 @@ def _fill_value(value, d):
         lo, hi = _int_bounds(d)
         if value < lo or value > hi:
             _raise("OverflowError", "Python integer " + repr(value) + " out of bounds for " + d.name)
+    if d._wide and isinstance(value, float):
+        _cast_wide(torch.tensor(value, dtype=torch.float64), _float64_dt, d)
     return _norm(d, value)
 
 
@@ -180,7 +206,7 @@ def full(shape, fill_value, dtype=None, order="C", like=None):
     if dtype is None:
         if isinstance(fill_value, (ndarray, list, tuple)):
             f = asarray(fill_value)
-            return _wrap(f._t.expand(_shape_of(shape)).clone())
+            return _wrap_as(_data(f).expand(_shape_of(shape)).clone(), f._dt)
         d = fill_value._dtype if isinstance(fill_value, generic) else _py_dtype(fill_value)
     else:
         d = _as_dtype(dtype)
@@ -231,6 +257,10 @@ def arange(start, stop=None, step=None, dtype=None, like=None):
     n = _math.ceil((stop - start) / step) if isinstance(start, float) or isinstance(stop, float) or isinstance(step, float) \
         else -((start - stop) // step)
     n = _pymax(int(n), 0)
+    if d._wide and d.kind == "u" and isinstance(start, int) and isinstance(step, int):
+        t = torch.arange(start, start + n * step, step, dtype=torch.int64)[:n]
+        return _wrap_as(_cast_wide(t, _int64_dt, d), d) if n == 0 or (start >= 0 and start + (n - 1) * step >= 0) \
+            else _refuse("np.arange of negative values as " + d.name)
     if d.kind in "iu" and isinstance(start, int) and isinstance(step, int):
         return _wrap(torch.arange(start, start + n * step, step, dtype=d._torch)[:n])
     if d.kind == "b":
@@ -618,7 +648,7 @@ def _int_key(a, key):
         key = (key,)
     elif t is not tuple:
         return None
-    shape = a._t.shape
+    shape = _data(a).shape
     if len(key) > len(shape):
         return None
     for k in range(len(key)):
@@ -632,7 +662,7 @@ def _index_parts(a, key):
     """NumPy's index `key` on array a as a torch index: (parts, flipped dims, is_scalar_result)."""
     ints = _int_key(a, key)
     if ints is not None:
-        return ints, [], len(ints) == a._t.dim()
+        return ints, [], len(ints) == _data(a).dim()
     if not isinstance(key, tuple):
         key = (key,)
     parts = []
@@ -661,7 +691,7 @@ def _index_parts(a, key):
                 parts.append(arr._t)
                 kinds.append(arr.ndim if arr.ndim > 0 else 0)
             elif arr._dt.kind in "iu":
-                parts.append(arr._t.to(torch.int64) if arr._dt is not _int64_dt else arr._t)
+                parts.append(_data(arr).to(torch.int64) if arr._dt is not _int64_dt else arr._t)
                 kinds.append(1)
             else:
                 _raise("IndexError", "arrays used as indices must be of integer (or boolean) type")
@@ -743,11 +773,13 @@ def _negative_step_range(p, n):
 
 def _getitem(a, key):
     parts, flips, scalar = _index_parts(a, key)
-    t = a._t.flip(flips) if flips else a._t
+    t = _data(a)
+    if flips:
+        t = t.flip(flips)
     r = t[parts] if len(parts) != 1 else t[parts[0]]
     if scalar:
         return _scalar_exact(a._dt, r.item())
-    w = _wrap(r)
+    w = _wrap_as(r, a._dt)
     if flips or (a._reversed_copy and _is_basic(parts)):
         w._reversed_copy = True
     return w
@@ -762,6 +794,14 @@ def _is_basic(parts):
 
 def _setitem(a, key, value):
     _check_writable(a)
+    if a._dt._wide:
+        # uint16/uint32: the value cast to the dtype, written into the wider tensor.
+        if isinstance(value, (int, float, generic)) and not isinstance(value, ndarray):
+            v = _fill_value(value, a._dt)
+        else:
+            v = _wrap(_value_tensor(value, a._dt))
+        _setitem(_as_back(a), key, v)
+        return
     parts, flips, scalar = _index_parts(a, key)
     if scalar and isinstance(value, (int, float, generic)):
         # One element: the number cast as NumPy casts it, written directly.
@@ -795,11 +835,11 @@ def _value_tensor(value, d):
     if isinstance(value, torch.Tensor):
         value = value.numpy()
     if isinstance(value, ndarray):
-        return _cast(value._t, value._dt, d)
+        return _cast(_data(value), value._dt, d)
     if isinstance(value, (list, tuple)):
-        v = asarray(value)
-        return _cast(v._t, v._dt, d)
-    return torch.tensor(_fill_value(value, d), dtype=d._torch)
+        v = array(value, dtype=d) if d._wide else asarray(value)
+        return _cast(_data(v), v._dt, d)
+    return torch.tensor(_fill_value(value, d), dtype=d._back if d._wide else d._torch)
 
 
 def take(a, indices, axis=None):

@@ -59,6 +59,8 @@ def _unary_same(name, fn, allow_bool=True):
         if out is not None or kwargs:
             _refuse("np." + name + " with out= or other ufunc keywords")
         a = x if isinstance(x, (ndarray, generic)) else asarray(x)
+        if a.dtype._wide:
+            return _wide_unary(name, a)
         t, d = (a._t, a._dt) if isinstance(a, ndarray) else (torch.tensor(a._v, dtype=a._dtype._torch), a._dtype)
         if d.kind == "b" and not allow_bool:
             if name == "sign":
@@ -80,8 +82,31 @@ square = _unary_same("square", lambda t: t * t, False)
 sign = _unary_same("sign", torch.sign, False)
 
 
+def _wide_unary(name, a):
+    # uint16/uint32: NumPy's result modulo 2**bits (-x wraps; abs and + keep x).
+    d = a.dtype
+    if d.kind == "U":
+        _refuse("np." + name + " of a NumPy string array")
+    t = _data(_scalar_array(a) if isinstance(a, generic) else a).to(torch.int64)
+    if name == "absolute" or name == "positive":
+        r = t.clone()
+    elif name == "negative":
+        r = -t
+    elif name == "square":
+        r = t * t
+    elif name == "sign":
+        r = (t != 0).to(torch.int64)
+    elif name == "invert":
+        r = ~t
+    else:
+        _refuse("np." + name + " of a " + d.name + " array")
+    return _result((r & ((1 << d._bits) - 1)).to(d._back), d)
+
+
 def invert(x, out=None):
     a = x if isinstance(x, (ndarray, generic)) else asarray(x)
+    if a.dtype._wide:
+        return _wide_unary("invert", a)
     t, d = (a._t, a._dt) if isinstance(a, ndarray) else (torch.tensor(a._v, dtype=a._dtype._torch), a._dtype)
     if d.kind == "f":
         _raise("TypeError", "ufunc 'invert' not supported for the input types, and the inputs could not be safely coerced to any supported types according to the casting rule ''safe''")
@@ -300,8 +325,14 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     _reject("np.sum", out, where, initial)
     a = asarray(a)
     axes = _reduce_axes(a, axis)
+    if dtype is None and a._dt.kind == "u" and a._dt.itemsize < 8:
+        # NumPy sums unsigned integers into uint64: exact in int64 for these
+        # sizes, and a uint64 scalar holds any value; a uint64 array would not.
+        if len(axes) != a.ndim or keepdims:
+            _refuse("np.sum of a " + a._dt.name + " array along an axis (NumPy's result is a uint64 array; pass dtype=np.int64)")
+        return _scalar_exact(_uint64_dt, int(torch.sum(_data(a).to(torch.int64)).item()))
     acc = _sum_dtype(a._dt) if dtype is None else _as_dtype(dtype)
-    return _result(_keep(_numpy_sum(a._t, a._dt, axes, acc), a, axes, keepdims))
+    return _result(_keep(_numpy_sum(_data(a), a._dt, axes, acc), a, axes, keepdims))
 
 
 def _count(a, axes):
@@ -642,7 +673,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if axis is not None:
         _refuse("np.unique(axis=)")
     a = asarray(ar)
-    flat = a._t.reshape(-1)
+    if a._dt.kind == "U":
+        return _str_unique(a, return_index, return_inverse, return_counts)
+    flat = _data(a).reshape(-1)
     n = flat.shape[0]
     s, perm = torch.sort(flat, stable=True, dim=0)
     if n == 0:
@@ -652,7 +685,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         if a._dt.kind == "f" and equal_nan:
             diff = diff & ~(torch.isnan(s[1:]) & torch.isnan(s[:-1]))
         mask = torch.cat([torch.ones(1, dtype=torch.bool), diff])
-    vals = _wrap(s[mask])
+    vals = _wrap_as(s[mask], a._dt)
     if not (return_index or return_inverse or return_counts):
         return vals
     r = [vals]

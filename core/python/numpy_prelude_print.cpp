@@ -201,6 +201,8 @@ def _summarized(t, edge):
 
 def _formatter(a, t, opts):
     d = a._dt
+    if d.kind == "U":
+        return _StrFormat(a._s)
     vals = t.reshape(-1).tolist()
     if d.kind == "b":
         return _BoolFormat(a.ndim == 0)
@@ -273,7 +275,7 @@ def _array2string(a, opts, separator, prefix, suffix=""):
     width = opts["linewidth"] - len(suffix)
     edge = opts["edgeitems"]
     summarize = a.size > opts["threshold"]
-    t = _summarized(a._t, edge) if summarize else a._t
+    t = _summarized(_data(a), edge) if summarize else _data(a)
     fmt = _formatter(a, t, opts)
     summary = [summarize and n > 2 * edge for n in a.shape]
     data = t.tolist()
@@ -309,7 +311,7 @@ def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
     if a.size == 0:
         body = "[]"
     elif a.ndim == 0:
-        body = _formatter(a, a._t, o)(a._t.item())
+        body = _formatter(a, _data(a), o)(_data(a).item())
     else:
         body = _array2string(a, o, ", ", prefix, ")")
     extras = []
@@ -317,7 +319,7 @@ def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
     if (a.size == 0 and a.shape != (0,)) or a.size > o["threshold"]:
         extras.append("shape=" + repr(a.shape))
     if a._dt not in _IMPLIED or a.size == 0:
-        extras.append("dtype=" + a._dt.name)
+        extras.append("dtype=" + (repr(a._dt._str) if a._dt.kind == "U" else a._dt.name))
     if not extras:
         return prefix + body + ")"
     arr_str = prefix + body + ","

@@ -620,7 +620,7 @@ void install_torch(VM& vm) {
   // The tensor shares the array's memory (numpy_prelude.cpp keeps it in a torch tensor).
   def(torch, "from_numpy", [](VM&, const CallArgs& a) -> Value {
     if (a.npos != 1) throw_type_error("from_numpy() takes exactly one argument (" + std::to_string(a.npos) + " given)");
-    TensorObj* t = ndarray_tensor(a[0]);
+    TensorObj* t = ndarray_tensor(a[0], "torch.from_numpy");
     if (!t) throw_type_error("expected np.ndarray (got " + type_name(a[0]) + ")");
     return Value(make<TensorObj>(t->t));
   });

@@ -80,7 +80,7 @@ IndexItem index_item(const Value& k) {
   if (const Value* n = numpy_scalar_value(k, false)) {
     if (n->is_int() || n->is_bool()) return index_item(*n);
   }
-  if (TensorObj* t = ndarray_tensor(k)) return IndexItem::of_tensor(t->t);
+  if (TensorObj* t = ndarray_tensor(k, "indexing a tensor with an array")) return IndexItem::of_tensor(t->t);
   throw PyError("IndexError",
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got " +
                     type_name(k) + ")");

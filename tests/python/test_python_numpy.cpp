@@ -90,6 +90,12 @@ class TestPythonNumpy : public QObject {
   // NumPy scalars behave as the numbers they hold.
   void scalars() { expect_numpy_output("scalars"); }
 
+  // uint16/uint32 arrays over a wider tensor: NumPy's dtype, promotion and wraparound.
+  void uint16_arrays() { expect_numpy_output("uint16"); }
+
+  // String arrays: printing, indexing, unique, casts of numeric strings, ==.
+  void string_arrays() { expect_numpy_output("strings"); }
+
   // Tensor.numpy() / torch.from_numpy share memory; torch.tensor copies.
   void torch_bridge() { expect_numpy_output("bridge"); }
 
@@ -176,7 +182,15 @@ class TestPythonNumpy : public QObject {
         {"np.random.RandomState(0).poisson(3.0)", "numpy.random.RandomState.poisson"},
         {"np.ones(3).view(np.int64)", "ndarray.view"},
         {"np.ones(3).tofile('x.bin')", "ndarray.tofile"},
-        {"np.array(['a', 'b'])", "a NumPy array of str"},
+        {"np.array(['a', 1])", "a NumPy array of str and numbers"},
+        {"np.array(['a']) + 'b'", "numpy.add of a NumPy string array"},
+        {"np.zeros(2, dtype=np.uint64)", "numpy.uint64"},
+        {"np.concatenate([np.zeros(2, dtype=np.uint16)] * 2)", "np.concatenate of a numpy.uint16 array"},
+        {"np.ones((2, 2), dtype=np.uint16).sum(axis=0)", "along an axis (NumPy's result is a uint64 array"},
+        {"torch.from_numpy(np.zeros(2, dtype=np.uint16))", "torch.from_numpy of a numpy.uint16 array (PyTorch 2.11 makes a torch.uint16"},
+        {"torch.tensor(np.zeros(2, dtype=np.uint32))", "torch.tensor of a numpy.uint32 array"},
+        {"np.array([-1.5]).astype(np.uint16)", "casting float64 values outside [0, 2**16)"},
+        {"np.array(['7']).astype(bool)", "casting a NumPy string array to bool"},
         {"np.ones(2, dtype='complex64')", "the NumPy dtype 'complex64'"},
         {"np.sum(np.ones(3), out=np.zeros(()))", "np.sum(out=)"},
     };
