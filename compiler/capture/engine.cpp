@@ -303,8 +303,10 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
       failures.push_back(it->compile_id + ": " + (it->region.reusable ? why : "not reusable (" + it->region.not_reusable_why + ")"));
     }
     bool returned;
+    bool unresumable = false;  // Dynamo runs the rest of the frame eagerly (an RNN module call)
     if (hit) {
       returned = run_entry(vm, frame, hit->region, hit->runner, result);
+      unresumable = hit->region.unresumable;
     } else {
       if (info.frame_id < 0) info.frame_id = next_frame_id++;
       // Automatic dynamic shapes: a size that changed since the last compile
@@ -426,7 +428,8 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
         owner.timings.push_back(t);
         if (region.op_count > 0) owner.out_guards.push_back(out_guards(region));
       }
-      if (region.op_count > 0) {
+      unresumable = region.unresumable;
+      if (region.op_count > 0 && !region.frame_skipped) {
         std::vector<std::string> guard_texts;
         for (const Guard& g : region.guards) guard_texts.push_back(g.kind_name() + ": " + g.text());
         // explain lists a break only with the graph compiled at it, as Dynamo's explain backend does.
@@ -481,6 +484,11 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
       info.entries.push_back(std::move(entry));
     }
     if (returned) return result;
+    if (unresumable) {
+      // "Compiling up to the previous resumable state, then skipping the rest of the function."
+      vm.current_frame = frame.parent;
+      return vm.run_frame(frame);
+    }
     // The breaking instruction runs eagerly; calls it makes are compiled as frames of their own.
     vm.current_frame = &frame;
     bool done = false;

@@ -183,6 +183,9 @@ class RegionTracer : public py::Tracer {
   // ---- stepping ----
   bool step(TracedFrame& tf, Value& result);
   Value run_inlined(py::Frame& frame);
+  [[noreturn]] void refuse_rnn(const py::Frame& frame);
+  bool unresumable() const { return unresumable_; }
+  bool root_checkpoint() const { return root_checkpoint_; }
   void init_root(TracedFrame& tf);
   void push_root(TracedFrame* tf) { frames_.push_back(tf); }
   void finalize(py::Frame& frame, const Value* returned);
@@ -343,6 +346,8 @@ class RegionTracer : public py::Tracer {
   std::unordered_map<const py::TensorObj*, size_t> lifted_;    // real tensor -> placeholder
   std::set<std::string> guarded_;                              // guard dedupe by text
   std::vector<TracedFrame*> frames_;                           // root first
+  bool unresumable_ = false;     // the region ends at an RNN module call (refuse_rnn)
+  bool root_checkpoint_ = false;  // an inlined call made from the root frame has returned
   std::vector<StackFrame> break_stack_;
   mutable int next_symbol_ = 0;  // s0, s1, ... for dynamic sizes, one sequence per region
   // Dynamic scalars the instruction being stepped hands to a tensor op: record()
@@ -1539,7 +1544,29 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
   return false;
 }
 
+// torch.nn.RNN/GRU/LSTM's forward: Dynamo 2.11 (allow_rnn off) refuses to
+// wrap these modules and cannot resume after the refusal.
+bool is_rnn_forward(const py::Code& code) {
+  return code.filename == "torch/nn/modules.py" &&
+         (code.qualname == "RNN.forward" || code.qualname == "GRU.forward" || code.qualname == "LSTM.forward");
+}
+
+void RegionTracer::refuse_rnn(const py::Frame& frame) {
+  unresumable_ = true;
+  py::BreakInfo info;
+  info.reason = "Attempted to wrap RNN, GRU, or LSTM";
+  info.explanation =
+      "  Explanation: Dynamo does not support RNN, GRU, or LSTM.\n"
+      "  Hint: Set torch._dynamo.config.allow_rnn=True to enable experimental support for RNN, GRU, and LSTM in "
+      "Dynamo\n"
+      "  Hint: It may be possible to write Dynamo tracing rules for this code. Please report an issue to PyTorch if "
+      "you encounter this graph break often and it is causing performance issues.\n\n"
+      "  Developer debug context: " + (frame.locals.empty() ? std::string() : vm_.repr_of(frame.locals[0])) + "\n";
+  throw py::GraphBreakSignal{info};
+}
+
 Value RegionTracer::run_inlined(py::Frame& frame) {
+  if (is_rnn_forward(*frame.code)) refuse_rnn(frame);
   TracedFrame tf;
   tf.frame = &frame;
   tf.user_code = !is_library(frame.code);
@@ -1574,6 +1601,13 @@ Value RegionTracer::run_inlined(py::Frame& frame) {
   Value result;
   try {
     while (!step(tf, result)) {
+    }
+    // Dynamo can resume after a call it inlined into the root frame returns
+    // (a module or function call, not an attribute read through __getattr__).
+    if (frames_.size() == 2) {
+      const py::Frame& root = *frames_.front()->frame;
+      const Op op = root.code->code[size_t(root.pc)].op;
+      if (op == Op::Call || op == Op::CallKw || op == Op::CallEx) root_checkpoint_ = true;
     }
   } catch (py::GraphBreakSignal&) {
     note_break_stack();
@@ -1808,6 +1842,8 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
       tracer.begin_root_step();
       try {
         try {
+          // torch.compile(nn.LSTM(...)): the module's own forward is the root.
+          if (nops == 0 && nphs == 0 && is_rnn_forward(*frame.code)) tracer.refuse_rnn(frame);
           if (tracer.step(root, result)) {
             returned = true;
             break;
@@ -1835,11 +1871,14 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
   out.returned = returned;
   out.grad_enabled_after = vm.grad_enabled;
   out.exit_pc = frame.pc;
+  out.unresumable = tracer.unresumable();
+  out.frame_skipped = out.unresumable && !tracer.root_checkpoint();
   if (out.break_info) {
     const py::Instr& in = frame.code->code[size_t(frame.pc)];
     out.restarted = out.break_info->kind != py::BreakKind::DataDependentJump && out.break_info->kind != py::BreakKind::DynamicShape;
-    out.break_record.reason = out.break_info->reason;
-    out.break_record.explanation = out.break_info->explanation;
+    // Dynamo's explain names a break it cannot resume from by the step that failed.
+    out.break_record.reason = out.unresumable ? "step_unsupported" : out.break_info->reason;
+    out.break_record.explanation = out.unresumable ? "" : out.break_info->explanation;
     out.break_record.stack = tracer.break_stack();
     // Dynamo reports a break where it happened: the innermost user frame.
     if (!out.break_record.stack.empty()) {

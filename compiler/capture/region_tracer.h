@@ -96,6 +96,11 @@ struct RegionResult {
   BreakRecord break_record;
   bool restarted = false;    // a break Dynamo handles by restarting analysis (compile id "_1")
   bool reusable = true;      // false: effects a cache hit could not replay; re-trace every call
+  // Dynamo 2.11 cannot resume after this region's break (an RNN, GRU or LSTM
+  // module call, allow_rnn off): the rest of the frame runs eagerly, and with
+  // no inlined call completed before it Dynamo skips the frame: no graph.
+  bool unresumable = false;
+  bool frame_skipped = false;
   std::string not_reusable_why;
   // Set when reusable: how to rebuild the frame after the region.
   std::vector<StateTemplate> stack_after, locals_after;
