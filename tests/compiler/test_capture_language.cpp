@@ -225,6 +225,63 @@ print("fn", fn())
     }
   }
 
+  // RNN modules under allow_rnn=False, as PyTorch 2.11's explain counted them
+  // on the H200: a GRU called by a lambda and an LSTM after a multiply with
+  // no call before it skip their frames (0 graphs, break count -1); after an
+  // inlined module call the graph holds what came before (1 graph, reason
+  // step_unsupported) and the rest runs eagerly; a compiled LSTM compiles
+  // nothing. The numbers are eager's on every backend.
+  void rnn_modules_end_the_graph_as_in_dynamo() {
+    const char* program = R"PY(import torch
+torch.manual_seed(0)
+gru = torch.nn.GRU(4, 4)
+g = torch.compile(lambda x, h: gru(x, h))
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(2, 3)
+        self.fc = torch.nn.Linear(3, 1)
+    def forward(self, x):
+        y = x * 2
+        o, _ = self.rnn(y)
+        return self.fc(o).sum()
+class E(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(5, 3)
+        self.rnn = torch.nn.GRU(3, 3)
+        self.out = torch.nn.Linear(3, 2)
+    def forward(self, i):
+        e = self.emb(i).relu()
+        o, h = self.rnn(e)
+        return self.out(o).sum()
+m, e, lstm = torch.compile(M()), torch.compile(E()), torch.compile(torch.nn.LSTM(2, 3))
+for _ in range(3):
+    a = g(torch.ones(1, 1, 4), torch.zeros(1, 1, 4))[1].sum().item()
+    b, c = m(torch.ones(4, 1, 2)).item(), e(torch.tensor([[1], [3]])).item()
+    d = lstm(torch.ones(4, 1, 2))[0].sum().item()
+print(round(a, 4), round(b, 4), round(c, 4), round(d, 4))
+)PY";
+    kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
+    QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      std::vector<kiln::capture::CallableReport> reports;
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend, [&](kiln::py::VM& vm) {
+        reports = kiln::capture::capture_reports(vm);
+      });
+      QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
+      QVERIFY2(r.err.find("recompile_limit") == std::string::npos, r.err.c_str());
+      QCOMPARE(reports.size(), size_t(4));
+      QCOMPARE(reports[0].graph_break_count(), -1);  // the GRU lambda
+      QCOMPARE(reports[1].graph_break_count(), -1);  // M: only x * 2 before the LSTM
+      QCOMPARE(reports[2].graphs.size(), size_t(1));  // E: the embedding and relu
+      QCOMPARE(reports[2].breaks.size(), size_t(1));
+      QCOMPARE(QString::fromStdString(reports[2].breaks[0].reason), QString("step_unsupported"));
+      QCOMPARE(reports[3].graph_break_count(), -1);  // the compiled LSTM
+    }
+  }
+
   // A disabled function called from compiled code breaks the graph there, as
   // Dynamo skips it: two graphs around it.
   void disabled_function_splits_the_graph() {
