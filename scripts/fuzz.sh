@@ -39,6 +39,8 @@ find "$ref/traces" "$ref/minifier" -name '*.log' -size -2M | \
 for f in "$work"/trace/*.log; do { printf '\001\000\100'; head -c 200000 "$f"; } > "$work/index/$(basename "$f")"; done
 
 cp "$ref"/programs/*.py resources/examples/*.py tests/data/language/*.py "$work/python/"
+# Generator expressions inside a compiled function (the tracer inlines them).
+printf 'import torch\ndef f(x, ws):\n    return sum(w * x for w in ws) + next(w for w in ws if w.shape[0] > 1), any(w.shape[0] > 5 for w in ws)\nprint(torch.compile(f)(torch.ones(2), [torch.ones(2), torch.arange(2.0)]))\n' > "$work/python/genexp_compiled.py"
 # The subset's modules and tensor kinds, with names of their own (several are program.py).
 for d in re numpy complex sparse packed; do
   for f in tests/data/"$d"/*.py; do cp "$f" "$work/python/${d}_$(basename "$f")"; done

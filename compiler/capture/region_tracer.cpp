@@ -49,6 +49,10 @@ struct TracedFrame {
   std::vector<SourcePtr> locals;
   std::vector<SourcePtr> cells;  // Frame::cells: cellvars then freevars
   bool user_code = true;  // false for Kiln's own torch.nn prelude
+  // A generator expression's ".0" (local 0): the iterator its maker's GetIter
+  // made, with that GetIter's shadow, so its elements keep their sources.
+  bool has_arg0 = false;
+  ShadowEntry arg0;
 };
 
 const std::string& cell_name(const py::Code& code, size_t slot) {
@@ -180,9 +184,41 @@ class RegionTracer : public py::Tracer {
   // cond node whose elements are the branch outputs.
   Value trace_cond(const Value& pred, const Value& true_fn, const Value& false_fn, const py::ValueVec& operands);
 
+  // ---- generator expressions ----
+  // A generator expression made inside the region is inlined: its frame is
+  // stepped like an inlined call's each time it is resumed, with a shadow kept
+  // between resumes. A generator outlives the instruction that made it, so a
+  // generator expression of the root frame opens a transaction at the
+  // LoadConst of its code: the root steps up to the one that drops it from the
+  // stack (the consumer's call) are undone together on a break, which then
+  // retraces from that LoadConst with the generator made eagerly (the old
+  // break at its creation). A generator still referenced when its transaction
+  // (or, made inside an inlined call, its root step) ends has escaped: resuming
+  // it later breaks the graph before it runs.
+  bool generator_made(py::VM&, const Value& gen, py::Frame& frame) override;
+  bool traces_generator(const py::Frame& frame) const override;
+  Value resume_generator(py::VM&, py::Frame& frame) override;
+  void note_iteration(py::VM&, const Value& iterator) override;
+  bool in_transaction() const { return txn_.has_value(); }
+  void end_transaction() {
+    txn_.reset();
+    settle_generators();
+  }
+  // Opens a transaction when the root frame is at a generator expression's LoadConst.
+  void maybe_open_transaction(TracedFrame& root, size_t nops, size_t nphs, bool grad_before);
+  // After a root step: closes the transaction once its generator left the stack, and
+  // settles the generators made in the step or transaction.
+  void after_root_step(TracedFrame& root);
+  // A break inside the transaction: puts the region back as it was at its LoadConst.
+  void rewind_transaction(TracedFrame& root);
+  // Generators made in the step or transaction just ended: dropped when nothing else holds them, else escaped.
+  void settle_generators();
+
   // ---- stepping ----
   bool step(TracedFrame& tf, Value& result);
+  void init_inlined(TracedFrame& tf, py::Frame& frame);
   Value run_inlined(py::Frame& frame);
+  Value run_traced(TracedFrame& tf);
   [[noreturn]] void refuse_rnn(const py::Frame& frame);
   bool unresumable() const { return unresumable_; }
   bool root_checkpoint() const { return root_checkpoint_; }
@@ -368,6 +404,37 @@ class RegionTracer : public py::Tracer {
   };
   std::vector<Deferred> deferred_;  // reorderable logging calls, run after the graph
   size_t deferred_mark_ = 0;        // deferred calls before the root step in progress
+
+  struct TracedGenerator {
+    Value gen;  // holds the generator while the region runs
+    py::Frame* frame = nullptr;
+    std::unique_ptr<TracedFrame> tf;
+    bool escaped = false;
+  };
+  std::vector<std::unique_ptr<TracedGenerator>> generators_;
+  TracedGenerator* find_generator(const py::Frame& frame) const {
+    for (const auto& g : generators_)
+      if (g->frame == &frame) return g.get();
+    return nullptr;
+  }
+  // The region's state at a transaction's LoadConst.
+  struct Transaction {
+    int pc = 0;
+    size_t depth = 0;  // root stack size below the function (its closure tuple, the code)
+    uint64_t serial = 0;  // objects made from here on are the transaction's
+    py::ValueVec stack, locals;
+    std::vector<std::pair<Value, bool>> cells;
+    TracedFrame shadow;
+    size_t nops = 0, nphs = 0, nguards = 0, ngenerators = 0;
+    bool grad_before = true, reusable = true;
+    std::string not_reusable_why;
+    std::set<std::string> guarded;
+    std::unordered_set<const py::Object*> untyped;
+    std::unordered_map<const py::Object*, SourcePtr> dict_length_pending;
+    int next_symbol = 0, next_cond = 0;
+  };
+  std::optional<Transaction> txn_;
+  std::set<int> eager_genexps_;  // root pcs whose generator expression a rewound transaction made eager
 };
 
 namespace {
@@ -1456,7 +1523,7 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
   auto& sh = tf.stack;
   switch (in.op) {
     case Op::LoadFast:
-      sh.push_back(shadow(tf.locals[size_t(in.arg)]));
+      sh.push_back(tf.has_arg0 && in.arg == 0 ? tf.arg0 : shadow(tf.locals[size_t(in.arg)]));
       on_pushed(tf, after - 1);
       return false;
     case Op::LoadGlobal: {
@@ -1565,9 +1632,7 @@ void RegionTracer::refuse_rnn(const py::Frame& frame) {
   throw py::GraphBreakSignal{info};
 }
 
-Value RegionTracer::run_inlined(py::Frame& frame) {
-  if (is_rnn_forward(*frame.code)) refuse_rnn(frame);
-  TracedFrame tf;
+void RegionTracer::init_inlined(TracedFrame& tf, py::Frame& frame) {
   tf.frame = &frame;
   tf.user_code = !is_library(frame.code);
   tf.locals.resize(frame.locals.size());
@@ -1581,6 +1646,26 @@ Value RegionTracer::run_inlined(py::Frame& frame) {
     if (!frame.cells[i]->bound) continue;
     tf.cells[i] = i >= ncell && fn_src ? Source::closure_cell(fn_src, int(i - ncell)) : source_of(frame.cells[i]->value);
   }
+}
+
+Value RegionTracer::run_inlined(py::Frame& frame) {
+  if (is_rnn_forward(*frame.code)) refuse_rnn(frame);
+  TracedFrame tf;
+  init_inlined(tf, frame);
+  Value result = run_traced(tf);
+  // Dynamo can resume after a call it inlined into the root frame returns
+  // (a module or function call, not an attribute read through __getattr__).
+  if (frames_.size() == 1) {
+    const py::Frame& root = *frames_.front()->frame;
+    const Op op = root.code->code[size_t(root.pc)].op;
+    if (op == Op::Call || op == Op::CallKw || op == Op::CallEx) root_checkpoint_ = true;
+  }
+  return result;
+}
+
+// Steps tf's frame (an inlined call's, or a generator's up to its next Yield) until it returns.
+Value RegionTracer::run_traced(TracedFrame& tf) {
+  py::Frame& frame = *tf.frame;
   frames_.push_back(&tf);
   frame.parent = vm_.current_frame;
   vm_.current_frame = &frame;
@@ -1602,13 +1687,6 @@ Value RegionTracer::run_inlined(py::Frame& frame) {
   try {
     while (!step(tf, result)) {
     }
-    // Dynamo can resume after a call it inlined into the root frame returns
-    // (a module or function call, not an attribute read through __getattr__).
-    if (frames_.size() == 2) {
-      const py::Frame& root = *frames_.front()->frame;
-      const Op op = root.code->code[size_t(root.pc)].op;
-      if (op == Op::Call || op == Op::CallKw || op == Op::CallEx) root_checkpoint_ = true;
-    }
   } catch (py::GraphBreakSignal&) {
     note_break_stack();
     throw;
@@ -1618,6 +1696,137 @@ Value RegionTracer::run_inlined(py::Frame& frame) {
     throw exception_break(e);
   }
   return result;
+}
+
+// ---- generator expressions ----
+
+bool RegionTracer::generator_made(py::VM&, const Value& gen, py::Frame& frame) {
+  // Made by the root frame outside a transaction (a region that starts between
+  // the LoadConst and the call), a generator could not be undone: it breaks.
+  if (!frame.code->is_genexp || (!txn_ && frames_.size() < 2)) return false;
+  auto g = std::make_unique<TracedGenerator>();
+  g->gen = gen;
+  g->frame = &frame;
+  g->tf = std::make_unique<TracedFrame>();
+  init_inlined(*g->tf, frame);
+  // The maker's shadow is as it was before its Call: the argument is on top.
+  const TracedFrame& maker = *frames_.back();
+  // Its free variables are the maker's cells, with the maker's sources.
+  for (size_t i = frame.code->cellvars.size(); i < frame.cells.size(); ++i)
+    for (size_t j = 0; j < maker.frame->cells.size() && j < maker.cells.size(); ++j)
+      if (maker.frame->cells[j].get() == frame.cells[i].get() && maker.cells[j]) g->tf->cells[i] = maker.cells[j];
+  const py::Instr& call = maker.frame->code->code[size_t(maker.frame->pc)];
+  if (call.op == Op::Call && call.arg == 1 && !maker.stack.empty() && !frame.locals.empty()) {
+    g->tf->has_arg0 = true;
+    g->tf->arg0 = maker.stack.back();
+    // Elements are item sources of the iterable only for a fresh iterator.
+    const Value& it = frame.locals[0];
+    if (!it.is_obj() || it.obj()->serial < epoch_) g->tf->arg0.iter_base = nullptr;
+    g->tf->arg0.iter_pos = 0;
+  }
+  generators_.push_back(std::move(g));
+  return true;
+}
+
+bool RegionTracer::traces_generator(const py::Frame& frame) const {
+  const TracedGenerator* g = find_generator(frame);
+  return g && !g->escaped;
+}
+
+Value RegionTracer::resume_generator(py::VM&, py::Frame& frame) {
+  TracedGenerator* g = find_generator(frame);
+  KILN_CHECK(g && !g->escaped, "resuming a generator the region does not trace");
+  return run_traced(*g->tf);
+}
+
+// An iterator made before the transaction cannot be put back: advancing one
+// inside it breaks (and the transaction's rewind makes the generator eager).
+void RegionTracer::note_iteration(py::VM&, const Value& iterator) {
+  if (!txn_ || !iterator.is_obj() || iterator.obj()->serial >= txn_->serial) return;
+  if (!iterator.is(ObjKind::Iterator) && !iterator.is(ObjKind::Instance)) return;
+  py::BreakInfo info;
+  info.reason = "generator expression advances an iterator made before it";
+  info.explanation = "  Explanation: Kiln's capture cannot undo that iterator's steps; the generator runs eagerly.\n";
+  throw py::GraphBreakSignal{info};
+}
+
+void RegionTracer::maybe_open_transaction(TracedFrame& root, size_t nops, size_t nphs, bool grad_before) {
+  if (txn_) return;
+  const py::Frame& f = *root.frame;
+  const py::Instr& in = f.code->code[size_t(f.pc)];
+  if (in.op != Op::LoadConst) return;
+  const py::Const& c = f.code->consts[size_t(in.arg)];
+  if (c.kind != py::Const::Kind::Code || !c.code->is_genexp || eager_genexps_.count(f.pc)) return;
+  Transaction t;
+  t.pc = f.pc;
+  // The function takes the place of its closure tuple, when it has one, below the code.
+  const py::Instr& make = f.code->code[size_t(f.pc) + 1];
+  t.depth = f.stack.size() - (make.op == Op::MakeFunction && (make.arg & 8) ? 1 : 0);
+  t.serial = py::next_object_serial();
+  t.stack = f.stack;
+  t.locals = f.locals;
+  for (const auto& cell : f.cells) t.cells.emplace_back(cell->value, cell->bound);
+  t.shadow = root;
+  t.nops = nops;
+  t.nphs = nphs;
+  t.nguards = out_.guards.size();
+  t.ngenerators = generators_.size();
+  t.grad_before = grad_before;
+  t.reusable = out_.reusable;
+  t.not_reusable_why = out_.not_reusable_why;
+  t.guarded = guarded_;
+  t.untyped = untyped_;
+  t.dict_length_pending = dict_length_pending_;
+  t.next_symbol = next_symbol_;
+  t.next_cond = next_cond_;
+  txn_ = std::move(t);
+}
+
+void RegionTracer::after_root_step(TracedFrame& root) {
+  if (txn_ && root.frame->stack.size() <= txn_->depth && root.frame->pc != txn_->pc) txn_.reset();
+  if (!txn_) settle_generators();
+}
+
+void RegionTracer::settle_generators() {
+  for (auto it = generators_.begin(); it != generators_.end();) {
+    if ((*it)->escaped) {
+      ++it;
+    } else if ((*it)->gen.obj()->refs == 1) {
+      it = generators_.erase(it);  // nothing else holds it: its frame goes with it
+    } else {
+      (*it)->escaped = true;
+      ++it;
+    }
+  }
+}
+
+void RegionTracer::rewind_transaction(TracedFrame& root) {
+  Transaction t = std::move(*txn_);
+  txn_.reset();
+  vm_.grad_enabled = t.grad_before;
+  undo_root_step();
+  truncate(t.nops, t.nphs);
+  for (size_t i = t.nguards; i < out_.guards.size(); ++i) guarded_.erase(out_.guards[i].text());
+  out_.guards.resize(t.nguards);
+  guarded_ = std::move(t.guarded);
+  untyped_ = std::move(t.untyped);
+  dict_length_pending_ = std::move(t.dict_length_pending);
+  next_symbol_ = t.next_symbol;
+  next_cond_ = t.next_cond;
+  out_.reusable = t.reusable;
+  out_.not_reusable_why = std::move(t.not_reusable_why);
+  break_stack_.clear();
+  while (generators_.size() > t.ngenerators) generators_.pop_back();
+  py::Frame& f = *root.frame;
+  f.pc = t.pc;
+  f.stack = std::move(t.stack);
+  f.locals = std::move(t.locals);
+  for (size_t i = 0; i < f.cells.size() && i < t.cells.size(); ++i) {
+    f.cells[i]->value = std::move(t.cells[i].first);
+    f.cells[i]->bound = t.cells[i].second;
+  }
+  root = std::move(t.shadow);
+  eager_genexps_.insert(t.pc);
 }
 
 StateTemplate RegionTracer::make_template(const Value& v, const SourcePtr& src, const std::vector<py::TensorObj*>& outputs) {
@@ -1834,12 +2043,19 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
   frame.parent = outer;
   vm.current_frame = &frame;
   try {
+    size_t nops = 0, nphs = 0;
+    bool grad_before = vm.grad_enabled;
     for (;;) {
-      size_t nops = tracer.op_count(), nphs = tracer.placeholder_count();
-      // A break inside an inlined call undoes the call: a no_grad block it
-      // entered before breaking must not leave grad mode off.
-      const bool grad_before = vm.grad_enabled;
-      tracer.begin_root_step();
+      // A transaction's root steps are undone together: they share one start.
+      if (!tracer.in_transaction()) {
+        nops = tracer.op_count();
+        nphs = tracer.placeholder_count();
+        // A break inside an inlined call undoes the call: a no_grad block it
+        // entered before breaking must not leave grad mode off.
+        grad_before = vm.grad_enabled;
+        tracer.begin_root_step();
+        tracer.maybe_open_transaction(root, nops, nphs, grad_before);
+      }
       try {
         try {
           // torch.compile(nn.LSTM(...)): the module's own forward is the root.
@@ -1852,11 +2068,17 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
           if (e.uncatchable() || !tracer.in_try_block()) throw;
           throw RegionTracer::exception_break(e);
         }
+        tracer.after_root_step(root);
       } catch (py::GraphBreakSignal& s) {
+        if (tracer.in_transaction()) {
+          tracer.rewind_transaction(root);
+          continue;
+        }
         vm.grad_enabled = grad_before;
         tracer.undo_root_step();
         tracer.note_break_stack();
         tracer.truncate(nops, nphs);
+        tracer.settle_generators();
         out.break_info = s.info;
         break;
       }
@@ -1865,6 +2087,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
     vm.current_frame = outer;
     throw;
   }
+  tracer.end_transaction();  // a frame that returns its generator expression
   vm.current_frame = outer;
   vm.tracer = saved;
   active_tracer = saved_active;

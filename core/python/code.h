@@ -155,6 +155,7 @@ struct Code {
   bool is_class_body = false;  // names resolve through the class namespace (LoadName/StoreName)
   bool is_module = false;
   bool is_generator = false;   // calling it makes a generator that runs the frame between yields
+  bool is_genexp = false;      // a generator expression's "<genexpr>" (its one argument: the first iterable's iterator)
   // The program's own code, not Kiln's Python (torch.nn, the standard library):
   // an error is located at the innermost line of the program, as a user reads it.
   bool in_program = false;

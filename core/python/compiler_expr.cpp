@@ -99,6 +99,10 @@ void Compiler::expr(const Expr& e) {
     case ExprKind::Dict: compile_dict(static_cast<const Dict&>(e)); return;
     case ExprKind::ListComp: {
       const auto& c = static_cast<const ListComp&>(e);
+      if (c.is_generator) {
+        compile_genexp(c);
+        return;
+      }
       compile_comprehension(c.generators, c.elt.get(), nullptr, nullptr, e.pos);
       if (c.is_set) emit(Op::BuildSet, -1, e.pos);
       return;
@@ -363,6 +367,46 @@ void Compiler::compile_comprehension(const std::vector<Comprehension>& gens, con
     emit_jump(Op::Jump, tops[i], gens[i].pos);
     bind(ends[i]);
   }
+}
+
+// A generator expression, as CPython compiles it: a generator function
+// "<genexpr>" whose parameter ".0" is the first iterable's iterator, made and
+// called at once. The first iterable is evaluated (and iter() taken) here, in
+// the enclosing scope; everything else runs lazily, one yield per element.
+void Compiler::compile_genexp(const ListComp& c) {
+  const std::vector<Comprehension>& gens = c.generators;
+  Scope* s = scopes_.scope_of(&c);
+  KILN_CHECK(s, "no scope for a generator expression");
+  CodePtr code = new_code(s, s->name, s->qualname, c.pos.line);
+  code->argcount = 1;
+  code->is_generator = code->is_genexp = true;
+  push_unit(code, s);
+  std::vector<Label> tops(gens.size()), ends(gens.size());
+  for (size_t i = 0; i < gens.size(); ++i) {
+    const Comprehension& g = gens[i];
+    if (i == 0) {
+      emit(Op::LoadFast, var_index(".0"), g.iter->pos);
+    } else {
+      expr(*g.iter);
+      emit(Op::GetIter, 0, g.iter->pos);
+    }
+    bind(tops[i]);
+    emit_jump(Op::ForIter, ends[i], g.pos);
+    store_target(*g.target);
+    for (const ExprPtr& cond : g.ifs) jump_if(*cond, false, tops[i]);
+  }
+  expr(*c.elt);
+  emit(Op::Yield, 0, c.elt->pos);
+  emit(Op::PopTop, 0, c.elt->pos);
+  for (size_t i = gens.size(); i-- > 0;) {
+    emit_jump(Op::Jump, tops[i], gens[i].pos);
+    bind(ends[i]);
+  }
+  pop_unit(c.pos);
+  make_function(code, Arguments{}, c.pos);
+  expr(*gens[0].iter);
+  emit(Op::GetIter, 0, gens[0].iter->pos);
+  emit(Op::Call, 1, c.pos);
 }
 
 }  // namespace kiln::py::detail

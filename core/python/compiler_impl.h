@@ -141,6 +141,7 @@ class Compiler {
   void compile_dict(const Dict& d);
   void compile_comprehension(const std::vector<Comprehension>& gens, const Expr* elt, const Expr* key,
                              const Expr* value, Pos pos);
+  void compile_genexp(const ListComp& c);
 
   std::string filename_;
   ScopeTable& scopes_;

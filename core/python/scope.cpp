@@ -238,6 +238,7 @@ class ScopeBuilder {
         auto& y = static_cast<Yield&>(e);
         if (current_->kind != Scope::Kind::Function)
           throw ScopeError{y.pos, y.from ? "'yield from' outside function" : "'yield' outside function"};
+        if (current_->is_genexp) throw ScopeError{y.pos, "'yield' inside generator expression"};
         current_->is_generator = true;
         if (y.value) expr(*y.value);
         break;
@@ -261,7 +262,8 @@ class ScopeBuilder {
       }
       case ExprKind::ListComp: {
         auto& c = static_cast<ListComp&>(e);
-        comprehension(c.generators, [&] { expr(*c.elt); });
+        if (c.is_generator) generator_expression(c);
+        else comprehension(c.generators, [&] { expr(*c.elt); });
         break;
       }
       case ExprKind::DictComp: {
@@ -302,6 +304,34 @@ class ScopeBuilder {
     }
     element();
     renames_.pop_back();
+  }
+
+  // A generator expression: its first iterable is read here; the rest is the
+  // body of a generator function "<genexpr>" whose parameter ".0" is that
+  // iterable's iterator and whose variables are its own locals.
+  void generator_expression(ListComp& c) {
+    expr(*c.generators[0].iter);
+    Scope* saved = current_;
+    current_ = open(Scope::Kind::Function, &c, "<genexpr>", c.pos);
+    current_->is_generator = current_->is_genexp = true;
+    current_->params.push_back(".0");
+    bind(".0");
+    // Its variables shadow comprehension variables of the enclosing expression.
+    std::unordered_map<std::string, std::string> shadow;
+    for (const Comprehension& g : c.generators) {
+      std::vector<std::string> names;
+      collect_target_names(*g.target, names);
+      for (const std::string& n : names) shadow[n] = n;
+    }
+    renames_.push_back(std::move(shadow));
+    for (size_t i = 0; i < c.generators.size(); ++i) {
+      if (i > 0) expr(*c.generators[i].iter);
+      target(*c.generators[i].target);
+      for (const ExprPtr& cond : c.generators[i].ifs) expr(*cond);
+    }
+    expr(*c.elt);
+    renames_.pop_back();
+    current_ = saved;
   }
 
   ScopeTable& table_;

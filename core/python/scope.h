@@ -5,9 +5,11 @@
 // the module use the name table; functions nested in a class do not see the
 // class's names.
 //
-// Comprehensions are compiled inline (no frame of their own), so their
-// iteration variables are renamed in the AST to hidden names "<comp>.x.N" that
-// no program can spell; they then resolve like any other local.
+// List, set and dict comprehensions are compiled inline (no frame of their
+// own), so their iteration variables are renamed in the AST to hidden names
+// "<comp>.x.N" that no program can spell; they then resolve like any other
+// local. A generator expression is a function of its own, as in CPython: its
+// scope takes the first iterable's iterator as the parameter ".0".
 #include <memory>
 #include <set>
 #include <string>
@@ -34,6 +36,7 @@ struct Scope {
   Pos nonlocal_pos;                      // of the first `nonlocal`, for its SyntaxError
   std::vector<std::unique_ptr<Scope>> children;
   bool is_generator = false;             // a function whose body yields
+  bool is_genexp = false;                // a generator expression's implicit function
 };
 
 enum class NameAccess : uint8_t { Fast, Deref, Global, Name };
@@ -50,7 +53,7 @@ class ScopeTable {
   // Renames comprehension variables in `module` in place, then resolves every scope.
   explicit ScopeTable(ast::Module& module);
   Scope* module_scope() const { return module_.get(); }
-  // The scope a FunctionDef, Lambda or ClassDef node opens.
+  // The scope a FunctionDef, Lambda, ClassDef or generator expression (ListComp) node opens.
   Scope* scope_of(const void* node) const;
 
  private:

@@ -14,6 +14,7 @@ namespace kiln::torchapi { struct Callable; }
 namespace kiln::py {
 
 class VM;
+struct Frame;
 
 enum class BreakKind {
   UnsupportedCall,   // print, unknown builtins, calls capture cannot follow (Dynamo restarts: attempt _1)
@@ -59,6 +60,18 @@ class Tracer {
   [[noreturn]] virtual void graph_break(VM& vm, BreakInfo info) = 0;
   // A Python object is about to be mutated (setattr, setitem, list.append, ...).
   virtual void note_mutation(VM& vm, const Value& obj) = 0;
+  // A generator `gen` was made with its frame bound (not yet run): true when
+  // the tracer takes it over, so that its resumes run under the trace; false
+  // breaks the graph at the call that made it.
+  virtual bool generator_made(VM&, const Value& /*gen*/, Frame& /*frame*/) { return false; }
+  // Whether resuming the generator running `frame` is traced (resume_generator);
+  // when not, the graph breaks before the generator runs.
+  virtual bool traces_generator(const Frame& /*frame*/) const { return false; }
+  // Runs a generator frame the tracer took over up to its next Yield or its
+  // return, as VM::run_frame does.
+  virtual Value resume_generator(VM& vm, Frame& frame);
+  // An iterator is about to be advanced (every `for`, next() and builtin loop).
+  virtual void note_iteration(VM&, const Value& /*iterator*/) {}
 };
 
 }  // namespace kiln::py

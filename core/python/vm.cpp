@@ -1147,8 +1147,9 @@ namespace kiln::py {
 
 // A generator is an iterator whose next() runs the function's frame, kept
 // between calls, up to its next Yield. The frame runs as any other (handlers,
-// tracebacks through the consumer's frames); capture cannot replay a frame that
-// outlives its region, so making or resuming one while tracing breaks the graph.
+// tracebacks through the consumer's frames). While a region is traced, the
+// tracer may take a generator over (capture inlines generator expressions);
+// otherwise making or resuming one breaks the graph before it runs.
 Value VM::make_generator(Function* fn, const CallArgs& args) {
   auto generator_break = [](VM& vm, const char* what) {
     BreakInfo info;
@@ -1156,7 +1157,7 @@ Value VM::make_generator(Function* fn, const CallArgs& args) {
     info.explanation = "  Explanation: Kiln's capture runs generators eagerly.\n";
     vm.tracer->graph_break(vm, info);
   };
-  if (tracer) generator_break(*this, "generator created");
+  if (tracer && !fn->code->is_genexp) generator_break(*this, "generator created");
   struct State {
     Frame frame;
     bool running = false, done = false;
@@ -1166,12 +1167,12 @@ Value VM::make_generator(Function* fn, const CallArgs& args) {
   auto it = make<IteratorObj>([this, state, generator_break](Value& out) {
     if (state->done) return false;
     if (state->running) throw PyError("ValueError", "generator already executing");
-    if (tracer) generator_break(*this, "generator resumed");
+    if (tracer && !tracer->traces_generator(state->frame)) generator_break(*this, "generator resumed");
     state->running = true;
     state->frame.yielded = false;
     Value r;
     try {
-      r = run_frame(state->frame);
+      r = tracer ? tracer->resume_generator(*this, state->frame) : run_frame(state->frame);
     } catch (...) {
       state->running = false;
       state->done = true;
@@ -1189,7 +1190,11 @@ Value VM::make_generator(Function* fn, const CallArgs& args) {
     return true;
   });
   it->type_name = "generator";
-  return Value(it);
+  Value gen(it);
+  if (tracer && !tracer->generator_made(*this, gen, state->frame)) generator_break(*this, "generator created");
+  return gen;
 }
+
+Value Tracer::resume_generator(VM& vm, Frame& frame) { return vm.run_frame(frame); }
 
 }  // namespace kiln::py

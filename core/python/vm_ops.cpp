@@ -843,6 +843,7 @@ Value VM::instance_iterator(const Value& it) {
 }
 
 bool VM::next_item(const Value& iterator, Value& out) {
+  if (tracer) tracer->note_iteration(*this, iterator);
   if (iterator.is(ObjKind::Instance) && iterator.as<Instance>()->cls->lookup("__next__"))
     return instance_iterator(iterator).as<IteratorObj>()->next(out);
   if (!iterator.is(ObjKind::Iterator)) throw_type_error(quoted_type(iterator, "object is not an iterator"));

@@ -180,10 +180,10 @@ class TestPythonCompiler : public QObject {
                    "    b = {k: v for k, v in m}\n"
                    "    c = [(i, j) for i in xs for j in range(i) if j]\n"
                    "    return sum(x for x in xs)\n")
-        << QStringList{"f"}
+        << QStringList{"f", "f.<locals>.<genexpr>"}
         << QStringList{
                QString("code f (t.py:1) argcount=2\n"
-                       "  varnames: xs, m, <comp>.x.1, a, <comp>.k.2, <comp>.v.2, b, <comp>.i.3, <comp>.j.3, c, <comp>.x.4\n"
+                       "  varnames: xs, m, <comp>.x.1, a, <comp>.k.2, <comp>.v.2, b, <comp>.i.3, <comp>.j.3, c\n"
                        "   0 BuildList 0 (line 2:9)\n"
                        "   1 LoadFast xs (line 2:25)\n"
                        "   2 GetIter (line 2:25)\n"
@@ -230,16 +230,26 @@ class TestPythonCompiler : public QObject {
                        "  43 Jump to 28 (line 4:17)\n"
                        "  44 StoreFast c (line 4:5)\n"
                        "  45 LoadGlobal sum (line 5:12)\n"
-                       "  46 BuildList 0 (line 5:15)\n"
-                       "  47 LoadFast xs (line 5:27)\n"
-                       "  48 GetIter (line 5:27)\n"
-                       "  49 ForIter to 54 (line 5:18)\n"
-                       "  50 StoreFast <comp>.x.4 (line 5:22)\n"
-                       "  51 LoadFast <comp>.x.4 (line 5:16)\n"
-                       "  52 ListAppend 2 (line 5:16)\n"
-                       "  53 Jump to 49 (line 5:18)\n"
-                       "  54 Call 1 (line 5:12)\n"
-                       "  55 ReturnValue (line 5:5)\n")};
+                       "  46 LoadConst <code <genexpr>> (line 5:15)\n"
+                       "  47 MakeFunction (line 5:15)\n"
+                       "  48 LoadFast xs (line 5:27)\n"
+                       "  49 GetIter (line 5:27)\n"
+                       "  50 Call 1 (line 5:15)\n"
+                       "  51 Call 1 (line 5:12)\n"
+                       "  52 ReturnValue (line 5:5)\n"),
+               // A generator expression is a generator function of its own, as CPython's:
+               // its first iterable's iterator is the argument ".0".
+               QString("code f.<locals>.<genexpr> (t.py:5) argcount=1 generator\n"
+                       "  varnames: .0, x\n"
+                       "   0 LoadFast .0 (line 5:27)\n"
+                       "   1 ForIter to 7 (line 5:18)\n"
+                       "   2 StoreFast x (line 5:22)\n"
+                       "   3 LoadFast x (line 5:16)\n"
+                       "   4 Yield (line 5:16)\n"
+                       "   5 PopTop (line 5:16)\n"
+                       "   6 Jump to 1 (line 5:18)\n"
+                       "   7 LoadConst None (line 5:15)\n"
+                       "   8 ReturnValue (line 5:15)\n")};
     QTest::newRow("comprehension closure")
         << QString("def f():\n"
                    "    return [lambda: i for i in range(3)]\n")
