@@ -102,8 +102,9 @@ size_t stack_pops(const py::Instr& in) {
     case Op::Call: return size_t(in.arg) + 1;
     case Op::CallKw: return size_t(in.arg) + 2;
     case Op::CallEx: return (in.arg & 1) ? 3 : 2;
-    case Op::MakeFunction: return 1 + ((in.arg & 1) ? 1 : 0) + ((in.arg & 2) ? 1 : 0) + ((in.arg & 8) ? 1 : 0);
-    case Op::BuildClass: return size_t(in.arg) + 2;
+    case Op::MakeFunction: return 1 + ((in.arg & 1) ? 1 : 0) + ((in.arg & 2) ? 1 : 0) + ((in.arg & 4) ? 1 : 0) +
+                                   ((in.arg & 8) ? 1 : 0);
+    case Op::BuildClass: return size_t(in.arg & 0xff) + 2 + ((in.arg & 0x100) ? 1 : 0);
     default: return 0;
   }
 }

@@ -164,7 +164,7 @@ std::string arg_text(const Code& code, const Instr& in) {
     case Op::WithExceptExit: return std::string("to ").append(std::to_string(a));
     case Op::MakeFunction: {
       std::string s;
-      for (auto [bit, name] : {std::pair{1, "defaults"}, {2, "kwdefaults"}, {8, "closure"}})
+      for (auto [bit, name] : {std::pair{1, "defaults"}, {2, "kwdefaults"}, {4, "annotations"}, {8, "closure"}})
         if (a & bit) s.append(s.empty() ? "" : "|").append(name);
       return s;
     }

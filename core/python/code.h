@@ -71,7 +71,7 @@ enum class Op : uint8_t {
   CallKw,      // like Call, but TOS is a tuple of keyword names (a const): the last len(names) args are keyword args
   CallEx,      // arg & 1: TOS is a kwargs dict; under it a positional tuple, under it the callable
   MakeFunction,  // pops code (a Code const) then, by flags in arg, closure tuple (8), kwdefaults dict (2), defaults tuple (1) - pushed in that order before the code; pushes a function
-  BuildClass,    // pops arg base classes, then the class name (str), then a body function (no args) run with a fresh namespace; pushes the class
+  BuildClass,    // pops a keywords dict when arg & 0x100 (class keywords), then arg & 0xff base classes, then the class name (str), then a body function (no args) run with a fresh namespace; pushes the class
   ReturnValue,   // pops value; returns it from the frame
   // ---- modules ----
   ImportName,  // names[arg] is a dotted module name; pushes the top package (import a.b binds a) ...

@@ -217,7 +217,14 @@ void Compiler::body_with_docstring(const Body& body, bool store_doc) {
 
 static Pos end_pos(const Body& body, Pos fallback) { return body.empty() ? fallback : body.back()->pos; }
 
-void Compiler::make_function(const CodePtr& code, const Arguments& args, Pos pos) {
+void Compiler::annotation(const Expr& e) {
+  if (future_annotations_)
+    load_const_str(annotation_text(e), e.pos);
+  else
+    expr(e);
+}
+
+void Compiler::make_function(const CodePtr& code, const Arguments& args, Pos pos, const FunctionDef* def) {
   int flags = 0;
   if (!args.defaults.empty()) {
     for (const ExprPtr& d : args.defaults) expr(*d);
@@ -234,6 +241,29 @@ void Compiler::make_function(const CodePtr& code, const Arguments& args, Pos pos
   if (kw_defaults) {
     emit(Op::BuildMap, kw_defaults, pos);
     flags |= 2;
+  }
+  if (def) {
+    // CPython's order: parameters, *args, keyword-only, **kwargs, then 'return'.
+    int n = 0;
+    auto one = [&](const Arg& a) {
+      if (!a.annotation) return;
+      load_const_str(a.name, a.pos);
+      annotation(*a.annotation);
+      ++n;
+    };
+    for (const Arg& a : args.args) one(a);
+    if (args.vararg) one(*args.vararg);
+    for (const Arg& a : args.kwonlyargs) one(a);
+    if (args.kwarg) one(*args.kwarg);
+    if (def->returns) {
+      load_const_str("return", def->returns->pos);
+      annotation(*def->returns);
+      ++n;
+    }
+    if (n) {
+      emit(Op::BuildMap, n, pos);
+      flags |= 4;
+    }
   }
   if (!code->freevars.empty()) {
     for (const std::string& f : code->freevars) emit(Op::LoadClosure, cell_index(f), pos);
@@ -262,7 +292,7 @@ void Compiler::compile_function_def(const FunctionDef& f) {
   CodePtr code = function_code(&f, f.args, f.pos.line);
   body_with_docstring(f.body, false);
   pop_unit(end_pos(f.body, f.pos));
-  make_function(code, f.args, f.pos);
+  make_function(code, f.args, f.pos, &f);
   for (auto it = f.decorators.rbegin(); it != f.decorators.rend(); ++it) emit(Op::Call, 1, (*it)->pos);
   store_name(f.name, f.pos);
 }
@@ -276,8 +306,9 @@ void Compiler::compile_lambda(const Lambda& l) {
 }
 
 void Compiler::compile_class_def(const ClassDef& c) {
-  if (!c.keywords.empty())
-    unsupported(c.keywords[0].pos, "class keyword argument", "the subset has no metaclasses");
+  for (const Keyword& k : c.keywords)
+    if (k.arg.empty() || k.arg == "metaclass")
+      unsupported(k.pos, k.arg.empty() ? "class keywords from **mapping" : "metaclass=", "the subset has no metaclasses");
   if (c.bases.size() > 1) unsupported(c.bases[1]->pos, "multiple inheritance", "a class has at most one base");
   if (!c.bases.empty() && c.bases[0]->kind == ExprKind::Starred)
     unsupported(c.bases[0]->pos, "starred base class", "name the base class");
@@ -291,12 +322,19 @@ void Compiler::compile_class_def(const ClassDef& c) {
   make_function(code, Arguments{}, c.pos);
   load_const_str(c.name, c.pos);
   for (const ExprPtr& b : c.bases) expr(*b);
-  emit(Op::BuildClass, int(c.bases.size()), c.pos);
+  // Other class keywords (TypedDict's total=) go to the base's __init_subclass__.
+  if (!c.keywords.empty()) compile_keywords_dict(c.keywords, c.pos);
+  emit(Op::BuildClass, int(c.bases.size()) | (c.keywords.empty() ? 0 : 0x100), c.pos);
   for (auto it = c.decorators.rbegin(); it != c.decorators.rend(); ++it) emit(Op::Call, 1, (*it)->pos);
   store_name(c.name, c.pos);
 }
 
 CodePtr Compiler::compile(const Module& m) {
+  for (const StmtPtr& s : m.body) {
+    // Future imports come first (after the docstring); the parser has checked where they stand.
+    if (const auto* i = s->as<ImportFrom>(); i && i->module == "__future__")
+      for (const Alias& a : i->names) future_annotations_ |= a.name == "annotations";
+  }
   CodePtr code = new_code(scopes_.module_scope(), "<module>", "<module>", 1);
   push_unit(code, scopes_.module_scope());
   body_with_docstring(m.body, true);

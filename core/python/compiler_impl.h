@@ -57,6 +57,10 @@ struct Unit {
   std::vector<PendingEntry> pending_entries;
 };
 
+// The source text of an annotation, as `from __future__ import annotations`
+// keeps it, for the forms annotations take; any other expression is "...".
+std::string annotation_text(const Expr& e);
+
 class Compiler {
  public:
   Compiler(std::string filename, ScopeTable& scopes, std::shared_ptr<const std::vector<std::string>> lines)
@@ -85,7 +89,10 @@ class Compiler {
   void delete_name(const std::string& name, Pos pos);
   void compile_function_def(const FunctionDef& f);
   void compile_lambda(const Lambda& l);
-  void make_function(const CodePtr& code, const Arguments& args, Pos pos);
+  void make_function(const CodePtr& code, const Arguments& args, Pos pos, const FunctionDef* def = nullptr);
+  // Pushes an annotation's value: the expression, or its text under
+  // `from __future__ import annotations`.
+  void annotation(const Expr& e);
   CodePtr function_code(const void* node, const Arguments& args, int firstlineno);
   void compile_class_def(const ClassDef& c);
   void body_with_docstring(const Body& body, bool store_doc);
@@ -146,6 +153,7 @@ class Compiler {
   std::string filename_;
   ScopeTable& scopes_;
   std::shared_ptr<const std::vector<std::string>> lines_;
+  bool future_annotations_ = false;  // `from __future__ import annotations`: annotations stay text
   std::vector<std::unique_ptr<Unit>> units_;
   Unit* unit_ = nullptr;
 };

@@ -4,8 +4,6 @@
 
 namespace kiln::py::detail {
 
-namespace {
-
 // The source text of an annotation, as `from __future__ import annotations`
 // keeps it, for the forms annotations take; any other expression is "...".
 std::string annotation_text(const Expr& e) {
@@ -38,7 +36,6 @@ std::string annotation_text(const Expr& e) {
   return "...";
 }
 
-}  // namespace
 
 void Compiler::statements(const Body& body) {
   for (const StmtPtr& s : body) statement(*s);
@@ -55,20 +52,24 @@ void Compiler::statement(const Stmt& s) {
     case StmtKind::Assign: compile_assign(static_cast<const Assign&>(s)); return;
     case StmtKind::AugAssign: compile_aug_assign(static_cast<const AugAssign&>(s)); return;
     case StmtKind::AnnAssign: {
-      // The annotation is not evaluated (as under `from __future__ import annotations`).
+      // As CPython 3.11: a module or class body evaluates the annotation of a
+      // simple name and keeps it in __annotations__ (its text under `from
+      // __future__ import annotations`); a function body never evaluates it.
+      // The builtin finds the namespace through the running frame.
       const auto& a = static_cast<const AnnAssign&>(s);
       if (a.value) {
         expr(*a.value);
         store_target(*a.target);
       }
-      // A class body keeps its annotations' texts in __annotations__ (as PEP 563
-      // strings): dataclasses and NamedTuple take their fields from it. The
-      // builtin finds the class namespace through the running frame.
-      if (const Name* n = a.target->as<Name>(); n && unit_->scope->kind == Scope::Kind::Class) {
+      if (unit_->scope->kind == Scope::Kind::Function) return;
+      if (const Name* n = a.target->as<Name>()) {
         load_name("__kiln_annotate__", s.pos);
         load_const_str(n->id, s.pos);
-        load_const_str(annotation_text(*a.annotation), s.pos);
+        annotation(*a.annotation);
         emit(Op::Call, 2, s.pos);
+        emit(Op::PopTop, 0, s.pos);
+      } else if (!future_annotations_) {
+        expr(*a.annotation);
         emit(Op::PopTop, 0, s.pos);
       }
       return;

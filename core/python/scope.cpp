@@ -68,6 +68,18 @@ class ScopeBuilder {
     for (const StmtPtr& s : body) statement(*s);
   }
 
+  // A def's annotations are read in the scope around it (evaluated at def time).
+  void annotations(const Arguments& args, Expr* returns) {
+    auto one = [this](const Arg& a) {
+      if (a.annotation) expr(*a.annotation);
+    };
+    for (const Arg& a : args.args) one(a);
+    if (args.vararg) one(*args.vararg);
+    for (const Arg& a : args.kwonlyargs) one(a);
+    if (args.kwarg) one(*args.kwarg);
+    if (returns) expr(*returns);
+  }
+
   void statement(Stmt& s) {
     switch (s.kind) {
       case StmtKind::FunctionDef: {
@@ -76,6 +88,7 @@ class ScopeBuilder {
         for (const ExprPtr& d : f.args.defaults) expr(*d);
         for (const ExprPtr& d : f.args.kw_defaults)
           if (d) expr(*d);
+        annotations(f.args, f.returns.get());
         bind(f.name);
         Scope* saved = current_;
         current_ = open(Scope::Kind::Function, &f, f.name, f.pos);
@@ -118,6 +131,7 @@ class ScopeBuilder {
       case StmtKind::AnnAssign: {
         auto& a = static_cast<AnnAssign&>(s);
         if (a.value) expr(*a.value);
+        if (current_->kind != Scope::Kind::Function) expr(*a.annotation);
         target(*a.target);
         break;
       }

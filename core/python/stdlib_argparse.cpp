@@ -284,6 +284,7 @@ class ArgumentParser:
         self._groups = []
         self._mutex_groups = []
         self._has_negative_number_optionals = False
+        self._subparsers_action = None
         if add_help:
             self.add_argument("-h", "--help", action="help", default=SUPPRESS, help="show this help message and exit")
         for parent in parents:
@@ -397,8 +398,27 @@ class ArgumentParser:
         self._mutex_groups.append(g)
         return g
 
-    def add_subparsers(self, **kwargs):
-        _kiln_std.refuse("argparse subcommands (add_subparsers) are outside Kiln's subset")
+    def add_subparsers(self, title=None, description=None, prog=None, parser_class=None, action=None,
+                       dest=SUPPRESS, required=False, help=None, metavar=None):
+        if self._subparsers_action is not None:
+            self.error("cannot have multiple subparser arguments")
+        if action is not None:
+            _kiln_std.refuse("custom argparse actions are outside Kiln's subset")
+        if prog is None:
+            # CPython: the program and the positionals before the subcommand.
+            positionals = [a for a in self._actions if not a.option_strings]
+            prog = " ".join([s for s in [self.prog] + self._usage_parts(positionals) if s])
+        sub = Action([], dest, "parsers", nargs=PARSER, choices={}, required=required, help=help, metavar=metavar)
+        sub._prog_prefix = prog
+        sub._parser_class = parser_class if parser_class is not None else type(self)
+        sub._choices_actions = []
+        sub._parent = self
+        group = None
+        if title is not None or description is not None:
+            group = self.add_argument_group(title if title is not None else "subcommands", description)
+        self._register(sub, group)
+        self._subparsers_action = sub
+        return _SubParsers(sub)
 
     def set_defaults(self, **kwargs):
         for k, v in kwargs.items():
@@ -452,11 +472,16 @@ class ArgumentParser:
             if not hasattr(namespace, dest):
                 setattr(namespace, dest, value)
         if not self.exit_on_error:
-            return self._parse_known_args(args, namespace)
-        try:
-            return self._parse_known_args(args, namespace)
-        except ArgumentError as err:
-            self.error(str(err))
+            namespace, extras = self._parse_known_args(args, namespace)
+        else:
+            try:
+                namespace, extras = self._parse_known_args(args, namespace)
+            except ArgumentError as err:
+                self.error(str(err))
+        if hasattr(namespace, "_unrecognized_args"):
+            extras.extend(namespace._unrecognized_args)
+            delattr(namespace, "_unrecognized_args")
+        return namespace, extras
 
     def _parse_optional(self, arg_string):
         chars = self.prefix_chars
@@ -587,6 +612,9 @@ class ArgumentParser:
             self._check_value(action, value)
         elif action.nargs == REMAINDER:
             value = [self._get_value(action, v) for v in arg_strings]
+        elif action.nargs == PARSER:
+            value = [self._get_value(action, v) for v in arg_strings]
+            self._check_value(action, value[0])
         else:
             value = [self._get_value(action, v) for v in arg_strings]
             for v in value:
@@ -694,6 +722,8 @@ class ArgumentParser:
         for section in self._sections():
             for a in self._section_actions(section):
                 invocations.append(len(_action_invocation(a)) + 2)
+                for sub in _subactions(a):
+                    invocations.append(len(_action_invocation(sub)) + 4)
         max_length = max(invocations) if invocations else 0
         for section in self._sections():
             actions = self._section_actions(section)
@@ -704,6 +734,8 @@ class ArgumentParser:
                 out += _fill(section.description, _WIDTH - 2, "  ", raw) + "\n\n"
             for a in actions:
                 out += self._format_action(a, max_length)
+                for sub in _subactions(a):
+                    out += self._format_action(sub, max_length, 4)
             out += "\n"
         if self.epilog:
             out += _fill(self.epilog, _WIDTH, "", raw) + "\n"
@@ -711,19 +743,19 @@ class ArgumentParser:
             out = out.replace("\n\n\n", "\n\n")
         return out.strip("\n") + "\n"
 
-    def _format_action(self, action, max_length):
+    def _format_action(self, action, max_length, indent=2):
         help_position = min(max_length + 2, _MAX_HELP_POSITION)
         help_width = max(_WIDTH - help_position, 11)
-        action_width = help_position - 2 - 2
+        action_width = help_position - indent - 2
         header = _action_invocation(action)
         help_text = self._expand_help(action) if action.help else None
         if not help_text:
-            return "  " + header + "\n"
+            return " " * indent + header + "\n"
         if len(header) <= action_width:
-            line = "  " + header + " " * (action_width - len(header)) + "  "
+            line = " " * indent + header + " " * (action_width - len(header)) + "  "
             indent_first = 0
         else:
-            line = "  " + header + "\n"
+            line = " " * indent + header + "\n"
             indent_first = help_position
         if self.formatter_class is RawTextHelpFormatter:
             lines = help_text.split("\n")
@@ -841,6 +873,43 @@ class _ParseState:
         return start_index
 
 
+class _SubParsers:
+    # What add_subparsers returns: CPython's _SubParsersAction, whose
+    # add_parser makes a parser per subcommand.
+    def __init__(self, action):
+        self._action = action
+
+    def add_parser(self, name, help=None, aliases=(), **kwargs):
+        action = self._action
+        if "prog" not in kwargs:
+            kwargs["prog"] = action._prog_prefix + " " + name
+        for n in [name] + list(aliases):
+            if n in action.choices:
+                raise ArgumentError(action, "conflicting subparser: " + n)
+        parser = action._parser_class(**kwargs)
+        if help is not None:
+            metavar = name
+            if aliases:
+                metavar += " (" + ", ".join(aliases) + ")"
+            action._choices_actions.append(Action([], name, "store", help=help, metavar=metavar))
+        action.choices[name] = parser
+        for alias in aliases:
+            action.choices[alias] = parser
+        return parser
+
+    def _get_subactions(self):
+        return self._action._choices_actions
+
+    def __getattr__(self, name):
+        return getattr(self._action, name)
+
+
+def _subactions(action):
+    if action.kind == "parsers":
+        return action._choices_actions
+    return []
+
+
 def _nargs_error(nargs):
     if nargs is None:
         return "expected one argument"
@@ -872,6 +941,10 @@ def _optional_count(action, pattern):
 
 
 def _group_ok(nargs, s):
+    if nargs == PARSER:
+        # CPython's pattern -*A[-AO]*: the subcommand, then everything after it.
+        t = s.lstrip("-")
+        return len(t) > 0 and t[0] == "A"
     if "O" in s:
         return nargs == REMAINDER
     n = 0
@@ -939,6 +1012,21 @@ def _perform(parser, action, namespace, values, option_string):
         if count is None:
             count = 0
         setattr(namespace, action.dest, count + 1)
+    elif kind == "parsers":
+        name = values[0]
+        if action.dest != SUPPRESS:
+            setattr(namespace, action.dest, name)
+        if name not in action.choices:
+            choices = ", ".join(action.choices)
+            raise ArgumentError(action, "unknown parser " + repr(name) + " (choices: " + choices + ")")
+        # As CPython 3.11: the subparser's values (its defaults too) override the parent's.
+        subnamespace, extras = action.choices[name].parse_known_args(values[1:], None)
+        for key, value in vars(subnamespace).items():
+            setattr(namespace, key, value)
+        if extras:
+            if not hasattr(namespace, "_unrecognized_args"):
+                namespace._unrecognized_args = []
+            namespace._unrecognized_args.extend(extras)
     elif kind == "help":
         parser.print_help()
         parser.exit()
@@ -975,6 +1063,8 @@ def _format_args(action, default):
         return m[0] + " [" + m[1] + " ...]"
     if nargs == REMAINDER:
         return "..."
+    if nargs == PARSER:
+        return _metavars(action, default, 1)[0] + " ..."
     if nargs == SUPPRESS:
         return ""
     return " ".join(_metavars(action, default, nargs))

@@ -360,7 +360,7 @@ class deque:
 const char* const kFunctoolsSource = R"PY(# functools in the subset.
 import _kiln_std
 
-WRAPPER_ASSIGNMENTS = ("__module__", "__name__", "__qualname__", "__doc__")
+WRAPPER_ASSIGNMENTS = ("__module__", "__name__", "__qualname__", "__annotations__", "__doc__")
 WRAPPER_UPDATES = ("__dict__",)
 
 
@@ -415,6 +415,8 @@ def update_wrapper(wrapper, wrapped, assigned=WRAPPER_ASSIGNMENTS, updated=WRAPP
         _kiln_std.set_function_name(wrapper, name, getattr(wrapped, "__qualname__", name))
     if _kiln_std.is_function(wrapper):
         wrapper.__wrapped__ = wrapped
+        if "__annotations__" in assigned and hasattr(wrapped, "__annotations__"):
+            wrapper.__annotations__ = wrapped.__annotations__
         doc = getattr(wrapped, "__doc__", None)
         if doc is not None:
             wrapper.__doc__ = doc

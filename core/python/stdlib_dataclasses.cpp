@@ -17,6 +17,20 @@ class _empty:
     pass
 
 
+class _void:
+    pass
+
+
+def formatannotation(annotation, base_module=None):
+    if getattr(annotation, "__module__", None) == "typing":
+        return repr(annotation).replace("typing.", "")
+    if _kiln_std.is_class(annotation):
+        if annotation.__module__ in ("builtins", base_module):
+            return annotation.__qualname__
+        return annotation.__module__ + "." + annotation.__qualname__
+    return repr(annotation)
+
+
 class _ParameterKind:
     def __init__(self, name, value, description):
         self.name = name
@@ -59,15 +73,23 @@ class Parameter:
             text = "*" + text
         elif self.kind is Parameter.VAR_KEYWORD:
             text = "**" + text
+        if self.annotation is not _empty:
+            text += ": " + formatannotation(self.annotation)
         if self.default is not _empty:
-            text += "=" + repr(self.default)
+            text += (" = " if self.annotation is not _empty else "=") + repr(self.default)
         return text
 
     def __repr__(self):
         return "<Parameter \"" + str(self) + "\">"
 
     def __eq__(self, other):
-        return isinstance(other, Parameter) and self.name == other.name and self.kind is other.kind and self.default == other.default
+        return (isinstance(other, Parameter) and self.name == other.name and self.kind is other.kind and
+                self.default == other.default and self.annotation == other.annotation)
+
+    def replace(self, *, name=None, kind=None, default=_void, annotation=_void):
+        return Parameter(self.name if name is None else name, self.kind if kind is None else kind,
+                         default=self.default if default is _void else default,
+                         annotation=self.annotation if annotation is _void else annotation)
 
 
 class Signature:
@@ -90,13 +112,21 @@ class Signature:
                 parts.append("*")
                 star = True
             parts.append(str(p))
-        return "(" + ", ".join(parts) + ")"
+        text = "(" + ", ".join(parts) + ")"
+        if self.return_annotation is not _empty:
+            text += " -> " + formatannotation(self.return_annotation)
+        return text
 
     def __repr__(self):
         return "<Signature " + str(self) + ">"
 
-    def replace(self, *, parameters=None):
-        return Signature(parameters if parameters is not None else list(self.parameters.values()))
+    def replace(self, *, parameters=None, return_annotation=_void):
+        return Signature(parameters if parameters is not None else list(self.parameters.values()),
+                         return_annotation=self.return_annotation if return_annotation is _void else return_annotation)
+
+    def __eq__(self, other):
+        return (isinstance(other, Signature) and self.return_annotation == other.return_annotation and
+                list(self.parameters.values()) == list(other.parameters.values()))
 
     def bind(self, *args, **kwargs):
         _kiln_std.refuse("inspect.Signature.bind is outside Kiln's subset")
@@ -104,17 +134,36 @@ class Signature:
 
 def _function_signature(f, skip_first):
     names, kinds, defaults = _kiln_std.parameters(f)
+    annotations = f.__annotations__
     params = []
     for i in range(len(names)):
         if skip_first and i == 0 and kinds[0] == "POSITIONAL_OR_KEYWORD":
             continue
         name = names[i]
         default = defaults[name] if name in defaults else _empty
-        params.append(Parameter(name, _KINDS[kinds[i]], default=default))
-    return Signature(params)
+        params.append(Parameter(name, _KINDS[kinds[i]], default=default, annotation=annotations.get(name, _empty)))
+    return Signature(params, return_annotation=annotations.get("return", _empty))
 
 
-def signature(obj):
+def unwrap(func, *, stop=None):
+    seen = []
+    while hasattr(func, "__wrapped__") and (stop is None or not stop(func)):
+        for s in seen:
+            if s is func:
+                _kiln_std.raise_error("ValueError", "wrapper loop when unwrapping " + repr(seen[0]))
+        seen.append(func)
+        func = func.__wrapped__
+    return func
+
+
+def signature(obj, *, follow_wrapped=True):
+    if follow_wrapped and (_kiln_std.is_function(obj) or ismethod(obj)):
+        inner = unwrap(obj.__func__ if ismethod(obj) else obj)
+        if ismethod(obj) and inner is not obj.__func__:
+            # A bound wrapper: the wrapped function's signature less its first parameter.
+            sig = signature(inner)
+            return sig.replace(parameters=list(sig.parameters.values())[1:])
+        obj = inner if not ismethod(obj) else obj
     if _kiln_std.is_function(obj):
         return _function_signature(obj, False)
     if ismethod(obj):
@@ -170,7 +219,7 @@ def stack():
 )PY";
 
 const char* const kDataclassesSource = R"PY(# dataclasses, after CPython 3.12's: the fields are the class body's
-# annotated names (their annotations are strings, as under PEP 563).
+# annotated names (their annotations are values, or strings under PEP 563).
 import _kiln_std
 from typing import _missing_error  # CPython's "missing N required positional arguments" text
 
@@ -221,8 +270,18 @@ def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True, has
     return Field(default, default_factory, init, repr, hash, compare, metadata, kw_only)
 
 
-def _is_classvar(text):
-    return text.startswith("ClassVar") or text.startswith("typing.ClassVar")
+def _is_classvar(tp):
+    # CPython's test: typing.ClassVar itself or subscripted, or such a text (PEP 563).
+    if isinstance(tp, str):
+        return tp.startswith("ClassVar") or tp.startswith("typing.ClassVar")
+    import typing
+    return tp is typing.ClassVar or (type(tp) is typing._GenericAlias and tp.__origin__ is typing.ClassVar)
+
+
+def _is_kw_only(tp):
+    if isinstance(tp, str):
+        return tp == "KW_ONLY" or tp == "dataclasses.KW_ONLY"
+    return tp is KW_ONLY
 
 
 def _is_mutable_default(value):
@@ -348,7 +407,7 @@ def _process_class(cls, init, repr, eq, order, frozen, kw_only):
     for name, text in ann.items():
         if _is_classvar(text):
             continue
-        if text == "KW_ONLY" or text == "dataclasses.KW_ONLY":
+        if _is_kw_only(text):
             in_kw_only = True
             continue
         default = cd.get(name, MISSING)

@@ -108,6 +108,101 @@ class MappingProxyType:
         return str(self._mapping)
 
 
+def _type_repr(obj):
+    if obj is type(None):
+        return "None"
+    if _kiln_std.is_class(obj):
+        if obj.__module__ == "builtins":
+            return obj.__qualname__
+        return obj.__module__ + "." + obj.__qualname__
+    if obj is ...:
+        return "..."
+    if obj is type(None):
+        return "None"
+    if _kiln_std.is_function(obj):
+        return obj.__name__
+    return repr(obj)
+
+
+class GenericAlias:
+    # list[int], dict[str, int]: what subscripting a builtin class gives (PEP 585).
+    def __init__(self, origin, args):
+        self.__origin__ = origin
+        self.__args__ = args if isinstance(args, tuple) else (args,)
+        self.__parameters__ = ()
+
+    def __repr__(self):
+        if len(self.__args__) == 0:
+            return _type_repr(self.__origin__) + "[()]"
+        return _type_repr(self.__origin__) + "[" + ", ".join([_type_repr(a) for a in self.__args__]) + "]"
+
+    def __call__(self, *args, **kwargs):
+        return self.__origin__(*args, **kwargs)
+
+    def __eq__(self, other):
+        if not isinstance(other, GenericAlias):
+            return False
+        return self.__origin__ is other.__origin__ and self.__args__ == other.__args__
+
+    def __hash__(self):
+        return hash(self.__args__)
+
+    def __or__(self, other):
+        return _union(self, other)
+
+    def __ror__(self, other):
+        return _union(other, self)
+
+    def __instancecheck__(self, obj):
+        _kiln_std.raise_error("TypeError", "isinstance() argument 2 cannot be a parameterized generic")
+
+    def __subclasscheck__(self, cls):
+        _kiln_std.raise_error("TypeError", "issubclass() argument 2 cannot be a parameterized generic")
+
+
+def _union(a, b):
+    # int | None: the interpreter calls this for `|` between classes (PEP 604).
+    args = []
+    for x in (a, b):
+        if x is None:
+            x = type(None)
+        for y in (x.__args__ if isinstance(x, UnionType) else (x,)):
+            if y not in args:
+                args.append(y)
+    if len(args) == 1:
+        return args[0]
+    return UnionType(tuple(args))
+
+
+class UnionType:
+    def __init__(self, args):
+        self.__args__ = args
+        self.__parameters__ = ()
+
+    def __repr__(self):
+        return " | ".join([_type_repr(a) for a in self.__args__])
+
+    def __eq__(self, other):
+        if not isinstance(other, UnionType):
+            return False
+        return set(self.__args__) == set(other.__args__)
+
+    def __hash__(self):
+        return hash(len(self.__args__))
+
+    def __or__(self, other):
+        return _union(self, other)
+
+    def __ror__(self, other):
+        return _union(other, self)
+
+    def __instancecheck__(self, obj):
+        return isinstance(obj, self.__args__)
+
+    def __subclasscheck__(self, cls):
+        return issubclass(cls, self.__args__)
+
+
 def new_class(name, bases=(), kwds=None, exec_body=None):
     ns = {}
     if exec_body is not None:

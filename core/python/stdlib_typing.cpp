@@ -1,7 +1,7 @@
 // __future__, typing, abc and enum: Python source in the subset after
-// CPython 3.12's modules. Annotations are never evaluated (a class body keeps
-// their texts, compiler_stmt.cpp), so typing's objects only need to exist,
-// subscript and print as CPython's do.
+// CPython 3.12's modules. Annotations are evaluated as CPython 3.11's (texts
+// under `from __future__ import annotations`, compiler_stmt.cpp); typing's
+// objects subscript, print and answer get_origin/get_args as CPython's.
 #include "core/python/compiler.h"
 #include "core/python/stdlib.h"
 #include "core/python/vm.h"
@@ -189,6 +189,10 @@ Self = _SpecialForm("Self")
 TypeAlias = _SpecialForm("TypeAlias")
 Concatenate = _SpecialForm("Concatenate")
 TypeGuard = _SpecialForm("TypeGuard")
+Required = _SpecialForm("Required")
+NotRequired = _SpecialForm("NotRequired")
+Unpack = _SpecialForm("Unpack")
+LiteralString = _SpecialForm("LiteralString")
 Callable = _SpecialGeneric(None, "Callable")
 List = _SpecialGeneric(list, "List")
 Dict = _SpecialGeneric(dict, "Dict")
@@ -237,8 +241,29 @@ class TypeVar:
         return "~" + self.__name__
 
 
+class _ParamSpecPart:
+    # P.args and P.kwargs, the annotations of a ParamSpec's *args and **kwargs.
+    def __init__(self, origin, part):
+        self.__origin__ = origin
+        self._part = part
+
+    def __repr__(self):
+        return self.__origin__.__name__ + "." + self._part
+
+
 class ParamSpec(TypeVar):
-    pass
+    def __init__(self, name, *, bound=None, covariant=False, contravariant=False):
+        TypeVar.__init__(self, name, bound=bound, covariant=covariant, contravariant=contravariant)
+        self.args = _ParamSpecPart(self, "args")
+        self.kwargs = _ParamSpecPart(self, "kwargs")
+
+
+class TypeVarTuple:
+    def __init__(self, name):
+        self.__name__ = name
+
+    def __repr__(self):
+        return self.__name__
 
 
 AnyStr = TypeVar("AnyStr", str)
@@ -369,6 +394,68 @@ _TUPLE_METHODS = {"__getitem__": _tuple_getitem, "__iter__": _tuple_iter, "__len
                   "__repr__": _tuple_repr, "__eq__": _tuple_eq, "_asdict": _tuple_asdict, "_replace": _tuple_replace}
 
 
+class TypedDict:
+    # `class Movie(TypedDict, total=False): name: str`, or TypedDict("Movie",
+    # {"name": str}): a class whose calls make plain dicts, with CPython's
+    # __required_keys__, __optional_keys__ and __total__.
+    def __new__(typename, fields=None, total=True, **kwargs):
+        # The functional form (a class call reaches __new__ with the arguments
+        # only; only TypedDict's own dict has this one, not a subclass's).
+        if fields is None:
+            fields = kwargs
+        cls = type(typename, (TypedDict,), {"__annotations__": dict(fields)})
+        _typeddict_setup(cls, total)
+        return cls
+
+    def __init_subclass__(cls, total=True):
+        _typeddict_setup(cls, total)
+
+
+def _typeddict_setup(cls, total):
+    cd = _kiln_std.class_dict(cls)
+    own = cd.get("__annotations__", {})
+    annotations = {}
+    required = []
+    optional = []
+    base = _kiln_std.base_of(cls)
+    if base is not None and base is not TypedDict:
+        annotations.update(base.__annotations__)
+        required.extend(base.__required_keys__)
+        optional.extend(base.__optional_keys__)
+    for name, tp in own.items():
+        origin = tp.__origin__ if isinstance(tp, _GenericAlias) else None
+        if origin is Required:
+            is_required = True
+        elif origin is NotRequired:
+            is_required = False
+        else:
+            is_required = total
+        annotations[name] = tp
+        if is_required:
+            if name in optional:
+                optional.remove(name)
+            if name not in required:
+                required.append(name)
+        else:
+            if name in required:
+                required.remove(name)
+            if name not in optional:
+                optional.append(name)
+    cd["__annotations__"] = annotations
+    cd["__required_keys__"] = frozenset(required)
+    cd["__optional_keys__"] = frozenset(optional)
+    cd["__total__"] = total
+    cd["__new__"] = _typeddict_new
+
+
+def _typeddict_new(*args, **kwargs):
+    return dict(*args, **kwargs)
+
+
+def is_typeddict(tp):
+    return _kiln_std.is_class(tp) and tp is not TypedDict and issubclass(tp, TypedDict)
+
+
 def cast(typ, val):
     return val
 
@@ -389,10 +476,104 @@ def runtime_checkable(cls):
     return cls
 
 
-def get_type_hints(obj):
+def _split_top(text, sep):
+    # Splits at `sep` outside brackets.
+    parts = []
+    depth = 0
+    cur = ""
+    for c in text:
+        if c == "[" or c == "(":
+            depth += 1
+        elif c == "]" or c == ")":
+            depth -= 1
+        if c == sep and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+    parts.append(cur.strip())
+    return parts
+
+
+def _eval_text(text, globalns):
+    # A forward reference ("Node", "List[int]", "int | None", "torch.Tensor"),
+    # evaluated without eval(): names, attributes, subscripts, `|`.
+    text = text.strip()
+    if "|" in text and len(_split_top(text, "|")) > 1:
+        parts = [_eval_text(p, globalns) for p in _split_top(text, "|")]
+        return Union[tuple(parts)]
+    if text == "None":
+        return None
+    if text == "...":
+        return ...
+    if (text.startswith("'") and text.endswith("'")) or (text.startswith('"') and text.endswith('"')):
+        return text[1:-1]
+    if text.startswith("[") and text.endswith("]"):
+        return [_eval_text(p, globalns) for p in _split_top(text[1:-1], ",") if p]
+    if text.endswith("]") and "[" in text:
+        i = text.index("[")
+        base = _eval_text(text[:i], globalns)
+        args = [_eval_text(p, globalns) for p in _split_top(text[i + 1:-1], ",") if p]
+        return base[args[0] if len(args) == 1 else tuple(args)]
+    if text.isdigit():
+        return int(text)
+    names = text.split(".")
+    if names[0] in globalns:
+        value = globalns[names[0]]
+    elif names[0] in globals():
+        value = globals()[names[0]]
+    else:
+        value = _kiln_std.builtin(names[0])
+        if value is None:
+            _kiln_std.raise_error("NameError", "name '" + names[0] + "' is not defined")
+    for n in names[1:]:
+        value = getattr(value, n)
+    return value
+
+
+def _resolve(tp, globalns, include_extras):
+    if tp is None:
+        return type(None)
+    if isinstance(tp, str):
+        tp = _resolve(_eval_text(tp, globalns), globalns, include_extras)
+    if not include_extras and isinstance(tp, _GenericAlias) and tp.__origin__ in (Annotated, Required, NotRequired):
+        return _resolve(tp.__args__[0], globalns, include_extras)
+    return tp
+
+
+def _globals_of(obj):
+    if _kiln_std.is_function(obj):
+        return obj.__globals__
+    if _kiln_std.is_method(obj):
+        return obj.__func__.__globals__
     if _kiln_std.is_class(obj):
-        return dict(_kiln_std.class_dict(obj).get("__annotations__", {}))
+        for v in _kiln_std.class_dict(obj).values():
+            if _kiln_std.is_function(v):
+                return v.__globals__
     return {}
+
+
+def get_type_hints(obj, globalns=None, localns=None, include_extras=False):
+    if globalns is None:
+        globalns = _globals_of(obj)
+    if localns is not None:
+        merged = dict(globalns)
+        merged.update(localns)
+        globalns = merged
+    hints = {}
+    if _kiln_std.is_class(obj):
+        chain = []
+        c = obj
+        while c is not None:
+            chain.append(c)
+            c = _kiln_std.base_of(c)
+        for c in reversed(chain):
+            for name, tp in _kiln_std.class_dict(c).get("__annotations__", {}).items():
+                hints[name] = _resolve(tp, globalns, include_extras)
+        return hints
+    for name, tp in getattr(obj, "__annotations__", {}).items():
+        hints[name] = _resolve(tp, globalns, include_extras)
+    return hints
 
 
 def NewType(name, tp):
@@ -403,13 +584,29 @@ def NewType(name, tp):
 
 
 def get_origin(tp):
-    if isinstance(tp, _GenericAlias) or isinstance(tp, _SpecialGeneric):
+    import types
+    if isinstance(tp, _GenericAlias):
+        if tp.__origin__ is None:
+            return _SpecialGeneric(None, tp._name)._check_origin()
+        if tp._name == "Optional":
+            return Union
         return tp.__origin__
+    if isinstance(tp, _SpecialGeneric):
+        return tp._check_origin()
+    if isinstance(tp, types.GenericAlias):
+        return tp.__origin__
+    if isinstance(tp, types.UnionType):
+        return types.UnionType
+    if isinstance(tp, _ParamSpecPart):
+        return tp.__origin__
+    if tp is Generic:
+        return Generic
     return None
 
 
 def get_args(tp):
-    if isinstance(tp, _GenericAlias):
+    import types
+    if isinstance(tp, _GenericAlias) or isinstance(tp, types.GenericAlias) or isinstance(tp, types.UnionType):
         return tp.__args__
     return ()
 )PY";

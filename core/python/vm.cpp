@@ -640,7 +640,7 @@ Value VM::call(const Value& callable, const CallArgs& args) {
   throw_type_error("'" + type_name(callable) + "' object is not callable");
 }
 
-Value VM::build_class(const Value& body, const std::string& name, ValueVec bases) {
+Value VM::build_class(const Value& body, const std::string& name, ValueVec bases, const Dict* keywords) {
   if (bases.size() > 1) throw_unsupported("multiple inheritance (class " + name + ")");
   Ref<Class> base;
   if (!bases.empty()) {
@@ -670,9 +670,18 @@ Value VM::build_class(const Value& body, const std::string& name, ValueVec bases
     if (is_data_descriptor(kind)) cls->has_property = true;
   });
   // As CPython, the nearest base's __init_subclass__ (an implicit classmethod)
-  // sees each new subclass: enum.Enum makes its members there.
-  if (base)
-    if (const Value* hook = base->lookup("__init_subclass__")) call(*hook, ValueVec{Value(cls)});
+  // sees each new subclass, with the class keywords: enum.Enum makes its
+  // members there, typing.TypedDict reads total=.
+  std::vector<std::pair<std::string, Value>> kw;
+  if (keywords)
+    keywords->for_each([&](const Value& key, const Value& v) { kw.emplace_back(as_str(key), v); });
+  const Value* hook = base ? base->lookup("__init_subclass__") : nullptr;
+  if (hook) {
+    const Value self(cls);
+    call(*hook, CallArgs{&self, 1, &kw});
+  } else if (!kw.empty()) {
+    throw_type_error(name + ".__init_subclass__() takes no keyword arguments");
+  }
   return Value(cls);
 }
 
@@ -996,6 +1005,11 @@ bool VM::step(Frame& f, Value& result) {
         for (const Value& c : top(f, d).as<Tuple>()->items) fn->closure.push_back(Ref<Cell>(c.as<Cell>()));
         ++d;
       }
+      if (arg & 4) {
+        fn->attrs = make<Dict>();
+        fn->attrs->set(str_value("__annotations__"), top(f, d));
+        ++d;
+      }
       if (arg & 2) {
         fn->kwdefaults = Ref<Dict>(top(f, d).as<Dict>());
         ++d;
@@ -1013,10 +1027,11 @@ bool VM::step(Frame& f, Value& result) {
       break;
     }
     case Op::BuildClass: {
-      size_t n = size_t(arg);
-      ValueVec bases(f.stack.end() - long(n), f.stack.end());
-      Value cls = build_class(top(f, n + 1), as_str(top(f, n)), std::move(bases));
-      pop_n(f, n + 2);
+      const size_t n = size_t(arg & 0xff), k = (arg & 0x100) ? 1 : 0;
+      ValueVec bases(f.stack.end() - long(n + k), f.stack.end() - long(k));
+      const Dict* keywords = k ? top(f).as<Dict>() : nullptr;
+      Value cls = build_class(top(f, n + k + 1), as_str(top(f, n + k)), std::move(bases), keywords);
+      pop_n(f, n + k + 2);
       f.stack.push_back(std::move(cls));
       break;
     }

@@ -195,7 +195,7 @@ class VM {
   friend struct VMInternals;
   Value call_function(Function* fn, const CallArgs& args);
   Value make_generator(Function* fn, const CallArgs& args);
-  Value build_class(const Value& body, const std::string& name, ValueVec bases);
+  Value build_class(const Value& body, const std::string& name, ValueVec bases, const Dict* keywords = nullptr);
   [[noreturn]] void rethrow_with_location(PyError& e, Frame& frame);
   [[noreturn]] void raise_with_location(PyError e, Frame& frame);
   VMOptions options_;

@@ -2,6 +2,7 @@
 // arithmetic, comparison, iteration. Tensors are handed to torch_bridge.h.
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/python/bigint.h"
 #include "core/python/instance_class.h"
@@ -28,6 +29,15 @@ std::string quoted_type(const Value& v, const char* what) {
 }
 
 bool is_number(const Value& v) { return is_integral(v) || v.is_float(); }
+
+// An attribute of the types module (GenericAlias, _union), which it loads on first use.
+Value types_attr(VM& vm, const char* name) {
+  Ref<Module> types = vm.module("types");
+  KILN_CHECK(types, "no types module");
+  const Value* v = types->dict->find_str(name);
+  KILN_CHECK(v, "types has no ", name);
+  return *v;
+}
 int64_t int_of(const Value& v) { return v.is_bool() ? int64_t(v.as_bool()) : v.as_int(); }
 double float_of(const Value& v) { return v.is_float() ? v.as_float() : int_to_double(v); }
 
@@ -214,6 +224,13 @@ bool VM::try_getattr(const Value& obj, std::string_view name, Value& out) {
         if (name == "__globals__" && fn->globals) { out = Value(fn->globals); return true; }
         if (fn->attrs)
           if (const Value* v = fn->attrs->find_str(name)) { out = *v; return true; }
+        if (name == "__annotations__") {
+          // Made on first use, as CPython's: later reads see the same dict.
+          if (!fn->attrs) fn->attrs = make<Dict>();
+          fn->attrs->set(str_value("__annotations__"), Value(make<Dict>()));
+          out = *fn->attrs->find_str(name);
+          return true;
+        }
         break;
       }
       case ObjKind::Builtin: {
@@ -431,6 +448,13 @@ Value VM::getitem(const Value& obj, const Value& key) {
   // PEP 560's __class_getitem__, an implicit classmethod: `Generic[T]`, `Color['RED']`.
   if (obj.is(ObjKind::Class) && obj.as<Class>()->builtin < 0)
     if (const Value* cg = obj.as<Class>()->lookup("__class_getitem__")) return call(*cg, ValueVec{obj, key});
+  // PEP 585: list[int], dict[str, int], ... are types.GenericAlias.
+  if (obj.is(ObjKind::Class)) {
+    static const std::set<std::string> generic = {"list", "dict", "tuple", "set", "frozenset", "type"};
+    const Class* c = obj.as<Class>();
+    if (generic.count(c->name) && builtin_type(c->name).get() == c)
+      return call(types_attr(*this, "GenericAlias"), ValueVec{obj, key});
+  }
   if (obj.is(ObjKind::Instance)) {
     if (const Value* gi = obj.as<Instance>()->cls->lookup("__getitem__")) return call(*gi, ValueVec{obj, key});
   }
@@ -617,6 +641,10 @@ Value VM::binary(BinaryOpKind op, const Value& a, const Value& b, bool inplace) 
       Value r = call(*fn, ValueVec{b, a});
       if (!is_not_implemented(r)) return r;
     }
+  // PEP 604: int | None is a types.UnionType.
+  if (op == BinaryOpKind::Or && ((a.is(ObjKind::Class) && (b.is(ObjKind::Class) || b.is_none())) ||
+                                 (a.is_none() && b.is(ObjKind::Class))))
+    return call(types_attr(*this, "_union"), ValueVec{a, b});
   if (op == BinaryOpKind::Add && (a.is(ObjKind::Str) || a.is(ObjKind::List) || a.is(ObjKind::Tuple)) && type_name(a) != type_name(b))
     throw_type_error("can only concatenate " + type_name(a) + " (not \"" + type_name(b) + "\") to " + type_name(a));
   throw_type_error(std::string("unsupported operand type(s) for ") + binary_op_symbol(op) + (inplace ? "=" : "") + ": '" +
