@@ -165,6 +165,10 @@ struct Code {
   std::vector<std::string> names;     // globals, attributes, imported modules
   std::vector<Const> consts;
   std::vector<Instr> code;
+  // [start, end) instruction ranges evaluating a def's annotations: a name
+  // there that PyTorch has and Kiln's subset lacks becomes its text (a
+  // forward reference) instead of stopping a program CPython runs.
+  std::vector<std::pair<int, int>> annotation_spans;
   std::vector<ExceptEntry> exception_table;
   // Ranges inside except clauses and exception-path finally bodies: `depth` is
   // the value-stack index of the exception being handled there (what a bare

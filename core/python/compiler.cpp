@@ -218,10 +218,13 @@ void Compiler::body_with_docstring(const Body& body, bool store_doc) {
 static Pos end_pos(const Body& body, Pos fallback) { return body.empty() ? fallback : body.back()->pos; }
 
 void Compiler::annotation(const Expr& e) {
-  if (future_annotations_)
+  if (future_annotations_) {
     load_const_str(annotation_text(e), e.pos);
-  else
-    expr(e);
+    return;
+  }
+  const int start = here();
+  expr(e);
+  unit_->code->annotation_spans.emplace_back(start, here());
 }
 
 void Compiler::make_function(const CodePtr& code, const Arguments& args, Pos pos, const FunctionDef* def) {

@@ -687,6 +687,16 @@ Value VM::build_class(const Value& body, const std::string& name, ValueVec bases
 
 // ---- the instruction loop ----
 
+namespace {
+
+bool in_annotation(const Code& code, int pc) {
+  for (const auto& [start, end] : code.annotation_spans)
+    if (pc >= start && pc < end) return true;
+  return false;
+}
+
+}  // namespace
+
 bool VM::step(Frame& f, Value& result) {
   charge_step();
   const Instr& in = f.code->code[size_t(f.pc)];
@@ -775,7 +785,22 @@ bool VM::step(Frame& f, Value& result) {
       break;
     }
     case Op::LoadAttr: {
-      Value v = getattr(top(f), f.code->names[size_t(arg)]);
+      Value v;
+      try {
+        v = getattr(top(f), f.code->names[size_t(arg)]);
+      } catch (const PyError& e) {
+        // torch.distributed.ProcessGroup in an annotation: its text, as a
+        // forward reference (a str already is one: torch.types.Number).
+        const Value& obj = top(f);
+        if (!(e.unsupported() || obj.is(ObjKind::Str)) || !in_annotation(*f.code, f.pc)) throw;
+        if (obj.is(ObjKind::Str)) {
+          v = str_value(obj.as<Str>()->s + "." + f.code->names[size_t(arg)]);
+          top(f) = std::move(v);
+          break;
+        }
+        std::string base = obj.is(ObjKind::Module) ? obj.as<Module>()->name : type_name(obj);
+        v = str_value(base + "." + f.code->names[size_t(arg)]);
+      }
       top(f) = std::move(v);
       break;
     }

@@ -624,6 +624,17 @@ for i in range(2):
   }
 
   // One process loads the data: get_worker_info() is None, as in PyTorch's main process.
+  // Annotations are evaluated at def time; one naming what PyTorch has and
+  // Kiln's subset lacks (torch.distributed.ProcessGroup, torch.types.Number)
+  // becomes its text, a forward reference, so the def still runs as in CPython.
+  void annotations_naming_outside_the_subset_are_texts() {
+    expect_output("import torch\nfrom typing import Optional\n"
+                  "def f(x: torch.Tensor, g: Optional[torch.distributed.ProcessGroup] = None, n: torch.types.Number = 1) -> torch.Tensor:\n"
+                  "    return x * n\n"
+                  "print(f(torch.ones(1), n=2), f.__annotations__['n'], f.__annotations__['x'] is torch.Tensor)\n",
+                  "tensor([2.]) torch.types.Number True\n");
+  }
+
   void get_worker_info_is_none() {
     expect_output("import torch\nfrom torch.utils.data import get_worker_info\n"
                   "print(get_worker_info(), torch.utils.data.get_worker_info())\n", "None None\n");
