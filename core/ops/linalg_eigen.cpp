@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/ops/kernel_util.h"
+#include "core/ops/linalg_factor.h"
 #include "core/ops/pointwise_kernels.h"
 
 extern "C" {
@@ -30,12 +31,6 @@ void check_square(const Tensor& t, std::string_view api) {
   KILN_USER_CHECK(t.dim() >= 2, api, ": The input tensor A must have at least 2 dimensions.");
   KILN_USER_CHECK(t.size(-1) == t.size(-2), api, ": A must be batches of square matrices, but they are ", t.size(-2),
                   " by ", t.size(-1), " matrices");
-}
-
-int64_t matrices(const Tensor& t) {
-  int64_t n = 1;
-  for (int64_t d = 0; d + 2 < t.dim(); ++d) n *= t.size(d);
-  return n;
 }
 
 // ---------------------------------------------------------------- _linalg_eigh

@@ -92,18 +92,6 @@ Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
   return batch;
 }
 
-int64_t matrices(const Tensor& t) {
-  int64_t n = 1;
-  for (int64_t d = 0; d + 2 < t.dim(); ++d) n *= t.size(d);
-  return n;
-}
-
-template <class F>
-void dispatch_lapack(DType t, F&& f) {
-  if (t == DType::Float32) f.template operator()<float>();
-  else f.template operator()<double>();
-}
-
 template <class T>
 void potrf(char uplo, int n, T* a, int* info) {
   if constexpr (std::is_same_v<T, float>) spotrf_(&uplo, &n, a, &n, info, 1);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/ops/kernel_util.h"
+#include "core/ops/linalg_factor.h"
 #include "core/ops/pointwise_kernels.h"
 
 extern "C" {
@@ -26,18 +27,6 @@ void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda
 
 namespace kiln {
 namespace {
-
-int64_t matrices(const Tensor& t) {
-  int64_t n = 1;
-  for (int64_t d = 0; d + 2 < t.dim(); ++d) n *= t.size(d);
-  return n;
-}
-
-template <class F>
-void dispatch_lapack(DType t, F&& f) {
-  if (t == DType::Float32) f.template operator()<float>();
-  else f.template operator()<double>();
-}
 
 // Runs `routine(col, tau)` on a column-major copy of each m x n matrix of
 // `a` (tau: k scalars per matrix) and writes the copy back row-major to `out`.

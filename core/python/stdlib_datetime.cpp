@@ -130,6 +130,24 @@ def _cmperror(x, y):
     _err("TypeError", "can't compare " + _tname(x) + " to " + _tname(y))
 
 
+def _install_order(cls, accepts, compare):
+    # <, <=, >, >= of one class: compare(a, b) is negative, zero or positive.
+    # A date against a datetime is CPython's "can't compare" TypeError; any
+    # other type gets NotImplemented, so Python's own TypeError follows.
+    def make(test):
+        def op(self, other):
+            if not accepts(other):
+                if isinstance(self, date) and isinstance(other, date):
+                    _cmperror(self, other)
+                return NotImplemented
+            return test(compare(self, other))
+        return op
+    cls.__lt__ = make(lambda c: c < 0)
+    cls.__le__ = make(lambda c: c <= 0)
+    cls.__gt__ = make(lambda c: c > 0)
+    cls.__ge__ = make(lambda c: c >= 0)
+
+
 def _tname(x):
     t = type(x)
     return t.__qualname__ if t.__module__ == "builtins" else t.__module__ + "." + t.__qualname__
@@ -423,26 +441,6 @@ class timedelta:
             return self._to_us() == other._to_us()
         return NotImplemented
 
-    def __lt__(self, other):
-        if isinstance(other, timedelta):
-            return self._to_us() < other._to_us()
-        _cmperror(self, other)
-
-    def __le__(self, other):
-        if isinstance(other, timedelta):
-            return self._to_us() <= other._to_us()
-        _cmperror(self, other)
-
-    def __gt__(self, other):
-        if isinstance(other, timedelta):
-            return self._to_us() > other._to_us()
-        _cmperror(self, other)
-
-    def __ge__(self, other):
-        if isinstance(other, timedelta):
-            return self._to_us() >= other._to_us()
-        _cmperror(self, other)
-
     def __hash__(self):
         return hash(self._to_us())
 
@@ -453,6 +451,9 @@ class timedelta:
 timedelta.min = timedelta(-999999999)
 timedelta.max = timedelta(days=999999999, hours=23, minutes=59, seconds=59, microseconds=999999)
 timedelta.resolution = timedelta(microseconds=1)
+
+
+_install_order(timedelta, lambda o: isinstance(o, timedelta), lambda a, b: _cmp(a._to_us(), b._to_us()))
 
 
 class tzinfo:
@@ -582,26 +583,6 @@ class date:
             return self._cmpkey() == other._cmpkey()
         return NotImplemented
 
-    def __lt__(self, other):
-        if isinstance(other, date) and not isinstance(other, datetime):
-            return self._cmpkey() < other._cmpkey()
-        _cmperror(self, other)
-
-    def __le__(self, other):
-        if isinstance(other, date) and not isinstance(other, datetime):
-            return self._cmpkey() <= other._cmpkey()
-        _cmperror(self, other)
-
-    def __gt__(self, other):
-        if isinstance(other, date) and not isinstance(other, datetime):
-            return self._cmpkey() > other._cmpkey()
-        _cmperror(self, other)
-
-    def __ge__(self, other):
-        if isinstance(other, date) and not isinstance(other, datetime):
-            return self._cmpkey() >= other._cmpkey()
-        _cmperror(self, other)
-
     def __hash__(self):
         return hash(self.toordinal())
 
@@ -630,6 +611,10 @@ class date:
 
     def isocalendar(self):
         return IsoCalendarDate(*_isocalendar(self._year, self._month, self._day))
+
+
+_install_order(date, lambda o: isinstance(o, date) and not isinstance(o, datetime),
+               lambda a, b: _cmp(a._cmpkey(), b._cmpkey()))
 
 
 class IsoCalendarDate:
@@ -794,26 +779,6 @@ class time:
             return self._cmpkey() == other._cmpkey()
         return NotImplemented
 
-    def __lt__(self, other):
-        if isinstance(other, time):
-            return self._cmpkey() < other._cmpkey()
-        _cmperror(self, other)
-
-    def __le__(self, other):
-        if isinstance(other, time):
-            return self._cmpkey() <= other._cmpkey()
-        _cmperror(self, other)
-
-    def __gt__(self, other):
-        if isinstance(other, time):
-            return self._cmpkey() > other._cmpkey()
-        _cmperror(self, other)
-
-    def __ge__(self, other):
-        if isinstance(other, time):
-            return self._cmpkey() >= other._cmpkey()
-        _cmperror(self, other)
-
     def __hash__(self):
         return hash(self._cmpkey())
 
@@ -878,6 +843,9 @@ class time:
 time.min = time(0, 0, 0)
 time.max = time(23, 59, 59, 999999)
 time.resolution = timedelta(microseconds=1)
+
+
+_install_order(time, lambda o: isinstance(o, time), lambda a, b: _cmp(a._cmpkey(), b._cmpkey()))
 
 
 class datetime(date):
@@ -1102,26 +1070,6 @@ class datetime(date):
             return False
         return NotImplemented
 
-    def __lt__(self, other):
-        if isinstance(other, datetime):
-            return self._cmp(other, False) < 0
-        _cmperror(self, other)
-
-    def __le__(self, other):
-        if isinstance(other, datetime):
-            return self._cmp(other, False) <= 0
-        _cmperror(self, other)
-
-    def __gt__(self, other):
-        if isinstance(other, datetime):
-            return self._cmp(other, False) > 0
-        _cmperror(self, other)
-
-    def __ge__(self, other):
-        if isinstance(other, datetime):
-            return self._cmp(other, False) >= 0
-        _cmperror(self, other)
-
     def __hash__(self):
         off = self.utcoffset()
         return hash(self._us() - (off._to_us() if off is not None else 0))
@@ -1174,6 +1122,9 @@ def _utc_fields(t):
     hh, s = divmod(s, 3600)
     mm, ss = divmod(s, 60)
     return y, m, d, hh, mm, ss
+
+
+_install_order(datetime, lambda o: isinstance(o, datetime), lambda a, b: a._cmp(b, False))
 
 
 class timezone(tzinfo):
