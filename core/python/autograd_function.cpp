@@ -83,7 +83,23 @@ class Function:
                 output = cls.forward(ctx, *args)
         if own_setup:
             cls.setup_context(ctx, args, output)
+            if grad_on and any(ctx.needs_input_grad):
+                _check_saved_inputs_returned(ctx, args, output)
         return _kiln.function_apply(cls, ctx, args, output)
+
+
+def _check_saved_inputs_returned(ctx, args, output):
+    # PyTorch's check when setup_context is overridden: an input returned as
+    # the output itself (not a view of it) must not be saved for backward.
+    outs = output if isinstance(output, tuple) else (output,)
+    for o in outs:
+        if not isinstance(o, torch.Tensor) or not any(o is a for a in args):
+            continue
+        if any(o is t for t in ctx.to_save):
+            _raise("RuntimeError", "A input that has been returned as-is as output is being saved for backward. "
+                                   "This is not supported if you override setup_context. You should return and save "
+                                   "a view of the input instead, e.g. with x.view_as(x) or setup ctx inside the "
+                                   "forward function itself.")
 
 
 def _variable(data, requires_grad=False, volatile=False):

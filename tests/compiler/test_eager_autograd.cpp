@@ -122,6 +122,40 @@ check2([x, w, b, m], loss)
     QVERIFY2(worst_of(r) < 1e-5, r.out.c_str());
   }
 
+  // A custom Function that overrides setup_context and saves an input it
+  // returns as-is: PyTorch refuses it at apply (the depyf walk-through's Cosine
+  // hits this); a view of the input, or no grad, is fine.
+  void setup_context_may_not_save_a_returned_input() {
+    expect_output(R"PY(import torch
+class Cosine(torch.autograd.Function):
+    @staticmethod
+    def forward(x0):
+        return torch.cos(x0), x0
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output[1])
+    @staticmethod
+    def backward(ctx, grad_output, grad_x):
+        (x0,) = ctx.saved_tensors
+        return -torch.sin(x0) * grad_output
+class ViewCosine(Cosine):
+    @staticmethod
+    def forward(x0):
+        return torch.cos(x0), x0.view_as(x0)
+x = torch.randn(3, requires_grad=True)
+try:
+    Cosine.apply(x)
+except RuntimeError as e:
+    print(str(e).split(".")[0])
+y, _ = ViewCosine.apply(x)
+y.sum().backward()
+print(torch.allclose(x.grad, -torch.sin(x)))
+with torch.no_grad():
+    print(Cosine.apply(x)[1] is x)
+)PY",
+                  "A input that has been returned as-is as output is being saved for backward\nTrue\nTrue\n");
+  }
+
   // gradgradcheck: random grad_outputs drawn as torch.testing.make_tensor draws
   // them (the random state after it is torch 1.13's, printed below), a true
   // second derivative passes, and a backward that detaches its input has no
