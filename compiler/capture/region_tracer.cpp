@@ -221,6 +221,7 @@ class RegionTracer : public py::Tracer {
   Value run_inlined(py::Frame& frame);
   Value run_traced(TracedFrame& tf);
   [[noreturn]] void refuse_rnn(const py::Frame& frame);
+  [[noreturn]] void refuse_sparse();
   bool unresumable() const { return unresumable_; }
   bool root_checkpoint() const { return root_checkpoint_; }
   void init_root(TracedFrame& tf);
@@ -383,7 +384,7 @@ class RegionTracer : public py::Tracer {
   std::unordered_map<const py::TensorObj*, size_t> lifted_;    // real tensor -> placeholder
   std::set<std::string> guarded_;                              // guard dedupe by text
   std::vector<TracedFrame*> frames_;                           // root first
-  bool unresumable_ = false;     // the region ends at an RNN module call (refuse_rnn)
+  bool unresumable_ = false;     // the region ends at an RNN module call or a sparse tensor (refuse_*)
   bool root_checkpoint_ = false;  // an inlined call made from the root frame has returned
   std::vector<StackFrame> break_stack_;
   mutable int next_symbol_ = 0;  // s0, s1, ... for dynamic sizes, one sequence per region
@@ -1649,8 +1650,23 @@ void RegionTracer::init_inlined(TracedFrame& tf, py::Frame& frame) {
   }
 }
 
+// Kiln's sparse tensors are Python objects of torch/sparse/__init__.py;
+// Dynamo 2.11 refuses to wrap a sparse tensor and cannot resume either.
+void RegionTracer::refuse_sparse() {
+  unresumable_ = true;
+  py::BreakInfo info;
+  info.reason = "Attempted to wrap sparse Tensor";
+  info.explanation =
+      "  Explanation: torch.compile does not support sparse Tensors\n"
+      "  Hint: Sparse tensor operations are not yet fully supported in torch.compile with fullgraph=True. Consider "
+      "using fullgraph=False to allow graph breaks, or move sparse tensor creation outside the compiled region.\n\n"
+      "  Developer debug context: \n";
+  throw py::GraphBreakSignal{info};
+}
+
 Value RegionTracer::run_inlined(py::Frame& frame) {
   if (is_rnn_forward(*frame.code)) refuse_rnn(frame);
+  if (frame.code->filename == "torch/sparse/__init__.py") refuse_sparse();
   TracedFrame tf;
   init_inlined(tf, frame);
   Value result = run_traced(tf);

@@ -379,6 +379,35 @@ print(round(a, 4), round(b, 4), round(c, 4), round(d, 4))
     }
   }
 
+  // A sparse tensor in compiled code: Dynamo 2.11 refuses to wrap it and
+  // cannot resume ("Attempted to wrap sparse Tensor"), so the GCN layer of
+  // pytorch/examples compiles no graph (explain: 0 graphs on the H200).
+  void sparse_tensors_skip_the_frame_as_in_dynamo() {
+    const char* program = R"PY(import torch
+torch.manual_seed(0)
+adj = torch.sparse_coo_tensor(torch.tensor([[0, 1, 2], [1, 2, 0]]), torch.tensor([1.0, 2.0, 3.0]), (3, 3))
+w = torch.randn(2, 2)
+@torch.compile
+def layer(x, a):
+    h = torch.mm(x, w)  # no call inlined before the sparse op, as in the GCN layer
+    return torch.spmm(a, h).relu().sum()
+x = torch.arange(6.0).reshape(3, 2)
+print(round(layer(x, adj).item(), 4), round(layer(x + 1, adj).item(), 4))
+)PY";
+    kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
+    QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
+    for (const char* backend : {"eager", "kiln"}) {
+      std::vector<kiln::capture::CallableReport> reports;
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend, [&](kiln::py::VM& vm) {
+        reports = kiln::capture::capture_reports(vm);
+      });
+      QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
+      QCOMPARE(reports.size(), size_t(1));
+      QCOMPARE(reports[0].graph_break_count(), -1);
+    }
+  }
+
   // A disabled function called from compiled code breaks the graph there, as
   // Dynamo skips it: two graphs around it.
   void disabled_function_splits_the_graph() {
