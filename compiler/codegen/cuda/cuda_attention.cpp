@@ -1,13 +1,14 @@
 #include "compiler/codegen/cuda/cuda_attention.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 
 namespace kiln::codegen::cuda {
 namespace {
 
-constexpr int kThreadsTc = 128;      // 4 warps, 16 query rows each
-constexpr int kBlockRowsTc = 64;
 constexpr int kThreadsSimple = 128;  // a query row per thread
 constexpr int kKeysSimple = 32;
 constexpr double kLog2e = 1.4426950408889634;
@@ -101,24 +102,33 @@ template <bool BF> __device__ __forceinline__ unsigned kiln_pack2(float lo, floa
   return r;
 }
 
+__device__ __forceinline__ float kiln_ex2(float x) {  // 2^x; -inf gives 0, NaN stays NaN
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+
 // Tensor cores. Fragment layouts of mma.m16n8k16 (g = lane / 4, t = lane % 4):
 // C holds rows g and g + 8, columns 2t and 2t + 1, which is also where the A
 // operand of the next product wants the probabilities, so P never leaves registers.
-template <bool BF, int D, int DV, int MASK, int MT>
+// NW warps each own WM fragments of 16 query rows: with WM = 2 every key and value
+// fragment read from shared memory feeds twice the products, and the two rows'
+// chains interleave.
+template <bool BF, int D, int DV, int MASK, int MT, int NW, int WM>
 __device__ __forceinline__ void kiln_attn_tc(const KilnAttnArgs& a) {
-  constexpr int BM = 64, BN = 64, LDK = D + 8, LDV = DV + 8;  // +8: ldmatrix rows on distinct banks
+  constexpr int BM = NW * 16 * WM, BN = 64, LDK = D + 8, LDV = DV + 8, NT = NW * 32;  // +8: ldmatrix rows on distinct banks
   extern __shared__ __align__(16) unsigned char kiln_attn_smem[];
   unsigned short* Qs = reinterpret_cast<unsigned short*>(kiln_attn_smem);
   unsigned short* Ks = Qs + BM * LDK;
   unsigned short* Vs = Ks + 2 * BN * LDK;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tg = lane & 3;
   const int li = lane & 7, lj = lane >> 3;
-  const i64 bh = blockIdx.y;
-  const i64 m0 = (i64)(gridDim.x - 1 - blockIdx.x) * BM;  // the longest causal rows first
+  const i64 bh = blockIdx.x;
+  const i64 m0 = (i64)(gridDim.y - 1 - blockIdx.y) * BM;  // the longest causal rows of every head first
   const unsigned short* qp = (const unsigned short*)a.q + bh * a.qs[0];
   const unsigned short* kp = (const unsigned short*)a.k + bh * a.ks[0];
   const unsigned short* vp = (const unsigned short*)a.v + bh * a.vs[0];
-  for (int c = tid; c < BM * (D / 8); c += 128) {
+  for (int c = tid; c < BM * (D / 8); c += NT) {
     const int r = c / (D / 8), col = (c % (D / 8)) * 8;
     const bool ok = m0 + r < a.m;
     kiln_cp_async16(Qs + r * LDK + col, qp + (ok ? m0 + r : 0) * a.qs[1] + col, ok);
@@ -132,12 +142,12 @@ __device__ __forceinline__ void kiln_attn_tc(const KilnAttnArgs& a) {
   const int tiles = n_end > 0 ? (int)((n_end + BN - 1) / BN) : 0;
   auto load_kv = [&](int t, int buf) {
     const i64 n0 = (i64)t * BN;
-    for (int c = tid; c < BN * (D / 8); c += 128) {
+    for (int c = tid; c < BN * (D / 8); c += NT) {
       const int r = c / (D / 8), col = (c % (D / 8)) * 8;
       const bool ok = n0 + r < a.n;
       kiln_cp_async16(Ks + (buf * BN + r) * LDK + col, kp + (ok ? n0 + r : 0) * a.ks[1] + col, ok);
     }
-    for (int c = tid; c < BN * (DV / 8); c += 128) {
+    for (int c = tid; c < BN * (DV / 8); c += NT) {
       const int r = c / (DV / 8), col = (c % (DV / 8)) * 8;
       const bool ok = n0 + r < a.n;
       kiln_cp_async16(Vs + (buf * BN + r) * LDV + col, vp + (ok ? n0 + r : 0) * a.vs[1] + col, ok);
@@ -147,96 +157,149 @@ __device__ __forceinline__ void kiln_attn_tc(const KilnAttnArgs& a) {
   kiln_cp_commit();
   kiln_cp_wait<1>();
   __syncthreads();
-  unsigned qf[D / 16][4];
+  unsigned qf[WM][D / 16][4];
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk)
-    kiln_ldsm4(qf[kk], Qs + (warp * 16 + li + (lj & 1) * 8) * LDK + kk * 16 + (lj >> 1) * 8);
-  float o[DV / 8][4];
+  for (int f = 0; f < WM; ++f)
 #pragma unroll
-  for (int i = 0; i < DV / 8; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-  float row_m[2] = {-KILN_INF, -KILN_INF}, row_l[2] = {0.f, 0.f};
-  const i64 mr[2] = {m0 + warp * 16 + g, m0 + warp * 16 + g + 8};
+    for (int kk = 0; kk < D / 16; ++kk)
+      kiln_ldsm4(qf[f][kk], Qs + ((f * NW + warp) * 16 + li + (lj & 1) * 8) * LDK + kk * 16 + (lj >> 1) * 8);
+  float o[WM][DV / 8][4];
+  float row_m[WM][2], row_l[WM][2];
+  i64 mr[WM][2];
+#pragma unroll
+  for (int f = 0; f < WM; ++f) {
+#pragma unroll
+    for (int i = 0; i < DV / 8; ++i) o[f][i][0] = o[f][i][1] = o[f][i][2] = o[f][i][3] = 0.f;
+    row_m[f][0] = row_m[f][1] = -KILN_INF;
+    row_l[f][0] = row_l[f][1] = 0.f;
+    mr[f][0] = m0 + (f * NW + warp) * 16 + g;
+    mr[f][1] = mr[f][0] + 8;
+  }
+  const float scale = (float)a.scale_log2;
   for (int t = 0; t < tiles; ++t) {
     const int buf = t & 1;
     if (t + 1 < tiles) load_kv(t + 1, buf ^ 1);
     kiln_cp_commit();
     kiln_cp_wait<1>();
     __syncthreads();
-    float s[BN / 8][4];
+    float s[WM][BN / 8][4];
 #pragma unroll
-    for (int i = 0; i < BN / 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+    for (int f = 0; f < WM; ++f)
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i) s[f][i][0] = s[f][i][1] = s[f][i][2] = s[f][i][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
 #pragma unroll
       for (int np = 0; np < BN / 16; ++np) {
         unsigned b[4];
         kiln_ldsm4(b, Ks + (buf * BN + np * 16 + li + (lj >> 1) * 8) * LDK + kk * 16 + (lj & 1) * 8);
-        kiln_mma16816<BF>(s[2 * np], qf[kk], b[0], b[1]);
-        kiln_mma16816<BF>(s[2 * np + 1], qf[kk], b[2], b[3]);
+#pragma unroll
+        for (int f = 0; f < WM; ++f) {
+          kiln_mma16816<BF>(s[f][2 * np], qf[f][kk], b[0], b[1]);
+          kiln_mma16816<BF>(s[f][2 * np + 1], qf[f][kk], b[2], b[3]);
+        }
       }
     const i64 n0 = (i64)t * BN;
-    float mx[2] = {-KILN_INF, -KILN_INF};
+    // Tiles inside the keys and below every row's diagonal need no per-element mask.
+    const bool edge = MASK >= 2 || n0 + BN > a.n || (MASK == 1 && n0 + BN - 1 > m0 + a.causal_offset);
 #pragma unroll
-    for (int nt = 0; nt < BN / 8; ++nt)
+    for (int f = 0; f < WM; ++f) {
+      float mx[2] = {-KILN_INF, -KILN_INF};
+      if (edge) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float x = kiln_attn_score<MASK, MT>(a, s[nt][e], bh, mr[e >> 1], n0 + nt * 8 + tg * 2 + (e & 1));
-        s[nt][e] = x;
-        mx[e >> 1] = fmaxf(mx[e >> 1], x);
+        for (int nt = 0; nt < BN / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float x = kiln_attn_score<MASK, MT>(a, s[f][nt][e], bh, mr[f][e >> 1], n0 + nt * 8 + tg * 2 + (e & 1));
+            s[f][nt][e] = x;
+            mx[e >> 1] = fmaxf(mx[e >> 1], x);
+          }
+      } else {
+#pragma unroll
+        for (int nt = 0; nt < BN / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float x = s[f][nt][e] * scale;
+            s[f][nt][e] = x;
+            mx[e >> 1] = fmaxf(mx[e >> 1], x);
+          }
       }
-    float ref[2], alpha[2];
+      float ref[2], alpha[2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      const float mn = fmaxf(row_m[r], mx[r]);
-      ref[r] = mn == -KILN_INF ? 0.f : mn;  // a row masked so far: no -inf - -inf
-      alpha[r] = exp2f(row_m[r] - ref[r]);
-      row_m[r] = mn;
-    }
-    float rs[2] = {0.f, 0.f};
-#pragma unroll
-    for (int nt = 0; nt < BN / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float p = exp2f(s[nt][e] - ref[e >> 1]);
-        s[nt][e] = p;
-        rs[e >> 1] += p;
+      for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        const float mn = fmaxf(row_m[f][r], mx[r]);
+        ref[r] = mn == -KILN_INF ? 0.f : mn;  // a row masked so far: no -inf - -inf
+        alpha[r] = kiln_ex2(row_m[f][r] - ref[r]);
+        row_m[f][r] = mn;
       }
-    row_l[0] = row_l[0] * alpha[0] + rs[0];
-    row_l[1] = row_l[1] * alpha[1] + rs[1];
+      float rs[2] = {0.f, 0.f};
 #pragma unroll
-    for (int i = 0; i < DV / 8; ++i) {
-      o[i][0] *= alpha[0], o[i][1] *= alpha[0], o[i][2] *= alpha[1], o[i][3] *= alpha[1];
+      for (int nt = 0; nt < BN / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float p = kiln_ex2(s[f][nt][e] - ref[e >> 1]);
+          s[f][nt][e] = p;
+          rs[e >> 1] += p;
+        }
+      row_l[f][0] = row_l[f][0] * alpha[0] + rs[0];
+      row_l[f][1] = row_l[f][1] * alpha[1] + rs[1];
+#pragma unroll
+      for (int i = 0; i < DV / 8; ++i) {
+        o[f][i][0] *= alpha[0], o[f][i][1] *= alpha[0], o[f][i][2] *= alpha[1], o[f][i][3] *= alpha[1];
+      }
     }
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {
-      const unsigned pa[4] = {kiln_pack2<BF>(s[2 * kk][0], s[2 * kk][1]), kiln_pack2<BF>(s[2 * kk][2], s[2 * kk][3]),
-                              kiln_pack2<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                              kiln_pack2<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      unsigned pa[WM][4];
+#pragma unroll
+      for (int f = 0; f < WM; ++f) {
+        pa[f][0] = kiln_pack2<BF>(s[f][2 * kk][0], s[f][2 * kk][1]);
+        pa[f][1] = kiln_pack2<BF>(s[f][2 * kk][2], s[f][2 * kk][3]);
+        pa[f][2] = kiln_pack2<BF>(s[f][2 * kk + 1][0], s[f][2 * kk + 1][1]);
+        pa[f][3] = kiln_pack2<BF>(s[f][2 * kk + 1][2], s[f][2 * kk + 1][3]);
+      }
 #pragma unroll
       for (int dp = 0; dp < DV / 16; ++dp) {
         unsigned b[4];
         kiln_ldsm4_t(b, Vs + (buf * BN + kk * 16 + li + (lj & 1) * 8) * LDV + dp * 16 + (lj >> 1) * 8);
-        kiln_mma16816<BF>(o[2 * dp], pa, b[0], b[1]);
-        kiln_mma16816<BF>(o[2 * dp + 1], pa, b[2], b[3]);
+#pragma unroll
+        for (int f = 0; f < WM; ++f) {
+          kiln_mma16816<BF>(o[f][2 * dp], pa[f], b[0], b[1]);
+          kiln_mma16816<BF>(o[f][2 * dp + 1], pa[f], b[2], b[3]);
+        }
       }
     }
     __syncthreads();
   }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    row_l[r] += __shfl_xor_sync(0xffffffffu, row_l[r], 1);
-    row_l[r] += __shfl_xor_sync(0xffffffffu, row_l[r], 2);
-  }
   const u64 op = a.o + (u64)(bh * a.os[0]) * 2;
 #pragma unroll
-  for (int i = 0; i < DV / 8; ++i)
+  for (int f = 0; f < WM; ++f) {
+    float inv[2];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const i64 m = mr[e >> 1];
-      if (m < a.m) kiln_attn_store<BF ? 2 : 1>(op, m * a.os[1] + (i * 8 + tg * 2 + (e & 1)) * a.os[2], o[i][e] / row_l[e >> 1]);
+    for (int r = 0; r < 2; ++r) {
+      float l = row_l[f][r];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      inv[r] = 1.f / l;
     }
+#pragma unroll
+    for (int i = 0; i < DV / 8; ++i)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const i64 m = mr[f][r];
+        if (m >= a.m) continue;
+        const i64 at = m * a.os[1] + (i * 8 + tg * 2) * a.os[2];
+        const float lo = o[f][i][2 * r] * inv[r], hi = o[f][i][2 * r + 1] * inv[r];
+        if (a.os[2] == 1 && ((op >> 1) + at) % 2 == 0) {  // the pair is one aligned 32-bit word
+          *reinterpret_cast<unsigned*>(op + (u64)at * 2) = kiln_pack2<BF>(lo, hi);
+        } else {
+          kiln_attn_store<BF ? 2 : 1>(op, at, lo);
+          kiln_attn_store<BF ? 2 : 1>(op, at + a.os[2], hi);
+        }
+      }
+  }
 }
 
 // CUDA cores, float32 arithmetic, any strides: a query row per thread, keys
@@ -247,8 +310,8 @@ __device__ __forceinline__ void kiln_attn_simple(const KilnAttnArgs& a) {
   extern __shared__ __align__(16) unsigned char kiln_attn_smem[];
   float* Ks = reinterpret_cast<float*>(kiln_attn_smem);
   float* Vs = Ks + BN * D;
-  const i64 bh = blockIdx.y;
-  const i64 m0 = (i64)(gridDim.x - 1 - blockIdx.x) * BM;
+  const i64 bh = blockIdx.x;
+  const i64 m0 = (i64)(gridDim.y - 1 - blockIdx.y) * BM;
   const i64 m = m0 + threadIdx.x;
   const size_t es = ET == 0 ? 4 : 2;
   const u64 qp = a.q + (u64)(bh * a.qs[0]) * es, kp = a.k + (u64)(bh * a.ks[0]) * es, vp = a.v + (u64)(bh * a.vs[0]) * es;
@@ -327,18 +390,42 @@ std::string instance(const AttentionGpuPlan& p) {
   const std::string targs = std::to_string(p.d) + ", " + std::to_string(p.dv) + ", " + std::to_string(mask) + ", " +
                             std::to_string(mt);
   std::string call;
-  if (p.tensor_cores) call = std::string("kiln_attn_tc<") + (p.dtype == DType::BFloat16 ? "true" : "false") + ", " + targs + ">(a);";
+  if (p.tensor_cores)
+    call = std::string("kiln_attn_tc<") + (p.dtype == DType::BFloat16 ? "true" : "false") + ", " + targs + ", " +
+           std::to_string(p.warps) + ", " + std::to_string(p.row_fragments) + ">(a);";
   else call = "kiln_attn_simple<" + std::to_string(p.dtype == DType::Float32 ? 0 : p.dtype == DType::Float16 ? 1 : 2) + ", " + targs + ">(a);";
-  const int threads = p.tensor_cores ? kThreadsTc : kThreadsSimple;
-  return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") " + p.function +
+  const int threads = p.threads();
+  // Four blocks of 128 threads per SM, as many as their shared memory allows; two
+  // fragments per warp need up to 255 registers, so two blocks.
+  const int min_blocks = p.tensor_cores ? std::max(1, (p.row_fragments == 2 ? 256 : 512) / threads) : 1;
+  return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ", " + std::to_string(min_blocks) + ") " + p.function +
          "(KilnAttnArgs a) { " + call + " }\n";
 }
 
 }  // namespace
 
 unsigned AttentionGpuPlan::shared_bytes() const {
-  if (tensor_cores) return unsigned((kBlockRowsTc * (d + 8) + 2 * 64 * (d + 8) + 2 * 64 * (dv + 8)) * 2);
+  if (tensor_cores) return unsigned((block_rows() * (d + 8) + 2 * 64 * (d + 8) + 2 * 64 * (dv + 8)) * 2);
   return unsigned(kKeysSimple * (d + dv) * 4);
+}
+
+int AttentionGpuPlan::threads() const { return tensor_cores ? warps * 32 : kThreadsSimple; }
+
+int64_t AttentionGpuPlan::block_rows() const { return tensor_cores ? int64_t(warps) * 16 * row_fragments : kThreadsSimple; }
+
+Status choose_attention_tiles(AttentionGpuPlan& plan) {
+  // Two row fragments per warp double the registers of the scores and the output:
+  // past head dimension 64 they would spill.
+  plan.warps = 4;
+  plan.row_fragments = plan.d <= 64 && plan.dv <= 64 ? 2 : 1;
+  if (const char* forced = std::getenv("KILN_ATTN_TILES"); forced && *forced) {
+    int warps = 0, fragments = 0;
+    if (std::sscanf(forced, "%dx%d", &warps, &fragments) != 2 || (warps != 2 && warps != 4 && warps != 8) ||
+        (fragments != 1 && fragments != 2))
+      return unsupported(std::string("KILN_ATTN_TILES=") + forced + ": expected WARPSxFRAGMENTS, warps 2, 4 or 8, fragments 1 or 2");
+    plan.warps = warps, plan.row_fragments = fragments;
+  }
+  return {};
 }
 
 Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_t kernel) {
@@ -381,7 +468,7 @@ Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_
   }
   if (plan.dtype != DType::Float16 && plan.dtype != DType::BFloat16 && plan.dtype != DType::Float32)
     return unsupported("no kernel for " + std::string(dtype_name(plan.dtype)));
-  if (plan.batch > 65535) return unsupported("a batch of " + std::to_string(plan.batch) + " (over 65535 blocks)");
+  if (plan.batch > INT32_MAX) return unsupported("a batch of " + std::to_string(plan.batch) + " (over 2^31 - 1 blocks)");
   if (plan.d < 1 || plan.dv < 1 || plan.d > 256 || plan.dv > 256)
     return unsupported("head dimensions " + std::to_string(plan.d) + " and " + std::to_string(plan.dv) + " (at most 256)");
   // cp.async moves 16 aligned bytes: rows of whole 8-element chunks, on 8-element strides.
@@ -389,10 +476,15 @@ Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_
   plan.tensor_cores = plan.dtype != DType::Float32 && plan.d % 16 == 0 && plan.dv % 16 == 0 && plan.d <= 128 &&
                       plan.dv <= 128 && aligned(plan.q_stride, plan.q_offset) && aligned(plan.k_stride, plan.k_offset) &&
                       aligned(plan.v_stride, plan.v_offset);
+  if (plan.tensor_cores)
+    if (Status st = choose_attention_tiles(plan); !st.ok()) return st;
+  if ((plan.m + plan.block_rows() - 1) / plan.block_rows() > 65535)
+    return unsupported(std::to_string(plan.m) + " query rows (over 65535 blocks of " + std::to_string(plan.block_rows()) + ")");
   const int mask = mask_code(a);
   plan.function = std::string("kiln_attn_") + (plan.tensor_cores ? "tc_" : "simple_") + std::string(dtype_abbrev(plan.dtype)) +
                   "_d" + std::to_string(plan.d) + "_v" + std::to_string(plan.dv) + "_m" + std::to_string(mask) +
-                  (mask >= 2 ? "_t" + std::to_string(mask_type_code(plan.mask_dtype)) : "");
+                  (mask >= 2 ? "_t" + std::to_string(mask_type_code(plan.mask_dtype)) : "") +
+                  (plan.tensor_cores ? "_w" + std::to_string(plan.warps) + "x" + std::to_string(plan.row_fragments) : "");
   return plan;
 }
 
@@ -431,9 +523,9 @@ Status run_attention_on_gpu(const AttentionGpuPlan& p, const AttentionPointers& 
   args.mask_scale_log2 = p.params.mask_scale * kLog2e;
   args.fill_log2 = std::isinf(p.params.fill) ? p.params.fill : p.params.fill * kLog2e;
   void* params[] = {&args};
-  const int64_t rows = p.tensor_cores ? kBlockRowsTc : kThreadsSimple;
-  Dim3 grid{unsigned((p.m + rows - 1) / rows), unsigned(p.batch)};
-  Dim3 block{unsigned(p.tensor_cores ? kThreadsTc : kThreadsSimple)};
+  const int64_t rows = p.block_rows();
+  Dim3 grid{unsigned(p.batch), unsigned((p.m + rows - 1) / rows)};
+  Dim3 block{unsigned(p.threads())};
   if (Status st = launch(fn, grid, block, p.shared_bytes(), params, stream); !st.ok())
     return Status::error(p.function + ": " + st.message());
   return {};

@@ -1,17 +1,19 @@
 #pragma once
 // The fused attention extern kernel (sched/attention.cpp) on the GPU: one
-// flash-style forward kernel. A block takes 64 query rows of one batch
-// entry; key/value tiles of 64 rows stream through shared memory (cp.async,
-// double-buffered); scores and the online softmax (running max and sum, in
-// float32) stay in registers; both products run on tensor cores through
-// mma.sync m16n8k16 for float16 / bfloat16 with the probabilities rounded to
-// the operands' type, as flash attention does. A causal mask skips the key
-// tiles wholly above the diagonal. float32 (and layouts cp.async cannot read)
-// take a plain float32 kernel with the same tiling on CUDA cores.
+// flash-style forward kernel. A block takes 64 or 128 query rows of one batch
+// entry (four warps owning one or two 16-row fragments each); key/value tiles
+// of 64 rows stream through shared memory (cp.async, double-buffered); scores
+// and the online softmax (running max and sum, in float32) stay in registers;
+// both products run on tensor cores through mma.sync m16n8k16 for float16 /
+// bfloat16 with the probabilities rounded to the operands' type, as flash
+// attention does. Key tiles inside the keys and below the diagonal skip the
+// per-element mask; a causal mask skips the tiles wholly above the diagonal,
+// and the blocks with the most rows to do start first. float32 (and layouts
+// cp.async cannot read) take a plain float32 kernel on CUDA cores.
 //
 // The plan is made once when the source is emitted; a kernel it cannot take
-// (a head dimension over 256, a batch over 65535) runs on the host instead,
-// with the reason in a comment of the source.
+// (a head dimension over 256, over 65535 blocks of query rows) runs on the
+// host instead, with the reason in a comment of the source.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,9 +35,14 @@ struct AttentionGpuPlan {
   int64_t mask_stride[4] = {}, mask_offset = 0, mask_inner = 1;
   loopir::AttentionParams params;
   bool tensor_cores = false;
+  // Tensor-core tiling: `warps` warps per block, each owning `row_fragments` runs of 16
+  // query rows (KILN_ATTN_TILES=WxF overrides the choice, for measuring).
+  int warps = 4, row_fragments = 1;
   std::string function;  // the kernel's name in the module
 
   unsigned shared_bytes() const;
+  int threads() const;
+  int64_t block_rows() const;  // query rows per block
 };
 
 // How extern kernel `kernel` of `p` (an Attention) runs on the GPU, or why it cannot.
