@@ -40,6 +40,10 @@ struct CudaCompiledGraph::Impl {
   std::vector<CUfunction> gemm_fill_c;        // per program kernel: a GEMM's kernel filling its output with C
   std::vector<int> attention_of_kernel;       // per program kernel: its index in source.attentions, or -1
   std::vector<CUfunction> attention_functions;  // per source.attentions
+  std::vector<int> pool_of_kernel;              // per program kernel: its index in source.pools, or -1
+  std::vector<CUfunction> pool_functions;       // per source.pools
+  std::vector<int> conv_backward_of_kernel;     // per program kernel: its index in source.conv_backwards, or -1
+  std::vector<ConvBackwardFunctions> conv_backward_functions;  // per source.conv_backwards
   ProgramBinding binding;  // storage_of: the buffer whose device memory each buffer uses
   bool conv_tf32 = false, matmul_tf32 = false;  // CudaCompileOptions
 };
@@ -75,7 +79,8 @@ bool writes_nothing(const loopir::Program& p, const loopir::Kernel& k) {
 bool extern_on_gpu(const CudaCompiledGraph::Impl& impl, size_t kernel) {
   const loopir::Program& p = impl.scheduled.program;
   const loopir::Kernel& k = p.kernels[kernel];
-  return impl.conv_of_kernel[kernel] >= 0 || impl.attention_of_kernel[kernel] >= 0 || gemm_on_gpu(p, k) ||
+  return impl.conv_of_kernel[kernel] >= 0 || impl.attention_of_kernel[kernel] >= 0 ||
+         impl.pool_of_kernel[kernel] >= 0 || impl.conv_backward_of_kernel[kernel] >= 0 || gemm_on_gpu(p, k) ||
          writes_nothing(p, k);
 }
 
@@ -165,6 +170,11 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
   impl->attention_of_kernel.assign(p.kernels.size(), -1);
   for (size_t a = 0; a < impl->source.attentions.size(); ++a)
     impl->attention_of_kernel[impl->source.attentions[a].kernel] = int(a);
+  impl->pool_of_kernel.assign(p.kernels.size(), -1);
+  for (size_t i = 0; i < impl->source.pools.size(); ++i) impl->pool_of_kernel[impl->source.pools[i].kernel] = int(i);
+  impl->conv_backward_of_kernel.assign(p.kernels.size(), -1);
+  for (size_t i = 0; i < impl->source.conv_backwards.size(); ++i)
+    impl->conv_backward_of_kernel[impl->source.conv_backwards[i].kernel] = int(i);
   for (const sched::FusedGroup& g : impl->scheduled.groups)
     st.extern_groups += p.kernels[g.kernels.front()].kind == loopir::KernelKind::Extern;
   for (size_t k = 0; k < p.kernels.size(); ++k)
@@ -216,6 +226,10 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
       for (const ConvGpuPlan& c : impl->source.convs)
         impl->conv_functions.push_back({helper(c.im2col_kernel), helper(c.bias_kernel), helper(c.scatter_kernel)});
       for (const AttentionGpuPlan& a : impl->source.attentions) impl->attention_functions.push_back(helper(a.function));
+      for (const PoolGpuPlan& pool : impl->source.pools) impl->pool_functions.push_back(helper(pool.function));
+      for (const ConvBackwardGpuPlan& b : impl->source.conv_backwards)
+        impl->conv_backward_functions.push_back(
+            {helper(b.geometry.im2col_kernel), helper(b.gather_kernel), helper(b.col2im_kernel), helper(b.bias_kernel)});
       for (size_t k = 0; k < p.kernels.size(); ++k)
         if (p.kernels[k].kind == loopir::KernelKind::Extern && gemm_on_gpu(p, p.kernels[k]))
           impl->gemm_fill_c[k] = helper(gemm_c_kernel(p, p.kernels[k]));
@@ -294,6 +308,19 @@ Status CudaExecution::State::run_extern_on_gpu(size_t kernel, const Stream* stre
     const AttentionGpuPlan& plan = im.source.attentions[size_t(attn)];
     AttentionPointers ptr{at(plan.q), at(plan.k), at(plan.v), plan.mask.empty() ? 0 : at(plan.mask), at(plan.output)};
     return run_attention_on_gpu(plan, ptr, im.attention_functions[size_t(attn)], stream);
+  }
+  if (const int pool = im.pool_of_kernel[kernel]; pool >= 0) {
+    const PoolGpuPlan& plan = im.source.pools[size_t(pool)];
+    PoolPointers ptr{at(plan.input), plan.indices.empty() ? 0 : at(plan.indices), at(plan.output)};
+    return run_pool_on_gpu(plan, ptr, im.pool_functions[size_t(pool)], stream);
+  }
+  if (const int back = im.conv_backward_of_kernel[kernel]; back >= 0) {
+    const ConvBackwardGpuPlan& plan = im.source.conv_backwards[size_t(back)];
+    auto maybe = [&](const std::string& b) { return b.empty() ? CUdeviceptr(0) : at(b); };
+    ConvBackwardPointers ptr{at(plan.grad_output),     at(plan.geometry.input),  at(plan.geometry.weight),
+                             maybe(plan.grad_input),   maybe(plan.grad_weight), maybe(plan.grad_bias),
+                             conv_workspace.ptr()};
+    return run_conv_backward_on_gpu(plan, ptr, im.conv_backward_functions[size_t(back)], im.conv_tf32, stream);
   }
   if (gemm_on_gpu(p, k)) return run_gemm_on_gpu(p, k, at, im.gemm_fill_c[kernel], im.matmul_tf32, stream);
   return {};  // writes_nothing
@@ -407,6 +434,7 @@ Expected<std::unique_ptr<CudaExecution>> CudaExecution::create(std::shared_ptr<c
   if (Status st = s->plan_split_reductions(); !st.ok()) return st;
   size_t workspace = 0;
   for (const ConvGpuPlan& c : impl.source.convs) workspace = std::max(workspace, c.workspace_bytes());
+  for (const ConvBackwardGpuPlan& b : impl.source.conv_backwards) workspace = std::max(workspace, b.workspace_bytes());
   if (workspace > 0) {
     Expected<DeviceBuffer> b = DeviceBuffer::alloc(workspace);
     if (!b) return b.status();

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/codegen/cuda/cuda_prelude.h"
+
 namespace kiln::codegen::cuda {
 namespace {
 
@@ -181,28 +183,6 @@ __device__ __forceinline__ void kiln_conv_scatter(T* out, const T* __restrict__ 
   }
 }
 
-// A dtype's storage type and how it converts to the type the bias is added in.
-struct KilnConvF32 {
-  typedef float T;
-  static __device__ float get(T v) { return v; }
-  static __device__ T put(float v) { return v; }
-};
-struct KilnConvF64 {
-  typedef double T;
-  static __device__ double get(T v) { return v; }
-  static __device__ T put(double v) { return v; }
-};
-struct KilnConvF16 {
-  typedef unsigned short T;
-  static __device__ float get(T v) { return kiln_h2f(v); }
-  static __device__ T put(float v) { return kiln_f2h(v); }
-};
-struct KilnConvBF16 {
-  typedef unsigned short T;
-  static __device__ float get(T v) { return kiln_bf2f(v); }
-  static __device__ T put(float v) { return kiln_f2bf(v); }
-};
-
 // out[n, oc, pixel] += bias[oc], in float for the half types.
 template <typename D>
 __device__ __forceinline__ void kiln_conv_bias(typename D::T* out, const typename D::T* __restrict__ bias, i64 total,
@@ -235,10 +215,7 @@ std::string scatter_instance(const std::string& name, size_t element_bytes) {
 }
 
 std::string bias_instance(const std::string& name, DType d) {
-  const char* traits = d == DType::Float64    ? "KilnConvF64"
-                       : d == DType::Float16  ? "KilnConvF16"
-                       : d == DType::BFloat16 ? "KilnConvBF16"
-                                              : "KilnConvF32";
+  const char* traits = dtype_traits(d);
   std::ostringstream os;
   os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ") " << name << "(" << traits
      << "::T* out, const " << traits << "::T* bias, i64 total, i64 channels, i64 pixels, i64 sn, i64 sc, i64 sp, "
@@ -266,14 +243,28 @@ Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel) 
   const loopir::BufferView& x = call.tensors.at(size_t(cp.input));
   const loopir::BufferView& w = call.tensors.at(size_t(cp.weight));
   const loopir::BufferView* bias = cp.bias >= 0 ? &call.tensors.at(size_t(cp.bias)) : nullptr;
-  ConvGpuPlan plan;
-  plan.kernel = kernel;
-  plan.dtype = out.dtype;
-  if (!gpu_dtype(plan.dtype)) return unsupported("no " + std::string(dtype_name(plan.dtype)) + " GEMM in cuBLAS");
   for (const loopir::BufferView* v : {&x, &w, bias})
-    if (v && p.buffer(v->buffer).dtype != plan.dtype)
+    if (v && p.buffer(v->buffer).dtype != out.dtype)
       return unsupported("mixed dtypes (" + v->buffer + " is " + std::string(dtype_name(p.buffer(v->buffer).dtype)) +
-                         ", the output " + std::string(dtype_name(plan.dtype)) + ")");
+                         ", the output " + std::string(dtype_name(out.dtype)) + ")");
+  const loopir::BufferView out_view{k.output, out.sizes, out.strides, out.offset};
+  Expected<ConvGpuPlan> plan = plan_conv_geometry(out.dtype, x, w, out_view, cp, false);
+  if (!plan) return plan;
+  plan->kernel = kernel;
+  if (bias) {
+    plan->bias = bias->buffer, plan->bias_stride = bias->strides.at(0), plan->bias_offset = bias->offset;
+    plan->bias_kernel = "kiln_conv_bias_" + std::string(dtype_abbrev(plan->dtype));
+  }
+  if (Status st = cublas_supports(conv_gemm(*plan, {}, 0, 0, plan->chunk)); !st.ok()) return unsupported(st.message());
+  return plan;
+}
+
+Expected<ConvGpuPlan> plan_conv_geometry(DType dtype, const loopir::BufferView& x, const loopir::BufferView& w,
+                                         const loopir::BufferView& out, const loopir::ConvParams& cp,
+                                         bool merge_all) {
+  ConvGpuPlan plan;
+  plan.dtype = dtype;
+  if (!gpu_dtype(plan.dtype)) return unsupported("no " + std::string(dtype_name(plan.dtype)) + " GEMM in cuBLAS");
   const size_t rank = x.sizes.size();
   if ((rank != 3 && rank != 4) || w.sizes.size() != rank || out.sizes.size() != rank)
     return unsupported("only 1-D and 2-D convolutions");
@@ -288,7 +279,7 @@ Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel) 
   const std::vector<int64_t> xs = as_2d(x.sizes, 1), xt = as_2d(x.strides, 0);
   const std::vector<int64_t> ws = as_2d(w.sizes, 1), wt = as_2d(w.strides, 0);
   const std::vector<int64_t> os = as_2d(out.sizes, 1), ot = as_2d(out.strides, 0);
-  plan.input = x.buffer, plan.weight = w.buffer, plan.output = k.output;
+  plan.input = x.buffer, plan.weight = w.buffer, plan.output = out.buffer;
   plan.n = xs[0], plan.c = xs[1], plan.h = xs[2], plan.w = xs[3];
   std::copy(xt.begin(), xt.end(), plan.x_stride);
   plan.x_offset = x.offset;
@@ -318,28 +309,30 @@ Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel) 
   std::optional<int64_t> out_pixel = flat_stride({os[2], os[3]}, {ot[2], ot[3]});
   if (!out_pixel) return unsupported("the output's pixels are not on one stride");
   plan.out_n_stride = ot[0], plan.out_c_stride = ot[1], plan.out_pixel_stride = *out_pixel, plan.out_offset = out.offset;
-  if (bias) {
-    plan.bias = bias->buffer, plan.bias_stride = bias->strides.at(0), plan.bias_offset = bias->offset;
-    plan.bias_kernel = "kiln_conv_bias_" + std::string(dtype_abbrev(plan.dtype));
-  }
   std::optional<int64_t> x_pixel = flat_stride({plan.h, plan.w}, {plan.x_stride[2], plan.x_stride[3]});
-  plan.direct = plan.kh == 1 && plan.kw == 1 && plan.stride[0] == 1 && plan.stride[1] == 1 && plan.pad[0] == 0 &&
-                plan.pad[1] == 0 && x_pixel;
+  plan.direct = !merge_all && plan.kh == 1 && plan.kw == 1 && plan.stride[0] == 1 && plan.stride[1] == 1 &&
+                plan.pad[0] == 0 && plan.pad[1] == 0 && x_pixel;
   if (plan.direct) {
     plan.x_pixel_stride = *x_pixel;
     plan.chunk = std::max<int64_t>(plan.n, 1);
   } else {
-    plan.merged = plan.groups == 1 && plan.pixels() < merged_pixels();
+    plan.merged = merge_all || (plan.groups == 1 && plan.pixels() < merged_pixels());
     const size_t per_sample =
         size_t((plan.c * plan.kh * plan.kw + (plan.merged ? plan.oc : 0)) * plan.pixels()) * element_size(plan.dtype);
     plan.chunk = std::clamp<int64_t>(int64_t(kWorkspaceCap / std::max<size_t>(per_sample, 1)), 1,
                                      std::max<int64_t>(plan.n, 1));
     plan.im2col_kernel = "kiln_conv_im2col_b" + std::to_string(element_size(plan.dtype)) +
                          (im2col_fits_int(plan) ? "_i32" : "_i64");
-    if (plan.merged) plan.scatter_kernel = "kiln_conv_scatter_b" + std::to_string(element_size(plan.dtype));
+    if (plan.merged && !merge_all) plan.scatter_kernel = "kiln_conv_scatter_b" + std::to_string(element_size(plan.dtype));
   }
-  if (Status st = cublas_supports(conv_gemm(plan, {}, 0, 0, plan.chunk)); !st.ok()) return unsupported(st.message());
   return plan;
+}
+
+Status run_conv_im2col(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction fn, int64_t n0, int64_t count,
+                       const Stream* stream) {
+  Status st = p.im2col_kernel.ends_with("_i32") ? launch_im2col<int32_t>(p, ptr, fn, n0, count, stream)
+                                                 : launch_im2col<int64_t>(p, ptr, fn, n0, count, stream);
+  return st.ok() ? st : Status::error(p.im2col_kernel + ": " + st.message());
 }
 
 std::string conv_kernels_source(const std::vector<ConvGpuPlan>& plans) {
@@ -360,11 +353,8 @@ Status run_conv_on_gpu(const ConvGpuPlan& p, const ConvPointers& ptr, const Conv
   if (p.n == 0 || p.oc == 0 || p.pixels() == 0) return {};
   for (int64_t n0 = 0; n0 < p.n; n0 += p.chunk) {
     const int64_t count = std::min(p.chunk, p.n - n0);
-    if (!p.direct) {
-      Status st = p.im2col_kernel.ends_with("_i32") ? launch_im2col<int32_t>(p, ptr, fn.im2col, n0, count, stream)
-                                                     : launch_im2col<int64_t>(p, ptr, fn.im2col, n0, count, stream);
-      if (!st.ok()) return Status::error(p.im2col_kernel + ": " + st.message());
-    }
+    if (!p.direct)
+      if (Status st = run_conv_im2col(p, ptr, fn.im2col, n0, count, stream); !st.ok()) return st;
     for (int64_t g = 0; g < p.groups; ++g) {
       GemmCall call = conv_gemm(p, ptr, g, n0, count);
       call.tf32 = tf32;

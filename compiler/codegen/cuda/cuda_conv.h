@@ -56,6 +56,14 @@ struct ConvGpuPlan {
 // cannot take without a copy.
 Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel);
 
+// The geometry of a convolution of x by w into `out` (the dtype's, already
+// checked for every operand): the plan above without its kernel, bias or GEMM
+// check. `merge_all`: im2col always, into merged columns [row][sample][pixel]
+// (what the backward's weight gradient multiplies), and no scatter kernel.
+Expected<ConvGpuPlan> plan_conv_geometry(DType dtype, const loopir::BufferView& x, const loopir::BufferView& w,
+                                         const loopir::BufferView& out, const loopir::ConvParams& params,
+                                         bool merge_all);
+
 // CUDA source for the kernels `plans` name, each instantiation once; it uses
 // the prelude's helpers (cuda_prelude.h) and is appended after them.
 std::string conv_kernels_source(const std::vector<ConvGpuPlan>& plans);
@@ -67,6 +75,10 @@ struct ConvPointers {
 struct ConvFunctions {
   CUfunction im2col = nullptr, bias = nullptr, scatter = nullptr;
 };
+
+// Queues im2col of samples [n0, n0 + count) of ptr.input into ptr.workspace.
+Status run_conv_im2col(const ConvGpuPlan& plan, const ConvPointers& ptr, CUfunction fn, int64_t n0, int64_t count,
+                       const Stream* stream);
 
 // Queues the convolution on `stream` (null: the legacy stream).
 // `tf32`: float32 products in TF32 (GemmCall::tf32).

@@ -1072,10 +1072,30 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
       for (const std::string* name : {&conv->im2col_kernel, &conv->bias_kernel, &conv->scatter_kernel})
         if (!name->empty()) helpers.insert(*name);
       out.convs.push_back(std::move(*conv));
+    } else if (kernel.call->kind == loopir::ExternKind::Fallback && pool_target_on_gpu(kernel.call->target)) {
+      Expected<PoolGpuPlan> pool = plan_pool_on_gpu(s.program, k);
+      if (!pool) {
+        os << "\n// " << kernel.output << " runs on the host: " << pool.status().message() << "\n";
+        continue;
+      }
+      helpers.insert(pool->function);
+      out.pools.push_back(std::move(*pool));
+    } else if (kernel.call->kind == loopir::ExternKind::Fallback && conv_backward_target(kernel.call->target)) {
+      Expected<ConvBackwardGpuPlan> back = plan_conv_backward_on_gpu(s.program, k);
+      if (!back) {
+        os << "\n// " << kernel.output << " runs on the host: " << back.status().message() << "\n";
+        continue;
+      }
+      for (const std::string* name : {&back->geometry.im2col_kernel, &back->gather_kernel, &back->col2im_kernel, &back->bias_kernel})
+        if (!name->empty()) helpers.insert(*name);
+      out.conv_backwards.push_back(std::move(*back));
     }
   }
-  os << conv_kernels_source(out.convs) << gemm_c_kernels_source(gemm_helpers)
-     << attention_kernels_source(out.attentions);
+  std::vector<ConvGpuPlan> im2col_users = out.convs;
+  for (ConvGpuPlan& g : conv_backward_geometries(out.conv_backwards)) im2col_users.push_back(std::move(g));
+  os << conv_kernels_source(im2col_users) << conv_backward_kernels_source(out.conv_backwards)
+     << gemm_c_kernels_source(gemm_helpers)
+     << attention_kernels_source(out.attentions) << pool_kernels_source(out.pools);
   helpers.insert(gemm_helpers.begin(), gemm_helpers.end());
   out.library_kernels.assign(helpers.begin(), helpers.end());
   out.text = os.str();

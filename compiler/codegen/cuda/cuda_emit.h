@@ -17,6 +17,8 @@
 #include "compiler/codegen/cpu/loop_plan.h"
 #include "compiler/codegen/cuda/cuda_attention.h"
 #include "compiler/codegen/cuda/cuda_conv.h"
+#include "compiler/codegen/cuda/cuda_conv_backward.h"
+#include "compiler/codegen/cuda/cuda_pool.h"
 #include "compiler/sched/schedule.h"
 
 namespace kiln::codegen::cuda {
@@ -46,6 +48,9 @@ struct CudaSource {
   std::vector<ConvGpuPlan> convs;
   // The fused attention extern kernels that run on the GPU (their kernels are in `text`).
   std::vector<AttentionGpuPlan> attentions;
+  // Max pooling with indices and its backward (training graphs) on the GPU.
+  std::vector<PoolGpuPlan> pools;
+  std::vector<ConvBackwardGpuPlan> conv_backwards;
   // The extern kernels' helpers in `text` (im2col, bias, a GEMM's C), which
   // the runtime looks up by name.
   std::vector<std::string> library_kernels;

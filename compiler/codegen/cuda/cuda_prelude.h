@@ -2,6 +2,8 @@
 // The helpers every generated CUDA source starts with. NVRTC compiles it
 // with no include path, so the fixed-width types, half/bfloat16 conversions
 // and reductions are written here rather than taken from cuda_fp16.h.
+#include "core/tensor/dtype.h"
+
 namespace kiln::codegen::cuda {
 
 inline constexpr const char* kCudaPrelude = R"KILN(
@@ -119,6 +121,37 @@ __device__ __forceinline__ void kiln_block_argmax(T& v, i64& i, T* scratch, i64*
   for (int w = 1; w < warps; ++w)
     if (kiln_arg_takes(scratch[w], scratch_i[w], v, i)) { v = scratch[w]; i = scratch_i[w]; }
 }
+// A dtype's storage type T and its arithmetic type A (float for the half types),
+// for the library kernels that compute in A and store T.
+struct KilnF32 {
+  typedef float T;
+  typedef float A;
+  static __device__ float get(T v) { return v; }
+  static __device__ T put(float v) { return v; }
+};
+struct KilnF64 {
+  typedef double T;
+  typedef double A;
+  static __device__ double get(T v) { return v; }
+  static __device__ T put(double v) { return v; }
+};
+struct KilnF16 {
+  typedef unsigned short T;
+  typedef float A;
+  static __device__ float get(T v) { return kiln_h2f(v); }
+  static __device__ T put(float v) { return kiln_f2h(v); }
+};
+struct KilnBF16 {
+  typedef unsigned short T;
+  typedef float A;
+  static __device__ float get(T v) { return kiln_bf2f(v); }
+  static __device__ T put(float v) { return kiln_f2bf(v); }
+};
 )KILN";
+
+// The prelude's traits struct for a dtype the library kernels take ("KilnF32").
+inline const char* dtype_traits(DType d) {
+  return d == DType::Float64 ? "KilnF64" : d == DType::Float16 ? "KilnF16" : d == DType::BFloat16 ? "KilnBF16" : "KilnF32";
+}
 
 }  // namespace kiln::codegen::cuda
