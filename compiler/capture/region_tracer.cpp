@@ -77,6 +77,16 @@ SourcePtr attr_source(const Value& obj, const SourcePtr& base, const std::string
   return Source::attr(base, name);
 }
 
+// What TENSOR_MATCH already guards (x.dtype, x.ndim, ...): Dynamo reads it off
+// the tensor's fake, adding no guard of its own. x.shape keeps its source: a
+// dynamic size read through it becomes the graph's symbol.
+bool is_tensor_metadata(const Value& obj, const std::string& name) {
+  static const std::set<std::string, std::less<>> names = {
+      "dtype", "device", "ndim", "requires_grad", "is_leaf", "layout", "is_cuda", "is_cpu",
+      "is_meta", "is_sparse", "is_quantized", "itemsize", "nbytes"};
+  return obj.is(ObjKind::Tensor) && names.count(name);
+}
+
 bool is_library(const py::Code* code) { return code->filename.starts_with("torch/"); }
 
 bool is_scalar_constant(const Value& v) {
@@ -712,6 +722,13 @@ void RegionTracer::on_pushed(TracedFrame& tf, size_t slot) {
     add_constant_guard(v, e.src);
     return;
   }
+  // A tensor the region made (w.T, w.data) is its node, not a source: pinning
+  // it, or a method bound to it (w.data.t), would count as a reference kept
+  // outside the frame, a spurious graph output.
+  if (v.is(ObjKind::Tensor) && v.as<py::TensorObj>()->fake) {
+    e.src = nullptr;
+    return;
+  }
   if (v.is_obj() && !sources_.count(v.obj())) {
     remember_source(v, e.src);
     name_elements(v, e.src, 0);
@@ -886,6 +903,19 @@ bool RegionTracer::to_arg(const Value& v, Arg& arg, ArgTemplate& tmpl) {
     case ObjKind::DType: arg = Arg::dtype(std::string(dtype_name(v.as<py::DTypeObj>()->dtype))); return true;
     case ObjKind::Device: arg = Arg::device(v.as<py::DeviceObj>()->str()); return true;
     case ObjKind::Ellipsis: arg = Arg::ellipsis(); return true;
+    case ObjKind::Range: {
+      // Dynamo puts the range itself into the node (x[range(n), y] = v); the
+      // graph IR spells it as the list of its ints, which every op reads alike.
+      // The replay passes the range (tmpl.value).
+      auto* r = v.as<py::RangeObj>();
+      std::vector<Arg> items;
+      for (int64_t i = r->start; r->step > 0 ? i < r->stop : i > r->stop; i += r->step) {
+        if (items.size() >= 4096) return false;
+        items.push_back(Arg::integer(i));
+      }
+      arg = Arg::list(std::move(items));
+      return true;
+    }
     case ObjKind::Slice: {
       auto* s = v.as<py::SliceObj>();
       Arg a, b, c;
@@ -1538,7 +1568,9 @@ bool RegionTracer::step(TracedFrame& tf, Value& result) {
       return false;
     }
     case Op::LoadAttr:
-      sh.back() = shadow(top_before.src ? attr_source(key, top_before.src, f.code->names[size_t(in.arg)]) : nullptr);
+      sh.back() = shadow(top_before.src && !is_tensor_metadata(key, f.code->names[size_t(in.arg)])
+                             ? attr_source(key, top_before.src, f.code->names[size_t(in.arg)])
+                             : nullptr);
       if (key.is(ObjKind::Module) && sh.back().src) note_global_read(f.stack.back(), sh.back().src);
       on_pushed(tf, after - 1);
       return false;
@@ -1866,8 +1898,8 @@ StateTemplate RegionTracer::make_template(const Value& v, const SourcePtr& src, 
     t.source = s;
     return t;
   }
-  if (is_scalar_constant(v) || v.is(ObjKind::DType) || v.is(ObjKind::Device)) {
-    t.value = v;
+  if (is_scalar_constant(v) || v.is(ObjKind::DType) || v.is(ObjKind::Device) || v.is(ObjKind::Range)) {
+    t.value = v;  // immutable: the same object serves every replay
     return t;
   }
   if (v.is(ObjKind::Tuple) || v.is(ObjKind::List)) {

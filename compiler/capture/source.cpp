@@ -160,8 +160,10 @@ bool Source::eval(py::VM& vm, const py::Frame& frame, py::Value& out) const {
       }
       if (b.is(py::ObjKind::List) || b.is(py::ObjKind::Tuple)) {
         const py::ValueVec& items = b.is(py::ObjKind::List) ? b.as<py::List>()->items : b.as<py::Tuple>()->items;
-        if (!key.is_int() || key.as_int() < 0 || size_t(key.as_int()) >= items.size()) return false;
-        out = items[size_t(key.as_int())];
+        if (!key.is_int()) return false;
+        const int64_t n = int64_t(items.size()), i = key.as_int() < 0 ? key.as_int() + n : key.as_int();
+        if (i < 0 || i >= n) return false;
+        out = items[size_t(i)];
         return true;
       }
       return false;

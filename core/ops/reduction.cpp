@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/ops/aten_sum_order.h"
 #include "core/ops/kernel_util.h"
 #include "core/ops/reduce_util.h"
 
@@ -226,7 +227,18 @@ Tensor as_sum_input(const Tensor& x, DType out) {
   return exact ? x : x.to(out);
 }
 
+// A float32 sum PyTorch computes in one thread, summed in its order (aten_sum_order.h).
+bool aten_order_sum(const ReduceCall& c, const Tensor& out, float divisor) {
+  if (out.dtype() != DType::Float32 || !out.is_contiguous()) return false;
+  std::optional<std::vector<float>> s = aten_order::sums(c.x, c.mask);
+  if (!s || int64_t(s->size()) != out.numel()) return false;
+  float* o = out.data<float>();
+  for (size_t i = 0; i < s->size(); ++i) o[i] = divisor == 1.0f ? (*s)[i] : (*s)[i] / divisor;
+  return true;
+}
+
 void sum_compute(const ReduceCall& c, const Tensor& out) {
+  if (aten_order_sum(c, out, 1.0f)) return;
   reduce_into<SumOp>(as_sum_input(c.x, out.dtype()), c.mask, out, identity_fin);
 }
 
@@ -238,6 +250,7 @@ void mean_compute(const ReduceCall& c, const Tensor& out) {
   // As ATen on CPU: the sum, rounded to float unless double, divided by the count.
   const int64_t n = reduced_count(c.x.sizes(), c.mask);
   const bool f64 = out.dtype() == DType::Float64;
+  if (aten_order_sum(c, out, float(n))) return;
   reduce_into<SumOp>(as_sum_input(c.x, out.dtype()), c.mask, out, [&](double s) {
     return f64 ? s / double(n) : double(float(s) / float(n));
   });

@@ -851,6 +851,28 @@ class _OptimizedModule(Module):
         if name == "_orig_mod":
             return orig
         return getattr(orig, name)
+
+    # As torch 2.x: a name of the class (forward, train) or of the wrapper's own
+    # stays on the wrapper; any other goes to the module, so `model.hidden = ...`
+    # in a training loop is what the compiled forward reads.
+    _opt_mod_attributes = {"_orig_mod", "dynamo_ctx", "_torchdynamo_orig_callable", "get_compiler_config",
+                           "forward", "_forward", "__dict__", "named_children_walk", "_super_module_initialized",
+                           "_compiled_forward"}
+
+    def _keeps(self, name):
+        modules = _kiln.instance_dict(self).get("_modules")
+        return (modules is None or "_orig_mod" not in modules or hasattr(type(self), name)
+                or name in _OptimizedModule._opt_mod_attributes)
+
+    def __setattr__(self, name, value):
+        if self._keeps(name):
+            return super().__setattr__(name, value)
+        return setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name):
+        if self._keeps(name):
+            return super().__delattr__(name)
+        return delattr(self._orig_mod, name)
 )PY";
 
 // Where PyTorch defines each class: shown by repr(cls) and type(m).__module__.

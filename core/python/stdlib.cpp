@@ -158,6 +158,16 @@ void load_kiln_std(VM&, const Ref<Module>& m) {
     vm.builtins()->set(a[0], a[1]);
     return Value();
   });
+  // d[key] = True when absent, returning whether it was: warnings' shown-once
+  // registry, written past the tracer (a compiled region that warns stays
+  // reusable; the warning is printed once, when traced, as PyTorch's).
+  def_native(m, "mark_once", [](VM&, const CallArgs& a) {
+    if (!a[0].is(ObjKind::Dict)) throw_type_error("mark_once() expects a dict");
+    Dict* d = a[0].as<Dict>();
+    if (d->find(a[1])) return Value(false);
+    d->set(a[1], Value(true));
+    return Value(true);
+  });
   def_native(m, "is_instance_object", [](VM&, const CallArgs& a) { return Value(a[0].is(ObjKind::Instance)); });
   def_native(m, "is_class", [](VM&, const CallArgs& a) { return Value(a[0].is(ObjKind::Class)); });
   def_native(m, "is_user_class", [](VM&, const CallArgs& a) {

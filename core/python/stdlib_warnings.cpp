@@ -164,10 +164,8 @@ def warn_explicit(message, category, filename, lineno, module=None, registry=Non
         key = (text, category.__name__, filename, lineno)
     else:
         key = None
-    if key is not None:
-        if key in _shown:
-            return
-        _shown[key] = True
+    if key is not None and not _kiln_std.mark_once(_shown, key):
+        return
     if _record is not None:
         _record.append(WarningMessage(message, category, filename, lineno, None, _line))
         return

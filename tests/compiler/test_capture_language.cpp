@@ -846,6 +846,76 @@ print([(r.split()[0], len(r.split(", "))) for r in rows[3:]])
                      "('insert_deferred_runtime_asserts', 2), ('OutputGraph.call_user_compiler', 2), ('build_guards', 2), ('gc', 2)]\n"));
   }
 
+  // One graph with one output and no recompile, as Dynamo 2.11: a range in an
+  // index (x_[range(n), label] = v), x.shape[-1] read in code (its guard reads
+  // a negative index), w.T and w.data.t() (region tensors, not outputs); a
+  // region whose op warns (affine_grid's align_corners notice) is reused. Attributes set on torch.compile(module) reach the module (2.x's
+  // OptimizedModule.__setattr__/__delattr__), so a forward that reads them
+  // sees the new value.
+  void compiled_state_as_dynamo_keeps_it() {
+    const char* program = R"PY(import torch
+import torch.nn.functional as F
+
+outputs = []
+
+def counting(gm, example_inputs):
+    outputs.append(gm.code.split("return (")[1].split(")")[0].rstrip(",").count(",") + 1)
+    return gm.forward
+
+def f(x, w, label):
+    x_ = x.clone()
+    x_[range(x.shape[0]), label] = x.max()
+    if x.shape[-1] == 3:
+        x_ = x_ * 2
+    return torch.mm(x_, w.T).sum() + w.data.t().sum()
+
+cf = torch.compile(f, backend=counting)
+x = torch.arange(6.0).view(2, 3)
+w = torch.ones(4, 3)
+print(cf(x, w, 1), cf(x + 1, w, 1), outputs)
+
+def sample(theta, x):
+    return F.grid_sample(x, F.affine_grid(theta, x.size()))
+
+cs = torch.compile(sample, backend=counting)
+theta = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+img = torch.arange(4.0).view(1, 1, 2, 2)
+for _ in range(3):
+    print(cs(theta, img).flatten().tolist())
+print(outputs)
+
+class Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+        self.hidden = torch.zeros(2)
+
+    def forward(self, x):
+        self.hidden = self.lin(x) + self.hidden
+        return self.hidden
+
+torch.manual_seed(0)
+m = torch.compile(Tagger(), backend="eager")
+for _ in range(2):
+    m.hidden = torch.ones(2)
+    print(m(torch.ones(2)).tolist(), m._orig_mod.hidden is m.hidden)
+m.train(False)
+print(m.training, m._orig_mod.training)
+del m.hidden
+print(hasattr(m._orig_mod, "hidden"))
+)PY";
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager");
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out),
+             QString("tensor(172.) tensor(220.) [1]\n"
+                     "[0.0, 1.0, 2.0, 3.0]\n[0.0, 1.0, 2.0, 3.0]\n[0.0, 1.0, 2.0, 3.0]\n"
+                     "[1, 1]\n"
+                     "[1.1016836166381836, 0.08724766969680786] True\n"
+                     "[1.1016836166381836, 0.08724766969680786] True\n"
+                     "False False\n"
+                     "False\n"));
+  }
+
   // A reset keeps what it retires for the stage views, named by the reset,
   // but a program resetting in a loop keeps only the last 256: bounded memory.
   void retired_compiles_are_named_and_bounded() {

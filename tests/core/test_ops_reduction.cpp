@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <bit>
 #include <limits>
 #include <random>
 
@@ -115,6 +116,28 @@ class TestOpsReduction : public QObject {
     Tensor zs = call1("aten::sum.dim_IntList", {z, ints({0}), true});
     QCOMPARE(zs.dim(), int64_t(0));
     KILN_COMPARE_VALUES(zs, {2.5});
+  }
+
+  // Below ATen's GRAIN_SIZE a contiguous float32 sum takes ATen's order
+  // (SumKernel.cpp's cascade over AVX2 vectors): bit-equal to what torch
+  // 1.13 printed for these inner, outer and short reductions and a mean.
+  void float_sum_in_aten_order() {
+    auto data = [](int64_t n, Shape sizes) {
+      std::vector<float> v;
+      for (int64_t i = 0; i < n; ++i) v.push_back(float(double((i * 7919) % 1000) / 997.0 - 0.5));
+      return Tensor::from_vector(v, std::move(sizes));
+    };
+    auto bits = [](const Tensor& t, int64_t i) { return std::bit_cast<int32_t>(float(values(t)[size_t(i)])); };
+    QCOMPARE(bits(call1("aten::sum", {data(2000, {2000})}), 0), 1073767065);
+    QCOMPARE(bits(call1("aten::sum", {data(5, {5})}), 0), 1060313320);
+    QCOMPARE(bits(call1("aten::mean", {data(37, {37})}), 0), -1137872867);
+    Tensor cols = call1("aten::sum.dim_IntList", {data(2000, {50, 40}), ints({0})});
+    QCOMPARE(bits(cols, 3), 1064141614);
+    QCOMPARE(bits(cols, 35), -1087548952);
+    QCOMPARE(bits(call1("aten::sum.dim_IntList", {data(2000, {50, 40}), ints({1})}), 7), -1096526527);
+    Tensor narrow = call1("aten::sum.dim_IntList", {data(300, {50, 6}), ints({0})});
+    QCOMPARE(bits(narrow, 1), -1096358243);
+    QCOMPARE(bits(narrow, 5), -1090073106);
   }
 
   void sum_non_contiguous_matches_naive() {
