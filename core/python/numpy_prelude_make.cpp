@@ -534,6 +534,38 @@ def column_stack(tup):
     return concatenate(arrs, 1)
 
 
+class _AxisConcatenator:
+    # np.r_ / np.c_: index with arrays, scalars and slices (as arange) and get them
+    # joined along `axis`, after giving each at least `ndmin` dimensions (a 1-D
+    # piece of np.c_ becomes a column, as NumPy's trans1d=0 does).
+    def __init__(self, axis, ndmin):
+        self._axis = axis
+        self._ndmin = ndmin
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        pieces = []
+        for k in key:
+            if isinstance(k, str):
+                _refuse("np.r_/np.c_ string directives")
+            if isinstance(k, slice):
+                a = arange(0 if k.start is None else k.start, k.stop, 1 if k.step is None else k.step)
+            else:
+                a = asarray(k)
+            if a.ndim < self._ndmin:
+                a = a.reshape([1] * (self._ndmin - a.ndim) + list(a.shape)) if a.ndim == 0 else a.reshape(list(a.shape) + [1] * (self._ndmin - a.ndim))
+            pieces.append(a)
+        return concatenate(pieces, axis=self._axis)
+
+    def __len__(self):
+        return 0
+
+
+r_ = _AxisConcatenator(0, 1)
+c_ = _AxisConcatenator(-1, 2)
+
+
 def split(ary, indices_or_sections, axis=0):
     a = asarray(ary)
     ax = _axis(axis, a.ndim)

@@ -66,6 +66,9 @@ void load_heapq(VM& vm, const Ref<Module>& m);
 void load_fnmatch(VM& vm, const Ref<Module>& m);
 void load_types(VM& vm, const Ref<Module>& m);        // stdlib_types.cpp
 void load_importlib(VM& vm, const Ref<Module>& m);    // stdlib_types.cpp: import_module
+void load_einops(VM& vm, const Ref<Module>& m);        // stdlib_einops.cpp: einops over torch
+void load_einops_layers(VM& vm, const Ref<Module>& m);
+void load_einops_layers_torch(VM& vm, const Ref<Module>& m);
 void load_tqdm(VM& vm, const Ref<Module>& m);          // stdlib_small.cpp: tqdm without its bar (stderr)
 void load_unicodedata(VM& vm, const Ref<Module>& m);  // stdlib_unicodedata.cpp
 void load_struct(VM& vm, const Ref<Module>& m);       // stdlib.cpp: importable, calls refused (no bytes)

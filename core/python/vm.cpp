@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <new>
+#include <pthread.h>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_set>
@@ -18,6 +19,29 @@
 namespace kiln::py {
 
 namespace {
+
+// The lowest address this thread's stack may grow to, plus a margin for the
+// C++ work one more Python frame may do; 0 when unknown. The frame limit
+// (CPython's 1000) is the rule; this only turns a thread with a small stack
+// (or an instrumented build's large frames) into a RecursionError, never a crash.
+uintptr_t stack_floor() {
+  thread_local uintptr_t floor = [] {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return uintptr_t(0);
+    void* addr = nullptr;
+    size_t size = 0;
+    const bool ok = pthread_attr_getstack(&attr, &addr, &size) == 0;
+    pthread_attr_destroy(&attr);
+    constexpr size_t kMargin = 256 * 1024;
+    return ok && size > 2 * kMargin ? reinterpret_cast<uintptr_t>(addr) + kMargin : uintptr_t(0);
+  }();
+  return floor;
+}
+
+bool stack_nearly_full() {
+  char here;
+  return reinterpret_cast<uintptr_t>(&here) < stack_floor();
+}
 
 // Keyword arguments of one call instruction; kept off the heap for calls without them.
 using KwVec = std::vector<std::pair<std::string, Value>>;
@@ -447,7 +471,7 @@ void VM::bind_frame(Frame& frame, Function* fn, const CallArgs& args) {
 }
 
 Value VM::run_frame(Frame& frame) {
-  if (depth_ >= options_.max_depth) throw PyError("RecursionError", "maximum recursion depth exceeded");
+  if (depth_ >= options_.max_depth || stack_nearly_full()) throw PyError("RecursionError", "maximum recursion depth exceeded");
   ++depth_;
   frame.parent = current_frame;
   current_frame = &frame;
@@ -547,7 +571,7 @@ Value VM::call_function(Function* fn, const CallArgs& args) {
   if (frame_hook) {
     // Frames the hook runs itself (capture tracing or replaying them) never
     // reach run_frame, so recursion through a compiled function counts here.
-    if (depth_ >= options_.max_depth) throw PyError("RecursionError", "maximum recursion depth exceeded");
+    if (depth_ >= options_.max_depth || stack_nearly_full()) throw PyError("RecursionError", "maximum recursion depth exceeded");
     ++depth_;
     bool handled = false;
     try {

@@ -44,7 +44,7 @@ struct VMOptions {
   std::function<void(std::string_view)> out;  // where print() writes; stdout when empty
   std::function<void(std::string_view)> err;  // warnings; stderr when empty
   int64_t max_steps = 0;                      // 0 = unlimited (the fuzzer sets a budget)
-  int max_depth = 200;                        // Python frames before RecursionError
+  int max_depth = 1000;                       // Python frames before RecursionError (CPython's default limit)
   // Elements a tensor made by a torch call may have before RuntimeError; 0 =
   // unlimited. Bounds the time and memory of every later op (the fuzzer sets it).
   int64_t max_tensor_numel = 0;

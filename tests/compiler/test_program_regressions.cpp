@@ -146,6 +146,9 @@ class TestProgramRegressions : public QObject {
   // parametrizations.orthogonal (its three maps) and spectral_norm trained compiled, with
   // eigvalsh/eigh/matrix_exp and their gradients (PyTorch 2.11 printed the same as torch 1.13).
   void orthogonal_and_spectral_norm() { prints_what_pytorch_printed("orthogonal_and_spectral_norm"); }
+  // The einops module (vit-pytorch and diffusion UNets import it): each pattern checked against
+  // plain torch ops; the EinopsError texts are einops 0.8's, written from its source (no einops here).
+  void einops_patterns() { prints_what_pytorch_printed("einops_patterns"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)

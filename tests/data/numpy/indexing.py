@@ -60,3 +60,7 @@ try:
     t[0] = np.ones(3)
 except ValueError as ex:
     print("ValueError", ex)
+# np.c_ / np.r_: columns and rows from arrays, scalars and slices
+xs, ys = np.meshgrid(np.linspace(0.0, 1.0, 3), np.linspace(-1.0, 1.0, 2))
+print(np.c_[xs.ravel(), ys.ravel()], np.c_[np.zeros((2, 2)), np.ones((2, 1))], np.c_[1:3])
+print(np.r_[np.array([1, 2]), 3, 0:6:2], np.r_[np.arange(2.0), [7, 8]])
