@@ -292,6 +292,8 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
                                            "f[3,2,4] f[2] f[2] f[2] p[2] false 0.1 1e-5", "f[3,2] None None None None true 0.1 1e-5"}},
       {"aten::_native_batch_norm_legit.default", {"f[3,2,4] f[2] f[2] f[2] p[2] true 0.1 1e-5"}},
       {"aten::_native_batch_norm_legit.no_stats", {"f[3,2,2,2] f[2] f[2] true 0.1 1e-5"}},
+      {"aten::_native_batch_norm_legit_functional.default",
+       {"f[3,2,4] f[2] f[2] f[2] p[2] true 0.1 1e-5", "f[3,2,4] f[2] f[2] f[2] p[2] false 0.1 1e-5"}},
       {"aten::_native_batch_norm_legit_no_training.default", {"f[3,2,4] f[2] f[2] f[2] p[2] 0.1 1e-5"}},
       // grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, mask.
       {"aten::native_batch_norm_backward.default",

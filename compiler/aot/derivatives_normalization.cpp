@@ -249,6 +249,9 @@ void register_normalization_derivatives(DerivativeTable& t) {
     t.add<native_batch_norm_grad>(op, affine, kSavesBoth);
   t.add<native_batch_norm_grad>("aten::_native_batch_norm_legit_no_training.default", affine, kSavesBoth,
                                 kFirstOutputOnly);
+  // The running statistics' new values are not differentiable, as in PyTorch.
+  t.add<native_batch_norm_grad>("aten::_native_batch_norm_legit_functional.default", affine, kSavesBoth,
+                                {true, true, true, false, false});
   t.add<native_batch_norm_backward_grad>("aten::native_batch_norm_backward.default",
                                          {"grad_out", "input", "weight", "running_mean", "running_var", "save_mean",
                                           "save_invstd"},

@@ -81,14 +81,14 @@ DType stats_dtype(Emitter& e, Var x, std::initializer_list<std::optional<Var>> p
 
 // Mean and 1/sqrt(biased variance + eps) over `dims`, kept as size-1 dims.
 struct Moments {
-  Var mean, diff, rstd;
+  Var mean, diff, var, rstd;
 };
 Moments moments(Emitter& e, Var x, const std::vector<int64_t>& dims, double eps) {
   Moments m;
   m.mean = mean(e, x, dims, true);
   m.diff = sub(e, x, m.mean);
-  Var var = mean(e, mul(e, m.diff, m.diff), dims, true);
-  m.rstd = unary(e, "rsqrt", add(e, var, eps));
+  m.var = mean(e, mul(e, m.diff, m.diff), dims, true);
+  m.rstd = unary(e, "rsqrt", add(e, m.var, eps));
   return m;
 }
 
@@ -128,6 +128,9 @@ struct BatchNormCall {
   std::optional<Var> w, b, running_mean, running_var;
   bool training = false;
   double eps = 1e-5;
+  // _native_batch_norm_legit_functional: also return the running statistics'
+  // new values, momentum * batch + (1 - momentum) * running (the variance unbiased).
+  std::optional<double> update_momentum;
 };
 
 // Training normalizes with the batch statistics and returns them (mean, 1/std);
@@ -151,7 +154,16 @@ std::vector<Var> batch_norm_of(Emitter& e, const BatchNormCall& bn) {
     Var y = affine(e, mul(e, m.diff, m.rstd), bn.w, bn.b, param_view);
     Var save_mean = to_dtype(e, squeeze_dims(e, m.mean, dims), st);
     Var save_rstd = to_dtype(e, squeeze_dims(e, m.rstd, dims), st);
-    return {om.down(y), save_mean, save_rstd};
+    if (!bn.update_momentum) return {om.down(y), save_mean, save_rstd};
+    const double momentum = *bn.update_momentum;
+    const double n = double(e.tensor(x).numel()) / double(std::max<int64_t>(C, 1));
+    auto blend = [&](Var running, Var batch) {
+      Var r = add(e, mul(e, batch, momentum), mul(e, to_dtype(e, running, om.compute), 1.0 - momentum));
+      return to_dtype(e, r, e.dtype(running));
+    };
+    Var unbiased = mul(e, squeeze_dims(e, m.var, dims), n / (n - 1));
+    return {om.down(y), save_mean, save_rstd, blend(*bn.running_mean, squeeze_dims(e, m.mean, dims)),
+            blend(*bn.running_var, unbiased)};
   }
   KILN_USER_CHECK(bn.running_mean && bn.running_var, "running_mean must be defined in evaluation mode");
   Var mean = reshape(e, to_dtype(e, *bn.running_mean, om.compute), param_view);
@@ -165,6 +177,16 @@ std::vector<Var> batch_norm_of(Emitter& e, const BatchNormCall& bn) {
 std::vector<Var> native_batch_norm(Emitter& e, const DecompCall& c) {
   Bound b(c);
   return batch_norm_of(e, {b.var(0), b.opt_var(1), b.opt_var(2), b.opt_var(3), b.opt_var(4), b.boolean(5), b.real(7)});
+}
+std::vector<Var> batch_norm_functional(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  BatchNormCall bn{b.var(0), b.opt_var(1), b.opt_var(2), b.var(3), b.var(4), b.boolean(5), b.real(7)};
+  if (!bn.training) {  // nothing to update: the statistics come back as they were
+    std::vector<Var> out = batch_norm_of(e, bn);
+    return {out[0], out[1], out[2], *bn.running_mean, *bn.running_var};
+  }
+  bn.update_momentum = b.real(6);
+  return batch_norm_of(e, bn);
 }
 std::vector<Var> batch_norm_no_stats(Emitter& e, const DecompCall& c) {
   Bound b(c);
@@ -222,6 +244,7 @@ void add_normalization_decomps(DecompTable& t) {
   t["aten::native_batch_norm.default"] = native_batch_norm;
   t["aten::_native_batch_norm_legit.default"] = native_batch_norm;
   t["aten::_native_batch_norm_legit.no_stats"] = batch_norm_no_stats;
+  t["aten::_native_batch_norm_legit_functional.default"] = batch_norm_functional;
   t["aten::_native_batch_norm_legit_no_training.default"] = batch_norm_no_training;
   t["aten::batch_norm.default"] = batch_norm;
   t["aten::native_group_norm.default"] = native_group_norm;

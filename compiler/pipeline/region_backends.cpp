@@ -229,12 +229,14 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
     if (symbolic) return capture::run_graph(vm, region, inputs);
     Expected<Graph> g = lower_to_aten(vm, region);
     // Training-mode batch norm updates its running statistics inside the
-    // kernel; its decomposition is functional and would drop that update
-    // (until functionalization returns them), so such regions are not decomposed.
+    // kernel. The lowering records it functionally (to_aten.cpp), the new
+    // statistics returned as mutated inputs; a form it did not recognise would
+    // lose the update in the decomposition, so such a region is not decomposed.
     bool writes_inside_kernel = false;
     if (g.ok())
       for (const Node& n : g->nodes)
-        if (n.target.find("batch_norm") != std::string::npos && n.args.size() > 5 && n.args[5].kind == Arg::Kind::Bool && n.args[5].b)
+        if (n.target.find("batch_norm") != std::string::npos && n.target.find("_functional") == std::string::npos &&
+            n.args.size() > 5 && n.args[5].kind == Arg::Kind::Bool && n.args[5].b && n.args[3].is_node())
           writes_inside_kernel = true;
     if (g.ok() && decompose && writes_inside_kernel)
       vm.write_err("W kiln " + backend + ": [" + compile_id + "] not decomposed" + (kiln ? std::string(" and runs on the eager kernels") : std::string()) +

@@ -49,6 +49,7 @@ class Lowering : public torchapi::AtenObserver {
 
   void on_aten(std::string_view op, const ValueList& args, const KwargList& kwargs, const ValueList& results) override {
     if (!error_.empty()) return;
+    if (updates_running_stats(op, args, kwargs)) return on_batch_norm_training(args, results);
     try {
       std::vector<EArg> eargs;
       for (const Value& a : args) eargs.push_back(to_earg(a));
@@ -118,6 +119,41 @@ class Lowering : public torchapi::AtenObserver {
   }
 
   bool writes_into_parts() const { return writes_into_parts_; }
+
+  // Training-mode batch norm with running statistics writes them inside the
+  // kernel, where neither the graph nor on_copy sees it.
+  static bool updates_running_stats(std::string_view op, const ValueList& args, const KwargList& kwargs) {
+    const bool batch_norm = op == "aten::batch_norm" || op == "aten::native_batch_norm" ||
+                            op == "aten::_native_batch_norm_legit" || op == "aten::batch_norm.default" ||
+                            op == "aten::native_batch_norm.default" || op == "aten::_native_batch_norm_legit.default";
+    return batch_norm && kwargs.empty() && args.size() >= 8 && args[3].is_tensor() && args[4].is_tensor() &&
+           args[5].is_bool() && args[5].to_bool();
+  }
+
+  // Recorded as AOTAutograd functionalizes it: _native_batch_norm_legit_functional
+  // returns the statistics' new values, which become the running tensors' values
+  // from here on and, for graph inputs, "mutated input" outputs.
+  void on_batch_norm_training(const ValueList& args, const ValueList& results) {
+    try {
+      std::vector<EArg> eargs;
+      for (size_t i = 0; i < 8; ++i) eargs.push_back(to_earg(args[i]));
+      std::vector<Var> outs = emit_.call("aten::_native_batch_norm_legit_functional.default", eargs);
+      size_t i = 0;
+      for (const Value& r : results)
+        if (r.is_tensor() && i < 3) bind(r.to_tensor(), outs[i++]);
+      for (size_t k = 0; k < 2; ++k) {
+        const Tensor& running = args[3 + k].to_tensor();
+        const TensorKey key = key_of(running);
+        for (auto it = vars_.begin(); it != vars_.end();)
+          it = std::get<0>(it->first) == running.storage().get() && it->first != key ? vars_.erase(it) : std::next(it);
+        bind(running, outs[3 + k]);
+        for (auto& [name, input_key] : inputs_)
+          if (input_key == key) mutated_[name] = outs[3 + k];
+      }
+    } catch (const Error& e) {
+      error_ = "batch_norm in " + current_ + ": " + e.what();
+    }
+  }
 
   Var var_of(const Tensor& t) {
     auto it = vars_.find(key_of(t));

@@ -418,6 +418,24 @@ void add_batch_norm(OpRegistry& r, std::string_view schema, BatchNormSig sig) {
       [sig](const OpArgs& a, const std::vector<Tensor>& outs) { batch_norm_run(parse_batch_norm(a, sig), outs); });
 }
 
+// The functional form AOTAutograd traces training batch norm to: the
+// running statistics' new values come back as outputs 3 and 4, the inputs
+// stay as they were (the caller writes them back).
+ValueList batch_norm_functional_meta(const OpArgs& a) {
+  BatchNormArgs b = parse_batch_norm(a, {});
+  ValueList out = batch_norm_meta_of(b);
+  out.push_back(Tensor::meta(b.running_mean.sizes(), b.running_mean.dtype()));
+  out.push_back(Tensor::meta(b.running_var.sizes(), b.running_var.dtype()));
+  return out;
+}
+void batch_norm_functional(const OpArgs& a, const std::vector<Tensor>& outs) {
+  BatchNormArgs b = parse_batch_norm(a, {});
+  outs[3].copy_(b.running_mean);
+  outs[4].copy_(b.running_var);
+  b.running_mean = outs[3], b.running_var = outs[4];
+  batch_norm_run(b, {outs[0], outs[1], outs[2]});
+}
+
 // batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled).
 ValueList batch_norm_composite(const OpArgs& a) {
   ValueList args(a.values().begin(), a.values().begin() + 8);
@@ -562,6 +580,8 @@ void register_batch_group_norm(OpRegistry& r) {
                  {-1, -1, 3, 4, 5});
   add_batch_norm(r, "aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
                  {3, 4, -1, 5, 6});
+  add_op_with_outputs(r, "aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
+                      batch_norm_functional_meta, batch_norm_functional);
   r.add("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
         batch_norm_composite_meta, batch_norm_composite);
   r.add("aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",

@@ -157,6 +157,9 @@ inline std::vector<Sample> samples() {
       {"aten::_native_batch_norm_legit.default", {F({4, 3, 2, 2}), F({3}), F({3}), F({3}), P({3}), C(true), C(0.1), C(1e-5)}},
       {"aten::_native_batch_norm_legit.default", {F({4, 3, 2}), F({3}), N(), F({3}), P({3}), C(false), C(0.1), C(1e-3)}},
       {"aten::_native_batch_norm_legit.no_stats", {F({4, 3, 2, 2}), F({3}), F({3}), C(true), C(0.1), C(1e-5)}},
+      // The running statistics' new values (outputs 3 and 4) are checked against the eager kernel's too.
+      {"aten::_native_batch_norm_legit_functional.default", {F({4, 3, 2, 2}), F({3}), F({3}), F({3}), P({3}), C(true), C(0.3), C(1e-5)}},
+      {"aten::_native_batch_norm_legit_functional.default", {F({4, 3, 2}), N(), F({3}), F({3}), P({3}), C(false), C(0.1), C(1e-5)}},
       {"aten::_native_batch_norm_legit_no_training.default", {F({4, 3, 2}), F({3}), F({3}), F({3}), P({3}), C(0.1), C(1e-5)}},
       {"aten::batch_norm.default", {F({4, 3, 2}), F({3}), F({3}), F({3}), P({3}), C(false), C(0.1), C(1e-5), C(true)}},
       {"aten::batch_norm.default", {F({4, 3, 2}), F({3}), F({3}), F({3}), P({3}), C(true), C(0.1), C(1e-5), C(true)}},
