@@ -74,6 +74,7 @@ class Recorder final : public py::EagerTape {
     if (step.kind == GraphStep::Kind::Call && !step.callable) unsupported(vm_, target);
     if (draws_random(target)) trace_.random_ops.push_back(target);
     step.grad_enabled = vm_.grad_enabled;
+    step.autocast = torchapi::autocast_state();
     node.op = call.is_method ? OpKind::CallMethod : OpKind::CallFunction;
     node.target = target;
     size_t dot = target.rfind('.');
@@ -99,6 +100,7 @@ class Recorder final : public py::EagerTape {
       parent.node = id;
       get.args = {parent};
       get.grad_enabled = vm_.grad_enabled;
+      get.autocast = torchapi::autocast_state();
       track(items[i], add_step(std::move(item), std::move(get)));
     }
   }

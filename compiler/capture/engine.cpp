@@ -202,6 +202,7 @@ bool run_entry(py::VM& vm, py::Frame& frame, const RegionResult& r, const Region
   }
   std::vector<Value> outputs = runner ? runner(r, inputs) : run_graph(vm, r, inputs);
   vm.grad_enabled = r.grad_enabled_after;
+  torchapi::autocast_state() = r.autocast_after;
   for (const DeferredCall& d : r.deferred_calls) {
     py::ValueVec args;
     for (const StateTemplate& t : d.args) args.push_back(eval_template(vm, t, frame, outputs));

@@ -121,6 +121,7 @@ std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::
   for (const GraphStep& s : region.steps) {
     if (before_step) before_step(s);
     vm.grad_enabled = s.grad_enabled;
+    torchapi::autocast_state() = s.autocast;
     py::ValueVec args;
     for (const ArgTemplate& a : s.args) args.push_back(build_arg(a, env));
     std::vector<std::pair<std::string, Value>> kwargs;

@@ -116,8 +116,14 @@ bool Guard::check(py::VM& vm, const py::Frame& frame, std::string* why) const {
     return false;
   };
   if (kind == Kind::GradMode) {
-    if (vm.grad_enabled == grad_mode) return true;
-    return fail("GLOBAL_STATE changed: grad_mode ");
+    if (vm.grad_enabled != grad_mode) return fail("GLOBAL_STATE changed: grad_mode ");
+    // Only the switches that change what ops compute (nesting and the cache flag do not).
+    const torchapi::AutocastState& now = torchapi::autocast_state();
+    if (now.cpu_enabled != autocast.cpu_enabled || now.cuda_enabled != autocast.cuda_enabled ||
+        (now.cpu_enabled && now.cpu_dtype != autocast.cpu_dtype) ||
+        (now.cuda_enabled && now.cuda_dtype != autocast.cuda_dtype))
+      return fail("GLOBAL_STATE changed: autocast ");
+    return true;
   }
   py::Value v;
   if (!source->eval(vm, frame, v)) return fail(source->str() + " is no longer present");

@@ -8,6 +8,7 @@
 
 #include "compiler/capture/source.h"
 #include "core/graph/graph.h"
+#include "core/python/torch_api.h"
 #include "core/tensor/dtype.h"
 
 namespace kiln::capture {
@@ -31,6 +32,8 @@ struct Guard {
   bool from_symbol = false;
   int rank = 0;        // position after order_guards, the tie-break when failures reorder checks
   bool grad_mode = true;
+  // GradMode stands for Dynamo's whole global state: autocast's too.
+  torchapi::AutocastState autocast;
   // The user line that made the guard, for messages ("# for _ in range(n):  # f.py:3 in g").
   std::string user_code, user_file, user_function;
   int user_line = 0;

@@ -439,6 +439,7 @@ class RegionTracer : public py::Tracer {
     TracedFrame shadow;
     size_t nops = 0, nphs = 0, nguards = 0, ngenerators = 0;
     bool grad_before = true, reusable = true;
+    torchapi::AutocastState autocast_before;
     std::string not_reusable_why;
     std::set<std::string> guarded;
     std::unordered_set<const py::Object*> untyped;
@@ -815,7 +816,10 @@ NodeId RegionTracer::resolve(py::TensorObj* t) {
   parent.node = info->parent;
   op.step.args = {parent};
   // Made at first use, perhaps under another grad mode: the element belongs to its parent's mode.
-  if (info->parent >= 0 && size_t(info->parent) < ops_.size()) op.step.grad_enabled = ops_[size_t(info->parent)].step.grad_enabled;
+  if (info->parent >= 0 && size_t(info->parent) < ops_.size()) {
+    op.step.grad_enabled = ops_[size_t(info->parent)].step.grad_enabled;
+    op.step.autocast = ops_[size_t(info->parent)].step.autocast;
+  }
   info->node = NodeId(ops_.size());
   op.step.node = info->node;
   ops_.push_back(std::move(op));
@@ -1075,6 +1079,7 @@ Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::functi
     throw py::GraphBreakSignal{info};
   }
   op.step.grad_enabled = vm_.grad_enabled;
+  op.step.autocast = torchapi::autocast_state();
   set_step_call(op.step, call);
   op.node.name = namer_.create_name(last_part(call.graph_target));
   op.node.meta.val = val_of(result);
@@ -1391,6 +1396,7 @@ Value RegionTracer::trace_cond(const Value& pred, const Value& true_fn, const Va
     attr.node.meta.scope = module_scope();
     attr.step.kind = GraphStep::Kind::Attr;
     attr.step.grad_enabled = vm_.grad_enabled;
+    attr.step.autocast = torchapi::autocast_state();
     attr_ids[k] = NodeId(ops_.size());
     attr.step.node = attr_ids[k];
     subgraphs_.push_back({ops_.size(), Subgraph{names[k], (k == 0 ? yes : no).region->graph}});
@@ -1401,6 +1407,7 @@ Value RegionTracer::trace_cond(const Value& pred, const Value& true_fn, const Va
   op.step.args = {pred_tmpl, ArgTemplate{}, ArgTemplate{}, operand_tmpl};
   op.step.branches = {yes.region, no.region};
   op.step.grad_enabled = vm_.grad_enabled;
+  op.step.autocast = torchapi::autocast_state();
   op.node.name = namer_.create_name("cond");
   std::vector<Val> vals;
   py::ValueVec results;
@@ -1821,6 +1828,7 @@ void RegionTracer::maybe_open_transaction(TracedFrame& root, size_t nops, size_t
   t.nguards = out_.guards.size();
   t.ngenerators = generators_.size();
   t.grad_before = grad_before;
+  t.autocast_before = torchapi::autocast_state();
   t.reusable = out_.reusable;
   t.not_reusable_why = out_.not_reusable_why;
   t.guarded = guarded_;
@@ -1853,6 +1861,7 @@ void RegionTracer::rewind_transaction(TracedFrame& root) {
   Transaction t = std::move(*txn_);
   txn_.reset();
   vm_.grad_enabled = t.grad_before;
+  torchapi::autocast_state() = t.autocast_before;
   undo_root_step();
   truncate(t.nops, t.nphs);
   for (size_t i = t.nguards; i < out_.guards.size(); ++i) guarded_.erase(out_.guards[i].text());
@@ -2069,6 +2078,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
   grad.kind = Guard::Kind::GradMode;
   grad.source = Source::global("torch");
   grad.grad_mode = vm.grad_enabled;
+  grad.autocast = torchapi::autocast_state();
   out.guards.push_back(grad);
 
   RegionTracer* saved_active = active_tracer;
@@ -2094,6 +2104,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
   try {
     size_t nops = 0, nphs = 0;
     bool grad_before = vm.grad_enabled;
+    torchapi::AutocastState autocast_before = torchapi::autocast_state();
     for (;;) {
       // A transaction's root steps are undone together: they share one start.
       if (!tracer.in_transaction()) {
@@ -2102,6 +2113,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
         // A break inside an inlined call undoes the call: a no_grad block it
         // entered before breaking must not leave grad mode off.
         grad_before = vm.grad_enabled;
+        autocast_before = torchapi::autocast_state();
         tracer.begin_root_step();
         tracer.maybe_open_transaction(root, nops, nphs, grad_before);
       }
@@ -2124,6 +2136,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
           continue;
         }
         vm.grad_enabled = grad_before;
+        torchapi::autocast_state() = autocast_before;
         tracer.undo_root_step();
         tracer.note_break_stack();
         tracer.truncate(nops, nphs);
@@ -2142,6 +2155,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
   active_tracer = saved_active;
   out.returned = returned;
   out.grad_enabled_after = vm.grad_enabled;
+  out.autocast_after = torchapi::autocast_state();
   out.exit_pc = frame.pc;
   out.unresumable = tracer.unresumable();
   out.frame_skipped = out.unresumable && !tracer.root_checkpoint();

@@ -47,6 +47,9 @@ struct GraphStep {
   std::vector<std::pair<std::string, ArgTemplate>> kwargs;
   int index = 0;            // GetItem
   bool grad_enabled = true;  // the grad mode it ran under (a no_grad block inside the region)
+  // The autocast state it ran under: its casts are made again where the graph
+  // runs and lowers (AOTAutograd traces them into the ATen graph).
+  torchapi::AutocastState autocast;
   std::vector<std::shared_ptr<const RegionResult>> branches;  // Cond: true, false
 };
 
@@ -110,6 +113,7 @@ struct RegionResult {
   // Grad mode when the region ends (a region may enter or leave a no_grad
   // block): a cache hit sets it, as the traced run did.
   bool grad_enabled_after = true;
+  torchapi::AutocastState autocast_after;  // as grad_enabled_after (a break inside an autocast block)
   // Whether some op ran under another grad mode than the region's entry.
   bool changes_grad_mode() const;
 };
@@ -144,13 +148,18 @@ py::Value traced_cond(py::VM& vm, const py::CallArgs& args);
 py::ValueVec result_items(const py::Value& v);
 
 // Puts the VM's grad mode back as it was at construction when it goes out of scope.
+// Autocast's state is put back with it.
 struct GradModeRestore {
-  explicit GradModeRestore(py::VM& vm) : vm(vm), saved(vm.grad_enabled) {}
-  ~GradModeRestore() { vm.grad_enabled = saved; }
+  explicit GradModeRestore(py::VM& vm) : vm(vm), saved(vm.grad_enabled), saved_autocast(torchapi::autocast_state()) {}
+  ~GradModeRestore() {
+    vm.grad_enabled = saved;
+    torchapi::autocast_state() = saved_autocast;
+  }
   GradModeRestore(const GradModeRestore&) = delete;
   GradModeRestore& operator=(const GradModeRestore&) = delete;
   py::VM& vm;
   bool saved;
+  torchapi::AutocastState saved_autocast;
 };
 
 // How `step` runs `call` again: as a method, an operator or a torch function

@@ -411,6 +411,14 @@ Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargLi
           check_device(bound[i]);
           if (!bound[i].is_none()) device = device_name(bound[i]);
         }
+      std::optional<AutocastExcluded> below_autocast;
+      if (autocast_state().any())
+        if (std::optional<AutocastPolicy> policy = autocast_policy(c.name)) {
+          std::vector<std::string_view> names;
+          for (const Param& p : sig->params) names.push_back(p.name);
+          apply_autocast(*policy, mode, bound, names);
+          below_autocast.emplace();
+        }
       Bound b(*sig, std::move(bound), mode, generator);
       ValueList result = sig->handler(b);
       // Ops returning Tensor[] give one List; the Python tuple holds its items.

@@ -49,6 +49,34 @@ AtenObserver* set_aten_observer(AtenObserver* observer);  // returns the previou
 // dst.copy_(src), seen by the observer: every in-place write of the bindings goes here.
 void copy_observed(const Tensor& dst, const Tensor& src);
 
+// torch.autocast's thread state, as ATen keeps it (at::autocast): per device
+// type whether it is on and its lower-precision dtype, the cast cache flag
+// (accepted; Kiln casts anew each time, which gives the same numbers) and the
+// nesting depth of the Python context managers.
+struct AutocastState {
+  bool cpu_enabled = false;
+  bool cuda_enabled = false;
+  DType cpu_dtype = DType::BFloat16;
+  DType cuda_dtype = DType::Float16;
+  bool cache_enabled = true;
+  int nesting = 0;
+  bool any() const { return cpu_enabled || cuda_enabled; }
+  bool operator==(const AutocastState&) const = default;
+};
+AutocastState& autocast_state();
+
+// The device type ("cpu" / "cuda") of the torch call running on this thread,
+// which decides whose autocast policy applies to its ATen ops (ATen asks each
+// tensor; Kiln's ops-level tensors do not carry the CUDA label). Set by the
+// interpreter around each torch call while autocast is on.
+struct AutocastCallDevice {
+  explicit AutocastCallDevice(bool cuda);
+  ~AutocastCallDevice();
+  AutocastCallDevice(const AutocastCallDevice&) = delete;
+  AutocastCallDevice& operator=(const AutocastCallDevice&) = delete;
+  bool saved;
+};
+
 namespace detail {
 struct Signature;
 }

@@ -227,6 +227,24 @@ void copy_observed(const Tensor& dst, const Tensor& src) {
 namespace kiln::torchapi::detail {
 
 ValueList aten(Mode mode, std::string_view op, const ValueList& args, const KwargList& kwargs) {
+  if (autocast_state().any())
+    if (std::optional<AutocastPolicy> policy = autocast_policy(op)) {
+      ValueList values = args;
+      std::vector<std::string_view> names;
+      if (const OpDef* def = op_registry().find(std::string(op)))
+        for (size_t i = 0; i < args.size() && i < def->schema.args.size(); ++i) names.push_back(def->schema.args[i].name);
+      names.resize(args.size());
+      for (const auto& [k, v] : kwargs) {
+        values.push_back(v);
+        names.push_back(k);
+      }
+      apply_autocast(*policy, mode, values, names);
+      KwargList cast_kwargs = kwargs;
+      for (size_t i = 0; i < cast_kwargs.size(); ++i) cast_kwargs[i].second = values[args.size() + i];
+      values.resize(args.size());
+      AutocastExcluded below;
+      return aten(mode, op, values, cast_kwargs);
+    }
   auto r = mode == Mode::Meta ? call_meta(op, args, kwargs) : call_op(op, args, kwargs);
   if (!r) throw Error(r.status().message());
   if (g_observer && mode == Mode::Eager) g_observer->on_aten(op, args, kwargs, *r);
@@ -298,6 +316,8 @@ void write_inplace(const Tensor& self, const Tensor& result, Mode mode, std::str
 Handler inplace(Handler f, std::string name) {
   return [f = std::move(f), name = std::move(name)](const Bound& b) {
     const Tensor& self = b.tensor(0);
+    // ATen's autocast lists name out-of-place ops only: x.exp_() is not cast.
+    AutocastExcluded in_place;
     ValueList r = f(b);
     KILN_CHECK(!r.empty() && r[0].is_tensor(), name, ": out-of-place variant returned no tensor");
     write_inplace(self, r[0].to_tensor(), b.mode(), name);

@@ -111,6 +111,24 @@ class Bound {
   CpuGenerator* generator_;
 };
 
+// ---- autocast (torch_api_autocast.cpp) ----
+
+enum class AutocastPolicy { LowerPrecision, Fp32, Fp32SetOptDtype, Fp32AppendDtype, Promote, Banned };
+// The policy autocast gives the ATen op `name` ("aten::mm", "aten::softmax.int",
+// or a torch callable's name) on the current call's device type; none while
+// autocast is off there or excluded.
+std::optional<AutocastPolicy> autocast_policy(std::string_view name);
+// Casts `values` (`names` are their parameter names, for dtype=) as `policy` says.
+void apply_autocast(AutocastPolicy policy, Mode mode, ValueList& values, const std::vector<std::string_view>& names);
+// While one lives, no policy applies: a listed op runs below autocast, as ATen's
+// wrappers redispatch with the Autocast keys excluded.
+struct AutocastExcluded {
+  AutocastExcluded();
+  ~AutocastExcluded();
+  AutocastExcluded(const AutocastExcluded&) = delete;
+  AutocastExcluded& operator=(const AutocastExcluded&) = delete;
+};
+
 // ---- running ATen ops in a mode; errors are thrown as kiln::Error ----
 
 ValueList aten(Mode mode, std::string_view op, const ValueList& args, const KwargList& kwargs = {});

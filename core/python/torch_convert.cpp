@@ -560,8 +560,29 @@ Value run_torch(VM& vm, const Callable& c, const CallArgs& given, Mode mode) {
   return out;
 }
 
+namespace {
+// Whether a call's tensors are CUDA tensors: whose autocast state applies to it.
+bool on_cuda(const Value& v) {
+  if (v.is(ObjKind::Tensor)) return v.as<TensorObj>()->device.starts_with("cuda");
+  if (v.is(ObjKind::List) || v.is(ObjKind::Tuple))
+    for (const Value& x : v.is(ObjKind::List) ? v.as<List>()->items : v.as<Tuple>()->items)
+      if (on_cuda(x)) return true;
+  return false;
+}
+bool on_cuda(const CallArgs& args) {
+  for (size_t i = 0; i < args.npos; ++i)
+    if (on_cuda(args[i])) return true;
+  if (args.kw)
+    for (const auto& [k, v] : *args.kw)
+      if (on_cuda(v)) return true;
+  return false;
+}
+}  // namespace
+
 Value call_traced(VM& vm, const Callable* callable, std::string graph_target, bool is_method, const CallArgs& args,
                   const std::function<Value(const CallArgs&, Mode)>& run) {
+  std::optional<torchapi::AutocastCallDevice> autocast_device;
+  if (torchapi::autocast_state().any()) autocast_device.emplace(on_cuda(args));
   // Table calls place their results themselves (run_torch: device= arguments);
   // operators, indexing and attributes follow their tensor arguments.
   const bool place = callable == nullptr;

@@ -231,6 +231,74 @@ void install_grad_mode(VM& vm, const Ref<Module>& torch, const Ref<Module>& c_mo
   });
 }
 
+// ---- autocast state ----
+
+// The state switches torch.autocast (amp_prelude.cpp) turns; the casts are
+// torchapi's (torch_api_autocast.cpp). Capture records the state each op ran
+// under, as it does grad mode.
+void install_autocast_state(VM& vm, const Ref<Module>& torch) {
+  using torchapi::autocast_state;
+  // Which device type's state a call names: "cpu" or "cuda"; others are not Kiln's.
+  auto device_of = [](VM& vm, const Value& v) -> bool {
+    std::string d = v.is(ObjKind::Str) ? as_str(v) : vm.str_of(v);
+    if (d == "cuda") return true;
+    if (d == "cpu") return false;
+    throw_unsupported("autocast for device_type '" + d + "' (Kiln has autocast for 'cpu' and 'cuda')");
+  };
+  def(torch, "is_autocast_enabled", [device_of](VM& vm, const CallArgs& a) {
+    const Value* d = a.npos ? &a[0] : a.kwarg("device_type");
+    // Without a device type PyTorch answers for CUDA.
+    bool cuda = d ? device_of(vm, *d) : true;
+    return Value(cuda ? autocast_state().cuda_enabled : autocast_state().cpu_enabled);
+  });
+  def(torch, "set_autocast_enabled", [device_of](VM& vm, const CallArgs& a) {
+    if (a.npos == 1) {
+      autocast_state().cuda_enabled = vm.truth(a[0]);
+    } else if (a.npos == 2) {
+      (device_of(vm, a[0]) ? autocast_state().cuda_enabled : autocast_state().cpu_enabled) = vm.truth(a[1]);
+    } else {
+      throw_type_error("set_autocast_enabled() takes (device_type, enabled)");
+    }
+    return Value();
+  });
+  def(torch, "get_autocast_dtype", [device_of](VM& vm, const CallArgs& a) {
+    const Value* d = a.npos ? &a[0] : a.kwarg("device_type");
+    if (!d) throw_type_error("get_autocast_dtype() missing required argument 'device_type'");
+    return make_dtype(vm, device_of(vm, *d) ? autocast_state().cuda_dtype : autocast_state().cpu_dtype);
+  });
+  def(torch, "set_autocast_dtype", [device_of](VM& vm, const CallArgs& a) {
+    if (a.npos != 2 || !a[1].is(ObjKind::DType)) throw_type_error("set_autocast_dtype() takes (device_type, dtype)");
+    (device_of(vm, a[0]) ? autocast_state().cuda_dtype : autocast_state().cpu_dtype) = a[1].as<DTypeObj>()->dtype;
+    return Value();
+  });
+  def(torch, "is_autocast_cpu_enabled", [](VM&, const CallArgs&) { return Value(autocast_state().cpu_enabled); });
+  def(torch, "set_autocast_cpu_enabled", [](VM& vm, const CallArgs& a) {
+    autocast_state().cpu_enabled = a.npos && vm.truth(a[0]);
+    return Value();
+  });
+  def(torch, "get_autocast_cpu_dtype", [](VM& vm, const CallArgs&) { return make_dtype(vm, autocast_state().cpu_dtype); });
+  def(torch, "get_autocast_gpu_dtype", [](VM& vm, const CallArgs&) { return make_dtype(vm, autocast_state().cuda_dtype); });
+  def(torch, "set_autocast_cpu_dtype", [](VM&, const CallArgs& a) {
+    if (a.npos != 1 || !a[0].is(ObjKind::DType)) throw_type_error("set_autocast_cpu_dtype() takes a dtype");
+    autocast_state().cpu_dtype = a[0].as<DTypeObj>()->dtype;
+    return Value();
+  });
+  def(torch, "set_autocast_gpu_dtype", [](VM&, const CallArgs& a) {
+    if (a.npos != 1 || !a[0].is(ObjKind::DType)) throw_type_error("set_autocast_gpu_dtype() takes a dtype");
+    autocast_state().cuda_dtype = a[0].as<DTypeObj>()->dtype;
+    return Value();
+  });
+  def(torch, "is_autocast_cache_enabled", [](VM&, const CallArgs&) { return Value(autocast_state().cache_enabled); });
+  def(torch, "set_autocast_cache_enabled", [](VM& vm, const CallArgs& a) {
+    autocast_state().cache_enabled = a.npos && vm.truth(a[0]);
+    return Value();
+  });
+  def(torch, "autocast_increment_nesting", [](VM&, const CallArgs&) { return Value(int64_t(++autocast_state().nesting)); });
+  def(torch, "autocast_decrement_nesting", [](VM&, const CallArgs&) { return Value(int64_t(--autocast_state().nesting)); });
+  // Kiln keeps no cast cache (each cast is made anew, with the same numbers).
+  def(torch, "clear_autocast_cache", [](VM&, const CallArgs&) { return Value(); });
+}
+
 // ---- dtype, device, Size ----
 
 void install_value_types(VM& vm, const Ref<Module>& torch) {
@@ -589,6 +657,7 @@ void install_torch(VM& vm) {
   auto c_module = new_module(vm, "torch._C");
   install_value_types(vm, torch);
   install_grad_mode(vm, torch, c_module);
+  install_autocast_state(vm, torch);
   install_torch_info(vm, torch);
   // PyTorch logs the event only when a logger is registered, which none is here.
   def(c_module, "_log_api_usage_once", [](VM&, const CallArgs& a) {

@@ -1516,6 +1516,12 @@ void install_utils(VM& vm) {
   auto clip_grad = make<Module>("torch.nn.utils.clip_grad");
   vm.add_module(clip_grad);
   if (Ref<Module> rnn = vm.module("torch.nn.utils.rnn")) nn_utils->dict->set(str_value("rnn"), Value(rnn));
+  if (Ref<Module> mode = vm.module("torch.amp.autocast_mode")) {
+    amp->dict->set(str_value("autocast_mode"), Value(mode));
+    for (const char* name : {"autocast", "is_autocast_available"})
+      if (const Value* v = mode->dict->find_str(name)) amp->dict->set(str_value(name), *v);
+    if (const Value* v = mode->dict->find_str("_CudaAutocast")) cuda_amp->dict->set(str_value("autocast"), *v);
+  }
   Ref<Dict> globals = run_prelude(vm, code, nn_utils->name, "torch.nn.utils");
   if (!globals) return;
   Ref<Module> torch = vm.module("torch");
@@ -1552,7 +1558,10 @@ void install_jit_prelude(VM& vm);         // jit_prelude.cpp
 void install_fx_prelude(VM& vm);          // fx_prelude.cpp
 void install_testing_prelude(VM& vm);     // testing_prelude.cpp
 
+void install_amp_prelude(VM& vm);  // amp_prelude.cpp
+
 void install_training_preludes(VM& vm) {
+  install_amp_prelude(vm);
   static const Expected<CodePtr> generator_code = compile_module(kGeneratorSource, "torch/_C/Generator.py");
   if (Ref<Dict> globals = run_prelude(vm, generator_code, "torch._C", "torch.Generator"))
     if (const Value* gen = globals->find_str("Generator"); gen && gen->is(ObjKind::Class))
