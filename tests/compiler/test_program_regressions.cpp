@@ -149,6 +149,10 @@ class TestProgramRegressions : public QObject {
   // The einops module (vit-pytorch and diffusion UNets import it): each pattern checked against
   // plain torch ops; the EinopsError texts are einops 0.8's, written from its source (no einops here).
   void einops_patterns() { prints_what_pytorch_printed("einops_patterns"); }
+  // A compiled module storing on itself (attention probabilities, a dict entry, a list of
+  // outputs, a counter, a buffer): the writes are replayed after each cached run, so the
+  // module holds eager's values after every call (the graph was traced again every call).
+  void module_attribute_writes() { prints_what_pytorch_printed("module_attribute_writes"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
