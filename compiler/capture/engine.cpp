@@ -191,6 +191,44 @@ Value eval_template(py::VM& vm, const StateTemplate& t, const py::Frame& start, 
   return Value();
 }
 
+// What the region did to objects from before it, done again. Every value is
+// read before anything changes, as sources and kept list items name the
+// state the call started from.
+void apply_side_effects(py::VM& vm, const std::vector<SideEffect>& effects, const py::Frame& frame,
+                        const std::vector<Value>& outputs) {
+  struct Ready {
+    Value target;
+    py::ValueVec sets, removed, items;
+  };
+  std::vector<Ready> ready;
+  for (const SideEffect& e : effects) {
+    Ready r;
+    r.target = eval_template(vm, e.target, frame, outputs);
+    for (const StateTemplate& t : e.sets) r.sets.push_back(eval_template(vm, t, frame, outputs));
+    for (const StateTemplate& t : e.removed) r.removed.push_back(eval_template(vm, t, frame, outputs));
+    if (e.is_list) {
+      if (!r.target.is(ObjKind::List)) throw py::PyError("RuntimeError", "capture lost the list " + e.target.source->str());
+      const py::ValueVec& old = r.target.as<py::List>()->items;
+      for (size_t i = 0; i < e.items.size(); ++i)
+        r.items.push_back(e.kept[i] >= 0 ? old.at(size_t(e.kept[i])) : eval_template(vm, e.items[i], frame, outputs));
+    }
+    ready.push_back(std::move(r));
+  }
+  for (size_t k = 0; k < ready.size(); ++k) {
+    Ready& r = ready[k];
+    if (effects[k].is_list) {
+      r.target.as<py::List>()->items = std::move(r.items);
+      continue;
+    }
+    py::Dict* d = r.target.is(ObjKind::Instance) ? r.target.as<py::Instance>()->dict.get()
+                  : r.target.is(ObjKind::Dict)   ? r.target.as<py::Dict>()
+                                                 : nullptr;
+    if (!d) throw py::PyError("RuntimeError", "capture lost the object " + effects[k].target.source->str());
+    for (const Value& key : r.removed) d->erase(key);
+    for (size_t i = 0; i + 1 < r.sets.size(); i += 2) d->set(r.sets[i], r.sets[i + 1]);
+  }
+}
+
 // Runs a cached region on the real frame: the graph on inputs fetched through
 // their sources, then the frame rebuilt as the region left it.
 bool run_entry(py::VM& vm, py::Frame& frame, const RegionResult& r, const RegionRunner& runner, Value& result) {
@@ -203,6 +241,7 @@ bool run_entry(py::VM& vm, py::Frame& frame, const RegionResult& r, const Region
   std::vector<Value> outputs = runner ? runner(r, inputs) : run_graph(vm, r, inputs);
   vm.grad_enabled = r.grad_enabled_after;
   torchapi::autocast_state() = r.autocast_after;
+  apply_side_effects(vm, r.side_effects, frame, outputs);
   for (const DeferredCall& d : r.deferred_calls) {
     py::ValueVec args;
     for (const StateTemplate& t : d.args) args.push_back(eval_template(vm, t, frame, outputs));

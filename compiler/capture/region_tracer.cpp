@@ -156,7 +156,8 @@ class RegionTracer : public py::Tracer {
                         "Cond doesn't work unless it is captured completely with torch.compile. A branch changes a " +
                             py::type_name(obj) + " that existed before it" + branch_where());
     save_for_undo(obj);
-    if (obj.is_obj() && obj.obj()->serial < epoch_ && out_.reusable) {
+    if (!obj.is_obj() || obj.obj()->serial >= epoch_ || note_side_effect(obj)) return;
+    if (out_.reusable) {
       out_.reusable = false;
       out_.not_reusable_why = "the region changes a " + py::type_name(obj) + " that existed before it";
     }
@@ -274,6 +275,43 @@ class RegionTracer : public py::Tracer {
   };
   std::vector<UndoEntry> undo_;
   std::unordered_set<const py::Object*> undo_seen_;
+  // Instances, dicts and lists from before the region that it changed, with
+  // their state when it first changed them; finalize turns the difference into
+  // side effects a cache hit replays. Undone changes leave no difference.
+  struct Mutated {
+    Value obj;  // the instance, dict or list noted
+    py::Dict* dict = nullptr;
+    py::List* list = nullptr;
+    std::vector<py::Dict::Entry> entries;
+    py::ValueVec items;
+  };
+  std::vector<Mutated> mutated_;
+  std::unordered_map<const py::Object*, size_t> mutated_at_;  // by the dict or list changed
+  bool note_side_effect(const Value& obj) {
+    py::Dict* dict = obj.is(ObjKind::Instance) ? obj.as<py::Instance>()->dict.get()
+                     : obj.is(ObjKind::Dict)   ? obj.as<py::Dict>()
+                                               : nullptr;
+    py::List* list = obj.is(ObjKind::List) ? obj.as<py::List>() : nullptr;
+    if (!dict && !list) return false;
+    auto [it, fresh] = mutated_at_.emplace(dict ? static_cast<const py::Object*>(dict) : list, mutated_.size());
+    if (!fresh) {
+      // The instance names its attribute dict better than the dict does (its source).
+      if (obj.is(ObjKind::Instance)) mutated_[it->second].obj = obj;
+      return true;
+    }
+    Mutated m;
+    m.obj = obj;
+    m.dict = dict;
+    m.list = list;
+    if (dict) m.entries = dict->entries;
+    else m.items = list->items;
+    mutated_.push_back(std::move(m));
+    return true;
+  }
+  // Where a changed object is found again on a cache hit: its source, or the
+  // instance whose attribute dict it is or holds (a module's _buffers).
+  SourcePtr side_effect_target(const Mutated& m, Value& target) const;
+  void make_side_effects(const std::vector<py::TensorObj*>& outputs);
   void save_for_undo(const Value& obj) {
     if (!obj.is_obj() || !undo_seen_.insert(obj.obj()).second) return;
     UndoEntry u;
@@ -1984,6 +2022,12 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   // Tensors a deferred print reads are graph outputs, as Dynamo reconstructs them after the graph.
   for (const Deferred& d : deferred_)
     for (const Value& v : d.args) walk(v, 0);
+  // Then tensors stored on objects from before the region, as Dynamo's side
+  // effects follow the stack among its graph outputs.
+  for (const Mutated& m : mutated_) {
+    if (m.dict) m.dict->for_each([&](const Value&, const Value& x) { walk(x, 1); });
+    else for (const Value& x : m.list->items) walk(x, 1);
+  }
   for (auto& f : fakes_) {
     if (!f->fake || seen.count(f.get())) continue;
     bool is_placeholder = static_cast<FakeInfo*>(f->fake.get())->node < -1;
@@ -2045,6 +2089,7 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   }
   for (auto& f : fakes_) f->fake.reset();  // dead ones too, so nothing fake outlives the region
   // The deferred logging calls, after the graph, with the values it computed.
+  make_side_effects(outputs);
   for (const Deferred& d : deferred_) {
     DeferredCall call;
     call.fn = d.fn;
@@ -2063,6 +2108,84 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
     for (size_t i = 0; i < frame.locals.size(); ++i)
       out_.locals_after.push_back(make_template(frame.locals[i], root.locals[i], outputs));
     if (returned) out_.return_value = make_template(*returned, nullptr, outputs);
+  }
+}
+
+SourcePtr RegionTracer::side_effect_target(const Mutated& m, Value& target) const {
+  target = m.obj;
+  if (SourcePtr s = source_of(m.obj)) return s;
+  if (!m.dict) return nullptr;
+  for (const auto& [obj, src] : sources_) {
+    if (obj->kind != ObjKind::Instance) continue;
+    auto* inst = static_cast<const py::Instance*>(obj);
+    if (inst->dict.get() == m.dict) {
+      target = Value(const_cast<py::Object*>(obj));
+      return src;
+    }
+    SourcePtr found;
+    inst->dict->for_each([&](const Value& k, const Value& v) {
+      if (!found && k.is(ObjKind::Str) && v.is_obj() && v.obj() == m.dict) found = Source::attr(src, py::as_str(k));
+    });
+    if (found) return found;
+  }
+  return nullptr;
+}
+
+void RegionTracer::make_side_effects(const std::vector<py::TensorObj*>& outputs) {
+  for (const Mutated& m : mutated_) {
+    SideEffect e;
+    e.is_list = m.list != nullptr;
+    bool changed = false;
+    if (m.dict) {
+      std::unordered_map<Value, Value, py::ValueHash, py::ValueKeyEq> before;
+      for (const auto& x : m.entries)
+        if (x.live) before.emplace(x.key, x.value);
+      m.dict->for_each([&](const Value& k, const Value& v) {
+        auto it = before.find(k);
+        if (it != before.end()) {
+          const bool same = it->second.same(v);
+          before.erase(it);
+          if (same) return;
+        }
+        e.sets.push_back(make_template(k, nullptr, outputs));
+        e.sets.push_back(make_template(v, nullptr, outputs));
+        changed = true;
+      });
+      for (const auto& x : m.entries) {
+        if (!x.live || !before.count(x.key)) continue;
+        e.removed.push_back(make_template(x.key, nullptr, outputs));
+        changed = true;
+      }
+    } else {
+      const py::ValueVec& now = m.list->items;
+      changed = now.size() != m.items.size();
+      for (size_t i = 0; i < now.size(); ++i) {
+        int kept = -1;
+        if (i < m.items.size() && m.items[i].same(now[i])) kept = int(i);
+        for (size_t j = 0; kept < 0 && j < m.items.size(); ++j)
+          if (m.items[j].same(now[i])) kept = int(j);
+        changed |= kept != int(i);
+        e.kept.push_back(kept);
+        e.items.push_back(kept >= 0 ? StateTemplate{} : make_template(now[i], nullptr, outputs));
+      }
+    }
+    if (!changed) continue;
+    Value target;
+    SourcePtr src = side_effect_target(m, target);
+    // Without a source a cache hit could change another object than the one
+    // the region changed; the list's old items are taken by index, so its length
+    // must be guarded (reading a list through its source guards it).
+    if (!src || (e.is_list && !guarded_.count("len(" + src->str() + ") == " + std::to_string(m.items.size())))) {
+      if (out_.reusable) {
+        out_.reusable = false;
+        out_.not_reusable_why = "the region changes a " + py::type_name(m.obj) + " that existed before it";
+      }
+      continue;
+    }
+    e.target.kind = StateTemplate::Kind::Source;
+    e.target.source = src;
+    e.target.value = target;
+    out_.side_effects.push_back(std::move(e));
   }
 }
 

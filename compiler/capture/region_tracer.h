@@ -86,6 +86,21 @@ struct DeferredCall {
   std::vector<StateTemplate> args;  // rebuilt on a cache hit
 };
 
+// A change the region made to an object that existed before it (self.attn = p,
+// self.cache[k] = v, a list's append): Dynamo's side effects, applied after
+// the graph on every cache hit, so the object ends each call as eager code
+// leaves it, a tensor stored there being a graph output.
+struct SideEffect {
+  StateTemplate target;  // the object: an instance (its attributes), a dict or a list
+  bool is_list = false;
+  // An instance or dict: keys set (key, value, key, value, ...) and keys removed.
+  std::vector<StateTemplate> sets, removed;
+  // A list: its new items; kept[i] >= 0 takes the item the list held at that
+  // index before the replay (its length is guarded), else items[i].
+  std::vector<StateTemplate> items;
+  std::vector<int> kept;
+};
+
 struct RegionResult {
   Graph graph;                          // placeholders, ops, output
   std::vector<GraphStep> steps;         // one per op node, in order
@@ -109,6 +124,7 @@ struct RegionResult {
   std::vector<StateTemplate> stack_after, locals_after;
   StateTemplate return_value;
   std::vector<DeferredCall> deferred_calls;  // in call order
+  std::vector<SideEffect> side_effects;      // applied after the graph, before the deferred calls
   int op_count = 0;          // call_function + call_method nodes
   // Grad mode when the region ends (a region may enter or leave a no_grad
   // block): a cache hit sets it, as the traced run did.

@@ -589,8 +589,9 @@ void install_builtins(VM& vm) {
   auto object_cls = type("object", [](VM& vm, const CallArgs&) -> Value {
     return Value(make<Instance>(vm.builtin_type("object")));
   });
-  set_attr_builtin(object_cls->dict, "object.__setattr__", "__setattr__", [](VM&, const CallArgs& a) {
+  set_attr_builtin(object_cls->dict, "object.__setattr__", "__setattr__", [](VM& vm, const CallArgs& a) {
     if (a.npos != 3 || !a[0].is(ObjKind::Instance)) throw_type_error("object.__setattr__(self, name, value)");
+    note_mutation(vm, a[0]);
     if (as_str(a[1]) == "__class__") {
       set_instance_class(*a[0].as<Instance>(), a[2]);
       return Value();

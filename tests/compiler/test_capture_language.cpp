@@ -265,6 +265,53 @@ print(y.tolist(), z.tolist())
     }
   }
 
+  // A forward storing tensors on its module (the attention probabilities kept
+  // for later, the last hidden state, a registered buffer) keeps one graph:
+  // the stores are side effects replayed after each cached run, the stored
+  // tensors graph outputs, as Dynamo 2.11 does. Before, the region was not
+  // reusable and every call recompiled until the recompile limit.
+  void attribute_writes_keep_one_graph() {
+    const char* program = R"PY(import torch
+class Attn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = torch.nn.Linear(4, 4)
+        self.attn = None
+        self.register_buffer("ema", torch.zeros(3, 4))
+    def forward(self, x):
+        p = (self.q(x) @ x.transpose(0, 1)).softmax(-1)
+        self.attn = p
+        self.last_hidden = p @ x
+        self.ema = self.ema * 0.5 + self.last_hidden.detach()
+        return self.last_hidden.relu()
+m = Attn()
+cm = torch.compile(m)
+ok = []
+for i in range(12):
+    x = torch.linspace(-1.0, 1.0, 12).reshape(3, 4) * (i + 1)
+    ema = m.ema.clone()
+    y = cm(x)
+    got = (m.attn, m.last_hidden, m.ema)
+    m.ema = ema
+    want = m(x)
+    close = lambda a, b: torch.allclose(a, b, rtol=1e-5, atol=1e-5)
+    ok.append(close(y, want) and close(got[0], m.attn) and close(got[1], m.last_hidden) and close(got[2], m.ema) and got[0] is not m.attn)
+print(all(ok), len(ok))
+)PY";
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      std::vector<kiln::capture::CallableReport> reports;
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend, [&](kiln::py::VM& vm) {
+        reports = kiln::capture::capture_reports(vm);
+      });
+      QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString("True 12\n"));
+      QVERIFY2(r.err.find("recompile_limit") == std::string::npos, (std::string(backend) + ": " + r.err).c_str());
+      QCOMPARE(reports.size(), size_t(1));
+      QCOMPARE(reports[0].graphs.size(), size_t(1));
+      QCOMPARE(reports[0].recompiles.size(), size_t(0));
+    }
+  }
+
   // torch.compile of a torch.nn module (Sequential, Linear) traces its forward,
   // as Dynamo inlines torch.nn: PyTorch 2.11's explain gives one graph with the
   // Linear and the ReLU (Kiln had 0 graphs: torch/ frames were never roots).

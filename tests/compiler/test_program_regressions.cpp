@@ -153,6 +153,10 @@ class TestProgramRegressions : public QObject {
   // back to float32 parameters, and the casts inside compiled regions (torch 1.13 printed all but
   // the two compiled lines, which it cannot run).
   void autocast_cpu_bf16() { prints_what_pytorch_printed("autocast_cpu_bf16"); }
+  // A compiled module storing on itself (attention probabilities, a dict entry, a list of
+  // outputs, a counter, a buffer): the writes are replayed after each cached run, so the
+  // module holds eager's values after every call (the graph was traced again every call).
+  void module_attribute_writes() { prints_what_pytorch_printed("module_attribute_writes"); }
 };
 
 QTEST_GUILESS_MAIN(TestProgramRegressions)
