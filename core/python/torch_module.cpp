@@ -236,7 +236,7 @@ void install_grad_mode(VM& vm, const Ref<Module>& torch, const Ref<Module>& c_mo
 // The state switches torch.autocast (amp_prelude.cpp) turns; the casts are
 // torchapi's (torch_api_autocast.cpp). Capture records the state each op ran
 // under, as it does grad mode.
-void install_autocast_state(VM& vm, const Ref<Module>& torch) {
+void install_autocast_state(const Ref<Module>& torch) {
   using torchapi::autocast_state;
   // Which device type's state a call names: "cpu" or "cuda"; others are not Kiln's.
   auto device_of = [](VM& vm, const Value& v) -> bool {
@@ -657,7 +657,7 @@ void install_torch(VM& vm) {
   auto c_module = new_module(vm, "torch._C");
   install_value_types(vm, torch);
   install_grad_mode(vm, torch, c_module);
-  install_autocast_state(vm, torch);
+  install_autocast_state(torch);
   install_torch_info(vm, torch);
   // PyTorch logs the event only when a logger is registered, which none is here.
   def(c_module, "_log_api_usage_once", [](VM&, const CallArgs& a) {

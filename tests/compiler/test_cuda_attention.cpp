@@ -15,6 +15,7 @@
 #include "compiler/runtime/compiled_graph.h"
 #include "compiler/runtime/cuda_graph.h"
 #include "compiler/sched/schedule.h"
+#include "cuda_test_util.h"
 #include "loopir_test_util.h"
 #include "test_support.h"
 
@@ -73,17 +74,9 @@ const sched::FusionDecision* attention_decision(const sched::ScheduledProgram& s
   return nullptr;
 }
 
-const std::string& stage(const CudaCompiledGraph& g, const std::string& name) {
-  static const std::string none = "(no stage)";
-  for (const runtime::CodegenStage& s : g.stages())
-    if (s.name == name) return s.text;
-  return none;
-}
+const std::string& stage(const CudaCompiledGraph& g, const std::string& name) { return test::cuda_stage(g, name); }
 
-std::string no_gpu_reason() {
-  Status st = cuda_init();
-  return st.ok() ? "" : "no GPU: " + st.message();
-}
+using test::no_gpu_reason;
 
 }  // namespace
 

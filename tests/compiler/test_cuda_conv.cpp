@@ -13,6 +13,7 @@
 #include "compiler/runtime/cuda_graph.h"
 #include "compiler/sched/schedule.h"
 #include "core/graph/printer.h"
+#include "cuda_test_util.h"
 #include "loopir_test_util.h"
 #include "test_support.h"
 
@@ -92,22 +93,11 @@ Graph conv_graph(const ConvCase& c, std::vector<Tensor>* inputs, uint32_t seed) 
   return g;
 }
 
-double tolerance(DType d) {
-  return d == DType::Float64 ? 1e-9 : d == DType::Float16 ? 1e-2 : d == DType::BFloat16 ? 4e-2 : 1e-4;
-}
+double tolerance(DType d) { return test::cuda_tolerance(d); }
 
-const std::string& stage(const CudaCompiledGraph& g, const std::string& name) {
-  static const std::string none = "(no stage)";
-  for (const runtime::CodegenStage& s : g.stages())
-    if (s.name == name) return s.text;
-  return none;
-}
+const std::string& stage(const CudaCompiledGraph& g, const std::string& name) { return test::cuda_stage(g, name); }
 
-// Why the GPU cases cannot run here, or "".
-std::string no_gpu_reason() {
-  Status st = cuda_init();
-  return st.ok() ? "" : "no GPU: " + st.message();
-}
+using test::no_gpu_reason;
 
 // conv -> batch norm (eval) -> relu -> max pool 3/2/1 -> adaptive avg pool ->
 // flatten -> linear: a ResNet stem and head, decomposed as the backend gets it.

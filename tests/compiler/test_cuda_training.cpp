@@ -12,6 +12,7 @@
 #include "compiler/pipeline/emitter.h"
 #include "compiler/runtime/cuda_graph.h"
 #include "compiler/sched/schedule.h"
+#include "cuda_test_util.h"
 #include "loopir_test_util.h"
 #include "test_support.h"
 
@@ -123,21 +124,11 @@ Graph conv_back_graph(const ConvBackCase& c, std::vector<Tensor>* inputs, uint32
   return g;
 }
 
-double tolerance(DType d) {
-  return d == DType::Float64 ? 1e-9 : d == DType::Float16 ? 1e-2 : d == DType::BFloat16 ? 4e-2 : 1e-4;
-}
+double tolerance(DType d) { return test::cuda_tolerance(d); }
 
-const std::string& stage(const CudaCompiledGraph& g, const std::string& name) {
-  static const std::string none = "(no stage)";
-  for (const runtime::CodegenStage& s : g.stages())
-    if (s.name == name) return s.text;
-  return none;
-}
+const std::string& stage(const CudaCompiledGraph& g, const std::string& name) { return test::cuda_stage(g, name); }
 
-std::string no_gpu_reason() {
-  Status st = cuda_init();
-  return st.ok() ? "" : "no GPU: " + st.message();
-}
+using test::no_gpu_reason;
 
 // Compiles `g` for the device: no extern on the host, each of `entries` in the PTX.
 void compiles_on_the_device(const std::string& name, const Graph& g, const std::vector<std::string>& entries) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compiler/codegen/cuda/cuda_prelude.h"
+#include "compiler/codegen/cuda/extern_args.h"
 
 namespace kiln::codegen::cuda {
 namespace {
@@ -77,19 +78,6 @@ __device__ __forceinline__ void kiln_conv_bias_grad(const typename D::T* __restr
 
 Status unsupported(const std::string& why) { return Status::error("convolution backward on the GPU: " + why); }
 
-const Arg* call_arg(const loopir::ExternCall& call, size_t index, const std::string& name) {
-  if (index < call.args.size()) return &call.args[index];
-  for (const auto& [key, value] : call.kwargs)
-    if (key == name) return &value;
-  return nullptr;
-}
-
-const loopir::BufferView* tensor_arg(const loopir::ExternCall& call, size_t index, const std::string& name) {
-  const Arg* a = call_arg(call, index, name);
-  if (!a || !a->is_node() || a->i < 0 || size_t(a->i) >= call.tensors.size()) return nullptr;
-  return &call.tensors[size_t(a->i)];
-}
-
 std::optional<std::vector<int64_t>> ints_arg(const loopir::ExternCall& call, size_t index, const std::string& name) {
   const Arg* a = call_arg(call, index, name);
   if (!a || (a->kind != Arg::Kind::List && a->kind != Arg::Kind::Tuple)) return std::nullopt;
@@ -99,12 +87,6 @@ std::optional<std::vector<int64_t>> ints_arg(const loopir::ExternCall& call, siz
     out.push_back(item.i);
   }
   return out;
-}
-
-std::string output_of(const loopir::ExternCall& call, size_t result) {
-  for (size_t i = 0; i < call.outputs.size() && i < call.output_results.size(); ++i)
-    if (call.output_results[i] == result) return call.outputs[i];
-  return "";
 }
 
 // Strides as [N, C, H, W] (1-D: a height of 1).

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compiler/codegen/cuda/cuda_prelude.h"
+#include "compiler/codegen/cuda/extern_args.h"
 
 namespace kiln::codegen::cuda {
 namespace {
@@ -76,20 +77,6 @@ bool gpu_dtype(DType d) {
   return d == DType::Float32 || d == DType::Float64 || d == DType::Float16 || d == DType::BFloat16;
 }
 
-// Argument `index` (or keyword `name`) of the call, when given.
-const Arg* call_arg(const loopir::ExternCall& call, size_t index, const std::string& name) {
-  if (index < call.args.size()) return &call.args[index];
-  for (const auto& [key, value] : call.kwargs)
-    if (key == name) return &value;
-  return nullptr;
-}
-
-const loopir::BufferView* tensor_arg(const loopir::ExternCall& call, size_t index, const std::string& name) {
-  const Arg* a = call_arg(call, index, name);
-  if (!a || !a->is_node() || a->i < 0 || size_t(a->i) >= call.tensors.size()) return nullptr;
-  return &call.tensors[size_t(a->i)];
-}
-
 // An int list argument as two values (one value stands for both; absent or
 // empty: `fallback`), or none when it is something else.
 std::optional<std::pair<int64_t, int64_t>> pair_arg(const loopir::ExternCall& call, size_t index,
@@ -116,13 +103,6 @@ bool as_4d(const std::vector<int64_t>& sizes, const std::vector<int64_t>& stride
     out_strides[d] = d < skip ? 0 : strides[d - skip];
   }
   return true;
-}
-
-// Which buffer receives result `result` of the call, or "" when nobody reads it.
-std::string output_of(const loopir::ExternCall& call, size_t result) {
-  for (size_t i = 0; i < call.outputs.size() && i < call.output_results.size(); ++i)
-    if (call.output_results[i] == result) return call.outputs[i];
-  return "";
 }
 
 }  // namespace
