@@ -433,7 +433,7 @@ class RegionTracer : public py::Tracer {
   std::set<std::string> guarded_;                              // guard dedupe by text
   std::vector<TracedFrame*> frames_;                           // root first
   bool unresumable_ = false;     // the region ends at an RNN module call or a sparse tensor (refuse_*)
-  bool root_checkpoint_ = false;  // an inlined call made from the root frame has returned
+  bool root_checkpoint_ = false;  // the root frame reached an empty stack with more than one op traced
   std::vector<StackFrame> break_stack_;
   mutable int next_symbol_ = 0;  // s0, s1, ... for dynamic sizes, one sequence per region
   // Dynamic scalars the instruction being stepped hands to a tensor op: record()
@@ -1572,6 +1572,12 @@ void RegionTracer::note_global_read(const Value& v, const SourcePtr& src) {
 bool RegionTracer::step(TracedFrame& tf, Value& result) {
   py::Frame& f = *tf.frame;
   const py::Instr in = f.code->code[size_t(f.pc)];
+  // Dynamo speculates a checkpoint at the root frame's empty-stack instructions
+  // once its graph holds more than one call (is_non_empty_graph); a refusal it
+  // cannot resume from rolls back to it, and without one skips the frame. On
+  // the H200: an embedding, a Linear or `x * 2` before an LSTM call gives no
+  // graph; a Linear then a multiply, or a two-op helper, gives one.
+  if (frames_.size() == 1 && f.stack.empty() && ops_.size() > 1) root_checkpoint_ = true;
   const size_t before = f.stack.size();
   Value key;  // BinarySubscr's key, read before the step pops it
   if (in.op == Op::BinarySubscr || in.op == Op::LoadAttr) key = f.stack.back();  // LoadAttr: the object
@@ -1746,15 +1752,7 @@ Value RegionTracer::run_inlined(py::Frame& frame) {
   if (frame.code->filename == "torch/sparse/__init__.py") refuse_sparse();
   TracedFrame tf;
   init_inlined(tf, frame);
-  Value result = run_traced(tf);
-  // Dynamo can resume after a call it inlined into the root frame returns
-  // (a module or function call, not an attribute read through __getattr__).
-  if (frames_.size() == 1) {
-    const py::Frame& root = *frames_.front()->frame;
-    const Op op = root.code->code[size_t(root.pc)].op;
-    if (op == Op::Call || op == Op::CallKw || op == Op::CallEx) root_checkpoint_ = true;
-  }
-  return result;
+  return run_traced(tf);
 }
 
 // Steps tf's frame (an inlined call's, or a generator's up to its next Yield) until it returns.
