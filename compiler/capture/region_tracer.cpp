@@ -1704,7 +1704,16 @@ bool is_rnn_forward(const py::Code& code) {
 }
 
 void RegionTracer::refuse_rnn(const py::Frame& frame) {
-  unresumable_ = true;
+  // Dynamo refuses when it wraps the module. Read by the root frame (an
+  // attribute, a global, a local passed on), that is an instruction it cannot
+  // resume after; read inside an inlined call (a submodule's forward), the
+  // break lands on the root frame's call and the rest of the frame resumes.
+  // The module still on the root frame's stack means the root read it.
+  bool read_by_root = frames_.size() <= 1 || frame.locals.empty() || !frame.locals[0].is_obj();
+  if (!read_by_root)
+    for (const Value& v : frames_.front()->frame->stack)
+      if (v.is_obj() && v.obj() == frame.locals[0].obj()) read_by_root = true;
+  unresumable_ = read_by_root;
   py::BreakInfo info;
   info.reason = "Attempted to wrap RNN, GRU, or LSTM";
   info.explanation =

@@ -374,7 +374,8 @@ print("fn", fn())
   // no call before it, and an LSTM after a single Linear, skip their frames
   // (0 graphs, break count -1); with two ops before it (embedding and relu)
   // the graph holds them (1 graph, reason step_unsupported) and the rest runs
-  // eagerly; a compiled LSTM compiles nothing. The numbers are eager's on every backend.
+  // eagerly; a compiled LSTM compiles nothing; an LSTM inside a submodule
+  // breaks the graph at the root frame's call, which resumes (2 graphs). The numbers are eager's on every backend.
   void rnn_modules_end_the_graph_as_in_dynamo() {
     const char* program = R"PY(import torch
 torch.manual_seed(0)
@@ -408,14 +409,22 @@ class F(torch.nn.Module):
         y = self.lin(x)
         o, _ = self.rnn(y)
         return o.sum()
+class N(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = M()
+    def forward(self, x):
+        y = x + 1
+        return self.inner(y) * 3
 m, e, lstm = torch.compile(M()), torch.compile(E()), torch.compile(torch.nn.LSTM(2, 3))
-f = torch.compile(F())
+f, n = torch.compile(F()), torch.compile(N())
 for _ in range(3):
     a = g(torch.ones(1, 1, 4), torch.zeros(1, 1, 4))[1].sum().item()
     b, c = m(torch.ones(4, 1, 2)).item(), e(torch.tensor([[1], [3]])).item()
     d = lstm(torch.ones(4, 1, 2))[0].sum().item()
     k = f(torch.ones(4, 1, 2)).item()
-print(round(a, 4), round(b, 4), round(c, 4), round(d, 4), round(k, 4))
+    z = n(torch.ones(4, 1, 2)).item()
+print(round(a, 4), round(b, 4), round(c, 4), round(d, 4), round(k, 4), round(z, 4))
 )PY";
     kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
     QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
@@ -427,7 +436,7 @@ print(round(a, 4), round(b, 4), round(c, 4), round(d, 4), round(k, 4))
       QVERIFY2(r.status.ok() && r.code == 0, (std::string(backend) + ": " + r.status.to_string() + "\n" + r.err).c_str());
       QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
       QVERIFY2(r.err.find("recompile_limit") == std::string::npos, r.err.c_str());
-      QCOMPARE(reports.size(), size_t(5));
+      QCOMPARE(reports.size(), size_t(6));
       QCOMPARE(reports[0].graph_break_count(), -1);  // the GRU lambda
       QCOMPARE(reports[1].graph_break_count(), -1);  // M: only x * 2 before the LSTM
       QCOMPARE(reports[2].graphs.size(), size_t(1));  // E: the embedding and relu
@@ -435,6 +444,11 @@ print(round(a, 4), round(b, 4), round(c, 4), round(d, 4), round(k, 4))
       QCOMPARE(QString::fromStdString(reports[2].breaks[0].reason), QString("step_unsupported"));
       QCOMPARE(reports[3].graph_break_count(), -1);  // the compiled LSTM
       QCOMPARE(reports[4].graph_break_count(), -1);  // F: one call (the Linear) before the LSTM
+      // N: the LSTM read inside the submodule's forward: the break lands on the
+      // root frame's call, which resumes (x + 1 | * 3), as 2.11 explained it.
+      QCOMPARE(reports[5].graphs.size(), size_t(2));
+      QCOMPARE(reports[5].breaks.size(), size_t(1));
+      QVERIFY(reports[5].breaks[0].reason.starts_with("Attempted to wrap RNN, GRU, or LSTM"));
     }
   }
 
