@@ -105,20 +105,25 @@ class Lowering : public torchapi::AtenObserver {
             if (auto it = vars_.find(key); it != vars_.end()) mutated_[name] = it->second;
         return;
       }
-      Var written = emit_.call1("aten::copy.default", {d, s});
-      // Views taken before the write saw the old value: forget them, so a later
-      // read derives them again from the new one.
-      for (auto it = vars_.begin(); it != vars_.end();)
-        it = std::get<0>(it->first) == dst.storage().get() && it->first != dkey ? vars_.erase(it) : std::next(it);
-      bind(dst, written);
-      for (auto& [name, key] : inputs_)
-        if (key == key_of(dst)) mutated_[name] = written;
+      rebind_whole(dst, emit_.call1("aten::copy.default", {d, s}));
     } catch (const Error& e) {
       error_ = "copy_ in " + current_ + ": " + e.what();
     }
   }
 
   bool writes_into_parts() const { return writes_into_parts_; }
+
+  // `written` is the whole of `dst` from now on. Views taken before the write
+  // saw the old value: they are forgotten, so a later read derives them again
+  // from the new one; a graph input written so is returned as mutated.
+  void rebind_whole(const Tensor& dst, Var written) {
+    const TensorKey dkey = key_of(dst);
+    for (auto it = vars_.begin(); it != vars_.end();)
+      it = std::get<0>(it->first) == dst.storage().get() && it->first != dkey ? vars_.erase(it) : std::next(it);
+    bind(dst, written);
+    for (auto& [name, key] : inputs_)
+      if (key == dkey) mutated_[name] = written;
+  }
 
   // Training-mode batch norm with running statistics writes them inside the
   // kernel, where neither the graph nor on_copy sees it.
@@ -141,15 +146,7 @@ class Lowering : public torchapi::AtenObserver {
       size_t i = 0;
       for (const Value& r : results)
         if (r.is_tensor() && i < 3) bind(r.to_tensor(), outs[i++]);
-      for (size_t k = 0; k < 2; ++k) {
-        const Tensor& running = args[3 + k].to_tensor();
-        const TensorKey key = key_of(running);
-        for (auto it = vars_.begin(); it != vars_.end();)
-          it = std::get<0>(it->first) == running.storage().get() && it->first != key ? vars_.erase(it) : std::next(it);
-        bind(running, outs[3 + k]);
-        for (auto& [name, input_key] : inputs_)
-          if (input_key == key) mutated_[name] = outs[3 + k];
-      }
+      for (size_t k = 0; k < 2; ++k) rebind_whole(args[3 + k].to_tensor(), outs[3 + k]);
     } catch (const Error& e) {
       error_ = "batch_norm in " + current_ + ": " + e.what();
     }

@@ -26,10 +26,6 @@ int64_t merged_pixels() {
   return limit;
 }
 
-bool gpu_dtype(DType d) {
-  return d == DType::Float32 || d == DType::Float64 || d == DType::Float16 || d == DType::BFloat16;
-}
-
 // The one stride with which row-major dims `sizes` walk memory as a single
 // flattened dim (size-1 dims have no say), or none when they do not.
 std::optional<int64_t> flat_stride(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
@@ -264,7 +260,7 @@ Expected<ConvGpuPlan> plan_conv_geometry(DType dtype, const loopir::BufferView& 
                                          bool merge_all) {
   ConvGpuPlan plan;
   plan.dtype = dtype;
-  if (!gpu_dtype(plan.dtype)) return unsupported("no " + std::string(dtype_name(plan.dtype)) + " GEMM in cuBLAS");
+  if (!library_dtype(plan.dtype)) return unsupported("no " + std::string(dtype_name(plan.dtype)) + " GEMM in cuBLAS");
   const size_t rank = x.sizes.size();
   if ((rank != 3 && rank != 4) || w.sizes.size() != rank || out.sizes.size() != rank)
     return unsupported("only 1-D and 2-D convolutions");

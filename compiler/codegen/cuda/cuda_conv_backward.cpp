@@ -78,17 +78,6 @@ __device__ __forceinline__ void kiln_conv_bias_grad(const typename D::T* __restr
 
 Status unsupported(const std::string& why) { return Status::error("convolution backward on the GPU: " + why); }
 
-std::optional<std::vector<int64_t>> ints_arg(const loopir::ExternCall& call, size_t index, const std::string& name) {
-  const Arg* a = call_arg(call, index, name);
-  if (!a || (a->kind != Arg::Kind::List && a->kind != Arg::Kind::Tuple)) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const Arg& item : a->items) {
-    if (item.kind != Arg::Kind::Int) return std::nullopt;
-    out.push_back(item.i);
-  }
-  return out;
-}
-
 // Strides as [N, C, H, W] (1-D: a height of 1).
 void strides_4d(const loopir::Buffer& b, int64_t* out) {
   const bool one_d = b.strides.size() == 3;

@@ -1050,45 +1050,38 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
     if (plans[g].has_function()) out.kernels.push_back(emitter.emit_group(g, s.groups[g], plans[g], os));
   // Extern kernels run on cuBLAS with helpers of their own in this module.
   std::set<std::string> helpers, gemm_helpers;
+  // A planner either takes an extern kernel (its helper kernels join the
+  // module) or says why it runs on the host, in a comment of the source.
+  auto take = [&]<class Plan, class Names>(const loopir::Kernel& kernel, Expected<Plan> plan, std::vector<Plan>& into,
+                                           Names names) {
+    if (!plan) {
+      os << "\n// " << kernel.output << " runs on the host: " << plan.status().message() << "\n";
+      return;
+    }
+    for (const std::string* name : names(*plan))
+      if (!name->empty()) helpers.insert(*name);
+    into.push_back(std::move(*plan));
+  };
   for (size_t k = 0; k < s.program.kernels.size(); ++k) {
     const loopir::Kernel& kernel = s.program.kernels[k];
     if (kernel.kind != loopir::KernelKind::Extern) continue;
     if (kernel.call->kind == loopir::ExternKind::Gemm && gemm_on_gpu(s.program, kernel)) {
       if (std::string c = gemm_c_kernel(s.program, kernel); !c.empty()) gemm_helpers.insert(c);
     } else if (kernel.call->kind == loopir::ExternKind::Attention) {
-      Expected<AttentionGpuPlan> attn = plan_attention_on_gpu(s.program, k);
-      if (!attn) {
-        os << "\n// " << kernel.output << " runs on the host: " << attn.status().message() << "\n";
-        continue;
-      }
-      helpers.insert(attn->function);
-      out.attentions.push_back(std::move(*attn));
+      take(kernel, plan_attention_on_gpu(s.program, k), out.attentions,
+           [](const AttentionGpuPlan& p) { return std::vector<const std::string*>{&p.function}; });
     } else if (kernel.call->kind == loopir::ExternKind::Convolution) {
-      Expected<ConvGpuPlan> conv = plan_conv_on_gpu(s.program, k);
-      if (!conv) {
-        os << "\n// " << kernel.output << " runs on the host: " << conv.status().message() << "\n";
-        continue;
-      }
-      for (const std::string* name : {&conv->im2col_kernel, &conv->bias_kernel, &conv->scatter_kernel})
-        if (!name->empty()) helpers.insert(*name);
-      out.convs.push_back(std::move(*conv));
+      take(kernel, plan_conv_on_gpu(s.program, k), out.convs, [](const ConvGpuPlan& p) {
+        return std::vector<const std::string*>{&p.im2col_kernel, &p.bias_kernel, &p.scatter_kernel};
+      });
     } else if (kernel.call->kind == loopir::ExternKind::Fallback && pool_target_on_gpu(kernel.call->target)) {
-      Expected<PoolGpuPlan> pool = plan_pool_on_gpu(s.program, k);
-      if (!pool) {
-        os << "\n// " << kernel.output << " runs on the host: " << pool.status().message() << "\n";
-        continue;
-      }
-      helpers.insert(pool->function);
-      out.pools.push_back(std::move(*pool));
+      take(kernel, plan_pool_on_gpu(s.program, k), out.pools,
+           [](const PoolGpuPlan& p) { return std::vector<const std::string*>{&p.function}; });
     } else if (kernel.call->kind == loopir::ExternKind::Fallback && conv_backward_target(kernel.call->target)) {
-      Expected<ConvBackwardGpuPlan> back = plan_conv_backward_on_gpu(s.program, k);
-      if (!back) {
-        os << "\n// " << kernel.output << " runs on the host: " << back.status().message() << "\n";
-        continue;
-      }
-      for (const std::string* name : {&back->geometry.im2col_kernel, &back->gather_kernel, &back->col2im_kernel, &back->bias_kernel})
-        if (!name->empty()) helpers.insert(*name);
-      out.conv_backwards.push_back(std::move(*back));
+      take(kernel, plan_conv_backward_on_gpu(s.program, k), out.conv_backwards, [](const ConvBackwardGpuPlan& p) {
+        return std::vector<const std::string*>{&p.geometry.im2col_kernel, &p.gather_kernel, &p.col2im_kernel,
+                                               &p.bias_kernel};
+      });
     }
   }
   std::vector<ConvGpuPlan> im2col_users = out.convs;

@@ -73,10 +73,6 @@ __device__ __forceinline__ void kiln_maxpool_backward(const typename D::T* dy, c
 
 Status unsupported(const std::string& why) { return Status::error("max pooling on the GPU: " + why); }
 
-bool gpu_dtype(DType d) {
-  return d == DType::Float32 || d == DType::Float64 || d == DType::Float16 || d == DType::BFloat16;
-}
-
 // An int list argument as two values (one value stands for both; absent or
 // empty: `fallback`), or none when it is something else.
 std::optional<std::pair<int64_t, int64_t>> pair_arg(const loopir::ExternCall& call, size_t index,
@@ -84,13 +80,10 @@ std::optional<std::pair<int64_t, int64_t>> pair_arg(const loopir::ExternCall& ca
   const Arg* a = call_arg(call, index, name);
   if (!a || a->is_none()) return fallback;
   if (a->kind == Arg::Kind::Int) return std::pair{a->i, a->i};
-  if (a->kind != Arg::Kind::List && a->kind != Arg::Kind::Tuple) return std::nullopt;
-  for (const Arg& item : a->items)
-    if (item.kind != Arg::Kind::Int) return std::nullopt;
-  if (a->items.empty()) return fallback;
-  if (a->items.size() == 1) return std::pair{a->items[0].i, a->items[0].i};
-  if (a->items.size() == 2) return std::pair{a->items[0].i, a->items[1].i};
-  return std::nullopt;
+  std::optional<std::vector<int64_t>> v = ints_arg(call, index, name);
+  if (!v || v->size() > 2) return std::nullopt;
+  if (v->empty()) return fallback;
+  return std::pair{v->front(), v->back()};
 }
 
 // Sizes and strides as [N, C, H, W]: a 3-D tensor is one sample.
@@ -129,7 +122,7 @@ Expected<PoolGpuPlan> plan_pool_on_gpu(const loopir::Program& p, size_t kernel) 
   if (plan.output.empty()) return unsupported("nobody reads the result");
   const loopir::Buffer& out = p.buffer(plan.output);
   plan.dtype = out.dtype;
-  if (!gpu_dtype(plan.dtype)) return unsupported("no kernel for " + std::string(dtype_name(plan.dtype)));
+  if (!library_dtype(plan.dtype)) return unsupported("no kernel for " + std::string(dtype_name(plan.dtype)));
   if (p.buffer(in->buffer).dtype != plan.dtype) return unsupported("the input's dtype is not the output's");
   auto kernel_size = pair_arg(call, shift + 1, "kernel_size", {0, 0});
   if (!kernel_size || kernel_size->first < 1 || kernel_size->second < 1) return unsupported("the kernel size");

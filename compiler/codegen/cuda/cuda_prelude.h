@@ -149,6 +149,11 @@ struct KilnBF16 {
 };
 )KILN";
 
+// The dtypes the library kernels (and cuBLAS) take: float32, float64, float16, bfloat16.
+inline bool library_dtype(DType d) {
+  return d == DType::Float32 || d == DType::Float64 || d == DType::Float16 || d == DType::BFloat16;
+}
+
 // The prelude's traits struct for a dtype the library kernels take ("KilnF32").
 inline const char* dtype_traits(DType d) {
   return d == DType::Float64 ? "KilnF64" : d == DType::Float16 ? "KilnF16" : d == DType::BFloat16 ? "KilnBF16" : "KilnF32";
