@@ -13,9 +13,16 @@ The resnet18 row is the model of resources/examples/resnet18_infer.py (eval,
 batch 16, 3x128x128), built here exactly as that program builds it: PyTorch
 eager, torch.compile default and mode="reduce-overhead" beside Kiln's launch
 and CUDA-graph replay. Each call gets the next of four batches, as Kiln's does.
+The resnet18_train row is one training step of resources/examples/resnet18_train.py's
+model at batch 16, 3x128x128 (forward, cross-entropy, backward, SGD with
+momentum 0.9 and weight decay 1e-4): eager, and torch.compile default and
+reduce-overhead of the whole step function (Dynamo breaks the graph at
+backward(): forward and loss compile with their AOTAutograd backward, the
+optimizer step compiles as a second graph), beside Kiln's one-graph step.
 Run it from the repository root.
 """
 import argparse
+import copy
 import json
 import math
 import statistics
@@ -149,6 +156,43 @@ def model_rows(reps, kiln_rows, only):
     return rows
 
 
+def training_row(reps, kiln_rows):
+    """One SGD step of resnet18_train.py's model; each mode starts from the same fresh model and optimizer."""
+    path = os.path.join("resources", "examples", "resnet18_train.py")
+    with open(path) as f:
+        source = f.read()
+    definitions = source.split("\nparser = ", 1)[0]
+    scope = {"__name__": "resnet18_train"}
+    exec(compile(definitions, path, "exec"), scope)
+    model0, x, target = scope["model_and_batch"](16, 128)
+    x, target = x.cuda(), target.cuda()
+    batches = [[x, target]] + [[x.clone(), target.clone()] for _ in range(3)]
+    row = {"name": "resnet18_train"}
+    for mode, key in ((None, "eager_ms"), ("default", "inductor_ms"), ("reduce-overhead", "inductor_reduce_overhead_ms")):
+        model = copy.deepcopy(model0).cuda().train()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
+
+        def step(inp, labels):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(inp), labels)
+            loss.backward()
+            opt.step()
+            return loss
+
+        torch._dynamo.reset()
+        fn = step if mode is None else torch.compile(step, mode=mode)
+        for _ in range(3):
+            fn(x, target)  # compile (and record the CUDA graphs) outside the timing
+        row[key] = time_ms(fn, batches, reps)
+        del model, opt, fn
+        torch.cuda.empty_cache()
+    k = kiln_rows.get("resnet18_train", {})
+    row.update({"kiln_ms": k.get("ms"), "kiln_reduce_overhead_ms": k.get("reduce_overhead_ms"),
+                "kiln_error": k.get("error") or k.get("reduce_overhead_error"),
+                "kiln_max_error_vs_eager": k.get("max_error_vs_eager")})
+    return row
+
+
 def time_ms(fn, input_sets, reps, warmup=5):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for i in range(warmup):
@@ -226,6 +270,8 @@ def main():
         torch.cuda.empty_cache()
 
     models = model_rows(args.reps, kiln_rows, args.graph) if args.graph in ("", "resnet18", "resnet18_fp32") else []
+    if args.graph in ("", "resnet18_train"):
+        models.append(training_row(args.reps, kiln_rows))
 
     if args.json:
         print(json.dumps({"rows": rows, "models": models, "device": torch.cuda.get_device_name(), "torch": torch.__version__,

@@ -23,6 +23,12 @@
 //                    the rest generated; each call copies a new batch into the
 //                    input buffer, as a caller hands one
 //   resnet18_fp32    the same with exact float32 convolutions (allow_tf32 off)
+//   resnet18_train   one training step of resources/examples/resnet18_train.py's
+//                    model at batch 16, 3x128x128, TF32: forward (batch norm in
+//                    training mode), cross-entropy, backward and SGD (momentum
+//                    0.9, weight decay 1e-4) as one graph (bench_gpu_train.h);
+//                    after each step the new parameters, momentum buffers and
+//                    running statistics are copied into the inputs on the device
 //
 // The model row has no ceiling; its figures sit beside the reference run's
 // PyTorch eager, Inductor and Inductor reduce-overhead times.
@@ -49,6 +55,7 @@
 #include <random>
 
 #include "app/cli/bench_gpu_model.h"
+#include "app/cli/bench_gpu_train.h"
 #include "app/cli/bench_util.h"
 #include "app/cli/commands.h"
 #include "compiler/codegen/cuda/cublas.h"
@@ -93,6 +100,8 @@ struct Case {
   bool model = false;
   bool conv_tf32 = true;  // PyTorch's default (torch.backends.cudnn.allow_tf32)
   std::vector<bool> per_call;
+  // A training step: (output, input) pairs copied after each call, the state the next call reads.
+  std::vector<std::pair<size_t, size_t>> carried;
   std::string build_error;  // the graph could not be made
 };
 
@@ -247,6 +256,24 @@ Case resnet18(bool tf32) {
   return c;
 }
 
+Case resnet18_train() {
+  Case c;
+  c.name = "resnet18_train";
+  c.model = true;
+  Expected<ModelGraph> m =
+      capture_model_graph("resnet18_train.py", {"--batch", "16", "--size", "128", "--steps", "1"}, {"target"});
+  Expected<TrainingStep> step = m ? training_step(*m, m->globals.at("target")) : Expected<TrainingStep>(m.status());
+  if (!step) {
+    c.build_error = step.status().message();
+    return c;
+  }
+  c.graph = std::move(step->graph);
+  c.inputs = std::move(step->inputs);
+  c.per_call = std::move(step->per_call);
+  c.carried = std::move(step->carried);
+  return c;
+}
+
 std::vector<std::pair<std::string, Builder>> all_cases() {
   return {{"sin_cos", [] { return pointwise("sin_cos", false); }},
           {"pointwise_chain", [] { return pointwise("pointwise_chain", true); }},
@@ -262,7 +289,8 @@ std::vector<std::pair<std::string, Builder>> all_cases() {
           {"attention_bf16_gpt",
            [] { return attention("attention_bf16_gpt", "attention_causal_bf16_4x16x2048x64", DType::BFloat16, {4, 16}, true); }},
           {"resnet18", [] { return resnet18(true); }},
-          {"resnet18_fp32", [] { return resnet18(false); }}};
+          {"resnet18_fp32", [] { return resnet18(false); }},
+          {"resnet18_train", resnet18_train}};
 }
 
 std::map<std::string, nlohmann::json> reference_rows(const std::string& dir) {
@@ -368,21 +396,34 @@ Measured measure_model(Case& c, int reps) {
     }
   }
   check(stream->synchronize(), "copy inputs");
+  // A deep float32 network sums in another order on each backend: 1e-3 of
+  // max(1, |logit|); TF32 products (10-bit mantissas) 1e-2.
+  const double tolerance = c.conv_tf32 ? 1e-2 : 1e-3;
+  // A training step changes its inputs: checked on the first step, before the state moves on.
+  if (!c.carried.empty()) {
+    check(x.launch(&*stream), c.name);
+    m.max_error = check_against_eager(c, x, *stream, tolerance);
+  }
   auto copy_batch = [&](int i) {
     for (size_t k = 0; k < batches.size(); ++k)
       if (!batches[k].empty())
         check(copy_device(x.input_pointer(k), batches[k][size_t(i % m.rotation)].ptr(), x.input_bytes(k), &*stream),
               "copy batch");
   };
+  auto carry_state = [&] {
+    for (const auto& [output, input] : c.carried) check(x.copy_output_to_input(output, input, &*stream), "carry state");
+  };
   m.ms = time_on_device(*stream, reps, [&](int i) {
     copy_batch(i);
     check(x.launch(&*stream), c.name);
+    carry_state();
   });
   if (x.capturable()) {
     try {
       m.replay_ms = time_on_device(*stream, reps, [&](int i) {
         copy_batch(i);
         check(x.replay(*stream), c.name + " (CUDA graph)");
+        carry_state();
       });
     } catch (const Error& e) {
       m.replay_error = e.what();
@@ -390,9 +431,7 @@ Measured measure_model(Case& c, int reps) {
   } else {
     m.replay_error = "not capturable: extern kernels run on the host";
   }
-  // A deep float32 network sums in another order on each backend: 1e-3 of
-  // max(1, |logit|); TF32 products (10-bit mantissas) 1e-2.
-  m.max_error = check_against_eager(c, x, *stream, c.conv_tf32 ? 1e-2 : 1e-3);
+  if (c.carried.empty()) m.max_error = check_against_eager(c, x, *stream, tolerance);
   m.ceiling = "none";
   return m;
 }

@@ -26,7 +26,8 @@ std::string find_program(const std::string& program) {
 
 }  // namespace
 
-Expected<ModelGraph> capture_model_graph(const std::string& program) {
+Expected<ModelGraph> capture_model_graph(const std::string& program, const std::vector<std::string>& args,
+                                         const std::vector<std::string>& globals) {
   const std::string path = find_program(program);
   if (path.empty())
     return Status::error(program + " not found (give a path, or run from the repository root, or set KILN_SOURCE_DIR)");
@@ -34,6 +35,8 @@ Expected<ModelGraph> capture_model_graph(const std::string& program) {
   py::VMOptions options;
   options.out = [](std::string_view) {};
   options.err = [&err](std::string_view s) { err += s; };
+  options.argv = {path};
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
   py::VM vm(options);
   // The program picks its device as a user's would (kiln-cli's main installed
   // the device counter); the graph is the same either way.
@@ -44,13 +47,14 @@ Expected<ModelGraph> capture_model_graph(const std::string& program) {
   co.backend_runner = [&](const std::string&, const std::string&, const std::string&) -> capture::RegionRunner {
     return [&](const capture::RegionResult& region, const std::vector<py::Value>& inputs) {
       if (!model && failed.ok()) {
-        Expected<Graph> g = pipeline::lower_to_aten(vm, region);
-        if (g) g = decomp::decompose(*g);
+        Expected<Graph> aten = pipeline::lower_to_aten(vm, region);
+        Expected<Graph> g = aten ? decomp::decompose(*aten) : aten;
         if (!g) {
           failed = g.status();
         } else {
           model.emplace();
           model->graph = std::move(*g);
+          model->aten = std::move(*aten);
           size_t k = 0;
           for (const Node& n : region.graph.nodes) {
             if (n.op != OpKind::Placeholder || k >= inputs.size()) continue;
@@ -60,7 +64,9 @@ Expected<ModelGraph> capture_model_graph(const std::string& program) {
               break;
             }
             const auto* t = v.as<py::TensorObj>();
-            model->inputs.push_back(t->t);
+            // A copy: the program goes on and trains, and its optimizer writes the parameters in place.
+            model->inputs.push_back(t->t.clone());
+            model->is_parameter.push_back(t->is_parameter);
             // Dynamo names a module's tensors by where they live (L_self_modules_bn1_buffers_running_mean_).
             model->per_call.push_back(!t->is_parameter && n.target.find("_buffers_") == std::string::npos);
           }
@@ -75,6 +81,12 @@ Expected<ModelGraph> capture_model_graph(const std::string& program) {
   if (!st.ok() || code != 0) return Status::error(path + ": " + (st.ok() ? err : st.to_string()));
   if (!failed.ok()) return Status::error(path + ": " + failed.message());
   if (!model) return Status::error(path + ": the program compiled no region");
+  for (const std::string& name : globals) {
+    py::Ref<py::Module> main = vm.module("__main__");
+    const py::Value* v = main ? main->dict->find_str(name) : nullptr;
+    if (!v || !v->is(py::ObjKind::Tensor)) return Status::error(path + ": the program has no global tensor '" + name + "'");
+    model->globals[name] = v->as<py::TensorObj>()->t;
+  }
   return std::move(*model);
 }
 

@@ -6,6 +6,7 @@
 
 #include "compiler/aot/derivatives.h"
 #include "compiler/aot/grad_ops.h"
+#include "compiler/aot/graph_replay.h"
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/emitter.h"
 
@@ -29,39 +30,10 @@ bool cuts_gradient(const std::string& target) {
   return ops.count(target) > 0;
 }
 
-Tensor meta_tensor(const Val& val, const std::string& node) {
-  KILN_USER_CHECK(val.is_tensor(), "node ", node, " has no tensor meta['val'] (an AOT graph needs one per tensor)");
-  const TensorMeta& m = val.tensor;
-  std::optional<DType> dt = dtype_from_name(m.dtype);
-  KILN_USER_CHECK(dt.has_value(), "node ", node, ": unknown dtype '", m.dtype, "'");
-  Shape sizes, strides;
-  for (const SymInt& s : m.sizes) {
-    KILN_USER_CHECK(!s.is_symbolic(), "node ", node, ": symbolic size ", s.expr, " (the joint graph needs static shapes)");
-    sizes.push_back(s.value);
-  }
-  if (!m.strides) return Tensor::meta(sizes, *dt);
-  for (const SymInt& s : *m.strides) strides.push_back(s.value);
-  return Tensor::meta_strided(sizes, strides, *dt);
-}
-
 bool floating_val(const Val& v) {
   if (!v.is_tensor()) return false;
   std::optional<DType> dt = dtype_from_name(v.tensor.dtype);
   return dt && is_floating(*dt);
-}
-
-std::vector<NodeId> forward_outputs(const Graph& g) {
-  const Node* out = g.output();
-  KILN_USER_CHECK(out && !out->args.empty(), "forward graph has no output node");
-  const Arg& tree = out->args[0];
-  std::vector<Arg> items = (tree.kind == Arg::Kind::Tuple || tree.kind == Arg::Kind::List) ? tree.items
-                                                                                             : std::vector<Arg>{tree};
-  std::vector<NodeId> ids;
-  for (size_t i = 0; i < items.size(); ++i) {
-    KILN_USER_CHECK(items[i].is_node(), "forward output ", i, " is not a node (only tensor outputs are supported)");
-    ids.push_back(items[i].node_id());
-  }
-  return ids;
 }
 
 // Which forward nodes hold a value a gradient can flow into from a primal
@@ -96,31 +68,6 @@ std::vector<bool> propagate_requires_grad(const Graph& g, const std::vector<bool
     rg[i] = any && floating && !cuts_gradient(n.target);
   }
   return rg;
-}
-
-// A forward argument as the emitter takes it.
-EArg to_earg(const Arg& a, const std::vector<Var>& var_of, const Node& n) {
-  auto var = [&](NodeId id) {
-    Var v = var_of.at(size_t(id));
-    KILN_USER_CHECK(v.valid(), "node ", n.name, " reads a value that is not a tensor");
-    return v;
-  };
-  if (a.is_node()) return EArg(var(a.node_id()));
-  bool has_nodes = false;
-  for_each_node_ref(a, [&](NodeId) { has_nodes = true; });
-  if (has_nodes) {
-    KILN_USER_CHECK(a.kind == Arg::Kind::List || a.kind == Arg::Kind::Tuple, "node ", n.name,
-                    ": a node inside an argument that is not a flat list");
-    std::vector<Var> vs;
-    for (const Arg& x : a.items) {
-      KILN_USER_CHECK(x.is_node() || x.is_none(), "node ", n.name, ": a list mixing tensors and constants");
-      vs.push_back(x.is_node() ? var(x.node_id()) : Var{});
-    }
-    return EArg::list(std::move(vs));
-  }
-  Expected<Value> v = pipeline::constant_value(a);
-  KILN_USER_CHECK(v.ok(), "node ", n.name, ": ", v.ok() ? "" : v.status().message());
-  return EArg(*v);
 }
 
 struct ForwardCall {
@@ -182,7 +129,6 @@ Expected<JointGraph> build_joint(const Graph& fwd, const JointOptions& options) 
     g.pytree_out = true;
     g.expanded_def = true;
     GraphEmitter em(g);
-    std::vector<Var> var_of(fwd.size());
     std::vector<Var> primals;
     for (size_t i = 0; i < placeholders.size(); ++i) {
       const Node& p = fwd[placeholders[i]];
@@ -191,7 +137,6 @@ Expected<JointGraph> build_joint(const Graph& fwd, const JointOptions& options) 
       made.meta.desc = "PlainAOTInput(idx=" + std::to_string(i) + ")";
       made.meta.from = {p.name};
       made.meta.scope = p.meta.scope;  // a parameter stays in its module
-      var_of[size_t(placeholders[i])] = v;
       primals.push_back(v);
     }
     std::vector<Var> tangents;
@@ -206,34 +151,14 @@ Expected<JointGraph> build_joint(const Graph& fwd, const JointOptions& options) 
     auto stamp_scope = [&](size_t from, const std::string& scope) {
       for (size_t i = from; i < g.size(); ++i) g.nodes[i].meta.scope = scope;
     };
+    Replay forward = replay_graph(em, fwd, primals);
+    const std::vector<Var>& var_of = forward.var_of;
     std::vector<ForwardCall> calls;
-    std::map<NodeId, std::vector<Var>> tuple_vars;  // multi-output forward node -> its outputs
-    for (size_t i = 0; i < fwd.size(); ++i) {
-      const Node& n = fwd.nodes[i];
-      if (n.op != OpKind::CallFunction) continue;
-      if (n.target == "operator.getitem") {
-        auto it = tuple_vars.find(n.args.at(0).node_id());
-        KILN_USER_CHECK(it != tuple_vars.end(), "node ", n.name, ": getitem of a node that returns one tensor");
-        size_t idx = size_t(n.args.at(1).i);
-        KILN_USER_CHECK(idx < it->second.size() && it->second[idx].valid(), "node ", n.name,
-                        ": getitem of an output the op leaves None");
-        var_of[i] = it->second[idx];
-        continue;
-      }
+    for (ReplayedCall& rc : forward.calls) {
       ForwardCall fc;
-      fc.node = &n;
-      fc.requires_grad = rg[i];
-      fc.call.op = n.target;
-      for (const Arg& a : n.args) fc.call.args.push_back(to_earg(a, var_of, n));
-      for (const auto& [k, a] : n.kwargs) fc.call.kwargs.emplace_back(k, to_earg(a, var_of, n));
-      em.set_origin(n.meta.stack, {n.name});
-      size_t before = g.size();
-      fc.call.outputs = em.call(n.target, fc.call.args, fc.call.kwargs);
-      stamp_scope(before, n.meta.scope);
-      if (n.meta.val.is_tensor() && fc.call.outputs.size() == 1)
-        var_of[i] = fc.call.outputs[0];
-      else
-        tuple_vars[NodeId(i)] = fc.call.outputs;
+      fc.node = &fwd[rc.node];
+      fc.requires_grad = rg[size_t(rc.node)];
+      fc.call = std::move(rc.call);
       calls.push_back(std::move(fc));
     }
     j.first_backward_node = NodeId(g.size());

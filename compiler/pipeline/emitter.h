@@ -103,6 +103,7 @@ class GraphEmitter : public Emitter {
   std::vector<Var> call(std::string_view op, const std::vector<EArg>& args, const EKwargs& kwargs = {}) override;
   const Tensor& tensor(Var v) const override { return metas_.at(size_t(v.id)); }
   NodeId node(Var v) const { return nodes_.at(size_t(v.id)); }
+  Graph& graph() { return g_; }
   // Appends a node made elsewhere (a placeholder that is not a tensor), keeping its name unique.
   NodeId add_node(Node n);
   // Appends the output node returning `vars` (a tuple, as AOT graphs return).

@@ -552,6 +552,21 @@ Status CudaExecution::launch(const Stream* stream) {
   return {};
 }
 
+Status CudaExecution::copy_output_to_input(size_t output, size_t k, const Stream* stream) {
+  const ProgramBinding& bind = s_->impl().binding;
+  const loopir::Program& p = s_->program();
+  if (k >= input_count()) return Status::error("input " + std::to_string(k) + " of " + std::to_string(input_count()));
+  if (output >= bind.output_slots.size())
+    return Status::error("output " + std::to_string(output) + " of " + std::to_string(bind.output_slots.size()));
+  const size_t from = bind.output_slots[output], to = bind.input_slots[s_->given_input_index[k]];
+  const loopir::Buffer &src = p.buffers[from], &dst = p.buffers[to];
+  if (src.dtype != dst.dtype || src.sizes != dst.sizes || src.strides != dst.strides || src.offset != dst.offset)
+    return Status::error("output " + std::to_string(output) + " (" + src.name + ") and input " + std::to_string(k) +
+                         " (" + dst.name + ") differ in dtype or layout");
+  if (bind.storage_of[from] == bind.storage_of[to]) return {};  // the output already is the input
+  return copy_device(s_->pointer[to], s_->pointer[from], span_bytes(dst), stream);
+}
+
 Expected<std::vector<Tensor>> CudaExecution::outputs() const {
   const State& st = *s_;
   const loopir::Program& p = st.program();

@@ -106,6 +106,12 @@ class CudaExecution {
   // inputs go through set_input (static input buffers), and bind_input
   // afterwards is refused.
   Status replay(codegen::cuda::Stream& stream);
+  // Queues a device-to-device copy of tensor output `output` (counting the
+  // graph's tensor outputs) into input `k`'s buffer, which must have the same
+  // dtype, sizes, strides and offset: how a training step's new parameters
+  // and optimizer state become the next step's inputs without leaving the
+  // device. Works between replays too (the graph's pointers do not move).
+  Status copy_output_to_input(size_t output, size_t k, const codegen::cuda::Stream* stream = nullptr);
   // Downloads the outputs (placeholder inputs returned as given).
   Expected<std::vector<Tensor>> outputs() const;
 

@@ -1,9 +1,13 @@
 # ResNet-18 as torchvision builds it (BasicBlock, in-place ReLU, 1x1 downsample
 # shortcuts, kaiming init), trained for two SGD steps at batch 4 on 3x64x64
-# inputs. The same file runs under CPython with PyTorch. Kiln runs it with
-# any backend: `kiln-cli run --backend aot_eager resnet18_train.py`, and
+# inputs (`-- --batch 16 --size 128 --steps 1` changes them). The same file
+# runs under CPython with PyTorch. Kiln runs it with any backend:
+# `kiln-cli run --backend aot_eager resnet18_train.py`, and
 # `kiln-cli stages resnet18_train.py` shows the joint, forward, backward and
-# decomposed graphs of the compiled model.
+# decomposed graphs of the compiled model. `kiln-cli bench gpu --graph
+# resnet18_train` times one training step of this model at batch 16, 3x128x128.
+import argparse
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -90,13 +94,24 @@ class ResNet(nn.Module):
         return x
 
 
-torch.manual_seed(0)
-model = ResNet([2, 2, 2, 2])
+def model_and_batch(batch, size):
+    """The seeded model, a batch and its labels, on the CPU; scripts/bench_gpu_torch.py builds them here too."""
+    torch.manual_seed(0)
+    model = ResNet([2, 2, 2, 2])
+    x = torch.randn(batch, 3, size, size)
+    target = torch.randint(0, 1000, (batch,))
+    return model, x, target
+
+
+parser = argparse.ArgumentParser(description="SGD steps of a ResNet-18 on random data")
+parser.add_argument("--batch", type=int, default=4)
+parser.add_argument("--size", type=int, default=64, help="input height and width")
+parser.add_argument("--steps", type=int, default=2)
+args = parser.parse_args()
+model, x, target = model_and_batch(args.batch, args.size)
 opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
 compiled = torch.compile(model)
-x = torch.randn(4, 3, 64, 64)
-target = torch.randint(0, 1000, (4,))
-for step in range(2):
+for step in range(args.steps):
     opt.zero_grad()
     out = compiled(x)
     loss = F.cross_entropy(out, target)
