@@ -143,6 +143,44 @@ class TestCliRun : public QObject {
     }
   }
 
+  // A torch.compile wrapper made anew in a loop (the custom-Function tutorial)
+  // reuses the frame's entry; explain's first call of each wrapper sees a fresh
+  // cache, so its own compiles never add up to the recompile limit (they did:
+  // "[0/8] hit config.recompile_limit" with an empty last reason, then no graphs).
+  void explain_of_wrappers_made_in_a_loop() {
+    QTemporaryDir dir;
+    const QString p = write_program(dir, "loop_wrappers.py",
+                                    "import torch\ndef f(x):\n    return x * 2 + 1\nx = torch.ones(3)\n"
+                                    "for i in range(12):\n    g = torch.compile(f)\n    g(x)\n");
+    for (const char* mode : {"run", "explain"}) {
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("KILN_LOGS", "recompiles");
+      auto run = kiln::test::run_cli({mode, p}, 60000, env);
+      QCOMPARE(run.code, 0);
+      QVERIFY2(!run.err.contains("recompile"), run.err.constData());
+    }
+    auto run = kiln::test::run_cli({"explain", "--json", p});
+    QJsonArray fns = QJsonDocument::fromJson(run.out).object()["functions"].toArray();
+    QCOMPARE(fns.size(), 12);
+    for (const QJsonValue& f : fns) QCOMPARE(f.toObject()["graph_count"].toInt(), 1);
+  }
+
+  // The recompile-limit warning names the newest entry's failing guard, as
+  // Dynamo's format_guard_failures does.
+  void recompile_limit_names_last_reason() {
+    QTemporaryDir dir;
+    const QString p = write_program(dir, "limit.py",
+                                    "import torch\n@torch.compile(dynamic=False)\ndef f(x):\n    return x + 1\n"
+                                    "for n in range(2, 12):\n    f(torch.ones(n))\n");
+    for (const char* mode : {"run", "explain"}) {
+      auto run = kiln::test::run_cli({mode, p});
+      QCOMPARE(run.code, 0);
+      QVERIFY2(run.err.contains("[0/8] torch._dynamo hit config.recompile_limit (8)"), run.err.constData());
+      QVERIFY2(run.err.contains("last reason: 0/7: tensor 'x' size mismatch at index 0. expected 9, actual 10"),
+               run.err.constData());
+    }
+  }
+
   void syntax_error_exits_3_with_location() {
     QTemporaryDir dir;
     QFile f(dir.filePath("bad.py"));
