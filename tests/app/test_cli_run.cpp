@@ -204,6 +204,36 @@ class TestCliRun : public QObject {
     QVERIFY(!run.out.contains("1"));
   }
 
+  // Outside the subset, found while running: exit 3 (Kiln cannot run this,
+  // not the program's error) with the user's FILE:LINE:COL. The generator
+  // methods once exited 1 as a plain AttributeError.
+  void runtime_refusals_exit_3_with_location() {
+    QTemporaryDir dir;
+    const ProgramCase cases[] = {
+        {"fwd_ad.py", "import torch\nimport torch.autograd.forward_ad as fwAD\n", "fwd_ad.py:2:8: ModuleNotFoundError"},
+        {"fwd_ad_attr.py", "import torch\nwith torch.autograd.forward_ad.dual_level():\n    pass\n", "fwd_ad_attr.py:2:6: AttributeError"},
+        {"named.py", "import torch\nx = torch.zeros(2, 3, names=('N', 'C'))\n", "named.py:2:5: RuntimeError: zeros(names=...)"},
+        {"refine.py", "import torch\nx = torch.zeros(2).refine_names('N')\n", "refine.py:2:5: AttributeError"},
+        {"jit_load.py", "import torch\nm = torch.jit.load('m.pt')\n", "jit_load.py:2:5: NotImplementedError: torch.jit.load"},
+        {"open.py", "f = open('x.txt', 'w')\n", "open.py:1:5: NotImplementedError: open()"},
+        {"subprocess.py", "import subprocess\nsubprocess.run(['ls'])\n", "subprocess.py:2:1: NotImplementedError: subprocess.run()"},
+        {"socket.py", "import socket\ns = socket.socket()\n", "socket.py:2:5: NotImplementedError: socket.socket()"},
+        {"threads.py", "import threading\n", "threads.py:1:8: ModuleNotFoundError: No module named 'threading'"},
+        {"exec.py", "exec('x = 1')\n", "exec.py:1:1: NotImplementedError: exec()"},
+        {"eval.py", "print(eval('1'))\n", "eval.py:1:7: NotImplementedError: eval()"},
+        {"send.py", "def g():\n    x = yield 1\ng().send(None)\n", "send.py:3:1: AttributeError: 'generator' object has no attribute 'send' (CPython has it"},
+    };
+    for (const ProgramCase& c : cases) {
+      auto run = kiln::test::run_cli({"run", write_program(dir, c.name, c.source)});
+      QVERIFY2(run.code == 3, qPrintable(QString(c.name) + ": " + run.err));
+      QVERIFY2(run.err.contains(c.expect), run.err.constData());
+    }
+    // names=None is PyTorch's default, not a named tensor.
+    auto none = kiln::test::run_cli({"run", write_program(dir, "names_none.py", "import torch\nprint(torch.ones(2, names=None))\n")});
+    QCOMPARE(none.code, 0);
+    QCOMPARE(none.out, QByteArray("tensor([1., 1.])\n"));
+  }
+
   // The words after `--` are the program's sys.argv[1:]: argparse reads them,
   // and its usage error ends the run with CPython's status 2.
   void program_arguments_after_double_dash() {
