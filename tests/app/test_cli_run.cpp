@@ -181,6 +181,28 @@ class TestCliRun : public QObject {
     }
   }
 
+  // `self.step += 1` in a compiled forward: Dynamo 2.11 specializes ints read
+  // from nn modules (allow_unspec_int_on_nn_module=False, its default), so each
+  // call recompiles on `self.step == N` until the limit, then runs eagerly.
+  void module_int_attribute_recompiles_until_the_limit() {
+    QTemporaryDir dir;
+    const QString p = write_program(dir, "step.py",
+                                    "import torch\nimport torch.nn as nn\n"
+                                    "print(torch._dynamo.config.allow_unspec_int_on_nn_module)\n"
+                                    "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                                    "        self.step = 0\n    def forward(self, x):\n        self.step += 1\n"
+                                    "        return x * 2\nm = torch.compile(M())\nfor i in range(12):\n"
+                                    "    y = m(torch.ones(3))\nprint(m.step, y.tolist())\n");
+    auto run = kiln::test::run_cli({"run", p});
+    QCOMPARE(run.code, 0);
+    QCOMPARE(run.out, QByteArray("False\n12 [2.0, 2.0, 2.0]\n"));
+    QVERIFY2(run.err.contains("last reason: 0/7: self.step == 7"), run.err.constData());
+    auto ex = kiln::test::run_cli({"explain", "--json", p});
+    QJsonObject f = QJsonDocument::fromJson(ex.out).object()["functions"].toArray()[0].toObject();
+    QCOMPARE(f["graph_count"].toInt(), 1);
+    QCOMPARE(f["recompiles"].toArray().size(), 8);
+  }
+
   void syntax_error_exits_3_with_location() {
     QTemporaryDir dir;
     QFile f(dir.filePath("bad.py"));
