@@ -25,6 +25,10 @@ struct CacheEntry {
   std::string compile_id;
   RegionResult region;
   const Callable* first_call_of = nullptr;  // made during this callable's first call
+  // Made by an explain first call that an older entry would have served: the
+  // fresh cache explain emulates needed it, the program's own cache did not,
+  // so it does not count toward the frame's recompile limit.
+  bool explain_duplicate = false;
   std::map<std::string, int> fail_counts;   // per guard root, for Dynamo's check order
   RegionRunner runner;                       // the backend's; null: run_graph
 };
@@ -56,6 +60,9 @@ struct Callable {
   // explain's own: each graph's guards as 2.11 prints them, and each compile's times.
   std::vector<std::vector<OutGuard>> out_guards;
   std::vector<CompileTiming> timings;
+  // Frames that hit the recompile limit within this callable's explain first
+  // call, which sees a cache of its own (as after torch._dynamo.reset()).
+  std::set<const FrameInfo*> fresh_over_limit;
 };
 
 // "3/1" -> (3, 1): frame id, then compile number.
@@ -320,14 +327,16 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
     bool has_iterator = false;
     for (const Value& v : frame.stack) has_iterator |= v.is(ObjKind::Iterator) || v.is(ObjKind::Range);
     Value result;
-    if (has_iterator || info.over_limit) {
+    // An explain first call sees only its own entries (as after a reset): the
+    // limit it hits is its own too.
+    const bool fresh = options.explain_fresh_first_call && owner.recording;
+    if (has_iterator || (fresh ? owner.fresh_over_limit.contains(&info) : info.over_limit)) {
       vm.current_frame = frame.parent;
       return vm.run_frame(frame);
     }
     const CacheEntry* hit = nullptr;
     std::vector<std::string> failures;
     std::vector<Guard> failed_guards;  // copies: reordering moves an entry's guards
-    const bool fresh = options.explain_fresh_first_call && owner.recording;
     for (auto it = info.entries.rbegin(); it != info.entries.rend(); ++it) {
       if (fresh && it->first_call_of != &owner) continue;
       std::string why;
@@ -342,6 +351,14 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
       }
       failures.push_back(it->compile_id + ": " + (it->region.reusable ? why : "not reusable (" + it->region.not_reusable_why + ")"));
     }
+    // Would the program's own cache have served this explain first call?
+    bool program_hit = false;
+    if (fresh && !hit)
+      for (const CacheEntry& e : info.entries)
+        if (e.first_call_of != &owner && e.region.reusable && check_guards(vm, frame, e.region.guards, nullptr, nullptr)) {
+          program_hit = true;
+          break;
+        }
     bool returned;
     bool unresumable = false;  // Dynamo runs the rest of the frame eagerly (an RNN module call)
     if (hit) {
@@ -390,13 +407,20 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
         if (trace) trace->recompile_reasons(tid, failures);
       }
       // Past the limit the frame runs eagerly from now on; Dynamo logs the
-      // recompile it would have made, then says so.
+      // recompile it would have made, then says so. Only entries the call could
+      // see count: an explain first call's own, or the program's cache less
+      // explain's duplicates. So every entry counted failed a guard, and the
+      // last reason (Dynamo's newest guard failure) is never empty.
       const int limit = recompile_limit(vm);
-      if (int(info.entries.size()) >= limit) {
-        info.over_limit = true;
+      int counted = 0;
+      for (const CacheEntry& e : info.entries)
+        counted += fresh ? e.first_call_of == &owner : !e.explain_duplicate;
+      if (counted >= limit && !failures.empty()) {
+        if (fresh) owner.fresh_over_limit.insert(&info);
+        else info.over_limit = true;
         std::string text = "torch._dynamo hit config.recompile_limit (" + std::to_string(limit) + ")\n   function: '" +
                            info.name + "' (" + frame.code->filename + ":" + std::to_string(frame.code->firstlineno) +
-                           ")\n   last reason: " + (failures.empty() ? "" : failures.front().substr(0, failures.front().find('\n'))) +
+                           ")\n   last reason: " + failures.front().substr(0, failures.front().find('\n')) +
                            "\nTo log all recompilation reasons, use KILN_LOGS=\"recompiles\".";
         std::istringstream lines(text);
         for (std::string line; std::getline(lines, line);) vm.write_err("[" + cid + "] " + line + "\n");
@@ -519,6 +543,7 @@ Value State::execute(py::VM& vm, py::Frame& frame) {
       entry.compile_id = cid;
       entry.region = std::move(region);
       entry.first_call_of = owner.recording ? &owner : nullptr;
+      entry.explain_duplicate = fresh && program_hit;
       entry.runner = std::move(info.settings.runner);
       info.settings.runner = nullptr;
       info.entries.push_back(std::move(entry));

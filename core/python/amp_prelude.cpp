@@ -92,6 +92,8 @@ class _CpuAutocast(autocast):
 
 // torch.autocast is an attribute of torch from the start; torch.amp and
 // torch.cuda.amp (train_prelude.cpp) take theirs from here.
+Ref<Module> install_grad_scaler(VM& vm);  // grad_scaler_prelude.cpp
+
 void install_amp_prelude(VM& vm) {
   static const Expected<CodePtr> code = compile_module(kAutocastSource, "torch/amp/autocast_mode.py");
   Ref<Dict> globals = run_prelude(vm, code, "torch.amp.autocast_mode", "torch.autocast");
@@ -117,10 +119,17 @@ void install_amp_prelude(VM& vm) {
     vm.add_module(cpu);
     torch->dict->set(str_value("cpu"), Value(cpu));
   }
-  auto cpu_amp = make<Module>("torch.cpu.amp");
-  vm.add_module(cpu_amp);
-  cpu->dict->set(str_value("amp"), Value(cpu_amp));
-  if (const Value* cls = globals->find_str("_CpuAutocast")) cpu_amp->dict->set(str_value("autocast"), *cls);
+  // torch.cpu.amp (autocast, GradScaler) is made on first use: the GradScaler
+  // prelude runs then.
+  vm.add_lazy_module("torch.cpu.amp", [](VM& vm) {
+    auto cpu_amp = make<Module>("torch.cpu.amp");
+    vm.add_module(cpu_amp);
+    if (Ref<Module> cpu = vm.module("torch.cpu")) cpu->dict->set(str_value("amp"), Value(cpu_amp));
+    if (Ref<Module> mode = vm.module("torch.amp.autocast_mode"))
+      if (const Value* cls = mode->dict->find_str("_CpuAutocast")) cpu_amp->dict->set(str_value("autocast"), *cls);
+    if (Ref<Module> scaler = install_grad_scaler(vm))
+      if (const Value* cls = scaler->dict->find_str("_CpuGradScaler")) cpu_amp->dict->set(str_value("GradScaler"), *cls);
+  });
 }
 
 }  // namespace kiln::py

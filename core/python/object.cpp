@@ -88,6 +88,12 @@ size_t ValueHash::operator()(const Value& v) const {
       // A NumPy scalar is the key its number is, as hash(np.int64(1)) == hash(1).
       if (const Value* n = numpy_scalar_value(v, false)) return ValueHash()(*n);
       return std::hash<const void*>()(o);
+    case ObjKind::Device: {
+      // Equal devices are one key, as torch.device hashes its type and index
+      // (GradScaler groups gradients by device).
+      auto* d = static_cast<DeviceObj*>(o);
+      return std::hash<std::string>()(d->type) ^ (size_t(int64_t(d->index) + 2) * 0x9e3779b97f4a7c15ULL);
+    }
     case ObjKind::List:
     case ObjKind::Dict:
     case ObjKind::DictView:

@@ -119,6 +119,10 @@ void Parser::parse_statement(Body& out) {
       }
     }
   }
+  // `type X = ...` (a soft keyword, PEP 695): a name, then `=` or `[`.
+  if (t.kind == TokKind::Name && t.text == "type" && peek(1).kind == TokKind::Name &&
+      (peek(2).is_op("=") || peek(2).is_op("[")))
+    unsupported(peek().pos, "type statement", "assign the alias: X = int");
   parse_simple_statements(out);
 }
 
@@ -342,6 +346,8 @@ StmtPtr Parser::parse_function_def(std::vector<ExprPtr> decorators) {
   auto f = std::make_unique<FunctionDef>(take().pos);
   f->decorators = std::move(decorators);
   f->name = expect_name();
+  // PEP 695 (Python 3.12) generics, which PyTorch's own code does not need.
+  if (at_op("[")) unsupported(peek().pos, "type parameters (def f[T])", "leave them out; annotations are not checked");
   expect_op("(");
   f->args = parse_parameters(")", true);
   expect_op(")");
@@ -354,6 +360,7 @@ StmtPtr Parser::parse_class_def(std::vector<ExprPtr> decorators) {
   auto c = std::make_unique<ClassDef>(take().pos);
   c->decorators = std::move(decorators);
   c->name = expect_name();
+  if (at_op("[")) unsupported(peek().pos, "type parameters (class C[T])", "leave them out; annotations are not checked");
   if (at_op("(")) {
     Pos open = take().pos;
     parse_call_args(open, c->bases, c->keywords);

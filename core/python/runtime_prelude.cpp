@@ -114,6 +114,9 @@ _DYNAMO = {
     "automatic_dynamic_shapes": (True, "behaviour"),
     "assume_static_by_default": (True, "behaviour"),
     "specialize_int": (False, "behaviour"),
+    # False: an int attribute of an nn.Module is specialized (an EQUALS_MATCH
+    # guard, so `self.step += 1` recompiles each call), which Kiln does.
+    "allow_unspec_int_on_nn_module": (False, "behaviour"),
     "optimize_ddp": (True, "none"),
     "inline_inbuilt_nn_modules": (True, "behaviour"),
     "accumulated_cache_size_limit": (256, "behaviour"),

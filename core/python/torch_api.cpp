@@ -436,10 +436,17 @@ Expected<ValueList> call(const Callable& c, const ValueList& args, const KwargLi
       }
       return result;
     }
-    // names= is PyTorch's (prototype) named-tensor API: a gap of Kiln, not the program's TypeError.
-    if (std::all_of(reasons.begin(), reasons.end(), [](const Mismatch& m) { return m.unknown_keyword == "names"; }))
+    // names= is PyTorch's (prototype) named-tensor API: a gap of Kiln, not the
+    // program's TypeError. names=None, its default, names no dimension: the call
+    // is the one without it.
+    if (std::all_of(reasons.begin(), reasons.end(), [](const Mismatch& m) { return m.unknown_keyword == "names"; })) {
+      KwargList rest;
+      for (const auto& kv : kwargs)
+        if (kv.first != "names" || !kv.second.is_none()) rest.push_back(kv);
+      if (rest.size() < kwargs.size()) return call(c, args, rest, mode, info, generator);
       return Status::error(c.name + "(names=...): named tensors (PyTorch's prototype named-tensor API) are not "
                            "supported by Kiln");
+    }
     if (reasons.size() == 1) return Status::error(reasons[0].message);
     std::string msg = c.name + "() received an invalid combination of arguments - got " +
                       got_text(c.is_method, args, kwargs) + ", but expected one of:";

@@ -1,6 +1,6 @@
 // The training-loop parts of torch written in Kiln's Python subset, after
 // PyTorch 2.11: torch.optim.lr_scheduler, torch.utils.data, torch.nn.utils'
-// gradient clipping and a disabled torch.amp / torch.cuda.amp GradScaler.
+// gradient clipping; torch.amp / torch.cuda.amp (the GradScalers: grad_scaler_prelude.cpp).
 // Each is compiled once per process and run on first use (import or
 // attribute access), not at VM start, so programs without them start as fast
 // as before.
@@ -11,6 +11,8 @@
 #include "core/python/vm.h"
 
 namespace kiln::py {
+
+Ref<Module> install_grad_scaler(VM& vm);  // grad_scaler_prelude.cpp
 namespace {
 
 const char* const kSchedulerSource = R"PY(# torch.optim.lr_scheduler in Kiln's Python subset, after PyTorch 2.11.
@@ -1067,7 +1069,7 @@ class DataLoader:
         return len(self._index_sampler())
 )PY";
 
-const char* const kUtilsSource = R"PY(# torch.nn.utils.clip_grad_norm_/clip_grad_value_ and a disabled GradScaler,
+const char* const kUtilsSource = R"PY(# torch.nn.utils.clip_grad_norm_/clip_grad_value_,
 # after PyTorch 2.11.
 import torch
 import torch._kiln as _kiln
@@ -1352,60 +1354,6 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
                 p.grad.clamp_(min=-clip_value)
                 p.grad.clamp_(max=clip_value)
     return None
-
-
-class GradScaler:
-    def __init__(self, device="cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True):
-        self._device = device
-        self._enabled = enabled
-        if self._enabled and device == "cuda" and not torch.cuda.is_available():
-            _kiln.warn("UserWarning", "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")
-            self._enabled = False
-        if self._enabled:
-            _raise("NotImplementedError", f"torch.amp.GradScaler('{device}', enabled=True) is not supported by Kiln: only a disabled scaler (enabled=False, or 'cuda' without CUDA) passes through")
-        self._init_scale = init_scale
-        self._growth_factor = growth_factor
-        self._backoff_factor = backoff_factor
-        self._growth_interval = growth_interval
-
-    def scale(self, outputs):
-        return outputs
-
-    def unscale_(self, optimizer):
-        return None
-
-    def step(self, optimizer, *args, **kwargs):
-        return optimizer.step(*args, **kwargs)
-
-    def update(self, new_scale=None):
-        return None
-
-    def get_scale(self):
-        return 1.0
-
-    def get_growth_factor(self):
-        return self._growth_factor
-
-    def get_backoff_factor(self):
-        return self._backoff_factor
-
-    def get_growth_interval(self):
-        return self._growth_interval
-
-    def is_enabled(self):
-        return self._enabled
-
-    def state_dict(self):
-        return {}
-
-    def load_state_dict(self, state_dict):
-        return None
-
-
-class _CudaGradScaler(GradScaler):
-    def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True):
-        _kiln.warn("FutureWarning", "`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', args...)` instead.")
-        super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor, backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
 )PY";
 
 // torch.Generator, small and eager: torch.Generator is an attribute of torch.
@@ -1503,8 +1451,8 @@ void install_data(VM& vm) {
   if (const Value* v = m->dict->find_str("random_split")) subs[1]->dict->set(str_value("random_split"), *v);
 }
 
-// torch.nn.utils, torch.amp and torch.cuda.amp come from one prelude, so that
-// torch.cuda.amp.GradScaler subclasses torch.amp.GradScaler as in PyTorch.
+// torch.nn.utils, torch.amp and torch.cuda.amp are installed together; the
+// GradScalers come from torch.amp.grad_scaler (grad_scaler_prelude.cpp).
 void install_utils(VM& vm) {
   static const Expected<CodePtr> code = compile_module(kUtilsSource, "torch/nn/utils/clip_grad.py");
   auto nn_utils = make<Module>("torch.nn.utils");
@@ -1534,17 +1482,12 @@ void install_utils(VM& vm) {
     // The ops weight normalization is made of, under PyTorch's names.
     if (torch && name == "_weight_norm") torch->dict->set(k, v);
     if (torch && name == "_norm_except_dim") torch->dict->set(str_value("norm_except_dim"), v);
-    if (!v.is(ObjKind::Class)) return;
-    Class* cls = v.as<Class>();
-    if (name == "GradScaler") {
-      cls->module = "torch.amp.grad_scaler";
-      amp->dict->set(k, v);
-    } else if (name == "_CudaGradScaler") {
-      cls->name = cls->qualname = "GradScaler";
-      cls->module = "torch.cuda.amp.grad_scaler";
-      cuda_amp->dict->set(str_value("GradScaler"), v);
-    }
   });
+  if (Ref<Module> scaler = install_grad_scaler(vm)) {
+    amp->dict->set(str_value("grad_scaler"), Value(scaler));
+    if (const Value* v = scaler->dict->find_str("GradScaler")) amp->dict->set(str_value("GradScaler"), *v);
+    if (const Value* v = scaler->dict->find_str("_CudaGradScaler")) cuda_amp->dict->set(str_value("GradScaler"), *v);
+  }
 }
 
 }  // namespace

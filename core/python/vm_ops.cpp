@@ -335,6 +335,14 @@ Value VM::getattr(const Value& obj, std::string_view name) {
     if (Ref<Module> k = module("torch._kiln"))
       if (const Value* lookup = k->dict->find_str("state_dict_metadata"))
         if (Value found = call(*lookup, ValueVec{obj}); !found.is_none()) return found;
+  // CPython's generator protocol beyond iteration (send, throw, close) and its
+  // frame introspection are Kiln's gap, not the program's error: exit 3.
+  static const std::string_view kGeneratorGaps[] = {"send", "throw", "close", "gi_frame", "gi_code",
+                                                    "gi_running", "gi_yieldfrom", "gi_suspended"};
+  if (type_name(obj) == "generator" && std::ranges::find(kGeneratorGaps, name) != std::end(kGeneratorGaps))
+    throw PyError("AttributeError", "'generator' object has no attribute '" + std::string(name) +
+                                        "' (CPython has it; not in Kiln's subset: generators are only iterated)",
+                  true);
   throw PyError("AttributeError", "'" + type_name(obj) + "' object has no attribute '" + std::string(name) + "'");
 }
 

@@ -143,6 +143,66 @@ class TestCliRun : public QObject {
     }
   }
 
+  // A torch.compile wrapper made anew in a loop (the custom-Function tutorial)
+  // reuses the frame's entry; explain's first call of each wrapper sees a fresh
+  // cache, so its own compiles never add up to the recompile limit (they did:
+  // "[0/8] hit config.recompile_limit" with an empty last reason, then no graphs).
+  void explain_of_wrappers_made_in_a_loop() {
+    QTemporaryDir dir;
+    const QString p = write_program(dir, "loop_wrappers.py",
+                                    "import torch\ndef f(x):\n    return x * 2 + 1\nx = torch.ones(3)\n"
+                                    "for i in range(12):\n    g = torch.compile(f)\n    g(x)\n");
+    for (const char* mode : {"run", "explain"}) {
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("KILN_LOGS", "recompiles");
+      auto run = kiln::test::run_cli({mode, p}, 60000, env);
+      QCOMPARE(run.code, 0);
+      QVERIFY2(!run.err.contains("recompile"), run.err.constData());
+    }
+    auto run = kiln::test::run_cli({"explain", "--json", p});
+    QJsonArray fns = QJsonDocument::fromJson(run.out).object()["functions"].toArray();
+    QCOMPARE(fns.size(), 12);
+    for (const QJsonValue& f : fns) QCOMPARE(f.toObject()["graph_count"].toInt(), 1);
+  }
+
+  // The recompile-limit warning names the newest entry's failing guard, as
+  // Dynamo's format_guard_failures does.
+  void recompile_limit_names_last_reason() {
+    QTemporaryDir dir;
+    const QString p = write_program(dir, "limit.py",
+                                    "import torch\n@torch.compile(dynamic=False)\ndef f(x):\n    return x + 1\n"
+                                    "for n in range(2, 12):\n    f(torch.ones(n))\n");
+    for (const char* mode : {"run", "explain"}) {
+      auto run = kiln::test::run_cli({mode, p});
+      QCOMPARE(run.code, 0);
+      QVERIFY2(run.err.contains("[0/8] torch._dynamo hit config.recompile_limit (8)"), run.err.constData());
+      QVERIFY2(run.err.contains("last reason: 0/7: tensor 'x' size mismatch at index 0. expected 9, actual 10"),
+               run.err.constData());
+    }
+  }
+
+  // `self.step += 1` in a compiled forward: Dynamo 2.11 specializes ints read
+  // from nn modules (allow_unspec_int_on_nn_module=False, its default), so each
+  // call recompiles on `self.step == N` until the limit, then runs eagerly.
+  void module_int_attribute_recompiles_until_the_limit() {
+    QTemporaryDir dir;
+    const QString p = write_program(dir, "step.py",
+                                    "import torch\nimport torch.nn as nn\n"
+                                    "print(torch._dynamo.config.allow_unspec_int_on_nn_module)\n"
+                                    "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                                    "        self.step = 0\n    def forward(self, x):\n        self.step += 1\n"
+                                    "        return x * 2\nm = torch.compile(M())\nfor i in range(12):\n"
+                                    "    y = m(torch.ones(3))\nprint(m.step, y.tolist())\n");
+    auto run = kiln::test::run_cli({"run", p});
+    QCOMPARE(run.code, 0);
+    QCOMPARE(run.out, QByteArray("False\n12 [2.0, 2.0, 2.0]\n"));
+    QVERIFY2(run.err.contains("last reason: 0/7: self.step == 7"), run.err.constData());
+    auto ex = kiln::test::run_cli({"explain", "--json", p});
+    QJsonObject f = QJsonDocument::fromJson(ex.out).object()["functions"].toArray()[0].toObject();
+    QCOMPARE(f["graph_count"].toInt(), 1);
+    QCOMPARE(f["recompiles"].toArray().size(), 8);
+  }
+
   void syntax_error_exits_3_with_location() {
     QTemporaryDir dir;
     QFile f(dir.filePath("bad.py"));
@@ -164,6 +224,36 @@ class TestCliRun : public QObject {
     QCOMPARE(run.code, 3);
     QVERIFY2(run.err.contains("np.py:1"), run.err.constData());
     QVERIFY(!run.out.contains("1"));
+  }
+
+  // Outside the subset, found while running: exit 3 (Kiln cannot run this,
+  // not the program's error) with the user's FILE:LINE:COL. The generator
+  // methods once exited 1 as a plain AttributeError.
+  void runtime_refusals_exit_3_with_location() {
+    QTemporaryDir dir;
+    const ProgramCase cases[] = {
+        {"fwd_ad.py", "import torch\nimport torch.autograd.forward_ad as fwAD\n", "fwd_ad.py:2:8: ModuleNotFoundError"},
+        {"fwd_ad_attr.py", "import torch\nwith torch.autograd.forward_ad.dual_level():\n    pass\n", "fwd_ad_attr.py:2:6: AttributeError"},
+        {"named.py", "import torch\nx = torch.zeros(2, 3, names=('N', 'C'))\n", "named.py:2:5: RuntimeError: zeros(names=...)"},
+        {"refine.py", "import torch\nx = torch.zeros(2).refine_names('N')\n", "refine.py:2:5: AttributeError"},
+        {"jit_load.py", "import torch\nm = torch.jit.load('m.pt')\n", "jit_load.py:2:5: NotImplementedError: torch.jit.load"},
+        {"open.py", "f = open('x.txt', 'w')\n", "open.py:1:5: NotImplementedError: open()"},
+        {"subprocess.py", "import subprocess\nsubprocess.run(['ls'])\n", "subprocess.py:2:1: NotImplementedError: subprocess.run()"},
+        {"socket.py", "import socket\ns = socket.socket()\n", "socket.py:2:5: NotImplementedError: socket.socket()"},
+        {"threads.py", "import threading\n", "threads.py:1:8: ModuleNotFoundError: No module named 'threading'"},
+        {"exec.py", "exec('x = 1')\n", "exec.py:1:1: NotImplementedError: exec()"},
+        {"eval.py", "print(eval('1'))\n", "eval.py:1:7: NotImplementedError: eval()"},
+        {"send.py", "def g():\n    x = yield 1\ng().send(None)\n", "send.py:3:1: AttributeError: 'generator' object has no attribute 'send' (CPython has it"},
+    };
+    for (const ProgramCase& c : cases) {
+      auto run = kiln::test::run_cli({"run", write_program(dir, c.name, c.source)});
+      QVERIFY2(run.code == 3, qPrintable(QString(c.name) + ": " + run.err));
+      QVERIFY2(run.err.contains(c.expect), run.err.constData());
+    }
+    // names=None is PyTorch's default, not a named tensor.
+    auto none = kiln::test::run_cli({"run", write_program(dir, "names_none.py", "import torch\nprint(torch.ones(2, names=None))\n")});
+    QCOMPARE(none.code, 0);
+    QCOMPARE(none.out, QByteArray("tensor([1., 1.])\n"));
   }
 
   // The words after `--` are the program's sys.argv[1:]: argparse reads them,

@@ -603,6 +603,11 @@ class TestPythonParser : public QObject {
     QTest::newRow("unsupported metaclass") << QByteArray("class A(metaclass=M): pass\n", 27) << QString("t.py:1:9: unsupported construct: metaclass= (the subset has no metaclasses)");
     QTest::newRow("unsupported module-level del") << QByteArray("del x\n", 6) << QString("t.py:1:5: unsupported construct: del of a module-level or class-level name (only local variables can be deleted)");
     QTest::newRow("unsupported del of a cell") << QByteArray("def f():\n  x = 1\n  def g(): return x\n  del x\n", 45) << QString("t.py:4:7: unsupported construct: del of a variable used by a nested function (assign None to it instead)");
+    QTest::newRow("unsupported walrus in a comprehension") << QByteArray("print([y for x in r if (y := x) > 1])\n", 38) << QString("t.py:1:27: unsupported construct: walrus operator ':=' (assign in a separate statement)");
+    QTest::newRow("unsupported except star") << QByteArray("try:\n  pass\nexcept* E:\n  pass\n", 30) << QString("t.py:3:7: unsupported construct: except* (the subset has no exception groups)");
+    QTest::newRow("unsupported def type parameters") << QByteArray("def f[T](x): return x\n", 22) << QString("t.py:1:6: unsupported construct: type parameters (def f[T]) (leave them out; annotations are not checked)");
+    QTest::newRow("unsupported class type parameters") << QByteArray("class C[T]: pass\n", 17) << QString("t.py:1:8: unsupported construct: type parameters (class C[T]) (leave them out; annotations are not checked)");
+    QTest::newRow("unsupported type statement") << QByteArray("type X = int\n", 13) << QString("t.py:1:1: unsupported construct: type statement (assign the alias: X = int)");
   }
   void errors() {
     QFETCH(QByteArray, source);

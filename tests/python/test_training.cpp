@@ -2,7 +2,7 @@
 // RMSprop, Adadelta and LBFGS (and foreach=True / fused=True, which run the
 // single-tensor update), parameter groups, state_dict/load_state_dict,
 // torch.optim.lr_scheduler, torch.nn.utils.clip_grad_norm_/clip_grad_value_,
-// a disabled GradScaler, torch.utils.data (datasets, samplers,
+// GradScaler, torch.utils.data (datasets, samplers,
 // default_collate, DataLoader shuffling from the global generator) and two
 // small training loops that use them together.
 //
@@ -897,8 +897,11 @@ print(s.get_last_lr())
   }
 
   // Without CUDA a 'cuda' scaler disables itself with PyTorch's warning and
-  // passes through; torch.cuda.amp's adds the deprecation; an enabled CPU
-  // scaler would scale, which Kiln does not do, so it is refused.
+  // passes through; torch.cuda.amp's and torch.cpu.amp's add their
+  // deprecations. An enabled CPU scaler keeps its scale and growth tracker
+  // as tensors made at the first scale(), and misuse raises PyTorch's errors
+  // (the numbers are checked against PyTorch 2.11 in
+  // tests/data/regressions/grad_scaler_cpu.py).
   void grad_scaler() {
     Ran r = run("import torch\n"
                 "s = torch.cuda.amp.GradScaler()\n"
@@ -911,9 +914,41 @@ print(s.get_last_lr())
              QString("FutureWarning: `torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
                      "`torch.amp.GradScaler('cuda', args...)` instead.\n"
                      "UserWarning: torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.\n"));
-    Ran cpu = run("import torch\ntorch.amp.GradScaler('cpu')\n");
-    QCOMPARE(cpu.exit, 1);
-    QVERIFY(last_line(cpu.err).starts_with("NotImplementedError: torch.amp.GradScaler('cpu', enabled=True)"));
+    Ran cpu = run_cli_program("import torch\n"
+                  "s = torch.cpu.amp.GradScaler(init_scale=4.0)\n"
+                  "print(type(s), isinstance(s, torch.amp.GradScaler), s.is_enabled(), s.get_scale(), s._scale)\n"
+                  "p = torch.ones(2, requires_grad=True)\n"
+                  "opt = torch.optim.SGD([p], lr=0.5)\n"
+                  "s.scale((p * 3).sum()).backward()\n"
+                  "print(p.grad.tolist(), s._scale, s._growth_tracker)\n"
+                  "s.unscale_(opt)\n"
+                  "print(p.grad.tolist())\n"
+                  "for call in (lambda: s.unscale_(opt), lambda: (s.step(opt), s.step(opt))):\n"
+                  "    try:\n"
+                  "        call()\n"
+                  "    except RuntimeError as e:\n"
+                  "        print(e)\n"
+                  "print(p.tolist())\n"
+                  "s.update(2.0)\n"
+                  "print(s.state_dict())\n"
+                  "try:\n"
+                  "    torch.amp.GradScaler('cpu').step(opt)\n"
+                  "except AssertionError as e:\n"
+                  "    print(e)\n");
+    QVERIFY2(cpu.exit == 0, cpu.err.c_str());
+    QCOMPARE(QString::fromStdString(cpu.out),
+             QString("<class 'torch.cpu.amp.grad_scaler.GradScaler'> True True 4.0 None\n"
+                     "[12.0, 12.0] tensor(4.) tensor(0, dtype=torch.int32)\n"
+                     "[3.0, 3.0]\n"
+                     "unscale_() has already been called on this optimizer since the last update().\n"
+                     "step() has already been called since the last update().\n"
+                     "[-0.5, -0.5]\n"
+                     "{'scale': 2.0, 'growth_factor': 2.0, 'backoff_factor': 0.5, 'growth_interval': 2000, '_growth_tracker': 0}\n"
+                     "Attempted step but _scale is None.  This may indicate your script did not use scaler.scale(loss or "
+                     "outputs) earlier in the iteration.\n"));
+    QCOMPARE(QString::fromStdString(cpu.err),
+             QString("FutureWarning: `torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
+                     "`torch.amp.GradScaler('cpu', args...)` instead.\n"));
   }
 
   // num_workers > 0 loads in the main process with a warning: the batches,
