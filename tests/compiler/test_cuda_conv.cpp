@@ -21,6 +21,7 @@
 #include "core/graph/printer.h"
 #include "cuda_test_util.h"
 #include "loopir_test_util.h"
+#include "random_conv_graph.h"
 #include "test_support.h"
 
 using namespace kiln;
@@ -340,6 +341,33 @@ class TestCudaConv : public QObject {
     }
     for (const std::string& n : names) QVERIFY2(has(out->ptx, ".entry " + n), n.c_str());
     QCOMPARE(names.size(), size_t(3 * 7 * 2 + 3 + 3));  // + 64-bit variants + one sum kernel per dtype
+  }
+
+  // Random geometries of the fuzzer's conv family (random_conv_graph.h),
+  // planned for the implicit kernel and compiled by NVRTC: no planner
+  // refusal, no host extern, and a kernel wherever the kernel applies.
+  // KILN_CONV_RANDOM_GRAPHS sets how many (each is an NVRTC compile).
+  void random_convs_compile_with_implicit_gemm() {
+    if (std::string d = nvrtc_describe(); d.rfind("unavailable", 0) == 0) {
+      if (qgetenv("KILN_ALLOW_NO_NVRTC") == "1") QSKIP(d.c_str());
+      QFAIL(d.c_str());
+    }
+    const int graphs = qEnvironmentVariableIsSet("KILN_CONV_RANDOM_GRAPHS") ? qEnvironmentVariableIntValue("KILN_CONV_RANDOM_GRAPHS") : 24;
+    int implicit = 0;
+    for (int k = 0; k < graphs; ++k) {
+      std::vector<Tensor> inputs;
+      Graph g = test::ConvGraphGenerator(100 + uint32_t(k)).build(&inputs);
+      auto decomposed = decomp::decompose(g);
+      QVERIFY2(decomposed.ok(), decomposed.status().message().c_str());
+      CudaCompileOptions o;
+      o.compile_only = true, o.keep_text = true, o.use_cache = false, o.conv_algorithm = "implicit", o.conv_tf32 = true;
+      auto compiled = CudaCompiledGraph::compile(*decomposed, o);
+      QVERIFY2(compiled.ok(), (std::to_string(k) + ": " + compiled.status().message()).c_str());
+      const std::string& src = stage(**compiled, "cuda_source");
+      QVERIFY2((*compiled)->stats().host_externs == 0, src.c_str());
+      implicit += has(stage(**compiled, "ptx"), ".entry kiln_conv_igemm_");
+    }
+    QVERIFY2(graphs < 4 || implicit >= 2, "the implicit kernel took fewer than 2 random convolutions");
   }
 
   // The switch: KILN_CONV when the option is empty, the option over it, and a
