@@ -466,6 +466,31 @@ class TestCudaConv : public QObject {
     }
   }
 
+  // The planner picks small tiles for these small cases: every tile (and a
+  // split K of 3 parts) forced on one case with partial tiles on both sides,
+  // for float32 (TF32) and bfloat16.
+  void every_implicit_tile_matches_aten_on_the_gpu() {
+    if (std::string why = no_gpu_reason(); !why.empty()) {
+      if (qgetenv("KILN_REQUIRE_GPU") == "1") QFAIL(why.c_str());
+      QSKIP(why.c_str());
+    }
+    CudaCompileOptions o;
+    o.use_cache = false, o.conv_algorithm = "implicit", o.conv_tf32 = true;
+    // 130 channels, 2 x 17 x 15 pixels, K = 16 * 9 (9 float32 tiles, 5 half ones), stride 1, padding 1.
+    for (DType d : {DType::Float32, DType::BFloat16})
+      for (const ImplicitConvTile& t : implicit_conv_tiles())
+        for (const char* split : {"", "x3"}) {
+          ConvCase c{"tile", {2, 16, 17, 15}, {130, 16, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, d, "contiguous", ""};
+          const std::string forced = std::to_string(t.bm) + "x" + std::to_string(t.bn) + split;
+          c.name = std::string(dtype_name(d)) + " KILN_CONV_TILE=" + forced;
+          qputenv("KILN_CONV_TILE", forced.c_str());
+          std::string failure = run_on_gpu(c, o, d == DType::Float32 ? 1e-2 : tolerance(d),
+                                           float(1.0 / std::sqrt(double(conv_depth(c)))), forced);
+          qunsetenv("KILN_CONV_TILE");
+          QVERIFY2(failure.empty(), failure.c_str());
+        }
+  }
+
   // What a ResNet stem and head leave as extern kernels once decomposed (printed
   // for the record): the convolution and the linear run on the GPU.
   void resnet_like_graph_externs() {
