@@ -5,6 +5,8 @@
 //   kiln-codegen-fuzz --backend kiln-cuda --family split --graphs 200   # few long rows (split reductions)
 //   kiln-codegen-fuzz --backend kiln-cuda --family attention --graphs 300   # attention_graphs.h: the flash kernel
 //   kiln-codegen-fuzz --backend kiln-cuda --family gemm-epilogue --graphs 300   # mm + bias/relu/gelu/residual (cuBLASLt)
+//   KILN_CONV=implicit kiln-codegen-fuzz --backend kiln-cuda --family conv --graphs 500   # the implicit-GEMM kernel
+//   (--family conv without KILN_CONV: im2col + cuBLAS; both with TF32 for float32, held to 1e-2)
 //
 // Graph k uses seed SEED + k (rerun one with --graphs 1 --seed <seed>). Every
 // failure prints the seed, the graph, the decomposed graph, the fused IR and
@@ -40,7 +42,7 @@ int main(int argc, char** argv) {
     else if (a == "--family") family = next();
     else if (a == "--verbose") verbose = true;
     else {
-      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split|attention|gemm-epilogue] [--graphs N] "
+      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split|attention|gemm-epilogue|conv] [--graphs N] "
                            "[--seed S] [--show N] [--verbose]\n");
       return 2;
     }
@@ -50,7 +52,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!kiln::test::fuzz_family_known(family)) {
-    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split, attention or gemm-epilogue, not %s\n", family.c_str());
+    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split, attention, gemm-epilogue or conv, not %s\n", family.c_str());
     return 2;
   }
   if (backend == "kiln-cuda")

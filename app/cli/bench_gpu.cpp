@@ -543,6 +543,7 @@ int dump_sources(const std::vector<Case>& cases, const std::string& dir) {
     options.compile_only = true;
     options.keep_text = true;
     options.inject_bug = "none";
+    options.conv_tf32 = c.conv_tf32;  // as measure_model compiles it (KILN_CONV's implicit kernel needs it for float32)
     auto compiled = pipeline::compile_to_cuda(c.graph, options);
     if (!compiled) {
       std::fprintf(stderr, "%s: %s\n", c.name.c_str(), compiled.status().message().c_str());

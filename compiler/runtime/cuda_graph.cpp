@@ -154,6 +154,14 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     LaunchChoice launch;
     launch.row_elements_per_thread = options.row_elements_per_thread;
     launch.split_reductions = options.split_reductions;
+    const char* env_conv = std::getenv("KILN_CONV");
+    const std::string conv = !options.conv_algorithm.empty() ? options.conv_algorithm
+                             : env_conv && *env_conv         ? env_conv
+                                                             : "im2col";
+    Expected<ConvAlgorithm> algorithm = parse_conv_algorithm(conv);
+    if (!algorithm) return algorithm.status();
+    launch.conv.algorithm = *algorithm;
+    launch.conv.tf32 = options.conv_tf32;
     impl->source = emit_cuda(impl->scheduled, plan_for_cuda(impl->scheduled), bug, launch);
     st.emit_ms = ms_since(t0);
   } catch (const Error& e) {
@@ -224,7 +232,8 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
       }
       auto helper = [&](const std::string& name) { return name.empty() ? nullptr : library.at(name); };
       for (const ConvGpuPlan& c : impl->source.convs)
-        impl->conv_functions.push_back({helper(c.im2col_kernel), helper(c.bias_kernel), helper(c.scatter_kernel)});
+        impl->conv_functions.push_back({helper(c.im2col_kernel), helper(c.bias_kernel), helper(c.scatter_kernel),
+                                        helper(c.implicit.function), helper(c.implicit.reduce_function)});
       for (const AttentionGpuPlan& a : impl->source.attentions) impl->attention_functions.push_back(helper(a.function));
       for (const PoolGpuPlan& pool : impl->source.pools) impl->pool_functions.push_back(helper(pool.function));
       for (const ConvBackwardGpuPlan& b : impl->source.conv_backwards)

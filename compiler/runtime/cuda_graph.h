@@ -3,7 +3,8 @@
 // scheduled, emitted as CUDA C++ (codegen/cuda/cuda_emit.h) and compiled by
 // NVRTC. Compiling needs only NVRTC; run() needs the driver and a GPU: it
 // uploads the inputs, launches a kernel per group (GEMMs run on cuBLAS,
-// convolutions as im2col + cuBLAS (codegen/cuda/cuda_conv.h); other extern
+// convolutions as im2col + cuBLAS (codegen/cuda/cuda_conv.h) or Kiln's
+// implicit-GEMM kernel (cuda_conv_implicit.h, KILN_CONV); other extern
 // kernels run on the host kernels, their buffers copied across), and
 // downloads the outputs.
 // This is what backend "kiln-cuda" runs.
@@ -39,6 +40,12 @@ struct CudaCompileOptions {
   // (cuda.matmul.allow_tf32).
   bool conv_tf32 = false;
   bool matmul_tf32 = false;
+  // How convolutions run (codegen/cuda/cuda_conv_implicit.h): "im2col"
+  // (im2col + cuBLAS), "implicit" (Kiln's implicit-GEMM tensor-core kernel
+  // wherever it applies: float16 / bfloat16, float32 with conv_tf32, groups 1)
+  // or "auto" (implicit except a 1x1 stride-1 convolution, which cuBLAS reads
+  // in place). "" takes KILN_CONV from the environment, im2col when unset.
+  std::string conv_algorithm;
   // The SQLite compile cache (default_compile_cache()): the cubin keyed by the
   // CUDA source, the target and NVRTC's version, so a hit skips NVRTC.
   bool use_cache = true;

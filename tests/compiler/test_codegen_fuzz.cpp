@@ -94,6 +94,27 @@ class TestCodegenFuzz : public QObject {
       QVERIFY2(reductions[op] >= 1, op);
   }
 
+  // The conv family (random_conv_graph.h) through the CPU backend: its graphs
+  // are valid and eager takes them (every layout, groups, 1-D and 2-D drawn);
+  // tools/codegen_fuzz.cpp runs it on the GPU, with KILN_CONV=implicit
+  // through the implicit-GEMM kernel.
+  void conv_family_matches_eager() {
+    const int graphs = env_int("KILN_FUZZ_CONV_GRAPHS", 60);
+    int grouped = 0, one_d = 0;
+    for (int k = 0; k < graphs; ++k) {
+      const uint32_t seed = 1 + uint32_t(k);
+      FuzzResult r = fuzz_one(seed, "kiln", "none", "conv");
+      QVERIFY2(r.outcome == FuzzOutcome::Ok, r.report.c_str());
+      std::vector<Tensor> unused;
+      for (const Node& n : test::ConvGraphGenerator(seed).build(&unused).nodes)
+        if (n.op == OpKind::CallFunction && n.target == "aten::convolution.default") {
+          grouped += n.args.at(8).i > 1;
+          one_d += n.args.at(3).items.size() == 1;
+        }
+    }
+    QVERIFY(grouped >= 1 && one_d >= 1);
+  }
+
   // The comparison catches a wrong result: the injected relu bug (relu(x) + 1)
   // in a generated graph that has a relu is reported as a mismatch.
   void an_injected_bug_is_caught() {

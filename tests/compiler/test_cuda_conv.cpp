@@ -1,12 +1,18 @@
 // Convolution extern kernels on the GPU (codegen/cuda/cuda_conv.h): im2col
-// into a workspace, a cuBLAS GEMM per group, a bias kernel. Without a GPU the
-// graphs must still compile (the module carries the im2col kernels and NVRTC
-// accepts it); with one (the lent GPU machine) they run against the ATen
-// kernels, through a plain run and through CUDA graph replay.
+// into a workspace, a cuBLAS GEMM per group, a bias kernel; and the
+// implicit-GEMM kernel (cuda_conv_implicit.h) that KILN_CONV=implicit picks.
+// Without a GPU the graphs must still compile (the module carries the im2col
+// or implicit kernels and NVRTC accepts it: a syntax error in the generated
+// source fails here); with one (the lent GPU machine) every case runs on both
+// paths against the ATen kernels, through a plain run and CUDA graph replay.
+#include <cmath>
 #include <random>
+#include <set>
+#include <sstream>
 
 #include "compiler/codegen/cuda/cuda_api.h"
 #include "compiler/codegen/cuda/cuda_emit.h"
+#include "compiler/codegen/cuda/cuda_prelude.h"
 #include "compiler/decomp/decompose.h"
 #include "compiler/loopir/lower.h"
 #include "compiler/pipeline/emitter.h"
@@ -15,6 +21,7 @@
 #include "core/graph/printer.h"
 #include "cuda_test_util.h"
 #include "loopir_test_util.h"
+#include "random_conv_graph.h"
 #include "test_support.h"
 
 using namespace kiln;
@@ -27,9 +34,16 @@ namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-CudaSource source_of(const Graph& g) {
+CudaSource source_of(const Graph& g, const LaunchChoice& launch = {}) {
   sched::ScheduledProgram s = sched::schedule(loopir::lower_to_loops(g));
-  return emit_cuda(s, plan_for_cuda(s));
+  return emit_cuda(s, plan_for_cuda(s), InjectedBug::None, launch);
+}
+
+LaunchChoice implicit_choice() {
+  LaunchChoice l;
+  l.conv.algorithm = ConvAlgorithm::Implicit;
+  l.conv.tf32 = true;
+  return l;
 }
 
 struct ConvCase {
@@ -67,16 +81,50 @@ std::vector<ConvCase> conv_cases() {
        "kiln_conv_im2col_b2_i32"},
       {"bfloat16", {2, 4, 9, 8}, {6, 4, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, DType::BFloat16, "contiguous",
        "kiln_conv_im2col_b2_i32"},
+      // Ragged everywhere (no size a multiple of a tile), uneven stride, padding and dilation.
+      {"ragged_stride_dilation_padding", {3, 5, 13, 11}, {7, 5, 3, 3}, true, {3, 2}, {2, 1}, {2, 2}, 1,
+       DType::Float32, "contiguous", "kiln_conv_im2col_b4_i32"},
+      {"pointwise_1x1_ragged", {3, 9, 7, 5}, {11, 9, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1, DType::Float32,
+       "contiguous", ""},
+      // ResNet's stem: 7x7, stride 2, padding 3, three input channels (K = 147).
+      {"stem_7x7", {2, 3, 37, 41}, {64, 3, 7, 7}, false, {2, 2}, {3, 3}, {1, 1}, 1, DType::Float32, "contiguous",
+       "kiln_conv_im2col_b4_i32"},
+      // 130 channels and 646 pixels: partial tiles on both sides of the output.
+      {"multi_tile_bias", {2, 16, 19, 17}, {130, 16, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, DType::Float32,
+       "contiguous", "kiln_conv_im2col_b4_i32"},
+      // A deep K over few outputs (ResNet's last stage): the implicit kernel splits K.
+      {"split_k", {1, 256, 4, 4}, {40, 256, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, DType::Float32, "contiguous",
+       "kiln_conv_im2col_b4_i32"},
+      {"float16_ragged", {3, 5, 13, 11}, {7, 5, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 1, DType::Float16, "contiguous",
+       "kiln_conv_im2col_b2_i32"},
+      {"bfloat16_1x1_stride2", {2, 24, 9, 9}, {33, 24, 1, 1}, false, {2, 2}, {0, 0}, {1, 1}, 1, DType::BFloat16,
+       "contiguous", "kiln_conv_im2col_b2_i32"},
+      {"float16_split_k", {1, 128, 5, 5}, {24, 128, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, DType::Float16,
+       "contiguous", "kiln_conv_im2col_b2_i32"},
+      {"bfloat16_stem_channels_last", {2, 3, 23, 21}, {16, 3, 7, 7}, true, {2, 2}, {3, 3}, {1, 1}, 1,
+       DType::BFloat16, "channels_last", "kiln_conv_im2col_b2_i32"},
   };
 }
 
+// Where the implicit kernel takes a case: tensor-core dtypes, one group.
+bool implicit_takes(const ConvCase& c) { return c.dtype != DType::Float64 && c.groups == 1; }
+
+// The depth of the case's GEMM, C / groups * KH * KW.
+int64_t conv_depth(const ConvCase& c) {
+  int64_t k = c.w[1];
+  for (size_t d = 2; d < c.w.size(); ++d) k *= c.w[d];
+  return k;
+}
+
 // The case's graph and inputs: x, w and (always, used or not) b.
-Graph conv_graph(const ConvCase& c, std::vector<Tensor>* inputs, uint32_t seed) {
+// `w_scale` bounds the weights (TF32 runs keep the output near 1 so that a
+// fixed tolerance measures rounding, not the depth of the sum).
+Graph conv_graph(const ConvCase& c, std::vector<Tensor>* inputs, uint32_t seed, float w_scale = 2.f) {
   std::mt19937 rng(seed);
   std::vector<int64_t> xs = c.x;
   if (c.layout == "channels_last") std::rotate(xs.begin() + 1, xs.begin() + 2, xs.end());  // [N, H, W, C]
   if (c.layout == "slice") xs[1] += 2;
-  Tensor x = test::random_f32(xs, rng).to(c.dtype), w = test::random_f32(c.w, rng).to(c.dtype);
+  Tensor x = test::random_f32(xs, rng).to(c.dtype), w = test::random_f32(c.w, rng, -w_scale, w_scale).to(c.dtype);
   Tensor b = test::random_f32({c.w[0]}, rng).to(c.dtype);
   *inputs = {x, w, b};
   Graph g;
@@ -128,6 +176,39 @@ Graph resnet_like_graph(std::vector<Tensor>* inputs) {
   return g;
 }
 
+// A case against ATen on the GPU, with `o`: a plain run, then replayed from a
+// CUDA graph twice with new inputs after capture. "" when every output agrees.
+std::string run_on_gpu(const ConvCase& c, const CudaCompileOptions& o, double tol, float w_scale,
+                       const std::string& kernel) {
+  const std::string name = c.name + (kernel.empty() ? "" : " (" + kernel + ")");
+  std::vector<Tensor> inputs;
+  Graph g = conv_graph(c, &inputs, 3, w_scale);
+  std::vector<Tensor> want = test::aten_outputs(g, inputs);
+  auto compiled = CudaCompiledGraph::compile(g, o);
+  if (!compiled.ok()) return name + ": " + compiled.status().message();
+  auto got = (*compiled)->run(inputs);
+  if (!got.ok()) return name + ": " + got.status().message();
+  if (std::string diff = test::compare_outputs(*got, want, tol); !diff.empty()) return name + ": " + diff;
+  auto exec = runtime::CudaExecution::create(*compiled);
+  if (!exec.ok()) return name + ": " + exec.status().message();
+  if (!(*exec)->capturable()) return name + ": not capturable";
+  auto stream = Stream::create();
+  if (!stream.ok()) return stream.status().message();
+  for (uint32_t round = 0; round < 2; ++round) {
+    std::vector<Tensor> again;
+    Graph same = conv_graph(c, &again, 10 + round, w_scale);
+    for (size_t k = 0; k < again.size(); ++k)
+      if (Status st = (*exec)->set_input(k, again[k]); !st.ok()) return name + ": " + st.message();
+    if (Status st = (*exec)->replay(*stream); !st.ok()) return name + ": " + st.message();
+    if (Status st = stream->synchronize(); !st.ok()) return name + ": " + st.message();
+    auto out = (*exec)->outputs();
+    if (!out.ok()) return name + ": " + out.status().message();
+    if (std::string diff = test::compare_outputs(*out, test::aten_outputs(same, again), tol); !diff.empty())
+      return name + " replay " + std::to_string(round) + ": " + diff;
+  }
+  return "";
+}
+
 }  // namespace
 
 class TestCudaConv : public QObject {
@@ -142,7 +223,7 @@ class TestCudaConv : public QObject {
       std::vector<Tensor> inputs;
       Graph g = conv_graph(c, &inputs, 1);
       CudaCompileOptions o;
-      o.compile_only = true, o.keep_text = true, o.use_cache = false;
+      o.compile_only = true, o.keep_text = true, o.use_cache = false, o.conv_algorithm = "im2col";
       auto compiled = CudaCompiledGraph::compile(g, o);
       QVERIFY2(compiled.ok(), (c.name + ": " + compiled.status().message()).c_str());
       const CudaCompiledGraph& cg = **compiled;
@@ -161,6 +242,172 @@ class TestCudaConv : public QObject {
       const std::string bias = "kiln_conv_bias_" + std::string(dtype_abbrev(c.dtype));
       QVERIFY2(has(ptx, ".entry " + bias) == c.bias, (c.name + ": " + bias + " entry").c_str());
     }
+  }
+
+  // KILN_CONV=implicit's modules: every case compiles with NVRTC (no GPU
+  // needed), the implicit kernel in the PTX with tensor-core mma, no im2col
+  // or bias kernel beside it; the cases it does not take keep im2col.
+  void conv_graphs_compile_with_implicit_gemm() {
+    if (std::string d = nvrtc_describe(); d.rfind("unavailable", 0) == 0) {
+      if (qgetenv("KILN_ALLOW_NO_NVRTC") == "1") QSKIP(d.c_str());
+      QFAIL(d.c_str());
+    }
+    size_t split = 0;
+    for (const ConvCase& c : conv_cases()) {
+      std::vector<Tensor> inputs;
+      Graph g = conv_graph(c, &inputs, 1);
+      CudaCompileOptions o;
+      o.compile_only = true, o.keep_text = true, o.use_cache = false, o.conv_algorithm = "implicit";
+      o.conv_tf32 = true;
+      auto compiled = CudaCompiledGraph::compile(g, o);
+      QVERIFY2(compiled.ok(), (c.name + ": " + compiled.status().message()).c_str());
+      const std::string& src = stage(**compiled, "cuda_source");
+      const std::string& ptx = stage(**compiled, "ptx");
+      QVERIFY2((*compiled)->stats().host_externs == 0, (c.name + "\n" + src).c_str());
+      CudaSource emitted = source_of(g, implicit_choice());
+      QCOMPARE(emitted.convs.size(), size_t(1));
+      const ConvGpuPlan& plan = emitted.convs[0];
+      QVERIFY2(plan.implicit.function.empty() != implicit_takes(c), (c.name + "\n" + src).c_str());
+      if (!implicit_takes(c)) {
+        QVERIFY2(!has(src, "kiln_conv_igemm"), (c.name + "\n" + src).c_str());
+        continue;
+      }
+      QVERIFY2(has(ptx, ".entry " + plan.implicit.function), (c.name + ": no entry in the PTX").c_str());
+      const std::string mma = c.dtype == DType::Float32 ? "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+                              : c.dtype == DType::Float16 ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+                                                          : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
+      QVERIFY2(has(ptx, mma), (c.name + ": no " + mma).c_str());
+      QVERIFY2(!has(src, "kiln_conv_im2col_b") && !has(src, "kiln_conv_bias_"), (c.name + "\n" + src).c_str());
+      QCOMPARE(plan.workspace_bytes(), implicit_conv_workspace_bytes(plan));
+      if (plan.implicit.splits > 1) {
+        ++split;
+        QVERIFY2(has(ptx, ".entry " + plan.implicit.reduce_function), (c.name + ": no split-K sum").c_str());
+        QVERIFY(plan.workspace_bytes() > 0);
+      }
+    }
+    QVERIFY2(split >= 2, "the split-K cases did not split");
+  }
+
+  // Every tile the planner may pick, for each dtype, split and not, with and
+  // without bias, 32- and 64-bit indices: one NVRTC module.
+  void every_implicit_tile_compiles() {
+    if (std::string d = nvrtc_describe(); d.rfind("unavailable", 0) == 0) {
+      if (qgetenv("KILN_ALLOW_NO_NVRTC") == "1") QSKIP(d.c_str());
+      QFAIL(d.c_str());
+    }
+    std::vector<ConvGpuPlan> plans;
+    for (DType d : {DType::Float32, DType::Float16, DType::BFloat16})
+      for (const ImplicitConvTile& t : implicit_conv_tiles())
+        for (int variant = 0; variant < 2; ++variant) {
+          ConvCase c{"tile", {2, 6, 9, 7}, {5, 6, 3, 3}, variant == 0, {1, 1}, {1, 1}, {1, 1}, 1, d, "contiguous", ""};
+          const std::string forced = std::to_string(t.bm) + "x" + std::to_string(t.bn) + (variant ? "x2" : "");
+          qputenv("KILN_CONV_TILE", forced.c_str());
+          std::vector<Tensor> inputs;
+          CudaSource emitted = source_of(conv_graph(c, &inputs, 1), implicit_choice());
+          qunsetenv("KILN_CONV_TILE");
+          QCOMPARE(emitted.convs.size(), size_t(1));
+          ConvGpuPlan plan = emitted.convs[0];
+          QVERIFY2(plan.implicit.tile.bm == t.bm && plan.implicit.tile.bn == t.bn, (forced + "\n" + emitted.text).c_str());
+          QCOMPARE(plan.implicit.splits, int64_t(variant ? 2 : 1));
+          plans.push_back(plan);
+          if (variant == 0 && t.bm == 32 && t.bn == 32) {  // the same kernel with 64-bit indices
+            plan.implicit.wide_index = true;
+            plan.implicit.function += "_i64";
+            plans.push_back(plan);
+          }
+        }
+    const std::string src = std::string(kCudaPrelude) + kCudaTensorCoreHelpers + implicit_conv_kernels_source(plans);
+    Expected<NvrtcOutput> out = nvrtc_compile(src, "implicit_tiles.cu", 90, true, {"--ptxas-options=-v"});
+    QVERIFY2(out.ok(), out.status().message().c_str());
+    // ptxas's report for sm_90: no kernel spills (registers printed for the record).
+    std::istringstream log(out->log);
+    std::string line, entry;
+    size_t reports = 0;
+    while (std::getline(log, line)) {
+      if (size_t at = line.find("Compiling entry function '"); at != std::string::npos)
+        entry = line.substr(at + 26, line.find('\'', at + 26) - at - 26);
+      if (line.find("bytes spill stores") != std::string::npos)
+        QVERIFY2(has(line, " 0 bytes spill stores, 0 bytes spill loads"), (entry + ": " + line).c_str());
+      if (size_t at = line.find("Used "); at != std::string::npos && !entry.empty()) {
+        qInfo("%s: %s", entry.c_str(), line.substr(at).c_str());
+        ++reports;
+      }
+    }
+    QVERIFY2(reports > 0, out->log.c_str());
+    std::set<std::string> names;
+    for (const ConvGpuPlan& p : plans) {
+      names.insert(p.implicit.function);
+      if (!p.implicit.reduce_function.empty()) names.insert(p.implicit.reduce_function);
+    }
+    for (const std::string& n : names) QVERIFY2(has(out->ptx, ".entry " + n), n.c_str());
+    QCOMPARE(names.size(), size_t(3 * 7 * 2 + 3 + 3));  // + 64-bit variants + one sum kernel per dtype
+  }
+
+  // Random geometries of the fuzzer's conv family (random_conv_graph.h),
+  // planned for the implicit kernel and compiled by NVRTC: no planner
+  // refusal, no host extern, and a kernel wherever the kernel applies.
+  // KILN_CONV_RANDOM_GRAPHS sets how many (each is an NVRTC compile).
+  void random_convs_compile_with_implicit_gemm() {
+    if (std::string d = nvrtc_describe(); d.rfind("unavailable", 0) == 0) {
+      if (qgetenv("KILN_ALLOW_NO_NVRTC") == "1") QSKIP(d.c_str());
+      QFAIL(d.c_str());
+    }
+    const int graphs = qEnvironmentVariableIsSet("KILN_CONV_RANDOM_GRAPHS") ? qEnvironmentVariableIntValue("KILN_CONV_RANDOM_GRAPHS") : 24;
+    int implicit = 0;
+    for (int k = 0; k < graphs; ++k) {
+      std::vector<Tensor> inputs;
+      Graph g = test::ConvGraphGenerator(100 + uint32_t(k)).build(&inputs);
+      auto decomposed = decomp::decompose(g);
+      QVERIFY2(decomposed.ok(), decomposed.status().message().c_str());
+      CudaCompileOptions o;
+      o.compile_only = true, o.keep_text = true, o.use_cache = false, o.conv_algorithm = "implicit", o.conv_tf32 = true;
+      auto compiled = CudaCompiledGraph::compile(*decomposed, o);
+      QVERIFY2(compiled.ok(), (std::to_string(k) + ": " + compiled.status().message()).c_str());
+      const std::string& src = stage(**compiled, "cuda_source");
+      QVERIFY2((*compiled)->stats().host_externs == 0, src.c_str());
+      implicit += has(stage(**compiled, "ptx"), ".entry kiln_conv_igemm_");
+    }
+    QVERIFY2(graphs < 4 || implicit >= 2, "the implicit kernel took fewer than 2 random convolutions");
+  }
+
+  // The switch: KILN_CONV when the option is empty, the option over it, and a
+  // bad name or KILN_CONV_TILE said as such; exact float32 keeps im2col.
+  void conv_algorithm_switch() {
+    const ConvCase c = conv_cases().front();  // float32, 3x3, bias
+    std::vector<Tensor> inputs;
+    Graph g = conv_graph(c, &inputs, 1);
+    auto function = [&](const CudaCompileOptions& o) -> std::string {
+      auto compiled = CudaCompiledGraph::compile(g, o);
+      if (!compiled.ok()) return "error: " + compiled.status().message();
+      return has((*compiled)->source_text(), "kiln_conv_igemm_f32_") ? "implicit" : "im2col";
+    };
+    CudaCompileOptions o;
+    o.emit_only = true, o.conv_tf32 = true;
+    qputenv("KILN_CONV", "implicit");
+    QCOMPARE(function(o), std::string("implicit"));
+    o.conv_algorithm = "im2col";
+    QCOMPARE(function(o), std::string("im2col"));
+    o.conv_algorithm = "auto";
+    QCOMPARE(function(o), std::string("implicit"));
+    o.conv_algorithm = "";
+    o.conv_tf32 = false;
+    QCOMPARE(function(o), std::string("im2col"));
+    o.conv_tf32 = true;
+    qputenv("KILN_CONV", "fastest");
+    QVERIFY(has(function(o), "error: convolution algorithm 'fastest'"));
+    qunsetenv("KILN_CONV");
+    QCOMPARE(function(o), std::string("im2col"));
+    // auto leaves a 1x1 stride-1 convolution to cuBLAS.
+    const ConvCase pointwise = conv_cases()[2];
+    QCOMPARE(pointwise.name, std::string("pointwise_1x1"));
+    LaunchChoice l = implicit_choice();
+    l.conv.algorithm = ConvAlgorithm::Auto;
+    QVERIFY(source_of(conv_graph(pointwise, &inputs, 1), l).convs.at(0).implicit.function.empty());
+    QVERIFY(!source_of(conv_graph(pointwise, &inputs, 1), implicit_choice()).convs.at(0).implicit.function.empty());
+    qputenv("KILN_CONV_TILE", "48x48");
+    const std::string text = source_of(g, implicit_choice()).text;
+    qunsetenv("KILN_CONV_TILE");
+    QVERIFY2(has(text, "runs on the host: implicit-GEMM convolution: KILN_CONV_TILE=48x48"), text.c_str());
   }
 
   // A layout cuBLAS cannot take without a copy keeps the host path, and says why.
@@ -187,37 +434,61 @@ class TestCudaConv : public QObject {
       if (qgetenv("KILN_REQUIRE_GPU") == "1") QFAIL(why.c_str());
       QSKIP(why.c_str());
     }
+    CudaCompileOptions o;
+    o.use_cache = false, o.conv_algorithm = "im2col";
     for (const ConvCase& c : conv_cases()) {
-      std::vector<Tensor> inputs;
-      Graph g = conv_graph(c, &inputs, 3);
-      std::vector<Tensor> want = test::aten_outputs(g, inputs);
-      CudaCompileOptions o;
-      o.use_cache = false;
-      auto compiled = CudaCompiledGraph::compile(g, o);
-      QVERIFY2(compiled.ok(), (c.name + ": " + compiled.status().message()).c_str());
-      auto got = (*compiled)->run(inputs);
-      QVERIFY2(got.ok(), (c.name + ": " + got.status().message()).c_str());
-      std::string diff = test::compare_outputs(*got, want, tolerance(c.dtype));
-      QVERIFY2(diff.empty(), (c.name + ": " + diff).c_str());
-      // Replayed from a CUDA graph: the same numbers, with new inputs after capture.
-      auto exec = runtime::CudaExecution::create(*compiled);
-      QVERIFY2(exec.ok(), exec.status().message().c_str());
-      QVERIFY2((*exec)->capturable(), c.name.c_str());
-      auto stream = Stream::create();
-      QVERIFY2(stream.ok(), stream.status().message().c_str());
-      for (uint32_t round = 0; round < 2; ++round) {
-        std::vector<Tensor> again;
-        Graph same = conv_graph(c, &again, 10 + round);
-        for (size_t k = 0; k < again.size(); ++k) QVERIFY((*exec)->set_input(k, again[k]).ok());
-        Status st = (*exec)->replay(*stream);
-        QVERIFY2(st.ok(), (c.name + ": " + st.message()).c_str());
-        QVERIFY(stream->synchronize().ok());
-        auto out = (*exec)->outputs();
-        QVERIFY2(out.ok(), out.status().message().c_str());
-        diff = test::compare_outputs(*out, test::aten_outputs(same, again), tolerance(c.dtype));
-        QVERIFY2(diff.empty(), (c.name + " replay " + std::to_string(round) + ": " + diff).c_str());
-      }
+      std::string failure = run_on_gpu(c, o, tolerance(c.dtype), 2.f, "");
+      QVERIFY2(failure.empty(), failure.c_str());
     }
+  }
+
+  // Every case again with KILN_CONV=implicit's choice and TF32 on: the
+  // implicit-GEMM kernel where it applies (the others keep im2col, checked).
+  // Weights in +-1/sqrt(K): outputs near 1, so TF32's 2^-11 roundings stay
+  // far inside 1e-2 whatever the depth, and a missed or doubled tap does not.
+  void implicit_convs_match_aten_on_the_gpu() {
+    if (std::string why = no_gpu_reason(); !why.empty()) {
+      if (qgetenv("KILN_REQUIRE_GPU") == "1") QFAIL(why.c_str());
+      QSKIP(why.c_str());
+    }
+    CudaCompileOptions o;
+    o.use_cache = false, o.conv_algorithm = "implicit", o.conv_tf32 = true;
+    for (const ConvCase& c : conv_cases()) {
+      const double tol = c.dtype == DType::Float32 ? 1e-2 : tolerance(c.dtype);
+      const float w_scale = float(1.0 / std::sqrt(double(conv_depth(c))));
+      std::vector<Tensor> inputs;
+      CudaSource emitted = source_of(conv_graph(c, &inputs, 3), implicit_choice());
+      QCOMPARE(emitted.convs.size(), size_t(1));
+      const std::string& function = emitted.convs[0].implicit.function;
+      QVERIFY2(function.empty() != implicit_takes(c), (c.name + ": " + function).c_str());
+      std::string failure = run_on_gpu(c, o, tol, w_scale, function);
+      QVERIFY2(failure.empty(), failure.c_str());
+    }
+  }
+
+  // The planner picks small tiles for these small cases: every tile (and a
+  // split K of 3 parts) forced on one case with partial tiles on both sides,
+  // for float32 (TF32) and bfloat16.
+  void every_implicit_tile_matches_aten_on_the_gpu() {
+    if (std::string why = no_gpu_reason(); !why.empty()) {
+      if (qgetenv("KILN_REQUIRE_GPU") == "1") QFAIL(why.c_str());
+      QSKIP(why.c_str());
+    }
+    CudaCompileOptions o;
+    o.use_cache = false, o.conv_algorithm = "implicit", o.conv_tf32 = true;
+    // 130 channels, 2 x 17 x 15 pixels, K = 16 * 9 (9 float32 tiles, 5 half ones), stride 1, padding 1.
+    for (DType d : {DType::Float32, DType::BFloat16})
+      for (const ImplicitConvTile& t : implicit_conv_tiles())
+        for (const char* split : {"", "x3"}) {
+          ConvCase c{"tile", {2, 16, 17, 15}, {130, 16, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, d, "contiguous", ""};
+          const std::string forced = std::to_string(t.bm) + "x" + std::to_string(t.bn) + split;
+          c.name = std::string(dtype_name(d)) + " KILN_CONV_TILE=" + forced;
+          qputenv("KILN_CONV_TILE", forced.c_str());
+          std::string failure = run_on_gpu(c, o, d == DType::Float32 ? 1e-2 : tolerance(d),
+                                           float(1.0 / std::sqrt(double(conv_depth(c)))), forced);
+          qunsetenv("KILN_CONV_TILE");
+          QVERIFY2(failure.empty(), failure.c_str());
+        }
   }
 
   // What a ResNet stem and head leave as extern kernels once decomposed (printed

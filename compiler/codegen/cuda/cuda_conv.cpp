@@ -225,11 +225,12 @@ Status unsupported(const std::string& why) { return Status::error("convolution o
 }  // namespace
 
 size_t ConvGpuPlan::workspace_bytes() const {
+  if (!implicit.function.empty()) return implicit_conv_workspace_bytes(*this);
   if (direct) return 0;
   return size_t(chunk * (c * kh * kw + (merged ? oc : 0)) * pixels()) * element_size(dtype);
 }
 
-Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel) {
+Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel, const ConvChoice& choice) {
   const loopir::Kernel& k = p.kernels.at(kernel);
   if (k.kind != loopir::KernelKind::Extern || !k.call || k.call->kind != loopir::ExternKind::Convolution)
     return unsupported(k.output + " is not a convolution extern kernel");
@@ -251,6 +252,15 @@ Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel) 
     plan->bias = bias->buffer, plan->bias_stride = bias->strides.at(0), plan->bias_offset = bias->offset;
     plan->bias_kernel = "kiln_conv_bias_" + std::string(dtype_abbrev(plan->dtype));
   }
+  // "auto" leaves a 1x1 stride-1 convolution to cuBLAS, which reads its input
+  // in place: there is no im2col traffic for the implicit kernel to save.
+  if (choice.algorithm == ConvAlgorithm::Implicit || (choice.algorithm == ConvAlgorithm::Auto && !plan->direct))
+    if (implicit_conv_refusal(*plan, choice).empty()) {
+      plan->direct = plan->merged = false;
+      plan->im2col_kernel.clear(), plan->scatter_kernel.clear(), plan->bias_kernel.clear();
+      if (Status st = plan_implicit_conv(*plan); !st.ok()) return st;
+      return plan;
+    }
   if (Status st = cublas_supports(conv_gemm(*plan, {}, 0, 0, plan->chunk)); !st.ok()) return unsupported(st.message());
   return plan;
 }
@@ -346,6 +356,7 @@ std::string conv_kernels_source(const std::vector<ConvGpuPlan>& plans) {
 
 Status run_conv_on_gpu(const ConvGpuPlan& p, const ConvPointers& ptr, const ConvFunctions& fn, bool tf32,
                        const Stream* stream) {
+  if (!p.implicit.function.empty()) return run_implicit_conv(p, ptr, fn.implicit, fn.implicit_sum, stream);
   if (p.n == 0 || p.oc == 0 || p.pixels() == 0) return {};
   for (int64_t n0 = 0; n0 < p.n; n0 += p.chunk) {
     const int64_t count = std::min(p.chunk, p.n - n0);

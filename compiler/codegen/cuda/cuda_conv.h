@@ -10,12 +10,15 @@
 // The plan is made once when the source is emitted: it decides whether a
 // convolution can run here at all (else it takes the host path, for the
 // reason the Status gives) and which kernel instantiations the module needs.
+// With ConvChoice asking for it, a convolution the implicit-GEMM kernel takes
+// runs as that one kernel instead (cuda_conv_implicit.h; plan.implicit).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "compiler/codegen/cuda/cublas.h"
 #include "compiler/codegen/cuda/cuda_api.h"
+#include "compiler/codegen/cuda/cuda_conv_implicit.h"
 #include "compiler/loopir/loop_ir.h"
 
 namespace kiln::codegen::cuda {
@@ -45,6 +48,9 @@ struct ConvGpuPlan {
   // in the workspace after the columns, a scatter kernel moves to the output.
   bool merged = false;
   std::string im2col_kernel, bias_kernel, scatter_kernel;  // names in the module ("" when not used)
+  // The implicit-GEMM kernel (function "" when the convolution runs im2col +
+  // cuBLAS): then none of the above is used and the bias is in its epilogue.
+  ImplicitConvPlan implicit;
 
   int64_t pixels() const { return oh * ow; }
   int64_t column_rows() const { return c / groups * kh * kw; }  // per group
@@ -53,8 +59,9 @@ struct ConvGpuPlan {
 
 // How extern kernel `kernel` of `p` (a Convolution) runs on the GPU, or why
 // it cannot: an unsupported dtype, mixed dtypes, 3-D, or a layout cuBLAS
-// cannot take without a copy.
-Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel);
+// cannot take without a copy. `choice` says whether the implicit-GEMM kernel
+// runs it where that kernel can (else im2col + cuBLAS, as by default).
+Expected<ConvGpuPlan> plan_conv_on_gpu(const loopir::Program& p, size_t kernel, const ConvChoice& choice = {});
 
 // The geometry of a convolution of x by w into `out` (the dtype's, already
 // checked for every operand): the plan above without its kernel, bias or GEMM
@@ -74,6 +81,7 @@ struct ConvPointers {
 };
 struct ConvFunctions {
   CUfunction im2col = nullptr, bias = nullptr, scatter = nullptr;
+  CUfunction implicit = nullptr, implicit_sum = nullptr;  // plan.implicit's kernels
 };
 
 // Queues im2col of samples [n0, n0 + count) of ptr.input into ptr.workspace.

@@ -1,5 +1,6 @@
 #include "compiler/codegen/cuda/cuda_emit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -1071,8 +1072,9 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
       take(kernel, plan_attention_on_gpu(s.program, k), out.attentions,
            [](const AttentionGpuPlan& p) { return std::vector<const std::string*>{&p.function}; });
     } else if (kernel.call->kind == loopir::ExternKind::Convolution) {
-      take(kernel, plan_conv_on_gpu(s.program, k), out.convs, [](const ConvGpuPlan& p) {
-        return std::vector<const std::string*>{&p.im2col_kernel, &p.bias_kernel, &p.scatter_kernel};
+      take(kernel, plan_conv_on_gpu(s.program, k, launch.conv), out.convs, [](const ConvGpuPlan& p) {
+        return std::vector<const std::string*>{&p.im2col_kernel, &p.bias_kernel, &p.scatter_kernel,
+                                               &p.implicit.function, &p.implicit.reduce_function};
       });
     } else if (kernel.call->kind == loopir::ExternKind::Fallback && pool_target_on_gpu(kernel.call->target)) {
       take(kernel, plan_pool_on_gpu(s.program, k), out.pools,
@@ -1086,8 +1088,12 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
   }
   std::vector<ConvGpuPlan> im2col_users = out.convs;
   for (ConvGpuPlan& g : conv_backward_geometries(out.conv_backwards)) im2col_users.push_back(std::move(g));
-  os << conv_kernels_source(im2col_users) << conv_backward_kernels_source(out.conv_backwards)
-     << gemm_c_kernels_source(gemm_helpers)
+  const bool tensor_cores = !out.attentions.empty() || std::any_of(out.convs.begin(), out.convs.end(), [](const ConvGpuPlan& c) {
+    return !c.implicit.function.empty();
+  });
+  if (tensor_cores) os << kCudaTensorCoreHelpers;
+  os << conv_kernels_source(im2col_users) << implicit_conv_kernels_source(out.convs)
+     << conv_backward_kernels_source(out.conv_backwards) << gemm_c_kernels_source(gemm_helpers)
      << attention_kernels_source(out.attentions) << pool_kernels_source(out.pools);
   helpers.insert(gemm_helpers.begin(), gemm_helpers.end());
   out.library_kernels.assign(helpers.begin(), helpers.end());

@@ -66,6 +66,8 @@ struct LaunchChoice {
   int row_elements_per_thread = 32;
   // Few long rows are split over many blocks (cuda_split_reduce.h).
   bool split_reductions = true;
+  // Convolutions: im2col + cuBLAS or the implicit-GEMM kernel (cuda_conv_implicit.h).
+  ConvChoice conv;
 };
 
 // Throws kiln::Error for what it cannot generate (symbolic sizes).
