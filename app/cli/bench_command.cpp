@@ -39,7 +39,7 @@ int run_minify_oracle_bench(const std::string& python, int jobs, const std::stri
                             const std::string& reference, bool json);  // bench_minify_oracle.cpp
 int run_scale_bench(int reps, const std::vector<int64_t>& sizes, bool json);  // bench_scale.cpp
 int run_gpu_bench(int reps, const std::string& reference, const std::string& only, const std::string& dump_dir,
-                  std::vector<int> row_elements, bool json);  // bench_gpu.cpp
+                  std::vector<int> row_elements, bool profile, bool json);  // bench_gpu.cpp
 
 namespace {
 
@@ -58,6 +58,7 @@ struct Options {
   std::string graph;       // gpu: one graph instead of all
   std::string dump_cuda;   // gpu: write each graph's CUDA source here instead of timing
   std::vector<int> row_elements;  // gpu: launch shapes to try for reductions
+  bool profile = false;           // gpu: per-group times of the model rows
   std::vector<int64_t> sizes = {2000, 20000, 200000};  // scale: graph sizes in nodes
   std::string oracle_python;          // minify: real PyTorch as the oracle, persistent workers
   std::string torch_device = "cuda";  // minify --oracle-python: where repro.py runs
@@ -147,6 +148,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "gpu: row positions per thread to try for reduction kernels (the fastest is reported; default: the compiler's own choice)")
       ->delimiter(',')
       ->check(CLI::Range(1, 256));
+  sub->add_flag("--profile", opts->profile,
+               "gpu: also time each kernel and library call of the model rows (CUDA events around each; median of 20)");
   sub->add_option("--sizes", opts->sizes, "scale: graph sizes in nodes, smallest first (default 2000,20000,200000)")
       ->delimiter(',')
       ->check(CLI::Range(int64_t(3), int64_t(10000000)));
@@ -172,7 +175,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                                                 reference_dir(*opts), opts->json)
                   : opts->suite == "minify"  ? run_minify_bench(opts->reps, opts->threads, reference_dir(*opts), opts->json)
                   : opts->suite == "cpu"     ? run_cpu_bench(opts->reps, opts->threads, reference_dir(*opts), opts->json)
-                  : opts->suite == "gpu"     ? run_gpu_bench(opts->reps, reference_dir(*opts), opts->graph, opts->dump_cuda, opts->row_elements, opts->json)
+                  : opts->suite == "gpu"     ? run_gpu_bench(opts->reps, reference_dir(*opts), opts->graph, opts->dump_cuda, opts->row_elements,
+                                                             opts->profile, opts->json)
                                              : run_eager(*opts);
     } catch (const Error& e) {
       std::fprintf(stderr, "kiln-cli: bench: %s\n", e.what());

@@ -71,7 +71,7 @@
 namespace kiln::cli {
 
 int run_gpu_bench(int reps, const std::string& reference, const std::string& only, const std::string& dump_dir,
-                  std::vector<int> row_elements, bool json);
+                  std::vector<int> row_elements, bool profile, bool json);
 
 namespace {
 
@@ -331,6 +331,7 @@ struct Measured {
   int rotation = 1;
   int row_elements = 0;
   std::string ceiling;
+  std::vector<runtime::CudaExecution::GroupTime> profile;  // --profile, model rows
 };
 
 // How far a backend's outputs are from eager's: per element, |got - want| /
@@ -401,7 +402,7 @@ double check_against_eager(const Case& c, runtime::CudaExecution& x, Stream& str
 // A model: each call first copies the next batch (one of several copies, so
 // it is not in L2) into the graph's input buffer, then launches, or replays
 // the CUDA graph (reduce-overhead, where that buffer is the static input).
-Measured measure_model(Case& c, int reps) {
+Measured measure_model(Case& c, int reps, bool profile) {
   Measured m;
   runtime::CudaCompileOptions options;
   options.conv_tf32 = c.conv_tf32;
@@ -458,12 +459,17 @@ Measured measure_model(Case& c, int reps) {
     m.replay_error = "not capturable: extern kernels run on the host";
   }
   if (c.carried.empty()) m.max_error = check_against_eager(c, x, *stream, tolerance);
+  if (profile) {
+    Expected<std::vector<runtime::CudaExecution::GroupTime>> groups = x.profile(*stream, 20);
+    check(groups.status(), "profile");
+    m.profile = std::move(*groups);
+  }
   m.ceiling = "none";
   return m;
 }
 
-Measured measure(Case& c, int reps, int row_elements) {
-  if (c.model) return measure_model(c, reps);
+Measured measure(Case& c, int reps, int row_elements, bool profile) {
+  if (c.model) return measure_model(c, reps, profile);
   Measured m;
   runtime::CudaCompileOptions options;
   options.row_elements_per_thread = row_elements;
@@ -559,6 +565,34 @@ Measured measure(Case& c, int reps, int row_elements) {
   return m;
 }
 
+// --profile: every group in launch order, and the time per kind of work
+// (generated kernels; each library op), largest first.
+nlohmann::json profile_json(const std::vector<runtime::CudaExecution::GroupTime>& groups) {
+  nlohmann::json j = {{"groups", nlohmann::json::array()}, {"by_kind", nlohmann::json::object()}};
+  std::map<std::string, double> by_kind;
+  for (const auto& g : groups) {
+    j["groups"].push_back({{"group", g.group}, {"what", g.what}, {"ms", g.ms}});
+    by_kind[g.what] += g.ms;
+  }
+  for (const auto& [what, ms] : by_kind) j["by_kind"][what] = ms;
+  return j;
+}
+
+void print_profile(const std::vector<runtime::CudaExecution::GroupTime>& groups) {
+  std::map<std::string, std::pair<double, int>> by_kind;
+  double total = 0;
+  for (const auto& g : groups) {
+    by_kind[g.what].first += g.ms, ++by_kind[g.what].second;
+    total += g.ms;
+  }
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& [what, t] : by_kind) order.emplace_back(t.first, what);
+  std::sort(order.rbegin(), order.rend());
+  std::printf("  profile (sum of groups %.4f ms):\n", total);
+  for (const auto& [ms, what] : order)
+    std::printf("    %-40s %4d x  %9.4f ms  %5.1f%%\n", what.c_str(), by_kind[what].second, ms, 100 * ms / total);
+}
+
 int dump_sources(const std::vector<Case>& cases, const std::string& dir) {
   for (const Case& c : cases) {
     if (!c.build_error.empty()) {
@@ -588,7 +622,7 @@ int dump_sources(const std::vector<Case>& cases, const std::string& dir) {
 }  // namespace
 
 int run_gpu_bench(int reps, const std::string& reference, const std::string& only, const std::string& dump_dir,
-                  std::vector<int> row_elements, bool json) {
+                  std::vector<int> row_elements, bool profile, bool json) {
   if (row_elements.empty()) row_elements = {runtime::CudaCompileOptions().row_elements_per_thread};
   if (reps == 0) reps = 50;
   std::vector<Case> cases;
@@ -631,7 +665,7 @@ int run_gpu_bench(int reps, const std::string& reference, const std::string& onl
       if (!c.build_error.empty()) throw Error(c.build_error);
       // max-autotune's search, by hand: each launch shape, the fastest kept.
       for (int r : row_elements) {
-        Measured t = measure(c, reps, r);
+        Measured t = measure(c, reps, r, profile);
         sweep.push_back({{"row_elements_per_thread", r}, {"ms", t.ms}});
         if (m.ms == 0 || t.ms < m.ms) m = t, m.row_elements = r;
       }
@@ -653,6 +687,7 @@ int run_gpu_bench(int reps, const std::string& reference, const std::string& onl
     if (m.replay_ms >= 0) row["reduce_overhead_ms"] = m.replay_ms;
     if (!m.replay_error.empty()) row["reduce_overhead_error"] = m.replay_error;
     if (sweep.size() > 1) row["sweep"] = sweep;
+    if (!m.profile.empty()) row["profile"] = profile_json(m.profile);
     if (c.bytes > 0) row["GBps"] = c.bytes / (m.ms * 1e6), row["bytes"] = c.bytes;
     if (c.flops > 0) row["TFLOPs"] = c.flops / (m.ms * 1e9);
     if (json) {
@@ -669,6 +704,7 @@ int run_gpu_bench(int reps, const std::string& reference, const std::string& onl
     char replay[48] = "";
     if (m.replay_ms >= 0) std::snprintf(replay, sizeof replay, ", CUDA graph %.4f ms", m.replay_ms);
     if (c.model) {
+      if (!m.profile.empty()) print_profile(m.profile);
       std::printf("%-16s %9.4f %9s %8s %8s %9s %9s %9s  %zu + %zu extern, compile %.0f ms%s; ref reduce-overhead %.3f\n",
                   c.name.c_str(), m.ms, "-", "-", "-", "-", ref_ind, ref_eag, m.kernels, m.externs, m.compile_ms,
                   replay[0] ? replay : (", " + m.replay_error).c_str(), ref.value("reduce-overhead_ms", 0.0));

@@ -507,7 +507,41 @@ Status CudaExecution::replay(Stream& stream) {
   return s_->graph_replay.replay(stream);
 }
 
-Status CudaExecution::launch(const Stream* stream) {
+Status CudaExecution::launch(const Stream* stream) { return launch_groups(stream, {}); }
+
+Expected<std::vector<CudaExecution::GroupTime>> CudaExecution::profile(Stream& stream, int reps) {
+  const sched::ScheduledProgram& s = s_->impl().scheduled;
+  const size_t groups = s.groups.size();
+  std::vector<Event> marks;
+  for (size_t g = 0; g <= groups; ++g) {
+    Expected<Event> e = Event::create();
+    if (!e) return e.status();
+    marks.push_back(std::move(*e));
+  }
+  std::vector<std::vector<double>> times(groups);
+  for (int r = 0; r < std::max(reps, 1); ++r) {
+    Status st = launch_groups(&stream, [&](size_t g) { return marks[g].record(stream); });
+    if (!st.ok()) return st;
+    if (Status sync = stream.synchronize(); !sync.ok()) return sync;
+    for (size_t g = 0; g < groups; ++g) {
+      Expected<float> ms = Event::elapsed_ms(marks[g], marks[g + 1]);
+      if (!ms) return ms.status();
+      times[g].push_back(*ms);
+    }
+  }
+  std::vector<GroupTime> out;
+  const loopir::Program& p = s.program;
+  for (size_t g = 0; g < groups; ++g) {
+    std::vector<double>& t = times[g];
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    const loopir::Kernel& first = p.kernels[s.groups[g].kernels.front()];
+    std::string what = first.kind == loopir::KernelKind::Extern && first.call ? first.call->target : "kernel";
+    out.push_back({s.groups[g].name, what, t[t.size() / 2]});
+  }
+  return out;
+}
+
+Status CudaExecution::launch_groups(const Stream* stream, const std::function<Status(size_t)>& before_group) {
   State& st = *s_;
   const CudaCompiledGraph::Impl& impl = st.impl();
   const loopir::Program& p = impl.scheduled.program;
@@ -516,6 +550,8 @@ Status CudaExecution::launch(const Stream* stream) {
   size_t next_kernel = 0;
   size_t skip_group = SIZE_MAX;
   for (size_t g = 0; g < s.groups.size(); ++g) {
+    if (before_group)
+      if (Status rc = before_group(g); !rc.ok()) return rc;
     const loopir::Kernel& first = p.kernels[s.groups[g].kernels.front()];
     if (first.kind == loopir::KernelKind::Extern) {
       bool all_gpu = true;
@@ -558,6 +594,7 @@ Status CudaExecution::launch(const Stream* stream) {
     if (Status rc = codegen::cuda::launch(fn, grid, block, 0, args.data(), stream); !rc.ok())
       return Status::error("kernel " + k.name + ": " + rc.message());
   }
+  if (before_group) return before_group(s.groups.size());
   return {};
 }
 

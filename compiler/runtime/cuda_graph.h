@@ -8,6 +8,7 @@
 // kernels run on the host kernels, their buffers copied across), and
 // downloads the outputs.
 // This is what backend "kiln-cuda" runs.
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -106,6 +107,15 @@ class CudaExecution {
   // stream). An extern kernel with no GPU version runs on the host, which
   // synchronizes; such a graph is not capturable.
   Status launch(const codegen::cuda::Stream* stream = nullptr);
+  // Where a launch's time goes: each group (a generated kernel, or a library
+  // call named by its ATen op) between CUDA events recorded around it, the
+  // median over `reps` launches, in launch order. The events serialize what
+  // they separate, so the sum exceeds a plain launch's time a little.
+  struct GroupTime {
+    std::string group, what;  // "buf12_buf13"; "kernel" or the extern's op, "aten::convolution.default"
+    double ms = 0;
+  };
+  Expected<std::vector<GroupTime>> profile(codegen::cuda::Stream& stream, int reps);
   bool capturable() const;
   // mode="reduce-overhead": the first call records launch() on `stream` into
   // a CUDA graph (driver stream capture), every call replays it, one launch
@@ -125,6 +135,9 @@ class CudaExecution {
  private:
   struct State;
   explicit CudaExecution(std::unique_ptr<State> s);
+  // launch(), calling `before_group(g)` before each group's work is queued
+  // and `before_group(groups)` after the last.
+  Status launch_groups(const codegen::cuda::Stream* stream, const std::function<Status(size_t)>& before_group);
   std::unique_ptr<State> s_;
 };
 
