@@ -163,6 +163,14 @@ inline std::vector<Sample> samples() {
       {"aten::_native_batch_norm_legit_no_training.default", {F({4, 3, 2}), F({3}), F({3}), F({3}), P({3}), C(0.1), C(1e-5)}},
       {"aten::batch_norm.default", {F({4, 3, 2}), F({3}), F({3}), F({3}), P({3}), C(false), C(0.1), C(1e-5), C(true)}},
       {"aten::batch_norm.default", {F({4, 3, 2}), F({3}), F({3}), F({3}), P({3}), C(true), C(0.1), C(1e-5), C(true)}},
+      // native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd,
+      // train, eps, output_mask): training with the forward's saved statistics, evaluation with the running
+      // ones, weight None, 2-D input, masked-off outputs (None, skipped by the comparison).
+      {"aten::native_batch_norm_backward.default", {F({4, 3, 5}), F({4, 3, 5}), F({3}), F({3}), P({3}), F({3}), P({3}), C(true), C(1e-5), Ci({1, 1, 1})}},
+      {"aten::native_batch_norm_backward.default", {F({4, 3, 2, 2}), F({4, 3, 2, 2}), F({3}), F({3}), P({3}), N(), N(), C(false), C(1e-3), Ci({1, 1, 1})}},
+      {"aten::native_batch_norm_backward.default", {F({6, 3}), F({6, 3}), N(), N(), N(), F({3}), P({3}), C(true), C(1e-5), Ci({1, 0, 1})}},
+      {"aten::native_batch_norm_backward.default", {F({4, 3, 2}), F({4, 3, 2}), F({3}), N(), N(), F({3}), P({3}), C(true), C(1e-5), Ci({0, 1, 1})}},
+      {"aten::native_batch_norm_backward.default", {F({4, 3, 2}), F({4, 3, 2}), N(), F({3}), P({3}), F({3}), P({3}), C(false), C(1e-5), Ci({1, 1, 0})}},
       {"aten::native_group_norm.default", {F({2, 6, 2, 2}), F({6}), F({6}), C(2), C(6), C(4), C(3), C(1e-5)}},
       {"aten::group_norm.default", {F({2, 6, 5}), C(2), F({6}), F({6})}},
       // ---- losses
