@@ -395,6 +395,11 @@ inline std::vector<Sample> samples() {
       {"aten::_adaptive_avg_pool2d.default", {F({2, 3, 6, 6}), Ci({1, 1})}},
       {"aten::_adaptive_avg_pool2d.default", {F({2, 3, 6, 6}), Ci({3, 2})}},
       {"aten::_adaptive_avg_pool3d.default", {F({1, 2, 4, 4, 4}), Ci({2, 2, 1})}},
+      // The backward where the windows tile the input (global pooling's 1x1 included); 3-D and 4-D inputs.
+      {"aten::_adaptive_avg_pool2d_backward.default", {F({2, 3, 1, 1}), F({2, 3, 4, 5})}},
+      {"aten::_adaptive_avg_pool2d_backward.default", {F({2, 3, 3, 2}), F({2, 3, 6, 6})}},
+      {"aten::_adaptive_avg_pool2d_backward.default", {F({3, 2, 3}), F({3, 6, 3})}},
+      {"aten::_adaptive_avg_pool3d_backward.default", {F({1, 2, 2, 2, 1}), F({1, 2, 4, 4, 4})}},
       {"aten::adaptive_avg_pool1d.default", {F({2, 3, 8}), Ci({4})}},
       {"aten::adaptive_avg_pool2d.default", {F({2, 3, 6, 6}), Ci({2, 3})}},
       {"aten::adaptive_avg_pool2d.default", {F({2, 3, 6, 6}), Ci({4, 4})}},

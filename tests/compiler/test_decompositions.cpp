@@ -32,9 +32,12 @@ namespace ds = kiln::test::decomp;
 
 namespace {
 
-// The only ops both core and in the table: adaptive average pooling, decomposed when it is a mean.
+// The only ops both core and in the table: adaptive average pooling, decomposed when it is a mean (its
+// backward when the windows tile the input), and bilinear grid sampling.
 const std::set<std::string> kConditional = {"aten::_adaptive_avg_pool2d.default", "aten::_adaptive_avg_pool3d.default",
-                                            "aten::adaptive_avg_pool1d.default", "aten::grid_sampler_2d.default"};
+                                            "aten::adaptive_avg_pool1d.default", "aten::grid_sampler_2d.default",
+                                            "aten::_adaptive_avg_pool2d_backward.default",
+                                            "aten::_adaptive_avg_pool3d_backward.default"};
 
 Tensor random_tensor(const ds::In& in, DType ft, std::mt19937_64& rng) {
   const size_t n = size_t(shape_numel(in.shape));
