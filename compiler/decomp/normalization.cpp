@@ -201,6 +201,62 @@ std::vector<Var> batch_norm(Emitter& e, const DecompCall& c) {
   return {e.call("aten::native_batch_norm.default", {b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]}).at(0)};
 }
 
+// native_batch_norm_backward(grad_out, input, weight, running_mean, running_var,
+// save_mean, save_invstd, train, eps, output_mask) as PyTorch's decomposition
+// writes it: per channel, the sum of the gradient and its dot product with
+// x - mean; training also projects out the batch statistics' dependence on x.
+// Evaluation reads the running statistics. Masked-off outputs are None.
+std::vector<Var> native_batch_norm_backward(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  Var g = b.var(0), x = b.var(1);
+  std::optional<Var> w = b.opt_var(2);
+  const bool train = b.boolean(7);
+  const std::vector<int64_t> mask = b.ints(9, 3);
+  const int64_t nd = e.dim(x);
+  KILN_USER_CHECK(nd >= 2, "native_batch_norm_backward: expected an input with at least 2 dims, got ",
+                  shape_str(e.sizes(x)));
+  const int64_t C = e.sizes(x)[1];
+  const DType in = e.dtype(x), param = w ? e.dtype(*w) : in;
+  OpMath om(e, in);
+  Shape param_view{C};
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < nd; ++d) param_view.push_back(1), dims.push_back(d);
+  auto channel = [&](Var v) { return reshape(e, v, param_view); };  // [C] broadcast against x
+  Var mean, invstd;
+  if (train) {
+    KILN_USER_CHECK(!b.is_none(5) && !b.is_none(6),
+                    "native_batch_norm_backward: training needs save_mean and save_invstd");
+    mean = om.up(b.var(5));
+    invstd = om.up(b.var(6));
+  } else {
+    KILN_USER_CHECK(!b.is_none(3) && !b.is_none(4),
+                    "native_batch_norm_backward: evaluation needs running_mean and running_var");
+    mean = om.up(b.var(3));
+    invstd = unary(e, "rsqrt", add(e, om.up(b.var(4)), b.real(8)));
+  }
+  const double n = double(e.tensor(x).numel()) / double(std::max<int64_t>(C, 1));
+  const double norm = 1.0 / n;
+  Var gc = om.up(g), xc = om.up(x);
+  Var centered = sub(e, xc, channel(mean));
+  Var grad_sum = sum(e, gc, dims, false);
+  Var dot = sum(e, mul(e, gc, centered), dims, false);
+  Var grad_scale = channel(w ? mul(e, invstd, om.up(*w)) : invstd);
+  Var grad_input;
+  if (mask[0]) {
+    if (train) {
+      Var proj_scale = channel(mul(e, mul(e, dot, norm), mul(e, invstd, invstd)));
+      Var grad_mean = channel(mul(e, grad_sum, norm));
+      grad_input = mul(e, sub(e, sub(e, gc, mul(e, centered, proj_scale)), grad_mean), grad_scale);
+    } else {
+      grad_input = mul(e, gc, grad_scale);
+    }
+    grad_input = om.down(grad_input);
+  }
+  Var grad_weight = mask[1] ? to_dtype(e, mul(e, dot, invstd), param) : Var{};
+  Var grad_bias = mask[2] ? to_dtype(e, grad_sum, param) : Var{};
+  return {grad_input, grad_weight, grad_bias};
+}
+
 // native_group_norm(input, weight, bias, N, C, HxW, group, eps) -> (out, mean [N, G], rstd [N, G]):
 // layer norm over each group of channels.
 std::vector<Var> native_group_norm(Emitter& e, const DecompCall& c) {
@@ -247,6 +303,7 @@ void add_normalization_decomps(DecompTable& t) {
   t["aten::_native_batch_norm_legit_functional.default"] = batch_norm_functional;
   t["aten::_native_batch_norm_legit_no_training.default"] = batch_norm_no_training;
   t["aten::batch_norm.default"] = batch_norm;
+  t["aten::native_batch_norm_backward.default"] = native_batch_norm_backward;
   t["aten::native_group_norm.default"] = native_group_norm;
   t["aten::group_norm.default"] = group_norm;
 }

@@ -51,6 +51,33 @@ std::vector<Var> adaptive_avg(Emitter& e, const DecompCall& c) {
                      {b.var(0), b.ints(1, K)}));
 }
 
+// _adaptive_avg_poolNd_backward(grad_output, self) where the windows tile the
+// input evenly: each input element gets its window's gradient divided by the
+// window's extent along each dim in turn, as the kernel divides, and nothing
+// else (windows that tile do not overlap). Declines other sizes.
+template <size_t K>
+std::vector<Var> adaptive_avg_backward_if_tiled(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  Var g = b.var(0);
+  const Shape in = e.sizes(b.var(1)), out = e.sizes(g);
+  const int64_t k = int64_t(K), nd = int64_t(in.size());
+  if (nd < k || int64_t(out.size()) != nd) return {};
+  Shape split(in.begin(), in.end() - k), spread = split;
+  std::vector<int64_t> window;
+  for (int64_t d = nd - k; d < nd; ++d) {
+    const int64_t i = in[size_t(d)], o = out[size_t(d)];
+    if (o <= 0 || i % o != 0) return {};
+    window.push_back(i / o);
+    split.insert(split.end(), {o, 1});
+    spread.insert(spread.end(), {o, i / o});
+  }
+  OpMath om(e, e.dtype(g));
+  Var delta = om.up(g);
+  for (int64_t w : window) delta = div(e, delta, double(w));
+  Var spread_out = expand(e, reshape(e, delta, split), spread);
+  return one(om.down(reshape(e, spread_out, in)));
+}
+
 std::vector<Var> max_pool2d(Emitter& e, const DecompCall& c) {
   return {e.call("aten::max_pool2d_with_indices.default", c.args, c.kwargs).at(0)};
 }
@@ -325,6 +352,8 @@ void add_pooling_decomps(DecompTable& t) {
   t["aten::_adaptive_avg_pool2d.default"] = adaptive_avg_if_mean<2>;
   t["aten::_adaptive_avg_pool3d.default"] = adaptive_avg_if_mean<3>;
   t["aten::adaptive_avg_pool1d.default"] = adaptive_avg_if_mean<1>;
+  t["aten::_adaptive_avg_pool2d_backward.default"] = adaptive_avg_backward_if_tiled<2>;
+  t["aten::_adaptive_avg_pool3d_backward.default"] = adaptive_avg_backward_if_tiled<3>;
   t["aten::adaptive_avg_pool2d.default"] = adaptive_avg<2>;
   t["aten::adaptive_avg_pool3d.default"] = adaptive_avg<3>;
   t["aten::max_pool2d.default"] = max_pool2d;

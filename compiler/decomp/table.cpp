@@ -89,7 +89,7 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::replication_pad2d.default", "aten::replication_pad2d_backward.default", "aten::replication_pad3d.default",
     "aten::replication_pad3d_backward.default",
     // Normalization
-    "aten::native_batch_norm_backward.default", "aten::native_layer_norm_backward.default",
+    "aten::native_layer_norm_backward.default",
     // Embedding
     "aten::embedding.default", "aten::embedding_dense_backward.default",
     // Indexing and scatter

@@ -322,6 +322,7 @@ class Lowerer {
     if (t == "aten::copy_.default") return lower_input_write(id);
     if (t == "aten::max_pool2d_with_indices.default" && lower_max_pool_values(id)) return;
     if (t == "operator.getitem") return lower_getitem(id);
+    if (lower_fill(id)) return;
     if (lower_view(id)) return;
     if (lower_reduction(id)) return;
     lower_extern(id);
@@ -374,6 +375,29 @@ class Lowerer {
       return best;
     });
     tuple_values_[id][0] = whole(values);
+    return true;
+  }
+
+  // Fills (full, full_like, scalar_tensor, fill.Scalar): a pointwise kernel
+  // storing one constant, which fusion folds into its readers, instead of an
+  // extern kernel, which a GPU runtime would run on the host. An integer the
+  // constant's double cannot hold exactly (beyond 2^53) keeps the extern.
+  bool lower_fill(NodeId id) {
+    const Node& n = g_[id];
+    const std::string& t = n.target;
+    const Arg* v = nullptr;
+    if (t == "aten::full.default" || t == "aten::full_like.default") v = arg(n, 1, "fill_value");
+    else if (t == "aten::scalar_tensor.default") v = arg(n, 0, "s");
+    else if (t == "aten::fill.Scalar") v = arg(n, 1, "value");
+    else return false;
+    if (!v || !n.meta.val.is_tensor()) return false;
+    double value = 0;
+    if (v->kind == Arg::Kind::Float) value = v->f;
+    else if (v->kind == Arg::Kind::Bool) value = v->b ? 1 : 0;
+    else if (v->kind == Arg::Kind::Int && v->i >= -(int64_t(1) << 53) && v->i <= (int64_t(1) << 53)) value = double(v->i);
+    else return false;
+    const DType d = dtype_of(n);
+    values_[id] = whole(pointwise(n, sizes_of(n), d, [&](const Indices&) { return expr_constant(value, d); }));
     return true;
   }
 

@@ -246,7 +246,7 @@ NodeId GraphEmitter::add_node(Node n) {
 
 void GraphEmitter::output(const std::vector<Var>& vars) {
   std::vector<Arg> items;
-  for (Var v : vars) items.push_back(Arg::node(node(v)));
+  for (Var v : vars) items.push_back(v.valid() ? Arg::node(node(v)) : Arg::none());  // a None result
   Node out;
   out.op = OpKind::Output;
   out.name = "output";

@@ -106,7 +106,7 @@ class GraphEmitter : public Emitter {
   Graph& graph() { return g_; }
   // Appends a node made elsewhere (a placeholder that is not a tensor), keeping its name unique.
   NodeId add_node(Node n);
-  // Appends the output node returning `vars` (a tuple, as AOT graphs return).
+  // Appends the output node returning `vars` (a tuple, as AOT graphs return; an invalid Var is None).
   void output(const std::vector<Var>& vars);
   // The stack and scope stamped on every node made from now on (provenance for the stage views).
   void set_origin(std::vector<StackFrame> stack, std::vector<std::string> from);

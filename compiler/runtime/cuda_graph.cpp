@@ -42,6 +42,8 @@ struct CudaCompiledGraph::Impl {
   std::vector<CUfunction> attention_functions;  // per source.attentions
   std::vector<int> pool_of_kernel;              // per program kernel: its index in source.pools, or -1
   std::vector<CUfunction> pool_functions;       // per source.pools
+  std::vector<int> gather_of_kernel;            // per program kernel: its index in source.gathers, or -1
+  std::vector<CUfunction> gather_functions;     // per source.gathers
   std::vector<int> conv_backward_of_kernel;     // per program kernel: its index in source.conv_backwards, or -1
   std::vector<ConvBackwardFunctions> conv_backward_functions;  // per source.conv_backwards
   ProgramBinding binding;  // storage_of: the buffer whose device memory each buffer uses
@@ -80,7 +82,8 @@ bool extern_on_gpu(const CudaCompiledGraph::Impl& impl, size_t kernel) {
   const loopir::Program& p = impl.scheduled.program;
   const loopir::Kernel& k = p.kernels[kernel];
   return impl.conv_of_kernel[kernel] >= 0 || impl.attention_of_kernel[kernel] >= 0 ||
-         impl.pool_of_kernel[kernel] >= 0 || impl.conv_backward_of_kernel[kernel] >= 0 || gemm_on_gpu(p, k) ||
+         impl.pool_of_kernel[kernel] >= 0 || impl.gather_of_kernel[kernel] >= 0 ||
+         impl.conv_backward_of_kernel[kernel] >= 0 || gemm_on_gpu(p, k) ||
          writes_nothing(p, k);
 }
 
@@ -180,6 +183,9 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     impl->attention_of_kernel[impl->source.attentions[a].kernel] = int(a);
   impl->pool_of_kernel.assign(p.kernels.size(), -1);
   for (size_t i = 0; i < impl->source.pools.size(); ++i) impl->pool_of_kernel[impl->source.pools[i].kernel] = int(i);
+  impl->gather_of_kernel.assign(p.kernels.size(), -1);
+  for (size_t i = 0; i < impl->source.gathers.size(); ++i)
+    impl->gather_of_kernel[impl->source.gathers[i].kernel] = int(i);
   impl->conv_backward_of_kernel.assign(p.kernels.size(), -1);
   for (size_t i = 0; i < impl->source.conv_backwards.size(); ++i)
     impl->conv_backward_of_kernel[impl->source.conv_backwards[i].kernel] = int(i);
@@ -236,6 +242,7 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
                                         helper(c.implicit.function), helper(c.implicit.reduce_function)});
       for (const AttentionGpuPlan& a : impl->source.attentions) impl->attention_functions.push_back(helper(a.function));
       for (const PoolGpuPlan& pool : impl->source.pools) impl->pool_functions.push_back(helper(pool.function));
+      for (const GatherGpuPlan& g : impl->source.gathers) impl->gather_functions.push_back(helper(g.function));
       for (const ConvBackwardGpuPlan& b : impl->source.conv_backwards)
         impl->conv_backward_functions.push_back(
             {helper(b.geometry.im2col_kernel), helper(b.gather_kernel), helper(b.col2im_kernel), helper(b.bias_kernel)});
@@ -322,6 +329,11 @@ Status CudaExecution::State::run_extern_on_gpu(size_t kernel, const Stream* stre
     const PoolGpuPlan& plan = im.source.pools[size_t(pool)];
     PoolPointers ptr{at(plan.input), plan.indices.empty() ? 0 : at(plan.indices), at(plan.output)};
     return run_pool_on_gpu(plan, ptr, im.pool_functions[size_t(pool)], stream);
+  }
+  if (const int g = im.gather_of_kernel[kernel]; g >= 0) {
+    const GatherGpuPlan& plan = im.source.gathers[size_t(g)];
+    GatherPointers ptr{at(plan.self), at(plan.index), plan.src.empty() ? 0 : at(plan.src), at(plan.output)};
+    return run_gather_on_gpu(plan, ptr, im.gather_functions[size_t(g)], stream);
   }
   if (const int back = im.conv_backward_of_kernel[kernel]; back >= 0) {
     const ConvBackwardGpuPlan& plan = im.source.conv_backwards[size_t(back)];

@@ -138,12 +138,14 @@ std::optional<double> Matcher::constant_of(const ExprRef& x) const {
   const ExprRef e = strip_casts(x);
   if (e->op == ExprOp::Constant) return e->value;
   if (e->op != ExprOp::Load) return std::nullopt;
-  // A 0-d scalar_tensor / full that lowering left as a fallback (masked_fill's -inf).
+  // A 0-d scalar_tensor / full (masked_fill's -inf): a fallback, or lowered to a constant kernel.
   std::optional<size_t> w = writer_of(e->buffer);
   if (!w) return std::nullopt;
   const Kernel& k = p_.kernels[*w];
-  if (k.kind != KernelKind::Extern || k.call->kind != ExternKind::Fallback || numel(p_.buffer(e->buffer).sizes) != 1)
-    return std::nullopt;
+  if (numel(p_.buffer(e->buffer).sizes) != 1) return std::nullopt;
+  // A fill lowered to a pointwise kernel storing a constant.
+  if (k.kind == KernelKind::Pointwise && strip_casts(k.body)->op == ExprOp::Constant) return strip_casts(k.body)->value;
+  if (k.kind != KernelKind::Extern || k.call->kind != ExternKind::Fallback) return std::nullopt;
   const ExternCall& c = *k.call;
   const Arg* v = nullptr;
   if (c.target == "aten::scalar_tensor.default" && !c.args.empty()) v = &c.args[0];
@@ -658,6 +660,8 @@ void fuse_attention(Program& p, std::vector<FusionDecision>& decisions,
     if (k.kind == KernelKind::Extern && k.call->kind == ExternKind::Fallback && k.call->outputs.size() == 1 &&
         numel(p.buffer(k.output).sizes) == 1)
       maybe_dead.insert(i);
+    if (k.kind == KernelKind::Pointwise && numel(p.buffer(k.output).sizes) == 1 && strip_casts(k.body)->op == ExprOp::Constant)
+      maybe_dead.insert(i);  // the same fill, lowered
   }
   for (bool changed = true; changed;) {
     changed = false;

@@ -163,6 +163,14 @@ inline std::vector<Sample> samples() {
       {"aten::_native_batch_norm_legit_no_training.default", {F({4, 3, 2}), F({3}), F({3}), F({3}), P({3}), C(0.1), C(1e-5)}},
       {"aten::batch_norm.default", {F({4, 3, 2}), F({3}), F({3}), F({3}), P({3}), C(false), C(0.1), C(1e-5), C(true)}},
       {"aten::batch_norm.default", {F({4, 3, 2}), F({3}), F({3}), F({3}), P({3}), C(true), C(0.1), C(1e-5), C(true)}},
+      // native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd,
+      // train, eps, output_mask): training with the forward's saved statistics, evaluation with the running
+      // ones, weight None, 2-D input, masked-off outputs (None, skipped by the comparison).
+      {"aten::native_batch_norm_backward.default", {F({4, 3, 5}), F({4, 3, 5}), F({3}), F({3}), P({3}), F({3}), P({3}), C(true), C(1e-5), Ci({1, 1, 1})}},
+      {"aten::native_batch_norm_backward.default", {F({4, 3, 2, 2}), F({4, 3, 2, 2}), F({3}), F({3}), P({3}), N(), N(), C(false), C(1e-3), Ci({1, 1, 1})}},
+      {"aten::native_batch_norm_backward.default", {F({6, 3}), F({6, 3}), N(), N(), N(), F({3}), P({3}), C(true), C(1e-5), Ci({1, 0, 1})}},
+      {"aten::native_batch_norm_backward.default", {F({4, 3, 2}), F({4, 3, 2}), F({3}), N(), N(), F({3}), P({3}), C(true), C(1e-5), Ci({0, 1, 1})}},
+      {"aten::native_batch_norm_backward.default", {F({4, 3, 2}), F({4, 3, 2}), N(), F({3}), P({3}), F({3}), P({3}), C(false), C(1e-5), Ci({1, 1, 0})}},
       {"aten::native_group_norm.default", {F({2, 6, 2, 2}), F({6}), F({6}), C(2), C(6), C(4), C(3), C(1e-5)}},
       {"aten::group_norm.default", {F({2, 6, 5}), C(2), F({6}), F({6})}},
       // ---- losses
@@ -387,6 +395,11 @@ inline std::vector<Sample> samples() {
       {"aten::_adaptive_avg_pool2d.default", {F({2, 3, 6, 6}), Ci({1, 1})}},
       {"aten::_adaptive_avg_pool2d.default", {F({2, 3, 6, 6}), Ci({3, 2})}},
       {"aten::_adaptive_avg_pool3d.default", {F({1, 2, 4, 4, 4}), Ci({2, 2, 1})}},
+      // The backward where the windows tile the input (global pooling's 1x1 included); 3-D and 4-D inputs.
+      {"aten::_adaptive_avg_pool2d_backward.default", {F({2, 3, 1, 1}), F({2, 3, 4, 5})}},
+      {"aten::_adaptive_avg_pool2d_backward.default", {F({2, 3, 3, 2}), F({2, 3, 6, 6})}},
+      {"aten::_adaptive_avg_pool2d_backward.default", {F({3, 2, 3}), F({3, 6, 3})}},
+      {"aten::_adaptive_avg_pool3d_backward.default", {F({1, 2, 2, 2, 1}), F({1, 2, 4, 4, 4})}},
       {"aten::adaptive_avg_pool1d.default", {F({2, 3, 8}), Ci({4})}},
       {"aten::adaptive_avg_pool2d.default", {F({2, 3, 6, 6}), Ci({2, 3})}},
       {"aten::adaptive_avg_pool2d.default", {F({2, 3, 6, 6}), Ci({4, 4})}},

@@ -1,6 +1,7 @@
 // The extern kernels a training graph keeps, on the GPU: max pooling with
 // indices and its backward (codegen/cuda/cuda_pool.h), convolution backward
-// (codegen/cuda/cuda_conv_backward.h). Without a GPU every graph must still
+// (codegen/cuda/cuda_conv_backward.h), gather and scatter along a dim
+// (codegen/cuda/cuda_gather.h, cross-entropy's pick and its gradient). Without a GPU every graph must still
 // plan on the device (no host extern) and compile with NVRTC; with one (the
 // lent GPU machine) each runs against the ATen kernels, plainly and replayed
 // from a CUDA graph with new inputs.
@@ -124,6 +125,40 @@ Graph conv_back_graph(const ConvBackCase& c, std::vector<Tensor>* inputs, uint32
   return g;
 }
 
+struct GatherCase {
+  std::string name;
+  Ints self, index, src;
+  int64_t dim = 1;
+  DType dtype = DType::Float32;
+};
+
+std::vector<GatherCase> gather_cases() {
+  return {
+      {"nll_pick_16x10", {16, 10}, {16, 1}, {16, 1}, 1},
+      {"dim0_repeats", {5, 4, 3}, {3, 4, 2}, {4, 4, 2}, 0},  // repeated targets: the last one wins
+      {"negative_dim_float64", {3, 6}, {2, 4}, {3, 5}, -1, DType::Float64},
+      {"float16", {4, 7}, {4, 3}, {4, 3}, 1, DType::Float16},
+      {"bfloat16_4d", {2, 3, 4, 5}, {2, 3, 2, 5}, {2, 3, 2, 5}, 2, DType::BFloat16},
+  };
+}
+
+// gather(self, dim, index), scatter.src(self, dim, index, src) and scatter.value(self, dim, index, 1.5).
+Graph gather_graph(const GatherCase& c, std::vector<Tensor>* inputs, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Tensor x = test::random_f32(c.self, rng).to(c.dtype), src = test::random_f32(c.src, rng).to(c.dtype);
+  const int64_t dim = c.dim < 0 ? c.dim + int64_t(c.self.size()) : c.dim;
+  std::vector<int64_t> idx(size_t(shape_numel(c.index)));
+  for (int64_t& v : idx) v = std::uniform_int_distribution<int64_t>(0, c.self[size_t(dim)] - 1)(rng);
+  Tensor index = Tensor::from_vector(idx, c.index);
+  *inputs = {x, index, src};
+  Graph g;
+  GraphEmitter e(g);
+  Var vx = e.placeholder("x", x), vi = e.placeholder("index", index), vs = e.placeholder("src", src);
+  e.output({e.call1("aten::gather.default", {vx, c.dim, vi}), e.call1("aten::scatter.src", {vx, c.dim, vi, vs}),
+            e.call1("aten::scatter.value", {vx, c.dim, vi, 1.5})});
+  return g;
+}
+
 double tolerance(DType d) { return test::cuda_tolerance(d); }
 
 const std::string& stage(const CudaCompiledGraph& g, const std::string& name) { return test::cuda_stage(g, name); }
@@ -216,6 +251,19 @@ class TestCudaTraining : public QObject {
     }
   }
 
+  void gathers_compile_for_the_device() {
+    if (std::string d = nvrtc_missing(); !d.empty()) {
+      if (qgetenv("KILN_ALLOW_NO_NVRTC") == "1") QSKIP(d.c_str());
+      QFAIL(d.c_str());
+    }
+    for (const GatherCase& c : gather_cases()) {
+      std::vector<Tensor> inputs;
+      const std::string d(dtype_abbrev(c.dtype));
+      compiles_on_the_device(c.name, gather_graph(c, &inputs, 1),
+                             {"kiln_gather_" + d, "kiln_scatter_src_" + d, "kiln_scatter_value_" + d});
+    }
+  }
+
   // A transposed convolution's backward is not planned: it keeps the host path and says why.
   void transposed_conv_backward_keeps_the_host_path() {
     std::mt19937 rng(4);
@@ -245,6 +293,16 @@ class TestCudaTraining : public QObject {
     for (const PoolCase& c : pool_cases())
       matches_aten_on_the_gpu(
           c.name, [&](std::vector<Tensor>* in, uint32_t seed) { return pool_graph(c, in, seed); }, c.dtype);
+  }
+
+  void gathers_match_aten_on_the_gpu() {
+    if (std::string why = no_gpu_reason(); !why.empty()) {
+      if (qgetenv("KILN_REQUIRE_GPU") == "1") QFAIL(why.c_str());
+      QSKIP(why.c_str());
+    }
+    for (const GatherCase& c : gather_cases())
+      matches_aten_on_the_gpu(
+          c.name, [&](std::vector<Tensor>* in, uint32_t seed) { return gather_graph(c, in, seed); }, c.dtype);
   }
 
   void conv_backwards_match_aten_on_the_gpu() {

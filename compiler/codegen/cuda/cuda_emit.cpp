@@ -1079,6 +1079,9 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
     } else if (kernel.call->kind == loopir::ExternKind::Fallback && pool_target_on_gpu(kernel.call->target)) {
       take(kernel, plan_pool_on_gpu(s.program, k), out.pools,
            [](const PoolGpuPlan& p) { return std::vector<const std::string*>{&p.function}; });
+    } else if (kernel.call->kind == loopir::ExternKind::Fallback && gather_target_on_gpu(kernel.call->target)) {
+      take(kernel, plan_gather_on_gpu(s.program, k), out.gathers,
+           [](const GatherGpuPlan& p) { return std::vector<const std::string*>{&p.function}; });
     } else if (kernel.call->kind == loopir::ExternKind::Fallback && conv_backward_target(kernel.call->target)) {
       take(kernel, plan_conv_backward_on_gpu(s.program, k), out.conv_backwards, [](const ConvBackwardGpuPlan& p) {
         return std::vector<const std::string*>{&p.geometry.im2col_kernel, &p.gather_kernel, &p.col2im_kernel,
@@ -1094,7 +1097,8 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
   if (tensor_cores) os << kCudaTensorCoreHelpers;
   os << conv_kernels_source(im2col_users) << implicit_conv_kernels_source(out.convs)
      << conv_backward_kernels_source(out.conv_backwards) << gemm_c_kernels_source(gemm_helpers)
-     << attention_kernels_source(out.attentions) << pool_kernels_source(out.pools);
+     << attention_kernels_source(out.attentions) << pool_kernels_source(out.pools)
+     << gather_kernels_source(out.gathers);
   helpers.insert(gemm_helpers.begin(), gemm_helpers.end());
   out.library_kernels.assign(helpers.begin(), helpers.end());
   out.text = os.str();

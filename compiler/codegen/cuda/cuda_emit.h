@@ -18,6 +18,7 @@
 #include "compiler/codegen/cuda/cuda_attention.h"
 #include "compiler/codegen/cuda/cuda_conv.h"
 #include "compiler/codegen/cuda/cuda_conv_backward.h"
+#include "compiler/codegen/cuda/cuda_gather.h"
 #include "compiler/codegen/cuda/cuda_pool.h"
 #include "compiler/sched/schedule.h"
 
@@ -50,6 +51,8 @@ struct CudaSource {
   std::vector<AttentionGpuPlan> attentions;
   // Max pooling with indices and its backward (training graphs) on the GPU.
   std::vector<PoolGpuPlan> pools;
+  // gather and scatter along a dim (cross-entropy in training graphs) on the GPU.
+  std::vector<GatherGpuPlan> gathers;
   std::vector<ConvBackwardGpuPlan> conv_backwards;
   // The extern kernels' helpers in `text` (im2col, bias, a GEMM's C), which
   // the runtime looks up by name.
