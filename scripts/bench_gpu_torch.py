@@ -29,6 +29,7 @@ import statistics
 import os
 import subprocess
 import sys
+import types
 
 import torch
 import torch.nn.functional as F
@@ -117,15 +118,22 @@ def flash_only():
     return sdpa_kernel([SDPBackend.FLASH_ATTENTION])
 
 
+def example_definitions(name, end_marker):
+    """An example program's definitions (its text up to `end_marker`) as a module registered under
+    its name: Dynamo, inlining a function of it, imports the module by name to read its globals."""
+    path = os.path.join("resources", "examples", name + ".py")
+    with open(path) as f:
+        definitions = f.read().split(end_marker, 1)[0]
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    exec(compile(definitions, path, "exec"), module.__dict__)
+    return module
+
+
 def resnet18_model():
     """The example's model and batch (its model_and_batch()), on the GPU; the rest of the program is not run."""
-    path = os.path.join("resources", "examples", "resnet18_infer.py")
-    with open(path) as f:
-        source = f.read()
-    definitions = source.split("\ndevice = ", 1)[0]
-    scope = {"__name__": "resnet18_infer"}
-    exec(compile(definitions, path, "exec"), scope)
-    model, x = scope["model_and_batch"]()
+    model, x = example_definitions("resnet18_infer", "\ndevice = ").model_and_batch()
     return model.cuda(), x.cuda()
 
 
@@ -158,13 +166,7 @@ def model_rows(reps, kiln_rows, only):
 
 def training_row(reps, kiln_rows):
     """One SGD step of resnet18_train.py's model; each mode starts from the same fresh model and optimizer."""
-    path = os.path.join("resources", "examples", "resnet18_train.py")
-    with open(path) as f:
-        source = f.read()
-    definitions = source.split("\nparser = ", 1)[0]
-    scope = {"__name__": "resnet18_train"}
-    exec(compile(definitions, path, "exec"), scope)
-    model0, x, target = scope["model_and_batch"](16, 128)
+    model0, x, target = example_definitions("resnet18_train", "\nparser = ").model_and_batch(16, 128)
     x, target = x.cuda(), target.cuda()
     batches = [[x, target]] + [[x.clone(), target.clone()] for _ in range(3)]
     row = {"name": "resnet18_train"}
@@ -180,11 +182,47 @@ def training_row(reps, kiln_rows):
             return loss
 
         torch._dynamo.reset()
-        fn = step if mode is None else torch.compile(step, mode=mode)
-        for _ in range(3):
-            fn(x, target)  # compile (and record the CUDA graphs) outside the timing
-        row[key] = time_ms(fn, batches, reps)
-        del model, opt, fn
+        compiled = step if mode is None else torch.compile(step, mode=mode)
+
+        def fn(inp, labels):
+            if mode == "reduce-overhead":
+                # A new iteration: its CUDA graphs may overwrite the last one's outputs (PyTorch's advice for training loops).
+                torch.compiler.cudagraph_mark_step_begin()
+            return compiled(inp, labels)
+
+        try:
+            for _ in range(3):
+                fn(x, target)  # compile (and record the CUDA graphs) outside the timing
+            row[key] = time_ms(fn, batches, reps)
+        except Exception as e:  # one mode failing leaves the others' figures
+            row[key] = None
+            row[key.replace("_ms", "_error")] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+        del model, opt, fn, compiled
+        torch.cuda.empty_cache()
+    if row.get("inductor_reduce_overhead_ms") is None:
+        # The whole step under reduce-overhead can fail in PyTorch itself (the optimizer's graph reading
+        # gradients that the backward's CUDA graph overwrote); then the usual setting: only the model
+        # compiled with reduce-overhead, loss, backward and SGD (foreach) eager.
+        model = copy.deepcopy(model0).cuda().train()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
+        torch._dynamo.reset()
+        compiled_model = torch.compile(model, mode="reduce-overhead")
+
+        def model_only(inp, labels):
+            torch.compiler.cudagraph_mark_step_begin()
+            opt.zero_grad()
+            loss = F.cross_entropy(compiled_model(inp), labels)
+            loss.backward()
+            opt.step()
+            return loss
+
+        try:
+            for _ in range(3):
+                model_only(x, target)
+            row["inductor_reduce_overhead_model_only_ms"] = time_ms(model_only, batches, reps)
+        except Exception as e:
+            row["inductor_reduce_overhead_model_only_error"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+        del model, opt, compiled_model
         torch.cuda.empty_cache()
     k = kiln_rows.get("resnet18_train", {})
     row.update({"kiln_ms": k.get("ms"), "kiln_reduce_overhead_ms": k.get("reduce_overhead_ms"),
@@ -309,7 +347,9 @@ def main():
         print("\n%-10s eager %s ms | Inductor %s ms, reduce-overhead %s ms | Kiln %s ms, reduce-overhead %s ms%s" % (
             r["name"], ms(r["eager_ms"]), ms(r["inductor_ms"]), ms(r["inductor_reduce_overhead_ms"]),
             ms(r["kiln_ms"]), ms(r["kiln_reduce_overhead_ms"]),
-            " (kiln: %s)" % r["kiln_error"] if r["kiln_error"] else ""))
+            " (kiln: %s)" % r["kiln_error"] if r["kiln_error"] else "")
+              + "".join(" (%s: %s)" % (k, v) for k, v in r.items()
+                        if (k.endswith("_error") and k != "kiln_error" or k.endswith("model_only_ms")) and v))
 
 
 if __name__ == "__main__":
