@@ -580,32 +580,31 @@ Measured measure(Case& c, int reps, int row_elements, bool profile) {
   return m;
 }
 
-// --profile: every group in launch order, and the time per kind of work
-// (generated kernels; each library op), largest first.
+// --profile: per kind of work (generated kernels; each library op), its total ms and group count.
+std::map<std::string, std::pair<double, int>> profile_by_kind(const std::vector<runtime::CudaExecution::GroupTime>& groups) {
+  std::map<std::string, std::pair<double, int>> by_kind;
+  for (const auto& g : groups) by_kind[g.what].first += g.ms, ++by_kind[g.what].second;
+  return by_kind;
+}
+
+// Every group in launch order, and the time per kind.
 nlohmann::json profile_json(const std::vector<runtime::CudaExecution::GroupTime>& groups) {
   nlohmann::json j = {{"groups", nlohmann::json::array()}, {"by_kind", nlohmann::json::object()}};
-  std::map<std::string, double> by_kind;
-  for (const auto& g : groups) {
-    j["groups"].push_back({{"group", g.group}, {"what", g.what}, {"ms", g.ms}});
-    by_kind[g.what] += g.ms;
-  }
-  for (const auto& [what, ms] : by_kind) j["by_kind"][what] = ms;
+  for (const auto& g : groups) j["groups"].push_back({{"group", g.group}, {"what", g.what}, {"ms", g.ms}});
+  for (const auto& [what, t] : profile_by_kind(groups)) j["by_kind"][what] = t.first;
   return j;
 }
 
+// The time per kind, largest first.
 void print_profile(const std::vector<runtime::CudaExecution::GroupTime>& groups) {
-  std::map<std::string, std::pair<double, int>> by_kind;
+  const auto by_kind = profile_by_kind(groups);
   double total = 0;
-  for (const auto& g : groups) {
-    by_kind[g.what].first += g.ms, ++by_kind[g.what].second;
-    total += g.ms;
-  }
   std::vector<std::pair<double, std::string>> order;
-  for (const auto& [what, t] : by_kind) order.emplace_back(t.first, what);
+  for (const auto& [what, t] : by_kind) order.emplace_back(t.first, what), total += t.first;
   std::sort(order.rbegin(), order.rend());
   std::printf("  profile (sum of groups %.4f ms):\n", total);
   for (const auto& [ms, what] : order)
-    std::printf("    %-40s %4d x  %9.4f ms  %5.1f%%\n", what.c_str(), by_kind[what].second, ms, 100 * ms / total);
+    std::printf("    %-40s %4d x  %9.4f ms  %5.1f%%\n", what.c_str(), by_kind.at(what).second, ms, 100 * ms / total);
 }
 
 int dump_sources(const std::vector<Case>& cases, const std::string& dir) {

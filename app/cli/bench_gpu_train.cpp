@@ -1,6 +1,5 @@
 #include "app/cli/bench_gpu_train.h"
 
-#include <algorithm>
 #include <map>
 #include <string>
 
@@ -78,7 +77,7 @@ Expected<TrainingStep> training_step(const ModelGraph& model, const Tensor& labe
     for (size_t k = 0; k < model.inputs.size(); ++k) {
       primals.push_back(em.placeholder(model.aten[model_inputs[k]].name, model.inputs[k]));
       step.inputs.push_back(model.inputs[k]);
-      step.per_call.push_back(!model.is_parameter[k] && std::find(written.begin(), written.end(), k) == written.end());
+      step.per_call.push_back(model.per_call[k]);
     }
     primals.push_back(em.placeholder("labels", labels));
     step.inputs.push_back(labels);
