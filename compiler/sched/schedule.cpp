@@ -201,6 +201,14 @@ std::string join(const std::vector<std::string>& parts) {
 // bounds count expression nodes as written out, not shared.
 constexpr int64_t kRecomputedOpsLimit = 24;   // a body recomputed by two or more consumers
 constexpr int64_t kInlinedBodyLimit = 400;    // a consumer's body after inlining
+// A producer read by broadcast (a batch norm's rsqrt(var + eps) over channels,
+// read by every pixel) is recomputed per consumer point when it is at most
+// this long and reads graph inputs only: a few ops per element cost nothing in
+// a memory-bound kernel, while such a producer, fusing with nothing, costs a
+// kernel launch of its own (20 of ResNet-18's 38 kernels were these). One that
+// reads a computed buffer (a layer norm's rsqrt of its variance) stays: it is
+// the epilogue of that reduction, computed once per row.
+constexpr int64_t kBroadcastRecomputeOps = 8;
 
 // Nodes of an expression counted as a tree (each use of a shared node
 // again), up to kInlinedBodyLimit + 1. Remembered per node: along a chain the
@@ -268,6 +276,7 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
       continue;
     }
     if (!store_is_contiguous(k)) { refuse("its store is not contiguous"); continue; }
+    const int64_t body = tree_size.of(k.body);
     std::string mismatch;
     for (size_t j : consumers) {
       const Kernel& c = p.kernels[j];
@@ -275,17 +284,20 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
       if (space != numel(k.ranges)) {
         mismatch = "iteration space " + sizes_string(k.ranges) + " vs " + sizes_string(c.ranges) +
                    (c.reduction_ranges.empty() ? "" : " x " + sizes_string(c.reduction_ranges)) + " of " +
-                   c.output + " (a broadcast read would recompute it)";
+                   c.output + " (a broadcast read would recompute its " + std::to_string(body) + " ops per point)";
         break;
       }
     }
-    if (!mismatch.empty()) { refuse(mismatch); continue; }
+    const bool broadcast = !mismatch.empty();
+    const bool reads_inputs_only = std::all_of(reads_of[i].begin(), reads_of[i].end(), [&](const std::string& b) {
+      return p.buffer(b).role == BufferRole::Input;
+    });
+    if (broadcast && (body > kBroadcastRecomputeOps || !reads_inputs_only)) { refuse(mismatch); continue; }
     if (reductions.size() >= 2) {
       refuse("read by " + std::to_string(reductions.size()) + " reductions (" + join(reductions) +
              "): inlining would recompute it in each, kept materialized");
       continue;
     }
-    const int64_t body = tree_size.of(k.body);
     if (consumers.size() >= 2 && body > kRecomputedOpsLimit) {
       refuse("read by " + std::to_string(consumers.size()) + " kernels and " + std::to_string(body) +
              " ops long: recomputing it in each would multiply the code, kept materialized");
@@ -328,7 +340,8 @@ void inline_producers(Program& p, std::vector<FusionDecision>& decisions) {
     d.accepted = true;
     d.reason = "inlined " + k.output + " into " + join(names) + ": pointwise, " +
                (consumers.size() == 1 ? std::string("single consumer")
-                                      : std::to_string(consumers.size()) + " consumers, recomputed in each");
+                                      : std::to_string(consumers.size()) + " consumers, recomputed in each") +
+               (broadcast ? " (" + std::to_string(body) + " ops, recomputed per point of a broadcast read)" : "");
     decisions.push_back(d);
   }
   std::vector<Kernel> kept;

@@ -295,6 +295,38 @@ class TestSched : public QObject {
     QVERIFY2(contains(text, "class buf0_loop_body"), text.c_str());
   }
 
+  // Eval batch norm: rsqrt(var + eps) over channels reads graph inputs only
+  // and is short, so each pixel recomputes it instead of a kernel of its own;
+  // the same producer over a computed buffer (the sum's) or a long one stays.
+  void short_broadcast_producer_of_inputs_is_recomputed() {
+    std::mt19937 rng(9);
+    Tensor x = random_f32({2, 3, 4, 5}, rng), var = random_f32({3, 1, 1}, rng, 0.1f, 2.f);
+    Tensor mean = random_f32({3, 1, 1}, rng);
+    Graph g;
+    GraphEmitter e(g);
+    Var a = e.placeholder("x", x), v = e.placeholder("var", var), m = e.placeholder("mean", mean);
+    Var rstd = e.call1("aten::rsqrt.default", {e.call1("aten::add.Scalar", {v, 1e-5})});        // [3, 1, 1]
+    Var y = e.call1("aten::mul.Tensor", {e.call1("aten::sub.Tensor", {a, m}), rstd});          // [2, 3, 4, 5]
+    Var colsum = e.call1("aten::sum.dim_IntList", {a, std::vector<int64_t>{0, 2, 3}, true});   // [1, 3, 1, 1]
+    Var scale = e.call1("aten::rsqrt.default", {e.call1("aten::add.Scalar", {colsum, 100.0})});  // computed: stays
+    Var long_chain = v;
+    for (int i = 0; i < 5; ++i) long_chain = e.call1("aten::sin.default", {e.call1("aten::add.Scalar", {long_chain, 1.0})});
+    Var z = e.call1("aten::mul.Tensor", {e.call1("aten::mul.Tensor", {y, scale}), long_chain});
+    e.output({z});
+    SCHEDULE(s, g, x, var, mean);
+    const std::string text = print_scheduled(s);
+    QVERIFY2(has_decision(s, true, "(4 ops, recomputed per point of a broadcast read)"), text.c_str());
+    QVERIFY2(has_decision(s, false, "a broadcast read would recompute its"), text.c_str());
+    // The rsqrt of the inputs is gone as a kernel; the one of the sum and the 11-op chain are kept.
+    size_t small_kernels = 0;
+    for (const Kernel& k : s.program.kernels) {
+      int64_t points = 1;
+      for (int64_t r : k.ranges) points *= r;
+      small_kernels += points == 3 && k.kind == KernelKind::Pointwise;
+    }
+    QCOMPARE(small_kernels, size_t(2));
+  }
+
   // Random graphs: pointwise chains over broadcasting inputs with views,
   // several reductions (some over the same input), outputs in the middle.
   void random_graphs_match_unscheduled() {
