@@ -15,6 +15,10 @@ namespace {
 // im2col + GEMM over chunks of samples so the workspace stays bounded.
 constexpr size_t kWorkspaceCap = size_t(512) << 20;
 constexpr int kThreads = 256;
+// About this many blocks in all for the data-movement kernels (move_shape), each
+// looping over its rows: one block per row (18,432 of them for a ResNet stage)
+// left im2col at a third of the bandwidth a copy gets.
+constexpr int64_t kMoveBlocks = 2048;
 constexpr int64_t kMaxBlocks = int64_t(1) << 16;  // the kernels stride over the rest
 // Below this many output pixels per sample, samples share one GEMM
 // (ConvGpuPlan::merged); KILN_CONV_MERGED_PIXELS overrides it for tuning.
@@ -85,41 +89,29 @@ GemmCall conv_gemm(const ConvGpuPlan& p, const ConvPointers& ptr, int64_t g, int
 template <class I>
 struct Im2colArgs {  // kiln_conv_im2col's KilnIm2col<I>, member for member
   I rows, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
-  I col_sample, col_row;  // where column row (n, r) starts: n * col_sample + r * col_row
+  I per_sample, columns, vec;
 };
-
-// im2col's threads: x along a row's pixels, y over rows, so that a warp
-// writes consecutive pixels and a row's (n, c, kh, kw) is worked out once
-// for several of them (kPixelsPerThread) rather than per element.
-constexpr int64_t kPixelsPerThread = 4;
-struct Im2colShape {
-  Dim3 grid, block;
-};
-Im2colShape im2col_shape(int64_t rows, int64_t pixels) {
-  const int64_t bx = std::min<int64_t>(kThreads, (pixels + 31) / 32 * 32), by = kThreads / bx;
-  Im2colShape s;
-  s.block = {unsigned(bx), unsigned(by)};
-  s.grid = {unsigned(std::clamp<int64_t>((pixels + bx * kPixelsPerThread - 1) / (bx * kPixelsPerThread), 1, 65535)),
-            unsigned(std::clamp<int64_t>((rows + by - 1) / by, 1, 65535))};
-  return s;
-}
 
 template <class I>
 Status launch_im2col(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction fn, int64_t n0, int64_t count,
                      const Stream* stream) {
   const size_t es = element_size(p.dtype);
-  const int64_t rows = count * p.c * p.kh * p.kw;
-  Im2colArgs<I> a{I(rows),          I(p.c),           I(p.h),           I(p.w),
-                  I(p.kh),          I(p.kw),          I(p.oh),          I(p.ow),
-                  I(p.x_stride[0]), I(p.x_stride[1]), I(p.x_stride[2]), I(p.x_stride[3]),
-                  I(p.stride[0]),   I(p.stride[1]),   I(p.pad[0]),      I(p.pad[1]),
-                  I(p.dil[0]),      I(p.dil[1]),
-                  I(p.merged ? p.pixels() : p.c * p.kh * p.kw * p.pixels()),
-                  I(p.merged ? count * p.pixels() : p.pixels())};
+  // The chunk's columns are one row-major matrix: [sample][row][pixel], or
+  // merged [row][sample][pixel]; either way row t holds `columns` elements.
+  const int64_t per_sample = p.column_rows() * p.groups, pixels = p.pixels();
+  const int64_t rows = p.merged ? per_sample : count * per_sample, columns = p.merged ? count * pixels : pixels;
+  const int64_t v = vector_width(p.dtype);
+  // A group never straddles an output row or a sample, and rows start aligned.
+  const bool vec = pixels % v == 0 && p.ow % v == 0 && ptr.workspace % 16 == 0;
+  Im2colArgs<I> a{I(rows),           I(p.c),           I(p.h),           I(p.w),          I(p.kh),
+                  I(p.kw),           I(p.oh),          I(p.ow),          I(p.x_stride[0]), I(p.x_stride[1]),
+                  I(p.x_stride[2]),  I(p.x_stride[3]), I(p.stride[0]),   I(p.stride[1]),  I(p.pad[0]),
+                  I(p.pad[1]),       I(p.dil[0]),      I(p.dil[1]),      I(per_sample),   I(columns),
+                  I(vec)};
   CUdeviceptr x = ptr.input + CUdeviceptr((p.x_offset + n0 * p.x_stride[0]) * int64_t(es));
   CUdeviceptr col = ptr.workspace;
   void* args[] = {&x, &col, &a};
-  const Im2colShape shape = im2col_shape(rows, p.pixels());
+  const MoveShape shape = move_shape(rows, columns, vec ? v : 1);
   return launch(fn, shape.grid, shape.block, 0, args, stream);
 }
 
@@ -134,49 +126,121 @@ bool im2col_fits_int(const ConvGpuPlan& p) {
   return total < limit && span < limit;
 }
 
+// The same for the scatter of a merged product: its elements and the output
+// elements a chunk writes.
+bool scatter_fits_int(const ConvGpuPlan& p) {
+  const int64_t limit = (int64_t(1) << 31) - 65535 * kThreads;
+  const int64_t span = (p.chunk - 1) * std::llabs(p.out_n_stride) + (p.oc - 1) * std::llabs(p.out_c_stride) +
+                       (p.pixels() - 1) * std::llabs(p.out_pixel_stride);
+  return p.chunk * p.oc * p.pixels() < limit && span < limit;
+}
+
+template <class I>
+Status launch_scatter(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction fn, int64_t n0, int64_t count,
+                      const Stream* stream) {
+  const size_t es = element_size(p.dtype);
+  const int64_t v = vector_width(p.dtype);
+  CUdeviceptr out = ptr.output + CUdeviceptr((p.out_offset + n0 * p.out_n_stride) * int64_t(es));
+  CUdeviceptr product = ptr.workspace + CUdeviceptr(p.chunk * p.column_rows() * p.pixels() * int64_t(es));
+  // Whole aligned 16-byte groups on both sides (the product's rows are, when pixels are).
+  const bool vec = p.out_pixel_stride == 1 && p.pixels() % v == 0 && p.out_n_stride % v == 0 &&
+                   p.out_c_stride % v == 0 && out % 16 == 0 && product % 16 == 0;
+  I rows = I(p.oc * count), samples = I(count), pixels = I(p.pixels());
+  I sn = I(p.out_n_stride), sc = I(p.out_c_stride), sp = I(p.out_pixel_stride), vector = I(vec);
+  void* args[] = {&out, &product, &rows, &samples, &pixels, &sn, &sc, &sp, &vector};
+  const MoveShape shape = move_shape(rows, pixels, vec ? v : 1);
+  return launch(fn, shape.grid, shape.block, 0, args, stream);
+}
+
 const char* kConvSource = R"KILN(
 // ---- Convolution extern kernels (cuda_conv.h): im2col and the bias ----
 template <typename I> struct KilnIm2col {
   I rows, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
-  I col_sample, col_row;
+  I per_sample, columns, vec;
 };
 
-// col[n][c * KH * KW + kh * KW + kw][oh * OW + ow] = x[n, c, ih, iw], 0 in the
-// padding, row (n, r) starting at n * col_sample + r * col_row (samples one
-// after another, or side by side for a merged GEMM); `rows` counts (n, c, kh, kw). threadIdx.x walks a row's pixels, so
-// a warp's writes coalesce; threadIdx.y picks the row, whose decomposition
-// serves every pixel the thread writes in it. Values are only moved: the
-// element size picks the instantiation, not the dtype.
-template <typename T, typename I>
-__device__ __forceinline__ void kiln_conv_im2col(const T* __restrict__ x, T* __restrict__ col, const KilnIm2col<I>& a) {
-  const I pixels = a.oh * a.ow, window = a.kh * a.kw, per_sample = a.c * window;
-  const I row_step = (I)gridDim.y * (I)blockDim.y, pixel_step = (I)gridDim.x * (I)blockDim.x;
-  for (I row = (I)blockIdx.y * (I)blockDim.y + (I)threadIdx.y; row < a.rows; row += row_step) {
-    const I n = row / per_sample, r = row - n * per_sample;
+// V elements of T as one 16-byte store (V == 1: a plain store).
+template <int V, typename T>
+__device__ __forceinline__ void kiln_store_group(T* __restrict__ to, const T (&v)[V]) {
+  if constexpr (V == 1) {
+    *to = v[0];
+  } else {
+    union { T e[V]; uint4 u; } pack;
+#pragma unroll
+    for (int i = 0; i < V; ++i) pack.e[i] = v[i];
+    *reinterpret_cast<uint4*>(to) = pack.u;
+  }
+}
+
+// The chunk's columns as one row-major [rows, columns] matrix: row t is
+// (sample, c, kh, kw) over the pixels, or, merged, (c, kh, kw) over
+// [sample][pixel], so sample = t / per_sample + j / pixels covers both.
+// col[t][j] = x[n, c, ih, iw], 0 in the padding. threadIdx.x walks groups of
+// V columns (a 16-byte store each, when the plan says no group straddles an
+// output row), threadIdx.y rows, whose decomposition serves every group the
+// thread writes in them. Values are only moved: the element size picks the
+// instantiation, not the dtype.
+template <int V, typename T, typename I>
+__device__ __forceinline__ void kiln_im2col_groups(const T* __restrict__ x, T* __restrict__ col,
+                                                   const KilnIm2col<I>& a) {
+  const I pixels = a.oh * a.ow, window = a.kh * a.kw, groups = a.columns / V;
+  const I row_step = (I)gridDim.y * (I)blockDim.y, group_step = (I)gridDim.x * (I)blockDim.x;
+  for (I t = (I)blockIdx.y * (I)blockDim.y + (I)threadIdx.y; t < a.rows; t += row_step) {
+    const I tn = t / a.per_sample, r = t - tn * a.per_sample;
     const I c = r / window, k = r - c * window;
     const I kh = k / a.kw, kw = k - kh * a.kw;
-    const T* __restrict__ plane = x + n * a.sn + c * a.sc;
-    T* __restrict__ out = col + n * a.col_sample + r * a.col_row;
     const I h0 = kh * a.dil_h - a.pad_h, w0 = kw * a.dil_w - a.pad_w;
-    for (I l = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; l < pixels; l += pixel_step) {
+    const T* __restrict__ plane = x + c * a.sc;
+    T* __restrict__ out = col + t * a.columns;
+    for (I q = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; q < groups; q += group_step) {
+      const I j = q * V, jn = j / pixels, l = j - jn * pixels;
       const I oh = l / a.ow, ow = l - oh * a.ow;
-      const I ih = oh * a.stride_h + h0, iw = ow * a.stride_w + w0;
-      T v = 0;
-      if (ih >= 0 && ih < a.h && iw >= 0 && iw < a.w) v = plane[ih * a.sh + iw * a.sw];
-      out[l] = v;
+      const I ih = oh * a.stride_h + h0, iw0 = ow * a.stride_w + w0;
+      const bool row_in = ih >= 0 && ih < a.h;
+      const T* __restrict__ src = plane + (tn + jn) * a.sn + (row_in ? ih : 0) * a.sh;
+      T v[V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const I iw = iw0 + (I)e * a.stride_w;
+        v[e] = row_in && iw >= 0 && iw < a.w ? src[iw * a.sw] : (T)0;
+      }
+      kiln_store_group<V>(out + j, v);
     }
   }
 }
 
-// A merged GEMM's product[oc][n * pixels + p] to out[n, oc, p]; values only moved.
-template <typename T>
-__device__ __forceinline__ void kiln_conv_scatter(T* out, const T* __restrict__ product, i64 total, i64 channels,
-                                                  i64 pixels, i64 samples, i64 sn, i64 sc, i64 sp) {
-  const i64 step = (i64)gridDim.x * blockDim.x;
-  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const i64 p = i % pixels, nc = i / pixels, c = nc % channels, n = nc / channels;
-    out[n * sn + c * sc + p * sp] = product[(c * samples + n) * pixels + p];
+template <typename T, typename I>
+__device__ __forceinline__ void kiln_conv_im2col(const T* __restrict__ x, T* __restrict__ col, const KilnIm2col<I>& a) {
+  if (a.vec) kiln_im2col_groups<16 / sizeof(T)>(x, col, a);
+  else kiln_im2col_groups<1>(x, col, a);
+}
+
+// A merged GEMM's product[oc][n][p] to out[n, oc, p]: rows (oc, n) of
+// `pixels`, in groups of V when the plan found them whole and aligned.
+template <int V, typename T, typename I>
+__device__ __forceinline__ void kiln_scatter_groups(T* __restrict__ out, const T* __restrict__ product, I rows,
+                                                    I samples, I pixels, I sn, I sc, I sp) {
+  const I groups = pixels / V;
+  const I row_step = (I)gridDim.y * (I)blockDim.y, group_step = (I)gridDim.x * (I)blockDim.x;
+  for (I t = (I)blockIdx.y * (I)blockDim.y + (I)threadIdx.y; t < rows; t += row_step) {
+    const I c = t / samples, n = t - c * samples;
+    const T* __restrict__ from = product + t * pixels;
+    T* __restrict__ to = out + n * sn + c * sc;
+    for (I q = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; q < groups; q += group_step) {
+      if constexpr (V == 1) {
+        to[q * sp] = from[q];
+      } else {
+        *reinterpret_cast<uint4*>(to + q * V) = *reinterpret_cast<const uint4*>(from + q * V);
+      }
+    }
   }
+}
+
+template <typename T, typename I>
+__device__ __forceinline__ void kiln_conv_scatter(T* __restrict__ out, const T* __restrict__ product, I rows,
+                                                  I samples, I pixels, I sn, I sc, I sp, I vec) {
+  if (vec) kiln_scatter_groups<16 / sizeof(T)>(out, product, rows, samples, pixels, sn, sc, sp);
+  else kiln_scatter_groups<1>(out, product, rows, samples, pixels, sn, sc, sp);
 }
 
 // out[n, oc, pixel] += bias[oc], in float for the half types.
@@ -201,12 +265,13 @@ std::string im2col_instance(const std::string& name, size_t element_bytes, bool 
   return os.str();
 }
 
-std::string scatter_instance(const std::string& name, size_t element_bytes) {
+std::string scatter_instance(const std::string& name, size_t element_bytes, bool narrow) {
   const char* t = element_bytes == 2 ? "unsigned short" : element_bytes == 4 ? "unsigned" : "u64";
+  const char* i = narrow ? "int" : "i64";
   std::ostringstream os;
   os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ") " << name << "(" << t << "* out, const "
-     << t << "* product, i64 total, i64 channels, i64 pixels, i64 samples, i64 sn, i64 sc, i64 sp) { "
-     << "kiln_conv_scatter(out, product, total, channels, pixels, samples, sn, sc, sp); }\n";
+     << t << "* product, " << i << " rows, " << i << " samples, " << i << " pixels, " << i << " sn, " << i << " sc, "
+     << i << " sp, " << i << " vec) { kiln_conv_scatter(out, product, rows, samples, pixels, sn, sc, sp, vec); }\n";
   return os.str();
 }
 
@@ -223,6 +288,19 @@ std::string bias_instance(const std::string& name, DType d) {
 Status unsupported(const std::string& why) { return Status::error("convolution on the GPU: " + why); }
 
 }  // namespace
+
+int64_t vector_width(DType d) { return 16 / int64_t(element_size(d)); }
+
+MoveShape move_shape(int64_t rows, int64_t columns, int64_t vec) {
+  const int64_t groups = std::max<int64_t>((columns + vec - 1) / vec, 1);
+  const int64_t bx = std::min<int64_t>(kThreads, (groups + 31) / 32 * 32), by = kThreads / bx;
+  const int64_t gx = std::clamp<int64_t>((groups + bx - 1) / bx, 1, 65535);
+  const int64_t gy = std::clamp<int64_t>((rows + by - 1) / by, 1, std::clamp<int64_t>(kMoveBlocks / gx, 1, 65535));
+  MoveShape s;
+  s.block = {unsigned(bx), unsigned(by)};
+  s.grid = {unsigned(gx), unsigned(gy)};
+  return s;
+}
 
 size_t ConvGpuPlan::workspace_bytes() const {
   if (!implicit.function.empty()) return implicit_conv_workspace_bytes(*this);
@@ -329,7 +407,9 @@ Expected<ConvGpuPlan> plan_conv_geometry(DType dtype, const loopir::BufferView& 
                                      std::max<int64_t>(plan.n, 1));
     plan.im2col_kernel = "kiln_conv_im2col_b" + std::to_string(element_size(plan.dtype)) +
                          (im2col_fits_int(plan) ? "_i32" : "_i64");
-    if (plan.merged && !merge_all) plan.scatter_kernel = "kiln_conv_scatter_b" + std::to_string(element_size(plan.dtype));
+    if (plan.merged && !merge_all)
+      plan.scatter_kernel = "kiln_conv_scatter_b" + std::to_string(element_size(plan.dtype)) +
+                            (scatter_fits_int(plan) ? "_i32" : "_i64");
   }
   return plan;
 }
@@ -349,7 +429,7 @@ std::string conv_kernels_source(const std::vector<ConvGpuPlan>& plans) {
       instances += im2col_instance(p.im2col_kernel, element_size(p.dtype), p.im2col_kernel.ends_with("_i32"));
     if (!p.bias_kernel.empty() && done.insert(p.bias_kernel).second) instances += bias_instance(p.bias_kernel, p.dtype);
     if (!p.scatter_kernel.empty() && done.insert(p.scatter_kernel).second)
-      instances += scatter_instance(p.scatter_kernel, element_size(p.dtype));
+      instances += scatter_instance(p.scatter_kernel, element_size(p.dtype), p.scatter_kernel.ends_with("_i32"));
   }
   return instances.empty() ? "" : kConvSource + instances;
 }
@@ -368,15 +448,9 @@ Status run_conv_on_gpu(const ConvGpuPlan& p, const ConvPointers& ptr, const Conv
       if (Status st = cublas_gemm(call, stream); !st.ok()) return st;
     }
     if (p.merged) {
-      const size_t es = element_size(p.dtype);
-      CUdeviceptr out = ptr.output + CUdeviceptr((p.out_offset + n0 * p.out_n_stride) * int64_t(es));
-      CUdeviceptr product = ptr.workspace + CUdeviceptr(p.chunk * p.column_rows() * p.pixels() * int64_t(es));
-      int64_t total = count * p.oc * p.pixels(), channels = p.oc, pixels = p.pixels(), samples = count;
-      int64_t sn = p.out_n_stride, sc = p.out_c_stride, sp = p.out_pixel_stride;
-      void* args[] = {&out, &product, &total, &channels, &pixels, &samples, &sn, &sc, &sp};
-      Dim3 grid{unsigned(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks))};
-      if (Status st = launch(fn.scatter, grid, Dim3{kThreads}, 0, args, stream); !st.ok())
-        return Status::error(p.scatter_kernel + ": " + st.message());
+      Status st = p.scatter_kernel.ends_with("_i32") ? launch_scatter<int32_t>(p, ptr, fn.scatter, n0, count, stream)
+                                                      : launch_scatter<int64_t>(p, ptr, fn.scatter, n0, count, stream);
+      if (!st.ok()) return Status::error(p.scatter_kernel + ": " + st.message());
     }
   }
   if (p.bias.empty()) return {};

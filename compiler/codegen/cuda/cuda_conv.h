@@ -84,6 +84,18 @@ struct ConvFunctions {
   CUfunction implicit = nullptr, implicit_sum = nullptr;  // plan.implicit's kernels
 };
 
+// Elements of `d` per 16-byte store.
+int64_t vector_width(DType d);
+
+// Launch shape of the data-movement kernels (im2col, the merged product's
+// scatter, the backward's gather) over a row-major [rows, columns] walk: x over
+// groups of `vec` columns, so a warp stores consecutive 16-byte groups, y over
+// rows, whose decomposition serves every group a thread writes in them.
+struct MoveShape {
+  Dim3 grid, block;
+};
+MoveShape move_shape(int64_t rows, int64_t columns, int64_t vec);
+
 // Queues im2col of samples [n0, n0 + count) of ptr.input into ptr.workspace.
 Status run_conv_im2col(const ConvGpuPlan& plan, const ConvPointers& ptr, CUfunction fn, int64_t n0, int64_t count,
                        const Stream* stream);

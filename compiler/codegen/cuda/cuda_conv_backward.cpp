@@ -16,41 +16,64 @@ constexpr const char* kTarget = "aten::convolution_backward.default";
 
 constexpr const char* kSource = R"KILN(
 // ---- convolution backward (codegen/cuda/cuda_conv_backward.h) ----
-// dy[n, c, p] of `samples` samples to out[c][n][p]; values only moved.
-template <typename T>
-__device__ __forceinline__ void kiln_conv_gather(T* __restrict__ out, const T* __restrict__ dy, i64 channels,
-                                                 i64 samples, i64 pixels, i64 sn, i64 sc, i64 sp) {
-  const i64 total = channels * samples * pixels, step = (i64)gridDim.x * blockDim.x;
-  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const i64 p = i % pixels, t = i / pixels, n = t % samples, c = t / samples;
-    out[i] = dy[n * sn + c * sc + p * sp];
+// dy[n, c, p] of `samples` samples to out[c][n][p]: rows (c, n) of `pixels`,
+// 16-byte groups when the host found them whole and aligned; values only moved.
+template <int V, typename T, typename I>
+__device__ __forceinline__ void kiln_gather_groups(T* __restrict__ out, const T* __restrict__ dy, I rows, I samples,
+                                                   I pixels, I sn, I sc, I sp) {
+  const I groups = pixels / V;
+  const I row_step = (I)gridDim.y * (I)blockDim.y, group_step = (I)gridDim.x * (I)blockDim.x;
+  for (I t = (I)blockIdx.y * (I)blockDim.y + (I)threadIdx.y; t < rows; t += row_step) {
+    const I c = t / samples, n = t - c * samples;
+    const T* __restrict__ from = dy + n * sn + c * sc;
+    T* __restrict__ to = out + t * pixels;
+    for (I q = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; q < groups; q += group_step) {
+      if constexpr (V == 1) to[q] = from[q * sp];
+      else *reinterpret_cast<uint4*>(to + q * V) = *reinterpret_cast<const uint4*>(from + q * V);
+    }
   }
 }
-struct KilnCol2im {  // every field 8 bytes, as the host writes it
-  i64 samples, c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
-  i64 xs[4];  // grad_input's strides [N, C, H, W]
+template <typename T, typename I>
+__device__ __forceinline__ void kiln_conv_gather(T* __restrict__ out, const T* __restrict__ dy, I rows, I samples,
+                                                 I pixels, I sn, I sc, I sp, I vec) {
+  if (vec) kiln_gather_groups<16 / sizeof(T)>(out, dy, rows, samples, pixels, sn, sc, sp);
+  else kiln_gather_groups<1>(out, dy, rows, samples, pixels, sn, sc, sp);
+}
+template <typename I> struct KilnCol2im {
+  I samples, c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
+  I xs[4];  // grad_input's strides [N, C, H, W]
 };
+// The window entries along one axis that land on input position `at`:
+// out = (at + pad - k * dil) / stride when that divides and is in [0, extent).
+template <typename I>
+__device__ __forceinline__ bool kiln_col2im_hit(I at, I pad, I k, I dil, I stride, I extent, I& out) {
+  const I v = at + pad - k * dil;
+  if (v < 0) return false;
+  if (stride == 1) {
+    out = v;
+  } else {
+    out = v / stride;
+    if (out * stride != v) return false;
+  }
+  return out < extent;
+}
 // dx[n, c, ih, iw] = the sum of cols[n][c * KH * KW + kh * KW + kw][oh * OW + ow]
 // over the window entries (kh, kw), in that order, that land on (ih, iw).
-template <typename D>
+template <typename D, typename I>
 __device__ __forceinline__ void kiln_conv_col2im(const typename D::T* __restrict__ cols, typename D::T* dx,
-                                                 const KilnCol2im a) {
-  const i64 total = a.samples * a.c * a.h * a.w, step = (i64)gridDim.x * blockDim.x;
-  const i64 pixels = a.oh * a.ow, window = a.kh * a.kw;
-  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const i64 iw = i % a.w, t = i / a.w, ih = t % a.h, nc = t / a.h, c = nc % a.c, n = nc / a.c;
-    const typename D::T* col = cols + (n * a.c + c) * window * pixels;
+                                                 const KilnCol2im<I> a) {
+  const I total = a.samples * a.c * a.h * a.w, step = (I)gridDim.x * (I)blockDim.x;
+  const I pixels = a.oh * a.ow, window = a.kh * a.kw;
+  for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < total; i += step) {
+    const I t = i / a.w, iw = i - t * a.w, nc = t / a.h, ih = t - nc * a.h, n = nc / a.c, c = nc - n * a.c;
+    const typename D::T* col = cols + nc * window * pixels;
     typename D::A sum = 0;
-    for (i64 kh = 0; kh < a.kh; ++kh) {
-      const i64 hh = ih + a.ph - kh * a.dh;
-      if (hh < 0 || hh % a.sh) continue;
-      const i64 oh = hh / a.sh;
-      if (oh >= a.oh) continue;
-      for (i64 kw = 0; kw < a.kw; ++kw) {
-        const i64 ww = iw + a.pw - kw * a.dw;
-        if (ww < 0 || ww % a.sw) continue;
-        const i64 ow = ww / a.sw;
-        if (ow >= a.ow) continue;
+    for (I kh = 0; kh < a.kh; ++kh) {
+      I oh;
+      if (!kiln_col2im_hit(ih, a.ph, kh, a.dh, a.sh, a.oh, oh)) continue;
+      for (I kw = 0; kw < a.kw; ++kw) {
+        I ow;
+        if (!kiln_col2im_hit(iw, a.pw, kw, a.dw, a.sw, a.ow, ow)) continue;
         sum += D::get(col[(kh * a.kw + kw) * pixels + oh * a.ow + ow]);
       }
     }
@@ -119,6 +142,62 @@ Dim3 grid_for(int64_t total) {
   return Dim3{unsigned(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks))};
 }
 
+// Index arithmetic in int when every index a kernel forms fits, with a
+// grid's stride past the end to spare.
+constexpr int64_t kIntLimit = (int64_t(1) << 31) - 65535 * int64_t(kThreads);
+
+int64_t span_of(const int64_t* strides, const int64_t* sizes, int rank) {
+  int64_t span = 0;
+  for (int d = 0; d < rank; ++d) span += (sizes[d] - 1) * std::llabs(strides[d]);
+  return span;
+}
+
+bool gather_fits_int(const ConvBackwardGpuPlan& b) {
+  const ConvGpuPlan& p = b.geometry;
+  const int64_t sizes[3] = {p.chunk, p.oc, p.pixels()}, strides[3] = {p.out_n_stride, p.out_c_stride, p.out_pixel_stride};
+  return p.chunk * p.oc * p.pixels() < kIntLimit && span_of(strides, sizes, 3) < kIntLimit;
+}
+
+bool col2im_fits_int(const ConvBackwardGpuPlan& b) {
+  const ConvGpuPlan& p = b.geometry;
+  const int64_t sizes[4] = {p.chunk, p.c, p.h, p.w};
+  return p.chunk * p.c * p.kh * p.kw * p.pixels() < kIntLimit && p.chunk * p.c * p.h * p.w < kIntLimit &&
+         span_of(b.gi_stride, sizes, 4) < kIntLimit;
+}
+
+// dy of the chunk's samples to [OC][sample][pixel] after the columns in the workspace.
+template <class I>
+Status launch_gather(const ConvBackwardGpuPlan& b, const ConvBackwardPointers& ptr, CUfunction fn, int64_t n0,
+                     int64_t count, const Stream* stream) {
+  const ConvGpuPlan& p = b.geometry;
+  const int64_t es = int64_t(element_size(p.dtype)), v = vector_width(p.dtype);
+  CUdeviceptr out = ptr.workspace + CUdeviceptr(p.chunk * p.c * p.kh * p.kw * p.pixels() * es);
+  CUdeviceptr dy = ptr.grad_output + CUdeviceptr((p.out_offset + n0 * p.out_n_stride) * es);
+  const bool vec = p.out_pixel_stride == 1 && p.pixels() % v == 0 && p.out_n_stride % v == 0 &&
+                   p.out_c_stride % v == 0 && out % 16 == 0 && dy % 16 == 0;
+  I rows = I(p.oc * count), samples = I(count), pixels = I(p.pixels());
+  I sn = I(p.out_n_stride), sc = I(p.out_c_stride), sp = I(p.out_pixel_stride), vector = I(vec);
+  void* args[] = {&out, &dy, &rows, &samples, &pixels, &sn, &sc, &sp, &vector};
+  const MoveShape shape = move_shape(rows, pixels, vec ? v : 1);
+  return launch(fn, shape.grid, shape.block, 0, args, stream);
+}
+
+template <class I>
+Status launch_col2im(const ConvBackwardGpuPlan& b, const ConvBackwardPointers& ptr, CUfunction fn, int64_t n0,
+                     int64_t count, const Stream* stream) {
+  const ConvGpuPlan& p = b.geometry;
+  struct {  // KilnCol2im<I>, field for field
+    I samples, c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
+    I xs[4];
+  } a{I(count),       I(p.c),         I(p.h),         I(p.w),         I(p.kh),       I(p.kw),
+      I(p.oh),        I(p.ow),        I(p.stride[0]), I(p.stride[1]), I(p.pad[0]),   I(p.pad[1]),
+      I(p.dil[0]),    I(p.dil[1]),    {I(b.gi_stride[0]), I(b.gi_stride[1]), I(b.gi_stride[2]), I(b.gi_stride[3])}};
+  const int64_t es = int64_t(element_size(p.dtype));
+  CUdeviceptr cols = ptr.workspace, dx = ptr.grad_input + CUdeviceptr((b.gi_offset + n0 * b.gi_stride[0]) * es);
+  void* args[] = {&cols, &dx, &a};
+  return launch(fn, grid_for(count * p.c * p.h * p.w), Dim3{kThreads}, 0, args, stream);
+}
+
 }  // namespace
 
 bool conv_backward_target(const std::string& target) { return target == kTarget; }
@@ -164,7 +243,8 @@ Expected<ConvBackwardGpuPlan> plan_conv_backward_on_gpu(const loopir::Program& p
     if (gi.sizes != x->sizes) return unsupported("grad_input's sizes are not the input's");
     strides_4d(gi, plan.gi_stride);
     plan.gi_offset = gi.offset;
-    plan.col2im_kernel = std::string("kiln_conv_col2im_") + std::string(dtype_abbrev(dtype));
+    plan.col2im_kernel = std::string("kiln_conv_col2im_") + std::string(dtype_abbrev(dtype)) +
+                         (col2im_fits_int(plan) ? "_i32" : "_i64");
     if (Status st = cublas_supports(input_gemm(plan, {}, 0, 0, g.chunk)); !st.ok()) return unsupported(st.message());
   }
   if (!plan.grad_weight.empty()) {
@@ -180,7 +260,7 @@ Expected<ConvBackwardGpuPlan> plan_conv_backward_on_gpu(const loopir::Program& p
       inner *= gw.sizes[d];
     }
     plan.gw_row_stride = gw.strides[0], plan.gw_col_stride = unit.value_or(1), plan.gw_offset = gw.offset;
-    plan.gather_kernel = "kiln_conv_gather_b" + std::to_string(element_size(dtype));
+    plan.gather_kernel = "kiln_conv_gather_b" + std::to_string(element_size(dtype)) + (gather_fits_int(plan) ? "_i32" : "_i64");
     if (Status st = cublas_supports(weight_gemm(plan, {}, 0, 0, g.chunk)); !st.ok()) return unsupported(st.message());
   }
   if (!plan.grad_bias.empty()) {
@@ -208,13 +288,17 @@ std::string conv_backward_kernels_source(const std::vector<ConvBackwardGpuPlan>&
     const std::string t = dtype_traits(d);
     const size_t es = element_size(d);
     const char* moved = es == 2 ? "unsigned short" : es == 4 ? "unsigned" : "u64";
-    if (!p.gather_kernel.empty() && done.insert(p.gather_kernel).second)
-      instances += head + p.gather_kernel + "(" + moved + "* out, const " + moved +
-                   "* dy, i64 channels, i64 samples, i64 pixels, i64 sn, i64 sc, i64 sp) { "
-                   "kiln_conv_gather(out, dy, channels, samples, pixels, sn, sc, sp); }\n";
-    if (!p.col2im_kernel.empty() && done.insert(p.col2im_kernel).second)
-      instances += head + p.col2im_kernel + "(const " + t + "::T* cols, " + t + "::T* dx, KilnCol2im a) { " +
+    if (!p.gather_kernel.empty() && done.insert(p.gather_kernel).second) {
+      const std::string i = p.gather_kernel.ends_with("_i32") ? "int" : "i64";
+      instances += head + p.gather_kernel + "(" + moved + "* out, const " + moved + "* dy, " + i + " rows, " + i +
+                   " samples, " + i + " pixels, " + i + " sn, " + i + " sc, " + i + " sp, " + i + " vec) { " +
+                   "kiln_conv_gather(out, dy, rows, samples, pixels, sn, sc, sp, vec); }\n";
+    }
+    if (!p.col2im_kernel.empty() && done.insert(p.col2im_kernel).second) {
+      const std::string i = p.col2im_kernel.ends_with("_i32") ? "int" : "i64";
+      instances += head + p.col2im_kernel + "(const " + t + "::T* cols, " + t + "::T* dx, KilnCol2im<" + i + "> a) { " +
                    "kiln_conv_col2im<" + t + ">(cols, dx, a); }\n";
+    }
     if (!p.bias_kernel.empty() && done.insert(p.bias_kernel).second)
       instances += head + p.bias_kernel + "(const " + t + "::T* dy, " + t +
                    "::T* gb, i64 samples, i64 pixels, i64 sn, i64 sc, i64 sp, i64 gbs) { kiln_conv_bias_grad<" + t +
@@ -234,13 +318,9 @@ Status run_conv_backward_on_gpu(const ConvBackwardGpuPlan& b, const ConvBackward
       if (!b.grad_weight.empty()) {
         ConvPointers conv{ptr.input, ptr.weight, 0, ptr.grad_output, ptr.workspace};
         if (Status st = run_conv_im2col(p, conv, fn.im2col, n0, count, stream); !st.ok()) return st;
-        CUdeviceptr out = at(ptr.workspace, p.chunk * p.c * p.kh * p.kw * p.pixels());
-        CUdeviceptr dy = at(ptr.grad_output, p.out_offset + n0 * p.out_n_stride);
-        int64_t channels = p.oc, samples = count, pixels = p.pixels();
-        int64_t sn = p.out_n_stride, sc = p.out_c_stride, sp = p.out_pixel_stride;
-        void* args[] = {&out, &dy, &channels, &samples, &pixels, &sn, &sc, &sp};
-        if (Status st = launch(fn.gather, grid_for(channels * samples * pixels), Dim3{kThreads}, 0, args, stream); !st.ok())
-          return Status::error(b.gather_kernel + ": " + st.message());
+        Status st = b.gather_kernel.ends_with("_i32") ? launch_gather<int32_t>(b, ptr, fn.gather, n0, count, stream)
+                                                       : launch_gather<int64_t>(b, ptr, fn.gather, n0, count, stream);
+        if (!st.ok()) return Status::error(b.gather_kernel + ": " + st.message());
         for (int64_t g = 0; g < p.groups; ++g) {
           GemmCall call = weight_gemm(b, ptr, g, n0, count);
           call.tf32 = tf32;
@@ -253,15 +333,9 @@ Status run_conv_backward_on_gpu(const ConvBackwardGpuPlan& b, const ConvBackward
           call.tf32 = tf32;
           if (Status st = cublas_gemm(call, stream); !st.ok()) return st;
         }
-        struct {  // KilnCol2im, field for field
-          int64_t samples, c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
-          int64_t xs[4];
-        } a{count, p.c, p.h, p.w, p.kh, p.kw, p.oh, p.ow, p.stride[0], p.stride[1], p.pad[0], p.pad[1],
-            p.dil[0], p.dil[1], {b.gi_stride[0], b.gi_stride[1], b.gi_stride[2], b.gi_stride[3]}};
-        CUdeviceptr cols = ptr.workspace, dx = at(ptr.grad_input, b.gi_offset + n0 * b.gi_stride[0]);
-        void* args[] = {&cols, &dx, &a};
-        if (Status st = launch(fn.col2im, grid_for(count * p.c * p.h * p.w), Dim3{kThreads}, 0, args, stream); !st.ok())
-          return Status::error(b.col2im_kernel + ": " + st.message());
+        Status st = b.col2im_kernel.ends_with("_i32") ? launch_col2im<int32_t>(b, ptr, fn.col2im, n0, count, stream)
+                                                       : launch_col2im<int64_t>(b, ptr, fn.col2im, n0, count, stream);
+        if (!st.ok()) return Status::error(b.col2im_kernel + ": " + st.message());
       }
     }
   if (b.grad_bias.empty() || p.oc == 0) return {};
