@@ -15,10 +15,13 @@ namespace {
 // im2col + GEMM over chunks of samples so the workspace stays bounded.
 constexpr size_t kWorkspaceCap = size_t(512) << 20;
 constexpr int kThreads = 256;
-// About this many blocks in all for the data-movement kernels (move_shape), each
-// looping over its rows: one block per row (18,432 of them for a ResNet stage)
-// left im2col at a third of the bandwidth a copy gets.
+// About this many blocks in all for the row-walking kernels (move_shape), each
+// looping over its rows: a block per row (18,432 of them for one ResNet-18
+// im2col) ran at a third of the bandwidth a copy gets.
 constexpr int64_t kMoveBlocks = 2048;
+// im2col's threads each write a whole window: one per (sample, channel,
+// pixel group) up to this many blocks, looping past it.
+constexpr int64_t kIm2colBlocks = 16384;
 constexpr int64_t kMaxBlocks = int64_t(1) << 16;  // the kernels stride over the rest
 // Below this many output pixels per sample, samples share one GEMM
 // (ConvGpuPlan::merged); KILN_CONV_MERGED_PIXELS overrides it for tuning.
@@ -88,31 +91,30 @@ GemmCall conv_gemm(const ConvGpuPlan& p, const ConvPointers& ptr, int64_t g, int
 
 template <class I>
 struct Im2colArgs {  // kiln_conv_im2col's KilnIm2col<I>, member for member
-  I rows, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
-  I per_sample, columns, vec;
+  I samples, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  I col_sample, col_row, vec;
 };
 
 template <class I>
 Status launch_im2col(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction fn, int64_t n0, int64_t count,
                      const Stream* stream) {
   const size_t es = element_size(p.dtype);
-  // The chunk's columns are one row-major matrix: [sample][row][pixel], or
-  // merged [row][sample][pixel]; either way row t holds `columns` elements.
-  const int64_t per_sample = p.column_rows() * p.groups, pixels = p.pixels();
-  const int64_t rows = p.merged ? per_sample : count * per_sample, columns = p.merged ? count * pixels : pixels;
-  const int64_t v = vector_width(p.dtype);
-  // A group never straddles an output row or a sample, and rows start aligned.
+  const int64_t pixels = p.pixels(), v = vector_width(p.dtype);
+  // A group never straddles an output row (nor so a sample), and rows start aligned.
   const bool vec = pixels % v == 0 && p.ow % v == 0 && ptr.workspace % 16 == 0;
-  Im2colArgs<I> a{I(rows),           I(p.c),           I(p.h),           I(p.w),          I(p.kh),
+  const int64_t col_sample = p.merged ? pixels : p.c * p.kh * p.kw * pixels;
+  const int64_t col_row = p.merged ? count * pixels : pixels;
+  Im2colArgs<I> a{I(count),          I(p.c),           I(p.h),           I(p.w),          I(p.kh),
                   I(p.kw),           I(p.oh),          I(p.ow),          I(p.x_stride[0]), I(p.x_stride[1]),
                   I(p.x_stride[2]),  I(p.x_stride[3]), I(p.stride[0]),   I(p.stride[1]),  I(p.pad[0]),
-                  I(p.pad[1]),       I(p.dil[0]),      I(p.dil[1]),      I(per_sample),   I(columns),
+                  I(p.pad[1]),       I(p.dil[0]),      I(p.dil[1]),      I(col_sample),   I(col_row),
                   I(vec)};
   CUdeviceptr x = ptr.input + CUdeviceptr((p.x_offset + n0 * p.x_stride[0]) * int64_t(es));
   CUdeviceptr col = ptr.workspace;
   void* args[] = {&x, &col, &a};
-  const MoveShape shape = move_shape(rows, columns, vec ? v : 1);
-  return launch(fn, shape.grid, shape.block, 0, args, stream);
+  const int64_t threads = count * p.c * (pixels / (vec ? v : 1));
+  const Dim3 grid{unsigned(std::clamp<int64_t>((threads + kThreads - 1) / kThreads, 1, kIm2colBlocks))};
+  return launch(fn, grid, Dim3{kThreads}, 0, args, stream);
 }
 
 // Every index the narrow im2col computes fits in an int: the column elements
@@ -155,8 +157,8 @@ Status launch_scatter(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction 
 const char* kConvSource = R"KILN(
 // ---- Convolution extern kernels (cuda_conv.h): im2col and the bias ----
 template <typename I> struct KilnIm2col {
-  I rows, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
-  I per_sample, columns, vec;
+  I samples, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  I col_sample, col_row, vec;  // column row (n, r) starts at n * col_sample + r * col_row
 };
 
 // V elements of T as one 16-byte store (V == 1: a plain store).
@@ -172,47 +174,48 @@ __device__ __forceinline__ void kiln_store_group(T* __restrict__ to, const T (&v
   }
 }
 
-// The chunk's columns as one row-major [rows, columns] matrix: row t is
-// (sample, c, kh, kw) over the pixels, or, merged, (c, kh, kw) over
-// [sample][pixel], so sample = t / per_sample + j / pixels covers both.
-// col[t][j] = x[n, c, ih, iw], 0 in the padding. threadIdx.x walks groups of
-// V columns (a 16-byte store each, when the plan says no group straddles an
-// output row), threadIdx.y rows, whose decomposition serves every group the
-// thread writes in them. Values are only moved: the element size picks the
-// instantiation, not the dtype.
+// col[n][c * KH * KW + kh * KW + kw][oh * OW + ow] = x[n, c, ih, iw], 0 in the
+// padding, row (n, r) starting at n * col_sample + r * col_row (samples one
+// after another, or side by side for a merged GEMM). A thread takes V
+// adjacent output pixels of one (n, c) and writes them into all KH * KW rows
+// of that channel, so its (n, c, pixel) is worked out once for the whole
+// window (per element, the divisions cost as much as the stores); adjacent
+// threads take adjacent pixels, so each of those stores coalesces. V > 1 (a
+// 16-byte store) only where the plan found that no group straddles an output
+// row. Values are only moved: the element size picks the instantiation.
 template <int V, typename T, typename I>
-__device__ __forceinline__ void kiln_im2col_groups(const T* __restrict__ x, T* __restrict__ col,
-                                                   const KilnIm2col<I>& a) {
-  const I pixels = a.oh * a.ow, window = a.kh * a.kw, groups = a.columns / V;
-  const I row_step = (I)gridDim.y * (I)blockDim.y, group_step = (I)gridDim.x * (I)blockDim.x;
-  for (I t = (I)blockIdx.y * (I)blockDim.y + (I)threadIdx.y; t < a.rows; t += row_step) {
-    const I tn = t / a.per_sample, r = t - tn * a.per_sample;
-    const I c = r / window, k = r - c * window;
-    const I kh = k / a.kw, kw = k - kh * a.kw;
-    const I h0 = kh * a.dil_h - a.pad_h, w0 = kw * a.dil_w - a.pad_w;
-    const T* __restrict__ plane = x + c * a.sc;
-    T* __restrict__ out = col + t * a.columns;
-    for (I q = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; q < groups; q += group_step) {
-      const I j = q * V, jn = j / pixels, l = j - jn * pixels;
-      const I oh = l / a.ow, ow = l - oh * a.ow;
-      const I ih = oh * a.stride_h + h0, iw0 = ow * a.stride_w + w0;
+__device__ __forceinline__ void kiln_im2col_windows(const T* __restrict__ x, T* __restrict__ col,
+                                                    const KilnIm2col<I>& a) {
+  const I groups = a.oh * a.ow / V, window = a.kh * a.kw, total = a.samples * a.c * groups;
+  const I step = (I)gridDim.x * (I)blockDim.x;
+  for (I e = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; e < total; e += step) {
+    const I nc = e / groups, g = e - nc * groups, n = nc / a.c, c = nc - n * a.c;
+    const I l = g * V, oh = l / a.ow, ow = l - oh * a.ow;
+    const I ih0 = oh * a.stride_h - a.pad_h, iw0 = ow * a.stride_w - a.pad_w;
+    const T* __restrict__ plane = x + n * a.sn + c * a.sc;
+    T* __restrict__ out = col + n * a.col_sample + c * window * a.col_row + l;
+    for (I kh = 0; kh < a.kh; ++kh) {
+      const I ih = ih0 + kh * a.dil_h;
       const bool row_in = ih >= 0 && ih < a.h;
-      const T* __restrict__ src = plane + (tn + jn) * a.sn + (row_in ? ih : 0) * a.sh;
-      T v[V];
+      const T* __restrict__ src = plane + (row_in ? ih : 0) * a.sh;
+      for (I kw = 0; kw < a.kw; ++kw) {
+        const I iw_k = iw0 + kw * a.dil_w;
+        T v[V];
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const I iw = iw0 + (I)e * a.stride_w;
-        v[e] = row_in && iw >= 0 && iw < a.w ? src[iw * a.sw] : (T)0;
+        for (int i = 0; i < V; ++i) {
+          const I iw = iw_k + (I)i * a.stride_w;
+          v[i] = row_in && iw >= 0 && iw < a.w ? src[iw * a.sw] : (T)0;
+        }
+        kiln_store_group<V>(out + (kh * a.kw + kw) * a.col_row, v);
       }
-      kiln_store_group<V>(out + j, v);
     }
   }
 }
 
 template <typename T, typename I>
 __device__ __forceinline__ void kiln_conv_im2col(const T* __restrict__ x, T* __restrict__ col, const KilnIm2col<I>& a) {
-  if (a.vec) kiln_im2col_groups<16 / sizeof(T)>(x, col, a);
-  else kiln_im2col_groups<1>(x, col, a);
+  if (a.vec) kiln_im2col_windows<16 / sizeof(T)>(x, col, a);
+  else kiln_im2col_windows<1>(x, col, a);
 }
 
 // A merged GEMM's product[oc][n][p] to out[n, oc, p]: rows (oc, n) of
