@@ -22,6 +22,7 @@ constexpr int64_t kMoveBlocks = 2048;
 // im2col's threads each write a whole window: one per (sample, channel,
 // pixel group) up to this many blocks, looping past it.
 constexpr int64_t kIm2colBlocks = 16384;
+constexpr int64_t kSplitWindowThreads = 131072;
 constexpr int64_t kMaxBlocks = int64_t(1) << 16;  // the kernels stride over the rest
 // Below this many output pixels per sample, samples share one GEMM
 // (ConvGpuPlan::merged); KILN_CONV_MERGED_PIXELS overrides it for tuning.
@@ -92,7 +93,7 @@ GemmCall conv_gemm(const ConvGpuPlan& p, const ConvPointers& ptr, int64_t g, int
 template <class I>
 struct Im2colArgs {  // kiln_conv_im2col's KilnIm2col<I>, member for member
   I samples, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
-  I col_sample, col_row, vec;
+  I col_sample, col_row, vec, split_kh;
 };
 
 template <class I>
@@ -108,11 +109,15 @@ Status launch_im2col(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction f
                   I(p.kw),           I(p.oh),          I(p.ow),          I(p.x_stride[0]), I(p.x_stride[1]),
                   I(p.x_stride[2]),  I(p.x_stride[3]), I(p.stride[0]),   I(p.stride[1]),  I(p.pad[0]),
                   I(p.pad[1]),       I(p.dil[0]),      I(p.dil[1]),      I(col_sample),   I(col_row),
-                  I(vec)};
+                  I(vec),            I(0)};
+  // Fewer (sample, channel, group) threads than about half the device holds
+  // (conv1's 3 channels): each takes one window row, so the device fills.
+  const int64_t whole_windows = count * p.c * (pixels / (vec ? v : 1));
+  a.split_kh = whole_windows < kSplitWindowThreads && p.kh > 1;
   CUdeviceptr x = ptr.input + CUdeviceptr((p.x_offset + n0 * p.x_stride[0]) * int64_t(es));
   CUdeviceptr col = ptr.workspace;
   void* args[] = {&x, &col, &a};
-  const int64_t threads = count * p.c * (pixels / (vec ? v : 1));
+  const int64_t threads = whole_windows * (a.split_kh ? p.kh : 1);
   const Dim3 grid{unsigned(std::clamp<int64_t>((threads + kThreads - 1) / kThreads, 1, kIm2colBlocks))};
   return launch(fn, grid, Dim3{kThreads}, 0, args, stream);
 }
@@ -159,6 +164,7 @@ const char* kConvSource = R"KILN(
 template <typename I> struct KilnIm2col {
   I samples, c, h, w, kh, kw, oh, ow, sn, sc, sh, sw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
   I col_sample, col_row, vec;  // column row (n, r) starts at n * col_sample + r * col_row
+  I split_kh;                  // a thread per window row kh too (few channels and pixels: conv1)
 };
 
 // V elements of T as one 16-byte store (V == 1: a plain store).
@@ -179,22 +185,24 @@ __device__ __forceinline__ void kiln_store_group(T* __restrict__ to, const T (&v
 // after another, or side by side for a merged GEMM). A thread takes V
 // adjacent output pixels of one (n, c) and writes them into all KH * KW rows
 // of that channel, so its (n, c, pixel) is worked out once for the whole
-// window (per element, the divisions cost as much as the stores); adjacent
+// window (per element, the divisions cost as much as the stores), or with
+// split_kh one row kh of it; adjacent
 // threads take adjacent pixels, so each of those stores coalesces. V > 1 (a
 // 16-byte store) only where the plan found that no group straddles an output
 // row. Values are only moved: the element size picks the instantiation.
 template <int V, typename T, typename I>
 __device__ __forceinline__ void kiln_im2col_windows(const T* __restrict__ x, T* __restrict__ col,
                                                     const KilnIm2col<I>& a) {
-  const I groups = a.oh * a.ow / V, window = a.kh * a.kw, total = a.samples * a.c * groups;
-  const I step = (I)gridDim.x * (I)blockDim.x;
+  const I groups = a.oh * a.ow / V, window = a.kh * a.kw, parts = a.split_kh ? a.kh : 1;
+  const I total = a.samples * a.c * parts * groups, step = (I)gridDim.x * (I)blockDim.x;
   for (I e = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; e < total; e += step) {
-    const I nc = e / groups, g = e - nc * groups, n = nc / a.c, c = nc - n * a.c;
+    const I ncp = e / groups, g = e - ncp * groups, nc = ncp / parts, part = ncp - nc * parts;
+    const I n = nc / a.c, c = nc - n * a.c;
     const I l = g * V, oh = l / a.ow, ow = l - oh * a.ow;
     const I ih0 = oh * a.stride_h - a.pad_h, iw0 = ow * a.stride_w - a.pad_w;
     const T* __restrict__ plane = x + n * a.sn + c * a.sc;
     T* __restrict__ out = col + n * a.col_sample + c * window * a.col_row + l;
-    for (I kh = 0; kh < a.kh; ++kh) {
+    for (I kh = a.split_kh ? part : 0, kh_end = a.split_kh ? part + 1 : a.kh; kh < kh_end; ++kh) {
       const I ih = ih0 + kh * a.dil_h;
       const bool row_in = ih >= 0 && ih < a.h;
       const T* __restrict__ src = plane + (row_in ? ih : 0) * a.sh;

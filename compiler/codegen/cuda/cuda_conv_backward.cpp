@@ -42,6 +42,7 @@ __device__ __forceinline__ void kiln_conv_gather(T* __restrict__ out, const T* _
 template <typename I> struct KilnCol2im {
   I samples, c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
   I xs[4];  // grad_input's strides [N, C, H, W]
+  I col_sample, col_row;  // column row (n, r) starts at n * col_sample + r * col_row
 };
 // The window entries along one axis that land on input position `at`:
 // out = (at + pad - k * dil) / stride when that divides and is in [0, extent).
@@ -57,16 +58,17 @@ __device__ __forceinline__ bool kiln_col2im_hit(I at, I pad, I k, I dil, I strid
   }
   return out < extent;
 }
-// dx[n, c, ih, iw] = the sum of cols[n][c * KH * KW + kh * KW + kw][oh * OW + ow]
-// over the window entries (kh, kw), in that order, that land on (ih, iw).
+// dx[n, c, ih, iw] = the sum of the columns' (n, c * KH * KW + kh * KW + kw,
+// oh * OW + ow) over the window entries (kh, kw), in that order, that land on
+// (ih, iw).
 template <typename D, typename I>
 __device__ __forceinline__ void kiln_conv_col2im(const typename D::T* __restrict__ cols, typename D::T* dx,
                                                  const KilnCol2im<I> a) {
   const I total = a.samples * a.c * a.h * a.w, step = (I)gridDim.x * (I)blockDim.x;
-  const I pixels = a.oh * a.ow, window = a.kh * a.kw;
+  const I window = a.kh * a.kw;
   for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < total; i += step) {
     const I t = i / a.w, iw = i - t * a.w, nc = t / a.h, ih = t - nc * a.h, n = nc / a.c, c = nc - n * a.c;
-    const typename D::T* col = cols + nc * window * pixels;
+    const typename D::T* col = cols + n * a.col_sample + c * window * a.col_row;
     typename D::A sum = 0;
     for (I kh = 0; kh < a.kh; ++kh) {
       I oh;
@@ -74,7 +76,7 @@ __device__ __forceinline__ void kiln_conv_col2im(const typename D::T* __restrict
       for (I kw = 0; kw < a.kw; ++kw) {
         I ow;
         if (!kiln_col2im_hit(iw, a.pw, kw, a.dw, a.sw, a.ow, ow)) continue;
-        sum += D::get(col[(kh * a.kw + kw) * pixels + oh * a.ow + ow]);
+        sum += D::get(col[(kh * a.kw + kw) * a.col_row + oh * a.ow + ow]);
       }
     }
     dx[n * a.xs[0] + c * a.xs[1] + ih * a.xs[2] + iw * a.xs[3]] = D::put(sum);
@@ -122,19 +124,20 @@ GemmCall weight_gemm(const ConvBackwardGpuPlan& b, const ConvBackwardPointers& p
   return call;
 }
 
-// cols[n][g] = W[g]^T @ dy[n][g] for the chunk's samples, into the workspace.
-GemmCall input_gemm(const ConvBackwardGpuPlan& b, const ConvBackwardPointers& ptr, int64_t g, int64_t n0,
-                    int64_t count) {
+// cols[g] = W[g]^T @ dY[g] over the chunk's samples side by side, dY being the
+// gathered [channel][sample][pixel] copy after the columns: one GEMM of
+// count * pixels columns per group into merged columns [row][sample][pixel].
+// (A strided batch of one GEMM per sample ran narrow ones, 64 or 16 columns in
+// ResNet's last stages, far below cuBLAS's speed.)
+GemmCall input_gemm(const ConvBackwardGpuPlan& b, const ConvBackwardPointers& ptr, int64_t g, int64_t count) {
   const ConvGpuPlan& p = b.geometry;
-  const int64_t og = p.oc / p.groups, ckk = p.column_rows(), pixels = p.pixels();
+  const int64_t og = p.oc / p.groups, ckk = p.column_rows(), wide = count * p.pixels();
   GemmCall call;
   call.dtype = p.dtype;
-  call.batch = count;
-  call.m = ckk, call.n = pixels, call.k = og;
+  call.m = ckk, call.n = wide, call.k = og;
   call.a = {ptr.weight, p.w_offset + g * og * p.w_row_stride, p.w_col_stride, p.w_row_stride, 0};
-  call.b = {ptr.grad_output, p.out_offset + n0 * p.out_n_stride + g * og * p.out_c_stride, p.out_c_stride,
-            p.out_pixel_stride, p.out_n_stride};
-  call.c = {ptr.workspace, g * ckk * pixels, pixels, 1, p.c * p.kh * p.kw * pixels};
+  call.b = {ptr.workspace, p.chunk * p.c * p.kh * p.kw * p.pixels() + g * og * wide, wide, 1, 0};
+  call.c = {ptr.workspace, g * ckk * wide, wide, 1, 0};
   return call;
 }
 
@@ -189,9 +192,11 @@ Status launch_col2im(const ConvBackwardGpuPlan& b, const ConvBackwardPointers& p
   struct {  // KilnCol2im<I>, field for field
     I samples, c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
     I xs[4];
+    I col_sample, col_row;
   } a{I(count),       I(p.c),         I(p.h),         I(p.w),         I(p.kh),       I(p.kw),
       I(p.oh),        I(p.ow),        I(p.stride[0]), I(p.stride[1]), I(p.pad[0]),   I(p.pad[1]),
-      I(p.dil[0]),    I(p.dil[1]),    {I(b.gi_stride[0]), I(b.gi_stride[1]), I(b.gi_stride[2]), I(b.gi_stride[3])}};
+      I(p.dil[0]),    I(p.dil[1]),    {I(b.gi_stride[0]), I(b.gi_stride[1]), I(b.gi_stride[2]), I(b.gi_stride[3])},
+      I(p.pixels()),  I(count * p.pixels())};  // merged columns [row][sample][pixel]
   const int64_t es = int64_t(element_size(p.dtype));
   CUdeviceptr cols = ptr.workspace, dx = ptr.grad_input + CUdeviceptr((b.gi_offset + n0 * b.gi_stride[0]) * es);
   void* args[] = {&cols, &dx, &a};
@@ -245,7 +250,7 @@ Expected<ConvBackwardGpuPlan> plan_conv_backward_on_gpu(const loopir::Program& p
     plan.gi_offset = gi.offset;
     plan.col2im_kernel = std::string("kiln_conv_col2im_") + std::string(dtype_abbrev(dtype)) +
                          (col2im_fits_int(plan) ? "_i32" : "_i64");
-    if (Status st = cublas_supports(input_gemm(plan, {}, 0, 0, g.chunk)); !st.ok()) return unsupported(st.message());
+    if (Status st = cublas_supports(input_gemm(plan, {}, 0, g.chunk)); !st.ok()) return unsupported(st.message());
   }
   if (!plan.grad_weight.empty()) {
     const loopir::Buffer& gw = p.buffer(plan.grad_weight);
@@ -260,7 +265,6 @@ Expected<ConvBackwardGpuPlan> plan_conv_backward_on_gpu(const loopir::Program& p
       inner *= gw.sizes[d];
     }
     plan.gw_row_stride = gw.strides[0], plan.gw_col_stride = unit.value_or(1), plan.gw_offset = gw.offset;
-    plan.gather_kernel = "kiln_conv_gather_b" + std::to_string(element_size(dtype)) + (gather_fits_int(plan) ? "_i32" : "_i64");
     if (Status st = cublas_supports(weight_gemm(plan, {}, 0, 0, g.chunk)); !st.ok()) return unsupported(st.message());
   }
   if (!plan.grad_bias.empty()) {
@@ -269,6 +273,8 @@ Expected<ConvBackwardGpuPlan> plan_conv_backward_on_gpu(const loopir::Program& p
     plan.gb_stride = gb.strides[0], plan.gb_offset = gb.offset;
     plan.bias_kernel = std::string("kiln_conv_bias_grad_") + std::string(dtype_abbrev(dtype));
   }
+  if (!plan.grad_weight.empty() || !plan.grad_input.empty())
+    plan.gather_kernel = "kiln_conv_gather_b" + std::to_string(element_size(dtype)) + (gather_fits_int(plan) ? "_i32" : "_i64");
   if (plan.grad_weight.empty()) plan.geometry.im2col_kernel.clear();  // no columns of the input needed
   return plan;
 }
@@ -315,12 +321,15 @@ Status run_conv_backward_on_gpu(const ConvBackwardGpuPlan& b, const ConvBackward
   if (p.n > 0 && p.pixels() > 0 && (!b.grad_weight.empty() || !b.grad_input.empty()))
     for (int64_t n0 = 0; n0 < p.n; n0 += p.chunk) {
       const int64_t count = std::min(p.chunk, p.n - n0);
+      // Both gradients multiply the gathered dY; the input gradient's GEMM then
+      // overwrites the columns the weight gradient's has read (one stream).
+      Status gathered = b.gather_kernel.ends_with("_i32")
+                            ? launch_gather<int32_t>(b, ptr, fn.gather, n0, count, stream)
+                            : launch_gather<int64_t>(b, ptr, fn.gather, n0, count, stream);
+      if (!gathered.ok()) return Status::error(b.gather_kernel + ": " + gathered.message());
       if (!b.grad_weight.empty()) {
         ConvPointers conv{ptr.input, ptr.weight, 0, ptr.grad_output, ptr.workspace};
         if (Status st = run_conv_im2col(p, conv, fn.im2col, n0, count, stream); !st.ok()) return st;
-        Status st = b.gather_kernel.ends_with("_i32") ? launch_gather<int32_t>(b, ptr, fn.gather, n0, count, stream)
-                                                       : launch_gather<int64_t>(b, ptr, fn.gather, n0, count, stream);
-        if (!st.ok()) return Status::error(b.gather_kernel + ": " + st.message());
         for (int64_t g = 0; g < p.groups; ++g) {
           GemmCall call = weight_gemm(b, ptr, g, n0, count);
           call.tf32 = tf32;
@@ -329,7 +338,7 @@ Status run_conv_backward_on_gpu(const ConvBackwardGpuPlan& b, const ConvBackward
       }
       if (!b.grad_input.empty()) {
         for (int64_t g = 0; g < p.groups; ++g) {
-          GemmCall call = input_gemm(b, ptr, g, n0, count);
+          GemmCall call = input_gemm(b, ptr, g, count);
           call.tf32 = tf32;
           if (Status st = cublas_gemm(call, stream); !st.ok()) return st;
         }

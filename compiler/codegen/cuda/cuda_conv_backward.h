@@ -5,9 +5,9 @@
 //   grad_weight[g] = dY[g] @ cols[g]^T: im2col of the input into merged columns
 //     [row][sample][pixel], the gradient gathered into [channel][sample][pixel],
 //     one GEMM per group and chunk of samples (chunks after the first add in);
-//   grad_input: cols[n] = W[g]^T @ dY[n][g] (a strided-batched GEMM per group
-//     over the chunk's samples), then col2im gathers each input element's
-//     window entries in (kh, kw) order;
+//   grad_input: merged columns cols[g] = W[g]^T @ dY[g] over the gathered
+//     gradient (one GEMM per group and chunk, every sample side by side), then
+//     col2im gathers each input element's window entries in (kh, kw) order;
 //   grad_bias: per channel, the sum over samples and pixels, one block each.
 // Sums run in float (double for float64); nothing is atomic, so a replay gives
 // the same bits.
