@@ -501,6 +501,81 @@ print(e.graph_count, e.graph_break_count)
     QCOMPARE(QString::fromStdString(r.out), QString("2 1\n"));
   }
 
+  // Function.apply in compiled code is one autograd_function_apply node with
+  // the forward as a subgraph and a getitem for its output, as Dynamo records
+  // it: PyTorch 2.11's explain of the tutorial's torch.compile(Legendre.apply)
+  // is 1 graph, 0 breaks, 2 ops (placeholder, fwd_body_0, bwd_body_0, the
+  // node, getitem, output); Kiln broke the graph at apply and compiled the
+  // forward as a frame of its own (5 ops). Called inside a compiled function
+  // the node sits among the other ops without a break. Gradients come from
+  // the class's own backward, as in eager code; a forward the trace cannot
+  // follow (a print) breaks the graph at apply, which runs eagerly.
+  void autograd_function_apply_is_one_node() {
+    const char* program = R"PY(import torch
+class Ramp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x - 2 * x
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (3 * x * x - 2) * 0.5  # not the true derivative: the class's backward must run
+class Noisy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        print("noisy forward")
+        return x + 1
+    @staticmethod
+    def backward(ctx, g):
+        return g * 4
+ramp = torch.compile(Ramp.apply)
+@torch.compile
+def f(x):
+    return Ramp.apply(torch.sin(x)) * 3
+@torch.compile
+def h(x):
+    return Noisy.apply(x * 2).sum()
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+y = ramp(x)
+y.sum().backward()
+print(y.detach(), x.grad)
+x.grad = None
+f(x).sum().backward()
+print(x.grad)
+x.grad = None
+h(x).backward()
+print(x.grad)
+)PY";
+    kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
+    QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      std::vector<kiln::capture::CallableReport> reports;
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend, [&](kiln::py::VM& vm) {
+        reports = kiln::capture::capture_reports(vm);
+      });
+      const std::string where = std::string(backend) + ": ";
+      QVERIFY2(r.status.ok() && r.code == 0, (where + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
+      QCOMPARE(reports.size(), size_t(3));
+      QCOMPARE(QString::fromStdString(reports[0].name), QString("apply"));
+      QCOMPARE(reports[0].graphs.size(), size_t(1));
+      QCOMPARE(reports[0].op_count(), 2);
+      QStringList nodes;
+      for (const kiln::Node& n : reports[0].graphs[0].nodes) nodes << QString::fromStdString(n.name);
+      QCOMPARE(nodes.join(' '), QString("l_args_0_ fwd_body_0 bwd_body_0 autograd_function_apply getitem output"));
+      QCOMPARE(reports[0].graphs[0].subgraphs.size(), size_t(1));  // the forward, traced
+      // f: sin, the node, its getitem, mul in one graph.
+      QCOMPARE(reports[1].graphs.size(), size_t(1));
+      QCOMPARE(reports[1].op_count(), 4);
+      // h: the print in the forward breaks the graph at apply (the forward
+      // then compiles as a frame of its own and breaks again at the print).
+      QVERIFY(reports[2].graphs.size() > 1);
+      QVERIFY(!reports[2].breaks.empty());
+      QCOMPARE(QString::fromStdString(reports[2].breaks[0].reason), QString("Unsupported call: torch.autograd.Function.apply"));
+    }
+  }
+
   // torch.cond runs the branch pred picks, eagerly and inside compiled code,
   // with PyTorch's argument checks. Inside compiled code a tensor predicate
   // gives one graph holding both branches, as Dynamo's (PyTorch 2.11 explains
