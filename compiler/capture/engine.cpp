@@ -710,6 +710,7 @@ void install_capture(py::VM& vm, CaptureOptions options) {
   hook("torch.compile", torch_compile);
   hook("torch.cond.traced", traced_cond);
   hook("torch.autograd.Function.apply.traced", traced_function_apply);
+  hook("torch.amp.autocast.traced", traced_autocast_marker);
   install_eager_trace(vm);
   hook("torch._dynamo.reset", [](py::VM& vm, const py::CallArgs&) {
     state_of(vm).reset_caches();

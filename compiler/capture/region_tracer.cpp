@@ -197,6 +197,17 @@ class RegionTracer : public py::Tracer {
   // Traces both branches as subgraphs taking the operands, and records one
   // cond node whose elements are the branch outputs.
   Value trace_cond(const Value& pred, const Value& true_fn, const Value& false_fn, const py::ValueVec& operands);
+  // ---- torch.autocast blocks ----
+  // Records _enter_autocast(device_type, dtype, enabled, cache_enabled) (the
+  // constructor's arguments as given) or _exit_autocast(<its enter node>).
+  void autocast_marker(bool enter, const Value& ctx);
+  // Dynamo closes the autocast blocks still open at a graph break with
+  // _exit_autocast nodes and its resume function enters them again: a region
+  // that starts inside such blocks (their __exit__ methods on the frame's
+  // stack) opens with their enter nodes, one that breaks inside them ends
+  // with their exit nodes.
+  void enter_open_autocast_blocks(const py::Frame& frame);
+  void exit_open_autocast_blocks(const py::Frame& frame);
   // ---- torch.autograd.Function.apply (torch.ops.higher_order.autograd_function_apply) ----
   // `forward_helper(cls, args)` runs the class's forward (and setup_context)
   // with a fresh ctx; it is traced as the node's forward subgraph.
@@ -465,6 +476,8 @@ class RegionTracer : public py::Tracer {
   bool function_body_ = false;
   int next_cond_ = 0;         // cond_true_N / cond_false_N
   int next_function_ = 0;     // fwd_body_N / bwd_body_N
+  // The autocast objects entered in this region, with their enter nodes.
+  std::vector<std::pair<const py::Object*, NodeId>> autocast_enters_;
   // Subgraphs installed by cond nodes, each with the op index of its get_attr node.
   std::vector<std::pair<size_t, Subgraph>> subgraphs_;
   struct Deferred {
@@ -1509,6 +1522,64 @@ Value RegionTracer::trace_cond(const Value& pred, const Value& true_fn, const Va
   return py::tuple_value(std::move(results));
 }
 
+namespace {
+
+// The autocast object whose __exit__ a with-block left on the value stack
+// (WithEnter pushes it), or null.
+const py::Instance* open_autocast(const Value& v) {
+  if (!v.is(ObjKind::BoundMethod)) return nullptr;
+  const auto* m = v.as<py::BoundMethod>();
+  if (!m->self.is(ObjKind::Instance) || !m->func.is(ObjKind::Function) || m->func.as<py::Function>()->code->name != "__exit__")
+    return nullptr;
+  const auto* inst = m->self.as<py::Instance>();
+  return inst->dict->find_str("_kiln_given") ? inst : nullptr;
+}
+
+}  // namespace
+
+void RegionTracer::autocast_marker(bool enter, const Value& ctx) {
+  OpNode op;
+  op.node.op = OpKind::CallFunction;
+  op.node.target = enter ? "torch.amp.autocast_mode._enter_autocast" : "torch.amp.autocast_mode._exit_autocast";
+  if (enter) {
+    const Value* given = ctx.is(ObjKind::Instance) ? ctx.as<py::Instance>()->dict->find_str("_kiln_given") : nullptr;
+    KILN_CHECK(given, "an autocast object without its constructor's arguments");
+    for (const Value& v : result_items(*given)) {
+      Arg a;
+      ArgTemplate t;
+      KILN_CHECK(to_arg(v, a, t), "an autocast argument that is not a constant");
+      op.node.args.push_back(std::move(a));
+    }
+  } else {
+    NodeId enter_id = kNoNode;
+    for (auto it = autocast_enters_.rbegin(); it != autocast_enters_.rend() && enter_id == kNoNode; ++it)
+      if (it->first == ctx.obj() && size_t(it->second) < ops_.size() &&
+          ops_[size_t(it->second)].node.target == "torch.amp.autocast_mode._enter_autocast")
+        enter_id = it->second;
+    op.node.args.push_back(enter_id == kNoNode ? Arg::none() : Arg::node(enter_id));
+  }
+  op.step.kind = GraphStep::Kind::Marker;
+  op.step.grad_enabled = vm_.grad_enabled;
+  op.step.autocast = torchapi::autocast_state();
+  op.node.name = namer_.create_name(enter ? "_enter_autocast" : "_exit_autocast");
+  op.node.meta.stack = user_stack();
+  op.node.meta.scope = module_scope();
+  const NodeId id = NodeId(ops_.size());
+  op.step.node = id;
+  ops_.push_back(std::move(op));
+  if (enter) autocast_enters_.push_back({ctx.obj(), id});
+}
+
+void RegionTracer::enter_open_autocast_blocks(const py::Frame& frame) {
+  for (const Value& v : frame.stack)
+    if (open_autocast(v)) autocast_marker(true, v.as<py::BoundMethod>()->self);
+}
+
+void RegionTracer::exit_open_autocast_blocks(const py::Frame& frame) {
+  for (auto it = frame.stack.rbegin(); it != frame.stack.rend(); ++it)
+    if (open_autocast(*it)) autocast_marker(false, it->as<py::BoundMethod>()->self);
+}
+
 Value RegionTracer::trace_function_apply(const Value& cls, const Value& args, const Value& forward_helper) {
   const py::ValueVec items = result_items(args);
   Arg args_arg;
@@ -2354,6 +2425,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
 
   Value result;
   bool returned = false;
+  tracer.enter_open_autocast_blocks(frame);
   tracer.push_root(&root);
   py::Frame* outer = vm.current_frame;
   frame.parent = outer;
@@ -2407,6 +2479,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
     throw;
   }
   tracer.end_transaction();  // a frame that returns its generator expression
+  if (out.break_info) tracer.exit_open_autocast_blocks(frame);
   vm.current_frame = outer;
   vm.tracer = saved;
   active_tracer = saved_active;
@@ -2469,6 +2542,12 @@ Value traced_function_apply(py::VM& vm, const py::CallArgs& a) {
     vm.tracer->graph_break(vm, info);
   }
   return active_tracer->trace_function_apply(a[0], a[1], a[2]);
+}
+
+Value traced_autocast_marker(py::VM& vm, const py::CallArgs& a) {
+  // Another tracer (a cond branch's is active_tracer too) or none: no node.
+  if (active_tracer && vm.tracer == active_tracer) active_tracer->autocast_marker(vm.truth(a[1]), a[0]);
+  return Value();
 }
 
 bool inline_traced_call(py::VM& vm, py::Frame& frame, Value& result) {

@@ -44,7 +44,10 @@ struct GraphStep {
   // two unused slots (fwd_body_N, bwd_body_N) and the call's argument tuple;
   // it runs `function`'s apply eagerly, so the class's own backward is what
   // autograd records, as for an apply outside compiled code.
-  enum class Kind { Call, Method, Operator, GetItem, Aten, Cond, Attr, FunctionApply } kind = Kind::Call;
+  // Marker: a node that runs nothing where the graph runs: a torch.autocast
+  // block's _enter_autocast / _exit_autocast, which Dynamo records in the
+  // graph (the casts themselves follow each step's `autocast`).
+  enum class Kind { Call, Method, Operator, GetItem, Aten, Cond, Attr, FunctionApply, Marker } kind = Kind::Call;
   const torchapi::Callable* callable = nullptr;  // Call: the torch function
   std::string name;         // Method: the method; Operator: "operator.add", ...; Aten: the op
   std::vector<ArgTemplate> args;
@@ -171,6 +174,11 @@ py::Value traced_cond(py::VM& vm, const py::CallArgs& args);
 // subgraph, and a getitem per output, as Dynamo records it. A forward the
 // trace cannot follow breaks the graph at the call.
 py::Value traced_function_apply(py::VM& vm, const py::CallArgs& args);
+
+// A torch.autocast block's __enter__ (args[1] true) or __exit__ on the
+// autocast object args[0], run while a region is traced (the
+// "torch.amp.autocast.traced" hook): an _enter_autocast / _exit_autocast node.
+py::Value traced_autocast_marker(py::VM& vm, const py::CallArgs& args);
 
 // The elements of a torch op's multi-output result: a tuple, a list, or a
 // torch.return_types named tuple.

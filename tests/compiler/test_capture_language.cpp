@@ -576,6 +576,77 @@ print(x.grad)
     }
   }
 
+  // A torch.autocast block inside compiled code puts Dynamo's
+  // _enter_autocast(device_type, dtype, enabled, cache_enabled) and
+  // _exit_autocast(<enter>) call_function nodes into the graph (the
+  // constructor's arguments with their defaults; torch.fx keeps both as side
+  // effects), so explain counts 2 more ops than the block's own; Kiln had
+  // none. At a break inside the block Dynamo exits the open blocks in the
+  // graph it compiles and its resume function enters them again: each graph
+  // has its own pair. The dev-set's 2.11 records have no such region (their
+  // autocast wraps the compiled call, on the CPU a nullcontext), so the
+  // counts follow those rules of Dynamo's. The numbers are eager's.
+  void autocast_blocks_are_graph_nodes() {
+    const char* program = R"PY(import torch
+torch.manual_seed(0)
+w = torch.randn(4, 3)
+@torch.compile
+def f(x):
+    h = torch.relu(x)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = torch.mm(h, w)
+    return y.float() + 1
+@torch.autocast("cpu")
+def project(x):
+    return torch.mm(x, w)
+@torch.compile
+def g(x):
+    return project(x) * 2
+@torch.compile
+def k(x):
+    with torch.autocast("cpu"):
+        a = torch.mm(x, w)
+        torch._dynamo.graph_break()
+        b = torch.mm(a, w.t())
+    return torch.abs(b)
+x = torch.randn(2, 4)
+print(f(x), g(x).dtype, k(x))
+)PY";
+    kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
+    QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      std::vector<kiln::capture::CallableReport> reports;
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend, [&](kiln::py::VM& vm) {
+        reports = kiln::capture::capture_reports(vm);
+      });
+      const std::string where = std::string(backend) + ": ";
+      QVERIFY2(r.status.ok() && r.code == 0, (where + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
+      QCOMPARE(reports.size(), size_t(3));
+      auto nodes = [&](const kiln::Graph& g) {
+        QStringList names;
+        for (const kiln::Node& n : g.nodes)
+          if (n.op == kiln::OpKind::CallFunction)
+            names << QString::fromStdString(n.target.substr(n.target.rfind('.') + 1));
+        return names.join(' ');
+      };
+      // f: relu, mm and the add, the float() call_method not counted, the two markers.
+      QCOMPARE(reports[0].graphs.size(), size_t(1));
+      QCOMPARE(reports[0].op_count(), 5);
+      QCOMPARE(nodes(reports[0].graphs[0]), QString("relu _enter_autocast mm _exit_autocast add"));
+      const kiln::Node& enter = reports[0].graphs[0].nodes[3];
+      QCOMPARE(QString::fromStdString(enter.target), QString("torch.amp.autocast_mode._enter_autocast"));
+      QCOMPARE(enter.args.size(), size_t(4));  // 'cpu', torch.bfloat16, True, None
+      // g: the decorator's block inside the inlined call.
+      QCOMPARE(nodes(reports[1].graphs[0]), QString("_enter_autocast mm _exit_autocast mul"));
+      // k: the break closes the block in the first graph; the resume enters it again.
+      QCOMPARE(reports[2].graphs.size(), size_t(2));
+      QCOMPARE(nodes(reports[2].graphs[0]), QString("_enter_autocast mm _exit_autocast"));
+      QCOMPARE(nodes(reports[2].graphs[1]), QString("_enter_autocast mm _exit_autocast abs"));
+      QCOMPARE(reports[2].op_count(), 7);  // w.t() is a call_method
+    }
+  }
+
   // torch.cond runs the branch pred picks, eagerly and inside compiled code,
   // with PyTorch's argument checks. Inside compiled code a tensor predicate
   // gives one graph holding both branches, as Dynamo's (PyTorch 2.11 explains
