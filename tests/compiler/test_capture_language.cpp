@@ -369,6 +369,55 @@ print("fn", fn())
     }
   }
 
+  // requires_grad_(flag) on a tensor whose flag is already `flag` returns it
+  // without a break (Dynamo's method_requires_grad_ only refuses a change):
+  // the Annotated Transformer's positional encoding adds
+  // self.pe[:, :n].requires_grad_(False), a buffer's slice, and PyTorch 2.11
+  // compiled its whole forward as one frame (compile ids 0/0 and 0/1 only);
+  // Kiln broke there, 8 graphs. The call adds no node: the same module
+  // without it has the same ops. A change of the flag still breaks.
+  void requires_grad_without_a_change_does_not_break() {
+    const char* program = R"PY(import torch
+class Pos(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.arange(12.0).reshape(1, 6, 2))
+        self.scale = torch.nn.Parameter(torch.tensor(0.5))
+    def forward(self, x):
+        y = x + self.table[:, : x.size(1)].requires_grad_(False)
+        return y * self.scale.requires_grad_()
+class Plain(Pos):
+    def forward(self, x):
+        y = x + self.table[:, : x.size(1)]
+        return y * self.scale
+@torch.compile
+def flip(x):
+    y = x * 2
+    z = y.detach().requires_grad_()
+    return z + 1
+pos, plain = torch.compile(Pos()), torch.compile(Plain())
+x = torch.ones(2, 4, 2)
+print(pos(x).sum().item(), plain(x).sum().item(), flip(x).requires_grad)
+)PY";
+    kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
+    QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
+    for (const char* backend : {"eager", "kiln"}) {
+      std::vector<kiln::capture::CallableReport> reports;
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend, [&](kiln::py::VM& vm) {
+        reports = kiln::capture::capture_reports(vm);
+      });
+      const std::string where = std::string(backend) + ": ";
+      QVERIFY2(r.status.ok() && r.code == 0, (where + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
+      QCOMPARE(reports.size(), size_t(3));
+      QCOMPARE(reports[0].graphs.size(), size_t(1));
+      QCOMPARE(reports[0].graph_break_count(), 0);
+      QCOMPARE(reports[0].op_count(), reports[1].op_count());
+      QCOMPARE(reports[2].graphs.size(), size_t(2));  // flip: requires_grad_() turns the flag on
+      QCOMPARE(QString::fromStdString(reports[2].breaks.at(0).reason), QString("Unsupported Tensor.requires_grad_() call"));
+    }
+  }
+
   // RNN modules under allow_rnn=False, as PyTorch 2.11's explain counted them
   // on the H200: a GRU called by a lambda and an LSTM after a multiply with
   // no call before it, and an LSTM after a single Linear, skip their frames
