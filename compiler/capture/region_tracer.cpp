@@ -1600,13 +1600,17 @@ Value RegionTracer::trace_function_apply(const Value& cls, const Value& args, co
     node_args.push_back(args_arg.items[i]);
     any_requires_grad |= items[i].as<py::TensorObj>()->requires_grad;
   }
+  std::vector<int64_t> non_differentiable;
   Branch fwd = trace_branch(
       [&](const py::ValueVec& fakes) {
         py::ValueVec with_fakes = items;
         size_t k = 0;
         for (Value& v : with_fakes)
           if (v.is(ObjKind::Tensor)) v = fakes.at(k++);
-        return vm_.call(forward_helper, py::ValueVec{cls, py::tuple_value(std::move(with_fakes))});
+        const py::ValueVec r = result_items(vm_.call(forward_helper, py::ValueVec{cls, py::tuple_value(std::move(with_fakes))}));
+        KILN_CHECK(r.size() == 2, "the forward helper returns the output and the non-differentiable indices");
+        for (const Value& i : result_items(r[1])) non_differentiable.push_back(i.as_int());
+        return r[0];
       },
       "forward", operand_ids, true);
   const int n = next_function_++;
@@ -1636,6 +1640,9 @@ Value RegionTracer::trace_function_apply(const Value& cls, const Value& args, co
   op.node.args = {Arg::node(attr_ids[0]), Arg::node(attr_ids[1])};
   for (Arg& a : node_args) op.node.args.push_back(std::move(a));
   op.node.kwargs.emplace_back("args_tensor_mask", Arg::list(std::move(mask)));
+  std::vector<Arg> marked;
+  for (int64_t i : non_differentiable) marked.push_back(Arg::integer(i));
+  op.node.kwargs.emplace_back("non_differentiable_idx", Arg::list(std::move(marked)));
   op.step.kind = GraphStep::Kind::FunctionApply;
   op.step.args = {ArgTemplate{}, ArgTemplate{}, args_tmpl};
   op.step.function = cls;
@@ -1649,8 +1656,9 @@ Value RegionTracer::trace_function_apply(const Value& cls, const Value& args, co
   for (size_t i = 0; i < fwd.outs.size(); ++i) {
     const py::TensorObj* like = fwd.outs[i];
     auto obj = py::make<py::TensorObj>(Tensor::meta_strided(like->t.sizes(), like->t.strides(), like->t.dtype()));
-    // As eager apply marks them (ctx.mark_non_differentiable aside).
-    obj->requires_grad = vm_.grad_enabled && any_requires_grad;
+    // As eager apply marks them.
+    obj->requires_grad = vm_.grad_enabled && any_requires_grad &&
+                         std::find(non_differentiable.begin(), non_differentiable.end(), int64_t(i)) == non_differentiable.end();
     obj->device = like->device;
     auto info = std::make_shared<FakeInfo>();
     info->parent = id;

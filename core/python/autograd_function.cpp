@@ -96,6 +96,8 @@ class Function:
 def _forward_for_capture(cls, args):
     # What apply runs before autograd takes the outputs: capture traces it
     # (args holding the subgraph's placeholders) as the forward subgraph.
+    # Returns the output and the indices of the outputs marked
+    # non-differentiable, which get no grad_fn.
     ctx = FunctionCtx()
     grad_on = torch.is_grad_enabled()
     ctx.needs_input_grad = tuple(grad_on and isinstance(a, torch.Tensor) and a.requires_grad for a in args)
@@ -105,7 +107,9 @@ def _forward_for_capture(cls, args):
             cls.setup_context(ctx, args, output)
         else:
             output = cls.forward(ctx, *args)
-    return output
+    outs = output if isinstance(output, tuple) else (output,)
+    marked = tuple(i for i, o in enumerate(outs) if any(o is n for n in ctx.non_differentiable))
+    return output, marked
 
 
 def _check_saved_inputs_returned(ctx, args, output):

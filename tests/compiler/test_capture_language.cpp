@@ -558,7 +558,8 @@ print(e.graph_count, e.graph_break_count)
   // forward as a frame of its own (5 ops). Called inside a compiled function
   // the node sits among the other ops without a break. Gradients come from
   // the class's own backward, as in eager code; a forward the trace cannot
-  // follow (a print) breaks the graph at apply, which runs eagerly.
+  // follow (a print) breaks the graph at apply, which runs eagerly. Outputs
+  // marked non-differentiable get no grad, in the trace as in eager code.
   void autograd_function_apply_is_one_node() {
     const char* program = R"PY(import torch
 class Ramp(torch.autograd.Function):
@@ -578,6 +579,21 @@ class Noisy(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 4
+class Ranked(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        v, i = x.sort()
+        ctx.mark_non_differentiable(i)
+        ctx.save_for_backward(i)
+        return v, i
+    @staticmethod
+    def backward(ctx, gv, gi):
+        (i,) = ctx.saved_tensors
+        return torch.zeros_like(gv).scatter(0, i, gv * 2)
+@torch.compile
+def r(x):
+    v, i = Ranked.apply(x)
+    return v * (3.0 if i.requires_grad else 1.0), i
 ramp = torch.compile(Ramp.apply)
 @torch.compile
 def f(x):
@@ -595,6 +611,10 @@ print(x.grad)
 x.grad = None
 h(x).backward()
 print(x.grad)
+x.grad = None
+v, i = r(x)
+v.sum().backward()
+print(v, i, i.requires_grad, x.grad)
 )PY";
     kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
     QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
@@ -606,7 +626,7 @@ print(x.grad)
       const std::string where = std::string(backend) + ": ";
       QVERIFY2(r.status.ok() && r.code == 0, (where + r.status.to_string() + "\n" + r.err).c_str());
       QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
-      QCOMPARE(reports.size(), size_t(3));
+      QCOMPARE(reports.size(), size_t(4));
       QCOMPARE(QString::fromStdString(reports[0].name), QString("apply"));
       QCOMPARE(reports[0].graphs.size(), size_t(1));
       QCOMPARE(reports[0].op_count(), 2);
@@ -622,6 +642,10 @@ print(x.grad)
       QVERIFY(reports[2].graphs.size() > 1);
       QVERIFY(!reports[2].breaks.empty());
       QCOMPARE(QString::fromStdString(reports[2].breaks[0].reason), QString("Unsupported call: torch.autograd.Function.apply"));
+      // r: two outputs, a getitem each; the marked one does not require grad
+      // while the trace runs either (the printed factor is eager's).
+      QCOMPARE(reports[3].graphs.size(), size_t(1));
+      QCOMPARE(reports[3].op_count(), 4);
     }
   }
 
