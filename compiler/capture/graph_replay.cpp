@@ -149,8 +149,8 @@ std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::
       }
       case GraphStep::Kind::Operator: r = run_operator(vm, s.name, args); break;
       case GraphStep::Kind::Aten: r = run_aten(s.name, args, kwargs); break;
-      case GraphStep::Kind::Attr:
-      case GraphStep::Kind::Marker: break;  // a subgraph's name: the Cond step holds the subgraph itself
+      case GraphStep::Kind::Attr: break;    // a subgraph's name: the Cond step holds the subgraph itself
+      case GraphStep::Kind::Marker: break;  // the steps carry their own autocast state
       case GraphStep::Kind::Cond: {
         // Only the branch the predicate picks runs, as torch.cond runs eagerly.
         const RegionResult& branch = *s.branches.at(vm.truth(args.at(0)) ? 0 : 1);

@@ -149,10 +149,12 @@ class RegionTracer : public py::Tracer {
   Value inspect_sizes(py::VM& vm, const Value& v) override;
   [[noreturn]] void graph_break(py::VM&, py::BreakInfo info) override { throw py::GraphBreakSignal{std::move(info)}; }
   void note_mutation(py::VM&, const Value& obj) override {
-    // Dynamo allows no side effects in a cond branch: only one branch runs, so
-    // a change the trace made could not be replayed for the other.
+    // A Function's forward that changes outside state would change it once in
+    // the trace and again in each replayed apply: it runs eagerly instead.
     if (is_subgraph_ && function_body_ && obj.is_obj() && obj.obj()->serial < epoch_)
       throw py::GraphBreakSignal{function_body_break("its forward changes a " + py::type_name(obj) + " that existed before it")};
+    // Dynamo allows no side effects in a cond branch: only one branch runs, so
+    // a change the trace made could not be replayed for the other.
     if (is_subgraph_ && obj.is_obj() && obj.obj()->serial < epoch_)
       throw py::PyError("torch._dynamo.exc.UncapturedHigherOrderOpError",
                         "Cond doesn't work unless it is captured completely with torch.compile. A branch changes a " +
@@ -1547,7 +1549,9 @@ void RegionTracer::autocast_marker(bool enter, const Value& ctx) {
     for (const Value& v : result_items(*given)) {
       Arg a;
       ArgTemplate t;
-      KILN_CHECK(to_arg(v, a, t), "an autocast argument that is not a constant");
+      if (!to_arg(v, a, t))
+        py::throw_unsupported("torch.autocast(...) in compiled code with a " + py::type_name(v) +
+                              " argument: Kiln puts only constants into its _enter_autocast node");
       op.node.args.push_back(std::move(a));
     }
   } else {
