@@ -418,6 +418,33 @@ print(pos(x).sum().item(), plain(x).sum().item(), flip(x).requires_grad)
     }
   }
 
+  // Dynamo answers x.is_cuda from the fake's device but reads x.is_xpu (and
+  // the other device predicates) with a getattr call_function node: PyTorch
+  // 2.11's explain of the DCGAN example (`if (input.is_cuda or input.is_xpu)
+  // and self.ngpu > 1`) lists getattr first among each module's ops.
+  void device_predicates_are_getattr_nodes() {
+    const char* program = R"PY(import torch
+@torch.compile
+def f(x):
+    if (x.is_cuda or x.is_xpu) and x.dim() > 5:
+        return x * 2
+    return torch.relu(x)
+print(f(torch.tensor([-1.0, 2.0])), torch.ones(1).is_cpu, torch.ones(1).is_xpu)
+)PY";
+    std::vector<kiln::capture::CallableReport> reports;
+    kiln::test::ProgramRun r = kiln::test::run_program(program, "eager", [&](kiln::py::VM& vm) {
+      reports = kiln::capture::capture_reports(vm);
+    });
+    QVERIFY2(r.status.ok() && r.code == 0, (r.status.to_string() + "\n" + r.err).c_str());
+    QCOMPARE(QString::fromStdString(r.out), QString("tensor([0., 2.]) True False\n"));
+    QCOMPARE(reports.size(), size_t(1));
+    QCOMPARE(reports[0].graphs.size(), size_t(1));
+    QStringList ops;
+    for (const kiln::Node& n : reports[0].graphs[0].nodes)
+      if (n.op == kiln::OpKind::CallFunction) ops << QString::fromStdString(n.target);
+    QCOMPARE(ops.join(' '), QString("getattr torch.relu"));
+  }
+
   // RNN modules under allow_rnn=False, as PyTorch 2.11's explain counted them
   // on the H200: a GRU called by a lambda and an LSTM after a multiply with
   // no call before it, and an LSTM after a single Linear, skip their frames
