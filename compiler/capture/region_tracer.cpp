@@ -257,6 +257,12 @@ class RegionTracer : public py::Tracer {
   void init_root(TracedFrame& tf);
   void push_root(TracedFrame* tf) { frames_.push_back(tf); }
   void finalize(py::Frame& frame, const Value* returned);
+  // Dynamo removes the getitem nodes nothing reads before it compiles a graph
+  // (remove_unused_graphargs' small dead-code pass): `v, _ = torch.topk(...)`
+  // keeps only v's, and explain does not count the other. Drops them from
+  // ops_, renumbering the ops after them and `outs`; returns how many of the
+  // first `count` ops went.
+  size_t drop_unused_getitems(std::vector<NodeId>& outs, size_t count);
   size_t op_count() const { return ops_.size(); }
   size_t placeholder_count() const { return phs_.size(); }
   void truncate(size_t ops, size_t phs);
@@ -2208,6 +2214,67 @@ StateTemplate RegionTracer::make_template(const Value& v, const SourcePtr& src, 
   return t;
 }
 
+size_t RegionTracer::drop_unused_getitems(std::vector<NodeId>& outs, size_t count) {
+  std::vector<int> users(ops_.size(), 0);
+  auto add_uses = [&](const OpNode& op, int delta) {
+    auto use = [&](NodeId id) {
+      if (id >= 0) users[size_t(id)] += delta;
+    };
+    for (const Arg& a : op.node.args) for_each_node_ref(a, use);
+    for (const auto& kv : op.node.kwargs) for_each_node_ref(kv.second, use);
+  };
+  for (const OpNode& op : ops_) add_uses(op, 1);
+  for (NodeId id : outs)
+    if (id >= 0) ++users[size_t(id)];
+  // Last to first, so a getitem read only by a dropped one goes too.
+  std::vector<bool> drop(ops_.size(), false);
+  bool any = false;
+  for (size_t i = ops_.size(); i-- > 0;) {
+    const OpNode& op = ops_[i];
+    if (users[i] || op.node.op != OpKind::CallFunction || op.node.target != "operator.getitem") continue;
+    drop[i] = any = true;
+    add_uses(op, -1);
+  }
+  if (!any) return 0;
+  std::vector<NodeId> renumber(ops_.size(), kNoNode);
+  size_t kept = 0, dropped = 0;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    if (!drop[i]) renumber[i] = NodeId(kept++);
+    else if (i < count) ++dropped;
+  }
+  auto fix = [&](NodeId id) { return id >= 0 ? renumber[size_t(id)] : id; };
+  std::function<void(Arg&)> fix_arg = [&](Arg& a) {
+    if (a.kind == Arg::Kind::Node) a.i = fix(NodeId(a.i));
+    for (Arg& x : a.items) fix_arg(x);
+  };
+  std::function<void(ArgTemplate&)> fix_tmpl = [&](ArgTemplate& a) {
+    if (a.kind == ArgTemplate::Kind::Node) a.node = fix(a.node);
+    for (ArgTemplate& x : a.items) fix_tmpl(x);
+  };
+  std::vector<OpNode> left;
+  left.reserve(kept);
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    if (drop[i]) continue;
+    OpNode& op = ops_[i];
+    for (Arg& a : op.node.args) fix_arg(a);
+    for (auto& kv : op.node.kwargs) fix_arg(kv.second);
+    for (ArgTemplate& a : op.step.args) fix_tmpl(a);
+    for (auto& kv : op.step.kwargs) fix_tmpl(kv.second);
+    op.step.node = fix(op.step.node);
+    left.push_back(std::move(op));
+  }
+  ops_ = std::move(left);
+  for (auto& entry : subgraphs_) entry.first = size_t(renumber[entry.first]);
+  for (NodeId& id : outs) id = fix(id);
+  // The fakes of dropped nodes are dead: nothing after the region reads them.
+  for (auto& f : fakes_)
+    if (auto* info = static_cast<FakeInfo*>(f->fake.get()); info && info->owner == this) {
+      info->node = fix(info->node);
+      info->parent = fix(info->parent);
+    }
+  return dropped;
+}
+
 void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   // Graph outputs: every fake still referenced outside the tracer, those in the
   // frame first (return value, stack, locals), as Dynamo orders them.
@@ -2279,8 +2346,9 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
     out_.inputs.push_back(phs_[p].source);
     out_.input_values.push_back(phs_[p].real);
   }
+  const size_t dropped = drop_unused_getitems(output_ids, ops_in_region);
   place_ops(g, [&ph_final, nph](NodeId id) { return id < -1 ? ph_final[size_t(-id - 2)] : id + nph; }, output_ids);
-  out_.op_count = int(ops_in_region);
+  out_.op_count = int(ops_in_region - dropped);
 
   // Run the graph once on the real inputs and turn the fakes real in place.
   // The graph runs under the grad mode the region was entered with, as a cache
