@@ -304,15 +304,18 @@ bool State::run_frame(py::VM& vm, py::Frame& frame, Value& result) {
   if (inline_traced_call(vm, frame, result)) return true;
   const bool entry = entry_next;
   entry_next = false;
-  if (active.empty() || vm.tracer) return false;
+  if (active.empty() || vm.tracer || PlainPython::active()) return false;
   if (plain_frame && frame.code == plain_frame) {
     plain_frame = nullptr;
     return false;
   }
   // Kiln's own torch code runs as library code, as Dynamo skips torch/ files;
-  // the user frames it calls are still compiled.
-  if (frame.code->filename.starts_with("torch/") && !(entry && frame.code->filename == "torch/nn/modules.py"))
-    return false;
+  // the user frames it calls are still compiled. A compiled Function.apply
+  // (torch.compile(MyFunction.apply)) is traced, as Dynamo traces it: its
+  // graph is the one autograd_function_apply node.
+  const bool traced_entry = entry && (frame.code->filename == "torch/nn/modules.py" ||
+                                      (frame.code->filename == "torch/autograd/__init__.py" && frame.code->name == "apply"));
+  if (frame.code->filename.starts_with("torch/") && !traced_entry) return false;
   result = execute(vm, frame);
   return true;
 }
@@ -706,6 +709,8 @@ void install_capture(py::VM& vm, CaptureOptions options) {
   };
   hook("torch.compile", torch_compile);
   hook("torch.cond.traced", traced_cond);
+  hook("torch.autograd.Function.apply.traced", traced_function_apply);
+  hook("torch.amp.autocast.traced", traced_autocast_marker);
   install_eager_trace(vm);
   hook("torch._dynamo.reset", [](py::VM& vm, const py::CallArgs&) {
     state_of(vm).reset_caches();

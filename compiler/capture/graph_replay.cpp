@@ -111,6 +111,14 @@ Value run_aten(const std::string& op, const py::ValueVec& args, const std::vecto
 
 }  // namespace
 
+namespace {
+thread_local int plain_python_depth = 0;
+}  // namespace
+
+PlainPython::PlainPython() { ++plain_python_depth; }
+PlainPython::~PlainPython() { --plain_python_depth; }
+bool PlainPython::active() { return plain_python_depth > 0; }
+
 std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::vector<Value>& inputs,
                              const std::function<void(const GraphStep&)>& before_step) {
   std::vector<Value> env(region.graph.size());
@@ -141,13 +149,22 @@ std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::
       }
       case GraphStep::Kind::Operator: r = run_operator(vm, s.name, args); break;
       case GraphStep::Kind::Aten: r = run_aten(s.name, args, kwargs); break;
-      case GraphStep::Kind::Attr: break;  // a subgraph's name: the Cond step holds the subgraph itself
+      case GraphStep::Kind::Attr: break;    // a subgraph's name: the Cond step holds the subgraph itself
+      case GraphStep::Kind::Marker: break;  // the steps carry their own autocast state
       case GraphStep::Kind::Cond: {
         // Only the branch the predicate picks runs, as torch.cond runs eagerly.
         const RegionResult& branch = *s.branches.at(vm.truth(args.at(0)) ? 0 : 1);
         py::ValueVec operands = result_items(args.at(3));
         std::vector<Value> outs = run_graph(vm, branch, std::vector<Value>(operands.begin(), operands.end()));
         r = Value(py::make<py::Tuple>(py::ValueVec(outs.begin(), outs.end())));
+        break;
+      }
+      case GraphStep::Kind::FunctionApply: {
+        // The class's apply, as eager code calls it: its forward runs without
+        // grad and autograd records the class's own backward.
+        PlainPython plain;
+        Value out = vm.call(vm.getattr(s.function, "apply"), result_items(args.at(2)));
+        r = s.single_output ? py::tuple_value({out}) : py::tuple_value(result_items(out));
         break;
       }
       case GraphStep::Kind::GetItem: {

@@ -149,6 +149,10 @@ class RegionTracer : public py::Tracer {
   Value inspect_sizes(py::VM& vm, const Value& v) override;
   [[noreturn]] void graph_break(py::VM&, py::BreakInfo info) override { throw py::GraphBreakSignal{std::move(info)}; }
   void note_mutation(py::VM&, const Value& obj) override {
+    // A Function's forward that changes outside state would change it once in
+    // the trace and again in each replayed apply: it runs eagerly instead.
+    if (is_subgraph_ && function_body_ && obj.is_obj() && obj.obj()->serial < epoch_)
+      throw py::GraphBreakSignal{function_body_break("its forward changes a " + py::type_name(obj) + " that existed before it")};
     // Dynamo allows no side effects in a cond branch: only one branch runs, so
     // a change the trace made could not be replayed for the other.
     if (is_subgraph_ && obj.is_obj() && obj.obj()->serial < epoch_)
@@ -195,6 +199,21 @@ class RegionTracer : public py::Tracer {
   // Traces both branches as subgraphs taking the operands, and records one
   // cond node whose elements are the branch outputs.
   Value trace_cond(const Value& pred, const Value& true_fn, const Value& false_fn, const py::ValueVec& operands);
+  // ---- torch.autocast blocks ----
+  // Records _enter_autocast(device_type, dtype, enabled, cache_enabled) (the
+  // constructor's arguments as given) or _exit_autocast(<its enter node>).
+  void autocast_marker(bool enter, const Value& ctx);
+  // Dynamo closes the autocast blocks still open at a graph break with
+  // _exit_autocast nodes and its resume function enters them again: a region
+  // that starts inside such blocks (their __exit__ methods on the frame's
+  // stack) opens with their enter nodes, one that breaks inside them ends
+  // with their exit nodes.
+  void enter_open_autocast_blocks(const py::Frame& frame);
+  void exit_open_autocast_blocks(const py::Frame& frame);
+  // ---- torch.autograd.Function.apply (torch.ops.higher_order.autograd_function_apply) ----
+  // `forward_helper(cls, args)` runs the class's forward (and setup_context)
+  // with a fresh ctx; it is traced as the node's forward subgraph.
+  Value trace_function_apply(const Value& cls, const Value& args, const Value& forward_helper);
 
   // ---- generator expressions ----
   // A generator expression made inside the region is inlined: its frame is
@@ -238,6 +257,12 @@ class RegionTracer : public py::Tracer {
   void init_root(TracedFrame& tf);
   void push_root(TracedFrame* tf) { frames_.push_back(tf); }
   void finalize(py::Frame& frame, const Value* returned);
+  // Dynamo removes the getitem nodes nothing reads before it compiles a graph
+  // (remove_unused_graphargs' small dead-code pass): `v, _ = torch.topk(...)`
+  // keeps only v's, and explain does not count the other. Drops them from
+  // ops_, renumbering the ops after them and `outs`; returns how many of the
+  // first `count` ops went.
+  size_t drop_unused_getitems(std::vector<NodeId>& outs, size_t count);
   size_t op_count() const { return ops_.size(); }
   size_t placeholder_count() const { return phs_.size(); }
   void truncate(size_t ops, size_t phs);
@@ -353,7 +378,16 @@ class RegionTracer : public py::Tracer {
     Value structure;                  // what the branch returned: a tensor, or a tuple/list of them
     std::vector<py::TensorObj*> outs;  // the branch's output fakes, flattened
   };
-  Branch trace_branch(const Value& fn, const char* which, const std::vector<NodeId>& operand_ids);
+  // `call` runs the branch on the subgraph's placeholders (fakes of the operands).
+  Branch trace_branch(const std::function<Value(const py::ValueVec&)>& call, const char* which,
+                      const std::vector<NodeId>& operand_ids, bool function_body = false);
+  static py::BreakInfo function_body_break(const std::string& why) {
+    py::BreakInfo info;
+    info.reason = "Unsupported call: torch.autograd.Function.apply";
+    info.explanation = "  Explanation: Kiln cannot trace this Function's forward into a subgraph (" + why +
+                       "); apply runs eagerly.\n";
+    return info;
+  }
   Graph build_subgraph(const std::vector<NodeId>& outs);
   void place_ops(Graph& g, const std::function<NodeId(NodeId)>& remap, const std::vector<NodeId>& outs);
   std::string branch_where() const;  // " (FILE:LINE)" of the innermost user frame, or ""
@@ -445,7 +479,13 @@ class RegionTracer : public py::Tracer {
   std::vector<PendingScalar> pending_scalars_;
   std::map<std::string, size_t> scalar_inputs_;  // source text -> placeholder
   bool is_subgraph_ = false;  // traces a cond branch: its placeholders are the operands
+  // Traces an autograd Function's forward: what the subgraph cannot hold
+  // breaks the enclosing graph at the apply, which then runs eagerly.
+  bool function_body_ = false;
   int next_cond_ = 0;         // cond_true_N / cond_false_N
+  int next_function_ = 0;     // fwd_body_N / bwd_body_N
+  // The autocast objects entered in this region, with their enter nodes.
+  std::vector<std::pair<const py::Object*, NodeId>> autocast_enters_;
   // Subgraphs installed by cond nodes, each with the op index of its get_attr node.
   std::vector<std::pair<size_t, Subgraph>> subgraphs_;
   struct Deferred {
@@ -482,7 +522,7 @@ class RegionTracer : public py::Tracer {
     std::set<std::string> guarded;
     std::unordered_set<const py::Object*> untyped;
     std::unordered_map<const py::Object*, SourcePtr> dict_length_pending;
-    int next_symbol = 0, next_cond = 0;
+    int next_symbol = 0, next_cond = 0, next_function = 0;
   };
   std::optional<Transaction> txn_;
   std::set<int> eager_genexps_;  // root pcs whose generator expression a rewound transaction made eager
@@ -800,6 +840,8 @@ Ref<py::TensorObj> RegionTracer::make_fake(Tensor meta, NodeId node) {
 NodeId RegionTracer::lift(py::TensorObj* t) {
   auto it = lifted_.find(t);
   if (it != lifted_.end()) return ph_id(it->second);
+  if (is_subgraph_ && function_body_)
+    throw py::GraphBreakSignal{function_body_break("its forward reads a tensor that is not among its arguments")};
   if (is_subgraph_)
     py::throw_unsupported("torch.cond: a branch reads a tensor that is not among the operands" + branch_where() +
                           "; Kiln does not lift a branch's free tensors into the cond node: pass it in `operands`");
@@ -1026,7 +1068,9 @@ std::string RegionTracer::module_scope() const {
 }
 
 Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::function<Value(const py::CallArgs&)>& run_meta) {
-  if (is_subgraph_) {
+  // A Function's forward runs eagerly on every call (the node replays apply),
+  // so its in-place ops need no undoing.
+  if (is_subgraph_ && !function_body_) {
     // Only one branch runs: a write into an operand (or a view of one) in a
     // branch would have to be undone for the other. Dynamo refuses input
     // mutation under grad; Kiln refuses every in-place op in a branch.
@@ -1265,11 +1309,13 @@ std::string RegionTracer::branch_where() const {
   return " (" + frames.back().file + ":" + std::to_string(frames.back().line) + ")";
 }
 
-RegionTracer::Branch RegionTracer::trace_branch(const Value& fn, const char* which, const std::vector<NodeId>& operand_ids) {
+RegionTracer::Branch RegionTracer::trace_branch(const std::function<Value(const py::ValueVec&)>& call, const char* which,
+                                                const std::vector<NodeId>& operand_ids, bool function_body) {
   Branch b;
   b.region = std::make_shared<RegionResult>();
   RegionTracer sub(vm_, settings_, *b.region);
   sub.is_subgraph_ = true;
+  sub.function_body_ = function_body;
   sub.frames_ = frames_;  // where the cond was called: errors and node stacks name the user's line
   // The branch's placeholders take the operands' names: the namespace knows
   // them already, so the placeholders are l_x__1, as Dynamo's subgraphs name them.
@@ -1303,8 +1349,12 @@ RegionTracer::Branch RegionTracer::trace_branch(const Value& fn, const char* whi
   vm_.tracer = &sub;
   active_tracer = &sub;
   try {
-    b.structure = vm_.call(fn, fakes);
+    b.structure = call(fakes);
   } catch (py::GraphBreakSignal& s) {
+    if (function_body) {
+      if (s.info.reason == function_body_break("").reason) throw;
+      throw py::GraphBreakSignal{function_body_break(s.info.reason)};
+    }
     // Dynamo's cond has no fallback to eager: a break in a branch is an error.
     const std::vector<StackFrame>& at = sub.break_stack_;
     std::string where = at.empty() ? std::string() : " (" + at.back().file + ":" + std::to_string(at.back().line) + ")";
@@ -1314,12 +1364,16 @@ RegionTracer::Branch RegionTracer::trace_branch(const Value& fn, const char* whi
   }
   const bool single = b.structure.is(ObjKind::Tensor);
   const py::ValueVec items = single ? py::ValueVec{b.structure} : result_items(b.structure);
+  if (function_body && (items.empty() || (!single && !b.structure.is(ObjKind::Tuple))))
+    throw py::GraphBreakSignal{function_body_break("its forward returns a " + py::type_name(b.structure))};
   if (items.empty() || (!single && !b.structure.is(ObjKind::Tuple) && !b.structure.is(ObjKind::List)))
     throw py::PyError("torch._dynamo.exc.UncapturedHigherOrderOpError",
                       std::string("Cond doesn't work unless it is captured completely with torch.compile. Expected ") + which +
                           " to return a tensor or a tuple of tensors, got " + py::type_name(b.structure) + branch_where());
   std::vector<NodeId> out_ids;
   for (const Value& v : items) {
+    if (function_body && !v.is(ObjKind::Tensor))
+      throw py::GraphBreakSignal{function_body_break("its forward returns a " + py::type_name(v) + " among its outputs")};
     if (!v.is(ObjKind::Tensor))
       py::throw_unsupported(std::string("torch.cond: ") + which + " returns a " + py::type_name(v) + branch_where() +
                             "; Kiln traces branches that return tensors only");
@@ -1402,8 +1456,8 @@ Value RegionTracer::trace_cond(const Value& pred, const Value& true_fn, const Va
     operand_args.push_back(std::move(a));
     operand_tmpl.items.push_back(std::move(t));
   }
-  Branch yes = trace_branch(true_fn, "true_fn", operand_ids);
-  Branch no = trace_branch(false_fn, "false_fn", operand_ids);
+  Branch yes = trace_branch([&](const py::ValueVec& fakes) { return vm_.call(true_fn, fakes); }, "true_fn", operand_ids);
+  Branch no = trace_branch([&](const py::ValueVec& fakes) { return vm_.call(false_fn, fakes); }, "false_fn", operand_ids);
   // Both branches must give outputs of one structure and metadata: the graph
   // after the cond is traced once, for either.
   auto fail = [&](const std::string& what) {
@@ -1473,6 +1527,166 @@ Value RegionTracer::trace_cond(const Value& pred, const Value& true_fn, const Va
   for (const Value& r : results) resolve(r.as<py::TensorObj>());
   if (yes.structure.is(ObjKind::Tensor)) return results[0];
   if (yes.structure.is(ObjKind::List)) return py::list_value(std::move(results));
+  return py::tuple_value(std::move(results));
+}
+
+namespace {
+
+// The autocast object whose __exit__ a with-block left on the value stack
+// (WithEnter pushes it), or null.
+const py::Instance* open_autocast(const Value& v) {
+  if (!v.is(ObjKind::BoundMethod)) return nullptr;
+  const auto* m = v.as<py::BoundMethod>();
+  if (!m->self.is(ObjKind::Instance) || !m->func.is(ObjKind::Function) || m->func.as<py::Function>()->code->name != "__exit__")
+    return nullptr;
+  const auto* inst = m->self.as<py::Instance>();
+  return inst->dict->find_str("_kiln_given") ? inst : nullptr;
+}
+
+}  // namespace
+
+void RegionTracer::autocast_marker(bool enter, const Value& ctx) {
+  OpNode op;
+  op.node.op = OpKind::CallFunction;
+  op.node.target = enter ? "torch.amp.autocast_mode._enter_autocast" : "torch.amp.autocast_mode._exit_autocast";
+  if (enter) {
+    const Value* given = ctx.is(ObjKind::Instance) ? ctx.as<py::Instance>()->dict->find_str("_kiln_given") : nullptr;
+    KILN_CHECK(given, "an autocast object without its constructor's arguments");
+    for (const Value& v : result_items(*given)) {
+      Arg a;
+      ArgTemplate t;
+      if (!to_arg(v, a, t))
+        py::throw_unsupported("torch.autocast(...) in compiled code with a " + py::type_name(v) +
+                              " argument: Kiln puts only constants into its _enter_autocast node");
+      op.node.args.push_back(std::move(a));
+    }
+  } else {
+    NodeId enter_id = kNoNode;
+    for (auto it = autocast_enters_.rbegin(); it != autocast_enters_.rend() && enter_id == kNoNode; ++it)
+      if (it->first == ctx.obj() && size_t(it->second) < ops_.size() &&
+          ops_[size_t(it->second)].node.target == "torch.amp.autocast_mode._enter_autocast")
+        enter_id = it->second;
+    op.node.args.push_back(enter_id == kNoNode ? Arg::none() : Arg::node(enter_id));
+  }
+  op.step.kind = GraphStep::Kind::Marker;
+  op.step.grad_enabled = vm_.grad_enabled;
+  op.step.autocast = torchapi::autocast_state();
+  op.node.name = namer_.create_name(enter ? "_enter_autocast" : "_exit_autocast");
+  op.node.meta.stack = user_stack();
+  op.node.meta.scope = module_scope();
+  const NodeId id = NodeId(ops_.size());
+  op.step.node = id;
+  ops_.push_back(std::move(op));
+  if (enter) autocast_enters_.push_back({ctx.obj(), id});
+}
+
+void RegionTracer::enter_open_autocast_blocks(const py::Frame& frame) {
+  for (const Value& v : frame.stack)
+    if (open_autocast(v)) autocast_marker(true, v.as<py::BoundMethod>()->self);
+}
+
+void RegionTracer::exit_open_autocast_blocks(const py::Frame& frame) {
+  for (auto it = frame.stack.rbegin(); it != frame.stack.rend(); ++it)
+    if (open_autocast(*it)) autocast_marker(false, it->as<py::BoundMethod>()->self);
+}
+
+Value RegionTracer::trace_function_apply(const Value& cls, const Value& args, const Value& forward_helper) {
+  const py::ValueVec items = result_items(args);
+  Arg args_arg;
+  ArgTemplate args_tmpl;
+  if (!to_arg(args, args_arg, args_tmpl))
+    throw py::GraphBreakSignal{function_body_break("an argument Kiln cannot put into a graph")};
+  // Dynamo passes the tensor arguments to the node and bakes the others into
+  // the forward subgraph; args_tensor_mask says which were which.
+  std::vector<NodeId> operand_ids;
+  std::vector<Arg> node_args;
+  std::vector<Arg> mask;
+  bool any_requires_grad = false;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const bool tensor = items[i].is(ObjKind::Tensor);
+    mask.push_back(Arg::boolean(tensor));
+    if (!tensor) continue;
+    operand_ids.push_back(args_arg.items[i].node_id());
+    node_args.push_back(args_arg.items[i]);
+    any_requires_grad |= items[i].as<py::TensorObj>()->requires_grad;
+  }
+  std::vector<int64_t> non_differentiable;
+  Branch fwd = trace_branch(
+      [&](const py::ValueVec& fakes) {
+        py::ValueVec with_fakes = items;
+        size_t k = 0;
+        for (Value& v : with_fakes)
+          if (v.is(ObjKind::Tensor)) v = fakes.at(k++);
+        const py::ValueVec r = result_items(vm_.call(forward_helper, py::ValueVec{cls, py::tuple_value(std::move(with_fakes))}));
+        KILN_CHECK(r.size() == 2, "the forward helper returns the output and the non-differentiable indices");
+        for (const Value& i : result_items(r[1])) non_differentiable.push_back(i.as_int());
+        return r[0];
+      },
+      "forward", operand_ids, true);
+  const int n = next_function_++;
+  const std::string names[2] = {"fwd_body_" + std::to_string(n), "bwd_body_" + std::to_string(n)};
+  NodeId attr_ids[2];
+  for (int k = 0; k < 2; ++k) {
+    OpNode attr;
+    attr.node.op = OpKind::GetAttr;
+    attr.node.name = namer_.create_name(names[k]);
+    attr.node.target = names[k];
+    attr.node.meta.stack = user_stack();
+    attr.node.meta.scope = module_scope();
+    attr.step.kind = GraphStep::Kind::Attr;
+    attr.step.grad_enabled = vm_.grad_enabled;
+    attr.step.autocast = torchapi::autocast_state();
+    attr_ids[k] = NodeId(ops_.size());
+    attr.step.node = attr_ids[k];
+    // Only the forward is traced: the backward runs as the class's own
+    // backward from the eager autograd node the replayed apply makes, so
+    // bwd_body_N names no subgraph here.
+    if (k == 0) subgraphs_.push_back({ops_.size(), Subgraph{names[k], fwd.region->graph}});
+    ops_.push_back(std::move(attr));
+  }
+  OpNode op;
+  op.node.op = OpKind::CallFunction;
+  op.node.target = "higher_order::autograd_function_apply";
+  op.node.args = {Arg::node(attr_ids[0]), Arg::node(attr_ids[1])};
+  for (Arg& a : node_args) op.node.args.push_back(std::move(a));
+  op.node.kwargs.emplace_back("args_tensor_mask", Arg::list(std::move(mask)));
+  std::vector<Arg> marked;
+  for (int64_t i : non_differentiable) marked.push_back(Arg::integer(i));
+  op.node.kwargs.emplace_back("non_differentiable_idx", Arg::list(std::move(marked)));
+  op.step.kind = GraphStep::Kind::FunctionApply;
+  op.step.args = {ArgTemplate{}, ArgTemplate{}, args_tmpl};
+  op.step.function = cls;
+  op.step.single_output = fwd.structure.is(ObjKind::Tensor);
+  op.step.grad_enabled = vm_.grad_enabled;
+  op.step.autocast = torchapi::autocast_state();
+  op.node.name = namer_.create_name("autograd_function_apply");
+  std::vector<Val> vals;
+  py::ValueVec results;
+  const NodeId id = NodeId(ops_.size());
+  for (size_t i = 0; i < fwd.outs.size(); ++i) {
+    const py::TensorObj* like = fwd.outs[i];
+    auto obj = py::make<py::TensorObj>(Tensor::meta_strided(like->t.sizes(), like->t.strides(), like->t.dtype()));
+    // As eager apply marks them.
+    obj->requires_grad = vm_.grad_enabled && any_requires_grad &&
+                         std::find(non_differentiable.begin(), non_differentiable.end(), int64_t(i)) == non_differentiable.end();
+    obj->device = like->device;
+    auto info = std::make_shared<FakeInfo>();
+    info->parent = id;
+    info->index = int(i);
+    info->owner = this;
+    obj->fake = info;
+    fakes_.push_back(obj);
+    vals.push_back(val_of(Value(obj)));
+    results.push_back(Value(obj));
+  }
+  op.node.meta.val = Val::tuple(std::move(vals));
+  op.node.meta.stack = user_stack();
+  op.node.meta.scope = module_scope();
+  op.step.node = id;
+  ops_.push_back(std::move(op));
+  // One getitem per output right after the node, as Dynamo unflattens it.
+  for (const Value& r : results) resolve(r.as<py::TensorObj>());
+  if (fwd.structure.is(ObjKind::Tensor)) return results[0];
   return py::tuple_value(std::move(results));
 }
 
@@ -1881,6 +2095,7 @@ void RegionTracer::maybe_open_transaction(TracedFrame& root, size_t nops, size_t
   t.dict_length_pending = dict_length_pending_;
   t.next_symbol = next_symbol_;
   t.next_cond = next_cond_;
+  t.next_function = next_function_;
   txn_ = std::move(t);
 }
 
@@ -1916,6 +2131,7 @@ void RegionTracer::rewind_transaction(TracedFrame& root) {
   dict_length_pending_ = std::move(t.dict_length_pending);
   next_symbol_ = t.next_symbol;
   next_cond_ = t.next_cond;
+  next_function_ = t.next_function;
   out_.reusable = t.reusable;
   out_.not_reusable_why = std::move(t.not_reusable_why);
   break_stack_.clear();
@@ -1998,6 +2214,67 @@ StateTemplate RegionTracer::make_template(const Value& v, const SourcePtr& src, 
   return t;
 }
 
+size_t RegionTracer::drop_unused_getitems(std::vector<NodeId>& outs, size_t count) {
+  std::vector<int> users(ops_.size(), 0);
+  auto add_uses = [&](const OpNode& op, int delta) {
+    auto use = [&](NodeId id) {
+      if (id >= 0) users[size_t(id)] += delta;
+    };
+    for (const Arg& a : op.node.args) for_each_node_ref(a, use);
+    for (const auto& kv : op.node.kwargs) for_each_node_ref(kv.second, use);
+  };
+  for (const OpNode& op : ops_) add_uses(op, 1);
+  for (NodeId id : outs)
+    if (id >= 0) ++users[size_t(id)];
+  // Last to first, so a getitem read only by a dropped one goes too.
+  std::vector<bool> drop(ops_.size(), false);
+  bool any = false;
+  for (size_t i = ops_.size(); i-- > 0;) {
+    const OpNode& op = ops_[i];
+    if (users[i] || op.node.op != OpKind::CallFunction || op.node.target != "operator.getitem") continue;
+    drop[i] = any = true;
+    add_uses(op, -1);
+  }
+  if (!any) return 0;
+  std::vector<NodeId> renumber(ops_.size(), kNoNode);
+  size_t kept = 0, dropped = 0;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    if (!drop[i]) renumber[i] = NodeId(kept++);
+    else if (i < count) ++dropped;
+  }
+  auto fix = [&](NodeId id) { return id >= 0 ? renumber[size_t(id)] : id; };
+  std::function<void(Arg&)> fix_arg = [&](Arg& a) {
+    if (a.kind == Arg::Kind::Node) a.i = fix(NodeId(a.i));
+    for (Arg& x : a.items) fix_arg(x);
+  };
+  std::function<void(ArgTemplate&)> fix_tmpl = [&](ArgTemplate& a) {
+    if (a.kind == ArgTemplate::Kind::Node) a.node = fix(a.node);
+    for (ArgTemplate& x : a.items) fix_tmpl(x);
+  };
+  std::vector<OpNode> left;
+  left.reserve(kept);
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    if (drop[i]) continue;
+    OpNode& op = ops_[i];
+    for (Arg& a : op.node.args) fix_arg(a);
+    for (auto& kv : op.node.kwargs) fix_arg(kv.second);
+    for (ArgTemplate& a : op.step.args) fix_tmpl(a);
+    for (auto& kv : op.step.kwargs) fix_tmpl(kv.second);
+    op.step.node = fix(op.step.node);
+    left.push_back(std::move(op));
+  }
+  ops_ = std::move(left);
+  for (auto& entry : subgraphs_) entry.first = size_t(renumber[entry.first]);
+  for (NodeId& id : outs) id = fix(id);
+  // The fakes of dropped nodes are dead: nothing after the region reads them.
+  for (auto& f : fakes_)
+    if (auto* info = static_cast<FakeInfo*>(f->fake.get()); info && info->owner == this) {
+      info->node = fix(info->node);
+      info->parent = fix(info->parent);
+    }
+  return dropped;
+}
+
 void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
   // Graph outputs: every fake still referenced outside the tracer, those in the
   // frame first (return value, stack, locals), as Dynamo orders them.
@@ -2069,8 +2346,9 @@ void RegionTracer::finalize(py::Frame& frame, const Value* returned) {
     out_.inputs.push_back(phs_[p].source);
     out_.input_values.push_back(phs_[p].real);
   }
+  const size_t dropped = drop_unused_getitems(output_ids, ops_in_region);
   place_ops(g, [&ph_final, nph](NodeId id) { return id < -1 ? ph_final[size_t(-id - 2)] : id + nph; }, output_ids);
-  out_.op_count = int(ops_in_region);
+  out_.op_count = int(ops_in_region - dropped);
 
   // Run the graph once on the real inputs and turn the fakes real in place.
   // The graph runs under the grad mode the region was entered with, as a cache
@@ -2227,6 +2505,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
 
   Value result;
   bool returned = false;
+  tracer.enter_open_autocast_blocks(frame);
   tracer.push_root(&root);
   py::Frame* outer = vm.current_frame;
   frame.parent = outer;
@@ -2280,6 +2559,7 @@ RegionResult trace_region(py::VM& vm, py::Frame& frame, const TraceSettings& set
     throw;
   }
   tracer.end_transaction();  // a frame that returns its generator expression
+  if (out.break_info) tracer.exit_open_autocast_blocks(frame);
   vm.current_frame = outer;
   vm.tracer = saved;
   active_tracer = saved_active;
@@ -2332,6 +2612,22 @@ Value traced_cond(py::VM& vm, const py::CallArgs& a) {
     vm.tracer->graph_break(vm, info);
   }
   return active_tracer->trace_cond(a[0], a[1], a[2], result_items(a[3]));
+}
+
+Value traced_function_apply(py::VM& vm, const py::CallArgs& a) {
+  if (!active_tracer || vm.tracer != active_tracer) {
+    py::BreakInfo info;
+    info.reason = "Unsupported call: torch.autograd.Function.apply";
+    info.explanation = "  Explanation: a custom autograd Function is traced only by torch.compile's capture.\n";
+    vm.tracer->graph_break(vm, info);
+  }
+  return active_tracer->trace_function_apply(a[0], a[1], a[2]);
+}
+
+Value traced_autocast_marker(py::VM& vm, const py::CallArgs& a) {
+  // Another tracer (a cond branch's is active_tracer too) or none: no node.
+  if (active_tracer && vm.tracer == active_tracer) active_tracer->autocast_marker(vm.truth(a[1]), a[0]);
+  return Value();
 }
 
 bool inline_traced_call(py::VM& vm, py::Frame& frame, Value& result) {

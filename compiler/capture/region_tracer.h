@@ -40,7 +40,14 @@ struct GraphStep {
   // slots (the branches' get_attr nodes) and the operand tuple; `branches`
   // holds the true and the false branch, each run as a region of its own.
   // Attr: a get_attr node naming a subgraph; it stands for no runtime value.
-  enum class Kind { Call, Method, Operator, GetItem, Aten, Cond, Attr } kind = Kind::Call;
+  // FunctionApply: torch.ops.higher_order.autograd_function_apply; args are
+  // two unused slots (fwd_body_N, bwd_body_N) and the call's argument tuple;
+  // it runs `function`'s apply eagerly, so the class's own backward is what
+  // autograd records, as for an apply outside compiled code.
+  // Marker: a node that runs nothing where the graph runs: a torch.autocast
+  // block's _enter_autocast / _exit_autocast, which Dynamo records in the
+  // graph (the casts themselves follow each step's `autocast`).
+  enum class Kind { Call, Method, Operator, GetItem, Aten, Cond, Attr, FunctionApply, Marker } kind = Kind::Call;
   const torchapi::Callable* callable = nullptr;  // Call: the torch function
   std::string name;         // Method: the method; Operator: "operator.add", ...; Aten: the op
   std::vector<ArgTemplate> args;
@@ -51,6 +58,8 @@ struct GraphStep {
   // runs and lowers (AOTAutograd traces them into the ATen graph).
   torchapi::AutocastState autocast;
   std::vector<std::shared_ptr<const RegionResult>> branches;  // Cond: true, false
+  py::Value function;         // FunctionApply: the torch.autograd.Function subclass
+  bool single_output = false;  // FunctionApply: forward returned one tensor, not a tuple
 };
 
 // How a value of the frame's state after the region is rebuilt on a cache hit.
@@ -159,6 +168,18 @@ bool inline_traced_call(py::VM& vm, py::Frame& frame, py::Value& result);
 // torch.ops.higher_order.cond node with both branches as subgraphs.
 py::Value traced_cond(py::VM& vm, const py::CallArgs& args);
 
+// Function.apply(cls, args) of a torch.autograd.Function subclass called while
+// a region is traced (the "torch.autograd.Function.apply.traced" hook): one
+// torch.ops.higher_order.autograd_function_apply node with the forward as a
+// subgraph, and a getitem per output, as Dynamo records it. A forward the
+// trace cannot follow breaks the graph at the call.
+py::Value traced_function_apply(py::VM& vm, const py::CallArgs& args);
+
+// A torch.autocast block's __enter__ (args[1] true) or __exit__ on the
+// autocast object args[0], run while a region is traced (the
+// "torch.amp.autocast.traced" hook): an _enter_autocast / _exit_autocast node.
+py::Value traced_autocast_marker(py::VM& vm, const py::CallArgs& args);
+
 // The elements of a torch op's multi-output result: a tuple, a list, or a
 // torch.return_types named tuple.
 py::ValueVec result_items(const py::Value& v);
@@ -176,6 +197,17 @@ struct GradModeRestore {
   py::VM& vm;
   bool saved;
   torchapi::AutocastState saved_autocast;
+};
+
+// While one lives, the Python frames a graph step calls run plain (not
+// compiled): a replayed Function.apply stands for its traced forward, which
+// Dynamo's node runs with no Python frame to compile.
+struct PlainPython {
+  PlainPython();
+  ~PlainPython();
+  PlainPython(const PlainPython&) = delete;
+  PlainPython& operator=(const PlainPython&) = delete;
+  static bool active();
 };
 
 // How `step` runs `call` again: as a method, an operator or a torch function

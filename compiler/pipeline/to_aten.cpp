@@ -243,15 +243,18 @@ Status functionalize_lowered(Graph& g) {
 }  // namespace
 
 Expected<Graph> lower_to_aten(py::VM& vm, const capture::RegionResult& region) {
-  // Recording one run would keep only the branch its predicate took, and the
-  // graph would compute that branch on every later call.
+  // Recording one run of a cond would keep only the branch its predicate took,
+  // and the graph would compute that branch on every later call; recording an
+  // autograd Function's forward would differentiate it instead of calling the
+  // class's backward.
   for (const capture::GraphStep& s : region.steps)
-    if (s.kind == capture::GraphStep::Kind::Cond) {
+    if (s.kind == capture::GraphStep::Kind::Cond || s.kind == capture::GraphStep::Kind::FunctionApply) {
       const Node& n = region.graph[s.node];
       const std::string at = n.meta.stack.empty() ? std::string()
                                                   : " at " + n.meta.stack.back().file + ":" + std::to_string(n.meta.stack.back().line);
-      return Status::error("node '" + n.name + "'" + at +
-                           " is torch.ops.higher_order.cond, which Kiln does not lower to ATen");
+      return Status::error("node '" + n.name + "'" + at + " is torch.ops." +
+                           (s.kind == capture::GraphStep::Kind::Cond ? "higher_order.cond" : "higher_order.autograd_function_apply") +
+                           ", which Kiln does not lower to ATen");
     }
   Graph g;
   Lowering lowering(g);

@@ -29,6 +29,8 @@ class autocast:
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         if not isinstance(device_type, str):
             _kiln.raise_error("ValueError", f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        # As given: Dynamo's _enter_autocast node takes these.
+        self._kiln_given = (device_type, dtype, enabled, cache_enabled)
         _check_device(device_type)
         if dtype is None:
             dtype = torch.get_autocast_dtype(device_type)
@@ -58,8 +60,10 @@ class autocast:
         torch.set_autocast_dtype(self.device, self.fast_dtype)
         torch.autocast_increment_nesting()
         torch.set_autocast_cache_enabled(self._cache_enabled)
+        _kiln.autocast_traced(self, True)
 
     def __exit__(self, exc_type, exc_val, exc_tb):
+        _kiln.autocast_traced(self, False)
         if torch.autocast_decrement_nesting() == 0:
             torch.clear_autocast_cache()
         torch.set_autocast_enabled(self.device, self.prev)
@@ -95,6 +99,15 @@ class _CpuAutocast(autocast):
 Ref<Module> install_grad_scaler(VM& vm);  // grad_scaler_prelude.cpp
 
 void install_amp_prelude(VM& vm) {
+  // autocast_traced(ctx, entering): capture's hook records the block's
+  // _enter_autocast / _exit_autocast node; without a trace it does nothing.
+  if (Ref<Module> k = vm.module("torch._kiln"))
+    set_attr_builtin(k->dict, "torch._kiln.autocast_traced", "autocast_traced", [](VM& vm, const CallArgs& a) {
+      if (!vm.tracer) return Value();
+      auto it = vm.extensions.find("torch.amp.autocast.traced");
+      if (it == vm.extensions.end() || !it->second) return Value();
+      return (*static_cast<const BuiltinFn*>(it->second.get()))(vm, a);
+    });
   static const Expected<CodePtr> code = compile_module(kAutocastSource, "torch/amp/autocast_mode.py");
   Ref<Dict> globals = run_prelude(vm, code, "torch.amp.autocast_mode", "torch.autocast");
   Ref<Module> torch = vm.module("torch");

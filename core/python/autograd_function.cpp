@@ -3,7 +3,9 @@
 // set_detect_anomaly. Function.apply runs forward without grad, then gives
 // its tensor outputs a node of eager autograd (autograd.h) whose backward
 // calls the class's backward with the ctx, checking what it returns as
-// PyTorch does. Inside a torch.compile'd function apply breaks the graph.
+// PyTorch does. Inside a torch.compile'd function capture traces the forward
+// into one autograd_function_apply node, as Dynamo does, and the node runs
+// apply eagerly.
 #include <string>
 
 #include "core/python/autograd.h"
@@ -71,7 +73,10 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        _kiln.function_apply_check()
+        # None outside a trace; under capture, the node's outputs in a tuple.
+        traced = _kiln.function_apply_traced(cls, args, _forward_for_capture)
+        if traced is not None:
+            return traced[0]
         ctx = FunctionCtx()
         grad_on = torch.is_grad_enabled()
         ctx.needs_input_grad = tuple(grad_on and isinstance(a, torch.Tensor) and a.requires_grad for a in args)
@@ -86,6 +91,25 @@ class Function:
             if grad_on and any(ctx.needs_input_grad):
                 _check_saved_inputs_returned(ctx, args, output)
         return _kiln.function_apply(cls, ctx, args, output)
+
+
+def _forward_for_capture(cls, args):
+    # What apply runs before autograd takes the outputs: capture traces it
+    # (args holding the subgraph's placeholders) as the forward subgraph.
+    # Returns the output and the indices of the outputs marked
+    # non-differentiable, which get no grad_fn.
+    ctx = FunctionCtx()
+    grad_on = torch.is_grad_enabled()
+    ctx.needs_input_grad = tuple(grad_on and isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+    with torch.no_grad():
+        if cls.setup_context is not Function.setup_context:
+            output = cls.forward(*args)
+            cls.setup_context(ctx, args, output)
+        else:
+            output = cls.forward(ctx, *args)
+    outs = output if isinstance(output, tuple) else (output,)
+    marked = tuple(i for i, o in enumerate(outs) if any(o is n for n in ctx.non_differentiable))
+    return output, marked
 
 
 def _check_saved_inputs_returned(ctx, args, output):
@@ -585,15 +609,19 @@ void install_autograd_prelude(VM& vm) {
     set_attr_builtin(k->dict, "torch._kiln.function_apply", "function_apply", function_apply);
     set_attr_builtin(k->dict, "torch._kiln.autograd_grad", "autograd_grad", autograd_grad);
     set_attr_builtin(k->dict, "torch._kiln.accumulate_grads", "accumulate_grads", accumulate_grads);
-    // Dynamo traces into a Function's forward; Kiln breaks the graph and runs it eagerly.
-    set_attr_builtin(k->dict, "torch._kiln.function_apply_check", "function_apply_check", [](VM& vm, const CallArgs&) {
-      if (vm.tracer) {
+    // function_apply_traced(cls, args, forward_helper): None when no trace runs;
+    // under capture's tracer its hook's result (the outputs, in a tuple of one);
+    // any other tracer breaks the graph and apply runs eagerly.
+    set_attr_builtin(k->dict, "torch._kiln.function_apply_traced", "function_apply_traced", [](VM& vm, const CallArgs& a) {
+      if (!vm.tracer) return Value();
+      auto it = vm.extensions.find("torch.autograd.Function.apply.traced");
+      if (it == vm.extensions.end() || !it->second) {
         BreakInfo info;
         info.reason = "Unsupported call: torch.autograd.Function.apply";
-        info.explanation = "  Explanation: Kiln does not trace custom autograd Functions; apply runs eagerly.\n";
+        info.explanation = "  Explanation: this tracer does not trace custom autograd Functions; apply runs eagerly.\n";
         vm.tracer->graph_break(vm, info);
       }
-      return Value();
+      return tuple_value({(*static_cast<const BuiltinFn*>(it->second.get()))(vm, a)});
     });
   }
   vm.add_lazy_module("torch.autograd", install_autograd);

@@ -311,12 +311,15 @@ bool tensor_getattr(VM& vm, const Value& t, std::string_view name, Value& out) {
     out = Value(make<DeviceObj>(d.substr(0, colon), colon == std::string::npos ? -1 : std::stoi(d.substr(colon + 1))));
   } else if (name == "is_cuda") {
     out = Value(obj->device.starts_with("cuda"));
-  } else if (name == "is_cpu") {
-    out = Value(obj->device == "cpu");
-  } else if (name == "is_meta") {
-    out = Value(obj->device == "meta");
-  } else if (name == "is_sparse" || name == "is_quantized" || name == "is_nested" || name == "is_complex_dtype" ||
-             name == "is_xpu" || name == "is_mps" || name == "is_mkldnn") {
+  } else if (name == "is_cpu" || name == "is_meta" || name == "is_xpu" || name == "is_mps" || name == "is_mkldnn") {
+    // Dynamo answers is_cuda from the fake's device, but these device
+    // predicates go through its generic tensor-attribute path: a getattr
+    // call_function node, which explain counts (DCGAN's input.is_xpu).
+    const bool answer = name == "is_cpu" ? obj->device == "cpu" : name == "is_meta" ? obj->device == "meta" : false;
+    ValueVec getattr_args{t, str_value(std::string(name))};
+    out = call_traced(vm, nullptr, "getattr", false, CallArgs{getattr_args.data(), 2, nullptr},
+                      [answer](const CallArgs&, Mode) { return Value(answer); });
+  } else if (name == "is_sparse" || name == "is_quantized" || name == "is_nested" || name == "is_complex_dtype") {
     out = Value(false);
   } else if (name == "requires_grad") {
     out = Value(obj->requires_grad);

@@ -207,9 +207,15 @@ void add_value_methods(const Ref<Class>& cls) {
 
 void add_grad_methods(const Ref<Class>& cls) {
   add_method(cls, "requires_grad_", [](VM& vm, const CallArgs& a) {
-    // Dynamo 2.11 does not trace it in user code; Kiln's own torch code
-    // (parameters made inside a region) keeps tracing.
-    if (vm.tracer && vm.current_frame && !vm.current_frame->code->filename.starts_with("torch/")) {
+    const Value* flag = a.npos > 1 ? &a[1] : a.kwarg("requires_grad");
+    const bool wanted = flag ? vm.truth(*flag) : true;
+    // Dynamo 2.11 does not trace a change of the flag in user code; a call
+    // that leaves it as it is (a buffer's requires_grad_(False)) returns the
+    // tensor without a break. Kiln's own torch code (parameters made inside
+    // a region) keeps tracing.
+    const TensorObj* t = tensor_obj(a[0]);
+    if (vm.tracer && vm.current_frame && !vm.current_frame->code->filename.starts_with("torch/") &&
+        (!t || t->requires_grad != wanted)) {
       BreakInfo info;
       info.reason = "Unsupported Tensor.requires_grad_() call";
       info.explanation =
@@ -218,8 +224,8 @@ void add_grad_methods(const Ref<Class>& cls) {
           "  Developer debug context: call_method TensorVariable() requires_grad_\n";
       vm.tracer->graph_break(vm, info);
     }
-    const Value* flag = a.npos > 1 ? &a[1] : a.kwarg("requires_grad");
-    vm.setattr(a[0], "requires_grad", flag ? Value(vm.truth(*flag)) : Value(true));
+    if (vm.tracer && t && t->requires_grad == wanted) return a[0];
+    vm.setattr(a[0], "requires_grad", Value(wanted));
     return a[0];
   });
   if (!torchapi::find("Tensor.detach"))
