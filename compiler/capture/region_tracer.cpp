@@ -381,6 +381,8 @@ class RegionTracer : public py::Tracer {
   // `call` runs the branch on the subgraph's placeholders (fakes of the operands).
   Branch trace_branch(const std::function<Value(const py::ValueVec&)>& call, const char* which,
                       const std::vector<NodeId>& operand_ids, bool function_body = false);
+  py::ValueVec push_with_outputs(OpNode op, const std::vector<py::TensorObj*>& like,
+                                 const std::function<bool(size_t)>& requires_grad);
   static py::BreakInfo function_body_break(const std::string& why) {
     py::BreakInfo info;
     info.reason = "Unsupported call: torch.autograd.Function.apply";
@@ -1436,6 +1438,36 @@ Graph RegionTracer::build_subgraph(const std::vector<NodeId>& outs) {
   return g;
 }
 
+// Pushes a higher-order op whose outputs are fake tensors shaped like `like`
+// (requires_grad per output as the caller says), then one getitem per
+// output right after it, as Dynamo unflattens such an op's result at once.
+py::ValueVec RegionTracer::push_with_outputs(OpNode op, const std::vector<py::TensorObj*>& like,
+                                             const std::function<bool(size_t)>& requires_grad) {
+  std::vector<Val> vals;
+  py::ValueVec results;
+  const NodeId id = NodeId(ops_.size());
+  for (size_t i = 0; i < like.size(); ++i) {
+    auto obj = py::make<py::TensorObj>(Tensor::meta_strided(like[i]->t.sizes(), like[i]->t.strides(), like[i]->t.dtype()));
+    obj->requires_grad = requires_grad(i);
+    obj->device = like[i]->device;
+    auto info = std::make_shared<FakeInfo>();
+    info->parent = id;
+    info->index = int(i);
+    info->owner = this;
+    obj->fake = info;
+    fakes_.push_back(obj);
+    vals.push_back(val_of(Value(obj)));
+    results.push_back(Value(obj));
+  }
+  op.node.meta.val = Val::tuple(std::move(vals));
+  op.node.meta.stack = user_stack();
+  op.node.meta.scope = module_scope();
+  op.step.node = id;
+  ops_.push_back(std::move(op));
+  for (const Value& r : results) resolve(r.as<py::TensorObj>());
+  return results;
+}
+
 Value RegionTracer::trace_cond(const Value& pred, const Value& true_fn, const Value& false_fn, const py::ValueVec& operands) {
   OpNode op;
   op.node.op = OpKind::CallFunction;
@@ -1501,30 +1533,9 @@ Value RegionTracer::trace_cond(const Value& pred, const Value& true_fn, const Va
   op.step.grad_enabled = vm_.grad_enabled;
   op.step.autocast = torchapi::autocast_state();
   op.node.name = namer_.create_name("cond");
-  std::vector<Val> vals;
-  py::ValueVec results;
-  const NodeId id = NodeId(ops_.size());
-  for (size_t i = 0; i < yes.outs.size(); ++i) {
-    const py::TensorObj* like = yes.outs[i];
-    auto obj = py::make<py::TensorObj>(Tensor::meta_strided(like->t.sizes(), like->t.strides(), like->t.dtype()));
-    obj->requires_grad = like->requires_grad || no.outs[i]->requires_grad;
-    obj->device = like->device;
-    auto info = std::make_shared<FakeInfo>();
-    info->parent = id;
-    info->index = int(i);
-    info->owner = this;
-    obj->fake = info;
-    fakes_.push_back(obj);
-    vals.push_back(val_of(Value(obj)));
-    results.push_back(Value(obj));
-  }
-  op.node.meta.val = Val::tuple(std::move(vals));
-  op.node.meta.stack = user_stack();
-  op.node.meta.scope = module_scope();
-  op.step.node = id;
-  ops_.push_back(std::move(op));
-  // Dynamo unflattens the output at once: one getitem per element, right after the cond.
-  for (const Value& r : results) resolve(r.as<py::TensorObj>());
+  py::ValueVec results = push_with_outputs(std::move(op), yes.outs, [&](size_t i) {
+    return yes.outs[i]->requires_grad || no.outs[i]->requires_grad;
+  });
   if (yes.structure.is(ObjKind::Tensor)) return results[0];
   if (yes.structure.is(ObjKind::List)) return py::list_value(std::move(results));
   return py::tuple_value(std::move(results));
@@ -1660,32 +1671,11 @@ Value RegionTracer::trace_function_apply(const Value& cls, const Value& args, co
   op.step.grad_enabled = vm_.grad_enabled;
   op.step.autocast = torchapi::autocast_state();
   op.node.name = namer_.create_name("autograd_function_apply");
-  std::vector<Val> vals;
-  py::ValueVec results;
-  const NodeId id = NodeId(ops_.size());
-  for (size_t i = 0; i < fwd.outs.size(); ++i) {
-    const py::TensorObj* like = fwd.outs[i];
-    auto obj = py::make<py::TensorObj>(Tensor::meta_strided(like->t.sizes(), like->t.strides(), like->t.dtype()));
-    // As eager apply marks them.
-    obj->requires_grad = vm_.grad_enabled && any_requires_grad &&
-                         std::find(non_differentiable.begin(), non_differentiable.end(), int64_t(i)) == non_differentiable.end();
-    obj->device = like->device;
-    auto info = std::make_shared<FakeInfo>();
-    info->parent = id;
-    info->index = int(i);
-    info->owner = this;
-    obj->fake = info;
-    fakes_.push_back(obj);
-    vals.push_back(val_of(Value(obj)));
-    results.push_back(Value(obj));
-  }
-  op.node.meta.val = Val::tuple(std::move(vals));
-  op.node.meta.stack = user_stack();
-  op.node.meta.scope = module_scope();
-  op.step.node = id;
-  ops_.push_back(std::move(op));
-  // One getitem per output right after the node, as Dynamo unflattens it.
-  for (const Value& r : results) resolve(r.as<py::TensorObj>());
+  // As eager apply marks them.
+  py::ValueVec results = push_with_outputs(std::move(op), fwd.outs, [&](size_t i) {
+    return vm_.grad_enabled && any_requires_grad &&
+           std::find(non_differentiable.begin(), non_differentiable.end(), int64_t(i)) == non_differentiable.end();
+  });
   if (fwd.structure.is(ObjKind::Tensor)) return results[0];
   return py::tuple_value(std::move(results));
 }

@@ -133,32 +133,6 @@ bool im2col_fits_int(const ConvGpuPlan& p) {
   return total < limit && span < limit;
 }
 
-// The same for the scatter of a merged product: its elements and the output
-// elements a chunk writes.
-bool scatter_fits_int(const ConvGpuPlan& p) {
-  const int64_t limit = (int64_t(1) << 31) - 65535 * kThreads;
-  const int64_t span = (p.chunk - 1) * std::llabs(p.out_n_stride) + (p.oc - 1) * std::llabs(p.out_c_stride) +
-                       (p.pixels() - 1) * std::llabs(p.out_pixel_stride);
-  return p.chunk * p.oc * p.pixels() < limit && span < limit;
-}
-
-template <class I>
-Status launch_scatter(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction fn, int64_t n0, int64_t count,
-                      const Stream* stream) {
-  const size_t es = element_size(p.dtype);
-  const int64_t v = vector_width(p.dtype);
-  CUdeviceptr out = ptr.output + CUdeviceptr((p.out_offset + n0 * p.out_n_stride) * int64_t(es));
-  CUdeviceptr product = ptr.workspace + CUdeviceptr(p.chunk * p.column_rows() * p.pixels() * int64_t(es));
-  // Whole aligned 16-byte groups on both sides (the product's rows are, when pixels are).
-  const bool vec = p.out_pixel_stride == 1 && p.pixels() % v == 0 && p.out_n_stride % v == 0 &&
-                   p.out_c_stride % v == 0 && out % 16 == 0 && product % 16 == 0;
-  I rows = I(p.oc * count), samples = I(count), pixels = I(p.pixels());
-  I sn = I(p.out_n_stride), sc = I(p.out_c_stride), sp = I(p.out_pixel_stride), vector = I(vec);
-  void* args[] = {&out, &product, &rows, &samples, &pixels, &sn, &sc, &sp, &vector};
-  const MoveShape shape = move_shape(rows, pixels, vec ? v : 1);
-  return launch(fn, shape.grid, shape.block, 0, args, stream);
-}
-
 const char* kConvSource = R"KILN(
 // ---- Convolution extern kernels (cuda_conv.h): im2col and the bias ----
 template <typename I> struct KilnIm2col {
@@ -313,6 +287,35 @@ MoveShape move_shape(int64_t rows, int64_t columns, int64_t vec) {
   return s;
 }
 
+bool channel_rows_fit_int(const ConvGpuPlan& p) {
+  const int64_t limit = (int64_t(1) << 31) - 65535 * kThreads;
+  const int64_t span = (p.chunk - 1) * std::llabs(p.out_n_stride) + (p.oc - 1) * std::llabs(p.out_c_stride) +
+                       (p.pixels() - 1) * std::llabs(p.out_pixel_stride);
+  return p.chunk * p.oc * p.pixels() < limit && span < limit;
+}
+
+namespace {
+template <class I>
+Status launch_rows(const ConvGpuPlan& p, CUfunction fn, CUdeviceptr out, CUdeviceptr in, int64_t count,
+                   const Stream* stream) {
+  const int64_t v = vector_width(p.dtype);
+  // Whole aligned 16-byte groups on both sides (the rows side's are, when pixels are).
+  const bool vec = p.out_pixel_stride == 1 && p.pixels() % v == 0 && p.out_n_stride % v == 0 &&
+                   p.out_c_stride % v == 0 && out % 16 == 0 && in % 16 == 0;
+  I rows = I(p.oc * count), samples = I(count), pixels = I(p.pixels());
+  I sn = I(p.out_n_stride), sc = I(p.out_c_stride), sp = I(p.out_pixel_stride), vector = I(vec);
+  void* args[] = {&out, &in, &rows, &samples, &pixels, &sn, &sc, &sp, &vector};
+  const MoveShape shape = move_shape(rows, pixels, vec ? v : 1);
+  return launch(fn, shape.grid, shape.block, 0, args, stream);
+}
+}  // namespace
+
+Status launch_channel_rows(const ConvGpuPlan& p, CUfunction fn, bool narrow, CUdeviceptr out, CUdeviceptr in,
+                           int64_t count, const Stream* stream) {
+  return narrow ? launch_rows<int32_t>(p, fn, out, in, count, stream)
+                : launch_rows<int64_t>(p, fn, out, in, count, stream);
+}
+
 size_t ConvGpuPlan::workspace_bytes() const {
   if (!implicit.function.empty()) return implicit_conv_workspace_bytes(*this);
   if (direct) return 0;
@@ -420,7 +423,7 @@ Expected<ConvGpuPlan> plan_conv_geometry(DType dtype, const loopir::BufferView& 
                          (im2col_fits_int(plan) ? "_i32" : "_i64");
     if (plan.merged && !merge_all)
       plan.scatter_kernel = "kiln_conv_scatter_b" + std::to_string(element_size(plan.dtype)) +
-                            (scatter_fits_int(plan) ? "_i32" : "_i64");
+                            (channel_rows_fit_int(plan) ? "_i32" : "_i64");
   }
   return plan;
 }
@@ -459,8 +462,10 @@ Status run_conv_on_gpu(const ConvGpuPlan& p, const ConvPointers& ptr, const Conv
       if (Status st = cublas_gemm(call, stream); !st.ok()) return st;
     }
     if (p.merged) {
-      Status st = p.scatter_kernel.ends_with("_i32") ? launch_scatter<int32_t>(p, ptr, fn.scatter, n0, count, stream)
-                                                      : launch_scatter<int64_t>(p, ptr, fn.scatter, n0, count, stream);
+      const size_t es = element_size(p.dtype);
+      CUdeviceptr out = ptr.output + CUdeviceptr((p.out_offset + n0 * p.out_n_stride) * int64_t(es));
+      CUdeviceptr product = ptr.workspace + CUdeviceptr(p.chunk * p.column_rows() * p.pixels() * int64_t(es));
+      Status st = launch_channel_rows(p, fn.scatter, p.scatter_kernel.ends_with("_i32"), out, product, count, stream);
       if (!st.ok()) return Status::error(p.scatter_kernel + ": " + st.message());
     }
   }

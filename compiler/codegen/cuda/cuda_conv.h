@@ -96,6 +96,16 @@ struct MoveShape {
 };
 MoveShape move_shape(int64_t rows, int64_t columns, int64_t vec);
 
+// A chunk's [channel][sample][pixel] rows against the output's (or its
+// gradient's) layout in the plan: the merged forward GEMM's scatter and the
+// backward's gather move between them. Whether every index fits an int.
+bool channel_rows_fit_int(const ConvGpuPlan& plan);
+// Queues such a kernel (out, in, rows, samples, pixels, sn, sc, sp, vec) over
+// `count` samples: a scatter (out strided, in rows) or a gather (out rows, in
+// strided), 16-byte groups where both sides have them whole and aligned.
+Status launch_channel_rows(const ConvGpuPlan& plan, CUfunction fn, bool narrow, CUdeviceptr out, CUdeviceptr in,
+                           int64_t count, const Stream* stream);
+
 // Queues im2col of samples [n0, n0 + count) of ptr.input into ptr.workspace.
 Status run_conv_im2col(const ConvGpuPlan& plan, const ConvPointers& ptr, CUfunction fn, int64_t n0, int64_t count,
                        const Stream* stream);

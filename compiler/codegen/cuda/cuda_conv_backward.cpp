@@ -155,34 +155,11 @@ int64_t span_of(const int64_t* strides, const int64_t* sizes, int rank) {
   return span;
 }
 
-bool gather_fits_int(const ConvBackwardGpuPlan& b) {
-  const ConvGpuPlan& p = b.geometry;
-  const int64_t sizes[3] = {p.chunk, p.oc, p.pixels()}, strides[3] = {p.out_n_stride, p.out_c_stride, p.out_pixel_stride};
-  return p.chunk * p.oc * p.pixels() < kIntLimit && span_of(strides, sizes, 3) < kIntLimit;
-}
-
 bool col2im_fits_int(const ConvBackwardGpuPlan& b) {
   const ConvGpuPlan& p = b.geometry;
   const int64_t sizes[4] = {p.chunk, p.c, p.h, p.w};
   return p.chunk * p.c * p.kh * p.kw * p.pixels() < kIntLimit && p.chunk * p.c * p.h * p.w < kIntLimit &&
          span_of(b.gi_stride, sizes, 4) < kIntLimit;
-}
-
-// dy of the chunk's samples to [OC][sample][pixel] after the columns in the workspace.
-template <class I>
-Status launch_gather(const ConvBackwardGpuPlan& b, const ConvBackwardPointers& ptr, CUfunction fn, int64_t n0,
-                     int64_t count, const Stream* stream) {
-  const ConvGpuPlan& p = b.geometry;
-  const int64_t es = int64_t(element_size(p.dtype)), v = vector_width(p.dtype);
-  CUdeviceptr out = ptr.workspace + CUdeviceptr(p.chunk * p.c * p.kh * p.kw * p.pixels() * es);
-  CUdeviceptr dy = ptr.grad_output + CUdeviceptr((p.out_offset + n0 * p.out_n_stride) * es);
-  const bool vec = p.out_pixel_stride == 1 && p.pixels() % v == 0 && p.out_n_stride % v == 0 &&
-                   p.out_c_stride % v == 0 && out % 16 == 0 && dy % 16 == 0;
-  I rows = I(p.oc * count), samples = I(count), pixels = I(p.pixels());
-  I sn = I(p.out_n_stride), sc = I(p.out_c_stride), sp = I(p.out_pixel_stride), vector = I(vec);
-  void* args[] = {&out, &dy, &rows, &samples, &pixels, &sn, &sc, &sp, &vector};
-  const MoveShape shape = move_shape(rows, pixels, vec ? v : 1);
-  return launch(fn, shape.grid, shape.block, 0, args, stream);
 }
 
 template <class I>
@@ -274,7 +251,7 @@ Expected<ConvBackwardGpuPlan> plan_conv_backward_on_gpu(const loopir::Program& p
     plan.bias_kernel = std::string("kiln_conv_bias_grad_") + std::string(dtype_abbrev(dtype));
   }
   if (!plan.grad_weight.empty() || !plan.grad_input.empty())
-    plan.gather_kernel = "kiln_conv_gather_b" + std::to_string(element_size(dtype)) + (gather_fits_int(plan) ? "_i32" : "_i64");
+    plan.gather_kernel = "kiln_conv_gather_b" + std::to_string(element_size(dtype)) + (channel_rows_fit_int(plan.geometry) ? "_i32" : "_i64");
   if (plan.grad_weight.empty()) plan.geometry.im2col_kernel.clear();  // no columns of the input needed
   return plan;
 }
@@ -323,9 +300,10 @@ Status run_conv_backward_on_gpu(const ConvBackwardGpuPlan& b, const ConvBackward
       const int64_t count = std::min(p.chunk, p.n - n0);
       // Both gradients multiply the gathered dY; the input gradient's GEMM then
       // overwrites the columns the weight gradient's has read (one stream).
-      Status gathered = b.gather_kernel.ends_with("_i32")
-                            ? launch_gather<int32_t>(b, ptr, fn.gather, n0, count, stream)
-                            : launch_gather<int64_t>(b, ptr, fn.gather, n0, count, stream);
+      // dY of the chunk's samples to [OC][sample][pixel] after the columns.
+      Status gathered = launch_channel_rows(p, fn.gather, b.gather_kernel.ends_with("_i32"),
+                                            at(ptr.workspace, p.chunk * p.c * p.kh * p.kw * p.pixels()),
+                                            at(ptr.grad_output, p.out_offset + n0 * p.out_n_stride), count, stream);
       if (!gathered.ok()) return Status::error(b.gather_kernel + ": " + gathered.message());
       if (!b.grad_weight.empty()) {
         ConvPointers conv{ptr.input, ptr.weight, 0, ptr.grad_output, ptr.workspace};
