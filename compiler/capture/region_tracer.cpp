@@ -383,6 +383,7 @@ class RegionTracer : public py::Tracer {
                       const std::vector<NodeId>& operand_ids, bool function_body = false);
   py::ValueVec push_with_outputs(OpNode op, const std::vector<py::TensorObj*>& like,
                                  const std::function<bool(size_t)>& requires_grad);
+  NodeId push_subgraph_attr(const std::string& name, const Graph* graph);
   static py::BreakInfo function_body_break(const std::string& why) {
     py::BreakInfo info;
     info.reason = "Unsupported call: torch.autograd.Function.apply";
@@ -1438,6 +1439,25 @@ Graph RegionTracer::build_subgraph(const std::vector<NodeId>& outs) {
   return g;
 }
 
+// Pushes a get_attr node named `name` (a higher-order op's body), and the
+// subgraph it names when `graph` is given.
+NodeId RegionTracer::push_subgraph_attr(const std::string& name, const Graph* graph) {
+  OpNode attr;
+  attr.node.op = OpKind::GetAttr;
+  attr.node.name = namer_.create_name(name);
+  attr.node.target = name;
+  attr.node.meta.stack = user_stack();
+  attr.node.meta.scope = module_scope();
+  attr.step.kind = GraphStep::Kind::Attr;
+  attr.step.grad_enabled = vm_.grad_enabled;
+  attr.step.autocast = torchapi::autocast_state();
+  const NodeId id = NodeId(ops_.size());
+  attr.step.node = id;
+  if (graph) subgraphs_.push_back({ops_.size(), Subgraph{name, *graph}});
+  ops_.push_back(std::move(attr));
+  return id;
+}
+
 // Pushes a higher-order op whose outputs are fake tensors shaped like `like`
 // (requires_grad per output as the caller says), then one getitem per
 // output right after it, as Dynamo unflattens such an op's result at once.
@@ -1510,22 +1530,8 @@ Value RegionTracer::trace_cond(const Value& pred, const Value& true_fn, const Va
   }
   const int n = next_cond_++;
   const std::string names[2] = {"cond_true_" + std::to_string(n), "cond_false_" + std::to_string(n)};
-  NodeId attr_ids[2];
-  for (int k = 0; k < 2; ++k) {
-    OpNode attr;
-    attr.node.op = OpKind::GetAttr;
-    attr.node.name = namer_.create_name(names[k]);
-    attr.node.target = names[k];
-    attr.node.meta.stack = user_stack();
-    attr.node.meta.scope = module_scope();
-    attr.step.kind = GraphStep::Kind::Attr;
-    attr.step.grad_enabled = vm_.grad_enabled;
-    attr.step.autocast = torchapi::autocast_state();
-    attr_ids[k] = NodeId(ops_.size());
-    attr.step.node = attr_ids[k];
-    subgraphs_.push_back({ops_.size(), Subgraph{names[k], (k == 0 ? yes : no).region->graph}});
-    ops_.push_back(std::move(attr));
-  }
+  const NodeId attr_ids[2] = {push_subgraph_attr(names[0], &yes.region->graph),
+                              push_subgraph_attr(names[1], &no.region->graph)};
   op.node.args = {pred_arg, Arg::node(attr_ids[0]), Arg::node(attr_ids[1]), Arg::tuple(std::move(operand_args))};
   op.step.kind = GraphStep::Kind::Cond;
   op.step.args = {pred_tmpl, ArgTemplate{}, ArgTemplate{}, operand_tmpl};
@@ -1636,25 +1642,10 @@ Value RegionTracer::trace_function_apply(const Value& cls, const Value& args, co
       "forward", operand_ids, true);
   const int n = next_function_++;
   const std::string names[2] = {"fwd_body_" + std::to_string(n), "bwd_body_" + std::to_string(n)};
-  NodeId attr_ids[2];
-  for (int k = 0; k < 2; ++k) {
-    OpNode attr;
-    attr.node.op = OpKind::GetAttr;
-    attr.node.name = namer_.create_name(names[k]);
-    attr.node.target = names[k];
-    attr.node.meta.stack = user_stack();
-    attr.node.meta.scope = module_scope();
-    attr.step.kind = GraphStep::Kind::Attr;
-    attr.step.grad_enabled = vm_.grad_enabled;
-    attr.step.autocast = torchapi::autocast_state();
-    attr_ids[k] = NodeId(ops_.size());
-    attr.step.node = attr_ids[k];
-    // Only the forward is traced: the backward runs as the class's own
-    // backward from the eager autograd node the replayed apply makes, so
-    // bwd_body_N names no subgraph here.
-    if (k == 0) subgraphs_.push_back({ops_.size(), Subgraph{names[k], fwd.region->graph}});
-    ops_.push_back(std::move(attr));
-  }
+  // Only the forward is traced: the backward runs as the class's own
+  // backward from the eager autograd node the replayed apply makes, so
+  // bwd_body_N names no subgraph here.
+  const NodeId attr_ids[2] = {push_subgraph_attr(names[0], &fwd.region->graph), push_subgraph_attr(names[1], nullptr)};
   OpNode op;
   op.node.op = OpKind::CallFunction;
   op.node.target = "higher_order::autograd_function_apply";
