@@ -22,6 +22,7 @@ constexpr int64_t kMoveBlocks = 2048;
 // im2col's threads each write a whole window: one per (sample, channel,
 // pixel group) up to this many blocks, looping past it.
 constexpr int64_t kIm2colBlocks = 16384;
+// Below this many whole-window threads, each thread takes one window row.
 constexpr int64_t kSplitWindowThreads = 131072;
 constexpr int64_t kMaxBlocks = int64_t(1) << 16;  // the kernels stride over the rest
 // Below this many output pixels per sample, samples share one GEMM
@@ -105,19 +106,19 @@ Status launch_im2col(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction f
   const bool vec = pixels % v == 0 && p.ow % v == 0 && ptr.workspace % 16 == 0;
   const int64_t col_sample = p.merged ? pixels : p.c * p.kh * p.kw * pixels;
   const int64_t col_row = p.merged ? count * pixels : pixels;
+  // Fewer (sample, channel, group) threads than about half the device holds
+  // (conv1's 3 channels): each takes one window row, so the device fills.
+  const int64_t whole_windows = count * p.c * (pixels / (vec ? v : 1));
+  const bool split_kh = whole_windows < kSplitWindowThreads && p.kh > 1;
   Im2colArgs<I> a{I(count),          I(p.c),           I(p.h),           I(p.w),          I(p.kh),
                   I(p.kw),           I(p.oh),          I(p.ow),          I(p.x_stride[0]), I(p.x_stride[1]),
                   I(p.x_stride[2]),  I(p.x_stride[3]), I(p.stride[0]),   I(p.stride[1]),  I(p.pad[0]),
                   I(p.pad[1]),       I(p.dil[0]),      I(p.dil[1]),      I(col_sample),   I(col_row),
-                  I(vec),            I(0)};
-  // Fewer (sample, channel, group) threads than about half the device holds
-  // (conv1's 3 channels): each takes one window row, so the device fills.
-  const int64_t whole_windows = count * p.c * (pixels / (vec ? v : 1));
-  a.split_kh = whole_windows < kSplitWindowThreads && p.kh > 1;
+                  I(vec),            I(split_kh)};
   CUdeviceptr x = ptr.input + CUdeviceptr((p.x_offset + n0 * p.x_stride[0]) * int64_t(es));
   CUdeviceptr col = ptr.workspace;
   void* args[] = {&x, &col, &a};
-  const int64_t threads = whole_windows * (a.split_kh ? p.kh : 1);
+  const int64_t threads = whole_windows * (split_kh ? p.kh : 1);
   const Dim3 grid{unsigned(std::clamp<int64_t>((threads + kThreads - 1) / kThreads, 1, kIm2colBlocks))};
   return launch(fn, grid, Dim3{kThreads}, 0, args, stream);
 }
@@ -125,12 +126,11 @@ Status launch_im2col(const ConvGpuPlan& p, const ConvPointers& ptr, CUfunction f
 // Every index the narrow im2col computes fits in an int: the column elements
 // of a chunk (plus a grid's stride past the end) and the input elements a chunk reads.
 bool im2col_fits_int(const ConvGpuPlan& p) {
-  const int64_t limit = (int64_t(1) << 31) - 65535 * kThreads;
   const int64_t total = int64_t(p.workspace_bytes() / element_size(p.dtype));
   int64_t span = 0;
   const int64_t sizes[4] = {p.chunk, p.c, p.h, p.w};
   for (int d = 0; d < 4; ++d) span += (sizes[d] - 1) * std::llabs(p.x_stride[d]);
-  return total < limit && span < limit;
+  return total < kIntIndexLimit && span < kIntIndexLimit;
 }
 
 const char* kConvSource = R"KILN(
@@ -158,12 +158,12 @@ __device__ __forceinline__ void kiln_store_group(T* __restrict__ to, const T (&v
 // padding, row (n, r) starting at n * col_sample + r * col_row (samples one
 // after another, or side by side for a merged GEMM). A thread takes V
 // adjacent output pixels of one (n, c) and writes them into all KH * KW rows
-// of that channel, so its (n, c, pixel) is worked out once for the whole
-// window (per element, the divisions cost as much as the stores), or with
-// split_kh one row kh of it; adjacent
-// threads take adjacent pixels, so each of those stores coalesces. V > 1 (a
-// 16-byte store) only where the plan found that no group straddles an output
-// row. Values are only moved: the element size picks the instantiation.
+// of that channel (with split_kh, the KW rows of one kh), so its (n, c,
+// pixel) is worked out once for the whole window: per element, the divisions
+// cost as much as the stores. Adjacent threads take adjacent pixels, so each
+// of those stores coalesces. V > 1 (a 16-byte store) only where the plan found
+// that no group straddles an output row. Values are only moved: the element
+// size picks the instantiation.
 template <int V, typename T, typename I>
 __device__ __forceinline__ void kiln_im2col_windows(const T* __restrict__ x, T* __restrict__ col,
                                                     const KilnIm2col<I>& a) {
@@ -288,10 +288,9 @@ MoveShape move_shape(int64_t rows, int64_t columns, int64_t vec) {
 }
 
 bool channel_rows_fit_int(const ConvGpuPlan& p) {
-  const int64_t limit = (int64_t(1) << 31) - 65535 * kThreads;
   const int64_t span = (p.chunk - 1) * std::llabs(p.out_n_stride) + (p.oc - 1) * std::llabs(p.out_c_stride) +
                        (p.pixels() - 1) * std::llabs(p.out_pixel_stride);
-  return p.chunk * p.oc * p.pixels() < limit && span < limit;
+  return p.chunk * p.oc * p.pixels() < kIntIndexLimit && span < kIntIndexLimit;
 }
 
 namespace {

@@ -84,6 +84,11 @@ struct ConvFunctions {
   CUfunction implicit = nullptr, implicit_sum = nullptr;  // plan.implicit's kernels
 };
 
+// The data-movement kernels (256 threads a block, grids of at most 65536
+// blocks a dimension, looping past it) index in int when every element index
+// they form stays below this: a grid's stride past the end still fits.
+constexpr int64_t kIntIndexLimit = (int64_t(1) << 31) - 65536 * int64_t(256);
+
 // Elements of `d` per 16-byte store.
 int64_t vector_width(DType d);
 

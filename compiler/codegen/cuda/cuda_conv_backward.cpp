@@ -145,10 +145,6 @@ Dim3 grid_for(int64_t total) {
   return Dim3{unsigned(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks))};
 }
 
-// Index arithmetic in int when every index a kernel forms fits, with a
-// grid's stride past the end to spare.
-constexpr int64_t kIntLimit = (int64_t(1) << 31) - 65535 * int64_t(kThreads);
-
 int64_t span_of(const int64_t* strides, const int64_t* sizes, int rank) {
   int64_t span = 0;
   for (int d = 0; d < rank; ++d) span += (sizes[d] - 1) * std::llabs(strides[d]);
@@ -158,8 +154,8 @@ int64_t span_of(const int64_t* strides, const int64_t* sizes, int rank) {
 bool col2im_fits_int(const ConvBackwardGpuPlan& b) {
   const ConvGpuPlan& p = b.geometry;
   const int64_t sizes[4] = {p.chunk, p.c, p.h, p.w};
-  return p.chunk * p.c * p.kh * p.kw * p.pixels() < kIntLimit && p.chunk * p.c * p.h * p.w < kIntLimit &&
-         span_of(b.gi_stride, sizes, 4) < kIntLimit;
+  return p.chunk * p.c * p.kh * p.kw * p.pixels() < kIntIndexLimit && p.chunk * p.c * p.h * p.w < kIntIndexLimit &&
+         span_of(b.gi_stride, sizes, 4) < kIntIndexLimit;
 }
 
 template <class I>
@@ -250,8 +246,9 @@ Expected<ConvBackwardGpuPlan> plan_conv_backward_on_gpu(const loopir::Program& p
     plan.gb_stride = gb.strides[0], plan.gb_offset = gb.offset;
     plan.bias_kernel = std::string("kiln_conv_bias_grad_") + std::string(dtype_abbrev(dtype));
   }
-  if (!plan.grad_weight.empty() || !plan.grad_input.empty())
-    plan.gather_kernel = "kiln_conv_gather_b" + std::to_string(element_size(dtype)) + (channel_rows_fit_int(plan.geometry) ? "_i32" : "_i64");
+  if (!plan.grad_weight.empty() || !plan.grad_input.empty())  // both multiply the gathered dY
+    plan.gather_kernel = "kiln_conv_gather_b" + std::to_string(element_size(dtype)) +
+                         (channel_rows_fit_int(plan.geometry) ? "_i32" : "_i64");
   if (plan.grad_weight.empty()) plan.geometry.im2col_kernel.clear();  // no columns of the input needed
   return plan;
 }
@@ -298,9 +295,9 @@ Status run_conv_backward_on_gpu(const ConvBackwardGpuPlan& b, const ConvBackward
   if (p.n > 0 && p.pixels() > 0 && (!b.grad_weight.empty() || !b.grad_input.empty()))
     for (int64_t n0 = 0; n0 < p.n; n0 += p.chunk) {
       const int64_t count = std::min(p.chunk, p.n - n0);
-      // Both gradients multiply the gathered dY; the input gradient's GEMM then
+      // dY of the chunk's samples to [OC][sample][pixel] after the columns:
+      // both gradients multiply it, and the input gradient's GEMM then
       // overwrites the columns the weight gradient's has read (one stream).
-      // dY of the chunk's samples to [OC][sample][pixel] after the columns.
       Status gathered = launch_channel_rows(p, fn.gather, b.gather_kernel.ends_with("_i32"),
                                             at(ptr.workspace, p.chunk * p.c * p.kh * p.kw * p.pixels()),
                                             at(ptr.grad_output, p.out_offset + n0 * p.out_n_stride), count, stream);
