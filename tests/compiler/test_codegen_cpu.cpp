@@ -2,6 +2,8 @@
 // compiled through LLVM and run, and checked against the ATen interpreter
 // (the eager kernels). Also the stage texts, the injected bugs and the
 // per-node intermediates.
+#include <cmath>
+#include <cstring>
 #include <random>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
@@ -38,6 +40,57 @@ std::string check(const Graph& g, const std::vector<Tensor>& inputs, double tol 
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+template <class T>
+std::string hex(T v) {
+  char s[64];
+  std::snprintf(s, sizeof s, "%a", double(v));
+  return s;
+}
+
+// A divisor that is one value per row (softmax's sum) is inverted once per
+// row; the quotient must still be the division's, bit for bit, for
+// divisors of every magnitude and the special values.
+template <class T>
+std::string row_divisor_case() {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-60, 60), sign(0, 1);
+  const T inf = std::numeric_limits<T>::infinity(), tiny = std::numeric_limits<T>::denorm_min();
+  std::vector<T> divisors = {1,    3,         -7,      T(0.1), tiny,  T(1e-40), std::numeric_limits<T>::min(),
+                             -tiny, std::numeric_limits<T>::max(), T(3e38), 0, T(-0.0), inf, -inf,
+                             std::numeric_limits<T>::quiet_NaN()};
+  while (divisors.size() < 64) divisors.push_back(T((sign(rng) ? -1 : 1) * std::ldexp(mantissa(rng), exponent(rng))));
+  const int64_t rows = int64_t(divisors.size()), cols = 1000;
+  std::vector<T> xs(size_t(rows * cols));
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = T((sign(rng) ? -1 : 1) * std::ldexp(mantissa(rng), exponent(rng)));
+  const T specials[] = {0, T(-0.0), inf, -inf, std::numeric_limits<T>::quiet_NaN(), tiny, std::numeric_limits<T>::max()};
+  for (int64_t r = 0; r < rows; ++r)
+    for (size_t j = 0; j < std::size(specials); ++j) xs[size_t(r * cols) + j * 97] = specials[j];
+  Tensor x = Tensor::from_vector(xs, {rows, cols});
+  Tensor y = Tensor::from_vector(divisors, {rows, 1});
+  Graph g;
+  GraphEmitter e(g);
+  e.output({e.call1("aten::div.Tensor", {e.placeholder("x", x), e.placeholder("y", y)})});
+  CompileOptions o;
+  o.keep_text = true;
+  auto c = compile_or_fail(g, o);
+  if (contains(c->stages()[3].text, "fdiv <")) return "a vector division is left in the loop";
+  auto got = c->run({x, y});
+  if (!got) return got.status().message();
+  const T* out = (*got)[0].data<T>();
+  int64_t wrong = 0;
+  std::string first;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) {
+      T want = xs[size_t(r * cols + j)] / divisors[size_t(r)], have = out[r * cols + j];
+      bool same = std::isnan(want) ? std::isnan(have) : std::memcmp(&want, &have, sizeof(T)) == 0;
+      if (!same && wrong++ == 0)
+        first = hex(xs[size_t(r * cols + j)]) + " / " + hex(divisors[size_t(r)]) + ": " + hex(have) + " instead of " +
+                hex(want);
+    }
+  return wrong == 0 ? "" : std::to_string(wrong) + " quotients differ; first " + first;
+}
 
 
 }  // namespace
@@ -124,6 +177,28 @@ class TestCodegenCpu : public QObject {
       Tensor x = random_f32(shape, rng, -6.f, 6.f);
       std::string d = check(test::softmax_graph(x), {x});
       QVERIFY2(d.empty(), (shape_str(shape) + ": " + d).c_str());
+    }
+  }
+
+  void row_divisor_gives_the_divisions_bits() {
+    std::string f = row_divisor_case<float>();
+    QVERIFY2(f.empty(), ("float32: " + f).c_str());
+    std::string d = row_divisor_case<double>();
+    QVERIFY2(d.empty(), ("float64: " + d).c_str());
+    // A constant divisor takes the same path (a power of two stays LLVM's).
+    std::mt19937 rng(12);
+    Tensor x = random_f32({4096}, rng, -1e3f, 1e3f);
+    for (double k : {3.0, 0.1, -7.0, 1e-40, 3e38, 0.25}) {
+      Graph g;
+      GraphEmitter e(g);
+      e.output({e.call1("aten::div.Scalar", {e.placeholder("x", x), k})});
+      auto got = compile_or_fail(g)->run({x});
+      QVERIFY(got.ok());
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        float want = x.data<float>()[i] / float(k), have = (*got)[0].data<float>()[i];
+        QVERIFY2(std::memcmp(&want, &have, sizeof want) == 0,
+                 (hex(x.data<float>()[i]) + " / " + hex(float(k)) + ": " + hex(have) + " instead of " + hex(want)).c_str());
+      }
     }
   }
 

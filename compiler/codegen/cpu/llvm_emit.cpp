@@ -1,5 +1,6 @@
 #include "compiler/codegen/cpu/llvm_emit.h"
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -24,6 +25,27 @@ std::string group_symbol(size_t group) { return "kiln_group" + std::to_string(gr
 namespace {
 
 bool is_unsigned(DType d) { return d == DType::Bool || d == DType::UInt8; }
+
+bool index_outer_only(const IndexRef& i) {
+  if (i->kind == IndexKind::Var) return i->value == kOuterVar;
+  for (const IndexRef& o : i->operands)
+    if (!index_outer_only(o)) return false;
+  return true;
+}
+
+bool exact_reciprocal(const Expr& e) {
+  int exponent = 0;
+  return e.op == ExprOp::Constant && std::frexp(e.value, &exponent) == 0.5;
+}
+
+// Whether `e` has one value per outer point: it reads no inner or reduction
+// variable, so the inner loops see a constant (softmax's row sum).
+bool outer_invariant(const Expr& e) {
+  if (e.op == ExprOp::Load) return index_outer_only(e.index);
+  for (const ExprRef& o : e.operands)
+    if (!outer_invariant(*o)) return false;
+  return true;
+}
 
 class Emitter {
  public:
@@ -455,7 +477,12 @@ class Emitter {
         Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
         return round(b_.CreateFDiv(one, b_.CreateFAdd(one, exp(b_.CreateFNeg(x)))), d);
       }
-      case ExprOp::Add: case ExprOp::Sub: case ExprOp::Mul: case ExprOp::Div:
+      case ExprOp::Div:
+        // (A power of two LLVM turns into an exact multiplication itself.)
+        if (is_floating(d) && !exact_reciprocal(*e.operands[1]) && outer_invariant(*e.operands[1]))
+          return round(divide_by_invariant(operand(0, d), operand(1, d)), d);
+        return arithmetic(e.op, operand(0, d), operand(1, d), d);
+      case ExprOp::Add: case ExprOp::Sub: case ExprOp::Mul:
         return arithmetic(e.op, operand(0, d), operand(1, d), d);
       case ExprOp::Maximum: return max_min(operand(0, d), operand(1, d), d, true);
       case ExprOp::Minimum: return max_min(operand(0, d), operand(1, d), d, false);
@@ -473,6 +500,35 @@ class Emitter {
   Value* float_operand(const Expr& e, const std::vector<Value*>& a, size_t i) {
     DType as = is_floating(e.dtype) ? e.dtype : DType::Float32;
     return cast(a[i], e.operands[i]->dtype, as);
+  }
+
+  // x / y for a y that is the same across the inner loops (softmax's row
+  // sum): a vector division costs as much as ten multiplications, so the
+  // reciprocal is taken once (LICM hoists everything that reads y alone) and
+  // each element pays two multiplications and two FMAs. Not x * (1/y), which
+  // is an ulp off and infinite for a subnormal y: y is first scaled by a power
+  // of two into the range where 1/y is a normal number (x by the same power,
+  // exactly), and Markstein's correction q + r * (x - q * y) makes the quotient
+  // the correctly rounded one. Where the correction is NaN (x or y infinite,
+  // y zero) or
+  // q is a zero (whose sign the correction's additions would lose), the
+  // uncorrected x * (1/y) already is what the division gives.
+  Value* divide_by_invariant(Value* x, Value* y) {
+    const bool single = y->getType()->isFloatTy();
+    auto c = [&](double v) { return llvm::ConstantFP::get(y->getType(), v); };
+    const double big = single ? 0x1p100 : 0x1p900, small = single ? 0x1p-100 : 0x1p-900;
+    Value* magnitude = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y);
+    Value* scale = b_.CreateSelect(b_.CreateFCmpOLT(magnitude, c(small)), c(big),
+                                   b_.CreateSelect(b_.CreateFCmpOGT(magnitude, c(big)), c(small), c(1.0)));
+    Value* ys = b_.CreateFMul(y, scale);
+    Value* r = b_.CreateFDiv(c(1.0), ys);
+    Value* xs = b_.CreateFMul(x, scale);
+    Value* q = b_.CreateFMul(xs, r);
+    Value* remainder = b_.CreateIntrinsic(llvm::Intrinsic::fma, {y->getType()}, {b_.CreateFNeg(q), ys, xs});
+    Value* corrected = b_.CreateIntrinsic(llvm::Intrinsic::fma, {y->getType()}, {remainder, r, q});
+    Value* keep_q = b_.CreateOr(b_.CreateFCmpUNO(corrected, corrected),
+                                b_.CreateFCmpOEQ(q, llvm::ConstantFP::get(y->getType(), 0.0)));
+    return b_.CreateSelect(keep_q, q, corrected);
   }
 
   Value* arithmetic(ExprOp op, Value* x, Value* y, DType d) {
