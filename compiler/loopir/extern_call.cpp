@@ -69,6 +69,20 @@ ValueList bind_args(const std::vector<Arg>& args, const std::vector<Tensor>& ten
 
 }  // namespace
 
+bool run_gemm_with_epilogue(const Program& p, const Kernel& k, const BufferTensors& buffer, std::string* why) {
+  if (k.kind != KernelKind::Extern || !k.call || k.call->kind != ExternKind::Gemm || !k.call->gemm.lt) {
+    if (why) *why = "no epilogue was planned";
+    return false;
+  }
+  const ExternCall& c = *k.call;
+  const GemmLtEpilogue& lt = *c.gemm.lt;
+  std::vector<Tensor> tensors;
+  for (const BufferView& v : c.tensors) tensors.push_back(view_of(p, v, buffer));
+  Tensor bias = lt.bias ? view_of(p, *lt.bias, buffer) : Tensor();
+  Tensor addend = lt.residual ? view_of(p, *lt.residual, buffer) : Tensor();
+  return detail::run_gemm_epilogue(c.gemm, tensors, bias, addend, buffer(lt.output), why);
+}
+
 void run_extern(const Program& p, const Kernel& k, const BufferTensors& buffer) {
   KILN_CHECK(k.kind == KernelKind::Extern && k.call, "run_extern: ", k.output, " is not an extern kernel");
   const ExternCall& c = *k.call;

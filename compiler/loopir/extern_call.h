@@ -38,11 +38,11 @@ struct BufferView {
 };
 
 // The GEMM's only reader, a pointwise kernel of its own right after it, as a
-// cuBLASLt epilogue computes it: out = activation(alpha * A @ B + beta * C +
+// library's GEMM epilogue computes it: out = activation(alpha * A @ B + beta * C +
 // bias + residual_scale * residual), rounded once to the output's dtype (the
-// scheduler's plan_lt_epilogues). The kernel stays in the program: backends
-// without cuBLASLt, and the CUDA one when cuBLASLt is missing or refuses the
-// layout, run it; the CUDA backend otherwise writes `output` in the call and skips it.
+// scheduler's plan_lt_epilogues). The kernel stays in the program: a backend
+// whose library (cuBLASLt on CUDA, oneDNN on the CPU) is missing or refuses
+// runs it; otherwise the call writes `output` and the kernel is skipped.
 enum class GemmActivation { None, Relu, GeluTanh };
 struct GemmLtEpilogue {
   std::string output;  // the epilogue kernel's output buffer (what the call writes instead of the product)
@@ -114,6 +114,13 @@ struct ExternCall {
 using BufferTensors = std::function<Tensor(const std::string& buffer)>;
 // Runs an extern kernel: reads its inputs through `buffer`, writes each output into buffer(output) (copy when the op allocates).
 void run_extern(const Program& p, const Kernel& k, const BufferTensors& buffer);
+// A GEMM with a GemmLtEpilogue, computed with its epilogue in one library
+// call on the CPU (oneDNN's matmul primitive with post-ops) that writes the
+// epilogue's output: true when it did, and then the epilogue's kernel (the
+// next group) must not run. False, with nothing written and *why filled, when
+// the call has no epilogue, is not a large float32 mm, oneDNN is not the
+// float32 library, KILN_NO_GEMM_EPILOGUE=1 is set or the library refuses.
+bool run_gemm_with_epilogue(const Program& p, const Kernel& k, const BufferTensors& buffer, std::string* why = nullptr);
 std::vector<std::string> extern_inputs(const Kernel& k);   // buffers read
 std::vector<std::string> extern_outputs(const Kernel& k);  // buffers written
 
@@ -127,6 +134,9 @@ namespace detail {
 // extern_kernels.cpp: the dedicated implementations. Each returns false when
 // it has no fast path for these dtypes / layouts (the caller then falls back to call_op).
 bool run_gemm(const GemmParams& g, const std::vector<Tensor>& tensors, const Tensor& out);
+// The epilogue's output `out`; `bias` and `addend` undefined when the epilogue has none.
+bool run_gemm_epilogue(const GemmParams& g, const std::vector<Tensor>& tensors, const Tensor& bias,
+                       const Tensor& addend, const Tensor& out, std::string* why);
 bool run_convolution(const ConvParams& c, const std::vector<Tensor>& tensors, const Tensor& out);
 // The fused attention in float64 (the reference the generated kernels are held to).
 void run_attention(const AttentionParams& a, const std::vector<Tensor>& tensors, const Tensor& out);

@@ -2,9 +2,11 @@
 // convolution, on OpenBLAS through core/ops/gemm.h, for float32 and float64.
 // Other dtypes return false and run the eager kernels instead (run_extern).
 #include <algorithm>
+#include <cstdlib>
 
 #include "compiler/loopir/extern_call.h"
 #include "core/ops/gemm.h"
+#include "core/ops/gemm_onednn.h"
 #include "core/tensor/parallel.h"
 
 namespace kiln::loopir::detail {
@@ -41,6 +43,24 @@ void gemm_typed(const GemmParams& g, const std::vector<Tensor>& t, const Tensor&
   }
   gemm::gemm_batched<T>(dst.size(0), m, n, k, T(g.alpha), am, a.stride(0), bm, b.stride(0), T(beta), dst.data<T>(),
                         dst.stride(0), ldc);
+}
+
+std::string gemm_epilogue_refusal(const GemmParams& g, const std::vector<Tensor>& t, const Tensor& addend,
+                                  const Tensor& out) {
+  if (const char* off = std::getenv("KILN_NO_GEMM_EPILOGUE"); off && std::string(off) == "1")
+    return "KILN_NO_GEMM_EPILOGUE=1";
+  if (g.batched || out.dim() != 2) return "not a plain mm";
+  for (const Tensor& x : {t[size_t(g.a)], t[size_t(g.b)], out})
+    if (x.dtype() != DType::Float32) return "not float32";
+  if (gemm::float_backend() != gemm::Backend::OneDNN) return "float32 products run on OpenBLAS, which has no epilogue";
+  const int64_t m = out.size(0), n = out.size(1), k = t[size_t(g.a)].size(1);
+  // Small products run on one thread of OpenBLAS, where the second pass is cheap.
+  if (gemm::is_small(m, n, k)) return "a small product (it runs on OpenBLAS)";
+  if (n > 1 && out.stride(1) != 1) return "the output's columns are not contiguous";
+  if (addend.defined() && n > 1 && addend.stride(1) != 1) return "the addend's columns are not contiguous";
+  if (g.lt->residual && g.lt->residual_scale != 1 && g.lt->residual_scale != -1)
+    return "the addend is scaled (oneDNN adds or subtracts it only)";
+  return "";
 }
 
 // Rows of the patch matrix: (c, kh, kw); columns: output pixels (oh, ow).
@@ -123,6 +143,34 @@ void conv_typed(const ConvParams& c, const Tensor& x, const Tensor& wt, const Te
 }
 
 }  // namespace
+
+bool run_gemm_epilogue(const GemmParams& g, const std::vector<Tensor>& t, const Tensor& bias, const Tensor& addend,
+                       const Tensor& out, std::string* why) {
+  std::string refusal = gemm_epilogue_refusal(g, t, addend, out);
+  if (refusal.empty() && !gemm::onednn::available()) refusal = gemm::onednn::load_error();
+  if (!refusal.empty()) {
+    if (why) *why = refusal;
+    return false;
+  }
+  const Tensor &a = t[size_t(g.a)], &b = t[size_t(g.b)];
+  const int64_t m = out.size(0), n = out.size(1), k = a.size(1);
+  const GemmLtEpilogue& lt = *g.lt;
+  gemm::onednn::Epilogue e;
+  // The GEMM's own C is in lt (bias or addend) unless it was a number.
+  if (g.c_constant) e.shift = float(g.beta * *g.c_constant);
+  if (bias.defined()) e.bias = bias.data<float>();
+  if (addend.defined()) {
+    e.addend = addend.data<float>();
+    e.addend_ld = m > 1 ? addend.stride(0) : n;
+    e.subtract_addend = lt.residual_scale == -1;
+  }
+  e.activation = lt.activation == GemmActivation::Relu       ? gemm::onednn::Activation::Relu
+                 : lt.activation == GemmActivation::GeluTanh ? gemm::onednn::Activation::GeluTanh
+                                                             : gemm::onednn::Activation::None;
+  const int64_t ldc = m > 1 ? out.stride(0) : n;
+  return gemm::onednn::matmul(m, n, k, float(g.alpha), a.data<float>(), a.stride(0), a.stride(1), b.data<float>(),
+                              b.stride(0), b.stride(1), out.data<float>(), ldc, e, num_threads(), why);
+}
 
 bool run_gemm(const GemmParams& g, const std::vector<Tensor>& t, const Tensor& out) {
   DType d = out.dtype();

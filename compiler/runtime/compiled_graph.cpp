@@ -251,24 +251,34 @@ Expected<Memory> allocate(const CompiledGraph::Impl& impl, const std::vector<Ten
   return mem;
 }
 
-Status execute(const CompiledGraph::Impl& impl, Memory& mem) {
+// `whole_epilogues`: a GEMM with a planned epilogue (GemmLtEpilogue) may
+// write the epilogue's output itself and skip its kernel; off where every
+// intermediate is wanted, since the product is then never written.
+Status execute(const CompiledGraph::Impl& impl, Memory& mem, bool whole_epilogues) {
   const sched::ScheduledProgram& s = impl.scheduled;
   const std::vector<codegen::cpu::GroupCode>& groups = impl.code->groups;
   char* const* bases = mem.bases.data();
+  size_t skip_group = SIZE_MAX;
   for (size_t g = 0; g < groups.size(); ++g) {
     const codegen::cpu::GroupCode& code = groups[g];
     if (code.is_extern) {
       // Library calls (BLAS, convolution, eager fallbacks) see the buffers as tensors over the same memory.
       const loopir::Program& p = s.program;
+      auto tensor = [&](const std::string& name) { return mem.tensors[p.buffer_index(name)]; };
       try {
-        for (size_t k : s.groups[g].kernels)
-          loopir::run_extern(p, p.kernels[k], [&](const std::string& name) { return mem.tensors[p.buffer_index(name)]; });
+        for (size_t k : s.groups[g].kernels) {
+          if (whole_epilogues && loopir::run_gemm_with_epilogue(p, p.kernels[k], tensor)) {
+            skip_group = g + 1;  // the planner put the epilogue's kernel in the next group, alone
+            continue;
+          }
+          loopir::run_extern(p, p.kernels[k], tensor);
+        }
       } catch (const Error& e) {
         return Status::error(std::string("extern kernel ") + s.groups[g].name + ": " + e.what());
       }
       continue;
     }
-    if (!code.fn) continue;
+    if (g == skip_group || !code.fn) continue;
     // Enough outer points per task that a task's work outweighs its dispatch.
     int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, code.work_per_outer));
     codegen::cpu::GroupFn fn = code.fn;
@@ -282,7 +292,7 @@ Status execute(const CompiledGraph::Impl& impl, Memory& mem) {
 Expected<std::vector<Tensor>> CompiledGraph::run(const std::vector<Tensor>& inputs) const {
   Expected<Memory> mem = allocate(*impl_, inputs, false);
   if (!mem) return mem.status();
-  if (Status st = execute(*impl_, *mem); !st.ok()) return st;
+  if (Status st = execute(*impl_, *mem, true); !st.ok()) return st;
   impl_->binding.write_inputs(inputs, mem->tensors);
   // A graph that returns its input returns that very tensor (when it came in the compiled layout), as eager does.
   std::vector<Tensor> outputs;
@@ -293,7 +303,7 @@ Expected<std::vector<Tensor>> CompiledGraph::run(const std::vector<Tensor>& inpu
 Expected<std::map<std::string, Tensor>> CompiledGraph::run_with_intermediates(const std::vector<Tensor>& inputs) const {
   Expected<Memory> mem = allocate(*impl_, inputs, true);
   if (!mem) return mem.status();
-  if (Status st = execute(*impl_, *mem); !st.ok()) return st;
+  if (Status st = execute(*impl_, *mem, false); !st.ok()) return st;
   const loopir::Program& p = impl_->scheduled.program;
   std::map<std::string, Tensor> values;
   for (const loopir::Kernel& k : p.kernels) {

@@ -1,7 +1,9 @@
-// cuBLASLt epilogues (GemmLtEpilogue in extern_call.h): after the buffer
-// plan, a GEMM whose only reader is a pointwise kernel running right after it
-// is marked when that kernel computes exactly
+// GEMM epilogues (GemmLtEpilogue in extern_call.h), run by cuBLASLt on CUDA
+// and by oneDNN's matmul post-ops on the CPU: after the buffer plan, a GEMM
+// whose only reader is a pointwise kernel running right after it is marked
+// when that kernel computes exactly
 //   activation(product + bias[n] + s * residual[m, n]),  activation none / relu / gelu tanh
+// (the product may add a number, `mm + 1`, which only oneDNN takes)
 // with the product rounded once (cuBLASLt applies the epilogue to the float
 // accumulator; the generated kernel rounds the product to its dtype first,
 // which the bf16/fp16 tolerances cover).
@@ -14,9 +16,10 @@
 // points are the same function (an erf gelu never matches: erf is no loop op,
 // and its values differ from tanh's by 1e-4, far above the 1e-9 asked).
 //
-// Nothing moves: the epilogue kernel stays, so every backend without
-// cuBLASLt runs exactly what it ran before; the CUDA runtime writes the
-// kernel's output in the GEMM call and skips the kernel when cuBLASLt takes it.
+// Nothing moves: the epilogue kernel stays, so a backend whose library is
+// missing or refuses runs exactly what it ran before; the CUDA and CPU
+// runtimes write the kernel's output in the GEMM call and skip the kernel when
+// the library takes it.
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -171,7 +174,6 @@ std::string match(const ScheduledProgram& s, const Kernel& e, const Kernel& c, G
   if (!lt_dtype(t)) return "no cuBLASLt epilogue for " + std::string(dtype_name(t));
   for (int i : {call.gemm.a, call.gemm.b, call.gemm.c})
     if (i >= 0 && p.buffer(call.tensors[size_t(i)].buffer).dtype != t) return "operands of mixed dtypes";
-  if (call.gemm.c_constant) return "the GEMM adds a number (beta*C filled by a kernel)";
   if (c.kind != KernelKind::Pointwise) return "the reader is a reduction";
   if (c.ranges != e.ranges) return "the reader broadcasts the product";
   const Buffer& o = p.buffer(c.output);
@@ -243,6 +245,7 @@ std::string match(const ScheduledProgram& s, const Kernel& e, const Kernel& c, G
       lt.residual_scale = consumer_residual ? s : residual_scale;
       std::string parts = activation_name(a);
       auto add = [&](const std::string& w) { parts += (parts.empty() ? "" : " + ") + w; };
+      if (call.gemm.c_constant) add("a number");
       if (bias) add("bias");
       if (residual) add("residual");
       lt.summary = parts;
@@ -290,14 +293,14 @@ void plan_lt_epilogues(ScheduledProgram& s) {
         if (storage_of(s, r) == out_storage) why = c.output + " shares its storage with " + r + ", which the call reads";
     }
     if (!why.empty()) {
-      d.reason = "not fused " + c.output + " into cuBLASLt with extern " + op + " " + e.output + ": " + why;
+      d.reason = "not fused " + c.output + " into the GEMM call with extern " + op + " " + e.output + ": " + why;
       s.decisions.push_back(d);
       continue;
     }
     d.accepted = true;
-    d.reason = "epilogue fused into cuBLASLt: " + lt.summary + " (" + c.output + " into extern " + op + " " +
-               e.output + " on the CUDA backend; " + c.output +
-               "'s kernel runs instead where cuBLASLt is missing or refuses the layout)";
+    d.reason = "epilogue fused into the GEMM call: " + lt.summary + " (" + c.output + " into extern " + op + " " +
+               e.output + ", by cuBLASLt on CUDA and oneDNN on the CPU; " + c.output +
+               "'s kernel runs instead where the library is missing or refuses it)";
     s.decisions.push_back(d);
     auto call = std::make_shared<ExternCall>(*e.call);
     call->gemm.lt = std::move(lt);

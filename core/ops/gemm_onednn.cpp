@@ -28,6 +28,7 @@ struct Library {
                         float, float*, int64_t);
   Sgemm sgemm = nullptr;
   void (*set_threads)(int) = nullptr;
+  void* handle = nullptr;
   std::string error, description;
 };
 
@@ -65,6 +66,7 @@ Library open_library() {
     return lib;
   }
   const dnnl_version_t* v = version();
+  lib.handle = h;
   lib.description = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                     std::to_string(v->patch) + " (OpenMP, " + wait + ")";
   pthread_atfork(nullptr, nullptr, on_fork_child);
@@ -85,10 +87,11 @@ bool available() { return library().sgemm != nullptr; }
 const std::string& load_error() { return library().error; }
 const std::string& description() { return library().description; }
 
-void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads) {
+namespace detail {
+void* library_handle() { return library().handle; }
+
+int prepare_threads(int threads) {
   const Library& lib = library();
-  KILN_CHECK(lib.sgemm, "oneDNN sgemm called without the library: ", lib.error);
   if (g_after_fork) threads = 1;
   thread_local int applied = 0;
   if (applied != threads) {
@@ -96,6 +99,15 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
     applied = threads;
   }
   if (threads > 1) g_team_started.store(true, std::memory_order_relaxed);
+  return threads;
+}
+}  // namespace detail
+
+void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads) {
+  const Library& lib = library();
+  KILN_CHECK(lib.sgemm, "oneDNN sgemm called without the library: ", lib.error);
+  detail::prepare_threads(threads);
   int status = lib.sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   KILN_CHECK(status == 0, "oneDNN sgemm failed with status ", status, " (", m, " x ", k, " x ", n, ")");
 }

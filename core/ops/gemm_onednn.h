@@ -22,4 +22,36 @@ const std::string& description();
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads);
 
+// What oneDNN's matmul primitive applies to the product before it writes C
+// (its post-ops), in this order: C = activation(alpha * A @ B + shift + bias
+// +- addend).
+enum class Activation { None, Relu, GeluTanh };
+struct Epilogue {
+  float shift = 0;                // added to every element
+  const float* bias = nullptr;    // [n], unit stride: added to every row
+  const float* addend = nullptr;  // [m, n], unit column stride, rows addend_ld apart
+  int64_t addend_ld = 0;
+  bool subtract_addend = false;
+  Activation activation = Activation::None;
+};
+
+// C(m x n, row-major, ldc) = the epilogue of alpha * A(m x k) @ B(k x n), A's
+// element (i, j) at a[i * a_rs + j * a_cs], B's likewise, in one pass over C:
+// the GEMM's own epilogue writes the final values. Primitives are built once
+// per shape, layout, epilogue and thread count and kept. False, with C
+// untouched and *why filled, when this oneDNN cannot build the primitive or
+// would run it on its reference (scalar) implementation; the caller then
+// multiplies and applies the epilogue itself. Requires available().
+bool matmul(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs, int64_t a_cs, const float* b,
+            int64_t b_rs, int64_t b_cs, float* c, int64_t ldc, const Epilogue& epilogue, int threads,
+            std::string* why);
+
+namespace detail {
+// For gemm_onednn_matmul.cpp: the library's handle (for dlsym), and the
+// thread count to run with after setting it on the calling thread (1 in a
+// fork child whose parent had started OpenMP's team).
+void* library_handle();
+int prepare_threads(int threads);
+}  // namespace detail
+
 }  // namespace kiln::gemm::onednn

@@ -32,6 +32,10 @@ bool run_gemm_lt_on_gpu(const loopir::Program& p, const loopir::Kernel& k,
     if (why) *why = "not a plain mm";
     return false;
   }
+  if (c.gemm.c_constant) {
+    if (why) *why = "the product adds a number, which no cuBLASLt epilogue does";
+    return false;
+  }
   const loopir::BufferView& a = c.tensors[size_t(c.gemm.a)];
   const loopir::BufferView& b = c.tensors[size_t(c.gemm.b)];
   LtGemmCall call;
