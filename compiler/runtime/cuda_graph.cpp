@@ -272,6 +272,7 @@ struct CudaExecution::State {
   std::vector<Tensor> host_input;            // per buffer: the host tensor given for an input (outputs returns it)
   std::vector<size_t> given_input_index;     // caller's input k -> index into Program::inputs
   DeviceBuffer conv_workspace;               // im2col's columns, shared by every convolution (they run in turn)
+  DeviceBuffer gather_fault;                 // gather/scatter's out-of-range report (cuda_gather.h), when there are any
   std::string host_externs;                  // the extern kernels that run on the host, for messages
   CudaGraph graph_replay;                    // reduce-overhead: the captured launches
   std::vector<SplitLaunch> split;            // per source kernel: its parts (blocks 0: not split)
@@ -332,7 +333,8 @@ Status CudaExecution::State::run_extern_on_gpu(size_t kernel, const Stream* stre
   }
   if (const int g = im.gather_of_kernel[kernel]; g >= 0) {
     const GatherGpuPlan& plan = im.source.gathers[size_t(g)];
-    GatherPointers ptr{at(plan.self), at(plan.index), plan.src.empty() ? 0 : at(plan.src), at(plan.output)};
+    GatherPointers ptr{at(plan.self), at(plan.index), plan.src.empty() ? 0 : at(plan.src), at(plan.output),
+                       gather_fault.ptr()};
     return run_gather_on_gpu(plan, ptr, im.gather_functions[size_t(g)], stream);
   }
   if (const int back = im.conv_backward_of_kernel[kernel]; back >= 0) {
@@ -460,6 +462,12 @@ Expected<std::unique_ptr<CudaExecution>> CudaExecution::create(std::shared_ptr<c
     Expected<DeviceBuffer> b = DeviceBuffer::alloc(workspace);
     if (!b) return b.status();
     s->conv_workspace = std::move(*b);
+  }
+  if (!impl.source.gathers.empty()) {
+    Expected<DeviceBuffer> b = DeviceBuffer::alloc(sizeof(int64_t) * kGatherFaultWords);
+    if (!b) return b.status();
+    if (Status st = b->zero(); !st.ok()) return st;
+    s->gather_fault = std::move(*b);
   }
   return std::unique_ptr<CudaExecution>(new CudaExecution(std::move(s)));
 }
@@ -626,8 +634,18 @@ Status CudaExecution::copy_output_to_input(size_t output, size_t k, const Stream
 }
 
 Expected<std::vector<Tensor>> CudaExecution::outputs() const {
-  const State& st = *s_;
+  State& st = *s_;
   const loopir::Program& p = st.program();
+  if (st.gather_fault.ptr()) {
+    // An index out of range left an output with made-up values: the run fails
+    // (once: the word is cleared for the next run).
+    int64_t fault[kGatherFaultWords] = {};
+    if (Status rc = st.gather_fault.download(fault, sizeof fault); !rc.ok()) return rc;
+    if (fault[0] != 0) {
+      if (Status rc = st.gather_fault.zero(); !rc.ok()) return rc;
+      return Status::error(gather_fault_message(p, st.impl().source.gathers, fault));
+    }
+  }
   std::vector<Tensor> out;
   for (size_t slot : st.impl().binding.output_slots) {
     if (p.buffers[slot].role == BufferRole::Input && st.host_input[slot].defined()) {

@@ -305,6 +305,36 @@ class TestCudaTraining : public QObject {
           c.name, [&](std::vector<Tensor>* in, uint32_t seed) { return gather_graph(c, in, seed); }, c.dtype);
   }
 
+  // ATen fails on an index outside the dimension; the GPU kernels must too,
+  // not hand back zeros (gather) or leave self unchanged (scatter).
+  void out_of_range_index_fails_the_run() {
+    std::vector<Tensor> inputs;
+    Graph g = gather_graph(gather_cases().front(), &inputs, 5);
+    CudaCompileOptions o;
+    o.emit_only = true, o.keep_text = true;
+    auto emitted = CudaCompiledGraph::compile(g, o);
+    QVERIFY2(emitted.ok(), emitted.status().message().c_str());
+    QVERIFY(has(stage(**emitted, "cuda_source"), "kiln_gather_fault(fault, a, k)"));
+    if (std::string why = no_gpu_reason(); !why.empty()) {
+      if (qgetenv("KILN_REQUIRE_GPU") == "1") QFAIL(why.c_str());
+      QSKIP(why.c_str());
+    }
+    o.emit_only = false, o.keep_text = false, o.use_cache = false;
+    auto compiled = CudaCompiledGraph::compile(g, o);
+    QVERIFY2(compiled.ok(), compiled.status().message().c_str());
+    for (int64_t bad : {int64_t(10), int64_t(-1)}) {
+      std::vector<Tensor> in = inputs;
+      in[1] = in[1].clone();
+      in[1].data<int64_t>()[7] = bad;
+      auto got = (*compiled)->run(in);
+      QVERIFY2(!got.ok(), ("index " + std::to_string(bad) + " gave outputs").c_str());
+      const std::string want = "index " + std::to_string(bad) + " is out of bounds for dimension 1 with size 10";
+      QVERIFY2(has(got.status().message(), want), got.status().message().c_str());
+    }
+    auto good = (*compiled)->run(inputs);  // a fresh execution: nothing left over
+    QVERIFY2(good.ok(), good.status().message().c_str());
+  }
+
   void conv_backwards_match_aten_on_the_gpu() {
     if (std::string why = no_gpu_reason(); !why.empty()) {
       if (qgetenv("KILN_REQUIRE_GPU") == "1") QFAIL(why.c_str());

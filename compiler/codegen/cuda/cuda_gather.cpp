@@ -22,11 +22,21 @@ struct KilnGatherArgs {  // every field 8 bytes, as the host writes it
   i64 size[8], isz[8];               // the elements walked; the index's sizes
   i64 xs[8], is[8], ss[8], os[8];    // self, index, src, output strides
   double value;                      // scatter.value
+  i64 tag;                           // names the kernel in a fault
 };
+// An index outside [0, self_size): the first one is kept for the host, which
+// fails the run with ATen's message instead of returning a made-up number.
+__device__ __forceinline__ void kiln_gather_fault(i64* fault, const KilnGatherArgs& a, i64 index) {
+  if (atomicCAS((unsigned long long*)fault, 0ull, 1ull) == 0ull) {
+    fault[1] = a.tag;
+    fault[2] = index;
+    __threadfence();
+  }
+}
 // One thread per output element (the index's shape).
 template <typename D>
 __device__ __forceinline__ void kiln_gather(const typename D::T* x, const i64* idx, typename D::T* out,
-                                            const KilnGatherArgs& a) {
+                                            const KilnGatherArgs& a, i64* fault) {
   const i64 step = (i64)gridDim.x * blockDim.x;
   for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.total; i += step) {
     i64 rest = i, xo = 0, io = 0, oo = 0;
@@ -38,14 +48,17 @@ __device__ __forceinline__ void kiln_gather(const typename D::T* x, const i64* i
       if (d != a.dim) xo += p * a.xs[d];
     }
     const i64 k = idx[io];
-    out[oo] = k >= 0 && k < a.self_size ? x[xo + k * a.xs[a.dim]] : D::put(0);
+    const bool inside = k >= 0 && k < a.self_size;
+    if (!inside) kiln_gather_fault(fault, a, k);
+    out[oo] = inside ? x[xo + k * a.xs[a.dim]] : D::put(0);
   }
 }
 // One thread per element j of self: the src (or value) of the last index
 // element along dim that names j[dim], else self[j].
+// The threads of position 0 along dim check their whole index column.
 template <typename D, bool Value>
 __device__ __forceinline__ void kiln_scatter(const typename D::T* x, const i64* idx, const typename D::T* src,
-                                             typename D::T* out, const KilnGatherArgs& a) {
+                                             typename D::T* out, const KilnGatherArgs& a, i64* fault) {
   const i64 step = (i64)gridDim.x * blockDim.x;
   for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.total; i += step) {
     i64 rest = i, xo = 0, io = 0, so = 0, oo = 0, at = 0;
@@ -64,6 +77,11 @@ __device__ __forceinline__ void kiln_scatter(const typename D::T* x, const i64* 
       }
     }
     typename D::T v = x[xo];
+    if (inside && at == 0)
+      for (i64 k = 0; k < a.isz[a.dim]; ++k) {
+        const i64 j = idx[io + k * a.is[a.dim]];
+        if (j < 0 || j >= a.self_size) kiln_gather_fault(fault, a, j);
+      }
     if (inside)
       for (i64 k = a.isz[a.dim] - 1; k >= 0; --k)
         if (idx[io + k * a.is[a.dim]] == at) {
@@ -160,15 +178,17 @@ std::string gather_kernels_source(const std::vector<GatherGpuPlan>& plans) {
     const std::string head = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
                              p.function + "(const " + d + "::T* x, const i64* idx, ";
     if (p.op == GatherGpuPlan::Op::Gather)
-      instances += head + d + "::T* out, KilnGatherArgs a) { kiln_gather<" + d + ">(x, idx, out, a); }\n";
+      instances += head + d + "::T* out, KilnGatherArgs a, i64* fault) { kiln_gather<" + d + ">(x, idx, out, a, fault); }\n";
     else
-      instances += head + "const " + d + "::T* src, " + d + "::T* out, KilnGatherArgs a) { kiln_scatter<" + d + ", " +
-                   (p.op == GatherGpuPlan::Op::ScatterValue ? "true" : "false") + ">(x, idx, src, out, a); }\n";
+      instances += head + "const " + d + "::T* src, " + d + "::T* out, KilnGatherArgs a, i64* fault) { kiln_scatter<" +
+                   d + ", " + (p.op == GatherGpuPlan::Op::ScatterValue ? "true" : "false") +
+                   ">(x, idx, src, out, a, fault); }\n";
   }
   return instances.empty() ? "" : kGatherSource + instances;
 }
 
 Status run_gather_on_gpu(const GatherGpuPlan& p, const GatherPointers& ptr, CUfunction fn, const Stream* stream) {
+  if (!ptr.fault) return Status::error(p.function + ": no fault word to report an out-of-range index in");
   int64_t total = 1;
   for (int64_t d = 0; d < p.rank; ++d) total *= p.sizes[d];
   if (total == 0) return {};
@@ -177,8 +197,10 @@ Status run_gather_on_gpu(const GatherGpuPlan& p, const GatherPointers& ptr, CUfu
     int64_t size[kGatherMaxRank], isz[kGatherMaxRank];
     int64_t xs[kGatherMaxRank], is[kGatherMaxRank], ss[kGatherMaxRank], os[kGatherMaxRank];
     double value;
+    int64_t tag;
   } a{};
   a.rank = p.rank, a.dim = p.dim, a.total = total, a.self_size = p.self_size, a.value = p.value;
+  a.tag = int64_t(p.kernel);
   std::copy(p.sizes, p.sizes + kGatherMaxRank, a.size);
   std::copy(p.index_sizes, p.index_sizes + kGatherMaxRank, a.isz);
   std::copy(p.self_stride, p.self_stride + kGatherMaxRank, a.xs);
@@ -189,13 +211,26 @@ Status run_gather_on_gpu(const GatherGpuPlan& p, const GatherPointers& ptr, CUfu
   CUdeviceptr self = ptr.self + CUdeviceptr(p.self_offset) * es, out = ptr.output + CUdeviceptr(p.out_offset) * es;
   CUdeviceptr index = ptr.index + CUdeviceptr(p.index_offset) * 8;
   CUdeviceptr src = p.src.empty() ? 0 : ptr.src + CUdeviceptr(p.src_offset) * es;
-  void* gather[] = {&self, &index, &out, &a};
-  void* scatter[] = {&self, &index, &src, &out, &a};
+  CUdeviceptr fault = ptr.fault;
+  void* gather[] = {&self, &index, &out, &a, &fault};
+  void* scatter[] = {&self, &index, &src, &out, &a, &fault};
   Dim3 grid{unsigned(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks))};
   if (Status st = launch(fn, grid, Dim3{kThreads}, 0, p.op == GatherGpuPlan::Op::Gather ? gather : scatter, stream);
       !st.ok())
     return Status::error(p.function + ": " + st.message());
   return {};
+}
+
+std::string gather_fault_message(const loopir::Program& p, const std::vector<GatherGpuPlan>& plans,
+                                 const int64_t fault[kGatherFaultWords]) {
+  for (const GatherGpuPlan& plan : plans)
+    if (int64_t(plan.kernel) == fault[1]) {
+      const loopir::Kernel& k = p.kernels[plan.kernel];
+      return k.call->target + " (" + k.output + "): index " + std::to_string(fault[2]) +
+             " is out of bounds for dimension " + std::to_string(plan.dim) + " with size " +
+             std::to_string(plan.self_size);
+    }
+  return "a gather or scatter kernel reported index " + std::to_string(fault[2]) + " out of bounds";
 }
 
 }  // namespace kiln::codegen::cuda

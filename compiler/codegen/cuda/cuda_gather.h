@@ -7,7 +7,8 @@
 // the device and capturable as one CUDA graph.
 //
 // gather: one thread per output element, out[i] = self[i with i[dim] = index[i]]
-// (an out-of-range index reads nothing and gives 0, where ATen would fail).
+// (an out-of-range index reads nothing; it is reported through the fault
+// word, and the run fails with ATen's message, gather_fault_message).
 // scatter: one thread per element j of self, which takes the src (or value)
 // of the last index element along dim naming j[dim], else self[j]: the last
 // write wins, as in the CPU kernel's order, and no two threads write one place.
@@ -48,9 +49,19 @@ Expected<GatherGpuPlan> plan_gather_on_gpu(const loopir::Program& p, size_t kern
 // CUDA source for the kernels `plans` name, each instantiation once (after the prelude).
 std::string gather_kernels_source(const std::vector<GatherGpuPlan>& plans);
 
+// The fault word: kGatherFaultWords int64 in device memory, zero until a
+// kernel meets an index out of range; then {1, the plan's kernel, the index}.
+constexpr int kGatherFaultWords = 4;
+
 struct GatherPointers {
   CUdeviceptr self = 0, index = 0, src = 0, output = 0;  // storage bases: the plan's offsets apply
+  CUdeviceptr fault = 0;                                 // the fault word (required)
 };
+
+// ATen's words for a fault word that is set: "aten::gather.default (buf3):
+// index 7 is out of bounds for dimension 1 with size 5".
+std::string gather_fault_message(const loopir::Program& p, const std::vector<GatherGpuPlan>& plans,
+                                 const int64_t fault[kGatherFaultWords]);
 
 // Queues the kernel on `stream` (null: the legacy stream).
 Status run_gather_on_gpu(const GatherGpuPlan& plan, const GatherPointers& ptr, CUfunction fn, const Stream* stream);
