@@ -167,6 +167,11 @@ std::vector<Value> run_graph(py::VM& vm, const RegionResult& region, const std::
         r = s.single_output ? py::tuple_value({out}) : py::tuple_value(result_items(out));
         break;
       }
+      case GraphStep::Kind::PyFunction: {
+        PlainPython plain;
+        r = vm.call(s.function, std::move(args), std::move(kwargs));
+        break;
+      }
       case GraphStep::Kind::GetItem: {
         const Value& parent = args.at(0);
         r = result_items(parent).at(size_t(s.index));

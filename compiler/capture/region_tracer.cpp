@@ -149,6 +149,9 @@ class RegionTracer : public py::Tracer {
   Value inspect_sizes(py::VM& vm, const Value& v) override;
   [[noreturn]] void graph_break(py::VM&, py::BreakInfo info) override { throw py::GraphBreakSignal{std::move(info)}; }
   void note_mutation(py::VM&, const Value& obj) override {
+    // A function kept whole in the graph runs again at each replay: one that
+    // changes outside state is inlined instead.
+    if (in_graph_body_ && obj.is_obj() && obj.obj()->serial < epoch_) throw py::GraphBreakSignal{in_graph_refused()};
     // A Function's forward that changes outside state would change it once in
     // the trace and again in each replayed apply: it runs eagerly instead.
     if (is_subgraph_ && function_body_ && obj.is_obj() && obj.obj()->serial < epoch_)
@@ -214,6 +217,23 @@ class RegionTracer : public py::Tracer {
   // `forward_helper(cls, args)` runs the class's forward (and setup_context)
   // with a fresh ctx; it is traced as the node's forward subgraph.
   Value trace_function_apply(const Value& cls, const Value& args, const Value& forward_helper);
+
+  // ---- Python functions Dynamo keeps whole (one call_function node) ----
+  // A call of a function marked with __kiln_graph_target__ (torch.lstm_cell,
+  // F.multi_head_attention_forward, einops.rearrange, ...): its body is traced
+  // into a scratch subgraph only to learn its outputs' metadata and the guards
+  // it takes, and the region records one node that runs the function again.
+  // nullopt when the body cannot be kept whole (it breaks, reads a tensor that
+  // is not an argument, changes outside state, returns something other than
+  // tensors): the call is then inlined as any other.
+  std::optional<Value> trace_in_graph_call(py::Frame& frame, const std::string& target);
+  static py::BreakInfo in_graph_refused() {
+    py::BreakInfo info;
+    info.reason = "a function kept whole in the graph cannot be traced on its own";
+    return info;
+  }
+  bool in_graph_body_ = false;                 // traces such a function's body
+  const py::Function* in_graph_root_ = nullptr;  // that function: its own frame is inlined, not kept whole again
 
   // ---- generator expressions ----
   // A generator expression made inside the region is inlined: its frame is
@@ -379,8 +399,11 @@ class RegionTracer : public py::Tracer {
     std::vector<py::TensorObj*> outs;  // the branch's output fakes, flattened
   };
   // `call` runs the branch on the subgraph's placeholders (fakes of the operands).
+  // With `in_graph_root` it traces that function's body for trace_in_graph_call:
+  // a break inside comes out as it is, and the caller reads the outputs.
   Branch trace_branch(const std::function<Value(const py::ValueVec&)>& call, const char* which,
-                      const std::vector<NodeId>& operand_ids, bool function_body = false);
+                      const std::vector<NodeId>& operand_ids, bool function_body = false,
+                      const py::Function* in_graph_root = nullptr);
   py::ValueVec push_with_outputs(OpNode op, const std::vector<py::TensorObj*>& like,
                                  const std::function<bool(size_t)>& requires_grad);
   NodeId push_subgraph_attr(const std::string& name, const Graph* graph);
@@ -843,6 +866,7 @@ Ref<py::TensorObj> RegionTracer::make_fake(Tensor meta, NodeId node) {
 NodeId RegionTracer::lift(py::TensorObj* t) {
   auto it = lifted_.find(t);
   if (it != lifted_.end()) return ph_id(it->second);
+  if (in_graph_body_) throw py::GraphBreakSignal{in_graph_refused()};
   if (is_subgraph_ && function_body_)
     throw py::GraphBreakSignal{function_body_break("its forward reads a tensor that is not among its arguments")};
   if (is_subgraph_)
@@ -1073,7 +1097,7 @@ std::string RegionTracer::module_scope() const {
 Value RegionTracer::record(py::VM&, const py::TorchCall& call, const std::function<Value(const py::CallArgs&)>& run_meta) {
   // A Function's forward runs eagerly on every call (the node replays apply),
   // so its in-place ops need no undoing.
-  if (is_subgraph_ && !function_body_) {
+  if (is_subgraph_ && !function_body_ && !in_graph_body_) {
     // Only one branch runs: a write into an operand (or a view of one) in a
     // branch would have to be undone for the other. Dynamo refuses input
     // mutation under grad; Kiln refuses every in-place op in a branch.
@@ -1313,12 +1337,15 @@ std::string RegionTracer::branch_where() const {
 }
 
 RegionTracer::Branch RegionTracer::trace_branch(const std::function<Value(const py::ValueVec&)>& call, const char* which,
-                                                const std::vector<NodeId>& operand_ids, bool function_body) {
+                                                const std::vector<NodeId>& operand_ids, bool function_body,
+                                                const py::Function* in_graph_root) {
   Branch b;
   b.region = std::make_shared<RegionResult>();
   RegionTracer sub(vm_, settings_, *b.region);
   sub.is_subgraph_ = true;
   sub.function_body_ = function_body;
+  sub.in_graph_body_ = in_graph_root != nullptr;
+  sub.in_graph_root_ = in_graph_root;
   sub.frames_ = frames_;  // where the cond was called: errors and node stacks name the user's line
   // The branch's placeholders take the operands' names: the namespace knows
   // them already, so the placeholders are l_x__1, as Dynamo's subgraphs name them.
@@ -1354,6 +1381,7 @@ RegionTracer::Branch RegionTracer::trace_branch(const std::function<Value(const 
   try {
     b.structure = call(fakes);
   } catch (py::GraphBreakSignal& s) {
+    if (in_graph_root) throw;
     if (function_body) {
       if (s.info.reason == function_body_break("").reason) throw;
       throw py::GraphBreakSignal{function_body_break(s.info.reason)};
@@ -1364,6 +1392,21 @@ RegionTracer::Branch RegionTracer::trace_branch(const std::function<Value(const 
     throw py::PyError("torch._dynamo.exc.UncapturedHigherOrderOpError",
                       std::string("Cond doesn't work unless it is captured completely with torch.compile. ") + which +
                           " breaks the graph" + where + ": " + s.info.reason);
+  }
+  // Guards the branch took (a global it read) hold for the enclosing region too.
+  auto take_guards = [&] {
+    for (Guard& g : b.region->guards) add_guard(g, false);
+    for (GlobalRead& r : b.region->global_reads) {
+      r.inputs_before = phs_.size();
+      if (std::none_of(out_.global_reads.begin(), out_.global_reads.end(), [&](const GlobalRead& x) { return x.name == r.name; }))
+        out_.global_reads.push_back(r);
+    }
+    b.region->guards.clear();
+  };
+  // A body kept whole: only its outputs' metadata and its guards are wanted.
+  if (in_graph_root) {
+    take_guards();
+    return b;
   }
   const bool single = b.structure.is(ObjKind::Tensor);
   const py::ValueVec items = single ? py::ValueVec{b.structure} : result_items(b.structure);
@@ -1384,14 +1427,7 @@ RegionTracer::Branch RegionTracer::trace_branch(const std::function<Value(const 
     out_ids.push_back(sub.resolve(v.as<py::TensorObj>()));
   }
   b.region->graph = sub.build_subgraph(out_ids);
-  // Guards the branch took (a global it read) hold for the enclosing region too.
-  for (Guard& g : b.region->guards) add_guard(g, false);
-  for (GlobalRead& r : b.region->global_reads) {
-    r.inputs_before = phs_.size();
-    if (std::none_of(out_.global_reads.begin(), out_.global_reads.end(), [&](const GlobalRead& x) { return x.name == r.name; }))
-      out_.global_reads.push_back(r);
-  }
-  b.region->guards.clear();
+  take_guards();
   return b;
 }
 
@@ -1669,6 +1705,167 @@ Value RegionTracer::trace_function_apply(const Value& cls, const Value& args, co
   });
   if (fwd.structure.is(ObjKind::Tensor)) return results[0];
   return py::tuple_value(std::move(results));
+}
+
+// The target Dynamo records a call of `fn` under when it keeps the call whole:
+// the function's __kiln_graph_target__, set where Kiln's library defines it.
+const std::string* in_graph_target(const py::Function* fn) {
+  if (!fn || !fn->attrs) return nullptr;
+  const Value* v = fn->attrs->find_str("__kiln_graph_target__");
+  return v && v->is(ObjKind::Str) ? &v->as<py::Str>()->s : nullptr;
+}
+
+std::optional<Value> RegionTracer::trace_in_graph_call(py::Frame& frame, const std::string& target) {
+  // A dynamic scalar handed to the call would have to become a graph input of
+  // the node: left to the inlined ops, which know how.
+  if (!pending_scalars_.empty()) return std::nullopt;
+  // The call as the function received it: its positional parameters (then
+  // *args), and its keyword-only parameters (then **kwargs) as keywords.
+  const py::Code& code = *frame.code;
+  py::ValueVec pos(frame.locals.begin(), frame.locals.begin() + code.argcount);
+  std::vector<std::pair<std::string, Value>> kw;
+  for (int i = 0; i < code.kwonlyargcount; ++i)
+    kw.emplace_back(code.varnames[size_t(code.argcount + i)], frame.locals[size_t(code.argcount + i)]);
+  size_t slot = size_t(code.argcount + code.kwonlyargcount);
+  if (code.has_varargs) {
+    const Value& rest = frame.locals[slot++];
+    if (!rest.is(ObjKind::Tuple)) return std::nullopt;
+    for (const Value& v : rest.as<py::Tuple>()->items) pos.push_back(v);
+  }
+  if (code.has_varkw) {
+    const Value& rest = frame.locals[slot++];
+    if (!rest.is(ObjKind::Dict)) return std::nullopt;
+    for (const auto& e : rest.as<py::Dict>()->entries) {
+      if (!e.key.is(ObjKind::Str)) return std::nullopt;
+      kw.emplace_back(e.key.as<py::Str>()->s, e.value);
+    }
+  }
+  OpNode op;
+  for (const Value& v : pos) {
+    Arg a;
+    ArgTemplate t;
+    if (!to_arg(v, a, t)) return std::nullopt;
+    op.node.args.push_back(std::move(a));
+    op.step.args.push_back(std::move(t));
+  }
+  for (const auto& [k, v] : kw) {
+    Arg a;
+    ArgTemplate t;
+    if (!to_arg(v, a, t)) return std::nullopt;
+    op.node.kwargs.emplace_back(k, std::move(a));
+    op.step.kwargs.emplace_back(k, std::move(t));
+  }
+  // The body runs on fakes of the tensor arguments, one per graph value (the
+  // same tensor passed twice is one operand: `q is k` holds in the body too).
+  std::vector<NodeId> operand_ids;
+  std::function<void(const ArgTemplate&)> collect = [&](const ArgTemplate& t) {
+    if (t.kind == ArgTemplate::Kind::Node) {
+      if (std::find(operand_ids.begin(), operand_ids.end(), t.node) == operand_ids.end()) operand_ids.push_back(t.node);
+      return;
+    }
+    for (const ArgTemplate& x : t.items) collect(x);
+  };
+  for (const ArgTemplate& t : op.step.args) collect(t);
+  for (const auto& [k, t] : op.step.kwargs) collect(t);
+  std::function<Value(const Value&, const ArgTemplate&, const py::ValueVec&)> substitute =
+      [&](const Value& v, const ArgTemplate& t, const py::ValueVec& fakes) -> Value {
+    switch (t.kind) {
+      case ArgTemplate::Kind::Node:
+        return fakes[size_t(std::find(operand_ids.begin(), operand_ids.end(), t.node) - operand_ids.begin())];
+      case ArgTemplate::Kind::Tuple:
+      case ArgTemplate::Kind::List: {
+        const py::ValueVec& items = v.is(ObjKind::Tuple) ? v.as<py::Tuple>()->items : v.as<py::List>()->items;
+        py::ValueVec out;
+        for (size_t i = 0; i < items.size(); ++i) out.push_back(substitute(items[i], t.items[i], fakes));
+        if (v.is(ObjKind::List)) return py::list_value(std::move(out));
+        return Value(py::make<py::Tuple>(std::move(out), v.as<py::Tuple>()->is_size));
+      }
+      default: return v;  // constants; a dict or slice holding a tensor is refused below
+    }
+  };
+  std::function<bool(const ArgTemplate&, bool)> plain = [&](const ArgTemplate& t, bool in_other) {
+    if (t.kind == ArgTemplate::Kind::Node) return !in_other;
+    const bool other = in_other || t.kind == ArgTemplate::Kind::Dict || t.kind == ArgTemplate::Kind::Slice;
+    return std::all_of(t.items.begin(), t.items.end(), [&](const ArgTemplate& x) { return plain(x, other); });
+  };
+  for (const ArgTemplate& t : op.step.args)
+    if (!plain(t, false)) return std::nullopt;
+  for (const auto& [k, t] : op.step.kwargs)
+    if (!plain(t, false)) return std::nullopt;
+  Branch body;
+  try {
+    body = trace_branch(
+        [&](const py::ValueVec& fakes) {
+          py::ValueVec args;
+          for (size_t i = 0; i < pos.size(); ++i) args.push_back(substitute(pos[i], op.step.args[i], fakes));
+          std::vector<std::pair<std::string, Value>> kwargs;
+          for (size_t i = 0; i < kw.size(); ++i) kwargs.emplace_back(kw[i].first, substitute(kw[i].second, op.step.kwargs[i].second, fakes));
+          return vm_.call(Value(static_cast<py::Object*>(frame.func)), std::move(args), std::move(kwargs));
+        },
+        "body", operand_ids, false, frame.func);
+  } catch (py::GraphBreakSignal&) {
+    return std::nullopt;
+  } catch (py::PyError& e) {
+    if (e.uncatchable()) throw;
+    return std::nullopt;
+  }
+  // One tensor is the node's value; a tuple of tensors (None where the
+  // function gives none) is taken apart by getitem nodes, as Dynamo wraps it.
+  const Value& result = body.structure;
+  const bool single = result.is(ObjKind::Tensor);
+  if (!single && !result.is_none() && !result.is(ObjKind::Tuple)) return std::nullopt;
+  const py::ValueVec items = result.is(ObjKind::Tuple) ? result.as<py::Tuple>()->items : py::ValueVec{};
+  for (const Value& v : items)
+    if (!v.is(ObjKind::Tensor) && !v.is_none()) return std::nullopt;
+  op.node.op = OpKind::CallFunction;
+  op.node.target = target;
+  op.step.kind = GraphStep::Kind::PyFunction;
+  op.step.function = Value(static_cast<py::Object*>(frame.func));
+  op.step.grad_enabled = vm_.grad_enabled;
+  op.step.autocast = torchapi::autocast_state();
+  op.node.name = namer_.create_name(last_part(target));
+  op.node.meta.stack = user_stack();
+  op.node.meta.scope = module_scope();
+  const NodeId id = NodeId(ops_.size());
+  op.step.node = id;
+  auto fake_like = [&](const py::TensorObj* like) {
+    auto obj = py::make<py::TensorObj>(Tensor::meta_strided(like->t.sizes(), like->t.strides(), like->t.dtype()));
+    obj->requires_grad = like->requires_grad;
+    obj->device = like->device;
+    return obj;
+  };
+  if (single) {
+    const auto* like = result.as<py::TensorObj>();
+    Ref<py::TensorObj> out = make_fake(Tensor::meta_strided(like->t.sizes(), like->t.strides(), like->t.dtype()), id);
+    out->requires_grad = like->requires_grad;
+    out->device = like->device;
+    op.node.meta.val = val_of(Value(out));
+    ops_.push_back(std::move(op));
+    return Value(out);
+  }
+  std::vector<Val> vals;
+  py::ValueVec outs;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].is_none()) {
+      vals.push_back(Val{});
+      outs.push_back(Value());
+      continue;
+    }
+    Ref<py::TensorObj> obj = fake_like(items[i].as<py::TensorObj>());
+    auto info = std::make_shared<FakeInfo>();
+    info->parent = id;
+    info->index = int(i);
+    info->owner = this;
+    obj->fake = info;
+    fakes_.push_back(obj);
+    vals.push_back(val_of(Value(obj)));
+    outs.push_back(Value(obj));
+  }
+  op.node.meta.val = result.is_none() ? Val{} : Val::tuple(std::move(vals));
+  ops_.push_back(std::move(op));
+  for (const Value& r : outs)
+    if (r.is(ObjKind::Tensor)) resolve(r.as<py::TensorObj>());
+  return result.is_none() ? Value() : Value(py::make<py::Tuple>(std::move(outs)));
 }
 
 // A call of a function in torch._dynamo.config.reorderable_logging_functions
@@ -1952,6 +2149,11 @@ void RegionTracer::refuse_sparse() {
 }
 
 Value RegionTracer::run_inlined(py::Frame& frame) {
+  if (frame.func && frame.func == in_graph_root_) {
+    in_graph_root_ = nullptr;
+  } else if (const std::string* target = in_graph_target(frame.func)) {
+    if (std::optional<Value> r = trace_in_graph_call(frame, *target)) return *r;
+  }
   if (is_rnn_forward(*frame.code)) refuse_rnn(frame);
   if (frame.code->filename == "torch/sparse/__init__.py") refuse_sparse();
   TracedFrame tf;

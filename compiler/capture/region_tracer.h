@@ -47,7 +47,11 @@ struct GraphStep {
   // Marker: a node that runs nothing where the graph runs: a torch.autocast
   // block's _enter_autocast / _exit_autocast, which Dynamo records in the
   // graph (the casts themselves follow each step's `autocast`).
-  enum class Kind { Call, Method, Operator, GetItem, Aten, Cond, Attr, FunctionApply, Marker } kind = Kind::Call;
+  // PyFunction: a Python function Dynamo keeps whole in its graph (one that
+  // stands for an ATen builtin, torch.lstm_cell, or one allowed in the graph,
+  // einops.rearrange): `function` runs again on the real arguments, so the
+  // ops it runs are the ones eager code runs and the lowering sees.
+  enum class Kind { Call, Method, Operator, GetItem, Aten, Cond, Attr, FunctionApply, Marker, PyFunction } kind = Kind::Call;
   const torchapi::Callable* callable = nullptr;  // Call: the torch function
   std::string name;         // Method: the method; Operator: "operator.add", ...; Aten: the op
   std::vector<ArgTemplate> args;
@@ -58,7 +62,7 @@ struct GraphStep {
   // runs and lowers (AOTAutograd traces them into the ATen graph).
   torchapi::AutocastState autocast;
   std::vector<std::shared_ptr<const RegionResult>> branches;  // Cond: true, false
-  py::Value function;         // FunctionApply: the torch.autograd.Function subclass
+  py::Value function;         // FunctionApply: the torch.autograd.Function subclass; PyFunction: the function
   bool single_output = false;  // FunctionApply: forward returned one tensor, not a tuple
 };
 

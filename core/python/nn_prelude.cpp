@@ -137,12 +137,22 @@ def _add_forward_hook(module, kind, hook, prepend, with_kwargs):
     return handle
 
 
+# torch._C._log_api_usage_once, which Module.__init__ calls: Dynamo records the
+# call as a node of the graph when a module is made inside compiled code.
+def _log_api_usage_once(event):
+    torch._C._log_api_usage_once(event)
+
+
+_log_api_usage_once.__kiln_graph_target__ = "torch._C._log_api_usage_once"
+
+
 class Module:
     # state_dict's metadata records it; a module whose layout of state changed
     # (BatchNorm: 2) reads an older version in _load_from_state_dict.
     _version = 1
 
     def __init__(self, *args, **kwargs):
+        _log_api_usage_once("python.nn_module")
         if args or kwargs:
             _raise("TypeError", f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given")
         object.__setattr__(self, "training", True)

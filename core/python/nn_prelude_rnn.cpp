@@ -40,6 +40,31 @@ def _rnn_step(mode, igates, h, c, w_hh, b_hh, w_hr=None):
     return torch.relu(pre), None
 
 
+# _VF's cell functions. Dynamo keeps each call as one node (torch.lstm_cell,
+# ...), as they are ATen builtins; AOTAutograd decomposes them into the math
+# below, which the node's replay runs.
+def _lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn_step("LSTM", F.linear(input, w_ih, b_ih), hx[0], hx[1], w_hh, b_hh)
+
+
+def _gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn_step("GRU", F.linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
+
+
+def _rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn_step("RNN_TANH", F.linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
+
+
+def _rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn_step("RNN_RELU", F.linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
+
+
+_lstm_cell.__kiln_graph_target__ = "torch.lstm_cell"
+_gru_cell.__kiln_graph_target__ = "torch.gru_cell"
+_rnn_tanh_cell.__kiln_graph_target__ = "torch.rnn_tanh_cell"
+_rnn_relu_cell.__kiln_graph_target__ = "torch.rnn_relu_cell"
+
+
 class _PackedSequence:
     # torch.nn.utils.rnn.PackedSequence (a namedtuple in PyTorch): the steps of
     # sequences sorted by length, time-major, batch_sizes[t] rows at step t.
@@ -617,13 +642,11 @@ class RNNCell(RNNCellBase):
     def forward(self, input, hx=None):
         input, hx, is_batched = self._prepare("RNNCell", input, hx)
         if self.nonlinearity == "tanh":
-            mode = "RNN_TANH"
+            ret = _rnn_tanh_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         elif self.nonlinearity == "relu":
-            mode = "RNN_RELU"
+            ret = _rnn_relu_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         else:
             _raise("RuntimeError", f"Unknown nonlinearity: {self.nonlinearity}")
-        ret, _ = _rnn_step(mode, F.linear(input, self.weight_ih, self.bias_ih), hx, None, self.weight_hh,
-                           self.bias_hh)
         if not is_batched:
             ret = ret.squeeze(0)
         return ret
@@ -648,11 +671,10 @@ class LSTMCell(RNNCellBase):
             hx = (zeros, zeros)
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        h, c = _rnn_step("LSTM", F.linear(input, self.weight_ih, self.bias_ih), hx[0], hx[1], self.weight_hh,
-                         self.bias_hh)
+        ret = _lstm_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         if not is_batched:
-            return (h.squeeze(0), c.squeeze(0))
-        return (h, c)
+            return (ret[0].squeeze(0), ret[1].squeeze(0))
+        return ret
 
 
 class GRUCell(RNNCellBase):
@@ -661,8 +683,7 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, hx, is_batched = self._prepare("GRUCell", input, hx)
-        ret, _ = _rnn_step("GRU", F.linear(input, self.weight_ih, self.bias_ih), hx, None, self.weight_hh,
-                           self.bias_hh)
+        ret = _gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         if not is_batched:
             ret = ret.squeeze(0)
         return ret

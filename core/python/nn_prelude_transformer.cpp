@@ -230,6 +230,10 @@ class NonDynamicallyQuantizableLinear(Linear):
     pass
 
 
+# Dynamo 2.11 keeps F.multi_head_attention_forward whole in its graph (an
+# in-graph torch function); its replay runs the body above.
+_multi_head_attention_forward.__kiln_graph_target__ = "torch.nn.functional.multi_head_attention_forward"
+
 class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None):

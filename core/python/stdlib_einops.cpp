@@ -259,7 +259,7 @@ def _apply(tensor, pattern, operation, axes_lengths):
     return tensor
 
 
-def reduce(tensor, pattern, reduction, **axes_lengths):
+def _reduce(tensor, pattern, reduction, axes_lengths):
     try:
         if isinstance(tensor, list):
             if len(tensor) == 0:
@@ -276,12 +276,16 @@ def reduce(tensor, pattern, reduction, **axes_lengths):
         raise EinopsError(message + "\n {}".format(e))
 
 
+def reduce(tensor, pattern, reduction, **axes_lengths):
+    return _reduce(tensor, pattern, reduction, axes_lengths)
+
+
 def rearrange(tensor, pattern, **axes_lengths):
-    return reduce(tensor, pattern, reduction="rearrange", **axes_lengths)
+    return _reduce(tensor, pattern, "rearrange", axes_lengths)
 
 
 def repeat(tensor, pattern, **axes_lengths):
-    return reduce(tensor, pattern, reduction="repeat", **axes_lengths)
+    return _reduce(tensor, pattern, "repeat", axes_lengths)
 
 
 def parse_shape(x, pattern):
@@ -347,6 +351,16 @@ def einsum(*tensors_and_pattern):
     if not isinstance(pattern, str):
         raise ValueError("The last argument passed to `einops.einsum` must be a string, representing the einsum pattern.")
     return torch.einsum(_compact_einsum(pattern), *tensors_and_pattern[:-1])
+
+
+# einops registers these with torch._dynamo.allow_in_graph when imported
+# (allow_ops_in_compiled_graph): Dynamo keeps each call as one node, which the
+# replay runs as the functions above. The layers apply their pattern without
+# them, as einops' layers do.
+rearrange.__kiln_graph_target__ = "einops.einops.rearrange"
+repeat.__kiln_graph_target__ = "einops.einops.repeat"
+reduce.__kiln_graph_target__ = "einops.einops.reduce"
+einsum.__kiln_graph_target__ = "einops.einops.einsum"
 
 
 def _pack_axes(pattern, opname):
@@ -429,7 +443,7 @@ class Rearrange(torch.nn.Module):
         return "{}({})".format(self.__class__.__name__, params)
 
     def forward(self, input):
-        return einops.rearrange(input, self.pattern, **self.axes_lengths)
+        return einops._reduce(input, self.pattern, "rearrange", self.axes_lengths)
 
 
 class Reduce(torch.nn.Module):
@@ -446,7 +460,7 @@ class Reduce(torch.nn.Module):
         return "{}({})".format(self.__class__.__name__, params)
 
     def forward(self, input):
-        return einops.reduce(input, self.pattern, self.reduction, **self.axes_lengths)
+        return einops._reduce(input, self.pattern, self.reduction, self.axes_lengths)
 )PY";
 
 }  // namespace

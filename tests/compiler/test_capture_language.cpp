@@ -1263,6 +1263,90 @@ print(hasattr(m._orig_mod, "hidden"))
                      "False\n"));
   }
 
+  // Dynamo keeps some Python-level calls whole, one call_function node each:
+  // the _VF cells behind RNNCell / LSTMCell / GRUCell (ATen builtins),
+  // F.multi_head_attention_forward, torch._C._log_api_usage_once from a
+  // module made inside compiled code, and einops' rearrange / repeat /
+  // reduce / einsum (allowed in the graph on import). A tuple result is taken
+  // apart by getitem nodes (none for a None item), einops' layers are not
+  // such calls, and a call whose arguments the graph cannot hold (a lambda
+  // reduction) is inlined. Every backend computes what eager computes,
+  // gradients included.
+  void whole_calls_are_one_node_as_in_dynamo() {
+    const char* program = R"PY(import torch
+import torch.nn as nn
+from einops import rearrange, repeat, reduce, einsum
+from einops.layers.torch import Rearrange
+torch.manual_seed(0)
+class Cells(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTMCell(3, 4)
+        self.gru = nn.GRUCell(4, 4)
+        self.relu = nn.RNNCell(4, 4, nonlinearity="relu")
+        self.tanh = nn.RNNCell(4, 2)
+    def forward(self, x):
+        h, c = self.lstm(x)
+        g = self.gru(h, c)
+        r = self.relu(g)
+        return self.tanh(r[0], None), c
+class Attend(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(6, 2)
+    def forward(self, x):
+        keep = nn.Identity()
+        a = self.attn(x, x, x)[0]
+        b, w = self.attn(x, x + 1, x + 1, need_weights=False)
+        return keep(a + b), w
+class Ein(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.flat = Rearrange("b c h w -> b (c h w)")
+    def forward(self, x):
+        y = rearrange(x, "b c h w -> b h w c")
+        m = reduce(y, "b h w c -> b c", "max")
+        s = repeat(m, "b c -> b c k", k=2)
+        d = einsum(y, y, "b h w c, b h w c -> b")
+        t = reduce(y, "b h w c -> b", lambda t, axes: t.amax(axes))
+        return self.flat(x).sum(1) + s.sum((1, 2)) + d + t
+for model, x in [(Cells(), torch.randn(5, 3)), (Attend(), torch.randn(4, 3, 6)), (Ein(), torch.randn(2, 3, 4, 5))]:
+    model = model.double()
+    x = x.double().requires_grad_()
+    out = torch.compile(model)(x)
+    y = out[0] if isinstance(out, tuple) else out
+    (y.sum() + (out[1].sum() if isinstance(out, tuple) and out[1] is not None else 0)).backward()
+    print(round(y.sum().item(), 9), round(x.grad.sum().item(), 9), [round(p.grad.sum().item(), 9) for p in model.parameters()])
+)PY";
+    kiln::test::ProgramRun eager = kiln::test::run_program(program, "none");
+    QVERIFY2(eager.status.ok() && eager.code == 0, (eager.status.to_string() + "\n" + eager.err).c_str());
+    for (const char* backend : {"eager", "aot_eager", "kiln"}) {
+      std::vector<kiln::capture::CallableReport> reports;
+      kiln::test::ProgramRun r = kiln::test::run_program(program, backend, [&](kiln::py::VM& vm) {
+        reports = kiln::capture::capture_reports(vm);
+      });
+      const std::string where = std::string(backend) + ": ";
+      QVERIFY2(r.status.ok() && r.code == 0, (where + r.status.to_string() + "\n" + r.err).c_str());
+      QCOMPARE(QString::fromStdString(r.out), QString::fromStdString(eager.out));
+      QCOMPARE(reports.size(), size_t(3));
+      QStringList ops[3];
+      for (size_t i = 0; i < 3; ++i) {
+        QCOMPARE(reports[i].graphs.size(), size_t(1));
+        for (const kiln::Node& n : reports[i].graphs[0].nodes)
+          if (n.op == kiln::OpKind::CallFunction) ops[i] << QString::fromStdString(n.target);
+        QCOMPARE(reports[i].op_count(), int(ops[i].size()));
+      }
+      // hx=None makes zeros; the unbatched call's r[0] is a getitem of the tensor.
+      QCOMPARE(ops[0].join(' '), QString("torch.zeros torch.lstm_cell operator.getitem operator.getitem torch.gru_cell torch.zeros "
+                                         "torch.rnn_relu_cell operator.getitem torch.zeros torch.rnn_tanh_cell"));
+      QCOMPARE(ops[1].join(' '), QString("torch._C._log_api_usage_once torch.nn.functional.multi_head_attention_forward "
+                                         "operator.getitem operator.add operator.add "
+                                         "torch.nn.functional.multi_head_attention_forward operator.getitem operator.add"));
+      QCOMPARE(ops[2].join(' '), QString("einops.einops.rearrange einops.einops.reduce einops.einops.repeat einops.einops.einsum "
+                                         "operator.add operator.add operator.add"));
+    }
+  }
+
   // A reset keeps what it retires for the stage views, named by the reset,
   // but a program resetting in a loop keeps only the last 256: bounded memory.
   void retired_compiles_are_named_and_bounded() {
