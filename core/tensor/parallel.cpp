@@ -42,29 +42,51 @@ const omp::Runtime* openmp() {
   return rt;
 }
 
+// One per thread, on a cache line of its own: the next chunk of its home block.
+struct alignas(64) NextChunk {
+  std::atomic<int64_t> chunk{0};
+};
+
 struct TeamJob {
   const std::function<void(int64_t, int64_t)>* fn = nullptr;
-  int64_t begin = 0, end = 0, chunks = 0, step = 0;
+  int64_t begin = 0, end = 0, chunks = 0, step = 0, homes = 0;
+  std::unique_ptr<NextChunk[]> next;  // per home block
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::exception_ptr error;
+
+  int64_t home_first(int64_t h) const { return chunks * h / homes; }
+  // Runs the chunks of home block h not claimed yet; false once the job failed.
+  bool drain(int64_t h) {
+    const int64_t last = home_first(h + 1);
+    for (int64_t c = next[size_t(h)].chunk.fetch_add(1, std::memory_order_relaxed); c < last;
+         c = next[size_t(h)].chunk.fetch_add(1, std::memory_order_relaxed)) {
+      if (failed.load(std::memory_order_relaxed)) return false;
+      const int64_t b = begin + c * step, e = std::min(end, b + step);
+      if (b < e) (*fn)(b, e);
+    }
+    return true;
+  }
 };
 
-// Thread t of the team takes the t-th contiguous block of chunks, as TBB's
-// static partitioner did. An exception cannot leave an OpenMP region: the
-// first is kept and rethrown by the caller, and the chunks not yet started are
-// skipped, as TBB cancels its task group (a cancelled run stops promptly).
+// Thread t of the team starts on the t-th contiguous block of chunks, as TBB's
+// static partitioner did, so each thread streams through one block. A thread
+// that finishes its block takes the unclaimed chunks of the others' (each
+// chunk is claimed once, by an atomic counter per block): on a shared or
+// virtualized machine one descheduled thread no longer holds up the whole loop.
+// Which thread runs a chunk does not change its result: the chunks' bounds are
+// fixed before the region starts.
+// An exception cannot leave an OpenMP region: the first is kept and rethrown
+// by the caller, and the chunks not yet started are skipped, as TBB cancels
+// its task group (a cancelled run stops promptly).
 void run_team_share(void* data) {
   TeamJob& job = *static_cast<TeamJob*>(data);
   const omp::Runtime& rt = *openmp();
-  const int64_t t = rt.thread_num(), n = rt.team_size();
-  const int64_t first = job.chunks * t / n, last = job.chunks * (t + 1) / n;
+  const int64_t t = rt.thread_num();
   try {
-    for (int64_t c = first; c < last && !job.failed.load(std::memory_order_relaxed); ++c) {
-      int64_t b = job.begin + c * job.step;
-      int64_t e = std::min(job.end, b + job.step);
-      if (b < e) (*job.fn)(b, e);
-    }
+    // A team smaller than asked for leaves home blocks without a thread: they are taken like any other.
+    for (int64_t i = 0; i < job.homes; ++i)
+      if (!job.drain((t + i) % job.homes)) break;
   } catch (...) {
     std::lock_guard lock(job.error_mutex);
     if (!job.error) job.error = std::current_exception();
@@ -102,8 +124,8 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
     return;
   }
   g_pool_started.store(true, std::memory_order_relaxed);
-  // Static chunks, one or a few per thread: eager loops are uniform, and a fixed
-  // partition keeps each thread streaming through one contiguous block.
+  // Fixed chunks, a few per thread: eager loops are uniform, and a contiguous
+  // home block per thread keeps each thread streaming (run_team_share).
   int64_t threads = num_threads();
   int64_t chunks = std::min<int64_t>((end - begin + grain - 1) / grain, threads * 4);
   int64_t step = (end - begin + chunks - 1) / chunks;
@@ -114,6 +136,9 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
     job.end = end;
     job.chunks = chunks;
     job.step = step;
+    job.homes = std::min<int64_t>(threads, chunks);
+    job.next = std::make_unique<NextChunk[]>(size_t(job.homes));
+    for (int64_t h = 0; h < job.homes; ++h) job.next[size_t(h)].chunk.store(job.home_first(h), std::memory_order_relaxed);
     // Always the full team: libgomp re-docks its threads when a region asks
     // for another team size than the last (oneDNN asks for all of them).
     rt->parallel(run_team_share, &job, unsigned(threads), 0);
