@@ -164,7 +164,7 @@ class TestCudaGemmEpilogue : public QObject {
     const int64_t n = 64;
     std::vector<double> eye(size_t(n * n), 0.0);
     for (int64_t i = 0; i < n; ++i) eye[size_t(i * n + i)] = 1;
-    Tensor x = ramp({128, n}, DType::Float32, -6, 6), w = Tensor::from_vector(eye, {n, n});
+    Tensor x = ramp({128, n}, DType::Float32, -6, 6), w = Tensor::from_vector(eye, {n, n}).to(DType::Float32);
     Graph g;
     GraphEmitter e(g);
     Var h = e.call1("aten::mm.default", {e.placeholder("x", x), e.placeholder("w", w)});
