@@ -457,6 +457,7 @@ class RegionTracer : public py::Tracer {
   void rename_on_store(TracedFrame& tf, const Value& v, const std::string& name);
   StateTemplate make_template(const Value& v, const SourcePtr& src, const std::vector<py::TensorObj*>& outputs);
   Ref<py::TensorObj> make_fake(Tensor meta, NodeId node);
+  Ref<py::TensorObj> make_item_fake(const py::TensorObj* like, NodeId parent, int index, bool requires_grad);
   bool is_dynamic(const SourcePtr& src, size_t dim, int64_t size) const;
   bool is_dynamic_scalar(const Value& v, const SourcePtr& src);
   void consume_dynamic_scalars(TracedFrame& tf, const py::Instr& in);
@@ -1497,21 +1498,28 @@ NodeId RegionTracer::push_subgraph_attr(const std::string& name, const Graph* gr
 // Pushes a higher-order op whose outputs are fake tensors shaped like `like`
 // (requires_grad per output as the caller says), then one getitem per
 // output right after it, as Dynamo unflattens such an op's result at once.
+// Item `index` of node `parent`'s tuple result, shaped like `like`: its
+// getitem node is made when something reads it (resolve).
+Ref<py::TensorObj> RegionTracer::make_item_fake(const py::TensorObj* like, NodeId parent, int index, bool requires_grad) {
+  auto obj = py::make<py::TensorObj>(Tensor::meta_strided(like->t.sizes(), like->t.strides(), like->t.dtype()));
+  obj->requires_grad = requires_grad;
+  obj->device = like->device;
+  auto info = std::make_shared<FakeInfo>();
+  info->parent = parent;
+  info->index = index;
+  info->owner = this;
+  obj->fake = info;
+  fakes_.push_back(obj);
+  return obj;
+}
+
 py::ValueVec RegionTracer::push_with_outputs(OpNode op, const std::vector<py::TensorObj*>& like,
                                              const std::function<bool(size_t)>& requires_grad) {
   std::vector<Val> vals;
   py::ValueVec results;
   const NodeId id = NodeId(ops_.size());
   for (size_t i = 0; i < like.size(); ++i) {
-    auto obj = py::make<py::TensorObj>(Tensor::meta_strided(like[i]->t.sizes(), like[i]->t.strides(), like[i]->t.dtype()));
-    obj->requires_grad = requires_grad(i);
-    obj->device = like[i]->device;
-    auto info = std::make_shared<FakeInfo>();
-    info->parent = id;
-    info->index = int(i);
-    info->owner = this;
-    obj->fake = info;
-    fakes_.push_back(obj);
+    Ref<py::TensorObj> obj = make_item_fake(like[i], id, int(i), requires_grad(i));
     vals.push_back(val_of(Value(obj)));
     results.push_back(Value(obj));
   }
@@ -1828,12 +1836,6 @@ std::optional<Value> RegionTracer::trace_in_graph_call(py::Frame& frame, const s
   op.node.meta.scope = module_scope();
   const NodeId id = NodeId(ops_.size());
   op.step.node = id;
-  auto fake_like = [&](const py::TensorObj* like) {
-    auto obj = py::make<py::TensorObj>(Tensor::meta_strided(like->t.sizes(), like->t.strides(), like->t.dtype()));
-    obj->requires_grad = like->requires_grad;
-    obj->device = like->device;
-    return obj;
-  };
   if (single) {
     const auto* like = result.as<py::TensorObj>();
     Ref<py::TensorObj> out = make_fake(Tensor::meta_strided(like->t.sizes(), like->t.strides(), like->t.dtype()), id);
@@ -1851,13 +1853,8 @@ std::optional<Value> RegionTracer::trace_in_graph_call(py::Frame& frame, const s
       outs.push_back(Value());
       continue;
     }
-    Ref<py::TensorObj> obj = fake_like(items[i].as<py::TensorObj>());
-    auto info = std::make_shared<FakeInfo>();
-    info->parent = id;
-    info->index = int(i);
-    info->owner = this;
-    obj->fake = info;
-    fakes_.push_back(obj);
+    const auto* like = items[i].as<py::TensorObj>();
+    Ref<py::TensorObj> obj = make_item_fake(like, id, int(i), like->requires_grad);
     vals.push_back(val_of(Value(obj)));
     outs.push_back(Value(obj));
   }
