@@ -318,6 +318,11 @@ class TestCodegenCpu : public QObject {
     std::vector<float> xs = {0.f, -0.f, 1.f, -1.f, 88.7f, 88.72283f, 88.73f, 100.f, -87.3f, -100.f, -103.9f,
                              -104.f, -200.f, INFINITY, -INFINITY, NAN, 1e-8f, -1e-8f, 0.34657359f};
     for (int i = 0; i <= 200000; ++i) xs.push_back(-105.f + 195.f * float(i) / 200000.f);
+    // Every float around where the result overflows and where it underflows to 0.
+    for (float edge : {88.72283935546875f, -103.972084045410f, 88.8f, -104.f})
+      for (float v = edge, steps = 0; steps < 300; v = std::nextafter(v, INFINITY), ++steps) xs.push_back(v);
+    for (float edge : {88.72283935546875f, -103.972084045410f, 88.8f, -104.f})
+      for (float v = edge, steps = 0; steps < 300; v = std::nextafter(v, -INFINITY), ++steps) xs.push_back(v);
     Tensor x = Tensor::from_vector(xs, {int64_t(xs.size())});
     Graph g;
     GraphEmitter e(g);

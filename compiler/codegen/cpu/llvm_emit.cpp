@@ -419,10 +419,12 @@ class Emitter {
     auto pow2 = [&](Value* k) {
       return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, b_.getInt32(127)), 23), f);
     };
+    // Past the ends of float's range the product itself rounds as expf does:
+    // above ln(FLT_MAX) n is 128 and p > 1, so p * 2^64 * 2^64 overflows to
+    // inf; below -103.972 (the clamp keeps n >= -150) it is under half the
+    // smallest subnormal and rounds to 0. Only NaN, which the clamps turned
+    // into a number, needs a select.
     Value* y = b_.CreateFMul(b_.CreateFMul(p, pow2(half)), pow2(b_.CreateSub(ni, half)));
-    // Past the ends of float's range, and NaN, as expf gives them.
-    y = b_.CreateSelect(b_.CreateFCmpOGT(x, c(88.72283935546875)), llvm::ConstantFP::getInfinity(f), y);
-    y = b_.CreateSelect(b_.CreateFCmpOLT(x, c(-103.972084045410)), c(0.0), y);
     return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, y);
   }
 
