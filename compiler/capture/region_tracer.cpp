@@ -391,6 +391,9 @@ class RegionTracer : public py::Tracer {
     Node node;
     GraphStep step;
     bool renamed = false;
+    // Rewrites every node id the op refers to (its args and kwargs, its
+    // step's templates and the step's own node) through `map`.
+    void renumber(const std::function<NodeId(NodeId)>& map);
   };
   // One traced branch: its region (graph and steps) and its outputs' metadata.
   struct Branch {
@@ -1435,21 +1438,25 @@ RegionTracer::Branch RegionTracer::trace_branch(const std::function<Value(const 
 // Appends the traced ops to `g` (after its placeholders) and their steps to the
 // result, node ids rewritten by `remap` (placeholders are negative while
 // tracing), then the subgraphs and the output node returning `outs`.
+void RegionTracer::OpNode::renumber(const std::function<NodeId(NodeId)>& map) {
+  std::function<void(Arg&)> in_arg = [&](Arg& a) {
+    if (a.kind == Arg::Kind::Node) a.i = map(NodeId(a.i));
+    for (Arg& x : a.items) in_arg(x);
+  };
+  std::function<void(ArgTemplate&)> in_template = [&](ArgTemplate& a) {
+    if (a.kind == ArgTemplate::Kind::Node) a.node = map(a.node);
+    for (ArgTemplate& x : a.items) in_template(x);
+  };
+  for (Arg& a : node.args) in_arg(a);
+  for (auto& kv : node.kwargs) in_arg(kv.second);
+  for (ArgTemplate& a : step.args) in_template(a);
+  for (auto& kv : step.kwargs) in_template(kv.second);
+  step.node = map(step.node);
+}
+
 void RegionTracer::place_ops(Graph& g, const std::function<NodeId(NodeId)>& remap, const std::vector<NodeId>& outs) {
-  std::function<void(Arg&)> remap_arg = [&](Arg& a) {
-    if (a.kind == Arg::Kind::Node) a.i = remap(NodeId(a.i));
-    for (Arg& x : a.items) remap_arg(x);
-  };
-  std::function<void(ArgTemplate&)> remap_tmpl = [&](ArgTemplate& a) {
-    if (a.kind == ArgTemplate::Kind::Node) a.node = remap(a.node);
-    for (ArgTemplate& x : a.items) remap_tmpl(x);
-  };
   for (OpNode& op : ops_) {
-    for (Arg& a : op.node.args) remap_arg(a);
-    for (auto& kv : op.node.kwargs) remap_arg(kv.second);
-    for (ArgTemplate& a : op.step.args) remap_tmpl(a);
-    for (auto& kv : op.step.kwargs) remap_tmpl(kv.second);
-    op.step.node = remap(op.step.node);
+    op.renumber(remap);
     g.add(op.node);
     out_.steps.push_back(op.step);
   }
@@ -2423,25 +2430,12 @@ size_t RegionTracer::drop_unused_getitems(std::vector<NodeId>& outs, size_t coun
     else if (i < count) ++dropped;
   }
   auto fix = [&](NodeId id) { return id >= 0 ? renumber[size_t(id)] : id; };
-  std::function<void(Arg&)> fix_arg = [&](Arg& a) {
-    if (a.kind == Arg::Kind::Node) a.i = fix(NodeId(a.i));
-    for (Arg& x : a.items) fix_arg(x);
-  };
-  std::function<void(ArgTemplate&)> fix_tmpl = [&](ArgTemplate& a) {
-    if (a.kind == ArgTemplate::Kind::Node) a.node = fix(a.node);
-    for (ArgTemplate& x : a.items) fix_tmpl(x);
-  };
   std::vector<OpNode> left;
   left.reserve(kept);
   for (size_t i = 0; i < ops_.size(); ++i) {
     if (drop[i]) continue;
-    OpNode& op = ops_[i];
-    for (Arg& a : op.node.args) fix_arg(a);
-    for (auto& kv : op.node.kwargs) fix_arg(kv.second);
-    for (ArgTemplate& a : op.step.args) fix_tmpl(a);
-    for (auto& kv : op.step.kwargs) fix_tmpl(kv.second);
-    op.step.node = fix(op.step.node);
-    left.push_back(std::move(op));
+    ops_[i].renumber(fix);
+    left.push_back(std::move(ops_[i]));
   }
   ops_ = std::move(left);
   for (auto& entry : subgraphs_) entry.first = size_t(renumber[entry.first]);

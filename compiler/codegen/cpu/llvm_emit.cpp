@@ -512,9 +512,8 @@ class Emitter {
   // of two into the range where 1/y is a normal number (x by the same power,
   // exactly), and Markstein's correction q + r * (x - q * y) makes the quotient
   // the correctly rounded one. Where the correction is NaN (x or y infinite,
-  // y zero) or
-  // q is a zero (whose sign the correction's additions would lose), the
-  // uncorrected x * (1/y) already is what the division gives.
+  // y zero) or q is a zero (whose sign the correction's additions would
+  // lose), the uncorrected x * (1/y) already is what the division gives.
   Value* divide_by_invariant(Value* x, Value* y) {
     const bool single = y->getType()->isFloatTy();
     auto c = [&](double v) { return llvm::ConstantFP::get(y->getType(), v); };
