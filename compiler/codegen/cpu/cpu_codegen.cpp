@@ -70,6 +70,19 @@ struct Session {
   std::string description;
   std::mutex mutex;  // LLVM's target machines are not shared across threads
   int next_dylib = 0;
+  std::string vector_bits;  // the loops' preferred vector width, "" for LLVM's choice
+
+  // LLVM tunes every AVX-512 Xeon to prefer 256-bit vectors (to spare the
+  // clock on Skylake), so its loop vectorizer stops at 8 floats where the
+  // CPU has 16. Kiln's kernels are long unit-stride loops of exp and FMAs,
+  // compute-bound once a row sits in L1, and ATen's and Inductor's vector
+  // code runs 512 bits wide there, so Kiln asks for the full width.
+  // KILN_CPU_VECTOR_BITS=256 gives LLVM's choice back, for comparison.
+  static std::string preferred_vector_bits(const std::string& features) {
+    const char* forced = std::getenv("KILN_CPU_VECTOR_BITS");
+    if (forced && std::string(forced) == "256") return "";
+    return ("," + features + ",").find(",+avx512f,") != std::string::npos ? "512" : "";
+  }
 
   Session() {
     llvm::InitializeNativeTarget();
@@ -94,8 +107,10 @@ struct Session {
       return;
     }
     jit = std::move(*built);
+    vector_bits = preferred_vector_bits(machine.getFeatures().getString());
     description = machine.getTargetTriple().str() + ";" + machine.getCPU() + ";" +
                   machine.getFeatures().getString() + ";llvm " LLVM_VERSION_STRING;
+    if (!vector_bits.empty()) description += ";vector " + vector_bits;
   }
 };
 
@@ -363,6 +378,7 @@ Expected<std::unique_ptr<Module>> compile(const sched::ScheduledProgram& s, cons
       if (f.isDeclaration()) continue;
       f.addFnAttr("target-cpu", tm.getTargetCPU());
       f.addFnAttr("target-features", tm.getTargetFeatureString());
+      if (!ss.vector_bits.empty()) f.addFnAttr("prefer-vector-width", ss.vector_bits);
     }
     if (options.keep_text) {
       for (size_t g = 0; g < plans.size(); ++g)
