@@ -1003,6 +1003,19 @@ bool run_into(VM& vm, const char* which, const Ref<Module>& target) {
                              "invert_permutation"})
       if (const Value* f = globals->find_str(std::string("_") + name)) rnn_utils->dict->set(str_value(name), *f);
   }
+  // The recurrent cells are ATen builtins in PyTorch, reached as torch.lstm_cell
+  // or through torch._VF (what nn.LSTMCell calls, and what copies of it call).
+  if (target->name == "torch.nn")
+    if (Ref<Module> torch = vm.module("torch")) {
+      auto vf = make<Module>("torch._VF");
+      vm.add_module(vf);
+      for (const char* name : {"lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"})
+        if (const Value* f = globals->find_str(std::string("_") + name)) {
+          vf->dict->set(str_value(name), *f);
+          torch->dict->set(str_value(name), *f);
+        }
+      torch->dict->set(str_value("_VF"), Value(vf));
+    }
   // PyTorch's functional.py defines these; here they live beside the modules that call them.
   if (target->name == "torch.nn")
     if (Ref<Module> functional = vm.module("torch.nn.functional"))

@@ -132,6 +132,8 @@ class TestProgramRegressions : public QObject {
   void default_device_context() { prints_what_pytorch_printed("default_device_context"); }
   // torch.diff (torchvision's RegNet) and state_dict versions in _load_from_state_dict (MNASNet).
   void diff_and_state_dict_versions() { prints_what_pytorch_printed("diff_and_load_versions"); }
+  // torch._VF.lstm_cell and the other cells as functions, eager and compiled.
+  void vf_cell_functions() { prints_what_pytorch_printed("vf_cell_functions"); }
   // Module forward hooks (feature extraction, pruning's pre-hooks; program 83) and jacfwd (program 81).
   void module_hooks_and_jacfwd() { prints_what_pytorch_printed("module_hooks_and_jacfwd"); }
   // torch.nn.utils.prune's methods, containers, remove and training through the mask (program 83).
