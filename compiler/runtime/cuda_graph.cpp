@@ -35,17 +35,24 @@ struct CudaCompiledGraph::Impl {
   bool compile_only = false;
   CudaModule module;
   std::vector<CUfunction> functions;  // per source.kernels
-  std::vector<int> conv_of_kernel;    // per program kernel: its index in source.convs, or -1
+  // Per program kernel: which of the source's extern plans runs it on the GPU
+  // (the kind's list and the index in it), or none.
+  struct GpuExtern {
+    enum class Kind { None, Conv, Attention, Pool, Gather, ConvBackward } kind = Kind::None;
+    size_t index = 0;
+  };
+  std::vector<GpuExtern> gpu_extern;
   std::vector<ConvFunctions> conv_functions;  // per source.convs
   std::vector<CUfunction> gemm_fill_c;        // per program kernel: a GEMM's kernel filling its output with C
-  std::vector<int> attention_of_kernel;       // per program kernel: its index in source.attentions, or -1
   std::vector<CUfunction> attention_functions;  // per source.attentions
-  std::vector<int> pool_of_kernel;              // per program kernel: its index in source.pools, or -1
   std::vector<CUfunction> pool_functions;       // per source.pools
-  std::vector<int> gather_of_kernel;            // per program kernel: its index in source.gathers, or -1
   std::vector<CUfunction> gather_functions;     // per source.gathers
-  std::vector<int> conv_backward_of_kernel;     // per program kernel: its index in source.conv_backwards, or -1
   std::vector<ConvBackwardFunctions> conv_backward_functions;  // per source.conv_backwards
+
+  template <class Plan>
+  void mark_gpu_externs(const std::vector<Plan>& plans, GpuExtern::Kind kind) {
+    for (size_t i = 0; i < plans.size(); ++i) gpu_extern[plans[i].kernel] = {kind, i};
+  }
   ProgramBinding binding;  // storage_of: the buffer whose device memory each buffer uses
   bool conv_tf32 = false, matmul_tf32 = false;  // CudaCompileOptions
 };
@@ -81,9 +88,7 @@ bool writes_nothing(const loopir::Program& p, const loopir::Kernel& k) {
 bool extern_on_gpu(const CudaCompiledGraph::Impl& impl, size_t kernel) {
   const loopir::Program& p = impl.scheduled.program;
   const loopir::Kernel& k = p.kernels[kernel];
-  return impl.conv_of_kernel[kernel] >= 0 || impl.attention_of_kernel[kernel] >= 0 ||
-         impl.pool_of_kernel[kernel] >= 0 || impl.gather_of_kernel[kernel] >= 0 ||
-         impl.conv_backward_of_kernel[kernel] >= 0 || gemm_on_gpu(p, k) ||
+  return impl.gpu_extern[kernel].kind != CudaCompiledGraph::Impl::GpuExtern::Kind::None || gemm_on_gpu(p, k) ||
          writes_nothing(p, k);
 }
 
@@ -176,19 +181,13 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
     impl->stages.push_back({"cuda_source", impl->source.text, st.emit_ms});
   }
   const loopir::Program& p = impl->scheduled.program;
-  impl->conv_of_kernel.assign(p.kernels.size(), -1);
-  for (size_t c = 0; c < impl->source.convs.size(); ++c) impl->conv_of_kernel[impl->source.convs[c].kernel] = int(c);
-  impl->attention_of_kernel.assign(p.kernels.size(), -1);
-  for (size_t a = 0; a < impl->source.attentions.size(); ++a)
-    impl->attention_of_kernel[impl->source.attentions[a].kernel] = int(a);
-  impl->pool_of_kernel.assign(p.kernels.size(), -1);
-  for (size_t i = 0; i < impl->source.pools.size(); ++i) impl->pool_of_kernel[impl->source.pools[i].kernel] = int(i);
-  impl->gather_of_kernel.assign(p.kernels.size(), -1);
-  for (size_t i = 0; i < impl->source.gathers.size(); ++i)
-    impl->gather_of_kernel[impl->source.gathers[i].kernel] = int(i);
-  impl->conv_backward_of_kernel.assign(p.kernels.size(), -1);
-  for (size_t i = 0; i < impl->source.conv_backwards.size(); ++i)
-    impl->conv_backward_of_kernel[impl->source.conv_backwards[i].kernel] = int(i);
+  using Kind = Impl::GpuExtern::Kind;
+  impl->gpu_extern.assign(p.kernels.size(), {});
+  impl->mark_gpu_externs(impl->source.convs, Kind::Conv);
+  impl->mark_gpu_externs(impl->source.attentions, Kind::Attention);
+  impl->mark_gpu_externs(impl->source.pools, Kind::Pool);
+  impl->mark_gpu_externs(impl->source.gathers, Kind::Gather);
+  impl->mark_gpu_externs(impl->source.conv_backwards, Kind::ConvBackward);
   for (const sched::FusedGroup& g : impl->scheduled.groups)
     st.extern_groups += p.kernels[g.kernels.front()].kind == loopir::KernelKind::Extern;
   for (size_t k = 0; k < p.kernels.size(); ++k)
@@ -315,35 +314,40 @@ Status CudaExecution::State::run_extern_on_gpu(size_t kernel, const Stream* stre
   const loopir::Program& p = program();
   const loopir::Kernel& k = p.kernels[kernel];
   auto at = [&](const std::string& buffer) { return pointer[p.buffer_index(buffer)]; };
-  if (const int conv = im.conv_of_kernel[kernel]; conv >= 0) {
-    const ConvGpuPlan& plan = im.source.convs[size_t(conv)];
-    ConvPointers ptr{at(plan.input), at(plan.weight), plan.bias.empty() ? 0 : at(plan.bias), at(plan.output),
-                     conv_workspace.ptr()};
-    return run_conv_on_gpu(plan, ptr, im.conv_functions[size_t(conv)], im.conv_tf32, stream);
-  }
-  if (const int attn = im.attention_of_kernel[kernel]; attn >= 0) {
-    const AttentionGpuPlan& plan = im.source.attentions[size_t(attn)];
-    AttentionPointers ptr{at(plan.q), at(plan.k), at(plan.v), plan.mask.empty() ? 0 : at(plan.mask), at(plan.output)};
-    return run_attention_on_gpu(plan, ptr, im.attention_functions[size_t(attn)], stream);
-  }
-  if (const int pool = im.pool_of_kernel[kernel]; pool >= 0) {
-    const PoolGpuPlan& plan = im.source.pools[size_t(pool)];
-    PoolPointers ptr{at(plan.input), plan.indices.empty() ? 0 : at(plan.indices), at(plan.output)};
-    return run_pool_on_gpu(plan, ptr, im.pool_functions[size_t(pool)], stream);
-  }
-  if (const int g = im.gather_of_kernel[kernel]; g >= 0) {
-    const GatherGpuPlan& plan = im.source.gathers[size_t(g)];
-    GatherPointers ptr{at(plan.self), at(plan.index), plan.src.empty() ? 0 : at(plan.src), at(plan.output),
-                       gather_fault.ptr()};
-    return run_gather_on_gpu(plan, ptr, im.gather_functions[size_t(g)], stream);
-  }
-  if (const int back = im.conv_backward_of_kernel[kernel]; back >= 0) {
-    const ConvBackwardGpuPlan& plan = im.source.conv_backwards[size_t(back)];
-    auto maybe = [&](const std::string& b) { return b.empty() ? CUdeviceptr(0) : at(b); };
-    ConvBackwardPointers ptr{at(plan.grad_output),     at(plan.geometry.input),  at(plan.geometry.weight),
-                             maybe(plan.grad_input),   maybe(plan.grad_weight), maybe(plan.grad_bias),
-                             conv_workspace.ptr()};
-    return run_conv_backward_on_gpu(plan, ptr, im.conv_backward_functions[size_t(back)], im.conv_tf32, stream);
+  const size_t i = im.gpu_extern[kernel].index;
+  switch (im.gpu_extern[kernel].kind) {
+    case CudaCompiledGraph::Impl::GpuExtern::Kind::Conv: {
+      const ConvGpuPlan& plan = im.source.convs[i];
+      ConvPointers ptr{at(plan.input), at(plan.weight), plan.bias.empty() ? 0 : at(plan.bias), at(plan.output),
+                       conv_workspace.ptr()};
+      return run_conv_on_gpu(plan, ptr, im.conv_functions[i], im.conv_tf32, stream);
+    }
+    case CudaCompiledGraph::Impl::GpuExtern::Kind::Attention: {
+      const AttentionGpuPlan& plan = im.source.attentions[i];
+      AttentionPointers ptr{at(plan.q), at(plan.k), at(plan.v), plan.mask.empty() ? 0 : at(plan.mask), at(plan.output)};
+      return run_attention_on_gpu(plan, ptr, im.attention_functions[i], stream);
+    }
+    case CudaCompiledGraph::Impl::GpuExtern::Kind::Pool: {
+      const PoolGpuPlan& plan = im.source.pools[i];
+      PoolPointers ptr{at(plan.input), plan.indices.empty() ? 0 : at(plan.indices), at(plan.output)};
+      return run_pool_on_gpu(plan, ptr, im.pool_functions[i], stream);
+    }
+    case CudaCompiledGraph::Impl::GpuExtern::Kind::Gather: {
+      const GatherGpuPlan& plan = im.source.gathers[i];
+      GatherPointers ptr{at(plan.self), at(plan.index), plan.src.empty() ? 0 : at(plan.src), at(plan.output),
+                         gather_fault.ptr()};
+      return run_gather_on_gpu(plan, ptr, im.gather_functions[i], stream);
+    }
+    case CudaCompiledGraph::Impl::GpuExtern::Kind::ConvBackward: {
+      const ConvBackwardGpuPlan& plan = im.source.conv_backwards[i];
+      auto maybe = [&](const std::string& b) { return b.empty() ? CUdeviceptr(0) : at(b); };
+      ConvBackwardPointers ptr{at(plan.grad_output),     at(plan.geometry.input),  at(plan.geometry.weight),
+                               maybe(plan.grad_input),   maybe(plan.grad_weight), maybe(plan.grad_bias),
+                               conv_workspace.ptr()};
+      return run_conv_backward_on_gpu(plan, ptr, im.conv_backward_functions[i], im.conv_tf32, stream);
+    }
+    case CudaCompiledGraph::Impl::GpuExtern::Kind::None:
+      break;
   }
   if (gemm_on_gpu(p, k)) return run_gemm_on_gpu(p, k, at, im.gemm_fill_c[kernel], im.matmul_tf32, stream);
   return {};  // writes_nothing
