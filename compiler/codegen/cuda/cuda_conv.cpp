@@ -200,32 +200,12 @@ __device__ __forceinline__ void kiln_conv_im2col(const T* __restrict__ x, T* __r
   else kiln_im2col_windows<1>(x, col, a);
 }
 
-// A merged GEMM's product[oc][n][p] to out[n, oc, p]: rows (oc, n) of
-// `pixels`, in groups of V when the plan found them whole and aligned.
-template <int V, typename T, typename I>
-__device__ __forceinline__ void kiln_scatter_groups(T* __restrict__ out, const T* __restrict__ product, I rows,
-                                                    I samples, I pixels, I sn, I sc, I sp) {
-  const I groups = pixels / V;
-  const I row_step = (I)gridDim.y * (I)blockDim.y, group_step = (I)gridDim.x * (I)blockDim.x;
-  for (I t = (I)blockIdx.y * (I)blockDim.y + (I)threadIdx.y; t < rows; t += row_step) {
-    const I c = t / samples, n = t - c * samples;
-    const T* __restrict__ from = product + t * pixels;
-    T* __restrict__ to = out + n * sn + c * sc;
-    for (I q = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; q < groups; q += group_step) {
-      if constexpr (V == 1) {
-        to[q * sp] = from[q];
-      } else {
-        *reinterpret_cast<uint4*>(to + q * V) = *reinterpret_cast<const uint4*>(from + q * V);
-      }
-    }
-  }
-}
-
+// A merged GEMM's product[oc][n][p] to out[n, oc, p] (kiln_move_channel_rows, cuda_prelude.h).
 template <typename T, typename I>
 __device__ __forceinline__ void kiln_conv_scatter(T* __restrict__ out, const T* __restrict__ product, I rows,
                                                   I samples, I pixels, I sn, I sc, I sp, I vec) {
-  if (vec) kiln_scatter_groups<16 / sizeof(T)>(out, product, rows, samples, pixels, sn, sc, sp);
-  else kiln_scatter_groups<1>(out, product, rows, samples, pixels, sn, sc, sp);
+  if (vec) kiln_move_channel_rows<true, 16 / sizeof(T)>(out, product, rows, samples, pixels, sn, sc, sp);
+  else kiln_move_channel_rows<true, 1>(out, product, rows, samples, pixels, sn, sc, sp);
 }
 
 // out[n, oc, pixel] += bias[oc], in float for the half types.

@@ -16,28 +16,12 @@ constexpr const char* kTarget = "aten::convolution_backward.default";
 
 constexpr const char* kSource = R"KILN(
 // ---- convolution backward (codegen/cuda/cuda_conv_backward.h) ----
-// dy[n, c, p] of `samples` samples to out[c][n][p]: rows (c, n) of `pixels`,
-// 16-byte groups when the host found them whole and aligned; values only moved.
-template <int V, typename T, typename I>
-__device__ __forceinline__ void kiln_gather_groups(T* __restrict__ out, const T* __restrict__ dy, I rows, I samples,
-                                                   I pixels, I sn, I sc, I sp) {
-  const I groups = pixels / V;
-  const I row_step = (I)gridDim.y * (I)blockDim.y, group_step = (I)gridDim.x * (I)blockDim.x;
-  for (I t = (I)blockIdx.y * (I)blockDim.y + (I)threadIdx.y; t < rows; t += row_step) {
-    const I c = t / samples, n = t - c * samples;
-    const T* __restrict__ from = dy + n * sn + c * sc;
-    T* __restrict__ to = out + t * pixels;
-    for (I q = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; q < groups; q += group_step) {
-      if constexpr (V == 1) to[q] = from[q * sp];
-      else *reinterpret_cast<uint4*>(to + q * V) = *reinterpret_cast<const uint4*>(from + q * V);
-    }
-  }
-}
+// dy[n, c, p] to out[c][n][p] (kiln_move_channel_rows, cuda_prelude.h).
 template <typename T, typename I>
 __device__ __forceinline__ void kiln_conv_gather(T* __restrict__ out, const T* __restrict__ dy, I rows, I samples,
                                                  I pixels, I sn, I sc, I sp, I vec) {
-  if (vec) kiln_gather_groups<16 / sizeof(T)>(out, dy, rows, samples, pixels, sn, sc, sp);
-  else kiln_gather_groups<1>(out, dy, rows, samples, pixels, sn, sc, sp);
+  if (vec) kiln_move_channel_rows<false, 16 / sizeof(T)>(out, dy, rows, samples, pixels, sn, sc, sp);
+  else kiln_move_channel_rows<false, 1>(out, dy, rows, samples, pixels, sn, sc, sp);
 }
 template <typename I> struct KilnCol2im {
   I samples, c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;

@@ -58,6 +58,29 @@ __device__ __forceinline__ void kiln_vstore(T* __restrict__ p, const T* a) {
   }
 }
 
+// A convolution's channel rows between a packed [c][n][pixels] buffer (row
+// t = c * samples + n) and a strided [n, c, pixel] tensor (sn, sc, sp), in
+// groups of V when the host found them whole and aligned; values only move.
+// kToStrided: packed -> strided (a merged GEMM's product to the output), else
+// strided -> packed (dY gathered for the backward's GEMMs).
+template <bool kToStrided, int V, typename T, typename I>
+__device__ __forceinline__ void kiln_move_channel_rows(T* __restrict__ out, const T* __restrict__ in, I rows,
+                                                       I samples, I pixels, I sn, I sc, I sp) {
+  const I groups = pixels / V;
+  const I row_step = (I)gridDim.y * (I)blockDim.y, group_step = (I)gridDim.x * (I)blockDim.x;
+  for (I t = (I)blockIdx.y * (I)blockDim.y + (I)threadIdx.y; t < rows; t += row_step) {
+    const I c = t / samples, n = t - c * samples;
+    const I strided = n * sn + c * sc, packed = t * pixels;
+    const T* __restrict__ from = in + (kToStrided ? packed : strided);
+    T* __restrict__ to = out + (kToStrided ? strided : packed);
+    for (I q = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; q < groups; q += group_step) {
+      if constexpr (V > 1) *reinterpret_cast<uint4*>(to + q * V) = *reinterpret_cast<const uint4*>(from + q * V);
+      else if constexpr (kToStrided) to[q * sp] = from[q];
+      else to[q] = from[q * sp];
+    }
+  }
+}
+
 // Python's // and % (toward -inf) for index arithmetic of any sign.
 __device__ __forceinline__ i64 kiln_floordiv(i64 a, i64 b) {
   i64 q = a / b, r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
