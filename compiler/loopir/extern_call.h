@@ -140,6 +140,16 @@ bool run_gemm_epilogue(const GemmParams& g, const std::vector<Tensor>& tensors, 
 bool run_convolution(const ConvParams& c, const std::vector<Tensor>& tensors, const Tensor& out);
 // The fused attention in float64 (the reference the generated kernels are held to).
 void run_attention(const AttentionParams& a, const std::vector<Tensor>& tensors, const Tensor& out);
+// The same, also writing `lse` ([B, M], any float dtype; skipped when undefined): each
+// row's logsumexp of the scaled, masked scores, row max + log(row sum).
+void run_attention_lse(const AttentionParams& a, const std::vector<Tensor>& tensors, const Tensor& out, const Tensor& lse);
+// The gradients of sum(dout * attention(q, k, v)) in float64 from the unfused
+// formula (P = softmax(S) per row, dV = P^T dO, dP = dO V^T, dS = P * (dP -
+// rowsum(P * dP)), dQ = scale dS K, dK = scale dS^T Q), into dq [B, M, Dk], dk
+// [B, N, Dk] and dv [B, N, Dv]. No gradient flows through a score a boolean or
+// causal mask replaced by its fill.
+void run_attention_backward(const AttentionParams& a, const std::vector<Tensor>& tensors, const Tensor& dout,
+                            const Tensor& dq, const Tensor& dk, const Tensor& dv);
 }  // namespace detail
 
 }  // namespace kiln::loopir

@@ -23,6 +23,8 @@ struct KilnAttnArgs {
   i64 qs[3], ks[3], vs[3], os[3], ms[4];
   i64 batch, m, n, inner, causal_offset, masked_when_nonzero;
   double scale_log2, mask_scale_log2, fill_log2;
+  u64 lse;  // float32 [batch, m] at strides ls, written when the kernel's LSE is true
+  i64 ls[2];
 };
 // The mask's element as float (MT: 0 bool/uint8, 1 f16, 2 bf16, 3 f32, 4 f64, 5 i64, 6 i32).
 template <int MT> __device__ __forceinline__ float kiln_attn_mask_value(u64 p, i64 i) {
@@ -79,7 +81,7 @@ __device__ __forceinline__ float kiln_ex2(float x) {  // 2^x; -inf gives 0, NaN 
 // NW warps each own WM fragments of 16 query rows: with WM = 2 every key and value
 // fragment read from shared memory feeds twice the products, and the two rows'
 // chains interleave.
-template <bool BF, int D, int DV, int MASK, int MT, int NW, int WM>
+template <bool BF, int D, int DV, int MASK, int MT, int NW, int WM, bool LSE = false>
 __device__ __forceinline__ void kiln_attn_tc(const KilnAttnArgs& a) {
   constexpr int BM = NW * 16 * WM, BN = 64, LDK = D + 8, LDV = DV + 8, NT = NW * 32;  // +8: ldmatrix rows on distinct banks
   extern __shared__ __align__(16) unsigned char kiln_attn_smem[];
@@ -248,6 +250,10 @@ __device__ __forceinline__ void kiln_attn_tc(const KilnAttnArgs& a) {
       l += __shfl_xor_sync(0xffffffffu, l, 1);
       l += __shfl_xor_sync(0xffffffffu, l, 2);
       inv[r] = 1.f / l;
+      if constexpr (LSE) {  // row_m is in log2 units and the same in the row's four lanes
+        if (tg == 0 && mr[f][r] < a.m)
+          ((float*)a.lse)[bh * a.ls[0] + mr[f][r] * a.ls[1]] = (row_m[f][r] + log2f(l)) * 0.69314718055994531f;
+      }
     }
 #pragma unroll
     for (int i = 0; i < DV / 8; ++i)
@@ -269,7 +275,7 @@ __device__ __forceinline__ void kiln_attn_tc(const KilnAttnArgs& a) {
 
 // CUDA cores, float32 arithmetic, any strides: a query row per thread, keys
 // through shared memory a tile at a time.
-template <int ET, int D, int DV, int MASK, int MT>
+template <int ET, int D, int DV, int MASK, int MT, bool LSE = false>
 __device__ __forceinline__ void kiln_attn_simple(const KilnAttnArgs& a) {
   constexpr int BM = 128, BN = 32;
   extern __shared__ __align__(16) unsigned char kiln_attn_smem[];
@@ -322,6 +328,7 @@ __device__ __forceinline__ void kiln_attn_simple(const KilnAttnArgs& a) {
     }
   }
   if (m >= a.m) return;
+  if constexpr (LSE) ((float*)a.lse)[bh * a.ls[0] + m * a.ls[1]] = (row_m + log2f(row_l)) * 0.69314718055994531f;
   const u64 op = a.o + (u64)(bh * a.os[0]) * es;
 #pragma unroll
   for (int d = 0; d < DV; ++d) kiln_attn_store<ET>(op, m * a.os[1] + d * a.os[2], o[d] / row_l);
@@ -357,8 +364,9 @@ std::string instance(const AttentionGpuPlan& p) {
   std::string call;
   if (p.tensor_cores)
     call = std::string("kiln_attn_tc<") + (p.dtype == DType::BFloat16 ? "true" : "false") + ", " + targs + ", " +
-           std::to_string(p.warps) + ", " + std::to_string(p.row_fragments) + ">(a);";
-  else call = "kiln_attn_simple<" + std::to_string(p.dtype == DType::Float32 ? 0 : p.dtype == DType::Float16 ? 1 : 2) + ", " + targs + ">(a);";
+           std::to_string(p.warps) + ", " + std::to_string(p.row_fragments) + (p.write_lse ? ", true" : "") + ">(a);";
+  else call = "kiln_attn_simple<" + std::to_string(p.dtype == DType::Float32 ? 0 : p.dtype == DType::Float16 ? 1 : 2) + ", " + targs +
+              (p.write_lse ? ", true" : "") + ">(a);";
   const int threads = p.threads();
   // Four blocks of 128 threads per SM, as many as their shared memory allows; two
   // fragments per warp need up to 255 registers, so two blocks.
@@ -393,7 +401,7 @@ Status choose_attention_tiles(AttentionGpuPlan& plan) {
   return {};
 }
 
-Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_t kernel) {
+Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_t kernel, bool write_lse) {
   const loopir::Kernel& k = p.kernels.at(kernel);
   if (k.kind != loopir::KernelKind::Extern || !k.call || k.call->kind != loopir::ExternKind::Attention)
     return unsupported(k.output + " is not an attention extern kernel");
@@ -449,9 +457,14 @@ Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_
   plan.function = std::string("kiln_attn_") + (plan.tensor_cores ? "tc_" : "simple_") + std::string(dtype_abbrev(plan.dtype)) +
                   "_d" + std::to_string(plan.d) + "_v" + std::to_string(plan.dv) + "_m" + std::to_string(mask) +
                   (mask >= 2 ? "_t" + std::to_string(mask_type_code(plan.mask_dtype)) : "") +
-                  (plan.tensor_cores ? "_w" + std::to_string(plan.warps) + "x" + std::to_string(plan.row_fragments) : "");
+                  (plan.tensor_cores ? "_w" + std::to_string(plan.warps) + "x" + std::to_string(plan.row_fragments) : "") +
+                  (write_lse ? "_lse" : "");
+  plan.write_lse = write_lse;
+  plan.lse_stride[0] = plan.m, plan.lse_stride[1] = 1;
   return plan;
 }
+
+std::string attention_shared_source() { return kAttentionSource; }
 
 std::string attention_kernels_source(const std::vector<AttentionGpuPlan>& plans) {
   std::string instances;
@@ -470,7 +483,10 @@ Status run_attention_on_gpu(const AttentionGpuPlan& p, const AttentionPointers& 
     int64_t qs[3], ks[3], vs[3], os[3], ms[4];
     int64_t batch, m, n, inner, causal_offset, masked_when_nonzero;
     double scale_log2, mask_scale_log2, fill_log2;
+    uint64_t lse;
+    int64_t ls[2];
   } args{};
+  if (p.write_lse && !ptr.lse) return Status::error(p.function + ": the plan writes the logsumexp but no lse buffer was given");
   const uint64_t es = element_size(p.dtype);
   args.q = ptr.q + uint64_t(p.q_offset) * es;
   args.k = ptr.k + uint64_t(p.k_offset) * es;
@@ -487,6 +503,7 @@ Status run_attention_on_gpu(const AttentionGpuPlan& p, const AttentionPointers& 
   args.scale_log2 = p.params.scale * kLog2e;
   args.mask_scale_log2 = p.params.mask_scale * kLog2e;
   args.fill_log2 = std::isinf(p.params.fill) ? p.params.fill : p.params.fill * kLog2e;
+  if (p.write_lse) args.lse = ptr.lse + uint64_t(p.lse_offset) * 4, args.ls[0] = p.lse_stride[0], args.ls[1] = p.lse_stride[1];
   void* params[] = {&args};
   const int64_t rows = p.block_rows();
   Dim3 grid{unsigned(p.batch), unsigned((p.m + rows - 1) / rows)};

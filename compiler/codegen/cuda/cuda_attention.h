@@ -39,6 +39,12 @@ struct AttentionGpuPlan {
   // query rows (KILN_ATTN_TILES=WxF overrides the choice, for measuring).
   int warps = 4, row_fragments = 1;
   std::string function;  // the kernel's name in the module
+  // Training: also write the per-row logsumexp of the scaled, masked scores
+  // (row max + log(row sum), natural log, float32) to AttentionPointers::lse at
+  // [batch, m] strides; -inf for a row whose every score is -inf. Off unless
+  // plan_attention_on_gpu is asked (the function name then ends in "_lse").
+  bool write_lse = false;
+  int64_t lse_stride[2] = {}, lse_offset = 0;
 
   unsigned shared_bytes() const;
   int threads() const;
@@ -46,13 +52,20 @@ struct AttentionGpuPlan {
 };
 
 // How extern kernel `kernel` of `p` (an Attention) runs on the GPU, or why it cannot.
-Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_t kernel);
+// `write_lse`: the kernel also writes the logsumexp (contiguous [batch, m] float32).
+Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_t kernel, bool write_lse = false);
+
+// The helpers and kernel templates every attention instantiation uses (the
+// start of attention_kernels_source's text when it has any); the backward
+// kernels (cuda_attention_backward.h) build on them too.
+std::string attention_shared_source();
 
 // CUDA source for the kernels `plans` name, each instantiation once.
 std::string attention_kernels_source(const std::vector<AttentionGpuPlan>& plans);
 
 struct AttentionPointers {
   CUdeviceptr q = 0, k = 0, v = 0, mask = 0, output = 0;  // storage bases: the plan's offsets apply
+  CUdeviceptr lse = 0;  // float32, only when the plan's write_lse
 };
 
 // Queues the kernel on `stream` (null: the legacy stream).
