@@ -8,6 +8,7 @@
 #include <random>
 
 #include "compiler/aot/joint.h"
+#include "compiler/decomp/decompose.h"
 #include "compiler/pipeline/emitter.h"
 #include "compiler/runtime/compiled_graph.h"
 #include "core/graph/parser.h"
@@ -115,6 +116,46 @@ class TestAttentionPipeline : public QObject {
     std::vector<Tensor> bin{saved[1], saved[2], saved[3], saved[4], saved[5], random_f32({2, 5, 3, 4}, rng)};
     diff = check_compiled(*bwd, bin);
     QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+  // The decompose pass rewrites the CPU flash forward into core ops (bmm,
+  // softmax's pieces) with the kernel's output layouts; the decomposed graph
+  // compiles and gives the original graph's numbers; the backward kernel stays.
+  void decomposed_forward_keeps_layouts_and_numbers() {
+    Expected<Graph> fwd = parse_graph_module(kForward, "fw.py");
+    QVERIFY(fwd.ok());
+    Expected<Graph> d = decomp::decompose(*fwd);
+    QVERIFY2(d.ok(), d.ok() ? "" : d.status().message().c_str());
+    QVERIFY(!has_target(*d, "aten::_scaled_dot_product_flash_attention_for_cpu.default"));
+    QVERIFY(has_target(*d, "aten::bmm.default"));
+    // Every output keeps the annotation the original graph gives it (strides included).
+    const Node& out_orig = fwd->nodes.back();
+    const Node& out_dec = d->nodes.back();
+    QCOMPARE(out_dec.args[0].items.size(), out_orig.args[0].items.size());
+    for (size_t i = 0; i < out_orig.args[0].items.size(); ++i) {
+      const Val& a = (*fwd)[out_orig.args[0].items[i].node_id()].meta.val;
+      const Val& b = (*d)[out_dec.args[0].items[i].node_id()].meta.val;
+      QVERIFY(a.is_tensor() && b.is_tensor());
+      QCOMPARE(b.tensor.dtype, a.tensor.dtype);
+      QVERIFY2(b.tensor.strides && a.tensor.strides && *b.tensor.strides == *a.tensor.strides,
+               qPrintable(QString("output %1 strides differ").arg(i)));
+    }
+    std::mt19937 rng(5);
+    std::vector<Tensor> in{random_f32({2, 5, 3, 4}, rng), random_f32({2, 5, 3, 4}, rng), random_f32({2, 5, 3, 4}, rng)};
+    std::vector<Tensor> want = test::aten_outputs(*fwd, in);
+    CompileOptions o;
+    o.use_cache = false;
+    auto c = CompiledGraph::compile(*d, o);
+    QVERIFY2(c.ok(), c.ok() ? "" : c.status().message().c_str());
+    auto got = (*c)->run(in);
+    QVERIFY2(got.ok(), got.ok() ? "" : got.status().message().c_str());
+    std::string diff = test::compare_outputs(*got, want, 1e-5);
+    QVERIFY2(diff.empty(), diff.c_str());
+    Expected<Graph> bwd = parse_graph_module(kBackward, "bw.py");
+    QVERIFY(bwd.ok());
+    Expected<Graph> db = decomp::decompose(*bwd);
+    QVERIFY(db.ok());
+    QVERIFY(has_target(*db, "aten::_scaled_dot_product_flash_attention_for_cpu_backward.default"));
   }
 
   // Autodiff of each forward op calls its backward kernel (derivatives.yaml's
