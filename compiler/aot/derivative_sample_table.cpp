@@ -282,6 +282,15 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
       {"aten::log_softmax.int", {"f[3,4] 0"}},
       {"aten::_softmax_backward_data.default", {"f[3,4] u[3,4] 1 dt:float64"}},
       {"aten::_log_softmax_backward_data.default", {"f[3,4] f[3,4] 1 dt:float64"}},
+      // ---- attention (query [B, H, L, E], key [B, Hk, S, E], value [B, Hk, S, Ev]) ----
+      {"aten::_scaled_dot_product_flash_attention_for_cpu.default",
+       {"f[2,2,3,4] f[2,2,5,4] f[2,2,5,6]", "f[1,2,4,3] f[1,2,4,3] f[1,2,4,3] 0.0 true",
+        "f[2,4,3,4] f[2,2,5,4] f[2,2,5,4] 0.0 false attn_mask=f[3,5] scale=0.7"}},
+      {"aten::_scaled_dot_product_efficient_attention.default",
+       {"f[2,2,3,4] f[2,2,5,4] f[2,2,5,6] f[2,2,3,5] true", "f[1,2,4,3] f[1,2,4,3] f[1,2,4,3] f[1,1,4,4] false 0.0 true scale=0.5",
+        "f[2,2,3,4] f[2,2,5,4] f[2,2,5,4] None true"}},
+      {"aten::_scaled_dot_product_flash_attention.default",
+       {"f[2,2,3,4] f[2,2,5,4] f[2,2,5,4]", "f[1,2,4,3] f[1,2,4,3] f[1,2,4,3] 0.0 true"}},
       {"aten::native_layer_norm.default", {"f[2,3,4] [4] f[4] f[4] 1e-5", "f[2,3,4] [3,4] None None 1e-5"}},
       // mean and rstd as the forward saves them: shaped [..., 1] per normalized dim; rstd positive.
       {"aten::native_layer_norm_backward.default",

@@ -54,6 +54,7 @@ void add_shape_decomps(DecompTable& t);
 void add_indexing_decomps(DecompTable& t);
 void add_pooling_decomps(DecompTable& t);
 void add_grid_sample_decomps(DecompTable& t);
+void add_attention_decomps(DecompTable& t);
 
 // Normalizes "aten::x" to "aten::x.default".
 std::string full_op_name(std::string_view op);

@@ -90,6 +90,11 @@ const std::set<std::string, std::less<>>& core_set() {
     "aten::replication_pad3d_backward.default",
     // Normalization
     "aten::native_layer_norm_backward.default",
+    // Attention: the backward kernels (recomputing probabilities from
+    // logsumexp) and the CUDA flash forward (philox state, SymInt lengths)
+    "aten::_scaled_dot_product_efficient_attention_backward.default", "aten::_scaled_dot_product_flash_attention.default",
+    "aten::_scaled_dot_product_flash_attention_backward.default",
+    "aten::_scaled_dot_product_flash_attention_for_cpu_backward.default",
     // Embedding
     "aten::embedding.default", "aten::embedding_dense_backward.default",
     // Indexing and scatter
@@ -133,6 +138,7 @@ const DecompTable& table() {
     add_indexing_decomps(d);
     add_pooling_decomps(d);
     add_grid_sample_decomps(d);
+    add_attention_decomps(d);
     return d;
   }();
   return t;

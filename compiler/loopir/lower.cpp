@@ -448,6 +448,24 @@ class Lowerer {
     return b;
   }
 
+  // The node's meta['val'], or for a multi-output node without one (PyTorch's
+  // print_readable annotates no tuple: a dump's `_scaled_dot_product_flash_attention_for_cpu = ...`)
+  // a tuple of what its getitem readers' annotations say.
+  Val extern_val(NodeId id) const {
+    const Node& n = g_[id];
+    if (n.meta.val.kind != Val::Kind::None || users_[size_t(id)].empty()) return n.meta.val;
+    std::vector<Val> items;
+    for (NodeId u : users_[size_t(id)]) {
+      const Node& gi = g_[u];
+      if (gi.target != "operator.getitem" || gi.args.size() != 2 || gi.args[1].kind != Arg::Kind::Int ||
+          gi.args[1].i < 0 || !gi.meta.val.is_tensor())
+        return n.meta.val;
+      if (items.size() <= size_t(gi.args[1].i)) items.resize(size_t(gi.args[1].i) + 1);
+      items[size_t(gi.args[1].i)] = gi.meta.val;
+    }
+    return Val::tuple(std::move(items));
+  }
+
   void lower_extern(NodeId id) {
     const Node& n = g_[id];
     if (!op_registry().find(n.target))
@@ -471,7 +489,7 @@ class Lowerer {
         call->inputs.push_back(v.buffer);
     detail::classify_extern(*call);
 
-    const Val& val = n.meta.val;
+    const Val val = extern_val(id);
     if (val.is_tensor()) {
       const Buffer& b = extern_output(n, val.tensor);
       call->outputs.push_back(b.name);

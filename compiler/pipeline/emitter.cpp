@@ -49,7 +49,9 @@ std::vector<Tensor> result_tensors(const ValueList& results, std::string_view op
   for (const Value& r : results) {
     if (r.is_tensor()) {
       out.push_back(r.to_tensor());
-    } else if (r.is_none()) {
+    } else if (r.is_none() || r.is_int()) {
+      // An int result (a SymInt output: the CUDA flash attention's max_q and
+      // max_k) has no Var, as a None one; formulas read it from shapes.
       out.push_back(Tensor());
     } else if (r.is_list()) {
       for (const Value& x : r.to_list()) out.push_back(x.to_tensor());

@@ -202,7 +202,11 @@ class SchemaParser {
 bool type_accepts(const ArgType& t, const Value& v) {
   using B = ArgType::Base;
   using K = Value::Kind;
-  if (v.is_none()) return t.optional;
+  // None for a plain Tensor is ATen's undefined tensor, as PyTorch's binding
+  // takes it: AOT graphs pass None for the efficient attention backward's
+  // attn_bias and the flash backward's cum_seq_q / cum_seq_k. A kernel that
+  // reads the argument then fails with a user error.
+  if (v.is_none()) return t.optional || (t.base == B::Tensor && !t.is_list);
   if (t.is_list) {
     if (v.is_list()) return true;
     return t.base == B::Int && (v.is_int() || v.is_bool());  // int[2] accepts one int

@@ -337,7 +337,9 @@ class TestDecompositions : public QObject {
                                        "aten::native_batch_norm.default",
                                        "aten::native_batch_norm_backward.default",
                                        "aten::var.correction",
-                                       "aten::native_group_norm.default"};
+                                       "aten::native_group_norm.default",
+                                       "aten::_scaled_dot_product_flash_attention_for_cpu.default",
+                                       "aten::_scaled_dot_product_efficient_attention.default"};
     std::vector<ds::Sample> all = ds::samples();
     int checks = 0;
     for (size_t i = 0; i < all.size(); ++i) {

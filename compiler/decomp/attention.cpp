@@ -1,0 +1,120 @@
+// The fused attention forwards PyTorch's CPU and memory-efficient paths call,
+// into the unfused graph F.scaled_dot_product_attention's math path is:
+// bmm of query and key (heads repeated for grouped query attention), scale,
+// the mask (added, or -inf where a bool mask is false, and where a causal key
+// lies past its query), softmax as amax, sub, exp, sum, div, and bmm with
+// value; logsumexp = log(sum) + amax. 16-bit floats compute in float32. The
+// output keeps the kernel's [B, L, H, Ev] storage order (a view of it must
+// stay a view) and the logsumexp its layout and float32 (float64) dtype. The
+// backward kernels and the CUDA flash op stay whole (core, run as extern
+// kernels): their outputs (philox state, SymInt lengths) and their
+// recomputation from logsumexp are the kernels' own.
+#include <cmath>
+#include <limits>
+
+#include "compiler/decomp/decomp_util.h"
+
+namespace kiln::decomp {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// [B, Hk, S, X] -> [B, Hq, S, X], each key/value head repeated for its query heads.
+Var repeat_heads(Emitter& e, Var t, int64_t hq) {
+  const Shape s = e.sizes(t);
+  const int64_t g = hq / s[1];
+  if (g == 1) return t;
+  Var x = expand(e, unsqueeze(e, t, 2), {s[0], s[1], g, s[2], s[3]});
+  return reshape(e, x, {s[0], hq, s[2], s[3]});
+}
+
+// Writes `t` ([B, H, X, Y]) into [B, X, H, Y] storage and views it back: the kernels' layout.
+Var bxhy_layout(Emitter& e, Var t) {
+  Var c = e.call1("aten::clone.default", {permute(e, t, {0, 2, 1, 3})}, {{"memory_format", "contiguous_format"}});
+  return permute(e, c, {0, 2, 1, 3});
+}
+
+struct Attention {
+  Var out, lse;  // [B, H, L, Ev] in the query's dtype; [B, H, L] in float32 (float64 for float64)
+};
+
+Attention attention(Emitter& e, Var q0, Var k0, Var v0, std::optional<Var> mask, bool causal,
+                    std::optional<double> scale_arg) {
+  const DType dt = e.dtype(q0);
+  OpMath m(e, dt);
+  Var q = m.up(q0), k = m.up(k0), v = m.up(v0);
+  const Shape qs = e.sizes(q), ks = e.sizes(k), vs = e.sizes(v);
+  KILN_USER_CHECK(qs.size() == 4 && ks.size() == 4 && vs.size() == 4, "expected 4-D query, key and value");
+  const int64_t B = qs[0], H = qs[1], L = qs[2], E = qs[3], S = ks[2], Ev = vs[3];
+  const double scale = scale_arg ? *scale_arg : 1.0 / std::sqrt(double(E));
+  k = repeat_heads(e, k, H);
+  v = repeat_heads(e, v, H);
+  Var kt = reshape(e, permute(e, k, {0, 1, 3, 2}), {B * H, E, S});
+  Var s = e.call1("aten::bmm.default", {reshape(e, q, {B * H, L, E}), kt});
+  s = mul(e, view(e, s, {B, H, L, S}), scale);
+  if (mask) {
+    if (e.dtype(*mask) == DType::Bool) s = where_scalar_else(e, *mask, s, -kInf);
+    else s = add(e, s, m.up(*mask));
+  }
+  if (causal) {
+    Var rows = view(e, arange(e, L, DType::Int64), {L, 1});
+    Var after = compare(e, "gt", arange(e, S, DType::Int64), rows);  // key past its query: [L, S]
+    s = where_scalar_then(e, after, -kInf, s);
+  }
+  Var mx = amax(e, s, {3}, true);
+  Var ex = unary(e, "exp", sub(e, s, mx));
+  Var sm = sum(e, ex, {3}, true);
+  Var p = div(e, ex, sm);
+  Var o = e.call1("aten::bmm.default", {reshape(e, p, {B * H, L, S}), reshape(e, v, {B * H, S, Ev})});
+  Attention r;
+  r.out = bxhy_layout(e, to_dtype(e, view(e, o, {B, H, L, Ev}), dt));
+  r.lse = squeeze_dims(e, add(e, unary(e, "log", sm), mx), {3});
+  r.lse = to_dtype(e, r.lse, dt == DType::Float64 ? DType::Float64 : DType::Float32);
+  return r;
+}
+
+void refuse_dropout(const Bound& b, size_t i) {
+  KILN_USER_CHECK(b.real(i) == 0.0, b.op(), ": dropout_p = ", b.real(i), " is not supported (only dropout_p = 0)");
+}
+
+// _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is_causal, *, attn_mask, scale)
+//   -> (output [B, H, L, Ev] in [B, L, H, Ev] storage, logsumexp [B, H, L] in [B, L, H] storage)
+std::vector<Var> flash_for_cpu(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  refuse_dropout(b, 3);
+  Attention a = attention(e, b.var(0), b.var(1), b.var(2), b.opt_var(5), b.boolean(4), b.opt_real(6));
+  Var lse = permute(e, e.call1("aten::clone.default", {permute(e, a.lse, {0, 2, 1})},
+                               {{"memory_format", "contiguous_format"}}),
+                    {0, 2, 1});
+  return {a.out, lse};
+}
+
+// _scaled_dot_product_efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p,
+//   is_causal, *, scale) -> (output, log_sumexp [B, H, ceil(L / 32) * 32] padded with +inf or [B, H, 0],
+//   philox_seed, philox_offset: int64 zeros)
+std::vector<Var> efficient(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  refuse_dropout(b, 5);
+  Attention a = attention(e, b.var(0), b.var(1), b.var(2), b.opt_var(3), b.boolean(6), b.opt_real(7));
+  const Shape ls = e.sizes(a.lse);
+  const DType ld = e.dtype(a.lse);
+  Var lse;
+  if (!b.boolean(4)) {
+    lse = e.call1("aten::empty.memory_format", {Shape{ls[0], ls[1], 0}}, {{"dtype", ld}});
+  } else {
+    const int64_t padded = (ls[2] + 31) / 32 * 32;
+    lse = padded == ls[2] ? a.lse : cat(e, {a.lse, full(e, {ls[0], ls[1], padded - ls[2]}, kInf, ld)}, 2);
+  }
+  Var zero = scalar_tensor(e, int64_t(0), DType::Int64);
+  Var zero2 = scalar_tensor(e, int64_t(0), DType::Int64);
+  return {a.out, lse, zero, zero2};
+}
+
+}  // namespace
+
+void add_attention_decomps(DecompTable& t) {
+  t["aten::_scaled_dot_product_flash_attention_for_cpu.default"] = flash_for_cpu;
+  t["aten::_scaled_dot_product_efficient_attention.default"] = efficient;
+}
+
+}  // namespace kiln::decomp
