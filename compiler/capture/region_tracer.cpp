@@ -1824,14 +1824,27 @@ std::optional<Value> RegionTracer::trace_in_graph_call(py::Frame& frame, const s
     if (e.uncatchable()) throw;
     return std::nullopt;
   }
-  // One tensor is the node's value; a tuple of tensors (None where the
-  // function gives none) is taken apart by getitem nodes, as Dynamo wraps it.
+  // One tensor is the node's value; a tuple or list of tensors is taken apart
+  // by getitem nodes, as Dynamo wraps it. An element holding no tensor (None,
+  // einops.pack's list of shapes) is a constant of the trace: the code after
+  // the call reads the value itself, as Dynamo's graph does.
   const Value& result = body.structure;
   const bool single = result.is(ObjKind::Tensor);
-  if (!single && !result.is_none() && !result.is(ObjKind::Tuple)) return std::nullopt;
-  const py::ValueVec items = result.is(ObjKind::Tuple) ? result.as<py::Tuple>()->items : py::ValueVec{};
+  const bool is_list = result.is(ObjKind::List);
+  if (!single && !result.is_none() && !result.is(ObjKind::Tuple) && !is_list) return std::nullopt;
+  const py::ValueVec items = result.is(ObjKind::Tuple) ? result.as<py::Tuple>()->items
+                             : is_list                 ? result.as<py::List>()->items
+                                                       : py::ValueVec{};
+  std::function<bool(const Value&)> holds_tensor = [&](const Value& v) {
+    if (v.is(ObjKind::Tensor)) return true;
+    if (v.is(ObjKind::Tuple) || v.is(ObjKind::List)) {
+      const py::ValueVec& xs = v.is(ObjKind::Tuple) ? v.as<py::Tuple>()->items : v.as<py::List>()->items;
+      return std::any_of(xs.begin(), xs.end(), holds_tensor);
+    }
+    return !(v.is_none() || v.is_int() || v.is_float() || v.is_bool() || v.is(ObjKind::Str));
+  };
   for (const Value& v : items)
-    if (!v.is(ObjKind::Tensor) && !v.is_none()) return std::nullopt;
+    if (!v.is(ObjKind::Tensor) && holds_tensor(v)) return std::nullopt;
   op.node.op = OpKind::CallFunction;
   op.node.target = target;
   op.step.kind = GraphStep::Kind::PyFunction;
@@ -1855,9 +1868,9 @@ std::optional<Value> RegionTracer::trace_in_graph_call(py::Frame& frame, const s
   std::vector<Val> vals;
   py::ValueVec outs;
   for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].is_none()) {
+    if (!items[i].is(ObjKind::Tensor)) {
       vals.push_back(Val{});
-      outs.push_back(Value());
+      outs.push_back(items[i]);
       continue;
     }
     const auto* like = items[i].as<py::TensorObj>();
@@ -1869,7 +1882,8 @@ std::optional<Value> RegionTracer::trace_in_graph_call(py::Frame& frame, const s
   ops_.push_back(std::move(op));
   for (const Value& r : outs)
     if (r.is(ObjKind::Tensor)) resolve(r.as<py::TensorObj>());
-  return result.is_none() ? Value() : Value(py::make<py::Tuple>(std::move(outs)));
+  if (result.is_none()) return Value();
+  return is_list ? py::list_value(std::move(outs)) : Value(py::make<py::Tuple>(std::move(outs)));
 }
 
 // A call of a function in torch._dynamo.config.reorderable_logging_functions

@@ -39,6 +39,8 @@ std::string target_repr(const Node& n) {
     t.emplace("torch.nn.functional.multi_head_attention_forward", "<function multi_head_attention_forward" + at);
     for (const char* f : {"rearrange", "repeat", "reduce", "einsum"})
       t.emplace(std::string("einops.einops.") + f, std::string("<function ") + f + at);
+    for (const char* f : {"pack", "unpack"})
+      t.emplace(std::string("einops.packing.") + f, std::string("<function ") + f + at);
     t.emplace("torch._C._log_api_usage_once",
               "<built-in method _log_api_usage_once of pybind11_builtins.pybind11_detail_function_record_v1_system_"
               "libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1 object" + at);

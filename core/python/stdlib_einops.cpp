@@ -420,6 +420,13 @@ def unpack(tensor, packed_shapes, pattern):
         return [tensor.narrow(before, bounds[i], bounds[i + 1] - bounds[i]).reshape(list(shape[:before]) + list(packed_shapes[i]) + list(shape[before + 1:])) for i in range(len(packed_shapes))]
     except Exception:
         raise RuntimeError('Error during unpack(..., "{}"): could not split axis of size {} into requested {}'.format(pattern, bounds[-1], packed_shapes))
+
+
+# einops marks these two for the graph as well (allow_ops_in_compiled_graph):
+# pack's list of shapes is Python values, not tensors, so only its tensor
+# gets a getitem node, and unpack takes the shapes as a constant argument.
+pack.__kiln_graph_target__ = "einops.packing.pack"
+unpack.__kiln_graph_target__ = "einops.packing.unpack"
 )PY";
 
 const char* const kEinopsLayersSource = R"PY(# einops.layers: the modules live in einops.layers.torch.

@@ -1267,15 +1267,16 @@ print(hasattr(m._orig_mod, "hidden"))
   // the _VF cells behind RNNCell / LSTMCell / GRUCell (ATen builtins),
   // F.multi_head_attention_forward, torch._C._log_api_usage_once from a
   // module made inside compiled code, and einops' rearrange / repeat /
-  // reduce / einsum (allowed in the graph on import). A tuple result is taken
-  // apart by getitem nodes (none for a None item), einops' layers are not
+  // reduce / einsum / pack / unpack (allowed in the graph on import). A tuple
+  // or list result is taken apart by getitem nodes (none for an item holding
+  // no tensor: pack's shapes are a constant of the trace), einops' layers are not
   // such calls, and a call whose arguments the graph cannot hold (a lambda
   // reduction) is inlined. Every backend computes what eager computes,
   // gradients included.
   void whole_calls_are_one_node_as_in_dynamo() {
     const char* program = R"PY(import torch
 import torch.nn as nn
-from einops import rearrange, repeat, reduce, einsum
+from einops import rearrange, repeat, reduce, einsum, pack, unpack
 from einops.layers.torch import Rearrange
 torch.manual_seed(0)
 class Cells(nn.Module):
@@ -1309,7 +1310,9 @@ class Ein(nn.Module):
         s = repeat(m, "b c -> b c k", k=2)
         d = einsum(y, y, "b h w c, b h w c -> b")
         t = reduce(y, "b h w c -> b", lambda t, axes: t.amax(axes))
-        return self.flat(x).sum(1) + s.sum((1, 2)) + d + t
+        p, shapes = pack([m, d], "b *")
+        q, r = unpack(p * 2, shapes, "b *")
+        return self.flat(x).sum(1) + s.sum((1, 2)) + d + t + q.sum(1) + r
 for model, x in [(Cells(), torch.randn(5, 3)), (Attend(), torch.randn(4, 3, 6)), (Ein(), torch.randn(2, 3, 4, 5))]:
     model = model.double()
     x = x.double().requires_grad_()
@@ -1343,7 +1346,9 @@ for model, x in [(Cells(), torch.randn(5, 3)), (Attend(), torch.randn(4, 3, 6)),
                                          "operator.getitem operator.add operator.add "
                                          "torch.nn.functional.multi_head_attention_forward operator.getitem operator.add"));
       QCOMPARE(ops[2].join(' '), QString("einops.einops.rearrange einops.einops.reduce einops.einops.repeat einops.einops.einsum "
-                                         "operator.add operator.add operator.add"));
+                                         "einops.packing.pack operator.getitem operator.mul einops.packing.unpack "
+                                         "operator.getitem operator.getitem operator.add operator.add operator.add "
+                                         "operator.add operator.add"));
     }
   }
 
