@@ -211,6 +211,19 @@ case("aten::_linalg_det.default", [r(2, 0, 0)])
 case("aten::_linalg_slogdet.default", [r(4, 4)], graded_outputs=2)
 case("aten::_linalg_slogdet.default", [r(3, 2, 3, 3)], graded_outputs=2)
 
+# Scaled dot-product attention as PyTorch's CPU graphs carry it
+# (_scaled_dot_product_flash_attention_for_cpu: output and logsumexp; its
+# gradient is the op's own backward). Their own seed. Shapes [B, H, L, E]
+# (the CPU kernel wants one head size for q, k and v, and a mask of the
+# query's dtype: SDPA turns a boolean mask into one first): L != S, causal,
+# float masks broadcast over batch and heads, an explicit scale.
+torch.manual_seed(2611)
+sdpa = "aten::_scaled_dot_product_flash_attention_for_cpu.default"
+case(sdpa, [r(2, 3, 5, 4), r(2, 3, 5, 4), r(2, 3, 5, 4)])
+case(sdpa, [r(1, 2, 4, 8), r(1, 2, 6, 8), r(1, 2, 6, 8), 0.0, True])
+case(sdpa, [r(2, 2, 3, 4), r(2, 2, 7, 4), r(2, 2, 7, 4)], {"attn_mask": r(3, 7), "scale": 0.3})
+case(sdpa, [r(1, 3, 4, 4), r(1, 3, 4, 4), r(1, 3, 4, 4)], {"attn_mask": r(1, 1, 4, 4)})
+
 with open(os.path.join(here, "ops.json"), "w") as f:
     json.dump({"torch_version": torch.__version__, "cases": cases}, f, indent=1)
 save_file(tensors, os.path.join(here, "ops.safetensors"))
