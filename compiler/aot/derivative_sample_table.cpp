@@ -291,6 +291,9 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& derivative_
         "f[2,2,3,4] f[2,2,5,4] f[2,2,5,4] None true"}},
       {"aten::_scaled_dot_product_flash_attention.default",
        {"f[2,2,3,4] f[2,2,5,4] f[2,2,5,4]", "f[1,2,4,3] f[1,2,4,3] f[1,2,4,3] 0.0 true"}},
+      {"aten::_scaled_dot_product_cudnn_attention.default",
+       {"f[2,2,3,4] f[2,2,5,4] f[2,2,5,6] None true", "f[1,2,4,3] f[1,2,4,3] f[1,2,4,3] None true 0.0 true",
+        "f[2,4,3,4] f[2,2,5,4] f[2,2,5,4] f[2,1,3,5] false 0.0 false false scale=0.7"}},
       {"aten::native_layer_norm.default", {"f[2,3,4] [4] f[4] f[4] 1e-5", "f[2,3,4] [3,4] None None 1e-5"}},
       // mean and rstd as the forward saves them: shaped [..., 1] per normalized dim; rstd positive.
       {"aten::native_layer_norm_backward.default",

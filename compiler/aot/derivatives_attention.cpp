@@ -60,6 +60,23 @@ void flash_grad(GradContext& x) {
   x.set("value", g[2]);
 }
 
+// query, key, value: _scaled_dot_product_cudnn_attention_backward(grad, query, key, value, output,
+//   logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p,
+//   is_causal, scale). attn_bias gets no gradient (derivatives.yaml lists none: PyTorch does not pick
+//   cuDNN for a bias that requires grad); cum_seq_q / cum_seq_k are None and max_q / max_k the
+//   sequence lengths, read from the shapes. The forward always gives logsumexp.
+void cudnn_grad(GradContext& x) {
+  const Shape q = x.e.sizes(x.var("query")), k = x.e.sizes(x.var("key"));
+  std::vector<Var> g = x.e.call("aten::_scaled_dot_product_cudnn_attention_backward.default",
+                                {x.grad(), x.var("query"), x.var("key"), x.var("value"), x.out(0), x.out(1), x.out(6),
+                                 x.out(7), x.arg("attn_bias"), Value(), Value(), q.at(2), k.at(2), x.arg("dropout_p"),
+                                 x.arg("is_causal")},
+                                {{"scale", x.arg("scale")}});
+  x.set("query", g[0]);
+  x.set("key", g[1]);
+  x.set("value", g[2]);
+}
+
 }  // namespace
 
 void register_attention_derivatives(DerivativeTable& t) {
@@ -69,6 +86,8 @@ void register_attention_derivatives(DerivativeTable& t) {
   t.add<efficient_grad>("aten::_scaled_dot_product_efficient_attention.default",
                         {"query", "key", "value", "attn_bias"}, kSavesBoth, {true, false, false, false});
   t.add<flash_grad>("aten::_scaled_dot_product_flash_attention.default", qkv, kSavesBoth,
+                    {true, false, false, false, false, false, false, false, false});
+  t.add<cudnn_grad>("aten::_scaled_dot_product_cudnn_attention.default", qkv, kSavesBoth,
                     {true, false, false, false, false, false, false, false, false});
 }
 

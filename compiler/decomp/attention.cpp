@@ -5,14 +5,19 @@
 // lies past its query), softmax as amax, sub, exp, sum, div, and bmm with
 // value; logsumexp = log(sum) + amax. 16-bit floats compute in float32. The
 // output keeps the kernel's [B, L, H, Ev] storage order (a view of it must
-// stay a view) and the logsumexp its layout and float32 (float64) dtype. The
-// backward kernels and the CUDA flash op stay whole (core, run as extern
+// stay a view; the cuDNN op's follows the query's dim order) and the
+// logsumexp its layout and float32 (float64) dtype. The cuDNN forward's
+// other outputs are zero philox scalars and None / SymInt results, which
+// graphs never read through getitem (a getitem of one is refused by name).
+// The backward kernels and the CUDA flash op stay whole (core, run as extern
 // kernels): their outputs (philox state, SymInt lengths) and their
 // recomputation from logsumexp are the kernels' own.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "compiler/decomp/decomp_util.h"
+#include "core/ops/layout_util.h"
 
 namespace kiln::decomp {
 namespace {
@@ -38,8 +43,9 @@ struct Attention {
   Var out, lse;  // [B, H, L, Ev] in the query's dtype; [B, H, L] in float32 (float64 for float64)
 };
 
+// `bxhy`: the output in [B, L, H, Ev] storage; else as bmm gives it (the caller lays it out).
 Attention attention(Emitter& e, Var q0, Var k0, Var v0, std::optional<Var> mask, bool causal,
-                    std::optional<double> scale_arg) {
+                    std::optional<double> scale_arg, bool bxhy = true) {
   const DType dt = e.dtype(q0);
   OpMath m(e, dt);
   Var q = m.up(q0), k = m.up(k0), v = m.up(v0);
@@ -67,7 +73,8 @@ Attention attention(Emitter& e, Var q0, Var k0, Var v0, std::optional<Var> mask,
   Var p = div(e, ex, sm);
   Var o = e.call1("aten::bmm.default", {reshape(e, p, {B * H, L, S}), reshape(e, v, {B * H, S, Ev})});
   Attention r;
-  r.out = bxhy_layout(e, to_dtype(e, view(e, o, {B, H, L, Ev}), dt));
+  r.out = to_dtype(e, view(e, o, {B, H, L, Ev}), dt);
+  if (bxhy) r.out = bxhy_layout(e, r.out);
   r.lse = squeeze_dims(e, add(e, unary(e, "log", sm), mx), {3});
   r.lse = to_dtype(e, r.lse, dt == DType::Float64 ? DType::Float64 : DType::Float32);
   return r;
@@ -110,11 +117,42 @@ std::vector<Var> efficient(Emitter& e, const DecompCall& c) {
   return {a.out, lse, zero, zero2};
 }
 
+// `t` written into storage in the dim order of `strides` (outermost first) and viewed back.
+Var with_layout(Emitter& e, Var t, const Shape& strides) {
+  std::vector<int64_t> order{0, 1, 2, 3};
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return strides[size_t(a)] > strides[size_t(b)]; });
+  std::vector<int64_t> back(4);
+  for (size_t i = 0; i < 4; ++i) back[size_t(order[i])] = int64_t(i);
+  Var c = e.call1("aten::clone.default", {permute(e, t, order)}, {{"memory_format", "contiguous_format"}});
+  return permute(e, c, back);
+}
+
+// _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p,
+//   is_causal, return_debug_mask, *, scale) -> (output in the query's dim order, logsumexp [B, H, L, 1]
+//   contiguous, cum_seq_q None, cum_seq_k None, max_q, max_k (no node), philox_seed, philox_offset: int64
+//   zeros, debug_attn_mask None). return_debug_mask declines (the kernel refuses it by name).
+std::vector<Var> cudnn(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  refuse_dropout(b, 5);
+  if (b.boolean(7)) return {};
+  Attention a = attention(e, b.var(0), b.var(1), b.var(2), b.opt_var(3), b.boolean(6), b.opt_real(8), false);
+  // PyTorch's alloc_with_matching_layout: the query's strides (empty_like) or its dim order.
+  const Tensor& q = e.tensor(b.var(0));
+  const Shape os = e.sizes(a.out);
+  Var out = with_layout(e, a.out, q.sizes() == os ? preserve_strides(q) : infer_dense_strides(os, q.strides()));
+  Var lse = unsqueeze(e, a.lse, 3);
+  Var zero = scalar_tensor(e, int64_t(0), DType::Int64);
+  Var zero2 = scalar_tensor(e, int64_t(0), DType::Int64);
+  return {out, lse, Var{}, Var{}, Var{}, Var{}, zero, zero2, Var{}};
+}
+
 }  // namespace
 
 void add_attention_decomps(DecompTable& t) {
   t["aten::_scaled_dot_product_flash_attention_for_cpu.default"] = flash_for_cpu;
   t["aten::_scaled_dot_product_efficient_attention.default"] = efficient;
+  t["aten::_scaled_dot_product_cudnn_attention.default"] = cudnn;
 }
 
 }  // namespace kiln::decomp

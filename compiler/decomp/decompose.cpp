@@ -102,6 +102,9 @@ class Rewriter {
         const std::vector<Var>& items = tuples_.at(n.args[0].node_id());
         int64_t k = n.args[1].i;
         if (k < 0 || size_t(k) >= items.size()) throw Error(node_error(n, "getitem index out of range"));
+        if (!items[size_t(k)].valid())
+          throw Error(node_error(n, "reads output " + std::to_string(k) + " of " + in_[n.args[0].node_id()].name +
+                                        ", which its decomposition gives no node for (a None or SymInt output)"));
         vars_[NodeId(i)] = items[size_t(k)];
         new_ids_[NodeId(i)] = ge.node(items[size_t(k)]);
       } else {

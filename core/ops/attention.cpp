@@ -1,7 +1,8 @@
 // The scaled-dot-product-attention kernels F.scaled_dot_product_attention
 // dispatches to, with PyTorch 2.11's schemas, as AOT graphs and TORCH_TRACE
-// dumps name them: the CPU flash kernel (`_for_cpu`), the memory-efficient one
-// and the CUDA flash one, each with its backward.
+// dumps name them: the CPU flash kernel (`_for_cpu`), the memory-efficient one,
+// the CUDA flash one and the cuDNN one (2.11's first choice for 16-bit CUDA
+// attention, e.g. on an H200), each with its backward.
 //
 // Numbers: every kernel computes in float64 from its operands and rounds once
 // into the output dtype. PyTorch's CPU flash kernel accumulates in float32 over
@@ -11,7 +12,7 @@
 // 1e-7 relative for float32) and never more. The reference tests compare with
 // plain matmul + softmax in float64 (tests/core/test_ops_attention.cpp).
 //
-// Semantics shared by all three: query [B, Hq, L, E], key [B, Hk, S, E],
+// Semantics shared by all four: query [B, Hq, L, E], key [B, Hk, S, E],
 // value [B, Hk, S, Ev]; scale defaults to 1/sqrt(E); is_causal masks key n
 // for query m when n > m (top-left aligned, as PyTorch's kernels do); an
 // attention mask / bias broadcastable to [B, Hq, L, S] is added to the scaled
@@ -43,6 +44,8 @@ const char* const kEfficient = "_scaled_dot_product_efficient_attention";
 const char* const kEfficientBackward = "_scaled_dot_product_efficient_attention_backward";
 const char* const kFlash = "_scaled_dot_product_flash_attention";
 const char* const kFlashBackward = "_scaled_dot_product_flash_attention_backward";
+const char* const kCudnn = "_scaled_dot_product_cudnn_attention";
+const char* const kCudnnBackward = "_scaled_dot_product_cudnn_attention_backward";
 
 struct Dims {
   int64_t B = 0, Hq = 0, Hk = 0, L = 0, S = 0, E = 0, Ev = 0;
@@ -497,6 +500,94 @@ ValueList flash_backward(const OpArgs& a) {
           materialize(metas[2].to_tensor(), g.dv)};
 }
 
+// ---------------------------------------------------------------- cuDNN
+// (query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, return_debug_mask, *, scale)
+//   -> (output, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, philox_seed, philox_offset, debug_attn_mask)
+// As PyTorch's meta function gives them (and 2.11's AOT dumps annotate them):
+// output [B, H, L, Ev] in the query's dim order (alloc_with_matching_layout:
+// a [B, L, H, E]-ordered query gives [B, L, H, Ev] storage), logsumexp
+// [B, H, L, 1] contiguous float32 (float64 for float64 operands, which cuDNN
+// never sees; the CPU kernel keeps the backward exact), computed whether or
+// not compute_log_sumexp asks for it (the meta function always allocates it),
+// cum_seq_q / cum_seq_k None, max_q = L and max_k = S, philox seed and offset
+// int64 scalars (zeros: no dropout is drawn) and debug_attn_mask None. The
+// attention bias is additive (floating point, broadcastable to [B, H, L, S]).
+
+// Strides of a new `sizes` tensor laid out in `q`'s dim order (PyTorch's alloc_with_matching_layout).
+Shape matching_layout(const Tensor& q, const Shape& sizes) {
+  if (q.sizes() == sizes) return preserve_strides(q);
+  return infer_dense_strides(sizes, q.strides());
+}
+
+ValueList cudnn_meta(const OpArgs& a) {
+  const Tensor &q = a.tensor(0), &k = a.tensor(1), &v = a.tensor(2);
+  Dims d = check_qkv(kCudnn, q, k, v, false);
+  check_mask(kCudnn, a.opt_tensor(3), d, false);
+  check_no_dropout(kCudnn, a.real(5));
+  const Shape out{d.B, d.Hq, d.L, d.Ev};
+  return {Tensor::meta_strided(out, matching_layout(q, out), q.dtype()),
+          Tensor::meta({d.B, d.Hq, d.L, 1}, lse_dtype(q.dtype())),
+          Value(),
+          Value(),
+          Value(d.L),
+          Value(d.S),
+          Tensor::meta({}, DType::Int64),
+          Tensor::meta({}, DType::Int64),
+          Value()};
+}
+
+ValueList cudnn(const OpArgs& a) {
+  ValueList metas = cudnn_meta(a);
+  if (any_meta(a)) return metas;
+  KILN_USER_CHECK(!a.boolean(7), kCudnn,
+                  ": return_debug_mask=True is not supported (the debug mask is the CUDA kernel's own)");
+  Dims d = check_qkv(kCudnn, a.tensor(0), a.tensor(1), a.tensor(2), false);
+  Problem p(d, a.tensor(0), a.tensor(1), a.tensor(2), a.opt_tensor(3), a.boolean(6), scale_of(a, 8, d));
+  auto [out, lse] = run_forward(p);
+  ValueList r = metas;
+  r[0] = materialize(metas[0].to_tensor(), out);
+  r[1] = materialize(metas[1].to_tensor(), lse);
+  r[6] = Tensor::zeros({}, DType::Int64);
+  r[7] = Tensor::zeros({}, DType::Int64);
+  return r;
+}
+
+// logsumexp as the cuDNN forward gives it, [B, Hq, L, 1] (a [B, Hq, L] one is taken too).
+Tensor cudnn_lse_rows(const Tensor& lse, const Dims& d) {
+  const bool four = lse.dim() == 4 && lse.size(3) == 1;
+  KILN_USER_CHECK(four || lse.dim() == 3, kCudnnBackward, ": logsumexp of shape ", shape_str(lse.sizes()),
+                  ", expected ", shape_str(Shape{d.B, d.Hq, d.L, 1}));
+  return lse_rows(kCudnnBackward, four ? lse.select(3, 0) : lse, d);
+}
+
+// (grad_out, query, key, value, out, logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k,
+//  max_q, max_k, dropout_p, is_causal, *, scale) -> (grad_query, grad_key, grad_value), each laid out like
+// its input (empty_like: a [B, L, H, E]-ordered query that is not dense gives dense [B, L, H, E] storage).
+// attn_bias gets no gradient (derivatives.yaml gives it none); cum_seq_q / cum_seq_k must be None (dense
+// inputs) and max_q / max_k the sequence lengths.
+ValueList cudnn_backward_meta(const OpArgs& a) {
+  const Tensor &q = a.tensor(1), &k = a.tensor(2), &v = a.tensor(3);
+  Dims d = check_qkv(kCudnnBackward, q, k, v, false);
+  check_mask(kCudnnBackward, a.opt_tensor(8), d, false);
+  KILN_USER_CHECK(!a.opt_tensor(9).defined() && !a.opt_tensor(10).defined(), kCudnnBackward,
+                  ": cum_seq_q / cum_seq_k are not supported (nested, variable-length inputs); expected None");
+  check_no_dropout(kCudnnBackward, a.real(13));
+  cudnn_lse_rows(a.tensor(5), d);
+  return {Tensor::meta_strided(q.sizes(), preserve_strides(q), q.dtype()),
+          Tensor::meta_strided(k.sizes(), preserve_strides(k), k.dtype()),
+          Tensor::meta_strided(v.sizes(), preserve_strides(v), v.dtype())};
+}
+
+ValueList cudnn_backward(const OpArgs& a) {
+  ValueList metas = cudnn_backward_meta(a);
+  if (any_meta(a)) return metas;
+  Dims d = check_qkv(kCudnnBackward, a.tensor(1), a.tensor(2), a.tensor(3), false);
+  Problem p(d, a.tensor(1), a.tensor(2), a.tensor(3), a.opt_tensor(8), a.boolean(14), scale_of(a, 15, d));
+  Grads g = run_backward(p, a.tensor(0), cudnn_lse_rows(a.tensor(5), d), false);
+  return {materialize(metas[0].to_tensor(), g.dq), materialize(metas[1].to_tensor(), g.dk),
+          materialize(metas[2].to_tensor(), g.dv)};
+}
+
 }  // namespace
 
 void register_attention_ops(OpRegistry& r) {
@@ -527,6 +618,16 @@ void register_attention_ops(OpRegistry& r) {
         "float dropout_p, bool is_causal, Tensor philox_seed, Tensor philox_offset, *, float? scale=None) "
         "-> (Tensor grad_query, Tensor grad_key, Tensor grad_value)",
         flash_backward_meta, flash_backward);
+  r.add("aten::_scaled_dot_product_cudnn_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_bias, "
+        "bool compute_log_sumexp, float dropout_p=0., bool is_causal=False, bool return_debug_mask=False, *, "
+        "float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, "
+        "SymInt max_q, SymInt max_k, Tensor philox_seed, Tensor philox_offset, Tensor debug_attn_mask)",
+        cudnn_meta, cudnn);
+  r.add("aten::_scaled_dot_product_cudnn_attention_backward(Tensor grad_out, Tensor query, Tensor key, "
+        "Tensor value, Tensor out, Tensor logsumexp, Tensor philox_seed, Tensor philox_offset, Tensor attn_bias, "
+        "Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, float dropout_p, bool is_causal, *, "
+        "float? scale=None) -> (Tensor, Tensor, Tensor)",
+        cudnn_backward_meta, cudnn_backward);
 }
 
 }  // namespace kiln

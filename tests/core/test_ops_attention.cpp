@@ -3,7 +3,8 @@
 // output and logsumexp, backward gradients (grad_bias too), causal masks,
 // additive and bool masks broadcast over batch and heads, grouped query
 // attention, L != S and E != Ev; PyTorch's output layouts and dtypes; and bad
-// input refused with a message naming the op.
+// input refused with a message naming the op. The cuDNN pair is checked
+// against the layouts PyTorch 2.11's AOT dumps annotate on an H200.
 #include "test_support.h"
 
 #include <cmath>
@@ -26,6 +27,8 @@ const char* const kEff = "aten::_scaled_dot_product_efficient_attention";
 const char* const kEffBwd = "aten::_scaled_dot_product_efficient_attention_backward";
 const char* const kFlash = "aten::_scaled_dot_product_flash_attention";
 const char* const kFlashBwd = "aten::_scaled_dot_product_flash_attention_backward";
+const char* const kCudnn = "aten::_scaled_dot_product_cudnn_attention";
+const char* const kCudnnBwd = "aten::_scaled_dot_product_cudnn_attention_backward";
 
 Tensor randn(Shape sizes, uint32_t seed, DType dtype = DType::Float64) {
   std::mt19937 gen(seed);
@@ -368,6 +371,120 @@ class TestOpsAttention : public QObject {
     has(error_of(kForCpuBwd, {k, q, k, v, q, randn({1, 2, 3}, 1), 0.0, false}), "_for_cpu_backward", "grad_out");
     // The debug mask is the CUDA kernel's own.
     has(error_of(kFlash, {q, k, v, 0.0, false, true}), "_scaled_dot_product_flash_attention", "return_debug_mask");
+  }
+  // The cuDNN forward: output and logsumexp ([B, H, L, 1]) against the
+  // reference, additive bias, causal, GQA; the other outputs as PyTorch's meta
+  // function gives them.
+  void cudnn_forward_matches_matmul_softmax() {
+    for (const Case& c : cases()) {
+      if (c.mask.defined() && c.mask.dtype() == DType::Bool) continue;
+      Ref r = reference(c);
+      KwargList kw;
+      if (c.scale) kw.emplace_back("scale", *c.scale);
+      Value bias = c.mask.defined() ? Value(c.mask) : Value();
+      ValueList out = call(kCudnn, {c.q, c.k, c.v, bias, true, 0.0, c.causal}, kw);
+      QCOMPARE(out.size(), size_t(9));
+      expect_close(out[0].to_tensor(), r.out, 1e-12, "output");
+      const Tensor& lse = out[1].to_tensor();
+      const Shape lse_shape{c.q.size(0), c.q.size(1), c.q.size(2), 1};
+      QCOMPARE(lse.sizes(), lse_shape);
+      QCOMPARE(lse.strides(), contiguous_strides(lse_shape));
+      expect_close(lse.select(3, 0), r.lse, 1e-12, "logsumexp");
+      QVERIFY(out[2].is_none());
+      QVERIFY(out[3].is_none());
+      QCOMPARE(out[4].to_int(), c.q.size(2));
+      QCOMPARE(out[5].to_int(), c.k.size(2));
+      QCOMPARE(out[6].to_tensor().dtype(), DType::Int64);
+      QCOMPARE(out[6].to_tensor().dim(), int64_t(0));
+      QCOMPARE(out[7].to_tensor().dim(), int64_t(0));
+      QVERIFY(out[8].is_none());
+      // compute_log_sumexp=False still gives it (the meta function always allocates it).
+      ValueList no_lse = call(kCudnn, {c.q, c.k, c.v, bias, false, 0.0, c.causal}, kw);
+      expect_close(no_lse[1].to_tensor().select(3, 0), r.lse, 1e-12, "logsumexp without compute_log_sumexp");
+    }
+  }
+
+  // As an H200 trace of PyTorch 2.11 annotates them: q, k, v are [B, L, H, E]
+  // views of one [B, L, 3 * H * E] projection (strides [L*3C, E, 3C, 1]); the
+  // float16 output is dense [B, L, H, E] storage, logsumexp float32 [B, H, L, 1]
+  // contiguous, the philox scalars int64, and the backward's gradients dense
+  // in the inputs' dim order (empty_like).
+  void cudnn_layouts_as_the_h200_trace_gives_them() {
+    const int64_t B = 2, L = 16, H = 4, E = 8, C = H * E;
+    Tensor qkv = randn({B, L, 3 * C}, 80, DType::Float16);
+    auto part = [&](int64_t i) {
+      return qkv.narrow(2, i * C, C).view({B, L, H, E}).transpose(1, 2);
+    };
+    Tensor q = part(0), k = part(1), v = part(2);
+    QCOMPARE(q.strides(), (Shape{L * 3 * C, E, 3 * C, 1}));
+    ValueList out = call(kCudnn, {q, k, v, Value(), true, 0.0, true});
+    const Tensor& o = out[0].to_tensor();
+    QCOMPARE(o.dtype(), DType::Float16);
+    QCOMPARE(o.strides(), (Shape{L * C, E, C, 1}));
+    QCOMPARE(out[1].to_tensor().dtype(), DType::Float32);
+    QCOMPARE(out[1].to_tensor().strides(), (Shape{H * L, L, 1, 1}));
+    ValueList meta = call_meta(kCudnn, {q, k, v, Value(), true, 0.0, true}).value();
+    QCOMPARE(meta[0].to_tensor().strides(), o.strides());
+    QCOMPARE(meta[1].to_tensor().sizes(), (Shape{B, H, L, 1}));
+    // float16 results within float16 rounding of the float64 reference.
+    Case c{q, k, v, Tensor(), true, {}};
+    Ref r = reference(c);
+    expect_close(o, r.out, 1e-3, "output");
+    expect_close(out[1].to_tensor().select(3, 0), r.lse, 1e-6, "logsumexp");
+    Tensor dout = randn({B, L, H, E}, 81, DType::Float16).transpose(1, 2);
+    ValueList g = call(kCudnnBwd, {dout, q, k, v, o, out[1], out[6], out[7], Value(), Value(), Value(), L, L, 0.0,
+                                   true});
+    QCOMPARE(g.size(), size_t(3));
+    for (const Value& x : g) {
+      QCOMPARE(x.to_tensor().dtype(), DType::Float16);
+      QCOMPARE(x.to_tensor().strides(), (Shape{L * C, E, C, 1}));
+    }
+    // A contiguous query gives contiguous results.
+    Tensor qc = q.contiguous();
+    QCOMPARE(call(kCudnn, {qc, qc, qc, Value(), true})[0].to_tensor().strides(), qc.strides());
+    // Ev != E: the output in the query's dim order.
+    Tensor v2 = randn({B, L, H, 6}, 82, DType::Float16).transpose(1, 2);
+    QCOMPARE(call(kCudnn, {q, k, v2, Value(), true})[0].to_tensor().strides(), (Shape{L * H * 6, 6, H * 6, 1}));
+  }
+
+  void cudnn_backward_matches_reference() {
+    for (const Case& c : cases()) {
+      if (c.mask.defined() && c.mask.dtype() == DType::Bool) continue;
+      Ref r = reference(c);
+      Tensor dout = randn(r.out.sizes(), 91);
+      RefGrads want = reference_grads(c, r, dout);
+      KwargList kw{{"scale", r.scale}};
+      Value bias = c.mask.defined() ? Value(c.mask) : Value();
+      ValueList fwd = call(kCudnn, {c.q, c.k, c.v, bias, true, 0.0, c.causal}, kw);
+      ValueList g = call(kCudnnBwd, {dout, c.q, c.k, c.v, fwd[0], fwd[1], fwd[6], fwd[7], bias, Value(), Value(),
+                                     c.q.size(2), c.k.size(2), 0.0, c.causal},
+                         kw);
+      QCOMPARE(g.size(), size_t(3));
+      expect_close(g[0].to_tensor(), want.dq, 1e-11, "grad_query");
+      expect_close(g[1].to_tensor(), want.dk, 1e-11, "grad_key");
+      expect_close(g[2].to_tensor(), want.dv, 1e-11, "grad_value");
+    }
+  }
+
+  void cudnn_bad_input_is_refused_by_name() {
+    Tensor q = randn({1, 2, 3, 4}, 70), k = randn({1, 2, 5, 4}, 71), v = randn({1, 2, 5, 4}, 72);
+    auto has = [](const QString& e, const char* op, const char* what) {
+      QVERIFY2(e.contains(op) && e.contains(what), qPrintable(e));
+    };
+    has(error_of(kCudnn, {q, k, v, Value(), true, 0.1}), "_cudnn_attention", "dropout_p = 0.1");
+    has(error_of(kCudnn, {q, k, v, Value(), true, 0.0, false, true}), "_cudnn_attention", "return_debug_mask");
+    has(error_of(kCudnn, {q, k, v, randn({3, 4}, 1), true}), "_cudnn_attention", "does not broadcast");
+    has(error_of(kCudnn, {q, randn({1, 2, 5, 3}, 1), v, Value(), true}), "_cudnn_attention", "head dims differ");
+    ValueList fwd = call(kCudnn, {q, k, v, Value(), true});
+    Tensor lse = fwd[1].to_tensor();
+    has(error_of(kCudnnBwd, {q, q, k, v, fwd[0], randn({1, 2}, 1), fwd[6], fwd[7], Value(), Value(), Value(), 3, 5,
+                             0.0, false}),
+        "_cudnn_attention_backward", "logsumexp");
+    has(error_of(kCudnnBwd, {q, q, k, v, fwd[0], lse, fwd[6], fwd[7], Value(), Tensor::zeros({2}, DType::Int32),
+                             Value(), 3, 5, 0.0, false}),
+        "_cudnn_attention_backward", "cum_seq_q");
+    has(error_of(kCudnnBwd, {q, q, k, v, fwd[0], lse, fwd[6], fwd[7], Value(), Value(), Value(), 3, 5, 0.3, false}),
+        "_cudnn_attention_backward", "dropout_p");
   }
 };
 
