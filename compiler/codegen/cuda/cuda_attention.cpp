@@ -7,6 +7,29 @@
 #include <set>
 
 namespace kiln::codegen::cuda {
+
+// The kernels' template codes, shared with the backward (cuda_attention_backward.cpp).
+int attention_mask_type_code(DType d) {
+  switch (d) {
+    case DType::Bool: case DType::UInt8: return 0;
+    case DType::Float16: return 1;
+    case DType::BFloat16: return 2;
+    case DType::Float32: return 3;
+    case DType::Float64: return 4;
+    case DType::Int64: return 5;
+    case DType::Int32: return 6;
+    default: return -1;
+  }
+}
+
+// A causal offset wins over the mask kind (the tensor is not read).
+int attention_mask_code(const loopir::AttentionParams& a) {
+  if (a.causal_offset) return 1;
+  if (a.mask_kind == loopir::AttentionMask::Boolean) return 2;
+  if (a.mask_kind == loopir::AttentionMask::Additive) return 3;
+  return 0;
+}
+
 namespace {
 
 constexpr int kThreadsSimple = 128;  // a query row per thread
@@ -337,28 +360,9 @@ __device__ __forceinline__ void kiln_attn_simple(const KilnAttnArgs& a) {
 
 Status unsupported(const std::string& why) { return Status::error("attention on the GPU: " + why); }
 
-int mask_type_code(DType d) {
-  switch (d) {
-    case DType::Bool: case DType::UInt8: return 0;
-    case DType::Float16: return 1;
-    case DType::BFloat16: return 2;
-    case DType::Float32: return 3;
-    case DType::Float64: return 4;
-    case DType::Int64: return 5;
-    case DType::Int32: return 6;
-    default: return -1;
-  }
-}
-
-int mask_code(const loopir::AttentionParams& a) {
-  if (a.causal_offset) return 1;
-  if (a.mask_kind == loopir::AttentionMask::Boolean) return 2;
-  if (a.mask_kind == loopir::AttentionMask::Additive) return 3;
-  return 0;
-}
 
 std::string instance(const AttentionGpuPlan& p) {
-  const int mask = mask_code(p.params), mt = mask >= 2 ? mask_type_code(p.mask_dtype) : 0;
+  const int mask = attention_mask_code(p.params), mt = mask >= 2 ? attention_mask_type_code(p.mask_dtype) : 0;
   const std::string targs = std::to_string(p.d) + ", " + std::to_string(p.dv) + ", " + std::to_string(mask) + ", " +
                             std::to_string(mt);
   std::string call;
@@ -433,7 +437,7 @@ Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_
     const loopir::BufferView& mv = call.tensors.at(size_t(a.mask));
     plan.mask = mv.buffer;
     plan.mask_dtype = p.buffer(mv.buffer).dtype;
-    if (mask_type_code(plan.mask_dtype) < 0)
+    if (attention_mask_type_code(plan.mask_dtype) < 0)
       return unsupported("a " + std::string(dtype_name(plan.mask_dtype)) + " mask");
     for (int i = 0; i < 4; ++i) plan.mask_stride[i] = mv.strides[size_t(i)];
     plan.mask_offset = mv.offset;
@@ -453,10 +457,10 @@ Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_
     if (Status st = choose_attention_tiles(plan); !st.ok()) return st;
   if ((plan.m + plan.block_rows() - 1) / plan.block_rows() > 65535)
     return unsupported(std::to_string(plan.m) + " query rows (over 65535 blocks of " + std::to_string(plan.block_rows()) + ")");
-  const int mask = mask_code(a);
+  const int mask = attention_mask_code(a);
   plan.function = std::string("kiln_attn_") + (plan.tensor_cores ? "tc_" : "simple_") + std::string(dtype_abbrev(plan.dtype)) +
                   "_d" + std::to_string(plan.d) + "_v" + std::to_string(plan.dv) + "_m" + std::to_string(mask) +
-                  (mask >= 2 ? "_t" + std::to_string(mask_type_code(plan.mask_dtype)) : "") +
+                  (mask >= 2 ? "_t" + std::to_string(attention_mask_type_code(plan.mask_dtype)) : "") +
                   (plan.tensor_cores ? "_w" + std::to_string(plan.warps) + "x" + std::to_string(plan.row_fragments) : "") +
                   (write_lse ? "_lse" : "");
   plan.write_lse = write_lse;

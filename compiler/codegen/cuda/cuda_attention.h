@@ -59,6 +59,10 @@ Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_
 // start of attention_kernels_source's text when it has any); the backward
 // kernels (cuda_attention_backward.h) build on them too.
 std::string attention_shared_source();
+// The kernels' template codes for a mask's element type (-1: none the kernels
+// read) and for the mask kind (0 none, 1 causal, 2 boolean, 3 additive).
+int attention_mask_type_code(DType d);
+int attention_mask_code(const loopir::AttentionParams& a);
 
 // CUDA source for the kernels `plans` name, each instantiation once.
 std::string attention_kernels_source(const std::vector<AttentionGpuPlan>& plans);

@@ -253,26 +253,6 @@ __device__ __forceinline__ void kiln_attnb_dq(const KilnAttnBwdArgs& a) {
 
 Status unsupported(const std::string& why) { return Status::error("attention backward on the GPU: " + why); }
 
-int mask_type_code(DType d) {
-  switch (d) {
-    case DType::Bool: case DType::UInt8: return 0;
-    case DType::Float16: return 1;
-    case DType::BFloat16: return 2;
-    case DType::Float32: return 3;
-    case DType::Float64: return 4;
-    case DType::Int64: return 5;
-    case DType::Int32: return 6;
-    default: return -1;
-  }
-}
-
-// As the forward's: a causal offset wins over the mask kind (the tensor is not read).
-int mask_code(const loopir::AttentionParams& a) {
-  if (a.causal_offset) return 1;
-  if (a.mask_kind == loopir::AttentionMask::Boolean) return 2;
-  if (a.mask_kind == loopir::AttentionMask::Additive) return 3;
-  return 0;
-}
 
 int element_code(DType d) { return d == DType::Float32 ? 0 : d == DType::Float16 ? 1 : 2; }
 
@@ -288,7 +268,7 @@ std::string delta_instance(const AttentionBackwardGpuPlan& p) {
 }
 
 std::string tile_instances(const AttentionBackwardGpuPlan& p) {
-  const int mask = mask_code(p.params), mt = mask >= 2 ? mask_type_code(p.mask_dtype) : 0;
+  const int mask = attention_mask_code(p.params), mt = mask >= 2 ? attention_mask_type_code(p.mask_dtype) : 0;
   const std::string targs = std::to_string(element_code(p.dtype)) + ", " + std::to_string(p.d) + ", " + std::to_string(p.dv) +
                             ", " + std::to_string(mask) + ", " + std::to_string(mt);
   return launch_head() + p.dkdv_function + "(KilnAttnBwdArgs a) { kiln_attnb_dkdv<" + targs + ">(a); }\n" + launch_head() +
@@ -316,17 +296,17 @@ Expected<AttentionBackwardGpuPlan> plan_attention_backward_on_gpu(AttentionBackw
   if ((plan.m + plan.kBlockRows - 1) / plan.kBlockRows > 65535)
     return unsupported(std::to_string(plan.m) + " query rows (over 65535 blocks of " + std::to_string(plan.kBlockRows) + ")");
   if ((plan.batch * plan.m + 7) / 8 > INT32_MAX) return unsupported("over 2^34 query rows");
-  const int mask = mask_code(plan.params);
+  const int mask = attention_mask_code(plan.params);
   if (mask >= 2) {
     if (!plan.has_mask_tensor) return unsupported("a boolean or additive mask without its tensor");
-    if (mask_type_code(plan.mask_dtype) < 0) return unsupported("a " + std::string(dtype_name(plan.mask_dtype)) + " mask");
+    if (attention_mask_type_code(plan.mask_dtype) < 0) return unsupported("a " + std::string(dtype_name(plan.mask_dtype)) + " mask");
     if (plan.mask_inner < 1 || plan.batch % plan.mask_inner != 0)
       return unsupported("a mask split of the batch by " + std::to_string(plan.mask_inner));
   }
   if (plan.shared_bytes() > 227 * 1024)
     return unsupported(std::to_string(plan.shared_bytes()) + " bytes of shared memory (over 227 KiB)");
   const std::string name = std::string(dtype_abbrev(plan.dtype)) + "_d" + std::to_string(plan.d) + "_v" + std::to_string(plan.dv) +
-                           "_m" + std::to_string(mask) + (mask >= 2 ? "_t" + std::to_string(mask_type_code(plan.mask_dtype)) : "");
+                           "_m" + std::to_string(mask) + (mask >= 2 ? "_t" + std::to_string(attention_mask_type_code(plan.mask_dtype)) : "");
   plan.delta_function = "kiln_attnb_delta_" + std::string(dtype_abbrev(plan.dtype)) + "_v" + std::to_string(plan.dv);
   plan.dkdv_function = "kiln_attnb_dkdv_" + name;
   plan.dq_function = "kiln_attnb_dq_" + name;
@@ -381,7 +361,7 @@ Status run_attention_backward_on_gpu(const AttentionBackwardGpuPlan& p, const At
   args.o = ptr.out + uint64_t(p.o_offset) * es;
   args.dout = ptr.dout + uint64_t(p.do_offset) * es;
   args.lse = ptr.lse + uint64_t(p.lse_offset) * 4;
-  args.mask = p.has_mask_tensor && mask_code(p.params) >= 2 ? ptr.mask + uint64_t(p.mask_offset) * element_size(p.mask_dtype) : 0;
+  args.mask = p.has_mask_tensor && attention_mask_code(p.params) >= 2 ? ptr.mask + uint64_t(p.mask_offset) * element_size(p.mask_dtype) : 0;
   args.dq = ptr.dq + uint64_t(p.dq_offset) * es;
   args.dk = ptr.dk + uint64_t(p.dk_offset) * es;
   args.dv = ptr.dv + uint64_t(p.dv_offset) * es;
