@@ -54,6 +54,11 @@ std::vector<std::string> non_core_targets(const Graph& g) {
 
 namespace {
 
+bool candidate(const std::string& target, const std::vector<std::string>& keep_whole) {
+  return find_decomposition(target) && op_registry().find(target) &&
+         std::find(keep_whole.begin(), keep_whole.end(), target) == keep_whole.end();
+}
+
 std::string node_error(const Node& n, const std::string& why) {
   return "decompose: node " + n.name + (n.target.empty() ? "" : " (" + n.target + ")") + ": " + why;
 }
@@ -80,7 +85,8 @@ Tensor meta_tensor(const Node& n) {
 // go through a DecomposingEmitter over a GraphEmitter.
 class Rewriter {
  public:
-  Rewriter(const Graph& in, Graph& out) : in_(in), out_(out) {}
+  Rewriter(const Graph& in, Graph& out, const std::vector<std::string>& keep_whole)
+      : in_(in), out_(out), keep_whole_(keep_whole) {}
 
   void run(std::string* log) {
     for (size_t i = 0; i < in_.size(); ++i)
@@ -95,7 +101,7 @@ class Rewriter {
         add_output(n);
         break;
       }
-      if (n.op == OpKind::CallFunction && find_decomposition(n.target) && op_registry().find(n.target)) {
+      if (n.op == OpKind::CallFunction && candidate(n.target, keep_whole_)) {
         decompose_call(NodeId(i), n, de, log);
       } else if (n.op == OpKind::CallFunction && n.target == "operator.getitem" && n.args.size() == 2 &&
                  n.args[0].is_node() && tuples_.count(n.args[0].node_id())) {
@@ -242,6 +248,7 @@ class Rewriter {
 
   const Graph& in_;
   Graph& out_;
+  const std::vector<std::string>& keep_whole_;
   GraphEmitter* ge_ = nullptr;
   std::map<NodeId, NodeId> new_ids_;           // input node -> its node in the new graph
   std::map<NodeId, Var> vars_;                 // input node -> emitter value, once needed
@@ -254,6 +261,11 @@ class Rewriter {
 }  // namespace
 
 Expected<Graph> decompose(const Graph& aten_graph, std::string* log, int* decomposed_nodes) {
+  return decompose(aten_graph, {}, log, decomposed_nodes);
+}
+
+Expected<Graph> decompose(const Graph& aten_graph, const std::vector<std::string>& keep_whole, std::string* log,
+                          int* decomposed_nodes) {
   Graph out;
   out.class_name = aten_graph.class_name;
   out.subgraphs = aten_graph.subgraphs;
@@ -262,14 +274,14 @@ Expected<Graph> decompose(const Graph& aten_graph, std::string* log, int* decomp
   out.expanded_def = aten_graph.expanded_def;
   // A graph with no op that has a decomposition comes back as it is, without
   // a copy of every node on the way (a 200,000-node graph spent a second here).
-  const bool any_candidate = std::any_of(aten_graph.nodes.begin(), aten_graph.nodes.end(), [](const Node& n) {
-    return n.op == OpKind::CallFunction && find_decomposition(n.target) && op_registry().find(n.target);
+  const bool any_candidate = std::any_of(aten_graph.nodes.begin(), aten_graph.nodes.end(), [&](const Node& n) {
+    return n.op == OpKind::CallFunction && candidate(n.target, keep_whole);
   });
   if (!any_candidate) {
     if (decomposed_nodes) *decomposed_nodes = 0;
     return aten_graph;
   }
-  Rewriter r(aten_graph, out);
+  Rewriter r(aten_graph, out, keep_whole);
   std::string lines;
   try {
     r.run(log ? &lines : nullptr);

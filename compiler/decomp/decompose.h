@@ -43,6 +43,11 @@ class DecomposingEmitter : public Emitter {
 // `log`, when given, gets one line per decomposed node and one per non-core op
 // whose decomposition declined; `decomposed_nodes` the number of input nodes replaced.
 Expected<Graph> decompose(const Graph& aten_graph, std::string* log = nullptr, int* decomposed_nodes = nullptr);
+// The same, leaving the calls of `keep_whole` (full op names) as they are: a
+// backend that runs an op as one kernel of its own (the CUDA backend's fused
+// attention) wants it whole, though it has a decomposition.
+Expected<Graph> decompose(const Graph& aten_graph, const std::vector<std::string>& keep_whole,
+                          std::string* log = nullptr, int* decomposed_nodes = nullptr);
 
 // The call_function targets of `g` that are not core (operator.getitem aside), in graph order, without repeats.
 std::vector<std::string> non_core_targets(const Graph& g);

@@ -4,9 +4,9 @@
 
 namespace kiln::pipeline {
 
-PassResult decompose_to_core(Graph& g, const PassContext&) {
+PassResult decompose_to_core(Graph& g, const PassContext& ctx) {
   int replaced = 0;
-  Expected<Graph> r = decomp::decompose(g, nullptr, &replaced);
+  Expected<Graph> r = decomp::decompose(g, ctx.keep_whole ? *ctx.keep_whole : std::vector<std::string>{}, nullptr, &replaced);
   if (!r) throw Error(r.status().message());
   if (replaced == 0) return {false, "unchanged"};
   g = std::move(*r);

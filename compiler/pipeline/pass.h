@@ -5,6 +5,7 @@
 // place, as MLIR's does.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/graph/graph.h"
 
@@ -25,6 +26,8 @@ struct PassContext {
   // Tensors that get_attr nodes name (frozen parameters, folded constants);
   // null when the graph has none and no pass may add any.
   ConstantTable* constants = nullptr;
+  // Ops that stay whole (Options::keep_whole); the decompose pass reads it.
+  const std::vector<std::string>* keep_whole = nullptr;
 };
 
 using PassFn = PassResult (*)(Graph& g, const PassContext& ctx);

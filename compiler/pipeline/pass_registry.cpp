@@ -5,6 +5,7 @@
 #include "compiler/passes/decompose_pass.h"
 #include "compiler/passes/fold_constants.h"
 #include "compiler/passes/functionalize.h"
+#include "compiler/passes/fuse_attention.h"
 #include "compiler/passes/simplify_algebra.h"
 #include "compiler/pipeline/pass_manager.h"
 

@@ -31,6 +31,7 @@ CompileResult compile(Graph g, Options options) {
   pm.record("input", g);
   PassContext ctx;
   ctx.constants = &result.constants;
+  ctx.keep_whole = &options.keep_whole;
   result.status = pm.run(g, ctx);
   result.graph = std::move(g);
   result.stopped = pm.stopped();
@@ -50,9 +51,15 @@ Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const 
   return part.code;
 }
 
+const std::vector<std::string>& cuda_whole_ops() {
+  static const std::vector<std::string> ops{"aten::_scaled_dot_product_efficient_attention.default"};
+  return ops;
+}
+
 Expected<std::shared_ptr<runtime::CudaCompiledGraph>> compile_to_cuda(Graph g, const runtime::CudaCompileOptions& options) {
   RegionOptions ro;
   ro.codegen = RegionOptions::Codegen::None;  // the graph passes; NVRTC below makes the code
+  ro.keep_whole = cuda_whole_ops();
   RegionRun run = run_region(RegionInput::single(std::move(g)), ro);
   if (!run.status.ok()) return run.status;
   const RegionPart& part = run.parts.at(0);

@@ -18,6 +18,8 @@ struct Options {
   PassManagerOptions instrumentation;
   // Pass names (pass_registry()) to leave out of the pipeline.
   std::vector<std::string> disabled_passes;
+  // Ops the decompose pass leaves whole: the backend runs each as one kernel.
+  std::vector<std::string> keep_whole;
   // Tensors behind the input graph's get_attr nodes.
   ConstantTable constants;
 };
@@ -41,6 +43,11 @@ CompileResult compile(Graph g, Options options = {});
 // generator. A pass that fails or throws is the Status, as is what the
 // generator refuses.
 Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const runtime::CompileOptions& options = {});
+
+// The ops backend kiln-cuda runs whole, each as one kernel of its own, though
+// they have decompositions (the decompose pass leaves them): the fused
+// attention the training rewrite makes (compiler/passes/fuse_attention.h).
+const std::vector<std::string>& cuda_whole_ops();
 
 // Backend kiln-cuda: the same graph passes, then the CUDA code generator and NVRTC.
 Expected<std::shared_ptr<runtime::CudaCompiledGraph>> compile_to_cuda(Graph g,

@@ -1,11 +1,13 @@
 #include "compiler/pipeline/region_backends.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 
 #include "compiler/aot/joint.h"
 #include "compiler/aot/partition.h"
 #include "compiler/decomp/decompose.h"
+#include "compiler/passes/fuse_attention.h"
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/cuda_region.h"
 #include "compiler/pipeline/pipeline.h"
@@ -54,6 +56,7 @@ struct Training {
 struct Lowered {
   bool tried = false;
   std::shared_ptr<Graph> graph;  // null when the lowering failed
+  std::shared_ptr<Graph> aten;   // backend kiln on the GPU: the graph before decomposition, for training
   bool decomposed = false;       // the training graphs are decomposed too
   Target target;
   std::string device = "cpu";    // where the region's outputs are
@@ -149,13 +152,29 @@ class RegionBackward : public py::autograd::Node {
   size_t num_outputs_given = 0;
 };
 
+// On the GPU, attention written out by hand trains as the fused kernels
+// (fuse_attention.h): the rewrite reads the graph before decomposition, which
+// is then decomposed with the fused op kept whole. Null when nothing fused.
+// KILN_FUSE_ATTENTION=0 trains the unfused graph (for comparing the two).
+std::shared_ptr<Graph> fused_attention_graph(const Graph* undecomposed) {
+  const char* env = std::getenv("KILN_FUSE_ATTENTION");
+  if (!undecomposed || (env && std::string(env) == "0")) return nullptr;
+  Graph g = *undecomposed;
+  if (!fuse_attention(g, PassContext{}).changed) return nullptr;
+  Expected<Graph> d = decomp::decompose(g, cuda_whole_ops());
+  return d.ok() ? std::make_shared<Graph>(std::move(*d)) : nullptr;
+}
+
 // Autodiff of the lowered graph: the joint graph, split by the default
 // partitioner (decomposed as well for decomp_eager). Failures are warnings:
 // the region then runs its torch-level graph, which eager autograd records.
-void make_training(py::VM& vm, const Graph& lowered, Training& t, bool decompose, const std::string& compile_id,
-                   const std::string& backend, const Target& target) {
+void make_training(py::VM& vm, const Graph& decomposed, const Graph* undecomposed, Training& t, bool decompose,
+                   const std::string& compile_id, const std::string& backend, const Target& target) {
   const bool kiln = backend == "kiln" || backend == "kiln-cuda";
   t.tried = true;
+  std::shared_ptr<Graph> fused = target.cuda ? fused_attention_graph(undecomposed) : nullptr;
+  const Graph& lowered = fused ? *fused : decomposed;
+  const std::vector<std::string> keep_whole = fused ? cuda_whole_ops() : std::vector<std::string>{};
   TrainingOptions to;
   to.requires_grad = t.requires_grad;  // grad mode was checked by the caller: the region does not change it
   // The joint graph and its split only: the graph passes and code come per half below.
@@ -171,8 +190,8 @@ void make_training(py::VM& vm, const Graph& lowered, Training& t, bool decompose
   aot::Partition& part = split.partition;
   const aot::JointGraph* joint = &split.joint;
   if (decompose) {
-    Expected<Graph> f = decomp::decompose(part.forward);
-    Expected<Graph> b = decomp::decompose(part.backward);
+    Expected<Graph> f = decomp::decompose(part.forward, keep_whole);
+    Expected<Graph> b = decomp::decompose(part.backward, keep_whole);
     if (!f.ok() || !b.ok()) {
       vm.write_err("W kiln " + backend + ": [" + compile_id + "] backward runs eagerly: " +
                    (f.ok() ? b.status() : f.status()).message() + "\n");
@@ -242,6 +261,7 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
       vm.write_err("W kiln " + backend + ": [" + compile_id + "] not decomposed" + (kiln ? std::string(" and runs on the eager kernels") : std::string()) +
                    ": training-mode batch norm updates its running statistics in place\n");
     else if (g.ok() && decompose) {
+      if (kiln && lowered.target.cuda) lowered.aten = std::make_shared<Graph>(*g);
       g = decomp::decompose(*g);
       lowered.decomposed = true;
     }
@@ -270,7 +290,8 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
   if (!requires_grad.empty() && (!training.tried || training.requires_grad != requires_grad)) {
     training = Training{};
     training.requires_grad = requires_grad;
-    make_training(vm, *lowered.graph, training, lowered.decomposed, compile_id, backend, lowered.target);
+    make_training(vm, *lowered.graph, lowered.aten.get(), training, lowered.decomposed, compile_id, backend,
+                  lowered.target);
   }
   const bool train = !requires_grad.empty();
   if (train && !training.forward) return capture::run_graph(vm, region, inputs);

@@ -190,6 +190,7 @@ class RegionRunner {
       emit(std::move(copy));
     };
     po.disabled_passes = o_.disabled_passes;
+    po.keep_whole = o_.keep_whole;
     po.constants = constants_;
     // A graph from outside (a dump) may hold what the passes do not expect:
     // a failure of this graph, not of the caller.

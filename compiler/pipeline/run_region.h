@@ -59,6 +59,7 @@ struct RegionInput {
 struct RegionOptions {
   PassManagerOptions instrumentation;  // stop_after counts per graph, as before the split
   std::vector<std::string> disabled_passes;
+  std::vector<std::string> keep_whole;  // Options::keep_whole
   // Off: no graph passes and no code; the graphs come back as autodiff and
   // the partitioner made them (the runtime's aot_eager and decomp_eager).
   bool graph_passes = true;

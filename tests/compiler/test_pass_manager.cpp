@@ -279,12 +279,12 @@ class TestPassManager : public QObject {
       QVERIFY2(names.insert(p.name).second, std::string(p.name).c_str());
       QCOMPARE(find_pass(p.name), &p);
     }
-    QCOMPARE(names, (std::set<std::string_view>{"functionalize", "decompose", "canonicalize-views", "simplify-algebra", "fold-constants", "cse", "dce"}));
+    QCOMPARE(names, (std::set<std::string_view>{"functionalize", "decompose", "canonicalize-views", "simplify-algebra", "fold-constants", "cse", "dce", "fuse-attention"}));
     for (const std::string& name : graph_pass_pipeline()) QVERIFY(find_pass(name));
     PassManager pm;
     Status s = pm.add("no-such-pass");
     QVERIFY(!s.ok());
-    QCOMPARE(s.message(), std::string("unknown pass 'no-such-pass' (known passes: functionalize, decompose, canonicalize-views, simplify-algebra, fold-constants, cse, dce)"));
+    QCOMPARE(s.message(), std::string("unknown pass 'no-such-pass' (known passes: functionalize, decompose, canonicalize-views, simplify-algebra, fold-constants, cse, dce, fuse-attention)"));
   }
 
   void compile_records_the_input_and_skips_disabled_passes() {
