@@ -19,6 +19,9 @@ momentum 0.9 and weight decay 1e-4): eager, and torch.compile default and
 reduce-overhead of the whole step function (Dynamo breaks the graph at
 backward(): forward and loss compile with their AOTAutograd backward, the
 optimizer step compiles as a second graph), beside Kiln's one-graph step.
+The attention_train_bf16_gpt row times the GPT head's forward and the
+gradients of q, k and v (torch.autograd.grad with a given output gradient) in
+eager, under torch.compile and through flash SDPA, beside Kiln's joint graph.
 Run it from the repository root.
 """
 import argparse
@@ -97,7 +100,27 @@ def graphs():
                              2 * 64 * 1024 * 1024 * 64),
         "attention_bf16_gpt": (attention_causal, lambda: [rand(4, 16, 2048, 64, dtype=bf, scale=1.0) for _ in range(3)],
                                None, 2 * 64 * 2048 * 2048 * 64),
+        # Trained: forward, then the gradients of q, k, v for an output gradient (TRAINING_ROWS);
+        # FLOPs as FlashAttention-2 counts them, the backward 2.5 forwards.
+        "attention_train_bf16_gpt": (attention_causal, lambda: [rand(4, 16, 2048, 64, dtype=bf, scale=1.0) for _ in range(4)],
+                                     None, 3.5 * 2 * 64 * 2048 * 2048 * 64),
     }
+
+
+# Rows timed as a training step of the function: its inputs but the last require grad, the last is
+# the output's gradient, and each call computes the output and the inputs' gradients.
+TRAINING_ROWS = {"attention_train_bf16_gpt"}
+
+
+def trained(fn):
+    def step(*args):
+        inputs, grad = args[:-1], args[-1]
+        return torch.autograd.grad(fn(*inputs), inputs, grad)
+    return step
+
+
+def with_grad(tensors):
+    return [t.requires_grad_(True) if i + 1 < len(tensors) else t for i, t in enumerate(tensors)]
 
 
 def sdpa_peers():
@@ -109,7 +132,8 @@ def sdpa_peers():
                 return F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal, scale=0.125)[0]
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.125)
         return fn
-    return {"attention": sdpa(False), "attention_causal": sdpa(True), "attention_bf16_gpt": sdpa(True)}
+    return {"attention": sdpa(False), "attention_causal": sdpa(True), "attention_bf16_gpt": sdpa(True),
+            "attention_train_bf16_gpt": sdpa(True)}
 
 
 def flash_only():
@@ -272,13 +296,18 @@ def main():
     for name, (fn, make, nbytes, flops) in graphs().items():
         if args.graph and name != args.graph:
             continue
+        train = name in TRAINING_ROWS
         first = make()
         per_set = sum(t.numel() * t.element_size() for t in first)
         copies = max(1, min(8, math.ceil(3 * L2_BYTES / per_set)))
         input_sets = [first] + [[t.clone() for t in first] for _ in range(copies - 1)]
-        eager_ms = time_ms(fn, input_sets, args.reps)
+        if train:
+            input_sets = [with_grad(s) for s in input_sets]
+        eager_ms = time_ms(trained(fn) if train else fn, input_sets, args.reps)
         torch._dynamo.reset()
         compiled = torch.compile(fn)
+        if train:
+            compiled = trained(compiled)
         compiled(*first)  # compile outside the timing
         inductor_ms = time_ms(compiled, input_sets, args.reps)
         k = kiln_rows.get(name, {})
@@ -290,12 +319,15 @@ def main():
             row["eager_ratio_to_ceiling"] = k["ceiling_ms"] / eager_ms if k.get("ceiling_ms") else None
         peer = sdpa_peers().get(name)
         if peer:
+            if train:
+                fn, peer = trained(fn), trained(peer)
             with flash_only():
                 want = fn(*first)
                 got = peer(*first)
                 row["sdpa_flash_ms"] = time_ms(peer, input_sets, args.reps)
             # The peer computes the same thing: its distance from eager, for scale beside Kiln's tolerance.
-            row["sdpa_max_abs_diff_vs_eager"] = (got.float() - want.float()).abs().max().item()
+            pairs = zip(got, want) if train else [(got, want)]
+            row["sdpa_max_abs_diff_vs_eager"] = max((g.float() - w.float()).abs().max().item() for g, w in pairs)
             if k.get("ms"):
                 row["kiln_vs_sdpa"] = k["ms"] / row["sdpa_flash_ms"]
                 row["kiln_vs_inductor"] = k["ms"] / inductor_ms

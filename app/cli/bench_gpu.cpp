@@ -17,6 +17,12 @@
 //   attention_bf16_gpt  a GPT head: bfloat16 q, k, v [4, 16, 2048, 64], 4-D matmuls, causal
 //                    (the attention rows run as one fused flash kernel; TFLOP/s
 //                    counts the causal rows' unmasked half, as FlashAttention does)
+//   attention_train_bf16_gpt  the GPT head trained: its forward and the
+//                    gradients of q, k and v for a given output gradient (the
+//                    joint graph), after the fuse-attention pass (fused
+//                    forward and backward kernels; KILN_FUSE_ATTENTION=0 for
+//                    the unfused graph); ceiling: cuBLAS running the seven
+//                    GEMMs of FlashAttention-2's forward and backward alone
 //   resnet18         the forward graph of resources/examples/resnet18_infer.py
 //                    (eval, batch 16, 3x128x128): convolutions through im2col
 //                    and cuBLAS in TF32 (PyTorch's default for convolutions),
@@ -48,6 +54,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -59,10 +66,12 @@
 #include "app/cli/bench_gpu_train.h"
 #include "app/cli/bench_util.h"
 #include "app/cli/commands.h"
+#include "compiler/aot/joint.h"
 #include "compiler/codegen/cuda/cublas.h"
 #include "compiler/codegen/cuda/cuda_api.h"
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/emitter.h"
+#include "compiler/passes/fuse_attention.h"
 #include "compiler/pipeline/pipeline.h"
 #include "compiler/runtime/cuda_graph.h"
 #include "core/util/status.h"
@@ -240,6 +249,28 @@ Case attention(const std::string& name, const std::string& reference, DType dtyp
   return c;
 }
 
+// The GPT head's forward and backward as one joint graph: q, k, v, the output's
+// gradient in; the output and the gradients of q, k and v out.
+Case attention_train() {
+  Case c = attention("attention_train_bf16_gpt", "", DType::BFloat16, {4, 16}, true);
+  const char* env = std::getenv("KILN_FUSE_ATTENTION");
+  if (!(env && std::string(env) == "0")) pipeline::fuse_attention(c.graph, {});
+  Expected<aot::JointGraph> joint = aot::build_joint(c.graph);
+  if (!joint) {
+    c.build_error = joint.status().message();
+    return c;
+  }
+  c.graph = std::move(joint->graph);
+  c.inputs.push_back(random_tensor(c.inputs[0].sizes(), 14, DType::BFloat16, 1.f));
+  // FlashAttention-2's count: the backward is 2.5 forwards (five GEMMs to two), the causal half of each.
+  c.flops *= 3.5;
+  // Forward S = QK^T, O = PV; backward S again, dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q.
+  const int64_t b = 64, s = 2048, d = 64;
+  c.gemms = {{b, s, s, d, true}, {b, s, d, s, false}, {b, s, s, d, true}, {b, s, s, d, true},
+             {b, s, d, s, false}, {b, s, d, s, false}, {b, s, d, s, false}};
+  return c;
+}
+
 Case resnet18(bool tf32) {
   Case c;
   c.name = tf32 ? "resnet18" : "resnet18_fp32";
@@ -290,6 +321,7 @@ std::vector<std::pair<std::string, Builder>> all_cases() {
            [] { return attention("attention_causal", "attention_causal_fp16_64x1024x64", DType::Float16, {64}, true); }},
           {"attention_bf16_gpt",
            [] { return attention("attention_bf16_gpt", "attention_causal_bf16_4x16x2048x64", DType::BFloat16, {4, 16}, true); }},
+          {"attention_train_bf16_gpt", attention_train},
           {"resnet18", [] { return resnet18(true); }},
           {"resnet18_fp32", [] { return resnet18(false); }},
           {"resnet18_train", [] { return resnet18_train(true); }},
@@ -556,8 +588,11 @@ Measured measure(Case& c, int reps, int row_elements, bool profile) {
   // shape and input 2), no pointwise work between them.
   const size_t es = element_size(c.gemm_dtype);
   std::vector<DeviceBuffer> scratch;
-  for (const GemmShape& g : c.gemms) {
-    Expected<DeviceBuffer> b = DeviceBuffer::alloc(size_t(g.batch * g.m * g.n) * es);
+  // Each scratch holds its GEMM's product and the next GEMM's left operand (a chain of shapes that alternate).
+  int64_t scratch_elements = 0;
+  for (const GemmShape& g : c.gemms) scratch_elements = std::max({scratch_elements, g.batch * g.m * g.n, g.batch * g.m * g.k});
+  for (size_t gi = 0; gi < c.gemms.size(); ++gi) {
+    Expected<DeviceBuffer> b = DeviceBuffer::alloc(size_t(scratch_elements) * es);
     check(b.status(), "allocate");
     check(b->zero(), "memset");
     scratch.push_back(std::move(*b));
