@@ -314,6 +314,26 @@ Tensor lse_rows(const char* op, const Tensor& lse, const Dims& d) {
   return lse.narrow(2, 0, d.L);
 }
 
+// The gradients' metas: in the kernels' [B, X, H, Y] storage (the CPU and
+// efficient backwards), or laid out like their inputs (flash, cuDNN: empty_like).
+ValueList bxhy_grad_metas(const Tensor& q, const Tensor& k, const Tensor& v, const Dims& d) {
+  return {Tensor::meta_strided(q.sizes(), bxhy_strides(d.B, d.Hq, d.L, d.E), q.dtype()),
+          Tensor::meta_strided(k.sizes(), bxhy_strides(d.B, d.Hk, d.S, d.E), k.dtype()),
+          Tensor::meta_strided(v.sizes(), bxhy_strides(d.B, d.Hk, d.S, d.Ev), v.dtype())};
+}
+
+ValueList grad_metas_like_inputs(const Tensor& q, const Tensor& k, const Tensor& v) {
+  return {Tensor::meta_strided(q.sizes(), preserve_strides(q), q.dtype()),
+          Tensor::meta_strided(k.sizes(), preserve_strides(k), k.dtype()),
+          Tensor::meta_strided(v.sizes(), preserve_strides(v), v.dtype())};
+}
+
+// dq, dk, dv written into tensors laid out as the first three metas say.
+ValueList materialize_grads(const ValueList& metas, const Grads& g) {
+  return {materialize(metas[0].to_tensor(), g.dq), materialize(metas[1].to_tensor(), g.dk),
+          materialize(metas[2].to_tensor(), g.dv)};
+}
+
 // ---------------------------------------------------------------- _for_cpu
 // (query, key, value, dropout_p, is_causal, *, attn_mask, scale) -> (output, logsumexp)
 
@@ -342,9 +362,7 @@ ValueList for_cpu_backward_meta(const OpArgs& a) {
   check_no_dropout(kForCpuBackward, a.real(6));
   check_mask(kForCpuBackward, a.opt_tensor(8), d, true);
   lse_rows(kForCpuBackward, a.tensor(5), d);
-  return {Tensor::meta_strided(q.sizes(), bxhy_strides(d.B, d.Hq, d.L, d.E), q.dtype()),
-          Tensor::meta_strided(k.sizes(), bxhy_strides(d.B, d.Hk, d.S, d.E), k.dtype()),
-          Tensor::meta_strided(v.sizes(), bxhy_strides(d.B, d.Hk, d.S, d.Ev), v.dtype())};
+  return bxhy_grad_metas(q, k, v, d);
 }
 
 ValueList for_cpu_backward(const OpArgs& a) {
@@ -352,9 +370,7 @@ ValueList for_cpu_backward(const OpArgs& a) {
   if (any_meta(a)) return metas;
   Dims d = check_qkv(kForCpuBackward, a.tensor(1), a.tensor(2), a.tensor(3), false);
   Problem p(d, a.tensor(1), a.tensor(2), a.tensor(3), a.opt_tensor(8), a.boolean(7), scale_of(a, 9, d));
-  Grads g = run_backward(p, a.tensor(0), lse_rows(kForCpuBackward, a.tensor(5), d), false);
-  return {materialize(metas[0].to_tensor(), g.dq), materialize(metas[1].to_tensor(), g.dk),
-          materialize(metas[2].to_tensor(), g.dv)};
+  return materialize_grads(metas, run_backward(p, a.tensor(0), lse_rows(kForCpuBackward, a.tensor(5), d), false));
 }
 
 // ---------------------------------------------------------------- efficient
@@ -402,9 +418,8 @@ ValueList efficient_backward_meta(const OpArgs& a) {
   check_no_dropout(kEfficientBackward, a.real(9));
   lse_rows(kEfficientBackward, a.tensor(6), d);
   std::vector<int64_t> mask = a.ints(10, 4);
-  ValueList out{Tensor::meta_strided(q.sizes(), bxhy_strides(d.B, d.Hq, d.L, d.E), q.dtype()),
-                Tensor::meta_strided(k.sizes(), bxhy_strides(d.B, d.Hk, d.S, d.E), k.dtype()),
-                Tensor::meta_strided(v.sizes(), bxhy_strides(d.B, d.Hk, d.S, d.Ev), v.dtype()), Value()};
+  ValueList out = bxhy_grad_metas(q, k, v, d);
+  out.emplace_back();
   if (bias.defined() && mask[3]) {
     Shape padded = bias.sizes();
     if (!padded.empty()) padded.back() = (padded.back() + 15) / 16 * 16;
@@ -421,8 +436,8 @@ ValueList efficient_backward(const OpArgs& a) {
   Problem p(d, a.tensor(1), a.tensor(2), a.tensor(3), bias, a.boolean(11), scale_of(a, 12, d));
   const bool want_bias = metas[3].is_tensor();
   Grads g = run_backward(p, a.tensor(0), lse_rows(kEfficientBackward, a.tensor(6), d), want_bias);
-  ValueList out{materialize(metas[0].to_tensor(), g.dq), materialize(metas[1].to_tensor(), g.dk),
-                materialize(metas[2].to_tensor(), g.dv), Value()};
+  ValueList out = materialize_grads(metas, g);
+  out.emplace_back();
   if (want_bias) out[3] = materialize(metas[3].to_tensor(), sum_to(g.dscores, bias.sizes()));
   return out;
 }
@@ -485,9 +500,7 @@ ValueList flash_backward_meta(const OpArgs& a) {
   Dims d = check_qkv(kFlashBackward, q, k, v, true);
   check_no_dropout(kFlashBackward, a.real(10));
   lse_rows(kFlashBackward, a.tensor(5), d);
-  return {Tensor::meta_strided(q.sizes(), preserve_strides(q), q.dtype()),
-          Tensor::meta_strided(k.sizes(), preserve_strides(k), k.dtype()),
-          Tensor::meta_strided(v.sizes(), preserve_strides(v), v.dtype())};
+  return grad_metas_like_inputs(q, k, v);
 }
 
 ValueList flash_backward(const OpArgs& a) {
@@ -495,9 +508,7 @@ ValueList flash_backward(const OpArgs& a) {
   if (any_meta(a)) return metas;
   Dims d = check_qkv(kFlashBackward, a.tensor(1), a.tensor(2), a.tensor(3), true);
   Problem p(d, a.tensor(1), a.tensor(2), a.tensor(3), Tensor(), a.boolean(11), scale_of(a, 14, d));
-  Grads g = run_backward(p, a.tensor(0), lse_rows(kFlashBackward, a.tensor(5), d), false);
-  return {materialize(metas[0].to_tensor(), g.dq), materialize(metas[1].to_tensor(), g.dk),
-          materialize(metas[2].to_tensor(), g.dv)};
+  return materialize_grads(metas, run_backward(p, a.tensor(0), lse_rows(kFlashBackward, a.tensor(5), d), false));
 }
 
 // ---------------------------------------------------------------- cuDNN
@@ -573,9 +584,7 @@ ValueList cudnn_backward_meta(const OpArgs& a) {
                   ": cum_seq_q / cum_seq_k are not supported (nested, variable-length inputs); expected None");
   check_no_dropout(kCudnnBackward, a.real(13));
   cudnn_lse_rows(a.tensor(5), d);
-  return {Tensor::meta_strided(q.sizes(), preserve_strides(q), q.dtype()),
-          Tensor::meta_strided(k.sizes(), preserve_strides(k), k.dtype()),
-          Tensor::meta_strided(v.sizes(), preserve_strides(v), v.dtype())};
+  return grad_metas_like_inputs(q, k, v);
 }
 
 ValueList cudnn_backward(const OpArgs& a) {
@@ -583,9 +592,7 @@ ValueList cudnn_backward(const OpArgs& a) {
   if (any_meta(a)) return metas;
   Dims d = check_qkv(kCudnnBackward, a.tensor(1), a.tensor(2), a.tensor(3), false);
   Problem p(d, a.tensor(1), a.tensor(2), a.tensor(3), a.opt_tensor(8), a.boolean(14), scale_of(a, 15, d));
-  Grads g = run_backward(p, a.tensor(0), cudnn_lse_rows(a.tensor(5), d), false);
-  return {materialize(metas[0].to_tensor(), g.dq), materialize(metas[1].to_tensor(), g.dk),
-          materialize(metas[2].to_tensor(), g.dv)};
+  return materialize_grads(metas, run_backward(p, a.tensor(0), cudnn_lse_rows(a.tensor(5), d), false));
 }
 
 }  // namespace
