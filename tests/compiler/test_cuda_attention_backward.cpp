@@ -33,6 +33,15 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 enum class MaskCase { None, Causal, Additive, BoolInf, BoolFinite };
 
+// Skips (KILN_ALLOW_NO_NVRTC=1) or fails the test function when NVRTC cannot be loaded.
+#define KILN_REQUIRE_NVRTC()                                               \
+  do {                                                                     \
+    if (std::string d_ = nvrtc_describe(); d_.rfind("unavailable", 0) == 0) { \
+      if (qgetenv("KILN_ALLOW_NO_NVRTC") == "1") QSKIP(d_.c_str());         \
+      QFAIL(d_.c_str());                                                   \
+    }                                                                      \
+  } while (0)
+
 struct Case {
   std::string name;
   DType dtype = DType::Float16;
@@ -321,20 +330,45 @@ class TestCudaAttentionBackward : public QObject {
     QVERIFY2(!r.ok() && has(r.status().message(), "without its tensor"), r.ok() ? "accepted" : r.status().message().c_str());
   }
 
-  // Every GPU case's kernels (and head dimension 256 on CUDA cores) in one module, as the
-  // GPU half builds it, and the backward alone with the shared helpers it brings.
-  void kernels_compile_with_nvrtc() {
-    if (std::string d = nvrtc_describe(); d.rfind("unavailable", 0) == 0) {
-      if (qgetenv("KILN_ALLOW_NO_NVRTC") == "1") QSKIP(d.c_str());
-      QFAIL(d.c_str());
-    }
-    std::vector<Case> cases = gpu_cases();
+  // The GPU cases' kernels of one dtype family in one module, as the GPU half
+  // builds it (one NVRTC compile per test function: a loaded 2-core machine
+  // takes minutes over all of them, past QtTest's limit per function).
+  void half_kernels_compile_with_nvrtc() {
+    std::vector<Case> cases = cases_of(true);
     cases.push_back({"f16_d256_causal", DType::Float16, 1, 40, 40, 256, 256, MaskCase::Causal, 0});
+    compile_module(cases, true);
+  }
+
+  void float32_kernels_compile_with_nvrtc() {
+    std::vector<Case> cases = cases_of(false);
     cases.push_back({"f32_d32_bool_finite", DType::Float32, 1, 40, 40, 32, 32, MaskCase::BoolFinite, 0});
+    compile_module(cases, false);
+  }
+
+  // The backward alone, with the shared helpers it brings.
+  void backward_alone_compiles_with_nvrtc() {
+    KILN_REQUIRE_NVRTC();
+    std::vector<Case> cases = gpu_cases();
+    std::vector<AttentionBackwardGpuPlan> b{plans_of(cases[0]).backward, plans_of(cases[1]).backward};
+    Expected<NvrtcOutput> alone =
+        nvrtc_compile(std::string(kCudaPrelude) + attention_backward_kernels_source(b), "attention_backward.cu", 90, false);
+    QVERIFY2(alone.ok(), alone.status().message().c_str());
+    QVERIFY(has(alone->ptx, ".entry " + b[1].dq_function + "("));
+  }
+
+ private:
+  static std::vector<Case> cases_of(bool half) {
+    std::vector<Case> out;
+    for (const Case& c : gpu_cases())
+      if ((c.dtype != DType::Float32) == half) out.push_back(c);
+    return out;
+  }
+
+  void compile_module(const std::vector<Case>& cases, bool tensor_cores) {
+    KILN_REQUIRE_NVRTC();
     std::vector<Plans> plans;
     for (const Case& c : cases) plans.push_back(plans_of(c));
-    const std::string src = module_source(plans);
-    Expected<NvrtcOutput> out = nvrtc_compile(src, "attention_training.cu", 90, true, {"--ptxas-options=-v"});
+    Expected<NvrtcOutput> out = nvrtc_compile(module_source(plans), "attention_training.cu", 90, true, {"--ptxas-options=-v"});
     QVERIFY2(out.ok(), out.status().message().c_str());
     std::istringstream log(out->log);
     std::string line, entry, spills;
@@ -357,15 +391,11 @@ class TestCudaAttentionBackward : public QObject {
       QVERIFY2(has(p.forward.function, "_lse"), p.forward.function.c_str());
     }
     for (const std::string& n : names) QVERIFY2(has(out->ptx, ".entry " + n + "("), n.c_str());
-    QVERIFY(has(out->ptx, "mma.sync.aligned.m16n8k16"));  // the half-type forwards stay on tensor cores
-    // The backward alone.
-    std::vector<AttentionBackwardGpuPlan> b{plans[0].backward, plans[1].backward};
-    Expected<NvrtcOutput> alone =
-        nvrtc_compile(std::string(kCudaPrelude) + attention_backward_kernels_source(b), "attention_backward.cu", 90, false);
-    QVERIFY2(alone.ok(), alone.status().message().c_str());
-    QVERIFY(has(alone->ptx, ".entry " + plans[1].backward.dq_function + "("));
+    // The half-type forwards stay on tensor cores.
+    if (tensor_cores) QVERIFY(has(out->ptx, "mma.sync.aligned.m16n8k16"));
   }
 
+ private slots:
   void backward_matches_float64_reference_on_the_gpu() {
     if (std::string why = test::no_gpu_reason(); !why.empty()) {
       if (qgetenv("KILN_REQUIRE_GPU") == "1") QFAIL(why.c_str());
