@@ -27,6 +27,8 @@ struct StagesOptions {
   // scheduled program has at most kAutoCodegenKernels kernels or a machine
   // code stage is asked for by name.
   std::string codegen = "auto";
+  // "cuda": the region trains as on the GPU (attention fused before autodiff, RegionOptions::gpu_training).
+  std::string target = "cpu";
 };
 
 // LLVM spends about 10 ms per fused kernel at -O3 on this machine (2.5 s for

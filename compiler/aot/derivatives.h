@@ -9,6 +9,7 @@
 // Tests: tests/compiler/test_derivatives.cpp (float64 finite differences for
 // every formula, and the op corpus' PyTorch gradients).
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,11 @@ struct GradCall {
   std::vector<EArg> args;
   EKwargs kwargs;
   std::vector<Var> outputs;
+  // The Vars whose gradients are kept (the joint graph's requires-grad
+  // values), or null: every floating input. A formula that computes an input's
+  // gradient in the same kernel as the others' (grad_input_mask,
+  // output_mask) asks for it only when it is kept (GradContext::needs).
+  const std::set<int32_t>* kept_gradients = nullptr;
 };
 
 // One entry per forward output (flattened) on the way in, one per tensor input

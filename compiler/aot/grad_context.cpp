@@ -187,10 +187,12 @@ bool GradContext::any_grad() const {
 }
 
 bool GradContext::needs(std::string_view name) const {
-  const EArg& a = arg(name);
-  if (is_present_var(a)) return is_floating(e.dtype(a.var));
+  // The input as called (upcast() replaces bound_'s Vars with float32 copies).
+  const EArg& a = given_[index_of(name)];
+  auto kept = [&](Var v) { return !call.kept_gradients || call.kept_gradients->count(v.id) > 0; };
+  if (is_present_var(a)) return is_floating(e.dtype(a.var)) && kept(a.var);
   if (a.kind == EArg::Kind::VarList)
-    return std::any_of(a.vars.begin(), a.vars.end(), [&](Var v) { return v.valid() && is_floating(e.dtype(v)); });
+    return std::any_of(a.vars.begin(), a.vars.end(), [&](Var v) { return v.valid() && is_floating(e.dtype(v)) && kept(v); });
   return false;
 }
 

@@ -61,7 +61,8 @@ class GradContext {
   bool any_grad() const;
 
   // ---- the input gradients ----
-  // Whether `name` is present and floating point, so that it takes a gradient.
+  // Whether `name` is present and floating point, so that it takes a gradient
+  // (and, in a joint graph, requires one: GradCall::kept_gradients).
   bool needs(std::string_view name) const;
   // Sets the gradient of tensor argument `name` (ignored when it needs none).
   void set(std::string_view name, Var g);

@@ -193,6 +193,7 @@ Expected<JointGraph> build_joint(const Graph& fwd, const JointOptions& options) 
                       "), which lies on a differentiable path");
       em.set_origin(c->node->meta.stack, {c->node->name});
       size_t before = g.size();
+      c->call.kept_gradients = &differentiable_vars;
       GradList gins = differentiate(em, c->call, gouts);
       std::vector<Var> ins = tensor_inputs(c->call);
       for (size_t k = 0; k < ins.size() && k < gins.size(); ++k)

@@ -1,13 +1,11 @@
 #include "compiler/pipeline/region_backends.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 
 #include "compiler/aot/joint.h"
 #include "compiler/aot/partition.h"
 #include "compiler/decomp/decompose.h"
-#include "compiler/passes/fuse_attention.h"
 #include "compiler/pipeline/aten_interpreter.h"
 #include "compiler/pipeline/cuda_region.h"
 #include "compiler/pipeline/pipeline.h"
@@ -152,19 +150,6 @@ class RegionBackward : public py::autograd::Node {
   size_t num_outputs_given = 0;
 };
 
-// On the GPU, attention written out by hand trains as the fused kernels
-// (fuse_attention.h): the rewrite reads the graph before decomposition, which
-// is then decomposed with the fused op kept whole. Null when nothing fused.
-// KILN_FUSE_ATTENTION=0 trains the unfused graph (for comparing the two).
-std::shared_ptr<Graph> fused_attention_graph(const Graph* undecomposed) {
-  const char* env = std::getenv("KILN_FUSE_ATTENTION");
-  if (!undecomposed || (env && std::string(env) == "0")) return nullptr;
-  Graph g = *undecomposed;
-  if (!fuse_attention(g, PassContext{}).changed) return nullptr;
-  Expected<Graph> d = decomp::decompose(g, cuda_whole_ops());
-  return d.ok() ? std::make_shared<Graph>(std::move(*d)) : nullptr;
-}
-
 // Autodiff of the lowered graph: the joint graph, split by the default
 // partitioner (decomposed as well for decomp_eager). Failures are warnings:
 // the region then runs its torch-level graph, which eager autograd records.
@@ -172,7 +157,8 @@ void make_training(py::VM& vm, const Graph& decomposed, const Graph* undecompose
                    const std::string& compile_id, const std::string& backend, const Target& target) {
   const bool kiln = backend == "kiln" || backend == "kiln-cuda";
   t.tried = true;
-  std::shared_ptr<Graph> fused = target.cuda ? fused_attention_graph(undecomposed) : nullptr;
+  // On the GPU, attention written out by hand trains as the fused kernels.
+  std::optional<Graph> fused = target.cuda && undecomposed ? fuse_attention_for_gpu_training(*undecomposed) : std::nullopt;
   const Graph& lowered = fused ? *fused : decomposed;
   const std::vector<std::string> keep_whole = fused ? cuda_whole_ops() : std::vector<std::string>{};
   TrainingOptions to;

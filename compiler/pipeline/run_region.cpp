@@ -149,6 +149,17 @@ class RegionRunner {
 
   // The ATen graph: a joint graph and its partition when the region trains, else inference.
   void aten(Graph g, const TrainingOptions& training) {
+    const bool grads = std::find(training.requires_grad.begin(), training.requires_grad.end(), true) !=
+                       training.requires_grad.end();
+    if (o_.gpu_training && grads && !training.changes_grad_mode) {
+      step("", "fuse_attention");
+      auto t0 = Clock::now();
+      std::string summary;
+      if (std::optional<Graph> fused = fuse_attention_for_gpu_training(g, &summary)) {
+        g = std::move(*fused);
+        graph_stage("fuse_attention", g, since(t0), summary + ", decomposed with it kept whole");
+      }
+    }
     step("", "aot_joint_graph");
     TrainingSplit split = split_for_training(g, training);
     if (!split.inference_because.empty()) {
@@ -191,6 +202,8 @@ class RegionRunner {
     };
     po.disabled_passes = o_.disabled_passes;
     po.keep_whole = o_.keep_whole;
+    if (o_.gpu_training)
+      for (const std::string& op : cuda_whole_ops()) po.keep_whole.push_back(op);
     po.constants = constants_;
     // A graph from outside (a dump) may hold what the passes do not expect:
     // a failure of this graph, not of the caller.

@@ -72,6 +72,10 @@ struct RegionOptions {
   // use_cache (off: the times shown are the compiler's, not a cache lookup's).
   runtime::CompileOptions cpu;
   bool cuda_source = false;  // also the CUDA source of each graph (generated, not compiled: no GPU needed)
+  // The region trains on the GPU: attention written out by hand is fused
+  // before autodiff (fuse_attention_for_gpu_training, stage "fuse_attention")
+  // and the fused op stays whole through the passes of the halves.
+  bool gpu_training = false;
   const std::atomic<bool>* cancel = nullptr;  // checked between steps and passes
   // Called when a graph's passes have run, before its code generation, with
   // the size of the graph they started from, describe_size() (kiln-cli stages

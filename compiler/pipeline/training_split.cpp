@@ -1,8 +1,12 @@
 #include "compiler/pipeline/training_split.h"
 
 #include <chrono>
+#include <cstdlib>
 
 #include "compiler/capture/region_tracer.h"
+#include "compiler/decomp/decompose.h"
+#include "compiler/passes/fuse_attention.h"
+#include "compiler/pipeline/pipeline.h"
 #include "core/python/object.h"
 
 namespace kiln::pipeline {
@@ -77,6 +81,18 @@ TrainingSplit split_for_training(const Graph& aten, const TrainingOptions& optio
   }
   out.partition = std::move(*part);
   return out;
+}
+
+std::optional<Graph> fuse_attention_for_gpu_training(const Graph& undecomposed, std::string* summary) {
+  const char* env = std::getenv("KILN_FUSE_ATTENTION");
+  if (env && std::string(env) == "0") return std::nullopt;
+  Graph g = undecomposed;
+  PassResult r = fuse_attention(g, PassContext{});
+  if (!r.changed) return std::nullopt;
+  Expected<Graph> d = decomp::decompose(g, cuda_whole_ops());
+  if (!d) return std::nullopt;
+  if (summary) *summary = r.summary;
+  return std::move(*d);
 }
 
 }  // namespace kiln::pipeline

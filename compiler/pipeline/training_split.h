@@ -55,4 +55,10 @@ struct TrainingSplit {
 
 TrainingSplit split_for_training(const Graph& aten, const TrainingOptions& options);
 
+// A graph about to train on the GPU, before decomposition, through the
+// fuse-attention pass (compiler/passes/fuse_attention.h), then decomposed with
+// the fused op kept whole (cuda_whole_ops()): what autodiff then reads. Nullopt
+// when nothing was fused or KILN_FUSE_ATTENTION=0; `summary` gets the pass's line.
+std::optional<Graph> fuse_attention_for_gpu_training(const Graph& undecomposed, std::string* summary = nullptr);
+
 }  // namespace kiln::pipeline

@@ -66,6 +66,15 @@ std::string compare_joints(const Graph& before, const Graph& after, double tol) 
   return "";
 }
 
+// grad_input_mask[3] of the backward call in the joint graph of `g` (every floating input requiring grad).
+bool bias_gradient_asked(const Graph& g) {
+  Expected<aot::JointGraph> j = aot::build_joint(g);
+  if (!j) qFatal("%s", j.status().message().c_str());
+  const Node* b = find_target(j->graph, "aten::_scaled_dot_product_efficient_attention_backward.default");
+  if (!b || b->args.size() < 11 || b->args[10].items.size() != 4) qFatal("no backward call with a grad_input_mask");
+  return b->args[10].items[3].b;
+}
+
 // nanoGPT's CausalSelfAttention between its two linears.
 const char* kNanoParams =
     "qkv: \"f32[2, 16, 96][1536, 96, 1]cpu\", bias: \"f32[1, 1, 16, 16][256, 256, 16, 1]cpu\"";
@@ -170,6 +179,8 @@ class TestPassFuseAttention : public QObject {
     QVERIFY(f.op->args.size() == 7 && f.op->args[3].is_node());  // the bias
     QCOMPARE(f.op->args[6].b, false);                             // not causal: the buffer's value is unknown
     KILN_VERIFY_EMPTY(compare_joints(f.before, f.after, 1e-5));
+    // The bias comes from a comparison, so no gradient reaches it: the backward kernel is not asked for one.
+    QCOMPARE(bias_gradient_asked(f.after), false);
   }
 
   void traced_causal_sdpa_becomes_is_causal() {
@@ -188,7 +199,8 @@ class TestPassFuseAttention : public QObject {
     QVERIFY(f.op->args[3].is_node());
     QCOMPARE(f.op->kwargs.at(0).second.f, 1.0 / 2.8284271247461903);
     QVERIFY(!has_target(f.after, "aten::to.dtype"));
-    KILN_VERIFY_EMPTY(compare_joints(f.before, f.after, 1e-5));
+    KILN_VERIFY_EMPTY(compare_joints(f.before, f.after, 1e-5));  // the mask's gradient included
+    QCOMPARE(bias_gradient_asked(f.after), true);
   }
 
   void plain_permute_and_no_mask() {
