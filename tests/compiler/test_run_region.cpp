@@ -40,6 +40,24 @@ QStringList labels(const RegionRun& run) {
   return out;
 }
 
+// softmax(q @ k^T * 0.25) @ v on [1, 2, 6, 4] tensors, as to_aten lowers hand-written attention.
+Graph attention_4d() {
+  Graph g;
+  GraphEmitter e(g);
+  std::mt19937 rng(5);
+  Var q = e.placeholder("q", test::random_f32({1, 2, 6, 4}, rng)), k = e.placeholder("k", test::random_f32({1, 2, 6, 4}, rng)),
+      v = e.placeholder("v", test::random_f32({1, 2, 6, 4}, rng));
+  Var s = e.call1("aten::mul.Scalar", {e.call1("aten::matmul.default", {q, e.call1("aten::transpose.int", {k, int64_t(-2), int64_t(-1)})}), 0.25});
+  e.output({e.call1("aten::matmul.default", {e.call1("aten::softmax.int", {s, int64_t(-1)}), v})});
+  return g;
+}
+
+bool calls(const Graph& g, const std::string& target) {
+  for (const Node& n : g.nodes)
+    if (n.target == target) return true;
+  return false;
+}
+
 RegionOptions loops_only() {
   RegionOptions o;
   o.codegen = RegionOptions::Codegen::Loops;
@@ -79,6 +97,26 @@ class TestRunRegion : public QObject {
     // Loop IR only: machine code is a skipped step that says so.
     for (const Stage& s : run.stages)
       if (s.name == "machine code") QVERIFY(s.outcome == Stage::Outcome::Skipped && !s.summary.empty());
+  }
+
+  // Training as on the GPU: attention fused before autodiff, kept whole through the halves' passes.
+  void gpu_training_fuses_attention_before_the_joint_graph() {
+    RegionOptions o = loops_only();
+    o.gpu_training = true;
+    RegionRun run = run_region(RegionInput::aten(attention_4d(), TrainingOptions{{true, true, true}}), o);
+    QVERIFY2(run.status.ok(), run.status.message().c_str());
+    const QStringList l = labels(run);
+    QVERIFY2(l.indexOf("fuse_attention") == 0 && l.indexOf("aot_joint_graph") == 1, qPrintable(l.join(", ")));
+    QVERIFY(calls(run.partition.forward, "aten::_scaled_dot_product_efficient_attention.default"));
+    QVERIFY(calls(run.partition.backward, "aten::_scaled_dot_product_efficient_attention_backward.default"));
+    const RegionPart* forward = run.part("forward");
+    QVERIFY(forward && calls(forward->passes.graph, "aten::_scaled_dot_product_efficient_attention.default"));
+    // Off: the CPU's training, unfused; and an inference graph is never rewritten.
+    RegionRun cpu = run_region(RegionInput::aten(attention_4d(), TrainingOptions{{true, true, true}}), loops_only());
+    QVERIFY(!labels(cpu).contains("fuse_attention"));
+    QVERIFY(!calls(cpu.partition.forward, "aten::_scaled_dot_product_efficient_attention.default"));
+    RegionRun inference = run_region(RegionInput::aten(attention_4d(), TrainingOptions{{false, false, false}}), o);
+    QVERIFY(!labels(inference).contains("fuse_attention"));
   }
 
   void inference_skips_the_joint_graph_and_says_why() {
