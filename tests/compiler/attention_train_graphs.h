@@ -8,11 +8,12 @@
 //            [B, T, 3C] projection (split, view, transpose(1, 2));
 //   k^T:     transpose(k, -2, -1) / (2, 3) / (-1, -2) or permute(k, [0, 1, 3, 2]);
 //   scale:   mul.Scalar(1 / sqrt(E)), div.Scalar(sqrt(E)) or none;
-//   mask:    none; masked_fill(-inf) with a bool mask input ([L, S] or [B, 1, L, S]);
+//   mask:    none; masked_fill(-inf) with a bool mask input ([L, S], [B, 1, L, S] or a key
+//            padding mask [B, 1, 1, S]);
 //            the traced causal mask (ones -> tril -> logical_not, or triu(ones, 1));
 //            a causal mask from full() (fused, as a bias: the pass reads only ones());
 //            nanoGPT's buffer (bias[:, :, :L, :S] == 0); an additive mask of q's
-//            dtype ([L, S], [B, 1, L, S] or [1, H, L, S], sometimes -inf above the
+//            dtype ([L, S], [B, 1, 1, S], [B, 1, L, S] or [1, H, L, S], sometimes -inf above the
 //            diagonal as llama's, sometimes requiring grad, either side of the add);
 //            an additive mask made in the graph, as BERT's (mask01 * -1e4, either side);
 //   casts:   llama's softmax(x.float()).type_as(q) (to.dtype or _to_copy);
@@ -45,7 +46,9 @@ struct AttentionTrainForm {
   // "", "bool_input", "causal_traced", "causal_triu", "causal_full", "buffer_eq", "additive",
   // "additive_scaled" (mul.Scalar(mask01, -1e4) added), "finite_fill" (refused), "additive_other_dtype" (refused)
   std::string mask;
-  int mask_rank = 2;               // bool_input / additive: 2 [L, S]; 4 [B, 1, L, S]; 5: [1, H, L, S] (additive)
+  // bool_input / additive masks: 2 [L, S]; 3 [B, 1, 1, S] (a key padding mask); 4 [B, 1, L, S];
+  // 5 [1, H, L, S] (additive only)
+  int mask_rank = 2;
   bool mask_first = false;         // additive: add(mask, scores)
   bool additive_inf = false;       // additive: -inf above the diagonal (llama's causal mask)
   bool mask_requires_grad = false;  // additive masks
@@ -129,6 +132,7 @@ inline AttentionTrainForm random_attention_train_form(uint32_t seed) {
   if (!f.projection)
     for (int i = 0; i < 3; ++i) f.qkv_grad[size_t(i)] = pick(6) != 0;
   if (!f.qkv_grad[0] && !f.qkv_grad[1] && !f.qkv_grad[2]) f.qkv_grad[size_t(pick(3))] = true;
+  if (pick(4) == 0) f.mask_rank = 3;  // drawn last: the forms above stay those of the seeds before it
   return f;
 }
 
@@ -253,14 +257,17 @@ inline AttentionTrainCase attention_train_case(const AttentionTrainForm& f, uint
     c.requires_grad.insert(c.requires_grad.end(), f.qkv_grad.begin(), f.qkv_grad.end());
   }
   const std::vector<int64_t> ms = f.mask_rank == 2   ? std::vector<int64_t>{f.l, f.s}
+                                  : f.mask_rank == 3 ? std::vector<int64_t>{f.b, 1, 1, f.s}
                                   : f.mask_rank == 4 ? std::vector<int64_t>{f.b, 1, f.l, f.s}
                                                      : std::vector<int64_t>{1, f.h, f.l, f.s};
-  const int64_t rows = f.mask_rank == 2 ? 1 : ms[0] * ms[1];
+  int64_t numel = 1;
+  for (int64_t d : ms) numel *= d;
+  const int64_t rows = numel / (f.l * f.s);  // [rows, L, S] masks (not the key padding one)
   if (f.mask == "bool_input") {
     // Column 0 never masked: no row is wholly masked (softmax of all -inf is NaN unfused).
     Tensor u = random_tensor_of(ms, rng, DType::Float32, 0.f, 1.f);
     Tensor m = Tensor::empty(Shape(ms.begin(), ms.end()), DType::Bool);
-    for (int64_t i = 0; i < rows * f.l * f.s; ++i) m.data<bool>()[i] = i % f.s != 0 && u.data<float>()[i] < 0.4f;
+    for (int64_t i = 0; i < numel; ++i) m.data<bool>()[i] = i % f.s != 0 && u.data<float>()[i] < 0.4f;
     c.inputs.push_back(m);
     c.requires_grad.push_back(false);
   } else if (f.mask == "buffer_eq") {
@@ -275,13 +282,13 @@ inline AttentionTrainCase attention_train_case(const AttentionTrainForm& f, uint
     // 1 where masked (column 0 never), BERT's (1 - attention_mask) before its * -10000.
     Tensor u = random_tensor_of(ms, rng, DType::Float32, 0.f, 1.f);
     Tensor m = Tensor::zeros(Shape(ms.begin(), ms.end()), DType::Float32);
-    for (int64_t i = 0; i < rows * f.l * f.s; ++i) m.data<float>()[i] = i % f.s != 0 && u.data<float>()[i] < 0.3f;
+    for (int64_t i = 0; i < numel; ++i) m.data<float>()[i] = i % f.s != 0 && u.data<float>()[i] < 0.3f;
     c.inputs.push_back(m.to(f.dtype));
     c.requires_grad.push_back(f.mask_requires_grad);
   } else if (f.mask == "additive" || f.mask == "additive_other_dtype") {
     const DType md = f.mask == "additive" ? f.dtype : f.dtype == DType::Float32 ? DType::Float16 : DType::Float32;
     Tensor m = random_tensor_of(ms, rng, DType::Float32, -3.f, 0.f);
-    if (f.additive_inf)  // key past its query: -inf (column 0 never is)
+    if (f.additive_inf && f.mask_rank != 3)  // key past its query: -inf (column 0 never is)
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t i = 0; i < f.l; ++i)
           for (int64_t j = i + 1; j < f.s; ++j) m.data<float>()[(r * f.l + i) * f.s + j] = -INFINITY;
