@@ -5,6 +5,8 @@
 //   kiln-codegen-fuzz --backend kiln-cuda --family split --graphs 200   # few long rows (split reductions)
 //   kiln-codegen-fuzz --backend kiln-cuda --family attention --graphs 300   # attention_graphs.h: the flash kernel
 //   kiln-codegen-fuzz --backend kiln-cuda --family gemm-epilogue --graphs 300   # mm + bias/relu/gelu/residual (cuBLASLt)
+//   kiln-codegen-fuzz --backend kiln --family attention-train --graphs 300   # attention_train_graphs.h: fuse-attention +
+//     autodiff; the fused joint graph (kiln-cuda: the flash forward and backward) vs the unfused one in float64
 //   KILN_CONV=implicit kiln-codegen-fuzz --backend kiln-cuda --family conv --graphs 500   # the implicit-GEMM kernel
 //   (--family conv without KILN_CONV: im2col + cuBLAS; both with TF32 for float32, held to 1e-2)
 //
@@ -42,7 +44,7 @@ int main(int argc, char** argv) {
     else if (a == "--family") family = next();
     else if (a == "--verbose") verbose = true;
     else {
-      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split|attention|gemm-epilogue|conv] [--graphs N] "
+      std::fprintf(stderr, "usage: kiln-codegen-fuzz [--backend kiln|kiln-cuda] [--family random|split|attention|attention-train|gemm-epilogue|conv] [--graphs N] "
                            "[--seed S] [--show N] [--verbose]\n");
       return 2;
     }
@@ -52,7 +54,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!kiln::test::fuzz_family_known(family)) {
-    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split, attention, gemm-epilogue or conv, not %s\n", family.c_str());
+    std::fprintf(stderr, "kiln-codegen-fuzz: --family is random, split, attention, attention-train, gemm-epilogue or conv, not %s\n", family.c_str());
     return 2;
   }
   if (backend == "kiln-cuda")
@@ -63,24 +65,31 @@ int main(int argc, char** argv) {
   // Line by line: a run cut short (a hung kernel, a time limit) still shows how far it got.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   auto t0 = std::chrono::steady_clock::now();
-  int rejected = 0, failed = 0;
+  int rejected = 0, failed = 0, fused = 0, unfused = 0;
   size_t nodes = 0;
   for (int k = 0; k < graphs; ++k) {
     const unsigned s = seed + unsigned(k);
     auto g0 = std::chrono::steady_clock::now();
     kiln::test::FuzzResult r = kiln::test::fuzz_one(s, backend, "none", family);
     nodes += r.nodes;
+    fused += r.attention_fused == 1;
+    unfused += r.attention_fused == 0;
     if (verbose)
       std::printf("seed %u: %zu nodes, %s, %.3f s\n", s, r.nodes,
                   r.outcome == kiln::test::FuzzOutcome::Ok ? "ok" : r.outcome == kiln::test::FuzzOutcome::Failed ? "FAILED" : "rejected",
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count());
-    if (r.outcome == kiln::test::FuzzOutcome::EagerRejected) ++rejected;
+    if (r.outcome == kiln::test::FuzzOutcome::EagerRejected && ++rejected <= show && verbose)
+      std::printf("seed %u rejected by eager: %s\n", s, r.report.c_str());
     if (r.outcome != kiln::test::FuzzOutcome::Failed) continue;
     if (++failed <= show) std::printf("FUZZ FAILURE\n%s\n\n", r.report.c_str());
     else std::printf("FUZZ FAILURE seed %u\n", s);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("fuzz %s (%s): %d graphs from seed %u, %zu nodes, %d rejected by eager, %d failed, %.1f s\n", backend.c_str(),
-              family.c_str(), graphs, seed, nodes, rejected, failed, secs);
+  // attention-train: how many forms the pass fused and how many it left unfused (as it must).
+  const std::string split = family == "attention-train"
+                                ? ", " + std::to_string(fused) + " fused, " + std::to_string(unfused) + " left unfused"
+                                : "";
+  std::printf("fuzz %s (%s): %d graphs from seed %u, %zu nodes%s, %d rejected by eager, %d failed, %.1f s\n", backend.c_str(),
+              family.c_str(), graphs, seed, nodes, split.c_str(), rejected, failed, secs);
   return failed ? 1 : 0;
 }

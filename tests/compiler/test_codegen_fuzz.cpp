@@ -115,6 +115,31 @@ class TestCodegenFuzz : public QObject {
     QVERIFY(grouped >= 1 && one_d >= 1);
   }
 
+  // The attention-train family (attention_train_graphs.h) through the CPU
+  // backend: hand-written attention is fused by fuse-attention exactly where it
+  // should be, and the fused joint graph's outputs and gradients match the
+  // unfused joint graph's in float64; tools/codegen_fuzz.cpp runs it on the GPU
+  // (the flash forward and backward). Both fused and unfused forms must occur,
+  // causal ones and the nanoGPT projection among them, or the family tests little.
+  void attention_train_family_matches_unfused() {
+    const int graphs = env_int("KILN_FUZZ_ATTENTION_TRAIN_GRAPHS", 36);
+    int fused = 0, unfused = 0, causal = 0, projection = 0, ragged = 0;
+    for (int k = 0; k < graphs; ++k) {
+      const uint32_t seed = 1 + uint32_t(k);
+      FuzzResult r = fuzz_one(seed, "kiln", "none", "attention-train");
+      QVERIFY2(r.outcome == FuzzOutcome::Ok, r.report.c_str());
+      fused += r.attention_fused == 1;
+      unfused += r.attention_fused == 0;
+      const test::AttentionTrainForm f = test::random_attention_train_form(seed);
+      causal += r.attention_fused == 1 && f.causal();
+      projection += f.projection;
+      ragged += f.l != f.s;
+    }
+    qInfo("attention-train: %d graphs, %d fused (%d causal), %d left unfused", graphs, fused, causal, unfused);
+    QCOMPARE(fused + unfused, graphs);
+    if (graphs >= 30) QVERIFY(fused >= 5 && unfused >= 3 && causal >= 1 && projection >= 1 && ragged >= 1);
+  }
+
   // The comparison catches a wrong result: the injected relu bug (relu(x) + 1)
   // in a generated graph that has a relu is reported as a mismatch.
   void an_injected_bug_is_caught() {
