@@ -132,8 +132,9 @@ class Matcher {
       for (const auto& [name, a] : n.kwargs)
         if (name != "alpha" || number(a) != 1.0) return kNoNode;
       if (!only_reader(x, reader)) return kNoNode;
-      // The scores side is the one the scale or the first matmul made.
-      const bool first = scale_or_matmul(node_arg(n, 0));
+      // The scores side is the one whose chain reaches the first matmul (the
+      // mask may itself be scaled: add(mask * -1e4, scores)).
+      const bool first = reaches_scores(node_arg(n, 0), x);
       m.additive = node_arg(n, first ? 1 : 0);
       m.chain.push_back(x);
       return node_arg(n, first ? 0 : 1);
@@ -141,10 +142,16 @@ class Matcher {
     return x;
   }
 
-  bool scale_or_matmul(NodeId id) const {
-    if (id == kNoNode) return false;
-    const std::string& t = g_[id].target;
-    return t == "aten::matmul.default" || t == "aten::mul.Scalar" || t == "aten::div.Scalar";
+  // Whether `id` (read by `reader`) is matmul(., transpose) under at most one scale, read only by the chain.
+  bool reaches_scores(NodeId id, NodeId reader) const {
+    for (int depth = 0; depth < 2 && id != kNoNode && only_reader(id, reader); ++depth) {
+      const Node& n = g_[id];
+      if (n.target == "aten::matmul.default") return true;
+      if (n.target != "aten::mul.Scalar" && n.target != "aten::div.Scalar") return false;
+      reader = id;
+      id = node_arg(n, 0);
+    }
+    return false;
   }
 
   NodeId through_scale(NodeId x, AttentionMatch& m) const {

@@ -58,15 +58,9 @@ struct AttentionTrainForm {
   std::string tail;                // "", "view", "sum", "view_sum"
   std::vector<bool> qkv_grad = {true, true, true};  // plain inputs: which require grad
 
-  // A form the pass could fuse but refuses (found by this family): add(mul.Scalar(mask, c), scores).
-  // Its Matcher takes the add's side made by a mul.Scalar / div.Scalar / matmul for the scores, so a
-  // mask made by mul.Scalar on the left is taken for the scores, and the chain below it (a placeholder,
-  // not a matmul) fails: left unfused, with the unfused numbers. Expected unfused here so the family
-  // stays green; the check fails once the pass fuses it, so that this line is updated with it.
-  bool known_gap() const { return mask == "additive_scaled" && mask_first; }
   // What the pass must do with it.
   bool fusable() const {
-    return mask != "finite_fill" && mask != "additive_other_dtype" && twist.empty() && !known_gap();
+    return mask != "finite_fill" && mask != "additive_other_dtype" && twist.empty();
   }
   bool causal() const { return mask == "causal_traced" || mask == "causal_triu"; }
   bool has_bias() const {
@@ -85,9 +79,7 @@ struct AttentionTrainForm {
            (mask_requires_grad ? " mask_grad" : "");
     d += " casts=" + (casts.empty() ? std::string("none") : casts) + " " + softmax +
          " twist=" + (twist.empty() ? std::string("none") : twist) + " tail=" + (tail.empty() ? std::string("none") : tail);
-    return d + (fusable()      ? " (fusable" + std::string(causal() ? ", causal" : "") + ")"
-                : known_gap() ? " (fusable, but a known gap of the pass: expected unfused)"
-                              : " (must stay unfused)");
+    return d + (fusable() ? " (fusable" + std::string(causal() ? ", causal" : "") + ")" : " (must stay unfused)");
   }
 };
 

@@ -203,6 +203,25 @@ class TestPassFuseAttention : public QObject {
     QCOMPARE(bias_gradient_asked(f.after), true);
   }
 
+  // A scaled mask on the add's left (as BERT's (1 - mask) * -1e4 + scores): the scores side is the one reaching the matmul.
+  void scaled_mask_on_the_left_of_the_add() {
+    Fused f = fuse(graph_of(
+        "q: \"f32[1, 2, 4, 8][64, 32, 8, 1]cpu\", k: \"f32[1, 2, 4, 8][64, 32, 8, 1]cpu\", v: \"f32[1, 2, 4, 8][64, 32, 8, 1]cpu\", "
+        "mask: \"f32[4, 4][4, 1]cpu\"",
+        R"(        transpose: "f32[1, 2, 8, 4][64, 32, 1, 8]cpu" = torch.ops.aten.transpose.int(k, -2, -1)
+        matmul: "f32[1, 2, 4, 4][32, 16, 4, 1]cpu" = torch.ops.aten.matmul.default(q, transpose)
+        mul: "f32[4, 4][4, 1]cpu" = torch.ops.aten.mul.Scalar(mask, -3.0)
+        add: "f32[1, 2, 4, 4][32, 16, 4, 1]cpu" = torch.ops.aten.add.Tensor(mul, matmul)
+        softmax: "f32[1, 2, 4, 4][32, 16, 4, 1]cpu" = torch.ops.aten.softmax.int(add, -1)
+        matmul_1: "f32[1, 2, 4, 8][64, 32, 8, 1]cpu" = torch.ops.aten.matmul.default(softmax, v)
+        return (matmul_1,)
+)"));
+    QVERIFY(f.op);
+    QCOMPARE(f.op->kwargs.at(0).second.f, 1.0);  // no scale: -3 is the mask's
+    QVERIFY(f.op->args[3].is_node());
+    KILN_VERIFY_EMPTY(compare_joints(f.before, f.after, 1e-5));
+  }
+
   void plain_permute_and_no_mask() {
     Fused f = fuse(graph_of(kPlainParams, kPlainBody));
     QVERIFY(f.op);
