@@ -200,13 +200,13 @@ __device__ __forceinline__ void kiln_attnb_dkdv(const KilnAttnBwdArgs& a) {
   for (int i = 0; i < EK; ++i) {
     const int e = tid + i * NT;
     const i64 n = n0 + e / D;
-    if (e < BN * D && n < a.n) kiln_attn_store<ET>(a.dk, kiln_attn_batch(a.bi, bh, a.dks[0], a.dki) + n * a.dks[1] + (e % D) * a.dks[2], dk[i] * scale);
+    if (a.dk && e < BN * D && n < a.n) kiln_attn_store<ET>(a.dk, kiln_attn_batch(a.bi, bh, a.dks[0], a.dki) + n * a.dks[1] + (e % D) * a.dks[2], dk[i] * scale);
   }
 #pragma unroll
   for (int i = 0; i < EV; ++i) {
     const int e = tid + i * NT;
     const i64 n = n0 + e / DV;
-    if (e < BN * DV && n < a.n) kiln_attn_store<ET>(a.dv, kiln_attn_batch(a.bi, bh, a.dvs[0], a.dvi) + n * a.dvs[1] + (e % DV) * a.dvs[2], dv[i]);
+    if (a.dv && e < BN * DV && n < a.n) kiln_attn_store<ET>(a.dv, kiln_attn_batch(a.bi, bh, a.dvs[0], a.dvi) + n * a.dvs[1] + (e % DV) * a.dvs[2], dv[i]);
   }
 }
 
@@ -380,9 +380,9 @@ Status run_attention_backward_on_gpu(const AttentionBackwardGpuPlan& p, const At
   args.dout = ptr.dout + uint64_t(p.do_offset) * es;
   args.lse = ptr.lse + uint64_t(p.lse_offset) * 4;
   args.mask = p.has_mask_tensor && attention_mask_code(p.params) >= 2 ? ptr.mask + uint64_t(p.mask_offset) * element_size(p.mask_dtype) : 0;
-  args.dq = ptr.dq + uint64_t(p.dq_offset) * es;
-  args.dk = ptr.dk + uint64_t(p.dk_offset) * es;
-  args.dv = ptr.dv + uint64_t(p.dv_offset) * es;
+  args.dq = ptr.dq ? ptr.dq + uint64_t(p.dq_offset) * es : 0;
+  args.dk = ptr.dk ? ptr.dk + uint64_t(p.dk_offset) * es : 0;
+  args.dv = ptr.dv ? ptr.dv + uint64_t(p.dv_offset) * es : 0;
   args.delta = ptr.workspace;
   for (int i = 0; i < 3; ++i) {
     args.qs[i] = p.q_stride[i], args.ks[i] = p.k_stride[i], args.vs[i] = p.v_stride[i], args.os[i] = p.o_stride[i];
@@ -407,12 +407,12 @@ Status run_attention_backward_on_gpu(const AttentionBackwardGpuPlan& p, const At
     if (Status st = launch(fn.delta, grid, Dim3{threads}, 0, params, stream); !st.ok())
       return Status::error(p.delta_function + ": " + st.message());
   }
-  if (p.n > 0) {  // with no query rows every dk and dv is 0, written by the same kernel
+  if (p.n > 0 && (ptr.dk || ptr.dv)) {  // with no query rows every dk and dv is 0, written by the same kernel
     const Dim3 grid{unsigned(p.batch), unsigned((p.n + p.kBlockKeys - 1) / p.kBlockKeys)};
     if (Status st = launch(fn.dkdv, grid, Dim3{threads}, p.shared_bytes(), params, stream); !st.ok())
       return Status::error(p.dkdv_function + ": " + st.message());
   }
-  if (p.m > 0) {  // with no keys dq is 0 (the kernel loops over none)
+  if (p.m > 0 && ptr.dq) {  // with no keys dq is 0 (the kernel loops over none)
     const Dim3 grid{unsigned(p.batch), unsigned((p.m + p.kBlockRows - 1) / p.kBlockRows)};
     if (Status st = launch(fn.dq, grid, Dim3{threads}, p.shared_bytes(), params, stream); !st.ok())
       return Status::error(p.dq_function + ": " + st.message());

@@ -70,7 +70,7 @@ std::string attention_backward_kernels_source(const std::vector<AttentionBackwar
 
 struct AttentionBackwardPointers {
   CUdeviceptr q = 0, k = 0, v = 0, out = 0, dout = 0, lse = 0, mask = 0;  // storage bases: the plan's offsets apply
-  CUdeviceptr dq = 0, dk = 0, dv = 0;
+  CUdeviceptr dq = 0, dk = 0, dv = 0;  // 0: that gradient is not wanted (not written)
   CUdeviceptr workspace = 0;  // workspace_bytes()
 };
 struct AttentionBackwardFunctions {
