@@ -5,7 +5,8 @@
 // projection ([B, H, T, E] with strides (T*3C, E, 3C, 1), where B and H do not
 // merge), the backward's grad_out a view of a [B, T, C] gradient, T = 40 (not
 // a multiple of 32: the logsumexp is padded with +inf); no mask, causal, an
-// additive bias [1, 1, T, T] and [B, 1, T, T]. Everywhere: the lowering's
+// additive bias [1, 1, T, T], [B, 1, T, T] and [T, T]; cross-attention (k, v of
+// another length, from a [B, S, 2C] projection), causal among them. Everywhere: the lowering's
 // kinds, params and printing, no copies of the views, the CPU run against the
 // eager kernels bit for bit, the unsupported cases on the host with their
 // reason; the graphs plan every extern on the device and compile with NVRTC
@@ -39,13 +40,14 @@ namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-enum class Mask { None, Causal, Bias11, BiasB1 };
+enum class Mask { None, Causal, Bias11, BiasB1, Bias2d };
 
 struct Case {
   std::string name;
   DType dtype = DType::Float16;
   Mask mask = Mask::None;
   int64_t B = 2, H = 2, T = 40, E = 32;
+  int64_t S = 0;           // keys: T (self-attention from one [B, T, 3C] projection), else k, v from a [B, S, 2C] one
   bool gqa = false;        // key/value with one head: not taken (host)
   bool bias_causal = false;  // a bias and is_causal: not taken (host)
   bool grad_bias = false;    // the bias's gradient asked for: the backward is not taken (host)
@@ -53,38 +55,54 @@ struct Case {
 
 std::vector<Case> mask_cases(DType d) {
   const std::string n(dtype_abbrev(d));
+  Case cross{n + "_cross_bias_b_1", d, Mask::BiasB1};
+  cross.S = 72;
+  Case cross_causal{n + "_cross_causal", d, Mask::Causal};
+  cross_causal.T = 80, cross_causal.S = 33;
   return {{n + "_plain", d, Mask::None}, {n + "_causal", d, Mask::Causal}, {n + "_bias_1_1", d, Mask::Bias11},
-          {n + "_bias_b_1", d, Mask::BiasB1}};
+          {n + "_bias_b_1", d, Mask::BiasB1}, {n + "_bias_2d", d, Mask::Bias2d}, cross, cross_causal};
 }
 
 // q, k, v of one case: views of a [B, T, 3C] projection (k, v of a [B, T, 2E] one for GQA).
 struct Qkv {
   Var q, k, v;
 };
-Qkv split_heads(GraphEmitter& e, Var qkv, const Case& c) {
+Qkv split_heads(GraphEmitter& e, Var qkv, Var kv, const Case& c) {
   const int64_t C = c.H * c.E;
-  auto head = [&](int64_t from, int64_t heads) {
-    Var part = e.call1("aten::slice.Tensor", {qkv, int64_t(2), from, from + heads * c.E});
-    Var split = e.call1("aten::view.default", {part, std::vector<int64_t>{c.B, c.T, heads, c.E}});
+  auto head = [&](Var x, int64_t len, int64_t from, int64_t heads) {
+    Var part = e.call1("aten::slice.Tensor", {x, int64_t(2), from, from + heads * c.E});
+    Var split = e.call1("aten::view.default", {part, std::vector<int64_t>{c.B, len, heads, c.E}});
     return e.call1("aten::transpose.int", {split, int64_t(1), int64_t(2)});
   };
-  if (c.gqa) return {head(0, c.H), head(C, 1), head(C + c.E, 1)};
-  return {head(0, c.H), head(C, c.H), head(2 * C, c.H)};
+  if (c.S) return {head(qkv, c.T, 0, c.H), head(kv, c.S, 0, c.H), head(kv, c.S, C, c.H)};
+  if (c.gqa) return {head(qkv, c.T, 0, c.H), head(qkv, c.T, C, 1), head(qkv, c.T, C + c.E, 1)};
+  return {head(qkv, c.T, 0, c.H), head(qkv, c.T, C, c.H), head(qkv, c.T, 2 * C, c.H)};
 }
 
 // Appends one case's forward and backward to `e` (its inputs into *inputs), returning its outputs:
 // out, lse, seed, offset, dq, dk, dv (dq only when the bias gradient is asked for: then also dbias).
 std::vector<Var> add_case(GraphEmitter& e, const Case& c, std::vector<Tensor>* inputs, std::mt19937& rng) {
-  const int64_t C = c.H * c.E, width = c.gqa ? C + 2 * c.E : 3 * C;
-  Tensor x = test::random_f32({c.B, c.T, width}, rng).to(c.dtype), gy = test::random_f32({c.B, c.T, C}, rng).to(c.dtype);
-  inputs->push_back(x), inputs->push_back(gy);
-  const Qkv qkv = split_heads(e, e.placeholder(c.name + "_qkv", x), c);
+  const int64_t C = c.H * c.E, width = c.gqa ? C + 2 * c.E : c.S ? C : 3 * C, S = c.S ? c.S : c.T;
+  // Inputs in the placeholders' order.
+  Tensor x = test::random_f32({c.B, c.T, width}, rng).to(c.dtype);
+  inputs->push_back(x);
+  Var vx = e.placeholder(c.name + "_qkv", x), vkv;
+  if (c.S) {
+    Tensor kv = test::random_f32({c.B, c.S, 2 * C}, rng).to(c.dtype);
+    inputs->push_back(kv);
+    vkv = e.placeholder(c.name + "_kv", kv);
+  }
+  const Qkv qkv = split_heads(e, vx, vkv, c);
+  Tensor gy = test::random_f32({c.B, c.T, C}, rng).to(c.dtype);
+  inputs->push_back(gy);
   Var gyv = e.placeholder(c.name + "_gy", gy);
   Var dout = e.call1("aten::transpose.int",
                      {e.call1("aten::view.default", {gyv, std::vector<int64_t>{c.B, c.T, c.H, c.E}}), int64_t(1), int64_t(2)});
   EArg bias = EArg::none();
-  if (c.mask == Mask::Bias11 || c.mask == Mask::BiasB1) {
-    Tensor b = test::random_f32({c.mask == Mask::BiasB1 ? c.B : 1, 1, c.T, c.T}, rng).to(c.dtype);
+  if (c.mask == Mask::Bias11 || c.mask == Mask::BiasB1 || c.mask == Mask::Bias2d) {
+    Tensor b = (c.mask == Mask::Bias2d ? test::random_f32({c.T, S}, rng)
+                                       : test::random_f32({c.mask == Mask::BiasB1 ? c.B : 1, 1, c.T, S}, rng))
+                   .to(c.dtype);
     inputs->push_back(b);
     bias = e.placeholder(c.name + "_bias", b);
   }
@@ -255,7 +273,12 @@ class TestCudaAttentionTraining : public QObject {
     for (DType d : {DType::Float32, DType::BFloat16}) {
       std::vector<Tensor> inputs;
       Graph g = cases_graph(mask_cases(d), &inputs, 2);
-      const std::vector<Tensor> got = loopir::run_loops(lowered(g), inputs), want = test::aten_outputs(g, inputs);
+      std::vector<Tensor> got, want;
+      try {
+        got = loopir::run_loops(lowered(g), inputs), want = test::aten_outputs(g, inputs);
+      } catch (const Error& e) {
+        QFAIL(e.what());
+      }
       QCOMPARE(got.size(), want.size());
       for (size_t i = 0; i < got.size(); ++i) {
         QVERIFY(got[i].sizes() == want[i].sizes() && got[i].dtype() == want[i].dtype());
@@ -305,10 +328,13 @@ class TestCudaAttentionTraining : public QObject {
       size_t host;
       std::string why;
     };
+    Case gqa{"gqa", DType::Float16, Mask::None}, bias_causal{"bias_causal", DType::Float16, Mask::Bias11},
+        grad_bias{"grad_bias", DType::Float16, Mask::Bias11};
+    gqa.gqa = true, bias_causal.bias_causal = true, grad_bias.grad_bias = true;
     const std::vector<Refused> refused = {
-        {{"gqa", DType::Float16, Mask::None, 2, 2, 40, 32, true}, 2, "grouped-query attention (2 query heads, 1 key/value heads)"},
-        {{"bias_causal", DType::Float16, Mask::Bias11, 2, 2, 40, 32, false, true}, 2, "an attention bias together with is_causal"},
-        {{"grad_bias", DType::Float16, Mask::Bias11, 2, 2, 40, 32, false, false, true}, 1, "the attention bias's gradient"},
+        {gqa, 2, "grouped-query attention (2 query heads, 1 key/value heads)"},
+        {bias_causal, 2, "an attention bias together with is_causal"},
+        {grad_bias, 1, "the attention bias's gradient"},
     };
     for (const Refused& r : refused) {
       std::vector<Tensor> inputs;
