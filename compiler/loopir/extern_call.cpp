@@ -18,9 +18,17 @@ std::string_view extern_kind_name(ExternKind k) {
     case ExternKind::Gemm: return "gemm";
     case ExternKind::Convolution: return "convolution";
     case ExternKind::Attention: return "attention";
+    case ExternKind::AttentionForward: return "attention_forward";
+    case ExternKind::AttentionBackward: return "attention_backward";
     case ExternKind::Fallback: return "fallback";
   }
   return "?";
+}
+
+std::string result_buffer(const ExternCall& c, size_t result) {
+  for (size_t i = 0; i < c.outputs.size() && i < c.output_results.size(); ++i)
+    if (c.output_results[i] == result) return c.outputs[i];
+  return "";
 }
 
 std::vector<std::string> extern_inputs(const Kernel& k) {
@@ -198,6 +206,19 @@ std::string extern_call_string(const Program& p, const ExternCall& c) {
       if (a.mask_kind == AttentionMask::Boolean) s += std::string(", masked_when=") + (a.masked_when_nonzero ? "True" : "False");
     }
     if (a.mask_kind == AttentionMask::Boolean && !std::isinf(a.fill)) s += ", fill=" + number(a.fill);
+    return s + ", " + out + ")";
+  }
+  if (c.kind == ExternKind::AttentionForward || c.kind == ExternKind::AttentionBackward) {
+    // Training's attention: the flash kernels with the logsumexp (forward) or the gradients (backward).
+    const AttentionParams& a = c.attention;
+    auto view = [&](int i) { return view_string(p, c.tensors.at(size_t(i))); };
+    const bool backward = c.kind == ExternKind::AttentionBackward;
+    std::string s = backward ? "extern_kernels.flash_attention_backward(" + view(a.dout) + ", " : "extern_kernels.flash_attention_lse(";
+    s += view(a.q) + ", " + view(a.k) + ", " + view(a.v);
+    if (backward) s += ", out=" + view(a.out) + ", lse=" + view(a.lse);
+    s += ", scale=" + number(a.scale);
+    if (a.causal_offset) s += ", causal=" + std::to_string(*a.causal_offset);
+    if (a.mask >= 0) s += ", add_mask=" + view(a.mask);
     return s + ", " + out + ")";
   }
   // Inductor names a fallback by its Python op; extern_kernels.convolution for the dedicated conv.

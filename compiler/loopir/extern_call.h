@@ -25,6 +25,12 @@ enum class ExternKind {
   Gemm,         // out = beta * C + alpha * (A @ B): mm, bmm, addmm, and mm/bmm with a fused epilogue
   Convolution,  // aten::convolution.default, not transposed, 1-D or 2-D, float32/float64 at run time
   Attention,    // softmax(scale * q @ k^T [+ mask]) @ v, made by the scheduler from bmm, softmax, bmm (attention.cpp)
+  // Training's attention ops kept whole (lower_extern.cpp's classify_attention):
+  // aten::_scaled_dot_product_efficient_attention and its backward, with
+  // 4-D operands. On the CPU they run the eager kernels (call_op, exact); the
+  // CUDA back end plans them on its flash kernels (cuda_attention_training.h).
+  AttentionForward,
+  AttentionBackward,
   Fallback,     // any registered op, through call_op
 };
 std::string_view extern_kind_name(ExternKind k);  // "gemm"
@@ -88,6 +94,11 @@ struct AttentionParams {
   // an additive mask) exactly when n > m + causal_offset, and the mask tensor
   // is not read; with a -inf fill the tiles above that diagonal are skipped.
   std::optional<int64_t> causal_offset;
+  // AttentionForward / AttentionBackward only: q, k, v are [B, H, L, E], [B, H,
+  // S, E], [B, H, S, Ev] (the batch split into [B, H]) and the mask, when
+  // given, broadcasts to [B, H, L, S]. The backward also reads these tensors:
+  // dout ([B, H, L, Ev]), out (the forward's output) and lse ([B, H, >= L] float32).
+  int dout = -1, out = -1, lse = -1;
 };
 
 struct ExternCall {
@@ -108,7 +119,14 @@ struct ExternCall {
   ConvParams conv;
   AttentionParams attention;
   std::vector<std::string> epilogue;  // origins of the nodes folded into the call (scheduler)
+  // Why an op that has a dedicated kind in some cases stays a Fallback here
+  // (classify_extern): the CUDA source says it where the call runs on the host.
+  std::string note;
 };
+
+// The buffer that receives result `result` of the call (tuple results
+// flattened), or "" when nothing reads that result.
+std::string result_buffer(const ExternCall& c, size_t result);
 
 // A Tensor aliasing a buffer's memory, with the Buffer's sizes, strides and offset.
 using BufferTensors = std::function<Tensor(const std::string& buffer)>;

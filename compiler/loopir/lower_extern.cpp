@@ -1,6 +1,7 @@
 #include "compiler/loopir/lower_extern.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "compiler/loopir/simplify_index.h"
@@ -83,6 +84,55 @@ void classify_convolution(ExternCall& c) {
   c.conv = p;
 }
 
+std::optional<bool> bool_at(const ExternCall& c, size_t pos, std::string_view kw, bool fallback) {
+  const Arg* a = find_arg(c, pos, kw);
+  if (!a || a->is_none()) return fallback;
+  if (a->kind == Arg::Kind::Bool) return a->b;
+  return std::nullopt;
+}
+
+// Training's efficient attention and its backward (kept whole on the CUDA
+// path). The kernels take q, k, v of one head count and one mask: an additive
+// bias or the causal diagonal, not both; no dropout. What they cannot take
+// stays a Fallback with c.note saying why. `first`: the position of query
+// (the backward's grad_out comes before it).
+void classify_attention(ExternCall& c, bool backward) {
+  const size_t first = backward ? 1 : 0;
+  const size_t causal_at = backward ? 11 : 6, scale_at = backward ? 12 : 7, dropout_at = backward ? 9 : 5;
+  AttentionParams a;
+  a.q = tensor_at(c, first, "query"), a.k = tensor_at(c, first + 1, "key"), a.v = tensor_at(c, first + 2, "value");
+  a.mask = tensor_at(c, first + 3, "attn_bias");
+  if (backward) a.dout = tensor_at(c, 0, "grad_out_"), a.out = tensor_at(c, 5, "out"), a.lse = tensor_at(c, 6, "logsumexp");
+  auto refuse = [&](const std::string& why) { c.note = why; };
+  if (a.q < 0 || a.k < 0 || a.v < 0 || (backward && (a.dout < 0 || a.out < 0 || a.lse < 0)))
+    return refuse("an operand is not a tensor");
+  const BufferView &q = c.tensors[size_t(a.q)], &k = c.tensors[size_t(a.k)], &v = c.tensors[size_t(a.v)];
+  if (q.sizes.size() != 4 || k.sizes.size() != 4 || v.sizes.size() != 4) return refuse("query, key and value are not 4-D");
+  if (q.sizes[1] != k.sizes[1] || v.sizes[1] != k.sizes[1])
+    return refuse("grouped-query attention (" + std::to_string(q.sizes[1]) + " query heads, " +
+                  std::to_string(k.sizes[1]) + " key/value heads)");
+  std::optional<double> dropout = number_at(c, dropout_at, "dropout_p", 0);
+  if (!dropout || *dropout != 0) return refuse("dropout");
+  std::optional<bool> causal = bool_at(c, causal_at, "is_causal", false);
+  if (!causal) return refuse("is_causal is not a constant");
+  if (a.mask >= 0 && *causal) return refuse("an attention bias together with is_causal (the kernels take one mask)");
+  if (a.mask >= 0 && c.tensors[size_t(a.mask)].sizes.size() > 4) return refuse("an attention bias of over 4 dims");
+  if (backward) {
+    const Arg* m = find_arg(c, 10, "grad_input_mask");
+    const bool grad_bias = m && m->items.size() == 4 && m->items[3].kind == Arg::Kind::Bool && m->items[3].b;
+    if (grad_bias && a.mask >= 0) return refuse("the attention bias's gradient (grad_input_mask[3]) is asked for");
+  } else if (!bool_at(c, 4, "compute_log_sumexp", false)) {
+    return refuse("compute_log_sumexp is not a constant");
+  }
+  std::optional<double> scale = number_at(c, scale_at, "scale", 1.0 / std::sqrt(double(q.sizes[3])));
+  if (!scale) return refuse("the scale is not a number");
+  a.scale = *scale;
+  if (*causal) a.causal_offset = 0;  // top-left aligned, as PyTorch's kernels mask: n > m, filled with -inf
+  if (a.mask >= 0) a.mask_kind = AttentionMask::Additive;
+  c.kind = backward ? ExternKind::AttentionBackward : ExternKind::AttentionForward;
+  c.attention = a;
+}
+
 }  // namespace
 
 void classify_extern(ExternCall& c) {
@@ -91,6 +141,10 @@ void classify_extern(ExternCall& c) {
     classify_gemm(c);
   else if (c.target == "aten::convolution.default")
     classify_convolution(c);
+  else if (c.target == "aten::_scaled_dot_product_efficient_attention.default")
+    classify_attention(c, false);
+  else if (c.target == "aten::_scaled_dot_product_efficient_attention_backward.default")
+    classify_attention(c, true);
 }
 
 std::optional<BufferView> as_strided_view(const Buffer& buffer, const std::vector<int64_t>& sizes,

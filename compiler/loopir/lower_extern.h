@@ -13,7 +13,10 @@ namespace kiln::loopir::detail {
 // Sets call.kind and its GemmParams / ConvParams from call.target and
 // call.args (tensors already indices into call.tensors, whose sizes are set).
 // mm, bmm, addmm and non-transposed 1-D/2-D convolution get dedicated kinds;
-// everything else (transposed convolution included) is a Fallback.
+// _scaled_dot_product_efficient_attention and its backward become
+// AttentionForward / AttentionBackward where the GPU kernels can take them
+// (else a Fallback with call.note saying why); everything else (transposed
+// convolution included) is a Fallback.
 void classify_extern(ExternCall& call);
 
 // The strided view of `buffer` that `to_flat` describes (indices of a tensor

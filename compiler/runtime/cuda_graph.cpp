@@ -38,7 +38,7 @@ struct CudaCompiledGraph::Impl {
   // Per program kernel: which of the source's extern plans runs it on the GPU
   // (the kind's list and the index in it), or none.
   struct GpuExtern {
-    enum class Kind { None, Conv, Attention, Pool, Gather, ConvBackward } kind = Kind::None;
+    enum class Kind { None, Conv, Attention, Pool, Gather, ConvBackward, AttentionForward, AttentionBackward } kind = Kind::None;
     size_t index = 0;
   };
   std::vector<GpuExtern> gpu_extern;
@@ -48,6 +48,8 @@ struct CudaCompiledGraph::Impl {
   std::vector<CUfunction> pool_functions;       // per source.pools
   std::vector<CUfunction> gather_functions;     // per source.gathers
   std::vector<ConvBackwardFunctions> conv_backward_functions;  // per source.conv_backwards
+  std::vector<AttentionForwardFunctions> attention_forward_functions;     // per source.attention_forwards
+  std::vector<AttentionBackwardFunctions> attention_backward_functions;   // per source.attention_backwards
 
   template <class Plan>
   void mark_gpu_externs(const std::vector<Plan>& plans, GpuExtern::Kind kind) {
@@ -188,6 +190,8 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
   impl->mark_gpu_externs(impl->source.pools, Kind::Pool);
   impl->mark_gpu_externs(impl->source.gathers, Kind::Gather);
   impl->mark_gpu_externs(impl->source.conv_backwards, Kind::ConvBackward);
+  impl->mark_gpu_externs(impl->source.attention_forwards, Kind::AttentionForward);
+  impl->mark_gpu_externs(impl->source.attention_backwards, Kind::AttentionBackward);
   for (const sched::FusedGroup& g : impl->scheduled.groups)
     st.extern_groups += p.kernels[g.kernels.front()].kind == loopir::KernelKind::Extern;
   for (size_t k = 0; k < p.kernels.size(); ++k)
@@ -245,6 +249,11 @@ Expected<std::shared_ptr<CudaCompiledGraph>> CudaCompiledGraph::compile(const Gr
       for (const ConvBackwardGpuPlan& b : impl->source.conv_backwards)
         impl->conv_backward_functions.push_back(
             {helper(b.geometry.im2col_kernel), helper(b.gather_kernel), helper(b.col2im_kernel), helper(b.bias_kernel)});
+      for (const AttentionForwardGpuPlan& f : impl->source.attention_forwards)
+        impl->attention_forward_functions.push_back({helper(f.flash.function), helper(f.extras_function)});
+      for (const AttentionBackwardExternPlan& b : impl->source.attention_backwards)
+        impl->attention_backward_functions.push_back(
+            {helper(b.grads.delta_function), helper(b.grads.dkdv_function), helper(b.grads.dq_function)});
       for (size_t k = 0; k < p.kernels.size(); ++k)
         if (p.kernels[k].kind == loopir::KernelKind::Extern && gemm_on_gpu(p, p.kernels[k]))
           impl->gemm_fill_c[k] = helper(gemm_c_kernel(p, p.kernels[k]));
@@ -272,6 +281,7 @@ struct CudaExecution::State {
   std::vector<size_t> given_input_index;     // caller's input k -> index into Program::inputs
   DeviceBuffer conv_workspace;               // im2col's columns, shared by every convolution (they run in turn)
   DeviceBuffer gather_fault;                 // gather/scatter's out-of-range report (cuda_gather.h), when there are any
+  DeviceBuffer attention_workspace;          // the attention backwards' row sums D_i, shared (they run in turn)
   std::string host_externs;                  // the extern kernels that run on the host, for messages
   CudaGraph graph_replay;                    // reduce-overhead: the captured launches
   std::vector<SplitLaunch> split;            // per source kernel: its parts (blocks 0: not split)
@@ -345,6 +355,24 @@ Status CudaExecution::State::run_extern_on_gpu(size_t kernel, const Stream* stre
                                maybe(plan.grad_input),   maybe(plan.grad_weight), maybe(plan.grad_bias),
                                conv_workspace.ptr()};
       return run_conv_backward_on_gpu(plan, ptr, im.conv_backward_functions[i], im.conv_tf32, stream);
+    }
+    case CudaCompiledGraph::Impl::GpuExtern::Kind::AttentionForward: {
+      const AttentionForwardGpuPlan& plan = im.source.attention_forwards[i];
+      const AttentionGpuPlan& f = plan.flash;
+      auto maybe = [&](const std::string& b) { return b.empty() ? CUdeviceptr(0) : at(b); };
+      AttentionPointers ptr{at(f.q), at(f.k), at(f.v), maybe(f.mask), at(f.output)};
+      return run_attention_forward_on_gpu(plan, ptr, maybe(plan.lse), maybe(plan.seed), maybe(plan.offset),
+                                          im.attention_forward_functions[i], stream);
+    }
+    case CudaCompiledGraph::Impl::GpuExtern::Kind::AttentionBackward: {
+      const AttentionBackwardExternPlan& plan = im.source.attention_backwards[i];
+      auto maybe = [&](const std::string& b) { return b.empty() ? CUdeviceptr(0) : at(b); };
+      AttentionBackwardPointers ptr;
+      ptr.q = at(plan.q), ptr.k = at(plan.k), ptr.v = at(plan.v), ptr.out = at(plan.out), ptr.dout = at(plan.dout);
+      ptr.lse = at(plan.lse), ptr.mask = maybe(plan.mask);
+      ptr.dq = maybe(plan.dq), ptr.dk = maybe(plan.dk), ptr.dv = maybe(plan.dv);
+      ptr.workspace = attention_workspace.ptr();
+      return run_attention_backward_on_gpu(plan.grads, ptr, im.attention_backward_functions[i], stream);
     }
     case CudaCompiledGraph::Impl::GpuExtern::Kind::None:
       break;
@@ -466,6 +494,14 @@ Expected<std::unique_ptr<CudaExecution>> CudaExecution::create(std::shared_ptr<c
     Expected<DeviceBuffer> b = DeviceBuffer::alloc(workspace);
     if (!b) return b.status();
     s->conv_workspace = std::move(*b);
+  }
+  size_t attention_workspace = 0;
+  for (const AttentionBackwardExternPlan& b : impl.source.attention_backwards)
+    attention_workspace = std::max(attention_workspace, b.grads.workspace_bytes());
+  if (attention_workspace > 0) {
+    Expected<DeviceBuffer> b = DeviceBuffer::alloc(attention_workspace);
+    if (!b) return b.status();
+    s->attention_workspace = std::move(*b);
   }
   if (!impl.source.gathers.empty()) {
     Expected<DeviceBuffer> b = DeviceBuffer::alloc(sizeof(int64_t) * kGatherFaultWords);

@@ -48,7 +48,14 @@ struct KilnAttnArgs {
   double scale_log2, mask_scale_log2, fill_log2;
   u64 lse;  // float32 [batch, m] at strides ls, written when the kernel's LSE is true
   i64 ls[2];
+  // The batch as [outer, inner] (bi inner entries; 1: one batch stride, the
+  // [0] strides): each operand's inner stride.
+  i64 bi, qi, ki, vi, oi, li;
 };
+// Element offset of batch entry bh for an operand of batch strides [outer, inner].
+__device__ __forceinline__ i64 kiln_attn_batch(i64 bi, i64 bh, i64 outer, i64 inner) {
+  return bi == 1 ? bh * outer : (bh / bi) * outer + (bh % bi) * inner;
+}
 // The mask's element as float (MT: 0 bool/uint8, 1 f16, 2 bf16, 3 f32, 4 f64, 5 i64, 6 i32).
 template <int MT> __device__ __forceinline__ float kiln_attn_mask_value(u64 p, i64 i) {
   if constexpr (MT == 0) return (float)((const unsigned char*)p)[i];
@@ -115,9 +122,9 @@ __device__ __forceinline__ void kiln_attn_tc(const KilnAttnArgs& a) {
   const int li = lane & 7, lj = lane >> 3;
   const i64 bh = blockIdx.x;
   const i64 m0 = (i64)(gridDim.y - 1 - blockIdx.y) * BM;  // the longest causal rows of every head first
-  const unsigned short* qp = (const unsigned short*)a.q + bh * a.qs[0];
-  const unsigned short* kp = (const unsigned short*)a.k + bh * a.ks[0];
-  const unsigned short* vp = (const unsigned short*)a.v + bh * a.vs[0];
+  const unsigned short* qp = (const unsigned short*)a.q + kiln_attn_batch(a.bi, bh, a.qs[0], a.qi);
+  const unsigned short* kp = (const unsigned short*)a.k + kiln_attn_batch(a.bi, bh, a.ks[0], a.ki);
+  const unsigned short* vp = (const unsigned short*)a.v + kiln_attn_batch(a.bi, bh, a.vs[0], a.vi);
   for (int c = tid; c < BM * (D / 8); c += NT) {
     const int r = c / (D / 8), col = (c % (D / 8)) * 8;
     const bool ok = m0 + r < a.m;
@@ -263,7 +270,8 @@ __device__ __forceinline__ void kiln_attn_tc(const KilnAttnArgs& a) {
     }
     __syncthreads();
   }
-  const u64 op = a.o + (u64)(bh * a.os[0]) * 2;
+  const u64 op = a.o + (u64)kiln_attn_batch(a.bi, bh, a.os[0], a.oi) * 2;
+  const i64 lb = LSE ? kiln_attn_batch(a.bi, bh, a.ls[0], a.li) : 0;
 #pragma unroll
   for (int f = 0; f < WM; ++f) {
     float inv[2];
@@ -275,7 +283,7 @@ __device__ __forceinline__ void kiln_attn_tc(const KilnAttnArgs& a) {
       inv[r] = 1.f / l;
       if constexpr (LSE) {  // row_m is in log2 units and the same in the row's four lanes
         if (tg == 0 && mr[f][r] < a.m)
-          ((float*)a.lse)[bh * a.ls[0] + mr[f][r] * a.ls[1]] = (row_m[f][r] + log2f(l)) * 0.69314718055994531f;
+          ((float*)a.lse)[lb + mr[f][r] * a.ls[1]] = (row_m[f][r] + log2f(l)) * 0.69314718055994531f;
       }
     }
 #pragma unroll
@@ -308,7 +316,9 @@ __device__ __forceinline__ void kiln_attn_simple(const KilnAttnArgs& a) {
   const i64 m0 = (i64)(gridDim.y - 1 - blockIdx.y) * BM;
   const i64 m = m0 + threadIdx.x;
   const size_t es = ET == 0 ? 4 : 2;
-  const u64 qp = a.q + (u64)(bh * a.qs[0]) * es, kp = a.k + (u64)(bh * a.ks[0]) * es, vp = a.v + (u64)(bh * a.vs[0]) * es;
+  const u64 qp = a.q + (u64)kiln_attn_batch(a.bi, bh, a.qs[0], a.qi) * es;
+  const u64 kp = a.k + (u64)kiln_attn_batch(a.bi, bh, a.ks[0], a.ki) * es;
+  const u64 vp = a.v + (u64)kiln_attn_batch(a.bi, bh, a.vs[0], a.vi) * es;
   float q[D], o[DV];
 #pragma unroll
   for (int d = 0; d < D; ++d) q[d] = m < a.m ? kiln_attn_load<ET>(qp, m * a.qs[1] + d * a.qs[2]) : 0.f;
@@ -351,8 +361,9 @@ __device__ __forceinline__ void kiln_attn_simple(const KilnAttnArgs& a) {
     }
   }
   if (m >= a.m) return;
-  if constexpr (LSE) ((float*)a.lse)[bh * a.ls[0] + m * a.ls[1]] = (row_m + log2f(row_l)) * 0.69314718055994531f;
-  const u64 op = a.o + (u64)(bh * a.os[0]) * es;
+  if constexpr (LSE)
+    ((float*)a.lse)[kiln_attn_batch(a.bi, bh, a.ls[0], a.li) + m * a.ls[1]] = (row_m + log2f(row_l)) * 0.69314718055994531f;
+  const u64 op = a.o + (u64)kiln_attn_batch(a.bi, bh, a.os[0], a.oi) * es;
 #pragma unroll
   for (int d = 0; d < DV; ++d) kiln_attn_store<ET>(op, m * a.os[1] + d * a.os[2], o[d] / row_l);
 }
@@ -443,16 +454,26 @@ Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_
     plan.mask_offset = mv.offset;
     plan.mask_inner = std::max<int64_t>(mv.sizes[1], 1);
   }
+  plan.lse_stride[0] = plan.m, plan.lse_stride[1] = 1;
+  return finish_attention_plan(plan, write_lse);
+}
+
+Expected<AttentionGpuPlan> finish_attention_plan(AttentionGpuPlan plan, bool write_lse) {
+  const loopir::AttentionParams& a = plan.params;
   if (plan.dtype != DType::Float16 && plan.dtype != DType::BFloat16 && plan.dtype != DType::Float32)
     return unsupported("no kernel for " + std::string(dtype_name(plan.dtype)));
   if (plan.batch > INT32_MAX) return unsupported("a batch of " + std::to_string(plan.batch) + " (over 2^31 - 1 blocks)");
   if (plan.d < 1 || plan.dv < 1 || plan.d > 256 || plan.dv > 256)
     return unsupported("head dimensions " + std::to_string(plan.d) + " and " + std::to_string(plan.dv) + " (at most 256)");
+  if (plan.batch_inner < 1 || plan.batch % plan.batch_inner != 0)
+    return unsupported("a batch of " + std::to_string(plan.batch) + " split by " + std::to_string(plan.batch_inner));
   // cp.async moves 16 aligned bytes: rows of whole 8-element chunks, on 8-element strides.
-  auto aligned = [](const int64_t* s, int64_t offset) { return s[2] == 1 && s[1] % 8 == 0 && s[0] % 8 == 0 && offset % 8 == 0; };
+  auto aligned = [&](const int64_t* s, int64_t inner, int64_t offset) {
+    return s[2] == 1 && s[1] % 8 == 0 && s[0] % 8 == 0 && (plan.batch_inner == 1 || inner % 8 == 0) && offset % 8 == 0;
+  };
   plan.tensor_cores = plan.dtype != DType::Float32 && plan.d % 16 == 0 && plan.dv % 16 == 0 && plan.d <= 128 &&
-                      plan.dv <= 128 && aligned(plan.q_stride, plan.q_offset) && aligned(plan.k_stride, plan.k_offset) &&
-                      aligned(plan.v_stride, plan.v_offset);
+                      plan.dv <= 128 && aligned(plan.q_stride, plan.q_inner, plan.q_offset) &&
+                      aligned(plan.k_stride, plan.k_inner, plan.k_offset) && aligned(plan.v_stride, plan.v_inner, plan.v_offset);
   if (plan.tensor_cores)
     if (Status st = choose_attention_tiles(plan); !st.ok()) return st;
   if ((plan.m + plan.block_rows() - 1) / plan.block_rows() > 65535)
@@ -464,7 +485,6 @@ Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_
                   (plan.tensor_cores ? "_w" + std::to_string(plan.warps) + "x" + std::to_string(plan.row_fragments) : "") +
                   (write_lse ? "_lse" : "");
   plan.write_lse = write_lse;
-  plan.lse_stride[0] = plan.m, plan.lse_stride[1] = 1;
   return plan;
 }
 
@@ -489,6 +509,7 @@ Status run_attention_on_gpu(const AttentionGpuPlan& p, const AttentionPointers& 
     double scale_log2, mask_scale_log2, fill_log2;
     uint64_t lse;
     int64_t ls[2];
+    int64_t bi, qi, ki, vi, oi, li;
   } args{};
   if (p.write_lse && !ptr.lse) return Status::error(p.function + ": the plan writes the logsumexp but no lse buffer was given");
   const uint64_t es = element_size(p.dtype);
@@ -508,6 +529,8 @@ Status run_attention_on_gpu(const AttentionGpuPlan& p, const AttentionPointers& 
   args.mask_scale_log2 = p.params.mask_scale * kLog2e;
   args.fill_log2 = std::isinf(p.params.fill) ? p.params.fill : p.params.fill * kLog2e;
   if (p.write_lse) args.lse = ptr.lse + uint64_t(p.lse_offset) * 4, args.ls[0] = p.lse_stride[0], args.ls[1] = p.lse_stride[1];
+  args.bi = std::max<int64_t>(p.batch_inner, 1);
+  args.qi = p.q_inner, args.ki = p.k_inner, args.vi = p.v_inner, args.oi = p.o_inner, args.li = p.lse_inner;
   void* params[] = {&args};
   const int64_t rows = p.block_rows();
   Dim3 grid{unsigned(p.batch), unsigned((p.m + rows - 1) / rows)};

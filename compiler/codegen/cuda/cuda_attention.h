@@ -33,6 +33,12 @@ struct AttentionGpuPlan {
   int64_t q_stride[3] = {}, k_stride[3] = {}, v_stride[3] = {}, o_stride[3] = {};
   int64_t q_offset = 0, k_offset = 0, v_offset = 0, o_offset = 0;
   int64_t mask_stride[4] = {}, mask_offset = 0, mask_inner = 1;
+  // The batch as [outer, inner] when its strides do not merge into one (training's
+  // [B, H] with q, k, v views of one [B, T, 3 C] projection): batch entry bh lies at
+  // (bh / batch_inner) * stride[0] + (bh % batch_inner) * the operand's inner stride.
+  // 1 (the fused inference attention): one batch stride, stride[0].
+  int64_t batch_inner = 1;
+  int64_t q_inner = 0, k_inner = 0, v_inner = 0, o_inner = 0, lse_inner = 0;
   loopir::AttentionParams params;
   bool tensor_cores = false;
   // Tensor-core tiling: `warps` warps per block, each owning `row_fragments` runs of 16
@@ -54,6 +60,11 @@ struct AttentionGpuPlan {
 // How extern kernel `kernel` of `p` (an Attention) runs on the GPU, or why it cannot.
 // `write_lse`: the kernel also writes the logsumexp (contiguous [batch, m] float32).
 Expected<AttentionGpuPlan> plan_attention_on_gpu(const loopir::Program& p, size_t kernel, bool write_lse = false);
+// The checks, kernel choice (tensor cores or not, tiles) and function name of a
+// plan whose operands (buffers, sizes, strides, offsets, batch split, mask) and
+// params the caller filled in: the second half of plan_attention_on_gpu, which
+// training's attention (cuda_attention_training.h) shares.
+Expected<AttentionGpuPlan> finish_attention_plan(AttentionGpuPlan plan, bool write_lse);
 
 // The helpers and kernel templates every attention instantiation uses (the
 // start of attention_kernels_source's text when it has any); the backward

@@ -1,5 +1,6 @@
 #include "compiler/codegen/cuda/cuda_attention_backward.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -20,6 +21,8 @@ struct KilnAttnBwdArgs {
   i64 qs[3], ks[3], vs[3], os[3], dos[3], dqs[3], dks[3], dvs[3], ls[2], ms[4];
   i64 batch, m, n, inner, causal_offset, masked_when_nonzero;
   double scale, scale_log2, mask_scale_log2, fill_log2;
+  // The batch as [outer, inner] (bi inner entries; 1: the [0] strides alone), each operand's inner stride.
+  i64 bi, qi, ki, vi, oi, doi, dqi, dki, dvi, li;
 };
 // The score q.k of (m, n) in log2 units, masked as the forward masks it
 // (MASK: 0 none, 1 causal, 2 boolean, 3 additive); `fixed` when the mask
@@ -55,8 +58,8 @@ __device__ __forceinline__ void kiln_attnb_delta(const KilnAttnBwdArgs& a) {
   const i64 bh = row / a.m, m = row % a.m;
   float s = 0.f;
   for (int d = lane; d < DV; d += 32)
-    s += kiln_attn_load<ET>(a.dout, bh * a.dos[0] + m * a.dos[1] + d * a.dos[2]) *
-         kiln_attn_load<ET>(a.o, bh * a.os[0] + m * a.os[1] + d * a.os[2]);
+    s += kiln_attn_load<ET>(a.dout, kiln_attn_batch(a.bi, bh, a.dos[0], a.doi) + m * a.dos[1] + d * a.dos[2]) *
+         kiln_attn_load<ET>(a.o, kiln_attn_batch(a.bi, bh, a.os[0], a.oi) + m * a.os[1] + d * a.os[2]);
 #pragma unroll
   for (int w = 16; w > 0; w >>= 1) s += __shfl_xor_sync(0xffffffffu, s, w);
   if (lane == 0) ((float*)a.delta)[row] = s;
@@ -84,34 +87,37 @@ struct KilnAttnbSmem {
 template <int ET, int D, int DV>
 __device__ __forceinline__ void kiln_attnb_load_keys(const KilnAttnBwdArgs& a, const KilnAttnbSmem<D, DV>& sm, i64 bh, i64 n0) {
   constexpr int BN = KILN_ATTNB_BN, NT = KILN_ATTNB_THREADS;
+  const i64 kb = kiln_attn_batch(a.bi, bh, a.ks[0], a.ki), vb = kiln_attn_batch(a.bi, bh, a.vs[0], a.vi);
   for (int c = threadIdx.x; c < BN * D; c += NT) {
     const int r = c / D, col = c % D;
     const i64 n = n0 + r;
-    sm.K[r * sm.LD + col] = n < a.n ? kiln_attn_load<ET>(a.k, bh * a.ks[0] + n * a.ks[1] + col * a.ks[2]) : 0.f;
+    sm.K[r * sm.LD + col] = n < a.n ? kiln_attn_load<ET>(a.k, kb + n * a.ks[1] + col * a.ks[2]) : 0.f;
   }
   for (int c = threadIdx.x; c < BN * DV; c += NT) {
     const int r = c / DV, col = c % DV;
     const i64 n = n0 + r;
-    sm.V[r * sm.LDV + col] = n < a.n ? kiln_attn_load<ET>(a.v, bh * a.vs[0] + n * a.vs[1] + col * a.vs[2]) : 0.f;
+    sm.V[r * sm.LDV + col] = n < a.n ? kiln_attn_load<ET>(a.v, vb + n * a.vs[1] + col * a.vs[2]) : 0.f;
   }
 }
 
 template <int ET, int D, int DV>
 __device__ __forceinline__ void kiln_attnb_load_rows(const KilnAttnBwdArgs& a, const KilnAttnbSmem<D, DV>& sm, i64 bh, i64 m0) {
   constexpr int BM = KILN_ATTNB_BM, NT = KILN_ATTNB_THREADS;
+  const i64 qb = kiln_attn_batch(a.bi, bh, a.qs[0], a.qi), dob = kiln_attn_batch(a.bi, bh, a.dos[0], a.doi);
+  const i64 lb = kiln_attn_batch(a.bi, bh, a.ls[0], a.li);
   for (int c = threadIdx.x; c < BM * D; c += NT) {
     const int r = c / D, col = c % D;
     const i64 m = m0 + r;
-    sm.Q[r * sm.LD + col] = m < a.m ? kiln_attn_load<ET>(a.q, bh * a.qs[0] + m * a.qs[1] + col * a.qs[2]) : 0.f;
+    sm.Q[r * sm.LD + col] = m < a.m ? kiln_attn_load<ET>(a.q, qb + m * a.qs[1] + col * a.qs[2]) : 0.f;
   }
   for (int c = threadIdx.x; c < BM * DV; c += NT) {
     const int r = c / DV, col = c % DV;
     const i64 m = m0 + r;
-    sm.dO[r * sm.LDV + col] = m < a.m ? kiln_attn_load<ET>(a.dout, bh * a.dos[0] + m * a.dos[1] + col * a.dos[2]) : 0.f;
+    sm.dO[r * sm.LDV + col] = m < a.m ? kiln_attn_load<ET>(a.dout, dob + m * a.dos[1] + col * a.dos[2]) : 0.f;
   }
   for (int r = threadIdx.x; r < BM; r += NT) {
     const i64 m = m0 + r;
-    sm.L[r] = m < a.m ? ((const float*)a.lse)[bh * a.ls[0] + m * a.ls[1]] * 1.4426950408889634f : 0.f;
+    sm.L[r] = m < a.m ? ((const float*)a.lse)[lb + m * a.ls[1]] * 1.4426950408889634f : 0.f;
     sm.Di[r] = m < a.m ? ((const float*)a.delta)[bh * a.m + m] : 0.f;
   }
 }
@@ -194,13 +200,13 @@ __device__ __forceinline__ void kiln_attnb_dkdv(const KilnAttnBwdArgs& a) {
   for (int i = 0; i < EK; ++i) {
     const int e = tid + i * NT;
     const i64 n = n0 + e / D;
-    if (e < BN * D && n < a.n) kiln_attn_store<ET>(a.dk, bh * a.dks[0] + n * a.dks[1] + (e % D) * a.dks[2], dk[i] * scale);
+    if (a.dk && e < BN * D && n < a.n) kiln_attn_store<ET>(a.dk, kiln_attn_batch(a.bi, bh, a.dks[0], a.dki) + n * a.dks[1] + (e % D) * a.dks[2], dk[i] * scale);
   }
 #pragma unroll
   for (int i = 0; i < EV; ++i) {
     const int e = tid + i * NT;
     const i64 n = n0 + e / DV;
-    if (e < BN * DV && n < a.n) kiln_attn_store<ET>(a.dv, bh * a.dvs[0] + n * a.dvs[1] + (e % DV) * a.dvs[2], dv[i]);
+    if (a.dv && e < BN * DV && n < a.n) kiln_attn_store<ET>(a.dv, kiln_attn_batch(a.bi, bh, a.dvs[0], a.dvi) + n * a.dvs[1] + (e % DV) * a.dvs[2], dv[i]);
   }
 }
 
@@ -246,7 +252,7 @@ __device__ __forceinline__ void kiln_attnb_dq(const KilnAttnBwdArgs& a) {
   for (int i = 0; i < EQ; ++i) {
     const int e = tid + i * NT;
     const i64 m = m0 + e / D;
-    if (e < BM * D && m < a.m) kiln_attn_store<ET>(a.dq, bh * a.dqs[0] + m * a.dqs[1] + (e % D) * a.dqs[2], dq[i] * scale);
+    if (e < BM * D && m < a.m) kiln_attn_store<ET>(a.dq, kiln_attn_batch(a.bi, bh, a.dqs[0], a.dqi) + m * a.dqs[1] + (e % D) * a.dqs[2], dq[i] * scale);
   }
 }
 )KILN";
@@ -296,6 +302,8 @@ Expected<AttentionBackwardGpuPlan> plan_attention_backward_on_gpu(AttentionBackw
   if ((plan.m + plan.kBlockRows - 1) / plan.kBlockRows > 65535)
     return unsupported(std::to_string(plan.m) + " query rows (over 65535 blocks of " + std::to_string(plan.kBlockRows) + ")");
   if ((plan.batch * plan.m + 7) / 8 > INT32_MAX) return unsupported("over 2^34 query rows");
+  if (plan.batch_inner < 1 || plan.batch % plan.batch_inner != 0)
+    return unsupported("a batch of " + std::to_string(plan.batch) + " split by " + std::to_string(plan.batch_inner));
   const int mask = attention_mask_code(plan.params);
   if (mask >= 2) {
     if (!plan.has_mask_tensor) return unsupported("a boolean or additive mask without its tensor");
@@ -326,6 +334,15 @@ Expected<AttentionBackwardGpuPlan> plan_attention_backward_on_gpu(const Attentio
   plan.q_offset = f.q_offset, plan.k_offset = f.k_offset, plan.v_offset = f.v_offset;
   plan.o_offset = f.o_offset, plan.do_offset = f.o_offset;
   plan.lse_stride[0] = f.m, plan.lse_stride[1] = 1;
+  // Gradients and lse contiguous over the whole batch: the inner strides are the outer ones / batch_inner.
+  plan.batch_inner = f.batch_inner;
+  plan.q_inner = f.q_inner, plan.k_inner = f.k_inner, plan.v_inner = f.v_inner, plan.o_inner = f.o_inner, plan.do_inner = f.o_inner;
+  if (f.batch_inner > 1) {
+    const int64_t bi = f.batch_inner;
+    plan.dq_stride[0] = grad_q[0] * bi, plan.dk_stride[0] = grad_k[0] * bi, plan.dv_stride[0] = grad_v[0] * bi;
+    plan.dq_inner = grad_q[0], plan.dk_inner = grad_k[0], plan.dv_inner = grad_v[0];
+    plan.lse_stride[0] = f.m * bi, plan.lse_inner = f.m;
+  }
   for (int i = 0; i < 4; ++i) plan.mask_stride[i] = f.mask_stride[i];
   plan.mask_offset = f.mask_offset, plan.mask_inner = f.mask_inner;
   plan.params = f.params;
@@ -353,6 +370,7 @@ Status run_attention_backward_on_gpu(const AttentionBackwardGpuPlan& p, const At
     int64_t qs[3], ks[3], vs[3], os[3], dos[3], dqs[3], dks[3], dvs[3], ls[2], ms[4];
     int64_t batch, m, n, inner, causal_offset, masked_when_nonzero;
     double scale, scale_log2, mask_scale_log2, fill_log2;
+    int64_t bi, qi, ki, vi, oi, doi, dqi, dki, dvi, li;
   } args{};
   const uint64_t es = element_size(p.dtype);
   args.q = ptr.q + uint64_t(p.q_offset) * es;
@@ -362,9 +380,9 @@ Status run_attention_backward_on_gpu(const AttentionBackwardGpuPlan& p, const At
   args.dout = ptr.dout + uint64_t(p.do_offset) * es;
   args.lse = ptr.lse + uint64_t(p.lse_offset) * 4;
   args.mask = p.has_mask_tensor && attention_mask_code(p.params) >= 2 ? ptr.mask + uint64_t(p.mask_offset) * element_size(p.mask_dtype) : 0;
-  args.dq = ptr.dq + uint64_t(p.dq_offset) * es;
-  args.dk = ptr.dk + uint64_t(p.dk_offset) * es;
-  args.dv = ptr.dv + uint64_t(p.dv_offset) * es;
+  args.dq = ptr.dq ? ptr.dq + uint64_t(p.dq_offset) * es : 0;
+  args.dk = ptr.dk ? ptr.dk + uint64_t(p.dk_offset) * es : 0;
+  args.dv = ptr.dv ? ptr.dv + uint64_t(p.dv_offset) * es : 0;
   args.delta = ptr.workspace;
   for (int i = 0; i < 3; ++i) {
     args.qs[i] = p.q_stride[i], args.ks[i] = p.k_stride[i], args.vs[i] = p.v_stride[i], args.os[i] = p.o_stride[i];
@@ -379,6 +397,9 @@ Status run_attention_backward_on_gpu(const AttentionBackwardGpuPlan& p, const At
   args.scale_log2 = p.params.scale * kLog2e;
   args.mask_scale_log2 = p.params.mask_scale * kLog2e;
   args.fill_log2 = std::isinf(p.params.fill) ? p.params.fill : p.params.fill * kLog2e;
+  args.bi = std::max<int64_t>(p.batch_inner, 1);
+  args.qi = p.q_inner, args.ki = p.k_inner, args.vi = p.v_inner, args.oi = p.o_inner, args.doi = p.do_inner;
+  args.dqi = p.dq_inner, args.dki = p.dk_inner, args.dvi = p.dv_inner, args.li = p.lse_inner;
   void* params[] = {&args};
   const unsigned threads = unsigned(p.kThreads);
   if (p.m > 0) {
@@ -386,12 +407,12 @@ Status run_attention_backward_on_gpu(const AttentionBackwardGpuPlan& p, const At
     if (Status st = launch(fn.delta, grid, Dim3{threads}, 0, params, stream); !st.ok())
       return Status::error(p.delta_function + ": " + st.message());
   }
-  if (p.n > 0) {  // with no query rows every dk and dv is 0, written by the same kernel
+  if (p.n > 0 && (ptr.dk || ptr.dv)) {  // with no query rows every dk and dv is 0, written by the same kernel
     const Dim3 grid{unsigned(p.batch), unsigned((p.n + p.kBlockKeys - 1) / p.kBlockKeys)};
     if (Status st = launch(fn.dkdv, grid, Dim3{threads}, p.shared_bytes(), params, stream); !st.ok())
       return Status::error(p.dkdv_function + ": " + st.message());
   }
-  if (p.m > 0) {  // with no keys dq is 0 (the kernel loops over none)
+  if (p.m > 0 && ptr.dq) {  // with no keys dq is 0 (the kernel loops over none)
     const Dim3 grid{unsigned(p.batch), unsigned((p.m + p.kBlockRows - 1) / p.kBlockRows)};
     if (Status st = launch(fn.dq, grid, Dim3{threads}, p.shared_bytes(), params, stream); !st.ok())
       return Status::error(p.dq_function + ": " + st.message());

@@ -41,6 +41,10 @@ struct AttentionBackwardGpuPlan {
   int64_t dq_offset = 0, dk_offset = 0, dv_offset = 0;
   int64_t lse_stride[2] = {}, lse_offset = 0;  // float32 [batch, m]
   int64_t mask_stride[4] = {}, mask_offset = 0, mask_inner = 1;  // as AttentionGpuPlan's
+  // The batch split [outer, inner] as AttentionGpuPlan's (1: the [0] strides alone) and each operand's inner stride.
+  int64_t batch_inner = 1;
+  int64_t q_inner = 0, k_inner = 0, v_inner = 0, o_inner = 0, do_inner = 0, dq_inner = 0, dk_inner = 0, dv_inner = 0,
+          lse_inner = 0;
   loopir::AttentionParams params;
   // The three kernels' names in the module.
   std::string delta_function, dkdv_function, dq_function;
@@ -66,7 +70,7 @@ std::string attention_backward_kernels_source(const std::vector<AttentionBackwar
 
 struct AttentionBackwardPointers {
   CUdeviceptr q = 0, k = 0, v = 0, out = 0, dout = 0, lse = 0, mask = 0;  // storage bases: the plan's offsets apply
-  CUdeviceptr dq = 0, dk = 0, dv = 0;
+  CUdeviceptr dq = 0, dk = 0, dv = 0;  // 0: that gradient is not wanted (not written)
   CUdeviceptr workspace = 0;  // workspace_bytes()
 };
 struct AttentionBackwardFunctions {

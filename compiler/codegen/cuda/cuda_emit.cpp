@@ -1071,6 +1071,17 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
     } else if (kernel.call->kind == loopir::ExternKind::Attention) {
       take(kernel, plan_attention_on_gpu(s.program, k), out.attentions,
            [](const AttentionGpuPlan& p) { return std::vector<const std::string*>{&p.function}; });
+    } else if (kernel.call->kind == loopir::ExternKind::AttentionForward) {
+      take(kernel, plan_attention_forward_on_gpu(s.program, k), out.attention_forwards, [](const AttentionForwardGpuPlan& p) {
+        return std::vector<const std::string*>{&p.flash.function, &p.extras_function};
+      });
+    } else if (kernel.call->kind == loopir::ExternKind::AttentionBackward) {
+      take(kernel, plan_attention_backward_extern_on_gpu(s.program, k), out.attention_backwards,
+           [](const AttentionBackwardExternPlan& p) {
+             return std::vector<const std::string*>{&p.grads.delta_function, &p.grads.dkdv_function, &p.grads.dq_function};
+           });
+    } else if (kernel.call->kind == loopir::ExternKind::Fallback && !kernel.call->note.empty()) {
+      os << "\n// " << kernel.output << " runs on the host: " << kernel.call->note << "\n";
     } else if (kernel.call->kind == loopir::ExternKind::Convolution) {
       take(kernel, plan_conv_on_gpu(s.program, k, launch.conv), out.convs, [](const ConvGpuPlan& p) {
         return std::vector<const std::string*>{&p.im2col_kernel, &p.bias_kernel, &p.scatter_kernel,
@@ -1091,13 +1102,19 @@ CudaSource emit_cuda(const sched::ScheduledProgram& s, const std::vector<GroupLo
   }
   std::vector<ConvGpuPlan> im2col_users = out.convs;
   for (ConvGpuPlan& g : conv_backward_geometries(out.conv_backwards)) im2col_users.push_back(std::move(g));
-  const bool tensor_cores = !out.attentions.empty() || std::any_of(out.convs.begin(), out.convs.end(), [](const ConvGpuPlan& c) {
+  // The flash kernels of both kinds share one instantiation list (one text per function).
+  std::vector<AttentionGpuPlan> flash = out.attentions;
+  for (const AttentionForwardGpuPlan& f : out.attention_forwards) flash.push_back(f.flash);
+  std::vector<AttentionBackwardGpuPlan> flash_backward;
+  for (const AttentionBackwardExternPlan& b : out.attention_backwards) flash_backward.push_back(b.grads);
+  const bool tensor_cores = !flash.empty() || !flash_backward.empty() || std::any_of(out.convs.begin(), out.convs.end(), [](const ConvGpuPlan& c) {
     return !c.implicit.function.empty();
   });
   if (tensor_cores) os << kCudaTensorCoreHelpers;
   os << conv_kernels_source(im2col_users) << implicit_conv_kernels_source(out.convs)
      << conv_backward_kernels_source(out.conv_backwards) << gemm_c_kernels_source(gemm_helpers)
-     << attention_kernels_source(out.attentions) << pool_kernels_source(out.pools)
+     << attention_kernels_source(flash) << attention_backward_kernels_source(flash_backward, !flash.empty())
+     << attention_forward_extras_source(out.attention_forwards) << pool_kernels_source(out.pools)
      << gather_kernels_source(out.gathers);
   helpers.insert(gemm_helpers.begin(), gemm_helpers.end());
   out.library_kernels.assign(helpers.begin(), helpers.end());

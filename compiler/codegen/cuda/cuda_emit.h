@@ -16,6 +16,7 @@
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/codegen/cpu/loop_plan.h"
 #include "compiler/codegen/cuda/cuda_attention.h"
+#include "compiler/codegen/cuda/cuda_attention_training.h"
 #include "compiler/codegen/cuda/cuda_conv.h"
 #include "compiler/codegen/cuda/cuda_conv_backward.h"
 #include "compiler/codegen/cuda/cuda_gather.h"
@@ -49,6 +50,9 @@ struct CudaSource {
   std::vector<ConvGpuPlan> convs;
   // The fused attention extern kernels that run on the GPU (their kernels are in `text`).
   std::vector<AttentionGpuPlan> attentions;
+  // Training's attention ops kept whole (efficient attention and its backward).
+  std::vector<AttentionForwardGpuPlan> attention_forwards;
+  std::vector<AttentionBackwardExternPlan> attention_backwards;
   // Max pooling with indices and its backward (training graphs) on the GPU.
   std::vector<PoolGpuPlan> pools;
   // gather and scatter along a dim (cross-entropy in training graphs) on the GPU.
