@@ -9,9 +9,14 @@
 // logsumexp its layout and float32 (float64) dtype. The cuDNN forward's
 // other outputs are zero philox scalars and None / SymInt results, which
 // graphs never read through getitem (a getitem of one is refused by name).
-// The backward kernels and the CUDA flash op stay whole (core, run as extern
-// kernels): their outputs (philox state, SymInt lengths) and their
-// recomputation from logsumexp are the kernels' own.
+// The efficient backward decomposes into its recomputation from the saved
+// logsumexp (P = exp(scores - lse), then the four products of the unfused
+// backward and dS = P (dP - rowsum(P dP)), in float32 for 16-bit floats), so a training graph's backward runs
+// as GEMMs and fused pointwise kernels and saves no [B, H, L, S] tensor from
+// the forward; a bias's gradient (rows padded to 16 elements by the kernel's
+// allocation) and grouped heads keep the op whole. The other backward kernels
+// and the CUDA flash op stay whole (core, run as extern kernels): their
+// outputs (philox state, SymInt lengths) are the kernels' own.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -147,11 +152,53 @@ std::vector<Var> cudnn(Emitter& e, const DecompCall& c) {
   return {out, lse, Var{}, Var{}, Var{}, Var{}, zero, zero2, Var{}};
 }
 
+// _scaled_dot_product_efficient_attention_backward(grad_out, query, key, value, attn_bias, out, logsumexp,
+//   philox_seed, philox_offset, dropout_p, grad_input_mask, is_causal, *, scale)
+//   -> (grad_query, grad_key, grad_value, grad_bias), the gradients in [B, X, H, Y] storage as the kernel gives them.
+std::vector<Var> efficient_backward(Emitter& e, const DecompCall& c) {
+  Bound b(c);
+  refuse_dropout(b, 9);
+  const std::vector<int64_t> mask = b.ints(10, 4);
+  const std::optional<Var> bias = b.opt_var(4);
+  if (bias && mask[3]) return {};
+  const DType dt = e.dtype(b.var(1));
+  OpMath m(e, dt);
+  Var q = m.up(b.var(1)), k = m.up(b.var(2)), v = m.up(b.var(3)), dout = m.up(b.var(0));
+  const Shape qs = e.sizes(q), ks = e.sizes(k), vs = e.sizes(v);
+  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4 || ks[1] != qs[1]) return {};
+  const int64_t B = qs[0], H = qs[1], L = qs[2], E = qs[3], S = ks[2], Ev = vs[3], BH = B * H;
+  const std::optional<double> scale_arg = b.opt_real(12);
+  const double scale = scale_arg ? *scale_arg : 1.0 / std::sqrt(double(E));
+  auto mm = [&](Var a, Var x, int64_t rows, int64_t inner, int64_t cols) {
+    return view(e, e.call1("aten::bmm.default", {reshape(e, a, {BH, rows, inner}), reshape(e, x, {BH, inner, cols})}),
+                {B, H, rows, cols});
+  };
+  auto t = [&](Var x) { return permute(e, x, {0, 1, 3, 2}); };
+  // The probabilities again, from the forward's scores and logsumexp (its rows past L are padding).
+  Var s = mul(e, mm(q, t(k), L, E, S), scale);
+  if (bias) s = add(e, s, m.up(*bias));
+  if (b.boolean(11)) {
+    Var rows = view(e, arange(e, L, DType::Int64), {L, 1});
+    s = where_scalar_then(e, compare(e, "gt", arange(e, S, DType::Int64), rows), -kInf, s);
+  }
+  Var lse = to_dtype(e, slice(e, b.var(6), 2, 0, L), m.compute);
+  Var p = unary(e, "exp", sub(e, s, unsqueeze(e, lse, 3)));
+  Var dv = mm(t(p), dout, S, L, Ev);
+  Var dp = mm(dout, t(v), L, Ev, S);
+  // rowsum(P dP), as the kernel computes it (FlashAttention's rowsum(dO O) is the same number only when
+  // `out` and the logsumexp are the forward's own; a graph may hand the op anything).
+  Var ds = mul(e, p, sub(e, dp, sum(e, mul(e, p, dp), {3}, true)));
+  Var dq = mul(e, mm(ds, k, L, S, E), scale);
+  Var dk = mul(e, mm(t(ds), q, S, L, E), scale);
+  return {bxhy_layout(e, m.down(dq)), bxhy_layout(e, m.down(dk)), bxhy_layout(e, m.down(dv)), Var{}};
+}
+
 }  // namespace
 
 void add_attention_decomps(DecompTable& t) {
   t["aten::_scaled_dot_product_flash_attention_for_cpu.default"] = flash_for_cpu;
   t["aten::_scaled_dot_product_efficient_attention.default"] = efficient;
+  t["aten::_scaled_dot_product_efficient_attention_backward.default"] = efficient_backward;
   t["aten::_scaled_dot_product_cudnn_attention.default"] = cudnn;
 }
 

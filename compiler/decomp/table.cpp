@@ -91,7 +91,8 @@ const std::set<std::string, std::less<>>& core_set() {
     // Normalization
     "aten::native_layer_norm_backward.default",
     // Attention: the backward kernels (recomputing probabilities from
-    // logsumexp, the cuDNN one included) and the CUDA flash forward (philox state, SymInt lengths)
+    // logsumexp, the cuDNN one included; the efficient one decomposes too) and
+    // the CUDA flash forward (philox state, SymInt lengths)
     "aten::_scaled_dot_product_efficient_attention_backward.default", "aten::_scaled_dot_product_flash_attention.default",
     "aten::_scaled_dot_product_flash_attention_backward.default",
     "aten::_scaled_dot_product_flash_attention_for_cpu_backward.default",

@@ -1,6 +1,7 @@
 #include "compiler/pipeline/pipeline.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "compiler/pipeline/run_region.h"
 
@@ -52,7 +53,15 @@ Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const 
 }
 
 const std::vector<std::string>& cuda_whole_ops() {
-  static const std::vector<std::string> ops{"aten::_scaled_dot_product_efficient_attention.default"};
+  // The backward decomposes into cuBLAS GEMMs and fused pointwise kernels: on
+  // an H200 they take a fifteenth of the time of Kiln's CUDA-core flash
+  // backward kernels, which KILN_ATTENTION_BACKWARD=flash selects instead.
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> v{"aten::_scaled_dot_product_efficient_attention.default"};
+    const char* env = std::getenv("KILN_ATTENTION_BACKWARD");
+    if (env && std::string(env) == "flash") v.push_back("aten::_scaled_dot_product_efficient_attention_backward.default");
+    return v;
+  }();
   return ops;
 }
 

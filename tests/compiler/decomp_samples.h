@@ -161,6 +161,20 @@ inline std::vector<Sample> samples() {
        {F({1, 2, 32, 4}), F({1, 2, 7, 4}), F({1, 2, 7, 4}), N(), C(true), C(0.0), C(true)}, {{"scale", C(0.3)}}},
       {"aten::_scaled_dot_product_efficient_attention.default",
        {F({1, 2, 3, 4}), F({1, 2, 5, 4}), F({1, 2, 5, 4}), N(), C(false)}},
+      // The efficient backward (grad_out, q, k, v, bias, out, logsumexp padded to 32 rows, philox seed and
+      // offset, dropout_p, grad_input_mask, is_causal): no bias; a broadcast bias; causal with L = 32. The
+      // logsumexp is positive, so the recomputed probabilities stay near a softmax's sizes.
+      {"aten::_scaled_dot_product_efficient_attention_backward.default",
+       {F({2, 2, 3, 6}), F({2, 2, 3, 4}), F({2, 2, 5, 4}), F({2, 2, 5, 6}), N(), F({2, 2, 3, 6}), P({2, 2, 32}),
+        I({}, 0, 1), I({}, 0, 1), C(0.0), Ci({1, 1, 1, 0}), C(false)}},
+      {"aten::_scaled_dot_product_efficient_attention_backward.default",
+       {F({2, 2, 3, 4}), F({2, 2, 3, 4}), F({2, 2, 5, 4}), F({2, 2, 5, 4}), F({1, 2, 3, 5}), F({2, 2, 3, 4}),
+        P({2, 2, 32}), I({}, 0, 1), I({}, 0, 1), C(0.0), Ci({1, 1, 1, 0}), C(false)},
+       {{"scale", C(0.7)}}},
+      {"aten::_scaled_dot_product_efficient_attention_backward.default",
+       {F({1, 2, 32, 4}), F({1, 2, 32, 4}), F({1, 2, 7, 4}), F({1, 2, 7, 4}), N(), F({1, 2, 32, 4}), P({1, 2, 32}),
+        I({}, 0, 1), I({}, 0, 1), C(0.0), Ci({1, 1, 1, 0}), C(true)},
+       {{"scale", C(0.3)}}},
       {"aten::_scaled_dot_product_cudnn_attention.default",
        {F({2, 2, 3, 4}), F({2, 2, 5, 4}), F({2, 2, 5, 6}), F({1, 2, 3, 5}), C(true)}},
       {"aten::_scaled_dot_product_cudnn_attention.default",

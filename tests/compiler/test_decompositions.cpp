@@ -37,7 +37,8 @@ namespace {
 const std::set<std::string> kConditional = {"aten::_adaptive_avg_pool2d.default", "aten::_adaptive_avg_pool3d.default",
                                             "aten::adaptive_avg_pool1d.default", "aten::grid_sampler_2d.default",
                                             "aten::_adaptive_avg_pool2d_backward.default",
-                                            "aten::_adaptive_avg_pool3d_backward.default"};
+                                            "aten::_adaptive_avg_pool3d_backward.default",
+                                            "aten::_scaled_dot_product_efficient_attention_backward.default"};
 
 Tensor random_tensor(const ds::In& in, DType ft, std::mt19937_64& rng) {
   const size_t n = size_t(shape_numel(in.shape));
@@ -339,7 +340,8 @@ class TestDecompositions : public QObject {
                                        "aten::var.correction",
                                        "aten::native_group_norm.default",
                                        "aten::_scaled_dot_product_flash_attention_for_cpu.default",
-                                       "aten::_scaled_dot_product_efficient_attention.default"};
+                                       "aten::_scaled_dot_product_efficient_attention.default",
+                                       "aten::_scaled_dot_product_efficient_attention_backward.default"};
     std::vector<ds::Sample> all = ds::samples();
     int checks = 0;
     for (size_t i = 0; i < all.size(); ++i) {
