@@ -19,9 +19,11 @@
 //                    counts the causal rows' unmasked half, as FlashAttention does)
 //   attention_train_bf16_gpt  the GPT head trained: its forward and the
 //                    gradients of q, k and v for a given output gradient (the
-//                    joint graph), after the fuse-attention pass (fused
-//                    forward and backward kernels; KILN_FUSE_ATTENTION=0 for
-//                    the unfused graph); ceiling: cuBLAS running the seven
+//                    joint graph), unfused as Kiln trains by default
+//                    (KILN_FUSE_ATTENTION=1: after the fuse-attention pass,
+//                    the flash forward with the backward recomputed; with
+//                    KILN_ATTENTION_BACKWARD=flash too, the flash backward
+//                    kernels); ceiling: cuBLAS running the seven
 //                    GEMMs of FlashAttention-2's forward and backward alone
 //   resnet18         the forward graph of resources/examples/resnet18_infer.py
 //                    (eval, batch 16, 3x128x128): convolutions through im2col
@@ -73,6 +75,7 @@
 #include "compiler/pipeline/emitter.h"
 #include "compiler/passes/fuse_attention.h"
 #include "compiler/pipeline/pipeline.h"
+#include "compiler/pipeline/training_split.h"
 #include "compiler/runtime/cuda_graph.h"
 #include "core/util/status.h"
 #include "core/util/output_text.h"
@@ -253,8 +256,7 @@ Case attention(const std::string& name, const std::string& reference, DType dtyp
 // gradient in; the output and the gradients of q, k and v out.
 Case attention_train() {
   Case c = attention("attention_train_bf16_gpt", "", DType::BFloat16, {4, 16}, true);
-  const char* env = std::getenv("KILN_FUSE_ATTENTION");
-  if (!(env && std::string(env) == "0")) pipeline::fuse_attention(c.graph, {});
+  if (pipeline::attention_fusion_for_training_enabled()) pipeline::fuse_attention(c.graph, {});
   Expected<aot::JointGraph> joint = aot::build_joint(c.graph);
   if (!joint) {
     c.build_error = joint.status().message();

@@ -58,7 +58,7 @@ pipeline::RegionOptions region_options(const StagesOptions& o) {
     ro.cpu.keep_text |= asked_for(o, stage);
   ro.cuda_source = true;  // as the workbench shows it
   ro.cpu.use_cache = false;   // the times shown are the compiler's, not a cache lookup's
-  ro.gpu_training = o.target == "cuda";
+  ro.gpu_training = o.target == "cuda" && pipeline::attention_fusion_for_training_enabled();
   return ro;
 }
 
@@ -212,8 +212,8 @@ void add_stages_command(CLI::App& app, int& exit_code) {
                       " kernels, or when a machine code stage is asked for by --print-after), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   sub->add_option("--target", opts->target,
-                  "cpu, or cuda: a region that trains does so as on the GPU (attention written out by hand fused "
-                  "before autodiff, stage fuse_attention)")
+                  "cpu, or cuda: a region that trains does so as on the GPU (with KILN_FUSE_ATTENTION=1, attention "
+                  "written out by hand fused before autodiff, stage fuse_attention)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   add_limit_options(sub, opts->limits);
   sub->callback([opts, &exit_code] { exit_code = stages(*opts); });

@@ -158,7 +158,9 @@ void make_training(py::VM& vm, const Graph& decomposed, const Graph* undecompose
   const bool kiln = backend == "kiln" || backend == "kiln-cuda";
   t.tried = true;
   // On the GPU, attention written out by hand trains as the fused kernels.
-  std::optional<Graph> fused = target.cuda && undecomposed ? fuse_attention_for_gpu_training(*undecomposed) : std::nullopt;
+  std::optional<Graph> fused = target.cuda && undecomposed && attention_fusion_for_training_enabled()
+                                   ? fuse_attention_for_gpu_training(*undecomposed)
+                                   : std::nullopt;
   const Graph& lowered = fused ? *fused : decomposed;
   const std::vector<std::string> keep_whole = fused ? cuda_whole_ops() : std::vector<std::string>{};
   TrainingOptions to;
@@ -247,7 +249,7 @@ std::vector<py::Value> run_lowered(py::VM& vm, const capture::RegionResult& regi
       vm.write_err("W kiln " + backend + ": [" + compile_id + "] not decomposed" + (kiln ? std::string(" and runs on the eager kernels") : std::string()) +
                    ": training-mode batch norm updates its running statistics in place\n");
     else if (g.ok() && decompose) {
-      if (kiln && lowered.target.cuda) lowered.aten = std::make_shared<Graph>(*g);
+      if (kiln && lowered.target.cuda && attention_fusion_for_training_enabled()) lowered.aten = std::make_shared<Graph>(*g);
       g = decomp::decompose(*g);
       lowered.decomposed = true;
     }

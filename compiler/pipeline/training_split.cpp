@@ -83,9 +83,12 @@ TrainingSplit split_for_training(const Graph& aten, const TrainingOptions& optio
   return out;
 }
 
-std::optional<Graph> fuse_attention_for_gpu_training(const Graph& undecomposed, std::string* summary) {
+bool attention_fusion_for_training_enabled() {
   const char* env = std::getenv("KILN_FUSE_ATTENTION");
-  if (env && std::string(env) == "0") return std::nullopt;
+  return env && std::string(env) == "1";
+}
+
+std::optional<Graph> fuse_attention_for_gpu_training(const Graph& undecomposed, std::string* summary) {
   Graph g = undecomposed;
   PassResult r = fuse_attention(g, PassContext{});
   if (!r.changed) return std::nullopt;

@@ -215,7 +215,7 @@ inline FuzzResult fuzz_attention_train(uint32_t seed, const std::string& backend
     if (!pr.changed) return fail("fuse-attention did not match a form it should fuse");
     auto d = decomp::decompose(again, pipeline::cuda_whole_ops());
     return fail("fuse-attention matched (" + pr.summary + ") but fuse_attention_for_gpu_training gave nothing: " +
-                (d ? "KILN_FUSE_ATTENTION=0?" : "decompose: " + d.status().message()) + "\nafter the pass:\n" +
+                (d ? "an empty result" : "decompose: " + d.status().message()) + "\nafter the pass:\n" +
                 print_graph_module(again));
   }
   if (!form.fusable() && fused)
