@@ -124,6 +124,64 @@ inline std::string fuzz_stage_text(const std::vector<runtime::CodegenStage>& sta
 //     check (2e-2) has.
 // Measured on the CPU backend, seeds 1-300: at most 6.1e-7 (float32), 4.0e-3
 // (float16) and 9.6e-3 (bfloat16) of max(1, |x|), so 160x, 5x and 5x below.
+// A graph compiled by `backend` (kiln-cuda: the GPU, else the CPU) and run on
+// `inputs`. `passes`: through the graph passes first (compile_to_cuda /
+// compile_to_cpu), else compiled as given (a decomposed graph). `compile_error`
+// is set when it did not compile; `explain()` gives the code to print for a
+// mismatch (the post-fusion loop IR, and the CUDA source).
+struct FuzzBackendRun {
+  Expected<std::vector<Tensor>> got = Status::error("not run");
+  std::string compile_error;
+  std::function<std::string()> explain;
+};
+
+inline FuzzBackendRun fuzz_run_backend(const Graph& g, const std::string& backend, const std::string& inject_bug,
+                                       const std::vector<Tensor>& inputs, bool passes, bool conv_tf32 = false) {
+  FuzzBackendRun r;
+  if (backend == "kiln-cuda") {
+    runtime::CudaCompileOptions o;
+    o.use_cache = false;
+    o.inject_bug = inject_bug;
+    o.conv_tf32 = conv_tf32;
+    auto compile = [&g, passes](const runtime::CudaCompileOptions& opts) {
+      return passes ? pipeline::compile_to_cuda(g, opts) : runtime::CudaCompiledGraph::compile(g, opts);
+    };
+    auto compiled = compile(o);
+    if (!compiled) {
+      r.compile_error = compiled.status().message();
+      return r;
+    }
+    r.got = (*compiled)->run(inputs);
+    r.explain = [compile, o]() mutable {
+      o.keep_text = true;
+      o.compile_only = true;
+      auto again = compile(o);
+      return again ? "post-fusion IR:\n" + fuzz_stage_text((*again)->stages(), "ir_post_fusion") + "CUDA:\n" +
+                         fuzz_stage_text((*again)->stages(), "cuda_source")
+                   : again.status().message();
+    };
+    return r;
+  }
+  runtime::CompileOptions o;
+  o.use_cache = false;
+  o.inject_bug = inject_bug;
+  auto compile = [&g, passes](const runtime::CompileOptions& opts) {
+    return passes ? pipeline::compile_to_cpu(g, opts) : runtime::CompiledGraph::compile(g, opts);
+  };
+  auto compiled = compile(o);
+  if (!compiled) {
+    r.compile_error = compiled.status().message();
+    return r;
+  }
+  r.got = (*compiled)->run(inputs);
+  r.explain = [compile, o]() mutable {
+    o.keep_text = true;
+    auto again = compile(o);
+    return again ? "post-fusion IR:\n" + fuzz_stage_text((*again)->stages(), "ir_post_fusion") : again.status().message();
+  };
+  return r;
+}
+
 inline double attention_train_tolerance(DType d) {
   return d == DType::Float16 ? 2e-2 : d == DType::BFloat16 ? 5e-2 : 1e-4;
 }
@@ -279,36 +337,10 @@ inline FuzzResult fuzz_attention_train(uint32_t seed, const std::string& backend
     if (!d.empty()) return fail(joint_text + "the fused joint graph on eager differs from the unfused one: " + d);
   }
 
-  Expected<std::vector<Tensor>> got = Status::error("no backend " + backend);
-  std::function<std::string()> explain;
-  if (backend == "kiln-cuda") {
-    runtime::CudaCompileOptions o;
-    o.use_cache = false;
-    o.inject_bug = inject_bug;
-    auto compiled = pipeline::compile_to_cuda(joint->graph, o);
-    if (!compiled) return fail(joint_text + "compile_to_cuda: " + compiled.status().message());
-    got = (*compiled)->run(in);
-    explain = [&] {
-      o.keep_text = true;
-      o.compile_only = true;
-      auto again = pipeline::compile_to_cuda(joint->graph, o);
-      return again ? "post-fusion IR:\n" + fuzz_stage_text((*again)->stages(), "ir_post_fusion") + "CUDA:\n" +
-                         fuzz_stage_text((*again)->stages(), "cuda_source")
-                   : again.status().message();
-    };
-  } else {
-    runtime::CompileOptions o;
-    o.use_cache = false;
-    o.inject_bug = inject_bug;
-    auto compiled = pipeline::compile_to_cpu(joint->graph, o);
-    if (!compiled) return fail(joint_text + "compile_to_cpu: " + compiled.status().message());
-    got = (*compiled)->run(in);
-    explain = [&] {
-      o.keep_text = true;
-      auto again = pipeline::compile_to_cpu(joint->graph, o);
-      return again ? "post-fusion IR:\n" + fuzz_stage_text((*again)->stages(), "ir_post_fusion") : again.status().message();
-    };
-  }
+  FuzzBackendRun run = fuzz_run_backend(joint->graph, backend, inject_bug, in, true);
+  if (!run.compile_error.empty()) return fail(joint_text + (backend == "kiln-cuda" ? "compile_to_cuda: " : "compile_to_cpu: ") + run.compile_error);
+  Expected<std::vector<Tensor>>& got = run.got;
+  std::function<std::string()>& explain = run.explain;
   if (!got) return fail(joint_text + "run: " + got.status().message());
   std::string d = attention_train_compare(*got, *shape, want, unfused->num_forward_outputs, tol, ref_name);
   if (d.empty()) return r;
@@ -362,38 +394,11 @@ inline FuzzResult fuzz_one(uint32_t seed, const std::string& backend = "kiln", c
   auto decomposed = decomp::decompose(g);
   if (!decomposed) return fail("decompose: " + decomposed.status().message());
   const std::string decomposed_text = "decomposed:\n" + print_graph_module(*decomposed);
-  Expected<std::vector<Tensor>> got = Status::error("no backend " + backend);
-  std::function<std::string()> explain;  // the code, printed only for a mismatch
-  if (backend == "kiln-cuda") {
-    runtime::CudaCompileOptions o;
-    o.use_cache = false;
-    o.inject_bug = inject_bug;
-    // PyTorch's default for convolutions, and what the implicit-GEMM kernel needs for float32.
-    o.conv_tf32 = family == "conv";
-    auto compiled = runtime::CudaCompiledGraph::compile(*decomposed, o);
-    if (!compiled) return fail(decomposed_text + "compile: " + compiled.status().message());
-    got = (*compiled)->run(inputs);
-    explain = [&] {
-      o.keep_text = true;
-      o.compile_only = true;
-      auto again = runtime::CudaCompiledGraph::compile(*decomposed, o);
-      return again ? "post-fusion IR:\n" + fuzz_stage_text((*again)->stages(), "ir_post_fusion") + "CUDA:\n" +
-                         fuzz_stage_text((*again)->stages(), "cuda_source")
-                   : again.status().message();
-    };
-  } else {
-    runtime::CompileOptions o;
-    o.use_cache = false;
-    o.inject_bug = inject_bug;
-    auto compiled = runtime::CompiledGraph::compile(*decomposed, o);
-    if (!compiled) return fail(decomposed_text + "compile: " + compiled.status().message());
-    got = (*compiled)->run(inputs);
-    explain = [&] {
-      o.keep_text = true;
-      auto again = runtime::CompiledGraph::compile(*decomposed, o);
-      return again ? "post-fusion IR:\n" + fuzz_stage_text((*again)->stages(), "ir_post_fusion") : again.status().message();
-    };
-  }
+  // PyTorch's default for convolutions, and what the implicit-GEMM kernel needs for float32.
+  FuzzBackendRun run = fuzz_run_backend(*decomposed, backend, inject_bug, inputs, false, family == "conv");
+  if (!run.compile_error.empty()) return fail(decomposed_text + "compile: " + run.compile_error);
+  Expected<std::vector<Tensor>>& got = run.got;
+  std::function<std::string()>& explain = run.explain;
   if (!got) return fail("run: " + got.status().message());
   double tol = fuzz_tolerance_of(g);
   if (backend == "kiln-cuda" && family == "conv" && tol > 1e-9) tol = std::max(tol, 1e-2);  // TF32 products
