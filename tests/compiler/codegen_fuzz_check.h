@@ -14,7 +14,9 @@
 // roundings of 2^-8). Integer and bool outputs must be equal; the generator
 // makes them only from values that are exact in both (see random_graph.h).
 #include <cmath>
+#include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compiler/aot/joint.h"
@@ -135,39 +137,11 @@ struct FuzzBackendRun {
   std::function<std::string()> explain;
 };
 
-inline FuzzBackendRun fuzz_run_backend(const Graph& g, const std::string& backend, const std::string& inject_bug,
-                                       const std::vector<Tensor>& inputs, bool passes, bool conv_tf32 = false) {
+// Compiles with `o` through `compile` and runs; the CUDA source joins the loop IR in explain().
+template <class Options, class Compile>
+FuzzBackendRun fuzz_compile_and_run(Options o, Compile compile, const std::vector<Tensor>& inputs) {
+  constexpr bool cuda = std::is_same_v<Options, runtime::CudaCompileOptions>;
   FuzzBackendRun r;
-  if (backend == "kiln-cuda") {
-    runtime::CudaCompileOptions o;
-    o.use_cache = false;
-    o.inject_bug = inject_bug;
-    o.conv_tf32 = conv_tf32;
-    auto compile = [&g, passes](const runtime::CudaCompileOptions& opts) {
-      return passes ? pipeline::compile_to_cuda(g, opts) : runtime::CudaCompiledGraph::compile(g, opts);
-    };
-    auto compiled = compile(o);
-    if (!compiled) {
-      r.compile_error = compiled.status().message();
-      return r;
-    }
-    r.got = (*compiled)->run(inputs);
-    r.explain = [compile, o]() mutable {
-      o.keep_text = true;
-      o.compile_only = true;
-      auto again = compile(o);
-      return again ? "post-fusion IR:\n" + fuzz_stage_text((*again)->stages(), "ir_post_fusion") + "CUDA:\n" +
-                         fuzz_stage_text((*again)->stages(), "cuda_source")
-                   : again.status().message();
-    };
-    return r;
-  }
-  runtime::CompileOptions o;
-  o.use_cache = false;
-  o.inject_bug = inject_bug;
-  auto compile = [&g, passes](const runtime::CompileOptions& opts) {
-    return passes ? pipeline::compile_to_cpu(g, opts) : runtime::CompiledGraph::compile(g, opts);
-  };
   auto compiled = compile(o);
   if (!compiled) {
     r.compile_error = compiled.status().message();
@@ -176,10 +150,33 @@ inline FuzzBackendRun fuzz_run_backend(const Graph& g, const std::string& backen
   r.got = (*compiled)->run(inputs);
   r.explain = [compile, o]() mutable {
     o.keep_text = true;
+    if constexpr (cuda) o.compile_only = true;
     auto again = compile(o);
-    return again ? "post-fusion IR:\n" + fuzz_stage_text((*again)->stages(), "ir_post_fusion") : again.status().message();
+    if (!again) return again.status().message();
+    std::string text = "post-fusion IR:\n" + fuzz_stage_text((*again)->stages(), "ir_post_fusion");
+    if constexpr (cuda) text += "CUDA:\n" + fuzz_stage_text((*again)->stages(), "cuda_source");
+    return text;
   };
   return r;
+}
+
+inline FuzzBackendRun fuzz_run_backend(const Graph& g, const std::string& backend, const std::string& inject_bug,
+                                       const std::vector<Tensor>& inputs, bool passes, bool conv_tf32 = false) {
+  if (backend == "kiln-cuda") {
+    runtime::CudaCompileOptions o;
+    o.use_cache = false;
+    o.inject_bug = inject_bug;
+    o.conv_tf32 = conv_tf32;
+    return fuzz_compile_and_run(o, [&g, passes](const runtime::CudaCompileOptions& opts) {
+      return passes ? pipeline::compile_to_cuda(g, opts) : runtime::CudaCompiledGraph::compile(g, opts);
+    }, inputs);
+  }
+  runtime::CompileOptions o;
+  o.use_cache = false;
+  o.inject_bug = inject_bug;
+  return fuzz_compile_and_run(o, [&g, passes](const runtime::CompileOptions& opts) {
+    return passes ? pipeline::compile_to_cpu(g, opts) : runtime::CompiledGraph::compile(g, opts);
+  }, inputs);
 }
 
 inline double attention_train_tolerance(DType d) {

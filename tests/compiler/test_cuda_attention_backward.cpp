@@ -198,20 +198,6 @@ std::vector<Case> gpu_cases() {
   };
 }
 
-// Max |got - want| over max |want| (both as float64); NaN anywhere is infinite.
-double normwise_error(const Tensor& got, const Tensor& want) {
-  const Tensor g = got.to(DType::Float64).contiguous(), w = want.to(DType::Float64).contiguous();
-  const double* gp = g.data<double>();
-  const double* wp = w.data<double>();
-  double err = 0, scale = 0;
-  for (int64_t i = 0; i < g.numel(); ++i) {
-    if (std::isnan(gp[i]) != std::isnan(wp[i])) return std::numeric_limits<double>::infinity();
-    if (std::isnan(gp[i])) continue;
-    err = std::max(err, std::abs(gp[i] - wp[i]));
-    scale = std::max(scale, std::abs(wp[i]));
-  }
-  return err / std::max(scale, 1e-30);
-}
 
 Expected<DeviceBuffer> upload(const Tensor& t) {
   const Tensor c = t.contiguous();
@@ -242,7 +228,7 @@ class TestCudaAttentionBackward : public QObject {
       Tensor lse = Tensor::empty({c.batch, c.m}, DType::Float64);
       loopir::detail::run_attention_lse(a, in.tensors, out, lse);
       loopir::detail::run_attention(a, in.tensors, plain);
-      QCOMPARE(normwise_error(out, plain), 0.0);
+      QCOMPARE(test::normwise_error(out, plain), 0.0);
       const double* q = in.tensors[0].data<double>();
       const double* k = in.tensors[1].data<double>();
       const Tensor mask64 = has_mask_tensor(c) ? in.tensors[3].to(DType::Float64).contiguous() : Tensor();
@@ -472,8 +458,8 @@ class TestCudaAttentionBackward : public QObject {
       // end (2^-11 and 2^-8 relative), with the cancellation in dP - D_i magnifying the
       // rounding of out a few times.
       const double tol = test::cuda_tolerance(c.dtype);
-      const double e_out = normwise_error(*got_out, ref_out), e_dq = normwise_error(*got_dq, ref_dq),
-                   e_dk = normwise_error(*got_dk, ref_dk), e_dv = normwise_error(*got_dv, ref_dv);
+      const double e_out = test::normwise_error(*got_out, ref_out), e_dq = test::normwise_error(*got_dq, ref_dq),
+                   e_dk = test::normwise_error(*got_dk, ref_dk), e_dv = test::normwise_error(*got_dv, ref_dv);
       qInfo("%s: out %.2e dq %.2e dk %.2e dv %.2e (tolerance %.0e)", c.name.c_str(), e_out, e_dq, e_dk, e_dv, tol);
       QVERIFY2(e_out <= tol && e_dq <= tol && e_dk <= tol && e_dv <= tol, c.name.c_str());
 

@@ -131,22 +131,6 @@ Graph cases_graph(const std::vector<Case>& cases, std::vector<Tensor>* inputs, u
   return g;
 }
 
-// Max |got - want| over max |want|, finite entries; a NaN or inf where the other has none fails.
-double normwise_error(const Tensor& got, const Tensor& want) {
-  const Tensor g = got.to(DType::Float64).contiguous(), w = want.to(DType::Float64).contiguous();
-  const double* gp = g.data<double>();
-  const double* wp = w.data<double>();
-  double err = 0, scale = 0;
-  for (int64_t i = 0; i < g.numel(); ++i) {
-    if (!std::isfinite(wp[i]) || !std::isfinite(gp[i])) {
-      if (!(gp[i] == wp[i] || (std::isnan(gp[i]) && std::isnan(wp[i])))) return std::numeric_limits<double>::infinity();
-      continue;
-    }
-    err = std::max(err, std::abs(gp[i] - wp[i]));
-    scale = std::max(scale, std::abs(wp[i]));
-  }
-  return err / std::max(scale, 1e-30);
-}
 
 // Every output against the eager kernels': sizes, dtype, the lse padding +inf (normwise_error
 // wants inf exactly where the eager op has it), the philox scalars exactly, the rest normwise.
@@ -157,7 +141,7 @@ std::string compare(const std::vector<Tensor>& got, const std::vector<Tensor>& w
       return "output " + std::to_string(i) + ": sizes or dtype differ";
     const bool lse = got[i].dim() == 3, exact = got[i].dtype() == DType::Int64;
     const double tol = exact ? 0 : lse ? 1e-3 : test::cuda_tolerance(dtype);
-    const double e = normwise_error(got[i], want[i]);
+    const double e = test::normwise_error(got[i], want[i]);
     if (!(e <= tol)) return "output " + std::to_string(i) + ": error " + std::to_string(e) + " over " + std::to_string(tol);
   }
   return {};
