@@ -6,11 +6,14 @@
 //     -> _scaled_dot_product_efficient_attention(q, k, v, bias, compute_log_sumexp=True,
 //                                                0.0, is_causal, scale=s)[0]
 //
-// Autodiff then differentiates the op to its own backward kernel, which saves
-// q, k, v, the output and the per-row logsumexp instead of the [B, H, L, S]
-// scores and probabilities, and recomputes the probabilities tile by tile. It
-// is for graphs that train on the GPU, where the fused forward and backward run
-// as Kiln's flash kernels (inference graphs are fused later, on the loop IR).
+// Autodiff then differentiates the op to its own backward op, so the forward
+// saves q, k, v, the output and the per-row logsumexp instead of the
+// [B, H, L, S] scores and probabilities, and the backward recomputes the
+// probabilities from the logsumexp. It is for graphs that train on the GPU
+// (with KILN_FUSE_ATTENTION=1, pipeline::fuse_attention_for_gpu_training): the
+// forward runs as Kiln's flash kernel, the backward as its decomposition into
+// GEMMs (or the flash backward kernels). Inference graphs are fused later, on
+// the loop IR.
 //
 // Matched, on 4-D tensors of one floating dtype (float16, bfloat16, float32)
 // and the functional ATen graph of a region (before decomposition):

@@ -54,8 +54,8 @@ Expected<std::shared_ptr<runtime::CompiledGraph>> compile_to_cpu(Graph g, const 
 
 const std::vector<std::string>& cuda_whole_ops() {
   // The backward decomposes into cuBLAS GEMMs and fused pointwise kernels: on
-  // an H200 they take a fifteenth of the time of Kiln's CUDA-core flash
-  // backward kernels, which KILN_ATTENTION_BACKWARD=flash selects instead.
+  // an H200 a GPT head's step took 8.2 ms that way against 34.8 ms on Kiln's
+  // CUDA-core flash backward kernels, which KILN_ATTENTION_BACKWARD=flash selects.
   static const std::vector<std::string> ops = [] {
     std::vector<std::string> v{"aten::_scaled_dot_product_efficient_attention.default"};
     const char* env = std::getenv("KILN_ATTENTION_BACKWARD");

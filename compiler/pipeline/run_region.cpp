@@ -149,9 +149,7 @@ class RegionRunner {
 
   // The ATen graph: a joint graph and its partition when the region trains, else inference.
   void aten(Graph g, const TrainingOptions& training) {
-    const bool grads = std::find(training.requires_grad.begin(), training.requires_grad.end(), true) !=
-                       training.requires_grad.end();
-    if (o_.gpu_training && grads && !training.changes_grad_mode) {
+    if (o_.gpu_training && training.differentiates()) {
       step("", "fuse_attention");
       auto t0 = Clock::now();
       std::string summary;

@@ -1,5 +1,6 @@
 #include "compiler/pipeline/training_split.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -46,11 +47,17 @@ TrainingOptions training_options_of(const capture::RegionResult& region, Partiti
   return o;
 }
 
+namespace {
+bool any_requires_grad(const TrainingOptions& o) {
+  return std::find(o.requires_grad.begin(), o.requires_grad.end(), true) != o.requires_grad.end();
+}
+}  // namespace
+
+bool TrainingOptions::differentiates() const { return any_requires_grad(*this) && !changes_grad_mode; }
+
 TrainingSplit split_for_training(const Graph& aten, const TrainingOptions& options) {
   TrainingSplit out;
-  bool any_grad = false;
-  for (bool rg : options.requires_grad) any_grad |= rg;
-  if (!any_grad) {
+  if (!any_requires_grad(options)) {
     out.inference_because = "no input requires grad (an inference graph)";
     return out;
   }

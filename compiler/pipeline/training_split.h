@@ -33,6 +33,8 @@ struct TrainingOptions {
   // torch-level graph instead (what the runtime does).
   bool changes_grad_mode = false;
   Partitioner partitioner = Partitioner::Default;
+  // Some input requires grad and grad mode stays as it is: autodiff of the whole graph applies.
+  bool differentiates() const;
 };
 
 // A captured region's options: its inputs' requires_grad as the program
