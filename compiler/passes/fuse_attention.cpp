@@ -14,8 +14,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-bool is_float(DType d) { return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64; }
-
 std::optional<double> number(const Arg& a) {
   if (a.kind == Arg::Kind::Float) return a.f;
   if (a.kind == Arg::Kind::Int) return double(a.i);
@@ -94,7 +92,7 @@ class Matcher {
 
   bool float_cast(const Node& n) const {
     const Tensor* t = n.args.empty() || !n.args[0].is_node() ? nullptr : ed_.meta(n.args[0].node_id());
-    if (!t || !is_float(t->dtype())) return false;
+    if (!t || !is_floating(t->dtype())) return false;
     if (n.target == "aten::to.dtype") return n.args.size() >= 2 && n.args[1].kind == Arg::Kind::DType && !n.args[1].s.empty() &&
                                              n.args[1].s != "bool" && n.args[1].s.find("int") == std::string::npos;
     if (n.target != "aten::_to_copy.default" || n.args.size() != 1) return false;

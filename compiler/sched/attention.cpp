@@ -45,12 +45,8 @@ std::string num(double v) {
   return os.str();
 }
 
-bool is_float(DType d) {
-  return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
-}
-
 ExprRef strip_casts(ExprRef e) {
-  while (e->op == ExprOp::ToDtype && is_float(e->dtype) && is_float(e->operands[0]->dtype)) e = e->operands[0];
+  while (e->op == ExprOp::ToDtype && is_floating(e->dtype) && is_floating(e->operands[0]->dtype)) e = e->operands[0];
   return e;
 }
 
